@@ -1,0 +1,4 @@
+//! handshake: a deterministic simulator of the shutdown and plan-approval
+//! handshakes that agent teams use to coordinate.
+
+pub mod protocol;

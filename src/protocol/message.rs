@@ -1,0 +1,258 @@
+//! The typed messages agents exchange, and the envelope that carries them.
+//!
+//! One enum, serialised as a union tagged on `"type"`: the same shape as a
+//! production agent's message schema, so a trace line reads like the wire.
+
+use super::names::AgentId;
+use super::time::Millis;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// Shared, immutable text. Cloning a message must not copy its plan or reason.
+pub type Text = Arc<str>;
+
+/// Correlates a response with its request. Drawn from the run's seeded RNG,
+/// so the same seed gives the same ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestId(pub Uuid);
+
+impl RequestId {
+    /// Builds a version-4 id from 16 random bytes supplied by the caller's RNG.
+    pub fn from_random_bytes(bytes: [u8; 16]) -> RequestId {
+        RequestId(uuid::Builder::from_random_bytes(bytes).into_uuid())
+    }
+
+    pub fn draw(rng: &mut impl rand::RngCore) -> RequestId {
+        let mut bytes = [0u8; 16];
+        rng.fill_bytes(&mut bytes);
+        RequestId::from_random_bytes(bytes)
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The two request/response protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Shutdown,
+    Plan,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Shutdown => "shutdown",
+            Kind::Plan => "plan",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every message an agent can send. Plain `message` and `broadcast` carry text
+/// and never touch protocol state; the other four are the two handshakes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Message {
+    Message {
+        text: Text,
+    },
+    Broadcast {
+        text: Text,
+    },
+    ShutdownRequest {
+        request_id: RequestId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<Text>,
+    },
+    ShutdownResponse {
+        request_id: RequestId,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<Text>,
+    },
+    PlanApprovalRequest {
+        request_id: RequestId,
+        plan: Text,
+    },
+    PlanApprovalResponse {
+        request_id: RequestId,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<Text>,
+    },
+}
+
+/// Which half of a handshake a protocol message is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Request,
+    Response,
+}
+
+impl Message {
+    /// The `type` tag, as written on the wire.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Message::Message { .. } => "message",
+            Message::Broadcast { .. } => "broadcast",
+            Message::ShutdownRequest { .. } => "shutdown_request",
+            Message::ShutdownResponse { .. } => "shutdown_response",
+            Message::PlanApprovalRequest { .. } => "plan_approval_request",
+            Message::PlanApprovalResponse { .. } => "plan_approval_response",
+        }
+    }
+
+    /// The protocol and half this message belongs to; `None` for plain text.
+    pub fn protocol(&self) -> Option<(Kind, Role)> {
+        match self {
+            Message::Message { .. } | Message::Broadcast { .. } => None,
+            Message::ShutdownRequest { .. } => Some((Kind::Shutdown, Role::Request)),
+            Message::ShutdownResponse { .. } => Some((Kind::Shutdown, Role::Response)),
+            Message::PlanApprovalRequest { .. } => Some((Kind::Plan, Role::Request)),
+            Message::PlanApprovalResponse { .. } => Some((Kind::Plan, Role::Response)),
+        }
+    }
+
+    pub fn request_id(&self) -> Option<RequestId> {
+        match self {
+            Message::Message { .. } | Message::Broadcast { .. } => None,
+            Message::ShutdownRequest { request_id, .. }
+            | Message::ShutdownResponse { request_id, .. }
+            | Message::PlanApprovalRequest { request_id, .. }
+            | Message::PlanApprovalResponse { request_id, .. } => Some(*request_id),
+        }
+    }
+
+    /// `Some(approve)` for a response.
+    pub fn approval(&self) -> Option<bool> {
+        match self {
+            Message::ShutdownResponse { approve, .. } | Message::PlanApprovalResponse { approve, .. } => Some(*approve),
+            _ => None,
+        }
+    }
+
+    /// Parses one message from JSON, with serde's error naming the unknown
+    /// `type` or the missing field.
+    pub fn from_json(text: &str) -> Result<Message, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// Where an envelope goes: one agent, or every active agent but the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Address {
+    Agent(AgentId),
+    Everyone,
+}
+
+/// A message in transit. `from` is who the message *claims* to come from; the
+/// router separately records who really handed it over (see `Delivery`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Envelope {
+    pub from: AgentId,
+    pub to: Address,
+    pub sent_at: Millis,
+    pub message: Message,
+}
+
+/// An envelope as it arrives: with the sender the router authenticated and the
+/// virtual time it was delivered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delivery {
+    pub envelope: Envelope,
+    /// Who really sent it. Differs from `envelope.from` only for a forgery.
+    pub sender: AgentId,
+    pub to: AgentId,
+    pub at: Millis,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id() -> RequestId {
+        RequestId::from_random_bytes([7; 16])
+    }
+
+    #[test]
+    fn serialises_as_a_union_tagged_on_type() {
+        let m = Message::ShutdownResponse { request_id: id(), approve: false, reason: Some("tests running".into()) };
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            json,
+            format!(r#"{{"type":"shutdown_response","request_id":"{}","approve":false,"reason":"tests running"}}"#, id())
+        );
+        assert_eq!(Message::from_json(&json).unwrap(), m);
+    }
+
+    #[test]
+    fn every_type_round_trips() {
+        let all = [
+            Message::Message { text: "hi".into() },
+            Message::Broadcast { text: "all hands".into() },
+            Message::ShutdownRequest { request_id: id(), reason: None },
+            Message::ShutdownResponse { request_id: id(), approve: true, reason: None },
+            Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into() },
+            Message::PlanApprovalResponse { request_id: id(), approve: false, feedback: Some("back up first".into()) },
+        ];
+        for m in all {
+            let back = Message::from_json(&serde_json::to_string(&m).unwrap()).unwrap();
+            assert_eq!(back.type_name(), m.type_name());
+            assert_eq!(back, m);
+        }
+    }
+
+    #[test]
+    fn unknown_type_is_refused_by_name() {
+        let err = Message::from_json(r#"{"type":"shutdown_now","request_id":"x"}"#).unwrap_err().to_string();
+        assert!(err.contains("shutdown_now"), "{err}");
+    }
+
+    #[test]
+    fn missing_field_is_refused_by_name() {
+        let err = Message::from_json(&format!(r#"{{"type":"shutdown_response","request_id":"{}"}}"#, id()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("approve"), "{err}");
+    }
+
+    #[test]
+    fn unknown_field_is_refused() {
+        let err = Message::from_json(r#"{"type":"message","text":"x","urgent":true}"#).unwrap_err().to_string();
+        assert!(err.contains("urgent"), "{err}");
+    }
+
+    #[test]
+    fn ids_come_from_the_rng_given() {
+        use rand::SeedableRng;
+        let a = RequestId::draw(&mut rand_chacha::ChaCha8Rng::seed_from_u64(1));
+        let b = RequestId::draw(&mut rand_chacha::ChaCha8Rng::seed_from_u64(1));
+        let c = RequestId::draw(&mut rand_chacha::ChaCha8Rng::seed_from_u64(2));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a.0.get_version_num(), 4);
+    }
+
+    #[test]
+    fn only_protocol_messages_have_ids() {
+        assert_eq!(Message::Message { text: "x".into() }.request_id(), None);
+        assert_eq!(Message::ShutdownRequest { request_id: id(), reason: None }.protocol(), Some((Kind::Shutdown, Role::Request)));
+        assert_eq!(
+            Message::PlanApprovalResponse { request_id: id(), approve: true, feedback: None }.protocol(),
+            Some((Kind::Plan, Role::Response))
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! The protocol core: messages, send rules, the request table and its state
+//! machine, deadlines, the timeout policy and the plan gate.
+//!
+//! Pure by design: no actix, no clock, no I/O. Inputs in, verdicts out, so the
+//! same logic serves the actor runtime, the scenario runner and tests.
+
+pub mod deadlines;
+pub mod gate;
+pub mod message;
+pub mod names;
+pub mod policy;
+pub mod rules;
+pub mod table;
+pub mod time;
+
+pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
+pub use message::{Address, Delivery, Envelope, Kind, Message, RequestId, Role, Text};
+pub use names::{check_name, check_teammate_name, AgentId, NameError, LEAD_NAME};
+pub use policy::{Defences, OnPlanTimeout, OnShutdownTimeout, Policy, TimeoutDefault};
+pub use rules::{check_send, Directory, SendError};
+pub use table::{Expiry, Label, NewRequest, Reason, Request, RequestTable, Response, Status, Verdict};
+pub use time::Millis;
