@@ -2,3 +2,6 @@
 //! handshakes that agent teams use to coordinate.
 
 pub mod protocol;
+pub mod agent;
+pub mod trace;
+pub mod team;

@@ -172,6 +172,8 @@ pub struct Envelope {
 /// virtual time it was delivered.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Delivery {
+    /// The router's number for this message: pairs a send with its delivery or loss.
+    pub seq: u64,
     pub envelope: Envelope,
     /// Who really sent it. Differs from `envelope.from` only for a forgery.
     pub sender: AgentId,

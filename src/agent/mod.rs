@@ -1,0 +1,228 @@
+//! What the lead and the teammates decide, as pure state machines.
+//!
+//! Each agent gets an `Input` and a `Ctx` (the time, the RNG, a view of the
+//! team) and answers with `Command`s in `ctx.out`; the actor runtime in
+//! `team` performs them. Nothing here touches actix, a clock or I/O, which is
+//! what lets the same logic run in actors, in tests and in an explorer.
+
+pub mod lead;
+pub mod teammate;
+
+use crate::protocol::{check_send, Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, Text};
+use crate::trace::{Event, RosterStatus};
+use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
+
+pub use lead::Lead;
+pub use teammate::{Teammate, TeammateSpec, WorkItem};
+
+/// How an agent answers a request: fixed, or a list used in order whose last
+/// answer repeats (`["reject", "approve"]` rejects once, then approves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Approve,
+    Reject,
+    Ignore,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answers {
+    list: Vec<Answer>,
+    next: usize,
+}
+
+impl Answers {
+    pub fn new(list: Vec<Answer>) -> Answers {
+        assert!(!list.is_empty(), "an answer list needs at least one answer");
+        Answers { list, next: 0 }
+    }
+
+    pub fn always(a: Answer) -> Answers {
+        Answers::new(vec![a])
+    }
+
+    pub fn next(&mut self) -> Answer {
+        let a = self.list[self.next.min(self.list.len() - 1)];
+        self.next += 1;
+        a
+    }
+}
+
+/// A timer an agent asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// The earliest deadline in the agent's request table.
+    Deadline,
+    /// The step of work in progress is done.
+    WorkStep,
+}
+
+/// A scripted action, from a scenario's `[[step]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Script {
+    /// The lead asks `to` to shut down.
+    Shutdown { to: AgentId, reason: Option<Text>, label: Option<Text> },
+    /// A teammate submits a plan to `to` (the lead, or a peer with the hierarchy off).
+    SubmitPlan { to: AgentId, plan: Text, label: Option<Text> },
+    /// Plain text, to one agent or to everyone.
+    Say { to: Address, text: Text },
+}
+
+/// Everything that can reach an agent.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// The run begins.
+    Start,
+    Deliver(Delivery),
+    Wake(Timer),
+    Script(Script),
+    /// The agent comes back after a crash: its mailbox and the step in
+    /// progress are gone; its request table survives.
+    Restart,
+}
+
+/// What an agent asks the runtime to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Deliver this envelope (already checked against the send rules).
+    Send(Envelope),
+    /// Wake me with `timer` at `at`. Timers are never cancelled: a spare
+    /// wake-up finds nothing due and costs one no-op.
+    Wake { at: Millis, timer: Timer },
+    Record(Event),
+    /// My roster status is now this.
+    Status(RosterStatus),
+    /// One more step of `path` is written.
+    FileStep { path: Text, done: u32, total: u32 },
+    /// The timeout policy says: force-stop this teammate.
+    Kill(AgentId),
+    /// I am done: stop my actor (status already reported).
+    Stop,
+}
+
+/// What an agent sees of the world while it handles one input.
+pub struct Ctx<'a> {
+    pub me: AgentId,
+    pub now: Millis,
+    pub rng: &'a mut ChaCha8Rng,
+    pub dir: &'a dyn Directory,
+    pub policy: &'a Policy,
+    pub out: &'a mut Vec<Command>,
+}
+
+impl Ctx<'_> {
+    /// Sends `message` if the send rules allow it; records the refusal otherwise.
+    pub fn send(&mut self, to: Address, message: Message) -> bool {
+        let env = Envelope { from: self.me, to, sent_at: self.now, message };
+        match check_send(&env, self.dir, self.policy) {
+            Ok(()) => {
+                self.out.push(Command::Send(env));
+                true
+            }
+            Err(error) => {
+                self.record(Event::Refuse { from: self.me, to, message_type: env.message.type_name(), error });
+                false
+            }
+        }
+    }
+
+    pub fn record(&mut self, e: Event) {
+        self.out.push(Command::Record(e));
+    }
+
+    pub fn wake(&mut self, at: Millis, timer: Timer) {
+        self.out.push(Command::Wake { at, timer });
+    }
+}
+
+/// Either role, so the runtime has one actor type and one mechanism.
+#[derive(Debug)]
+pub enum Agent {
+    Lead(Lead),
+    Teammate(Teammate),
+}
+
+impl Agent {
+    pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
+        match self {
+            Agent::Lead(l) => l.handle(input, ctx),
+            Agent::Teammate(t) => t.handle(input, ctx),
+        }
+    }
+
+    /// The request table this agent owns (as requester).
+    pub fn table(&self) -> &crate::protocol::RequestTable {
+        match self {
+            Agent::Lead(l) => l.table(),
+            Agent::Teammate(t) => t.table(),
+        }
+    }
+}
+
+/// The response view of a delivered protocol response, for the request table.
+pub(crate) fn response_of(d: &Delivery) -> Option<crate::protocol::Response> {
+    use crate::protocol::{Kind, Response};
+    let (request_id, kind, approve) = match &d.envelope.message {
+        Message::ShutdownResponse { request_id, approve, .. } => (*request_id, Kind::Shutdown, *approve),
+        Message::PlanApprovalResponse { request_id, approve, .. } => (*request_id, Kind::Plan, *approve),
+        _ => return None,
+    };
+    Some(Response { request_id, kind, approve, sender: d.sender, claimed_from: d.envelope.from, recipient: d.to, at: d.at })
+}
+
+/// Records the verdict on `d` and returns it.
+pub(crate) fn judge(
+    table: &mut crate::protocol::RequestTable,
+    d: &Delivery,
+    ctx: &mut Ctx,
+) -> Option<(crate::protocol::RequestId, crate::protocol::Verdict)> {
+    let r = response_of(d)?;
+    let verdict = table.apply(&r);
+    ctx.record(Event::Verdict {
+        at: ctx.me,
+        request_id: r.request_id,
+        response_kind: r.kind,
+        approve: r.approve,
+        sender: r.sender,
+        claimed_from: r.claimed_from,
+        verdict,
+    });
+    Some((r.request_id, verdict))
+}
+
+/// Keeps a single timer on the earliest pending deadline of `table`.
+/// `armed` is the time the current timer fires, if any.
+pub(crate) fn rearm(table: &mut crate::protocol::RequestTable, armed: &mut Option<Millis>, ctx: &mut Ctx) {
+    if let Some(next) = table.next_deadline() {
+        if armed.is_none_or(|a| next < a) {
+            *armed = Some(next);
+            ctx.wake(next, Timer::Deadline);
+        }
+    }
+}
+
+/// Opens a request and sends it, or records the refusal and opens nothing:
+/// a refused request must never pend, expire and trigger a default.
+pub(crate) fn ask(
+    table: &mut crate::protocol::RequestTable,
+    kind: crate::protocol::Kind,
+    to: AgentId,
+    label: Option<Text>,
+    build: impl FnOnce(crate::protocol::RequestId) -> Message,
+    ctx: &mut Ctx,
+) -> Option<crate::protocol::RequestId> {
+    use crate::protocol::{NewRequest, RequestId};
+    let id = RequestId::draw(ctx.rng);
+    let env = Envelope { from: ctx.me, to: Address::Agent(to), sent_at: ctx.now, message: build(id) };
+    if let Err(error) = check_send(&env, ctx.dir, ctx.policy) {
+        ctx.record(Event::Refuse { from: ctx.me, to: env.to, message_type: env.message.type_name(), error });
+        return None;
+    }
+    let timeout = ctx.policy.timeout(kind);
+    let r = table.open(id, NewRequest { kind, requester: ctx.me, target: to, sent_at: ctx.now, timeout, label });
+    let opened = Event::Opened { id, label: r.label.clone(), kind, requester: ctx.me, target: to, deadline: r.deadline };
+    ctx.record(opened);
+    ctx.out.push(Command::Send(env));
+    Some(id)
+}

@@ -1,0 +1,140 @@
+//! The actix shell around an agent's pure logic: take an input from the
+//! mailbox, let the logic decide, carry out the commands through the world.
+
+use super::world::{Due, FileState, World};
+use crate::agent::{Agent, Command, Ctx, Input};
+use crate::protocol::AgentId;
+use crate::trace::{Cause, Event, RosterStatus};
+use actix::{Actor, ActorContext, Context, Handler, Message};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+impl Message for Input {
+    type Result = ();
+}
+
+/// Stop at once (a kill): no further input is looked at.
+pub struct Halt;
+impl Message for Halt {
+    type Result = ();
+}
+
+/// At the end of a run: hand over the agent's final state.
+pub struct Finish;
+impl Message for Finish {
+    type Result = Option<Agent>;
+}
+
+pub struct AgentActor {
+    pub id: AgentId,
+    /// The incarnation this actor runs; the world bumps it on a crash or kill.
+    pub epoch: u32,
+    pub agent: Option<Agent>,
+    pub world: Rc<RefCell<World>>,
+    /// Commands from the last input, kept to reuse the allocation.
+    pub out: Vec<Command>,
+}
+
+impl Actor for AgentActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // The default mailbox holds 16 messages before `do_send` starts to
+        // over-fill it; a pipelined lead needs room for far more.
+        ctx.set_mailbox_capacity(usize::MAX >> 1);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        // Keep the final state (its request table) for the end-of-run report.
+        if let Some(agent) = self.agent.take() {
+            self.world.borrow_mut().finished[self.id.index()] = Some(agent);
+        }
+    }
+}
+
+impl Handler<Input> for AgentActor {
+    type Result = ();
+
+    fn handle(&mut self, input: Input, ctx: &mut Context<Self>) {
+        let world = Rc::clone(&self.world);
+        let mut guard = world.borrow_mut();
+        let w = &mut *guard;
+        let me = self.id;
+        w.handled += 1;
+        if w.handled % 1024 == 0 && !w.aborted {
+            if let Some(abort) = &mut w.abort {
+                w.aborted = abort();
+            }
+        }
+        if w.aborted {
+            return;
+        }
+        if w.epochs[me.index()] != self.epoch {
+            match input {
+                // A new incarnation after a crash.
+                Input::Restart => self.epoch = w.epochs[me.index()],
+                Input::Deliver(d) => {
+                    // The message was in the mailbox when the agent crashed or was killed.
+                    let cause = if w.roster.statuses[me.index()] == RosterStatus::Killed { Cause::Killed } else { Cause::Crash };
+                    let message_type = d.envelope.message.type_name();
+                    w.record(Event::Lost { seq: d.seq, to: me, message_type, cause });
+                    return;
+                }
+                _ => return,
+            }
+        }
+        let Some(agent) = self.agent.as_mut() else { return };
+        if let Input::Deliver(d) = &input {
+            if w.tracing() {
+                let m = &d.envelope.message;
+                w.record(Event::Deliver {
+                    seq: d.seq,
+                    sender: d.sender,
+                    claimed_from: d.envelope.from,
+                    to: me,
+                    message_type: m.type_name(),
+                    request_id: m.request_id(),
+                });
+            }
+        }
+        let now = w.now();
+        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut self.out };
+        agent.handle(input, &mut cx);
+        for cmd in self.out.drain(..) {
+            match cmd {
+                Command::Send(env) => w.send(me, env),
+                Command::Wake { at, timer } => w.schedule(at, Due::Wake { agent: me, epoch: self.epoch, timer }),
+                Command::Record(e) => w.record(e),
+                Command::Status(s) => w.set_status(me, s),
+                Command::FileStep { path, done, total } => {
+                    w.files.insert(path.to_string(), FileState { done, total, writer: me });
+                    w.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
+                }
+                Command::Kill(target) => {
+                    if w.roster.statuses[target.index()].is_active() {
+                        w.halt(target, RosterStatus::Killed);
+                        let name = &w.names[target.index()];
+                        let text = format!("{name} did not answer its shutdown request in time: force-stopped");
+                        w.record(Event::Alert { agent: target, text });
+                    }
+                }
+                Command::Stop => ctx.stop(),
+            }
+        }
+    }
+}
+
+impl Handler<Halt> for AgentActor {
+    type Result = ();
+    fn handle(&mut self, _: Halt, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
+impl Handler<Finish> for AgentActor {
+    type Result = Option<Agent>;
+    fn handle(&mut self, _: Finish, ctx: &mut Context<Self>) -> Option<Agent> {
+        ctx.stop();
+        self.agent.take()
+    }
+}

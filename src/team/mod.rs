@@ -1,0 +1,12 @@
+//! The actix shell: one actor per agent, one world they share (roster,
+//! router, virtual clock, files, event log), and a driver that runs it all
+//! on a paused single-threaded clock.
+
+pub mod actor;
+pub mod network;
+pub mod sim;
+pub mod world;
+
+pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition, Scheduled};
+pub use sim::{run, LeadSpec, Outcome, Step, Stop, TeamSpec};
+pub use world::FileState;

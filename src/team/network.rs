@@ -1,0 +1,312 @@
+//! The network between agents: latency, and the faults a scenario injects on
+//! links (delay, drop, duplicate, reorder, partition) or at a time (crash,
+//! stall, forge, replay). Every random choice draws from the run's one RNG,
+//! in a fixed order, so a seed replays the same faults.
+
+use super::world::{Due, World};
+use crate::agent::Input;
+use crate::protocol::{AgentId, Delivery, Envelope, Message, Millis, RequestId};
+use crate::trace::{Cause, Event, RosterStatus};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+/// A one-way delivery time, fixed or drawn uniformly from a range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Latency {
+    Fixed(Millis),
+    Range(Millis, Millis),
+}
+
+impl Latency {
+    pub fn draw(self, rng: &mut ChaCha8Rng) -> Millis {
+        match self {
+            Latency::Fixed(m) => m,
+            Latency::Range(lo, hi) => Millis(rng.gen_range(lo.0..=hi.0)),
+        }
+    }
+}
+
+/// Which messages a link fault touches. Empty fields match everything.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filter {
+    pub from: Option<AgentId>,
+    pub to: Option<AgentId>,
+    pub types: Vec<&'static str>,
+    /// Only messages quoting this labelled request's id.
+    pub request: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LinkEffect {
+    Delay(Latency),
+    Drop,
+    Duplicate,
+    /// Hold the message until the next one on the same link has passed.
+    Reorder,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkFault {
+    pub effect: LinkEffect,
+    pub filter: Filter,
+    pub at: Millis,
+    pub until: Option<Millis>,
+    /// How many messages it may touch; `None` for all that match.
+    pub count: Option<u32>,
+    /// Chance of touching a matching message.
+    pub probability: f64,
+    pub hits: u32,
+}
+
+/// Messages between `a` and `b` (or only from `a` to `b`) cannot pass while
+/// the partition lasts. They wait for it to heal, or are lost with `drop`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Partition {
+    pub a: AgentId,
+    pub b: AgentId,
+    pub one_way: bool,
+    pub at: Millis,
+    pub until: Option<Millis>,
+    pub drop: bool,
+}
+
+impl Partition {
+    fn cuts(&self, now: Millis, from: AgentId, to: AgentId) -> bool {
+        let active = self.at <= now && self.until.is_none_or(|u| now < u);
+        let forward = from == self.a && to == self.b;
+        let backward = from == self.b && to == self.a;
+        active && (forward || (!self.one_way && backward))
+    }
+}
+
+/// How the network handles one message.
+#[derive(Debug)]
+pub enum Route {
+    /// No latency, no fault: straight to the mailbox.
+    Now,
+    /// Deliver one copy after each delay; the notes say which faults acted.
+    After { delays: Vec<Millis>, notes: Vec<(&'static str, String)> },
+    Lost(Cause),
+    /// Held by a reorder fault until the next message on the link.
+    HoldReorder,
+    /// Held by partition `i` until it heals.
+    HoldPartition(usize),
+}
+
+/// A fault that acts at a time rather than on a message.
+#[derive(Debug)]
+pub enum Scheduled {
+    Crash { agent: AgentId, restart_after: Option<Millis> },
+    Restart { agent: AgentId },
+    Stall { agent: AgentId, until: Millis },
+    Unstall { agent: AgentId },
+    Heal { partition: usize },
+    /// An adversary injects `message`, claiming to be `claimed_from`.
+    /// `@label` request ids are resolved when it fires.
+    Forge { claimed_from: AgentId, to: AgentId, message: Message, id_label: Option<String> },
+    /// The network delivers again the last `message_type` seen for a labelled request.
+    Replay { label: String, message_type: &'static str },
+    /// Let a reorder-held message go if nothing followed it.
+    ReleaseReorder { from: AgentId, to: AgentId },
+}
+
+#[derive(Debug, Default)]
+pub struct Network {
+    pub latency: Option<Latency>,
+    pub faults: Vec<LinkFault>,
+    pub partitions: Vec<Partition>,
+    reorder_held: BTreeMap<(AgentId, AgentId), (u64, Delivery)>,
+    partition_held: Vec<(usize, u64, Delivery)>,
+    /// Deliveries seen, for replays: (request id, type) → the last one.
+    captured: BTreeMap<(RequestId, &'static str), Delivery>,
+    pub capture: bool,
+    /// Label → request id, learnt as requests open (for filters and `@label`).
+    pub labels: BTreeMap<String, RequestId>,
+    /// How long a reorder hold waits for a follower before letting go.
+    pub reorder_patience: Millis,
+}
+
+impl Network {
+    pub fn new(latency: Latency) -> Network {
+        let latency = (latency != Latency::Fixed(Millis::ZERO)).then_some(latency);
+        Network { latency, reorder_patience: Millis::from_secs(10), ..Network::default() }
+    }
+
+    fn matches(&self, f: &Filter, from: AgentId, to: AgentId, msg: &Message) -> bool {
+        f.from.is_none_or(|a| a == from)
+            && f.to.is_none_or(|a| a == to)
+            && (f.types.is_empty() || f.types.contains(&msg.type_name()))
+            && f.request.as_ref().is_none_or(|l| self.labels.get(l).is_some_and(|id| msg.request_id() == Some(*id)))
+    }
+
+    pub fn route(&mut self, now: Millis, from: AgentId, to: AgentId, msg: &Message, rng: &mut ChaCha8Rng) -> Route {
+        if self.latency.is_none() && self.faults.is_empty() && self.partitions.is_empty() {
+            return Route::Now;
+        }
+        if let Some(i) = self.partitions.iter().position(|p| p.cuts(now, from, to)) {
+            return if self.partitions[i].drop { Route::Lost(Cause::Partition) } else { Route::HoldPartition(i) };
+        }
+        let mut delay = self.latency.map_or(Millis::ZERO, |l| l.draw(rng));
+        let mut copies = 1;
+        let mut notes = Vec::new();
+        for i in 0..self.faults.len() {
+            let f = &self.faults[i];
+            let active = f.at <= now && f.until.is_none_or(|u| now < u) && f.count.is_none_or(|c| f.hits < c);
+            if !active || !self.matches(&f.filter, from, to, msg) {
+                continue;
+            }
+            if f.probability < 1.0 && !rng.gen_bool(f.probability.max(0.0)) {
+                continue;
+            }
+            let f = &mut self.faults[i];
+            f.hits += 1;
+            match &f.effect {
+                LinkEffect::Drop => return Route::Lost(Cause::Drop),
+                LinkEffect::Delay(l) => {
+                    let extra = l.draw(rng);
+                    delay = delay.after(extra);
+                    notes.push(("delay", format!("delayed by {extra}")));
+                }
+                LinkEffect::Duplicate => {
+                    copies = 2;
+                    notes.push(("duplicate", "delivered twice".to_string()));
+                }
+                LinkEffect::Reorder => {
+                    if !self.reorder_held.contains_key(&(from, to)) {
+                        return Route::HoldReorder;
+                    }
+                }
+            }
+        }
+        Route::After { delays: vec![delay; copies], notes }
+    }
+
+    pub fn capture(&mut self, d: &Delivery) {
+        if self.capture {
+            if let Some(id) = d.envelope.message.request_id() {
+                self.captured.insert((id, d.envelope.message.type_name()), d.clone());
+            }
+        }
+    }
+}
+
+/// Runs a time-triggered fault.
+pub fn fire(w: &mut World, f: Scheduled) {
+    match f {
+        Scheduled::Crash { agent, restart_after } => {
+            if !w.roster.statuses[agent.index()].is_active() {
+                w.record(Event::Note { text: format!("{} is not running: nothing to crash", w.names[agent.index()]) });
+                return;
+            }
+            w.record(Event::Crash { agent });
+            w.halt(agent, RosterStatus::Crashed);
+            if let Some(after) = restart_after {
+                let at = w.now().after(after);
+                w.schedule(at, Due::Fault(Scheduled::Restart { agent }));
+            }
+        }
+        Scheduled::Restart { agent } => {
+            if w.roster.statuses[agent.index()] != RosterStatus::Crashed {
+                return;
+            }
+            w.record(Event::Restart { agent });
+            w.set_status(agent, RosterStatus::Working);
+            w.hand(agent, Input::Restart);
+        }
+        Scheduled::Stall { agent, until } => {
+            w.record(Event::Stall { agent, until });
+            w.stalls[agent.index()] = Some((until, Default::default()));
+            w.schedule(until, Due::Fault(Scheduled::Unstall { agent }));
+        }
+        Scheduled::Unstall { agent } => {
+            if let Some((_, held)) = w.stalls[agent.index()].take() {
+                w.record(Event::Note { text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()) });
+                for input in held {
+                    w.hand(agent, input);
+                }
+            }
+        }
+        Scheduled::Heal { partition } => {
+            w.record(Event::Note { text: format!("partition {} heals", partition + 1) });
+            let held = std::mem::take(&mut w.net.partition_held);
+            for (p, seq, d) in held {
+                if p == partition {
+                    let now = w.now();
+                    let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.rng));
+                    w.schedule(now.after(delay), Due::Deliver { seq, delivery: d });
+                } else {
+                    w.net.partition_held.push((p, seq, d));
+                }
+            }
+        }
+        Scheduled::Forge { claimed_from, to, mut message, id_label } => {
+            if let Some(label) = id_label {
+                match w.net.labels.get(&label) {
+                    Some(id) => set_request_id(&mut message, *id),
+                    None => {
+                        w.record(Event::Note { text: format!("forge skipped: request {label:?} was never made") });
+                        return;
+                    }
+                }
+            }
+            let adversary = AgentId(w.roster.statuses.len() as u32);
+            let now = w.now();
+            let env = Envelope { from: claimed_from, to: crate::protocol::Address::Agent(to), sent_at: now, message };
+            w.record(Event::Forge { seq: w.next_msg + 1, claimed_from, to, message_type: env.message.type_name() });
+            w.transmit(adversary, to, env);
+        }
+        Scheduled::Replay { label, message_type } => {
+            let found = w.net.labels.get(&label).and_then(|id| w.net.captured.get(&(*id, message_type))).cloned();
+            match found {
+                Some(mut d) => {
+                    w.next_msg += 1;
+                    d.seq = w.next_msg;
+                    let seq = w.next_msg;
+                    w.record(Event::Fault { seq, fault: "replay", detail: format!("{message_type} of {label} delivered again") });
+                    let request_id = d.envelope.message.request_id();
+                    w.record(Event::Send { seq, from: d.envelope.from, to: crate::protocol::Address::Agent(d.to), message_type, request_id });
+                    w.arrive(seq, d);
+                }
+                None => w.record(Event::Note { text: format!("replay skipped: no {message_type} of {label} was seen") }),
+            }
+        }
+        Scheduled::ReleaseReorder { from, to } => {
+            if let Some((seq, d)) = w.net.reorder_held.remove(&(from, to)) {
+                w.record(Event::Fault { seq, fault: "reorder", detail: "released: nothing followed it".into() });
+                w.arrive(seq, d);
+            }
+        }
+    }
+}
+
+pub(super) fn hold_reorder(w: &mut World, seq: u64, d: Delivery) {
+    let key = (d.sender, d.to);
+    w.record(Event::Fault { seq, fault: "reorder", detail: "held until the next message on the link".into() });
+    let at = w.now().after(w.net.reorder_patience);
+    w.net.reorder_held.insert(key, (seq, d));
+    w.schedule(at, Due::Fault(Scheduled::ReleaseReorder { from: key.0, to: key.1 }));
+}
+
+pub(super) fn hold_partition(w: &mut World, i: usize, seq: u64, d: Delivery) {
+    w.record(Event::Fault { seq, fault: "partition", detail: format!("held by partition {} until it heals", i + 1) });
+    w.net.partition_held.push((i, seq, d));
+}
+
+/// After a message passes on a link, a message held there by a reorder fault
+/// follows it, arriving just after.
+pub(super) fn release_follower(w: &mut World, from: AgentId, to: AgentId, at: Millis) {
+    if let Some((seq, d)) = w.net.reorder_held.remove(&(from, to)) {
+        w.schedule(at, Due::Deliver { seq, delivery: d });
+    }
+}
+
+fn set_request_id(m: &mut Message, id: RequestId) {
+    match m {
+        Message::ShutdownRequest { request_id, .. }
+        | Message::ShutdownResponse { request_id, .. }
+        | Message::PlanApprovalRequest { request_id, .. }
+        | Message::PlanApprovalResponse { request_id, .. } => *request_id = id,
+        Message::Message { .. } | Message::Broadcast { .. } => {}
+    }
+}

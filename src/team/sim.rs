@@ -1,0 +1,287 @@
+//! The public face of the runtime: describe a team and a script, run it to
+//! the end on the virtual clock, get the roster, the requests and the log.
+
+use super::actor::{AgentActor, Finish};
+use super::network::{Latency, LinkFault, Network, Partition, Scheduled};
+use super::world::{Due, FileState, World};
+use crate::agent::lead::Load;
+use crate::agent::{Agent, Answer, Answers, Input, Lead, Script, Teammate, TeammateSpec};
+use crate::protocol::{AgentId, Millis, Policy, Request, Text, LEAD_NAME};
+use crate::trace::{Names, RosterStatus, Stamped};
+use actix::Actor;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// How the lead reviews plans.
+#[derive(Clone, Debug)]
+pub struct LeadSpec {
+    pub on_plan: Answers,
+    pub feedback: Option<Text>,
+}
+
+impl Default for LeadSpec {
+    fn default() -> Self {
+        LeadSpec { on_plan: Answers::always(Answer::Approve), feedback: None }
+    }
+}
+
+/// A scripted action at a virtual time, performed by `agent`.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub at: Millis,
+    pub agent: AgentId,
+    pub script: Script,
+}
+
+/// Everything a run needs. Agent ids: the lead is 0, teammates follow in order.
+pub struct TeamSpec {
+    pub seed: u64,
+    pub policy: Policy,
+    pub latency: Latency,
+    pub lead: LeadSpec,
+    pub teammates: Vec<(String, TeammateSpec)>,
+    pub steps: Vec<Step>,
+    pub link_faults: Vec<LinkFault>,
+    pub partitions: Vec<Partition>,
+    /// Faults that act at a time: crash, stall, forge, replay.
+    pub timed: Vec<(Millis, Scheduled)>,
+    /// Keep the event log (off only for benchmarks).
+    pub trace: bool,
+    /// Stop here even if work remains.
+    pub end: Option<Millis>,
+    /// A run that never settles stops here.
+    pub cap: Millis,
+    pub load: Option<Load>,
+    /// Sees every event as it happens.
+    pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
+    /// Asked now and then; `true` stops the run (a real-time guard).
+    pub abort: Option<Box<dyn FnMut() -> bool>>,
+}
+
+impl TeamSpec {
+    /// A team of named teammates with default behaviour and no script.
+    pub fn new(teammates: Vec<(String, TeammateSpec)>) -> TeamSpec {
+        TeamSpec {
+            seed: 0,
+            policy: Policy::default(),
+            latency: Latency::Fixed(Millis(1)),
+            lead: LeadSpec::default(),
+            teammates,
+            steps: Vec::new(),
+            link_faults: Vec::new(),
+            partitions: Vec::new(),
+            timed: Vec::new(),
+            trace: true,
+            end: None,
+            cap: Millis::from_secs(3600),
+            load: None,
+            live: None,
+            abort: None,
+        }
+    }
+
+    /// The id of a team member by name.
+    pub fn id_of(&self, name: &str) -> Option<AgentId> {
+        if name == LEAD_NAME {
+            return Some(AgentId::LEAD);
+        }
+        self.teammates.iter().position(|(n, _)| n == name).map(|i| AgentId(i as u32 + 1))
+    }
+}
+
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Nothing left to happen: every request ended, no step or fault remains.
+    Settled,
+    /// The scenario's `end` time.
+    EndTime,
+    /// The virtual-time cap, with work still to do.
+    Cap,
+    /// The abort guard said stop.
+    Aborted,
+}
+
+/// What a run leaves behind.
+#[derive(Debug)]
+pub struct Outcome {
+    pub names: Names,
+    pub roster: Vec<RosterStatus>,
+    /// Every request, by requester in team order, then in the order made.
+    pub requests: Vec<Request>,
+    pub events: Vec<Stamped>,
+    pub files: BTreeMap<String, FileState>,
+    /// Virtual time of the last thing that happened.
+    pub ended_at: Millis,
+    pub stop: Stop,
+    /// Handshakes the load generator completed.
+    pub load_done: u64,
+    /// Inputs the actors handled.
+    pub inputs: u64,
+}
+
+impl Outcome {
+    pub fn status_of(&self, name: &str) -> Option<RosterStatus> {
+        self.names.agents.iter().position(|n| n == name).and_then(|i| self.roster.get(i).copied())
+    }
+
+    pub fn request(&self, label: &str) -> Option<&Request> {
+        self.requests.iter().find(|r| self.names.label(r.id) == Some(label))
+    }
+}
+
+/// Runs a team to the end on a paused clock. A 60 s deadline costs no real
+/// time: the clock jumps whenever every actor is idle.
+pub fn run(spec: TeamSpec) -> Outcome {
+    // A current-thread runtime builds on every platform tokio supports.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread tokio runtime");
+    let system = actix_rt::System::with_tokio_rt(move || rt);
+    system.block_on(simulate(spec))
+}
+
+async fn simulate(mut spec: TeamSpec) -> Outcome {
+    let mut names = vec![LEAD_NAME.to_string()];
+    names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
+    names.push("adversary".to_string());
+    let team = names.len() - 1;
+
+    let mut net = Network::new(spec.latency);
+    net.faults = std::mem::take(&mut spec.link_faults);
+    net.partitions = std::mem::take(&mut spec.partitions);
+    net.capture = spec.timed.iter().any(|(_, f)| matches!(f, Scheduled::Replay { .. }));
+    let mut world = World::new(spec.policy.clone(), names.clone(), ChaCha8Rng::seed_from_u64(spec.seed), net, spec.trace);
+    world.live = spec.live.take();
+    world.abort = spec.abort.take();
+    let w = Rc::new(RefCell::new(world));
+
+    let defences = spec.policy.defences;
+    let mut agents = Vec::with_capacity(team);
+    agents.push(match spec.load.take() {
+        Some(load) => Agent::Lead(Lead::with_load(defences, load)),
+        None => Agent::Lead(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone())),
+    });
+    for (_, t) in spec.teammates.drain(..) {
+        agents.push(Agent::Teammate(Teammate::new(t, defences)));
+    }
+    for (i, agent) in agents.into_iter().enumerate() {
+        let actor = AgentActor { id: AgentId(i as u32), epoch: 0, agent: Some(agent), world: Rc::clone(&w), out: Vec::new() };
+        let addr = actor.start();
+        w.borrow_mut().addrs[i] = Some(addr);
+    }
+
+    {
+        let mut wb = w.borrow_mut();
+        // Teammates start first so their plans are in flight before the lead
+        // acts; within a role, team order.
+        for i in (1..team).chain(std::iter::once(0)) {
+            wb.schedule(Millis::ZERO, Due::Input { agent: AgentId(i as u32), input: Input::Start });
+        }
+        for s in spec.steps.drain(..) {
+            wb.schedule(s.at, Due::Input { agent: s.agent, input: Input::Script(s.script) });
+        }
+        for (i, p) in wb.net.partitions.clone().into_iter().enumerate() {
+            if let (Some(until), false) = (p.until, p.drop) {
+                wb.schedule(until, Due::Fault(Scheduled::Heal { partition: i }));
+            }
+        }
+        for (at, f) in spec.timed.drain(..) {
+            wb.schedule(at, Due::Fault(f));
+        }
+    }
+
+    let stop = drive(&w, spec.end, spec.cap).await;
+
+    // Collect every agent's final state: live ones hand it over, stopped ones
+    // left it in the world as they stopped.
+    let addrs: Vec<_> = w.borrow_mut().addrs.iter_mut().map(|a| a.take()).collect();
+    let mut finals: Vec<Option<Agent>> = Vec::with_capacity(team);
+    for addr in addrs {
+        finals.push(match addr {
+            Some(a) => a.send(Finish).await.ok().flatten(),
+            None => None,
+        });
+    }
+    // Let stopped actors run their `stopped` hooks.
+    tokio::task::yield_now().await;
+    let mut wb = w.borrow_mut();
+    let mut requests = Vec::new();
+    let mut load_done = 0;
+    for (i, f) in finals.into_iter().enumerate() {
+        let agent = f.or_else(|| wb.finished[i].take());
+        if let Some(agent) = agent {
+            requests.extend(agent.table().iter().cloned());
+            if let Agent::Lead(l) = &agent {
+                load_done = l.load_done();
+            }
+        }
+    }
+    let events = wb.trace.take().unwrap_or_default();
+    let mut n = Names { agents: names, labels: BTreeMap::new() };
+    n.learn_labels(&events);
+    // The last recorded event, not the last timer: a spare deadline wake-up
+    // that finds nothing to do does not lengthen the run.
+    let ended_at = events.last().map_or(wb.last_event, |e| e.t);
+    let ended_at = if stop == Stop::Settled { ended_at } else { wb.now() };
+    Outcome {
+        names: n,
+        roster: wb.roster.statuses.clone(),
+        requests,
+        events,
+        files: wb.files.clone(),
+        ended_at,
+        stop,
+        load_done,
+        inputs: wb.handled,
+    }
+}
+
+/// The simulation's only timer: sleep until the earliest due event, run every
+/// event due, repeat. When the queue is empty and every actor is idle, the
+/// paused clock jumps to the limit, which is how the run knows it settled.
+async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop {
+    let (notify, origin) = {
+        let wb = w.borrow();
+        (Rc::clone(&wb.notify), wb.origin)
+    };
+    let limit = end.map_or(cap, |e| e.min(cap));
+    loop {
+        if w.borrow().aborted {
+            return Stop::Aborted;
+        }
+        let next = w.borrow().queue.first_key_value().map(|(k, _)| k.0);
+        let wake_at = next.map_or(limit, |t| t.min(limit));
+        let sleep = tokio::time::sleep_until(origin + wake_at.as_std());
+        tokio::select! {
+            biased;
+            _ = notify.notified() => continue,
+            _ = sleep => {}
+        }
+        let now = w.borrow().now();
+        match next {
+            None => return Stop::Settled,
+            Some(t) if t > limit => return if end.is_some_and(|e| e <= cap) { Stop::EndTime } else { Stop::Cap },
+            Some(_) => {}
+        }
+        loop {
+            let due = {
+                let mut wb = w.borrow_mut();
+                match wb.queue.first_entry() {
+                    Some(e) if e.key().0 <= now => Some(e.remove()),
+                    _ => None,
+                }
+            };
+            match due {
+                Some(d) => w.borrow_mut().fire(d),
+                None => break,
+            }
+        }
+        tokio::task::yield_now().await;
+    }
+}

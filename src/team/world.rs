@@ -1,0 +1,285 @@
+//! The shared state of one simulation: the roster, the virtual-time event
+//! queue, the router, the simulated files and the event log.
+//!
+//! Everything runs on one thread, so actors reach the world through an
+//! `Rc<RefCell<..>>` and never hold the borrow across an await.
+
+use super::actor::{AgentActor, Halt};
+use super::network::{Network, Route};
+use crate::agent::{Input, Timer};
+use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
+use crate::trace::{Cause, Event, RosterStatus, Stamped};
+use actix::Addr;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use tokio::sync::Notify;
+
+/// Who is in the team and whether each can receive.
+#[derive(Debug, Clone, Default)]
+pub struct Roster {
+    pub statuses: Vec<RosterStatus>,
+}
+
+impl Directory for Roster {
+    fn exists(&self, id: AgentId) -> bool {
+        id.index() < self.statuses.len()
+    }
+    fn is_active(&self, id: AgentId) -> bool {
+        self.statuses.get(id.index()).is_some_and(|s| s.is_active())
+    }
+}
+
+/// A simulated file, as far as the writes of the run got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileState {
+    pub done: u32,
+    pub total: u32,
+    pub writer: AgentId,
+}
+
+impl FileState {
+    pub fn is_complete(&self) -> bool {
+        self.done >= self.total
+    }
+}
+
+/// Something due at a virtual time.
+#[derive(Debug)]
+pub enum Due {
+    /// A message reaches its recipient's mailbox.
+    Deliver { seq: u64, delivery: Delivery },
+    /// An agent's timer, valid only for the incarnation that armed it.
+    Wake { agent: AgentId, epoch: u32, timer: Timer },
+    /// A scripted input (start, a step, a restart).
+    Input { agent: AgentId, input: Input },
+    /// A fault that acts on the world at this time.
+    Fault(super::network::Scheduled),
+}
+
+pub struct World {
+    pub origin: tokio::time::Instant,
+    pub policy: Policy,
+    pub names: Vec<String>,
+    pub roster: Roster,
+    /// Bumped when an agent crashes or is killed: its queued inputs and timers
+    /// from before are then recognised as lost.
+    pub epochs: Vec<u32>,
+    pub addrs: Vec<Option<Addr<AgentActor>>>,
+    /// Events due, in (time, scheduling order): same-millisecond events run in
+    /// the order they were scheduled, never in an order the runtime picks.
+    pub queue: BTreeMap<(Millis, u64), Due>,
+    next_seq: u64,
+    pub notify: Rc<Notify>,
+    pub trace: Option<Vec<Stamped>>,
+    pub rng: ChaCha8Rng,
+    pub files: BTreeMap<String, FileState>,
+    pub net: Network,
+    /// Inputs held for a stalled agent, with the time the stall ends.
+    pub stalls: Vec<Option<(Millis, VecDeque<Input>)>>,
+    /// Message sequence numbers pair each send with its delivery or loss.
+    pub next_msg: u64,
+    pub last_event: Millis,
+    /// Called with every event as it happens (the CLI's `-v`).
+    pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
+    /// Final agent states, handed over as actors stop.
+    pub finished: Vec<Option<crate::agent::Agent>>,
+    /// Inputs handled so far, and the guard that may stop a runaway run.
+    pub handled: u64,
+    pub abort: Option<Box<dyn FnMut() -> bool>>,
+    pub aborted: bool,
+}
+
+impl World {
+    /// `names` lists the team (lead first) and then the adversary, which can
+    /// forge messages but is not a member and cannot receive.
+    pub fn new(policy: Policy, names: Vec<String>, rng: ChaCha8Rng, net: Network, trace: bool) -> World {
+        let n = names.len() - 1;
+        World {
+            origin: tokio::time::Instant::now(),
+            policy,
+            names,
+            roster: Roster { statuses: vec![RosterStatus::Working; n] },
+            epochs: vec![0; n],
+            addrs: vec![None; n],
+            queue: BTreeMap::new(),
+            next_seq: 0,
+            notify: Rc::new(Notify::new()),
+            trace: trace.then(Vec::new),
+            rng,
+            files: BTreeMap::new(),
+            net,
+            stalls: (0..n).map(|_| None).collect(),
+            next_msg: 0,
+            last_event: Millis::ZERO,
+            live: None,
+            finished: (0..n).map(|_| None).collect(),
+            handled: 0,
+            abort: None,
+            aborted: false,
+        }
+    }
+
+    /// Virtual time: whole milliseconds since the run began.
+    pub fn now(&self) -> Millis {
+        Millis((tokio::time::Instant::now() - self.origin).as_millis() as u64)
+    }
+
+    pub fn tracing(&self) -> bool {
+        self.trace.is_some() || self.live.is_some()
+    }
+
+    pub fn record(&mut self, event: Event) {
+        if !self.tracing() {
+            return;
+        }
+        if let Event::Opened { id, label, .. } = &event {
+            let text = label.render(|a| self.names[a.index()].clone());
+            self.net.labels.insert(text, *id);
+        }
+        let s = Stamped { t: self.now(), event };
+        if let Some(live) = &mut self.live {
+            live(&s, &self.names);
+        }
+        if let Some(t) = &mut self.trace {
+            t.push(s);
+        }
+    }
+
+    pub fn schedule(&mut self, at: Millis, due: Due) {
+        self.next_seq += 1;
+        let wakes_driver = self.queue.first_key_value().is_none_or(|(k, _)| at < k.0);
+        self.queue.insert((at, self.next_seq), due);
+        if wakes_driver {
+            self.notify.notify_one();
+        }
+    }
+
+    /// Hands an input to an agent's mailbox now, unless it is stalled.
+    pub fn hand(&mut self, agent: AgentId, input: Input) {
+        if let Some((_, held)) = &mut self.stalls[agent.index()] {
+            held.push_back(input);
+            return;
+        }
+        if let Some(addr) = &self.addrs[agent.index()] {
+            addr.do_send(input);
+        }
+    }
+
+    /// Routes an accepted envelope: one delivery per recipient, each through
+    /// the network's latency and faults.
+    pub fn send(&mut self, sender: AgentId, env: Envelope) {
+        match env.to {
+            Address::Agent(to) => self.transmit(sender, to, env),
+            Address::Everyone => {
+                for i in 0..self.roster.statuses.len() {
+                    let to = AgentId(i as u32);
+                    if to != sender && self.roster.is_active(to) {
+                        self.transmit(sender, to, env.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn transmit(&mut self, sender: AgentId, to: AgentId, envelope: Envelope) {
+        self.next_msg += 1;
+        let seq = self.next_msg;
+        let message_type = envelope.message.type_name();
+        if self.tracing() {
+            let request_id = envelope.message.request_id();
+            self.record(Event::Send { seq, from: envelope.from, to: Address::Agent(to), message_type, request_id });
+        }
+        let now = self.now();
+        let route = self.net.route(now, sender, to, &envelope.message, &mut self.rng);
+        match route {
+            Route::Now => {
+                // The hot path: no latency, no fault. Straight into the mailbox.
+                let delivery = Delivery { seq, envelope, sender, to, at: now };
+                self.net.capture(&delivery);
+                self.arrive(seq, delivery);
+            }
+            Route::After { delays, notes } => {
+                for (fault, detail) in notes {
+                    self.record(Event::Fault { seq, fault, detail });
+                }
+                let mut last = now;
+                for delay in delays {
+                    let delivery = Delivery { seq, envelope: envelope.clone(), sender, to, at: now.after(delay) };
+                    self.net.capture(&delivery);
+                    last = now.after(delay);
+                    self.schedule(last, Due::Deliver { seq, delivery });
+                }
+                super::network::release_follower(self, sender, to, last);
+            }
+            Route::Lost(cause) => self.record(Event::Lost { seq, to, message_type, cause }),
+            Route::HoldReorder => super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now }),
+            Route::HoldPartition(i) => super::network::hold_partition(self, i, seq, Delivery { seq, envelope, sender, to, at: now }),
+        }
+    }
+
+    /// A message reaches `to`'s mailbox, unless `to` can no longer receive.
+    pub fn arrive(&mut self, seq: u64, mut delivery: Delivery) {
+        let to = delivery.to;
+        let status = self.roster.statuses[to.index()];
+        if !status.is_active() {
+            let cause = match status {
+                RosterStatus::Crashed => Cause::Crash,
+                RosterStatus::Killed => Cause::Killed,
+                _ => Cause::Undeliverable,
+            };
+            let message_type = delivery.envelope.message.type_name();
+            self.record(Event::Lost { seq, to, message_type, cause });
+            return;
+        }
+        delivery.at = self.now();
+        self.hand(to, Input::Deliver(delivery));
+        let _ = seq;
+    }
+
+    pub fn set_status(&mut self, agent: AgentId, status: RosterStatus) {
+        if self.roster.statuses[agent.index()] != status {
+            self.roster.statuses[agent.index()] = status;
+            self.record(Event::Status { agent, status });
+        }
+    }
+
+    /// Force-stops an agent (timeout policy or crash): its queued inputs and
+    /// timers become stale and its step in progress is abandoned.
+    pub fn halt(&mut self, agent: AgentId, status: RosterStatus) {
+        self.epochs[agent.index()] += 1;
+        self.set_status(agent, status);
+        if let Some((_, held)) = self.stalls[agent.index()].take() {
+            // Held inputs go to the mailbox, where the stale epoch marks them lost.
+            for input in held {
+                if let Some(addr) = &self.addrs[agent.index()] {
+                    addr.do_send(input);
+                }
+            }
+        }
+        if status == RosterStatus::Killed {
+            if let Some(addr) = self.addrs[agent.index()].take() {
+                addr.do_send(Halt);
+            }
+        }
+    }
+
+    /// Runs one due event.
+    pub fn fire(&mut self, due: Due) {
+        self.last_event = self.now();
+        match due {
+            Due::Deliver { seq, delivery } => self.arrive(seq, delivery),
+            Due::Wake { agent, epoch, timer } => {
+                if self.epochs[agent.index()] == epoch {
+                    self.hand(agent, Input::Wake(timer));
+                }
+            }
+            Due::Input { agent, input } => {
+                if matches!(input, Input::Restart) || self.roster.is_active(agent) {
+                    self.hand(agent, input);
+                }
+            }
+            Due::Fault(f) => super::network::fire(self, f),
+        }
+    }
+}

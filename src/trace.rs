@@ -1,0 +1,405 @@
+//! The event log: everything that happened in a run, in order, on the virtual
+//! clock. The oracle reads it as an independent witness, reports quote it, and
+//! `--trace` writes it as JSON Lines.
+
+use crate::protocol::{
+    Action, Address, AgentId, GateState, Kind, Label, Millis, Reason, RequestId, SendError, Status, TimeoutDefault, Verdict,
+};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Where a teammate stands, as the roster shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RosterStatus {
+    Working,
+    WaitingApproval,
+    Idle,
+    Shutdown,
+    Killed,
+    Crashed,
+}
+
+impl RosterStatus {
+    /// Whether the agent can still receive messages.
+    pub fn is_active(self) -> bool {
+        matches!(self, RosterStatus::Working | RosterStatus::WaitingApproval | RosterStatus::Idle)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RosterStatus::Working => "working",
+            RosterStatus::WaitingApproval => "waiting_approval",
+            RosterStatus::Idle => "idle",
+            RosterStatus::Shutdown => "shutdown",
+            RosterStatus::Killed => "killed",
+            RosterStatus::Crashed => "crashed",
+        }
+    }
+}
+
+impl fmt::Display for RosterStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a message vanished or was held. Every cause but `Undeliverable` is an
+/// injected fault; the oracle accepts a disappearance only with one of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Drop,
+    Partition,
+    /// The recipient crashed with the message in its mailbox or in flight.
+    Crash,
+    /// The recipient was killed with the message in its mailbox or in flight.
+    Killed,
+    /// The recipient had already stopped when the message arrived.
+    Undeliverable,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Drop => "drop",
+            Cause::Partition => "partition",
+            Cause::Crash => "crash",
+            Cause::Killed => "killed",
+            Cause::Undeliverable => "undeliverable",
+        }
+    }
+}
+
+/// One thing that happened. Fields are ids; names are filled in on output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// The router accepted a message; `seq` pairs it with its delivery.
+    Send { seq: u64, from: AgentId, to: Address, message_type: &'static str, request_id: Option<RequestId> },
+    /// A send rule refused the message before delivery.
+    Refuse { from: AgentId, to: Address, message_type: &'static str, error: SendError },
+    Deliver { seq: u64, sender: AgentId, claimed_from: AgentId, to: AgentId, message_type: &'static str, request_id: Option<RequestId> },
+    /// A message disappeared; `cause` says which fault took it.
+    Lost { seq: u64, to: AgentId, message_type: &'static str, cause: Cause },
+    /// A fault touched a message in flight without losing it.
+    Fault { seq: u64, fault: &'static str, detail: String },
+    /// An adversary injected a message (it is then sent like any other).
+    Forge { seq: u64, claimed_from: AgentId, to: AgentId, message_type: &'static str },
+    Opened { id: RequestId, label: Label, kind: Kind, requester: AgentId, target: AgentId, deadline: Millis },
+    Verdict {
+        at: AgentId,
+        request_id: RequestId,
+        response_kind: Kind,
+        approve: bool,
+        sender: AgentId,
+        claimed_from: AgentId,
+        verdict: Verdict,
+    },
+    Expired { id: RequestId, kind: Kind, default: TimeoutDefault },
+    Gate { agent: AgentId, state: GateState },
+    Act { agent: AgentId, action: Action, path: Option<String>, blocked: Option<GateState> },
+    FileStep { agent: AgentId, path: String, done: u32, total: u32 },
+    Status { agent: AgentId, status: RosterStatus },
+    /// A teammate that waits for an answer put an incoming request aside.
+    Deferred { agent: AgentId, request_id: RequestId },
+    Crash { agent: AgentId },
+    Restart { agent: AgentId },
+    Stall { agent: AgentId, until: Millis },
+    Alert { agent: AgentId, text: String },
+    Note { text: String },
+}
+
+impl Event {
+    /// The `event` field of a trace line.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Send { .. } => "send",
+            Event::Refuse { .. } => "refuse",
+            Event::Deliver { .. } => "deliver",
+            Event::Lost { .. } => "drop",
+            Event::Fault { .. } => "fault",
+            Event::Forge { .. } => "forge",
+            Event::Opened { .. } => "request",
+            Event::Verdict { .. } => "verdict",
+            Event::Expired { .. } => "expiry",
+            Event::Gate { .. } => "gate",
+            Event::Act { .. } => "action",
+            Event::FileStep { .. } => "file",
+            Event::Status { .. } => "status",
+            Event::Deferred { .. } => "deferred",
+            Event::Crash { .. } => "crash",
+            Event::Restart { .. } => "restart",
+            Event::Stall { .. } => "stall",
+            Event::Alert { .. } => "alert",
+            Event::Note { .. } => "note",
+        }
+    }
+}
+
+/// An event stamped with the virtual time it happened at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stamped {
+    pub t: Millis,
+    pub event: Event,
+}
+
+/// Turns ids into the names people wrote.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    pub agents: Vec<String>,
+    pub labels: BTreeMap<RequestId, String>,
+}
+
+impl Names {
+    pub fn agent(&self, id: AgentId) -> &str {
+        self.agents.get(id.index()).map(String::as_str).unwrap_or("?")
+    }
+
+    pub fn address(&self, a: Address) -> &str {
+        match a {
+            Address::Agent(id) => self.agent(id),
+            Address::Everyone => "*",
+        }
+    }
+
+    pub fn label(&self, id: RequestId) -> Option<&str> {
+        self.labels.get(&id).map(String::as_str)
+    }
+
+    /// Learns the labels of every request opened in `events`.
+    pub fn learn_labels(&mut self, events: &[Stamped]) {
+        for e in events {
+            if let Event::Opened { id, label, .. } = &e.event {
+                let text = label.render(|a| self.agent(a).to_string());
+                self.labels.insert(*id, text);
+            }
+        }
+    }
+}
+
+fn verdict_text(v: &Verdict) -> String {
+    match v {
+        Verdict::Applied { to, .. } => format!("applied:{to}"),
+        Verdict::Ignored(r) => format!("ignored:{r}"),
+    }
+}
+
+impl Stamped {
+    /// One trace line as a JSON object; keys in a fixed order (`t`, `event`, ...).
+    pub fn to_json(&self, n: &Names) -> Value {
+        let mut m = Map::new();
+        m.insert("t".into(), json!(self.t.0));
+        m.insert("event".into(), json!(self.event.kind()));
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.to_string(), v);
+        };
+        let rid = |put: &mut dyn FnMut(&str, Value), id: &Option<RequestId>| {
+            if let Some(id) = id {
+                put("request_id", json!(id.to_string()));
+                if let Some(l) = n.label(*id) {
+                    put("label", json!(l));
+                }
+            }
+        };
+        match &self.event {
+            Event::Send { seq, from, to, message_type, request_id } => {
+                put("seq", json!(seq));
+                put("from", json!(n.agent(*from)));
+                put("to", json!(n.address(*to)));
+                put("type", json!(message_type));
+                rid(&mut put, request_id);
+            }
+            Event::Refuse { from, to, message_type, error } => {
+                put("from", json!(n.agent(*from)));
+                put("to", json!(n.address(*to)));
+                put("type", json!(message_type));
+                put("rule", json!(error.rule()));
+                put("reason", json!(error.to_string()));
+            }
+            Event::Deliver { seq, sender, claimed_from, to, message_type, request_id } => {
+                put("seq", json!(seq));
+                put("from", json!(n.agent(*sender)));
+                if claimed_from != sender {
+                    put("claimed_from", json!(n.agent(*claimed_from)));
+                }
+                put("to", json!(n.agent(*to)));
+                put("type", json!(message_type));
+                rid(&mut put, request_id);
+            }
+            Event::Lost { seq, to, message_type, cause } => {
+                put("seq", json!(seq));
+                put("to", json!(n.agent(*to)));
+                put("type", json!(message_type));
+                put("cause", json!(cause.as_str()));
+            }
+            Event::Fault { seq, fault, detail } => {
+                put("seq", json!(seq));
+                put("fault", json!(fault));
+                put("detail", json!(detail));
+            }
+            Event::Forge { seq, claimed_from, to, message_type } => {
+                put("seq", json!(seq));
+                put("claimed_from", json!(n.agent(*claimed_from)));
+                put("to", json!(n.agent(*to)));
+                put("type", json!(message_type));
+            }
+            Event::Opened { id, kind, requester, target, deadline, .. } => {
+                rid(&mut put, &Some(*id));
+                put("kind", json!(kind.as_str()));
+                put("from", json!(n.agent(*requester)));
+                put("to", json!(n.agent(*target)));
+                put("deadline", json!(deadline.0));
+            }
+            Event::Verdict { at, request_id, response_kind, approve, sender, claimed_from, verdict } => {
+                put("at", json!(n.agent(*at)));
+                rid(&mut put, &Some(*request_id));
+                put("kind", json!(response_kind.as_str()));
+                put("approve", json!(approve));
+                put("from", json!(n.agent(*sender)));
+                if claimed_from != sender {
+                    put("claimed_from", json!(n.agent(*claimed_from)));
+                }
+                put("verdict", json!(verdict_text(verdict)));
+            }
+            Event::Expired { id, kind, default } => {
+                rid(&mut put, &Some(*id));
+                put("kind", json!(kind.as_str()));
+                put("default", json!(default.as_str()));
+            }
+            Event::Gate { agent, state } => {
+                put("agent", json!(n.agent(*agent)));
+                put("state", json!(state.as_str()));
+            }
+            Event::Act { agent, action, path, blocked } => {
+                put("agent", json!(n.agent(*agent)));
+                put("action", json!(action.as_str()));
+                if let Some(p) = path {
+                    put("path", json!(p));
+                }
+                put("allowed", json!(blocked.is_none()));
+                if let Some(g) = blocked {
+                    put("gate", json!(g.as_str()));
+                }
+            }
+            Event::FileStep { agent, path, done, total } => {
+                put("agent", json!(n.agent(*agent)));
+                put("path", json!(path));
+                put("done", json!(done));
+                put("total", json!(total));
+            }
+            Event::Status { agent, status } => {
+                put("agent", json!(n.agent(*agent)));
+                put("status", json!(status.as_str()));
+            }
+            Event::Deferred { agent, request_id } => {
+                put("agent", json!(n.agent(*agent)));
+                rid(&mut put, &Some(*request_id));
+            }
+            Event::Crash { agent } | Event::Restart { agent } => {
+                put("agent", json!(n.agent(*agent)));
+            }
+            Event::Stall { agent, until } => {
+                put("agent", json!(n.agent(*agent)));
+                put("until", json!(until.0));
+            }
+            Event::Alert { agent, text } => {
+                put("agent", json!(n.agent(*agent)));
+                put("text", json!(text));
+            }
+            Event::Note { text } => put("text", json!(text)),
+        }
+        Value::Object(m)
+    }
+
+    /// One line for a person: `  1.000s  lead → alice  shutdown_request  stop-alice`.
+    pub fn describe(&self, n: &Names) -> String {
+        let label = |id: &RequestId| n.label(*id).map(str::to_string).unwrap_or_else(|| short(id));
+        let text = match &self.event {
+            Event::Send { from, to, message_type, request_id, .. } => format!(
+                "{} → {}  {}{}",
+                n.agent(*from),
+                n.address(*to),
+                message_type,
+                request_id.map(|id| format!(" [{}]", label(&id))).unwrap_or_default()
+            ),
+            Event::Refuse { from, to, message_type, error } => {
+                format!("REFUSED {} → {} {}: {}", n.agent(*from), n.address(*to), message_type, error)
+            }
+            Event::Deliver { sender, claimed_from, to, message_type, request_id, .. } => format!(
+                "{} ⇒ {}  {}{}{}",
+                n.agent(*sender),
+                n.agent(*to),
+                message_type,
+                request_id.map(|id| format!(" [{}]", label(&id))).unwrap_or_default(),
+                if claimed_from != sender { format!(" (claims to be {})", n.agent(*claimed_from)) } else { String::new() }
+            ),
+            Event::Lost { to, message_type, cause, .. } => {
+                format!("LOST {} to {} ({})", message_type, n.agent(*to), cause.as_str())
+            }
+            Event::Fault { fault, detail, .. } => format!("fault {fault}: {detail}"),
+            Event::Forge { claimed_from, to, message_type, .. } => {
+                format!("FORGED {} to {} claiming to be {}", message_type, n.agent(*to), n.agent(*claimed_from))
+            }
+            Event::Opened { id, kind, requester, target, deadline, .. } => format!(
+                "{} asks {}: {} request [{}] pending, deadline {}",
+                n.agent(*requester),
+                n.agent(*target),
+                kind,
+                label(id),
+                deadline
+            ),
+            Event::Verdict { at, request_id, verdict, .. } => match verdict {
+                Verdict::Applied { from, to, .. } => {
+                    format!("{}: [{}] {} → {}", n.agent(*at), label(request_id), from, to)
+                }
+                Verdict::Ignored(r) => format!("{}: response for [{}] ignored ({})", n.agent(*at), label(request_id), r),
+            },
+            Event::Expired { id, default, .. } => {
+                format!("[{}] expired → default {}", label(id), default.as_str())
+            }
+            Event::Gate { agent, state } => format!("{}'s plan gate is {}", n.agent(*agent), state),
+            Event::Act { agent, action, path, blocked } => format!(
+                "{} {} {}{}",
+                n.agent(*agent),
+                if blocked.is_some() { "BLOCKED from" } else { "starts" },
+                action.as_str(),
+                path.as_ref().map(|p| format!(" {p}")).unwrap_or_default()
+            ),
+            Event::FileStep { path, done, total, .. } => format!("{path}: {done}/{total} written"),
+            Event::Status { agent, status } => format!("{} is {}", n.agent(*agent), status),
+            Event::Deferred { agent, request_id } => {
+                format!("{} is blocked waiting; puts [{}] aside", n.agent(*agent), label(request_id))
+            }
+            Event::Crash { agent } => format!("{} CRASHED", n.agent(*agent)),
+            Event::Restart { agent } => format!("{} restarts", n.agent(*agent)),
+            Event::Stall { agent, until } => format!("{} stalls until {}", n.agent(*agent), until),
+            Event::Alert { agent, text } => format!("ALERT {}: {}", n.agent(*agent), text),
+            Event::Note { text } => text.clone(),
+        };
+        format!("{:>9}  {}", self.t.to_string(), text)
+    }
+}
+
+fn short(id: &RequestId) -> String {
+    id.to_string()[..8].to_string()
+}
+
+/// Ignored reasons, as counted in reports.
+pub fn ignored_reason(e: &Event) -> Option<Reason> {
+    match e {
+        Event::Verdict { verdict: Verdict::Ignored(r), .. } => Some(*r),
+        _ => None,
+    }
+}
+
+/// The status an `Opened`/`Verdict`/`Expired` event leaves a request in.
+pub fn status_after(e: &Event) -> Option<(RequestId, Status)> {
+    match e {
+        Event::Opened { id, .. } => Some((*id, Status::Pending)),
+        Event::Verdict { request_id, verdict: Verdict::Applied { to, .. }, .. } => Some((*request_id, *to)),
+        Event::Expired { id, .. } => Some((*id, Status::Expired)),
+        _ => None,
+    }
+}
