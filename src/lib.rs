@@ -1,7 +1,9 @@
 //! handshake: a deterministic simulator of the shutdown and plan-approval
 //! handshakes that agent teams use to coordinate.
 
-pub mod protocol;
 pub mod agent;
-pub mod trace;
+pub mod protocol;
 pub mod team;
+pub mod trace;
+pub mod scenario;
+pub mod cli;

@@ -3,7 +3,8 @@
 //! `--trace` writes it as JSON Lines.
 
 use crate::protocol::{
-    Action, Address, AgentId, GateState, Kind, Label, Millis, Reason, RequestId, SendError, Status, TimeoutDefault, Verdict,
+    Action, Address, AgentId, GateState, Kind, Label, Millis, Reason, RequestId, SendError, Status, TimeoutDefault,
+    Verdict,
 };
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -77,17 +78,56 @@ impl Cause {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
     /// The router accepted a message; `seq` pairs it with its delivery.
-    Send { seq: u64, from: AgentId, to: Address, message_type: &'static str, request_id: Option<RequestId> },
+    Send {
+        seq: u64,
+        from: AgentId,
+        to: Address,
+        message_type: &'static str,
+        request_id: Option<RequestId>,
+    },
     /// A send rule refused the message before delivery.
-    Refuse { from: AgentId, to: Address, message_type: &'static str, error: SendError },
-    Deliver { seq: u64, sender: AgentId, claimed_from: AgentId, to: AgentId, message_type: &'static str, request_id: Option<RequestId> },
+    Refuse {
+        from: AgentId,
+        to: Address,
+        message_type: &'static str,
+        error: SendError,
+    },
+    Deliver {
+        seq: u64,
+        sender: AgentId,
+        claimed_from: AgentId,
+        to: AgentId,
+        message_type: &'static str,
+        request_id: Option<RequestId>,
+    },
     /// A message disappeared; `cause` says which fault took it.
-    Lost { seq: u64, to: AgentId, message_type: &'static str, cause: Cause },
+    Lost {
+        seq: u64,
+        to: AgentId,
+        message_type: &'static str,
+        cause: Cause,
+    },
     /// A fault touched a message in flight without losing it.
-    Fault { seq: u64, fault: &'static str, detail: String },
+    Fault {
+        seq: u64,
+        fault: &'static str,
+        detail: String,
+    },
     /// An adversary injected a message (it is then sent like any other).
-    Forge { seq: u64, claimed_from: AgentId, to: AgentId, message_type: &'static str },
-    Opened { id: RequestId, label: Label, kind: Kind, requester: AgentId, target: AgentId, deadline: Millis },
+    Forge {
+        seq: u64,
+        claimed_from: AgentId,
+        to: AgentId,
+        message_type: &'static str,
+    },
+    Opened {
+        id: RequestId,
+        label: Label,
+        kind: Kind,
+        requester: AgentId,
+        target: AgentId,
+        deadline: Millis,
+    },
     Verdict {
         at: AgentId,
         request_id: RequestId,
@@ -97,18 +137,53 @@ pub enum Event {
         claimed_from: AgentId,
         verdict: Verdict,
     },
-    Expired { id: RequestId, kind: Kind, default: TimeoutDefault },
-    Gate { agent: AgentId, state: GateState },
-    Act { agent: AgentId, action: Action, path: Option<String>, blocked: Option<GateState> },
-    FileStep { agent: AgentId, path: String, done: u32, total: u32 },
-    Status { agent: AgentId, status: RosterStatus },
+    Expired {
+        id: RequestId,
+        kind: Kind,
+        default: TimeoutDefault,
+    },
+    Gate {
+        agent: AgentId,
+        state: GateState,
+    },
+    Act {
+        agent: AgentId,
+        action: Action,
+        path: Option<String>,
+        blocked: Option<GateState>,
+    },
+    FileStep {
+        agent: AgentId,
+        path: String,
+        done: u32,
+        total: u32,
+    },
+    Status {
+        agent: AgentId,
+        status: RosterStatus,
+    },
     /// A teammate that waits for an answer put an incoming request aside.
-    Deferred { agent: AgentId, request_id: RequestId },
-    Crash { agent: AgentId },
-    Restart { agent: AgentId },
-    Stall { agent: AgentId, until: Millis },
-    Alert { agent: AgentId, text: String },
-    Note { text: String },
+    Deferred {
+        agent: AgentId,
+        request_id: RequestId,
+    },
+    Crash {
+        agent: AgentId,
+    },
+    Restart {
+        agent: AgentId,
+    },
+    Stall {
+        agent: AgentId,
+        until: Millis,
+    },
+    Alert {
+        agent: AgentId,
+        text: String,
+    },
+    Note {
+        text: String,
+    },
 }
 
 impl Event {
@@ -333,7 +408,11 @@ impl Stamped {
                 n.agent(*to),
                 message_type,
                 request_id.map(|id| format!(" [{}]", label(&id))).unwrap_or_default(),
-                if claimed_from != sender { format!(" (claims to be {})", n.agent(*claimed_from)) } else { String::new() }
+                if claimed_from != sender {
+                    format!(" (claims to be {})", n.agent(*claimed_from))
+                } else {
+                    String::new()
+                }
             ),
             Event::Lost { to, message_type, cause, .. } => {
                 format!("LOST {} to {} ({})", message_type, n.agent(*to), cause.as_str())
@@ -354,7 +433,9 @@ impl Stamped {
                 Verdict::Applied { from, to, .. } => {
                     format!("{}: [{}] {} → {}", n.agent(*at), label(request_id), from, to)
                 }
-                Verdict::Ignored(r) => format!("{}: response for [{}] ignored ({})", n.agent(*at), label(request_id), r),
+                Verdict::Ignored(r) => {
+                    format!("{}: response for [{}] ignored ({})", n.agent(*at), label(request_id), r)
+                }
             },
             Event::Expired { id, default, .. } => {
                 format!("[{}] expired → default {}", label(id), default.as_str())

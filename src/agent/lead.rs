@@ -2,7 +2,9 @@
 //! timeout policy when a request it made expires.
 
 use super::{ask, judge, rearm, Answer, Answers, Command, Ctx, Input, Script, Timer};
-use crate::protocol::{Address, AgentId, Defences, Expiry, Kind, Message, Millis, RequestTable, Text, TimeoutDefault, Verdict};
+use crate::protocol::{
+    Address, AgentId, Defences, Expiry, Kind, Message, Millis, RequestTable, Text, TimeoutDefault, Verdict,
+};
 use crate::trace::Event;
 
 /// A load generator for benchmarks: keep `per_teammate` shutdown requests in
@@ -31,7 +33,11 @@ impl Lead {
 
     /// A lead that generates load; it forgets ended requests so memory stays flat.
     pub fn with_load(defences: Defences, load: Load) -> Lead {
-        Lead { table: RequestTable::forgetful(defences), load: Some((load, 0)), ..Lead::new(defences, Answers::always(Answer::Approve), None) }
+        Lead {
+            table: RequestTable::forgetful(defences),
+            load: Some((load, 0)),
+            ..Lead::new(defences, Answers::always(Answer::Approve), None)
+        }
     }
 
     pub fn table(&self) -> &RequestTable {
@@ -57,11 +63,25 @@ impl Lead {
             Input::Wake(Timer::Deadline) => self.armed = None,
             Input::Wake(Timer::WorkStep) | Input::Restart => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
-                ask(&mut self.table, Kind::Shutdown, to, label, |request_id| Message::ShutdownRequest { request_id, reason }, ctx);
+                ask(
+                    &mut self.table,
+                    Kind::Shutdown,
+                    to,
+                    label,
+                    |request_id| Message::ShutdownRequest { request_id, reason },
+                    ctx,
+                );
             }
             Input::Script(Script::SubmitPlan { to, plan, label }) => {
                 // Refused by the send rules (the lead does not submit plans), and recorded as such.
-                ask(&mut self.table, Kind::Plan, to, label, |request_id| Message::PlanApprovalRequest { request_id, plan }, ctx);
+                ask(
+                    &mut self.table,
+                    Kind::Plan,
+                    to,
+                    label,
+                    |request_id| Message::PlanApprovalRequest { request_id, plan },
+                    ctx,
+                );
             }
             Input::Script(Script::Say { to, text }) => {
                 let message = match to {
@@ -117,7 +137,14 @@ impl Lead {
     }
 
     fn send_load(&mut self, to: AgentId, ctx: &mut Ctx) {
-        ask(&mut self.table, Kind::Shutdown, to, None, |request_id| Message::ShutdownRequest { request_id, reason: None }, ctx);
+        ask(
+            &mut self.table,
+            Kind::Shutdown,
+            to,
+            None,
+            |request_id| Message::ShutdownRequest { request_id, reason: None },
+            ctx,
+        );
     }
 
     /// Handshakes completed by the load generator.

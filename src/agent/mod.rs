@@ -89,12 +89,19 @@ pub enum Command {
     Send(Envelope),
     /// Wake me with `timer` at `at`. Timers are never cancelled: a spare
     /// wake-up finds nothing due and costs one no-op.
-    Wake { at: Millis, timer: Timer },
+    Wake {
+        at: Millis,
+        timer: Timer,
+    },
     Record(Event),
     /// My roster status is now this.
     Status(RosterStatus),
     /// One more step of `path` is written.
-    FileStep { path: Text, done: u32, total: u32 },
+    FileStep {
+        path: Text,
+        done: u32,
+        total: u32,
+    },
     /// The timeout policy says: force-stop this teammate.
     Kill(AgentId),
     /// I am done: stop my actor (status already reported).
@@ -168,7 +175,15 @@ pub(crate) fn response_of(d: &Delivery) -> Option<crate::protocol::Response> {
         Message::PlanApprovalResponse { request_id, approve, .. } => (*request_id, Kind::Plan, *approve),
         _ => return None,
     };
-    Some(Response { request_id, kind, approve, sender: d.sender, claimed_from: d.envelope.from, recipient: d.to, at: d.at })
+    Some(Response {
+        request_id,
+        kind,
+        approve,
+        sender: d.sender,
+        claimed_from: d.envelope.from,
+        recipient: d.to,
+        at: d.at,
+    })
 }
 
 /// Records the verdict on `d` and returns it.
@@ -221,7 +236,8 @@ pub(crate) fn ask(
     }
     let timeout = ctx.policy.timeout(kind);
     let r = table.open(id, NewRequest { kind, requester: ctx.me, target: to, sent_at: ctx.now, timeout, label });
-    let opened = Event::Opened { id, label: r.label.clone(), kind, requester: ctx.me, target: to, deadline: r.deadline };
+    let opened =
+        Event::Opened { id, label: r.label.clone(), kind, requester: ctx.me, target: to, deadline: r.deadline };
     ctx.record(opened);
     ctx.out.push(Command::Send(env));
     Some(id)

@@ -4,8 +4,8 @@
 
 use super::{ask, judge, rearm, Answer, Answers, Command, Ctx, Input, Script, Timer};
 use crate::protocol::{
-    Action, Address, AgentId, Defences, Delivery, Expiry, GateChange, GateState, Kind, Message, Millis, PlanGate, RequestId,
-    RequestTable, Text, TimeoutDefault, Verdict,
+    Action, Address, AgentId, Defences, Delivery, Expiry, GateChange, GateState, Kind, Message, Millis, PlanGate,
+    RequestId, RequestTable, Text, TimeoutDefault, Verdict,
 };
 use crate::trace::{Event, RosterStatus};
 use std::collections::VecDeque;
@@ -121,7 +121,14 @@ impl Teammate {
             Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(to, plan, label, ctx),
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 // Refused by the send rules: only the lead asks for shutdowns.
-                ask(&mut self.table, Kind::Shutdown, to, label, |request_id| Message::ShutdownRequest { request_id, reason }, ctx);
+                ask(
+                    &mut self.table,
+                    Kind::Shutdown,
+                    to,
+                    label,
+                    |request_id| Message::ShutdownRequest { request_id, reason },
+                    ctx,
+                );
             }
             Input::Script(Script::Say { to, text }) => {
                 let message = match to {
@@ -174,7 +181,10 @@ impl Teammate {
                 let request_id = *request_id;
                 match self.spec.on_shutdown.next() {
                     Answer::Approve => {
-                        let sent = ctx.send(Address::Agent(asker), Message::ShutdownResponse { request_id, approve: true, reason: None });
+                        let sent = ctx.send(
+                            Address::Agent(asker),
+                            Message::ShutdownResponse { request_id, approve: true, reason: None },
+                        );
                         if sent {
                             self.stopping = true;
                             if self.progress.is_none() {
@@ -184,7 +194,10 @@ impl Teammate {
                     }
                     Answer::Reject => {
                         let reason = self.spec.reject_reason.clone();
-                        ctx.send(Address::Agent(asker), Message::ShutdownResponse { request_id, approve: false, reason });
+                        ctx.send(
+                            Address::Agent(asker),
+                            Message::ShutdownResponse { request_id, approve: false, reason },
+                        );
                     }
                     Answer::Ignore => {}
                 }
@@ -252,8 +265,14 @@ impl Teammate {
             ctx.record(Event::Note { text: "already waiting for a plan answer; not submitting another".into() });
             return;
         }
-        let Some(id) = ask(&mut self.table, Kind::Plan, to, label, |request_id| Message::PlanApprovalRequest { request_id, plan }, ctx)
-        else {
+        let Some(id) = ask(
+            &mut self.table,
+            Kind::Plan,
+            to,
+            label,
+            |request_id| Message::PlanApprovalRequest { request_id, plan },
+            ctx,
+        ) else {
             return;
         };
         self.waiting_on = Some(id);

@@ -195,7 +195,10 @@ mod tests {
         let json = serde_json::to_string(&m).unwrap();
         assert_eq!(
             json,
-            format!(r#"{{"type":"shutdown_response","request_id":"{}","approve":false,"reason":"tests running"}}"#, id())
+            format!(
+                r#"{{"type":"shutdown_response","request_id":"{}","approve":false,"reason":"tests running"}}"#,
+                id()
+            )
         );
         assert_eq!(Message::from_json(&json).unwrap(), m);
     }
@@ -251,7 +254,10 @@ mod tests {
     #[test]
     fn only_protocol_messages_have_ids() {
         assert_eq!(Message::Message { text: "x".into() }.request_id(), None);
-        assert_eq!(Message::ShutdownRequest { request_id: id(), reason: None }.protocol(), Some((Kind::Shutdown, Role::Request)));
+        assert_eq!(
+            Message::ShutdownRequest { request_id: id(), reason: None }.protocol(),
+            Some((Kind::Shutdown, Role::Request))
+        );
         assert_eq!(
             Message::PlanApprovalResponse { request_id: id(), approve: true, feedback: None }.protocol(),
             Some((Kind::Plan, Role::Response))

@@ -124,12 +124,19 @@ mod tests {
         assert_eq!(p.timeout(Kind::Shutdown), Millis(60_000));
         assert_eq!(p.timeout(Kind::Plan), Millis(120_000));
         assert!(p.strict_hierarchy);
-        assert_eq!(p.defences, Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true });
+        assert_eq!(
+            p.defences,
+            Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true }
+        );
     }
 
     #[test]
     fn alternatives_apply_when_chosen() {
-        let p = Policy { on_shutdown_timeout: OnShutdownTimeout::Keep, on_plan_timeout: OnPlanTimeout::Approve, ..Policy::default() };
+        let p = Policy {
+            on_shutdown_timeout: OnShutdownTimeout::Keep,
+            on_plan_timeout: OnPlanTimeout::Approve,
+            ..Policy::default()
+        };
         assert_eq!(p.on_expiry(Kind::Shutdown), TimeoutDefault::Keep);
         assert_eq!(p.on_expiry(Kind::Plan), TimeoutDefault::Approve);
     }

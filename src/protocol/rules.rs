@@ -154,13 +154,22 @@ mod tests {
     #[test]
     fn shutdown_response_only_to_the_lead() {
         assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(true, None)), Ok(()));
-        assert_eq!(send(ALICE, Address::Agent(BOB), shutdown_resp(true, None)), Err(SendError::ShutdownResponseNotToLead));
+        assert_eq!(
+            send(ALICE, Address::Agent(BOB), shutdown_resp(true, None)),
+            Err(SendError::ShutdownResponseNotToLead)
+        );
     }
 
     #[test]
     fn a_rejected_shutdown_needs_a_reason() {
-        assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(false, None)), Err(SendError::RejectionWithoutReason));
-        assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("  "))), Err(SendError::RejectionWithoutReason));
+        assert_eq!(
+            send(ALICE, Address::Agent(LEAD), shutdown_resp(false, None)),
+            Err(SendError::RejectionWithoutReason)
+        );
+        assert_eq!(
+            send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("  "))),
+            Err(SendError::RejectionWithoutReason)
+        );
         assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("tests running"))), Ok(()));
     }
 
@@ -171,8 +180,14 @@ mod tests {
             assert_eq!(send(LEAD, Address::Everyone, m), Err(SendError::ProtocolBroadcast(name)));
         }
         assert_eq!(send(LEAD, Address::Everyone, Message::Broadcast { text: "hi".into() }), Ok(()));
-        assert_eq!(send(LEAD, Address::Agent(ALICE), Message::Broadcast { text: "hi".into() }), Err(SendError::BroadcastToOne));
-        assert_eq!(send(LEAD, Address::Everyone, Message::Message { text: "hi".into() }), Err(SendError::BroadcastToOne));
+        assert_eq!(
+            send(LEAD, Address::Agent(ALICE), Message::Broadcast { text: "hi".into() }),
+            Err(SendError::BroadcastToOne)
+        );
+        assert_eq!(
+            send(LEAD, Address::Everyone, Message::Message { text: "hi".into() }),
+            Err(SendError::BroadcastToOne)
+        );
     }
 
     #[test]
@@ -192,7 +207,10 @@ mod tests {
     fn recipient_must_exist_and_be_active() {
         assert_eq!(send(LEAD, Address::Agent(AgentId(9)), shutdown_req()), Err(SendError::UnknownRecipient));
         assert_eq!(send(LEAD, Address::Agent(CAROL), shutdown_req()), Err(SendError::InactiveRecipient));
-        assert_eq!(send(LEAD, Address::Agent(LEAD), Message::Message { text: "me".into() }), Err(SendError::SelfAddressed));
+        assert_eq!(
+            send(LEAD, Address::Agent(LEAD), Message::Message { text: "me".into() }),
+            Err(SendError::SelfAddressed)
+        );
     }
 
     #[test]

@@ -154,7 +154,11 @@ impl fmt::Display for Reason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// The request moved from `from` to `to`.
-    Applied { kind: Kind, from: Status, to: Status },
+    Applied {
+        kind: Kind,
+        from: Status,
+        to: Status,
+    },
     Ignored(Reason),
 }
 
@@ -352,7 +356,14 @@ mod tests {
             let id = RequestId::draw(&mut self.rng);
             self.table.open(
                 id,
-                NewRequest { kind: Kind::Shutdown, requester: LEAD, target, sent_at: Millis(0), timeout: Millis(60_000), label: None },
+                NewRequest {
+                    kind: Kind::Shutdown,
+                    requester: LEAD,
+                    target,
+                    sent_at: Millis(0),
+                    timeout: Millis(60_000),
+                    label: None,
+                },
             );
             id
         }
@@ -361,7 +372,14 @@ mod tests {
             let id = RequestId::draw(&mut self.rng);
             self.table.open(
                 id,
-                NewRequest { kind: Kind::Plan, requester: author, target: LEAD, sent_at: Millis(0), timeout: Millis(120_000), label: None },
+                NewRequest {
+                    kind: Kind::Plan,
+                    requester: author,
+                    target: LEAD,
+                    sent_at: Millis(0),
+                    timeout: Millis(120_000),
+                    label: None,
+                },
             );
             id
         }
@@ -372,7 +390,15 @@ mod tests {
 
     /// Alice's answer to a shutdown request, delivered to the lead at 1 s.
     fn answer(id: RequestId, approve: bool) -> Response {
-        Response { request_id: id, kind: Kind::Shutdown, approve, sender: ALICE, claimed_from: ALICE, recipient: LEAD, at: Millis(1000) }
+        Response {
+            request_id: id,
+            kind: Kind::Shutdown,
+            approve,
+            sender: ALICE,
+            claimed_from: ALICE,
+            recipient: LEAD,
+            at: Millis(1000),
+        }
     }
 
     fn applied(to: Status) -> Verdict {
@@ -437,7 +463,15 @@ mod tests {
         // The lead holds alice's plan request (as target) in a shared table
         // here only to exercise the kind check; ownership is the runtime's job.
         let plan = f.plan(ALICE);
-        let wrong_kind = Response { request_id: plan, kind: Kind::Shutdown, approve: true, sender: LEAD, claimed_from: LEAD, recipient: ALICE, at: Millis(5) };
+        let wrong_kind = Response {
+            request_id: plan,
+            kind: Kind::Shutdown,
+            approve: true,
+            sender: LEAD,
+            claimed_from: LEAD,
+            recipient: ALICE,
+            at: Millis(5),
+        };
         assert_eq!(f.table.apply(&wrong_kind), Verdict::Ignored(Reason::KindMismatch));
         assert_eq!(f.status(plan), Status::Pending);
     }
@@ -446,8 +480,19 @@ mod tests {
     fn with_the_kind_check_off_a_mismatched_kind_is_applied() {
         let mut f = Fixture::with(Defences { kind_check: false, ..Defences::default() });
         let plan = f.plan(ALICE);
-        let wrong_kind = Response { request_id: plan, kind: Kind::Shutdown, approve: true, sender: LEAD, claimed_from: LEAD, recipient: ALICE, at: Millis(5) };
-        assert_eq!(f.table.apply(&wrong_kind), Verdict::Applied { kind: Kind::Plan, from: Status::Pending, to: Status::Approved });
+        let wrong_kind = Response {
+            request_id: plan,
+            kind: Kind::Shutdown,
+            approve: true,
+            sender: LEAD,
+            claimed_from: LEAD,
+            recipient: ALICE,
+            at: Millis(5),
+        };
+        assert_eq!(
+            f.table.apply(&wrong_kind),
+            Verdict::Applied { kind: Kind::Plan, from: Status::Pending, to: Status::Approved }
+        );
     }
 
     #[test]
@@ -541,7 +586,10 @@ mod tests {
         let mut f = Fixture::with(Defences { pending_check: false, ..Defences::default() });
         let id = f.shutdown(ALICE);
         f.table.apply(&answer(id, false));
-        assert_eq!(f.table.apply(&answer(id, true)), Verdict::Applied { kind: Kind::Shutdown, from: Status::Rejected, to: Status::Approved });
+        assert_eq!(
+            f.table.apply(&answer(id, true)),
+            Verdict::Applied { kind: Kind::Shutdown, from: Status::Rejected, to: Status::Approved }
+        );
     }
 
     #[test]
@@ -549,7 +597,15 @@ mod tests {
         let mut f = Fixture::new();
         let plan = f.plan(ALICE);
         // Wrong kind and wrong sender and late: kind is checked first.
-        let everything_wrong = Response { request_id: plan, kind: Kind::Shutdown, approve: true, sender: BOB, claimed_from: BOB, recipient: BOB, at: Millis(999_999) };
+        let everything_wrong = Response {
+            request_id: plan,
+            kind: Kind::Shutdown,
+            approve: true,
+            sender: BOB,
+            claimed_from: BOB,
+            recipient: BOB,
+            at: Millis(999_999),
+        };
         assert_eq!(f.table.apply(&everything_wrong), Verdict::Ignored(Reason::KindMismatch));
     }
 
@@ -559,7 +615,17 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         for _ in 0..1000 {
             let id = RequestId::draw(&mut rng);
-            t.open(id, NewRequest { kind: Kind::Shutdown, requester: LEAD, target: ALICE, sent_at: Millis(0), timeout: Millis(60_000), label: None });
+            t.open(
+                id,
+                NewRequest {
+                    kind: Kind::Shutdown,
+                    requester: LEAD,
+                    target: ALICE,
+                    sent_at: Millis(0),
+                    timeout: Millis(60_000),
+                    label: None,
+                },
+            );
             assert!(matches!(t.apply(&answer(id, true)), Verdict::Applied { .. }));
         }
         assert_eq!(t.len(), 0);
@@ -570,7 +636,17 @@ mod tests {
     fn named_labels_are_kept() {
         let mut t = RequestTable::new(Defences::default());
         let id = RequestId::from_random_bytes([3; 16]);
-        t.open(id, NewRequest { kind: Kind::Shutdown, requester: LEAD, target: ALICE, sent_at: Millis(0), timeout: Millis(10), label: Some("stop-alice".into()) });
+        t.open(
+            id,
+            NewRequest {
+                kind: Kind::Shutdown,
+                requester: LEAD,
+                target: ALICE,
+                sent_at: Millis(0),
+                timeout: Millis(10),
+                label: Some("stop-alice".into()),
+            },
+        );
         assert_eq!(t.get(id).unwrap().label.render(|_| "x".into()), "stop-alice");
         let auto = Label::Auto { teammate: ALICE, kind: Kind::Plan, n: 2 };
         assert_eq!(auto.render(|_| "alice".into()), "alice/plan/2");

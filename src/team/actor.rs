@@ -13,12 +13,6 @@ impl Message for Input {
     type Result = ();
 }
 
-/// Stop at once (a kill): no further input is looked at.
-pub struct Halt;
-impl Message for Halt {
-    type Result = ();
-}
-
 /// At the end of a run: hand over the agent's final state.
 pub struct Finish;
 impl Message for Finish {
@@ -33,6 +27,10 @@ pub struct AgentActor {
     pub world: Rc<RefCell<World>>,
     /// Commands from the last input, kept to reuse the allocation.
     pub out: Vec<Command>,
+    /// The agent shut down gracefully. The actor stays alive until the end of
+    /// the run so that a message still reaching it is recorded, not silently
+    /// dropped with the mailbox.
+    pub stopped: bool,
 }
 
 impl Actor for AgentActor {
@@ -43,19 +41,12 @@ impl Actor for AgentActor {
         // over-fill it; a pipelined lead needs room for far more.
         ctx.set_mailbox_capacity(usize::MAX >> 1);
     }
-
-    fn stopped(&mut self, _: &mut Context<Self>) {
-        // Keep the final state (its request table) for the end-of-run report.
-        if let Some(agent) = self.agent.take() {
-            self.world.borrow_mut().finished[self.id.index()] = Some(agent);
-        }
-    }
 }
 
 impl Handler<Input> for AgentActor {
     type Result = ();
 
-    fn handle(&mut self, input: Input, ctx: &mut Context<Self>) {
+    fn handle(&mut self, input: Input, _: &mut Context<Self>) {
         let world = Rc::clone(&self.world);
         let mut guard = world.borrow_mut();
         let w = &mut *guard;
@@ -75,7 +66,11 @@ impl Handler<Input> for AgentActor {
                 Input::Restart => self.epoch = w.epochs[me.index()],
                 Input::Deliver(d) => {
                     // The message was in the mailbox when the agent crashed or was killed.
-                    let cause = if w.roster.statuses[me.index()] == RosterStatus::Killed { Cause::Killed } else { Cause::Crash };
+                    let cause = if w.roster.statuses[me.index()] == RosterStatus::Killed {
+                        Cause::Killed
+                    } else {
+                        Cause::Crash
+                    };
                     let message_type = d.envelope.message.type_name();
                     w.record(Event::Lost { seq: d.seq, to: me, message_type, cause });
                     return;
@@ -84,6 +79,13 @@ impl Handler<Input> for AgentActor {
             }
         }
         let Some(agent) = self.agent.as_mut() else { return };
+        if self.stopped {
+            if let Input::Deliver(d) = input {
+                let message_type = d.envelope.message.type_name();
+                w.record(Event::Lost { seq: d.seq, to: me, message_type, cause: Cause::Undeliverable });
+            }
+            return;
+        }
         if let Input::Deliver(d) = &input {
             if w.tracing() {
                 let m = &d.envelope.message;
@@ -118,16 +120,9 @@ impl Handler<Input> for AgentActor {
                         w.record(Event::Alert { agent: target, text });
                     }
                 }
-                Command::Stop => ctx.stop(),
+                Command::Stop => self.stopped = true,
             }
         }
-    }
-}
-
-impl Handler<Halt> for AgentActor {
-    type Result = ();
-    fn handle(&mut self, _: Halt, ctx: &mut Context<Self>) {
-        ctx.stop();
     }
 }
 

@@ -86,7 +86,10 @@ pub enum Route {
     /// No latency, no fault: straight to the mailbox.
     Now,
     /// Deliver one copy after each delay; the notes say which faults acted.
-    After { delays: Vec<Millis>, notes: Vec<(&'static str, String)> },
+    After {
+        delays: Vec<Millis>,
+        notes: Vec<(&'static str, String)>,
+    },
     Lost(Cause),
     /// Held by a reorder fault until the next message on the link.
     HoldReorder,
@@ -95,20 +98,43 @@ pub enum Route {
 }
 
 /// A fault that acts at a time rather than on a message.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Scheduled {
-    Crash { agent: AgentId, restart_after: Option<Millis> },
-    Restart { agent: AgentId },
-    Stall { agent: AgentId, until: Millis },
-    Unstall { agent: AgentId },
-    Heal { partition: usize },
+    Crash {
+        agent: AgentId,
+        restart_after: Option<Millis>,
+    },
+    Restart {
+        agent: AgentId,
+    },
+    Stall {
+        agent: AgentId,
+        until: Millis,
+    },
+    Unstall {
+        agent: AgentId,
+    },
+    Heal {
+        partition: usize,
+    },
     /// An adversary injects `message`, claiming to be `claimed_from`.
     /// `@label` request ids are resolved when it fires.
-    Forge { claimed_from: AgentId, to: AgentId, message: Message, id_label: Option<String> },
+    Forge {
+        claimed_from: AgentId,
+        to: AgentId,
+        message: Message,
+        id_label: Option<String>,
+    },
     /// The network delivers again the last `message_type` seen for a labelled request.
-    Replay { label: String, message_type: &'static str },
+    Replay {
+        label: String,
+        message_type: &'static str,
+    },
     /// Let a reorder-held message go if nothing followed it.
-    ReleaseReorder { from: AgentId, to: AgentId },
+    ReleaseReorder {
+        from: AgentId,
+        to: AgentId,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -182,6 +208,11 @@ impl Network {
         Route::After { delays: vec![delay; copies], notes }
     }
 
+    /// Messages still held by a partition that never healed.
+    pub fn drain_partition_held(&mut self) -> Vec<(u64, Delivery)> {
+        self.partition_held.drain(..).map(|(_, seq, d)| (seq, d)).collect()
+    }
+
     pub fn capture(&mut self, d: &Delivery) {
         if self.capture {
             if let Some(id) = d.envelope.message.request_id() {
@@ -221,7 +252,9 @@ pub fn fire(w: &mut World, f: Scheduled) {
         }
         Scheduled::Unstall { agent } => {
             if let Some((_, held)) = w.stalls[agent.index()].take() {
-                w.record(Event::Note { text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()) });
+                w.record(Event::Note {
+                    text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()),
+                });
                 for input in held {
                     w.hand(agent, input);
                 }
@@ -263,12 +296,24 @@ pub fn fire(w: &mut World, f: Scheduled) {
                     w.next_msg += 1;
                     d.seq = w.next_msg;
                     let seq = w.next_msg;
-                    w.record(Event::Fault { seq, fault: "replay", detail: format!("{message_type} of {label} delivered again") });
+                    w.record(Event::Fault {
+                        seq,
+                        fault: "replay",
+                        detail: format!("{message_type} of {label} delivered again"),
+                    });
                     let request_id = d.envelope.message.request_id();
-                    w.record(Event::Send { seq, from: d.envelope.from, to: crate::protocol::Address::Agent(d.to), message_type, request_id });
+                    w.record(Event::Send {
+                        seq,
+                        from: d.envelope.from,
+                        to: crate::protocol::Address::Agent(d.to),
+                        message_type,
+                        request_id,
+                    });
                     w.arrive(seq, d);
                 }
-                None => w.record(Event::Note { text: format!("replay skipped: no {message_type} of {label} was seen") }),
+                None => {
+                    w.record(Event::Note { text: format!("replay skipped: no {message_type} of {label} was seen") })
+                }
             }
         }
         Scheduled::ReleaseReorder { from, to } => {

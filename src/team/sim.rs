@@ -156,7 +156,8 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     net.faults = std::mem::take(&mut spec.link_faults);
     net.partitions = std::mem::take(&mut spec.partitions);
     net.capture = spec.timed.iter().any(|(_, f)| matches!(f, Scheduled::Replay { .. }));
-    let mut world = World::new(spec.policy.clone(), names.clone(), ChaCha8Rng::seed_from_u64(spec.seed), net, spec.trace);
+    let mut world =
+        World::new(spec.policy.clone(), names.clone(), ChaCha8Rng::seed_from_u64(spec.seed), net, spec.trace);
     world.live = spec.live.take();
     world.abort = spec.abort.take();
     let w = Rc::new(RefCell::new(world));
@@ -171,7 +172,14 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         agents.push(Agent::Teammate(Teammate::new(t, defences)));
     }
     for (i, agent) in agents.into_iter().enumerate() {
-        let actor = AgentActor { id: AgentId(i as u32), epoch: 0, agent: Some(agent), world: Rc::clone(&w), out: Vec::new() };
+        let actor = AgentActor {
+            id: AgentId(i as u32),
+            epoch: 0,
+            agent: Some(agent),
+            world: Rc::clone(&w),
+            out: Vec::new(),
+            stopped: false,
+        };
         let addr = actor.start();
         w.borrow_mut().addrs[i] = Some(addr);
     }
@@ -197,9 +205,17 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     }
 
     let stop = drive(&w, spec.end, spec.cap).await;
+    if stop == Stop::Settled {
+        // A partition that never heals keeps its messages forever: say so.
+        let mut wb = w.borrow_mut();
+        for (seq, d) in wb.net.drain_partition_held() {
+            let message_type = d.envelope.message.type_name();
+            wb.record(crate::trace::Event::Lost { seq, to: d.to, message_type, cause: crate::trace::Cause::Partition });
+        }
+    }
 
-    // Collect every agent's final state: live ones hand it over, stopped ones
-    // left it in the world as they stopped.
+    // Collect every agent's final state. Actors live to the end of the run
+    // (a stopped or killed agent's actor only records what still reaches it).
     let addrs: Vec<_> = w.borrow_mut().addrs.iter_mut().map(|a| a.take()).collect();
     let mut finals: Vec<Option<Agent>> = Vec::with_capacity(team);
     for addr in addrs {
@@ -208,14 +224,11 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
             None => None,
         });
     }
-    // Let stopped actors run their `stopped` hooks.
-    tokio::task::yield_now().await;
     let mut wb = w.borrow_mut();
     let mut requests = Vec::new();
     let mut load_done = 0;
-    for (i, f) in finals.into_iter().enumerate() {
-        let agent = f.or_else(|| wb.finished[i].take());
-        if let Some(agent) = agent {
+    for agent in finals.into_iter().flatten() {
+        {
             requests.extend(agent.table().iter().cloned());
             if let Agent::Lead(l) = &agent {
                 load_done = l.load_done();

@@ -4,7 +4,7 @@
 //! Everything runs on one thread, so actors reach the world through an
 //! `Rc<RefCell<..>>` and never hold the borrow across an await.
 
-use super::actor::{AgentActor, Halt};
+use super::actor::AgentActor;
 use super::network::{Network, Route};
 use crate::agent::{Input, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
@@ -82,8 +82,6 @@ pub struct World {
     pub last_event: Millis,
     /// Called with every event as it happens (the CLI's `-v`).
     pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
-    /// Final agent states, handed over as actors stop.
-    pub finished: Vec<Option<crate::agent::Agent>>,
     /// Inputs handled so far, and the guard that may stop a runaway run.
     pub handled: u64,
     pub abort: Option<Box<dyn FnMut() -> bool>>,
@@ -113,7 +111,6 @@ impl World {
             next_msg: 0,
             last_event: Millis::ZERO,
             live: None,
-            finished: (0..n).map(|_| None).collect(),
             handled: 0,
             abort: None,
             aborted: false,
@@ -213,8 +210,12 @@ impl World {
                 super::network::release_follower(self, sender, to, last);
             }
             Route::Lost(cause) => self.record(Event::Lost { seq, to, message_type, cause }),
-            Route::HoldReorder => super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now }),
-            Route::HoldPartition(i) => super::network::hold_partition(self, i, seq, Delivery { seq, envelope, sender, to, at: now }),
+            Route::HoldReorder => {
+                super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now })
+            }
+            Route::HoldPartition(i) => {
+                super::network::hold_partition(self, i, seq, Delivery { seq, envelope, sender, to, at: now })
+            }
         }
     }
 
@@ -233,8 +234,8 @@ impl World {
             return;
         }
         delivery.at = self.now();
+        debug_assert_eq!(delivery.seq, seq);
         self.hand(to, Input::Deliver(delivery));
-        let _ = seq;
     }
 
     pub fn set_status(&mut self, agent: AgentId, status: RosterStatus) {
@@ -255,11 +256,6 @@ impl World {
                 if let Some(addr) = &self.addrs[agent.index()] {
                     addr.do_send(input);
                 }
-            }
-        }
-        if status == RosterStatus::Killed {
-            if let Some(addr) = self.addrs[agent.index()].take() {
-                addr.do_send(Halt);
             }
         }
     }

@@ -1,0 +1,36 @@
+//! `handshake check`: validate files, run nothing.
+
+use super::{default_paths, EXIT_BAD_INPUT, EXIT_OK};
+use crate::scenario::discover::{expand, load_all};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Scenario files or folders of them [default: scenarios/]
+    pub paths: Vec<PathBuf>,
+}
+
+pub fn main(a: CheckArgs) -> i32 {
+    let files = match expand(&default_paths(a.paths)) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let (ok, errors) = load_all(&files);
+    for e in &errors {
+        eprintln!("{e}");
+    }
+    for s in &ok {
+        println!("ok    {}  ({})", s.path, s.name);
+    }
+    let bad = files.len() - ok.len();
+    println!("{} files: {} ok, {} bad", files.len(), ok.len(), bad);
+    if errors.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_BAD_INPUT
+    }
+}

@@ -1,0 +1,917 @@
+//! From a parsed file to a runnable scenario: resolve names and labels, parse
+//! durations, check every rule a file can break, and say where it broke it.
+
+use super::duration::{parse_duration, parse_latency};
+use super::file::{AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
+use super::invariant::Invariant;
+use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
+use crate::protocol::{
+    check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, RequestId, SendError, Status,
+    Text, LEAD_NAME,
+};
+use crate::team::{Filter, LeadSpec, Latency, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec};
+use crate::trace::RosterStatus;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::ops::Range;
+
+/// A bad scenario file: where, and why, in one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.path, self.message)
+        } else {
+            write!(f, "{}:{}:{}: {}", self.path, self.line, self.col, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// What a file says must hold at the end of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    Request { label: String, status: Status },
+    Teammate { name: String, status: RosterStatus },
+    Gate { name: String, state: GateState },
+    File { path: String, state: FileExpect },
+    Ignored { count: u32, reason: Option<Reason> },
+    Refused { count: u32, rule: Option<String> },
+    Expired { count: u32 },
+    Violation(Invariant),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileExpect {
+    Complete,
+    Partial,
+    Absent,
+}
+
+impl FileExpect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileExpect::Complete => "complete",
+            FileExpect::Partial => "partial",
+            FileExpect::Absent => "absent",
+        }
+    }
+}
+
+/// A checked scenario, ready to run with any seed.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub path: String,
+    pub name: String,
+    pub about: String,
+    pub seed: Option<u64>,
+    pub end: Option<Millis>,
+    pub cap: Millis,
+    pub policy: Policy,
+    pub latency: Latency,
+    pub lead: LeadSpec,
+    pub teammates: Vec<(String, TeammateSpec)>,
+    pub steps: Vec<Step>,
+    pub link_faults: Vec<LinkFault>,
+    pub partitions: Vec<Partition>,
+    pub timed: Vec<(Millis, Scheduled)>,
+    pub expects: Vec<Expect>,
+}
+
+/// The seed a file runs with when it names none and none is given.
+pub const DEFAULT_SEED: u64 = 1;
+
+impl Scenario {
+    pub fn default_seed(&self) -> u64 {
+        self.seed.unwrap_or(DEFAULT_SEED)
+    }
+
+    /// A runnable team. `cap` overrides the file's virtual-time cap.
+    pub fn team_spec(&self, seed: u64, cap: Option<Millis>) -> TeamSpec {
+        let mut spec = TeamSpec::new(self.teammates.clone());
+        spec.seed = seed;
+        spec.policy = self.policy.clone();
+        spec.latency = self.latency;
+        spec.lead = self.lead.clone();
+        spec.steps = self.steps.clone();
+        spec.link_faults = self.link_faults.clone();
+        spec.partitions = self.partitions.clone();
+        spec.timed = self.timed.clone();
+        spec.end = self.end;
+        spec.cap = cap.unwrap_or(self.cap);
+        spec
+    }
+
+    pub fn require_plan(&self) -> Vec<bool> {
+        std::iter::once(false).chain(self.teammates.iter().map(|(_, t)| t.require_plan)).collect()
+    }
+}
+
+/// Parses and checks a scenario. All problems found are returned, first one first.
+pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
+    let mut b = Builder { path, src, errors: Vec::new() };
+    let doc: FileDoc = match toml::from_str(src) {
+        Ok(d) => d,
+        Err(e) => {
+            let span = e.span().unwrap_or(0..0);
+            let msg = e.message().trim().replace('\n', " ");
+            b.err(span, msg);
+            return Err(b.errors);
+        }
+    };
+    let scenario = b.build(doc);
+    if b.errors.is_empty() {
+        Ok(scenario)
+    } else {
+        b.errors.sort_by_key(|e| (e.line, e.col));
+        Err(b.errors)
+    }
+}
+
+pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>> {
+    let shown = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(src) => load_str(&shown, &src),
+        Err(e) => Err(vec![ScenarioError { path: shown, line: 0, col: 0, message: format!("cannot read the file: {e}") }]),
+    }
+}
+
+struct Builder<'a> {
+    path: &'a str,
+    src: &'a str,
+    errors: Vec<ScenarioError>,
+}
+
+/// Where a message should be sent, per step kind.
+struct Team {
+    names: Vec<String>,
+}
+
+impl Team {
+    fn id(&self, name: &str) -> Option<AgentId> {
+        self.names.iter().position(|n| n == name).map(|i| AgentId(i as u32))
+    }
+}
+
+const FAULT_KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
+const MESSAGE_TYPES: &[&str] =
+    &["message", "broadcast", "shutdown_request", "shutdown_response", "plan_approval_request", "plan_approval_response"];
+
+impl Builder<'_> {
+    fn err(&mut self, span: Range<usize>, message: impl Into<String>) {
+        let (line, col) = line_col(self.src, span.start);
+        self.errors.push(ScenarioError { path: self.path.to_string(), line, col, message: message.into() });
+    }
+
+    fn duration(&mut self, s: &S<String>, what: &str) -> Option<Millis> {
+        match parse_duration(s.get_ref()) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                self.err(s.span(), format!("{what}: {e}"));
+                None
+            }
+        }
+    }
+
+    fn answers(&mut self, a: &Option<S<AnswersDoc>>, what: &str) -> Option<Answers> {
+        let a = a.as_ref()?;
+        let list = match a.get_ref() {
+            AnswersDoc::One(x) => vec![*x],
+            AnswersDoc::Many(v) => v.clone(),
+        };
+        if list.is_empty() {
+            self.err(a.span(), format!("{what} needs at least one answer (approve, reject or ignore)"));
+            return None;
+        }
+        Some(Answers::new(list))
+    }
+
+    fn build(&mut self, doc: FileDoc) -> Scenario {
+        if doc.name.get_ref().trim().is_empty() {
+            self.err(doc.name.span(), "`name` cannot be empty");
+        }
+        if doc.about.get_ref().trim().is_empty() {
+            self.err(doc.about.span(), "`about` cannot be empty: say what this scenario teaches");
+        }
+        let policy = self.policy(&doc);
+        let latency = match &doc.policy.latency {
+            Some(l) => match parse_latency(l.get_ref()) {
+                Ok(l) => l,
+                Err(e) => {
+                    self.err(l.span(), format!("latency: {e}"));
+                    Latency::Fixed(Millis(1))
+                }
+            },
+            None => Latency::Fixed(Millis(1)),
+        };
+        let end = doc.end.as_ref().and_then(|e| self.duration(e, "end"));
+        let cap = doc.cap.as_ref().and_then(|c| self.duration(c, "cap")).unwrap_or(Millis::from_secs(3600));
+        let lead = LeadSpec {
+            on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
+            feedback: doc.lead.feedback.as_deref().map(Text::from),
+        };
+
+        let mut teammates = Vec::new();
+        for t in &doc.teammates {
+            self.teammate(t, &mut teammates);
+        }
+        let mut seen = BTreeSet::new();
+        for (i, (name, _)) in teammates.iter().enumerate() {
+            if !seen.insert(name.clone()) {
+                let span = doc.teammates.get(i).map_or(0..0, |t| t.get_ref().name.span());
+                self.err(span, format!("two teammates are named {name:?}"));
+            }
+        }
+        let team = Team { names: std::iter::once(LEAD_NAME.to_string()).chain(teammates.iter().map(|(n, _)| n.clone())).collect() };
+        let limit = end.unwrap_or(cap);
+
+        // Steps, with the labels they give their requests.
+        let mut labels: BTreeSet<String> = BTreeSet::new();
+        let mut label_kinds: Vec<(String, &'static str)> = Vec::new();
+        let mut steps = Vec::new();
+        let mut last_at = Millis::ZERO;
+        for (i, s) in doc.steps.iter().enumerate() {
+            if let Some(step) = self.step(i + 1, s, &team, limit, &mut last_at) {
+                if let Some(l) = &s.get_ref().label {
+                    if !labels.insert(l.get_ref().clone()) {
+                        self.err(l.span(), format!("label {:?} is used twice", l.get_ref()));
+                    }
+                    let kind = match step.script {
+                        Script::Shutdown { .. } => "shutdown",
+                        _ => "plan",
+                    };
+                    label_kinds.push((l.get_ref().clone(), kind));
+                }
+                steps.push(step);
+            }
+        }
+
+        let mut link_faults = Vec::new();
+        let mut partitions = Vec::new();
+        let mut timed = Vec::new();
+        for (i, f) in doc.faults.iter().enumerate() {
+            self.fault(i + 1, f, &team, &label_kinds, limit, &mut link_faults, &mut partitions, &mut timed);
+        }
+        let mut expects = Vec::new();
+        for e in &doc.expects {
+            if let Some(x) = self.expect(e, &team, &label_kinds) {
+                expects.push(x);
+            }
+        }
+        Scenario {
+            path: self.path.to_string(),
+            name: doc.name.get_ref().clone(),
+            // Written as a paragraph in the file; kept as one line for reports.
+            about: doc.about.get_ref().split_whitespace().collect::<Vec<_>>().join(" "),
+            seed: doc.seed,
+            end,
+            cap,
+            policy,
+            latency,
+            lead,
+            teammates,
+            steps,
+            link_faults,
+            partitions,
+            timed,
+            expects,
+        }
+    }
+
+    fn policy(&mut self, doc: &FileDoc) -> Policy {
+        let p = &doc.policy;
+        let mut policy = Policy::default();
+        if let Some(d) = &p.shutdown_timeout {
+            policy.shutdown_timeout = self.duration(d, "shutdown_timeout").unwrap_or(policy.shutdown_timeout);
+        }
+        if let Some(d) = &p.plan_timeout {
+            policy.plan_timeout = self.duration(d, "plan_timeout").unwrap_or(policy.plan_timeout);
+        }
+        if let Some(x) = p.on_shutdown_timeout {
+            policy.on_shutdown_timeout = x;
+        }
+        if let Some(x) = p.on_plan_timeout {
+            policy.on_plan_timeout = x;
+        }
+        if let Some(x) = p.strict_hierarchy {
+            policy.strict_hierarchy = x;
+        }
+        if let Some(d) = p.defences {
+            policy.defences = d;
+        }
+        policy
+    }
+
+    fn teammate(&mut self, t: &S<TeammateDoc>, out: &mut Vec<(String, TeammateSpec)>) {
+        let d = t.get_ref();
+        let name = d.name.get_ref();
+        if let Err(e) = check_teammate_name(name) {
+            self.err(d.name.span(), format!("teammate name: {e}"));
+        }
+        let on_shutdown = self.answers(&d.on_shutdown, "on_shutdown").unwrap_or(Answers::always(Answer::Approve));
+        let rejects = d.on_shutdown.as_ref().is_some_and(|a| match a.get_ref() {
+            AnswersDoc::One(x) => *x == Answer::Reject,
+            AnswersDoc::Many(v) => v.contains(&Answer::Reject),
+        });
+        let reason = d.reject_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+        if rejects && reason.is_none() {
+            let span = d.on_shutdown.as_ref().map_or(t.span(), |a| a.span());
+            self.err(span, format!("{name} may reject a shutdown but has no `reject_reason`: a rejection must say why"));
+        }
+        let mut work = Vec::new();
+        for w in &d.work {
+            if let Some(item) = self.work(w) {
+                work.push(item);
+            }
+        }
+        let spec = TeammateSpec {
+            on_shutdown,
+            reject_reason: reason.map(Text::from),
+            on_plan: self.answers(&d.on_plan, "on_plan").unwrap_or(Answers::always(Answer::Approve)),
+            require_plan: d.require_plan,
+            plan: d.plan.clone().unwrap_or_else(|| format!("{name}'s plan")).into(),
+            work,
+            max_revisions: d.max_revisions.unwrap_or(3),
+        };
+        match &d.count {
+            None => out.push((name.clone(), spec)),
+            Some(c) if *c.get_ref() == 0 || *c.get_ref() > 100_000 => {
+                self.err(c.span(), "count must be between 1 and 100000");
+            }
+            Some(c) => {
+                for i in 1..=*c.get_ref() {
+                    out.push((format!("{name}-{i}"), spec.clone()));
+                }
+            }
+        }
+    }
+
+    fn work(&mut self, w: &S<WorkDoc>) -> Option<WorkItem> {
+        let d = w.get_ref();
+        let chosen: Vec<(Action, &String)> = [
+            (Action::Write, &d.write),
+            (Action::Edit, &d.edit),
+            (Action::Shell, &d.shell),
+            (Action::Read, &d.read),
+        ]
+        .into_iter()
+        .filter_map(|(a, v)| v.as_ref().map(|v| (a, v)))
+        .collect();
+        let (action, target) = match chosen.as_slice() {
+            [one] => *one,
+            _ => {
+                self.err(w.span(), "a work item needs exactly one of `write`, `edit`, `shell` or `read`");
+                return None;
+            }
+        };
+        let steps = d.steps.as_ref().map_or(1, |s| *s.get_ref());
+        if steps == 0 {
+            self.err(d.steps.as_ref().map_or(w.span(), |s| s.span()), "`steps` must be at least 1");
+            return None;
+        }
+        let step_time = match &d.step_time {
+            Some(s) => self.duration(s, "step_time")?,
+            None => Millis(100),
+        };
+        let path = matches!(action, Action::Write | Action::Edit | Action::Read).then(|| Text::from(target.as_str()));
+        Some(WorkItem { action, path, steps, step_time })
+    }
+
+    fn agent(&mut self, s: &S<String>, team: &Team, what: &str) -> Option<AgentId> {
+        match team.id(s.get_ref()) {
+            Some(id) => Some(id),
+            None => {
+                self.err(s.span(), format!("{what}: no agent is named {:?} (the team is {})", s.get_ref(), team.names.join(", ")));
+                None
+            }
+        }
+    }
+
+    fn required<'s>(&mut self, v: &'s Option<S<String>>, span: Range<usize>, what: &str) -> Option<&'s S<String>> {
+        if v.is_none() {
+            self.err(span, what.to_string());
+        }
+        v.as_ref()
+    }
+
+    fn step(&mut self, n: usize, s: &S<StepDoc>, team: &Team, limit: Millis, last_at: &mut Millis) -> Option<Step> {
+        let d = s.get_ref();
+        let at = self.duration(&d.at, &format!("step #{n} `at`"))?;
+        if at < *last_at {
+            self.err(d.at.span(), format!("step #{n} at {at} is in the past: the step before it is at {last_at}; list steps in time order"));
+        }
+        if at > limit {
+            self.err(d.at.span(), format!("step #{n} at {at} comes after the end of the run ({limit})"));
+        }
+        *last_at = at.max(*last_at);
+        let label = d.label.as_ref().map(|l| Text::from(l.get_ref().as_str()));
+        if let Some(l) = &d.label {
+            if l.get_ref().trim().is_empty() || l.get_ref().starts_with('@') {
+                self.err(l.span(), "a label is a plain name like \"stop-alice\" (\"@\" is how other keys refer to it)");
+            }
+        }
+        let from = match &d.from {
+            Some(f) => self.agent(f, team, "from")?,
+            None => AgentId::LEAD,
+        };
+        let action = d.action.get_ref().as_str();
+        let script = match action {
+            "shutdown" => {
+                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a shutdown needs `to`"))?;
+                let to = self.agent(to, team, "to")?;
+                Script::Shutdown { to, reason: d.reason.as_deref().map(Text::from), label }
+            }
+            "submit_plan" => {
+                let Some(f) = &d.from else {
+                    self.err(d.action.span(), format!("step #{n}: submit_plan needs `from` (the teammate submitting)"));
+                    return None;
+                };
+                let _ = f;
+                let to = match &d.to {
+                    Some(t) => self.agent(t, team, "to")?,
+                    None => AgentId::LEAD,
+                };
+                let plan = d.plan.clone().unwrap_or_else(|| "a plan".to_string());
+                Script::SubmitPlan { to, plan: plan.into(), label }
+            }
+            "message" => {
+                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a message needs `to`"))?;
+                let to = self.agent(to, team, "to")?;
+                Script::Say { to: Address::Agent(to), text: d.text.clone().unwrap_or_default().into() }
+            }
+            "broadcast" => Script::Say { to: Address::Everyone, text: d.text.clone().unwrap_or_default().into() },
+            other => {
+                self.err(
+                    d.action.span(),
+                    format!("step #{n}: unknown action {other:?}: use shutdown, submit_plan, message or broadcast"),
+                );
+                return None;
+            }
+        };
+        if d.label.is_some() && matches!(script, Script::Say { .. }) {
+            self.err(d.action.span(), format!("step #{n}: only a request (shutdown, submit_plan) can have a label"));
+        }
+        Some(Step { at, agent: from, script })
+    }
+
+    /// A label this file can refer to: a step's, or an automatic `<teammate>/<kind>/<n>`.
+    fn label_kind(&self, label: &str, team: &Team, labels: &[(String, &'static str)]) -> Option<&'static str> {
+        if let Some((_, k)) = labels.iter().find(|(l, _)| l == label) {
+            return Some(k);
+        }
+        let parts: Vec<&str> = label.split('/').collect();
+        match parts.as_slice() {
+            [who, kind, n] if team.id(who).is_some_and(|id| !id.is_lead()) && n.parse::<u32>().is_ok_and(|n| n >= 1) => {
+                match *kind {
+                    "shutdown" => Some("shutdown"),
+                    "plan" => Some("plan"),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn label(&mut self, s: &S<String>, team: &Team, labels: &[(String, &'static str)]) -> Option<&'static str> {
+        let l = s.get_ref().trim_start_matches('@');
+        let kind = self.label_kind(l, team, labels);
+        if kind.is_none() {
+            let known: Vec<&str> = labels.iter().map(|(l, _)| l.as_str()).collect();
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            self.err(
+                s.span(),
+                format!("unknown label {:?}: step labels are {known}; automatic ones look like \"alice/plan/1\"", s.get_ref()),
+            );
+        }
+        kind
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fault(
+        &mut self,
+        n: usize,
+        f: &S<FaultDoc>,
+        team: &Team,
+        labels: &[(String, &'static str)],
+        limit: Millis,
+        link: &mut Vec<LinkFault>,
+        partitions: &mut Vec<Partition>,
+        timed: &mut Vec<(Millis, Scheduled)>,
+    ) {
+        let d = f.get_ref();
+        let kind = d.kind.get_ref().as_str();
+        if !FAULT_KINDS.contains(&kind) {
+            self.err(d.kind.span(), format!("fault #{n}: unknown kind {kind:?}: use one of {}", FAULT_KINDS.join(", ")));
+            return;
+        }
+        // Which keys each kind takes; anything else is a mistake worth naming.
+        let allowed: &[&str] = match kind {
+            "delay" => &["at", "until", "from", "to", "type", "request", "count", "probability", "delay"],
+            "drop" | "duplicate" | "reorder" => &["at", "until", "from", "to", "type", "request", "count", "probability"],
+            "partition" => &["at", "until", "between", "direction", "mode"],
+            "crash" => &["at", "agent", "restart"],
+            "stall" => &["at", "until", "agent"],
+            "forge" => &["at", "from", "to", "message"],
+            _ => &["at", "request", "type"],
+        };
+        let present: [(&str, Option<Range<usize>>); 14] = [
+            ("at", d.at.as_ref().map(|x| x.span())),
+            ("until", d.until.as_ref().map(|x| x.span())),
+            ("agent", d.agent.as_ref().map(|x| x.span())),
+            ("from", d.from.as_ref().map(|x| x.span())),
+            ("to", d.to.as_ref().map(|x| x.span())),
+            ("type", d.types.as_ref().map(|x| x.span())),
+            ("request", d.request.as_ref().map(|x| x.span())),
+            ("delay", d.delay.as_ref().map(|x| x.span())),
+            ("count", d.count.map(|_| f.span())),
+            ("probability", d.probability.as_ref().map(|x| x.span())),
+            ("restart", d.restart.as_ref().map(|x| x.span())),
+            ("between", d.between.as_ref().map(|x| x.span())),
+            ("direction", d.direction.as_ref().map(|x| x.span())),
+            ("mode", d.mode.as_ref().map(|x| x.span())),
+        ];
+        let mut ok = true;
+        for (key, span) in present.iter() {
+            if let Some(span) = span {
+                if !allowed.contains(key) {
+                    self.err(span.clone(), format!("fault #{n} ({kind}): `{key}` does not apply to a {kind} fault"));
+                    ok = false;
+                }
+            }
+        }
+        if d.message.is_some() && kind != "forge" {
+            self.err(d.message.as_ref().unwrap().span(), format!("fault #{n} ({kind}): `message` applies only to forge"));
+            ok = false;
+        }
+        let needs = |b: &mut Self, present: bool, key: &str| {
+            if !present {
+                b.err(f.span(), format!("fault #{n} ({kind}) is missing `{key}`"));
+            }
+            present
+        };
+        let at = match &d.at {
+            Some(a) => self.duration(a, &format!("fault #{n} `at`")),
+            None if matches!(kind, "crash" | "stall" | "forge" | "replay") => {
+                needs(self, false, "at");
+                None
+            }
+            None => Some(Millis::ZERO),
+        };
+        let until = d.until.as_ref().and_then(|u| self.duration(u, &format!("fault #{n} `until`")));
+        if let (Some(a), Some(u)) = (at, until) {
+            if u <= a {
+                self.err(d.until.as_ref().unwrap().span(), format!("fault #{n}: `until` ({u}) must come after `at` ({a})"));
+            }
+        }
+        if let Some(a) = at {
+            if a > limit {
+                self.err(d.at.as_ref().map_or(f.span(), |x| x.span()), format!("fault #{n} at {a} comes after the end of the run ({limit})"));
+            }
+        }
+        if !ok {
+            return;
+        }
+        let Some(at) = at else { return };
+        match kind {
+            "delay" | "drop" | "duplicate" | "reorder" => {
+                let effect = match kind {
+                    "delay" => {
+                        if !needs(self, d.delay.is_some(), "delay") {
+                            return;
+                        }
+                        let s = d.delay.as_ref().unwrap();
+                        match parse_latency(s.get_ref()) {
+                            Ok(l) => LinkEffect::Delay(l),
+                            Err(e) => {
+                                self.err(s.span(), format!("fault #{n} delay: {e}"));
+                                return;
+                            }
+                        }
+                    }
+                    "drop" => LinkEffect::Drop,
+                    "duplicate" => LinkEffect::Duplicate,
+                    _ => LinkEffect::Reorder,
+                };
+                let probability = d.probability.as_ref().map_or(1.0, |p| *p.get_ref());
+                if !(0.0..=1.0).contains(&probability) {
+                    self.err(d.probability.as_ref().unwrap().span(), "probability must be between 0 and 1");
+                    return;
+                }
+                let mut filter = Filter::default();
+                if let Some(x) = &d.from {
+                    filter.from = Some(match self.agent(x, team, "from") {
+                        Some(a) => a,
+                        None => return,
+                    });
+                }
+                if let Some(x) = &d.to {
+                    filter.to = Some(match self.agent(x, team, "to") {
+                        Some(a) => a,
+                        None => return,
+                    });
+                }
+                if let Some(t) = &d.types {
+                    for name in t.get_ref().to_vec() {
+                        match MESSAGE_TYPES.iter().find(|m| **m == name) {
+                            Some(m) => filter.types.push(m),
+                            None => {
+                                self.err(t.span(), format!("unknown message type {name:?}: use one of {}", MESSAGE_TYPES.join(", ")));
+                                return;
+                            }
+                        }
+                    }
+                }
+                if let Some(r) = &d.request {
+                    self.label(r, team, labels);
+                    filter.request = Some(r.get_ref().trim_start_matches('@').to_string());
+                }
+                link.push(LinkFault { effect, filter, at, until, count: d.count, probability, hits: 0 });
+            }
+            "partition" => {
+                if !needs(self, d.between.is_some(), "between") {
+                    return;
+                }
+                let between = d.between.as_ref().unwrap();
+                let [a, b] = between.get_ref().as_slice() else {
+                    self.err(between.span(), "`between` names exactly two agents: between = [\"lead\", \"alice\"]");
+                    return;
+                };
+                let (Some(a), Some(b)) = (team.id(a), team.id(b)) else {
+                    self.err(between.span(), format!("`between`: the team is {}", team.names.join(", ")));
+                    return;
+                };
+                let one_way = match d.direction.as_ref().map(|x| x.get_ref().as_str()) {
+                    None | Some("both") => false,
+                    Some("one_way") => true,
+                    Some(other) => {
+                        self.err(d.direction.as_ref().unwrap().span(), format!("direction {other:?}: use \"both\" or \"one_way\""));
+                        return;
+                    }
+                };
+                let drop = match d.mode.as_ref().map(|x| x.get_ref().as_str()) {
+                    None | Some("hold") => false,
+                    Some("drop") => true,
+                    Some(other) => {
+                        self.err(d.mode.as_ref().unwrap().span(), format!("mode {other:?}: use \"hold\" or \"drop\""));
+                        return;
+                    }
+                };
+                partitions.push(Partition { a, b, one_way, at, until, drop });
+            }
+            "crash" | "stall" => {
+                if !needs(self, d.agent.is_some(), "agent") {
+                    return;
+                }
+                let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
+                if agent.is_lead() {
+                    self.err(d.agent.as_ref().unwrap().span(), format!("fault #{n}: the lead cannot {kind} in this version; pick a teammate"));
+                    return;
+                }
+                if kind == "crash" {
+                    let restart_after = match &d.restart {
+                        Some(r) => match self.duration(r, "restart") {
+                            Some(m) => Some(m),
+                            None => return,
+                        },
+                        None => None,
+                    };
+                    timed.push((at, Scheduled::Crash { agent, restart_after }));
+                } else {
+                    if !needs(self, until.is_some(), "until") {
+                        return;
+                    }
+                    timed.push((at, Scheduled::Stall { agent, until: until.unwrap() }));
+                }
+            }
+            "forge" => {
+                let (true, true, true) =
+                    (needs(self, d.from.is_some(), "from"), needs(self, d.to.is_some(), "to"), needs(self, d.message.is_some(), "message"))
+                else {
+                    return;
+                };
+                let (Some(claimed_from), Some(to)) =
+                    (self.agent(d.from.as_ref().unwrap(), team, "from"), self.agent(d.to.as_ref().unwrap(), team, "to"))
+                else {
+                    return;
+                };
+                let m = d.message.as_ref().unwrap();
+                let Some((message, id_label)) = self.forged_message(n, m, team, labels) else { return };
+                timed.push((at, Scheduled::Forge { claimed_from, to, message, id_label }));
+            }
+            _ => {
+                if !needs(self, d.request.is_some(), "request") {
+                    return;
+                }
+                let r = d.request.as_ref().unwrap();
+                let Some(kind_of) = self.label(r, team, labels) else { return };
+                let message_type: &'static str = match &d.types {
+                    None => {
+                        if kind_of == "shutdown" {
+                            "shutdown_response"
+                        } else {
+                            "plan_approval_response"
+                        }
+                    }
+                    Some(t) => match t.get_ref().to_vec().as_slice() {
+                        [one] => match MESSAGE_TYPES.iter().find(|m| *m == one) {
+                            Some(m) if *m != "message" && *m != "broadcast" => m,
+                            _ => {
+                                self.err(t.span(), format!("replay `type`: {one:?} is not a protocol message type"));
+                                return;
+                            }
+                        },
+                        _ => {
+                            self.err(t.span(), "replay takes one message `type`");
+                            return;
+                        }
+                    },
+                };
+                timed.push((at, Scheduled::Replay { label: r.get_ref().trim_start_matches('@').to_string(), message_type }));
+            }
+        }
+    }
+
+    /// A forged message: any message, with `"@label"` standing for a real id.
+    fn forged_message(
+        &mut self,
+        n: usize,
+        m: &S<toml::Value>,
+        team: &Team,
+        labels: &[(String, &'static str)],
+    ) -> Option<(Message, Option<String>)> {
+        let mut value = m.get_ref().clone();
+        let mut id_label = None;
+        if let Some(toml::Value::String(id)) = value.get("request_id").cloned() {
+            if let Some(label) = id.strip_prefix('@') {
+                let spanned = S::new(m.span(), id.clone());
+                self.label(&spanned, team, labels)?;
+                id_label = Some(label.to_string());
+                // A placeholder; the real id is filled in when the forgery fires.
+                if let Some(t) = value.as_table_mut() {
+                    t.insert("request_id".into(), toml::Value::String(uuid::Uuid::nil().to_string()));
+                }
+            }
+        }
+        let json = serde_json::to_value(&value).ok()?;
+        match serde_json::from_value::<Message>(json) {
+            Ok(msg) => Some((msg, id_label)),
+            Err(e) => {
+                self.err(m.span(), format!("fault #{n}: the forged message is not a valid message: {e}"));
+                None
+            }
+        }
+    }
+
+    fn expect(&mut self, e: &S<ExpectDoc>, team: &Team, labels: &[(String, &'static str)]) -> Option<Expect> {
+        let d = e.get_ref();
+        let status = d.status.as_ref();
+        let subjects = [d.request.is_some(), d.teammate.is_some(), d.file.is_some(), d.ignored.is_some(), d.refused.is_some(), d.expired.is_some(), d.violation.is_some()];
+        if subjects.iter().filter(|x| **x).count() != 1 {
+            self.err(e.span(), "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired or violation");
+            return None;
+        }
+        if let Some(r) = &d.request {
+            self.label(r, team, labels)?;
+            let Some(s) = status else {
+                self.err(e.span(), "expect on a request needs `status` (approved, rejected, expired or pending)");
+                return None;
+            };
+            let status = match s.get_ref().as_str() {
+                "pending" => Status::Pending,
+                "approved" => Status::Approved,
+                "rejected" => Status::Rejected,
+                "expired" => Status::Expired,
+                other => {
+                    self.err(s.span(), format!("request status {other:?}: use approved, rejected, expired or pending"));
+                    return None;
+                }
+            };
+            return Some(Expect::Request { label: r.get_ref().trim_start_matches('@').to_string(), status });
+        }
+        if let Some(t) = &d.teammate {
+            let id = self.agent(t, team, "teammate")?;
+            let name = t.get_ref().clone();
+            if let Some(g) = &d.gate {
+                let state = match g.get_ref().as_str() {
+                    "not_required" => GateState::NotRequired,
+                    "required" => GateState::Required,
+                    "pending" => GateState::Pending,
+                    "approved" => GateState::Approved,
+                    "rejected" => GateState::Rejected,
+                    other => {
+                        self.err(g.span(), format!("gate state {other:?}: use not_required, required, pending, approved or rejected"));
+                        return None;
+                    }
+                };
+                return Some(Expect::Gate { name, state });
+            }
+            let Some(s) = status else {
+                self.err(e.span(), "expect on a teammate needs `status` (or `gate`)");
+                return None;
+            };
+            let status = match s.get_ref().as_str() {
+                "working" => RosterStatus::Working,
+                "waiting_approval" => RosterStatus::WaitingApproval,
+                "idle" => RosterStatus::Idle,
+                "shutdown" => RosterStatus::Shutdown,
+                "killed" => RosterStatus::Killed,
+                "crashed" => RosterStatus::Crashed,
+                other => {
+                    self.err(s.span(), format!("teammate status {other:?}: use working, waiting_approval, idle, shutdown, killed or crashed"));
+                    return None;
+                }
+            };
+            let _ = id;
+            return Some(Expect::Teammate { name, status });
+        }
+        if let Some(f) = &d.file {
+            let Some(s) = &d.state else {
+                self.err(e.span(), "expect on a file needs `state` (complete, partial or absent)");
+                return None;
+            };
+            let state = match s.get_ref().as_str() {
+                "complete" => FileExpect::Complete,
+                "partial" => FileExpect::Partial,
+                "absent" => FileExpect::Absent,
+                other => {
+                    self.err(s.span(), format!("file state {other:?}: use complete, partial or absent"));
+                    return None;
+                }
+            };
+            return Some(Expect::File { path: f.get_ref().clone(), state });
+        }
+        if let Some(count) = d.ignored {
+            let reason = match &d.reason {
+                None => None,
+                Some(r) => Some(match r.get_ref().as_str() {
+                    "unknown_id" => Reason::UnknownId,
+                    "kind_mismatch" => Reason::KindMismatch,
+                    "wrong_sender" => Reason::WrongSender,
+                    "wrong_recipient" => Reason::WrongRecipient,
+                    "not_pending" => Reason::NotPending,
+                    "late" => Reason::Late,
+                    other => {
+                        self.err(r.span(), format!("reason {other:?}: use unknown_id, kind_mismatch, wrong_sender, wrong_recipient, not_pending or late"));
+                        return None;
+                    }
+                }),
+            };
+            return Some(Expect::Ignored { count, reason });
+        }
+        if let Some(count) = d.refused {
+            if let Some(r) = &d.rule {
+                if !ALL_RULES.iter().any(|e| e.rule() == r.get_ref()) {
+                    let names: Vec<&str> = ALL_RULES.iter().map(|e| e.rule()).collect();
+                    self.err(r.span(), format!("rule {:?}: use one of {}", r.get_ref(), names.join(", ")));
+                    return None;
+                }
+            }
+            return Some(Expect::Refused { count, rule: d.rule.as_ref().map(|r| r.get_ref().clone()) });
+        }
+        if let Some(count) = d.expired {
+            return Some(Expect::Expired { count });
+        }
+        let v = d.violation.as_ref()?;
+        match Invariant::parse(v.get_ref()) {
+            Some(i) => Some(Expect::Violation(i)),
+            None => {
+                let names: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
+                self.err(v.span(), format!("unknown invariant {:?}: use one of {}", v.get_ref(), names.join(", ")));
+                None
+            }
+        }
+    }
+}
+
+const ALL_RULES: [SendError; 10] = [
+    SendError::ShutdownRequestNotFromLead,
+    SendError::ShutdownResponseNotToLead,
+    SendError::RejectionWithoutReason,
+    SendError::ProtocolBroadcast(""),
+    SendError::BroadcastToOne,
+    SendError::PeerBlockingRequest,
+    SendError::PlanFromLead,
+    SendError::SelfAddressed,
+    SendError::UnknownRecipient,
+    SendError::InactiveRecipient,
+];
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(src.len());
+    let before = &src[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+#[allow(dead_code)]
+fn unused(_: RequestId) {}

@@ -1,0 +1,273 @@
+//! Runs a scenario once and judges it: the oracle's invariants, then the
+//! file's expectations. The first failure is explained with the events that
+//! led to it.
+
+use super::build::{Expect, FileExpect, Scenario};
+use super::invariant::Invariant;
+use super::oracle::{self, Violation};
+use crate::protocol::{AgentId, GateState, Millis, Reason, Status};
+use crate::team::{run, Outcome, Stop};
+use crate::trace::{ignored_reason, Event, Stamped};
+use std::collections::BTreeSet;
+
+/// Counts a report shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    pub messages: usize,
+    pub handshakes: usize,
+    pub completed: usize,
+    pub ignored: usize,
+    pub expired: usize,
+    pub refused: usize,
+    pub lost: usize,
+}
+
+/// One failed check, in words.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Failure {
+    pub check: String,
+    pub at_ms: u64,
+    pub message: String,
+    /// The events that led to it, as readable lines.
+    pub context: Vec<String>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct Report {
+    pub name: String,
+    pub path: String,
+    pub seed: u64,
+    pub passed: bool,
+    pub failures: Vec<Failure>,
+    pub violations: Vec<String>,
+    pub counts: Counts,
+    pub virtual_ms: u64,
+    pub real_ms: f64,
+    pub stopped_by: &'static str,
+    /// Requests still pending when the run stopped, by label.
+    pub pending: Vec<String>,
+    #[serde(skip)]
+    pub outcome: Option<Outcome>,
+}
+
+/// How to run: overrides from the command line.
+#[derive(Default)]
+pub struct RunOptions {
+    pub cap: Option<Millis>,
+    /// Real-time budget for one run; past it the run is stopped.
+    pub max_real: Option<std::time::Duration>,
+    pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
+    /// Keep the outcome (events) in the report, for `--trace`.
+    pub keep_outcome: bool,
+}
+
+pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
+    let mut spec = s.team_spec(seed, opts.cap);
+    spec.live = opts.live.take();
+    // The real-time guard lives outside the simulation: it can only stop a
+    // run, never change what happens in it, so determinism is untouched.
+    let started = std::time::Instant::now();
+    let budget = opts.max_real.unwrap_or(std::time::Duration::from_secs(60));
+    spec.abort = Some(Box::new(move || started.elapsed() > budget));
+    let outcome = run(spec);
+    let real = started.elapsed();
+    let violations = oracle::check(&outcome, &s.policy, &s.require_plan());
+    let failures = judge(s, &outcome, &violations, budget);
+    let counts = count(&outcome);
+    let pending = outcome
+        .requests
+        .iter()
+        .filter(|r| r.status == Status::Pending)
+        .map(|r| outcome.names.label(r.id).unwrap_or("?").to_string())
+        .collect();
+    Report {
+        name: s.name.clone(),
+        path: s.path.clone(),
+        seed,
+        passed: failures.is_empty(),
+        failures,
+        violations: violations.iter().map(|v| format!("{}: {}", v.invariant, v.detail)).collect(),
+        counts,
+        virtual_ms: outcome.ended_at.0,
+        real_ms: real.as_secs_f64() * 1000.0,
+        stopped_by: match outcome.stop {
+            Stop::Settled => "settled",
+            Stop::EndTime => "end",
+            Stop::Cap => "cap",
+            Stop::Aborted => "real-time guard",
+        },
+        pending,
+        outcome: opts.keep_outcome.then_some(outcome),
+    }
+}
+
+fn count(o: &Outcome) -> Counts {
+    let mut c = Counts::default();
+    for e in &o.events {
+        match &e.event {
+            Event::Send { .. } => c.messages += 1,
+            Event::Opened { .. } => c.handshakes += 1,
+            Event::Verdict { verdict: crate::protocol::Verdict::Applied { .. }, .. } => c.completed += 1,
+            Event::Verdict { .. } => c.ignored += 1,
+            Event::Expired { .. } => c.expired += 1,
+            Event::Refuse { .. } => c.refused += 1,
+            Event::Lost { .. } => c.lost += 1,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// Lines describing the events up to `upto` (inclusive), the last `n` that
+/// concern `focus` if given, else simply the last `n`.
+fn context(o: &Outcome, upto: usize, focus: impl Fn(&Event) -> bool, n: usize) -> Vec<String> {
+    let upto = upto.min(o.events.len().saturating_sub(1));
+    let mut picked: Vec<&Stamped> = o.events[..=upto.min(o.events.len().saturating_sub(1))]
+        .iter()
+        .rev()
+        .filter(|e| focus(&e.event))
+        .take(n)
+        .collect();
+    if o.events.is_empty() {
+        picked.clear();
+    }
+    picked.reverse();
+    picked.iter().map(|e| e.describe(&o.names)).collect()
+}
+
+fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time::Duration) -> Vec<Failure> {
+    let mut failures = Vec::new();
+    let last = o.events.len().saturating_sub(1);
+    if o.stop == Stop::Aborted {
+        failures.push(Failure {
+            check: "real-time guard".into(),
+            at_ms: o.ended_at.0,
+            message: format!("the run used more than {:.1}s of real time and was stopped", budget.as_secs_f64()),
+            context: context(o, last, |_| true, 8),
+        });
+    }
+    let expected: BTreeSet<Invariant> =
+        s.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None }).collect();
+    let mut seen = BTreeSet::new();
+    for v in violations {
+        seen.insert(v.invariant);
+        if expected.contains(&v.invariant) {
+            continue;
+        }
+        failures.push(Failure {
+            check: format!("invariant {}", v.invariant),
+            at_ms: v.at.0,
+            message: v.detail.clone(),
+            context: context(o, v.event.unwrap_or(last), |_| true, 8),
+        });
+    }
+    let gate_of = |name: &str| -> GateState {
+        let id = o.names.agents.iter().position(|n| n == name).map(|i| AgentId(i as u32));
+        let initial = match id {
+            Some(id) if s.require_plan().get(id.index()).copied().unwrap_or(false) => GateState::Required,
+            _ => GateState::NotRequired,
+        };
+        o.events
+            .iter()
+            .rev()
+            .find_map(|e| match e.event {
+                Event::Gate { agent, state } if Some(agent) == id => Some(state),
+                _ => None,
+            })
+            .unwrap_or(initial)
+    };
+    for e in &s.expects {
+        let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Failure {
+            check: describe_expect(e),
+            at_ms: o.ended_at.0,
+            message,
+            context: context(o, last, focus, 8),
+        };
+        match e {
+            Expect::Violation(i) => {
+                if !seen.contains(i) {
+                    failures.push(fail(format!("the oracle was expected to report {i}, but that invariant held"), &|_| true));
+                }
+            }
+            Expect::Request { label, status } => match o.request(label) {
+                None => failures.push(fail(format!("request {label} was never made (refused, or its step never ran)"), &|e| matches!(e, Event::Refuse { .. }))),
+                Some(r) if r.status != *status => {
+                    let id = r.id;
+                    failures.push(fail(
+                        format!("request {label} ended {}, expected {status}", r.status),
+                        &move |e| crate::trace::status_after(e).is_some_and(|(x, _)| x == id) || matches!(e, Event::Verdict { request_id, .. } if *request_id == id),
+                    ));
+                }
+                Some(_) => {}
+            },
+            Expect::Teammate { name, status } => {
+                let got = o.status_of(name);
+                if got != Some(*status) {
+                    let got = got.map_or("unknown".to_string(), |g| g.to_string());
+                    let id = o.names.agents.iter().position(|n| n == name).map(|i| AgentId(i as u32));
+                    failures.push(fail(format!("{name} ended {got}, expected {status}"), &move |e| matches!(e, Event::Status { agent, .. } if Some(*agent) == id)));
+                }
+            }
+            Expect::Gate { name, state } => {
+                let got = gate_of(name);
+                if got != *state {
+                    failures.push(fail(format!("{name}'s plan gate ended {got}, expected {state}"), &|e| matches!(e, Event::Gate { .. })));
+                }
+            }
+            Expect::File { path, state } => {
+                let got = match o.files.get(path) {
+                    None => FileExpect::Absent,
+                    Some(f) if f.is_complete() => FileExpect::Complete,
+                    Some(_) => FileExpect::Partial,
+                };
+                if got != *state {
+                    let p = path.clone();
+                    failures.push(fail(
+                        format!("{path} ended {}, expected {}", got.as_str(), state.as_str()),
+                        &move |e| matches!(e, Event::FileStep { path, .. } if *path == p),
+                    ));
+                }
+            }
+            Expect::Ignored { count, reason } => {
+                let got = o.events.iter().filter(|e| ignored_reason(&e.event).is_some_and(|r| reason.is_none_or(|x| x == r))).count();
+                if got != *count as usize {
+                    let what = reason.map(|r: Reason| format!(" as {r}")).unwrap_or_default();
+                    failures.push(fail(format!("{got} responses were ignored{what}, expected {count}"), &|e| matches!(e, Event::Verdict { .. })));
+                }
+            }
+            Expect::Refused { count, rule } => {
+                let got = o
+                    .events
+                    .iter()
+                    .filter(|e| matches!(&e.event, Event::Refuse { error, .. } if rule.as_ref().is_none_or(|r| r == error.rule())))
+                    .count();
+                if got != *count as usize {
+                    failures.push(fail(format!("{got} sends were refused, expected {count}"), &|e| matches!(e, Event::Refuse { .. })));
+                }
+            }
+            Expect::Expired { count } => {
+                let got = o.events.iter().filter(|e| matches!(e.event, Event::Expired { .. })).count();
+                if got != *count as usize {
+                    failures.push(fail(format!("{got} requests expired, expected {count}"), &|e| matches!(e, Event::Expired { .. })));
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// An expectation as the file wrote it.
+pub fn describe_expect(e: &Expect) -> String {
+    match e {
+        Expect::Request { label, status } => format!("request {label} is {status}"),
+        Expect::Teammate { name, status } => format!("teammate {name} is {status}"),
+        Expect::Gate { name, state } => format!("{name}'s gate is {state}"),
+        Expect::File { path, state } => format!("file {path} is {}", state.as_str()),
+        Expect::Ignored { count, reason: None } => format!("{count} responses ignored"),
+        Expect::Ignored { count, reason: Some(r) } => format!("{count} responses ignored as {r}"),
+        Expect::Refused { count, rule: None } => format!("{count} sends refused"),
+        Expect::Refused { count, rule: Some(r) } => format!("{count} sends refused by {r}"),
+        Expect::Expired { count } => format!("{count} requests expired"),
+        Expect::Violation(i) => format!("the oracle reports {i}"),
+    }
+}

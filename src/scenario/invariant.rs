@@ -1,0 +1,56 @@
+//! The always-on invariants, by the names reports and scenario files use.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Invariant {
+    /// Each request ends in exactly one terminal state, or is still pending
+    /// only because the run ended before its deadline.
+    SingleTerminal,
+    /// A terminal state never changes.
+    TerminalFinal,
+    /// Only a matching response changes state.
+    MatchingResponse,
+    /// No gated mutating action runs before its plan is approved.
+    GatedAction,
+    /// An expired request applies its policy default.
+    ExpiryPolicy,
+    /// A graceful shutdown leaves no partial write.
+    GracefulComplete,
+    /// A message disappears only through an injected fault, and the trace says so.
+    NoSilentLoss,
+}
+
+impl Invariant {
+    pub const ALL: [Invariant; 7] = [
+        Invariant::SingleTerminal,
+        Invariant::TerminalFinal,
+        Invariant::MatchingResponse,
+        Invariant::GatedAction,
+        Invariant::ExpiryPolicy,
+        Invariant::GracefulComplete,
+        Invariant::NoSilentLoss,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Invariant::SingleTerminal => "single-terminal",
+            Invariant::TerminalFinal => "terminal-final",
+            Invariant::MatchingResponse => "matching-response",
+            Invariant::GatedAction => "gated-action",
+            Invariant::ExpiryPolicy => "expiry-policy",
+            Invariant::GracefulComplete => "graceful-complete",
+            Invariant::NoSilentLoss => "no-silent-loss",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Invariant> {
+        Invariant::ALL.into_iter().find(|i| i.name() == name)
+    }
+}
+
+impl fmt::Display for Invariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

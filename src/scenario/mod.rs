@@ -1,0 +1,14 @@
+//! Scenario files: parse and check them, run them, judge the run.
+
+pub mod build;
+pub mod duration;
+pub mod file;
+pub mod invariant;
+
+pub use build::{load_file, load_str, Expect, FileExpect, Scenario, ScenarioError};
+pub use invariant::Invariant;
+pub mod check;
+pub mod oracle;
+
+pub use check::{run_scenario, Report, RunOptions};
+pub mod discover;
