@@ -289,16 +289,18 @@ impl Teammate {
             self.stop(ctx);
             return;
         }
-        if self.waiting_on.is_some() {
-            return;
-        }
         let Some(item) = self.spec.work.get(self.next_item) else { return };
         let path = item.path.as_ref().map(|p| p.to_string());
+        // The gate is asked first, so a blocked action shows in the trace as
+        // blocked by the runtime, not merely postponed by a waiting teammate.
         if let Err(crate::protocol::GateError::Closed { action, state }) = self.gate.check(item.action) {
             if self.reported_block != Some((self.next_item, state)) {
                 self.reported_block = Some((self.next_item, state));
                 ctx.record(Event::Act { agent: ctx.me, action, path, blocked: Some(state) });
             }
+            return;
+        }
+        if self.waiting_on.is_some() {
             return;
         }
         ctx.record(Event::Act { agent: ctx.me, action: item.action, path, blocked: None });

@@ -49,10 +49,12 @@ handshake run --format json                    one JSON document for machines")]
 Each problem is printed as path:line:col: reason. Exit status 2 if any file is bad.")]
     Check(check::CheckArgs),
     /// Measure handshake throughput and latency against a bare actix baseline.
-    #[command(after_help = "Examples:\n  handshake bench                                one teammate, sequential handshakes\n  \
+    #[command(
+        after_help = "Examples:\n  handshake bench                                one teammate, sequential handshakes\n  \
 handshake bench --teammates 1000 --in-flight 1 1,000 teammates, all in flight at once\n  \
 handshake bench --teammates 1 --in-flight 10000 10,000 requests in flight with deadlines armed\n  \
-handshake bench --format json")]
+handshake bench --format json"
+    )]
     Bench(bench::BenchArgs),
 }
 

@@ -69,7 +69,11 @@ pub fn main(a: RunArgs) -> i32 {
         for e in &errors {
             eprintln!("{e}");
         }
-        eprintln!("nothing was run: fix the file(s) above ({} problem{})", errors.len(), if errors.len() == 1 { "" } else { "s" });
+        eprintln!(
+            "nothing was run: fix the file(s) above ({} problem{})",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
         return EXIT_BAD_INPUT;
     }
     if a.trace.is_some() && (scenarios.len() != 1 || a.seeds.is_some()) {
@@ -175,7 +179,8 @@ fn print_report(r: &Report, a: &RunArgs) {
         r.real_ms
     );
     if r.stopped_by != "settled" {
-        let pending = if r.pending.is_empty() { String::new() } else { format!("; still pending: {}", r.pending.join(", ")) };
+        let pending =
+            if r.pending.is_empty() { String::new() } else { format!("; still pending: {}", r.pending.join(", ")) };
         println!("      stopped by the {} at {}{pending}", r.stopped_by, Millis(r.virtual_ms));
     }
     if let Some(f) = r.failures.first() {
@@ -187,7 +192,11 @@ fn print_report(r: &Report, a: &RunArgs) {
             }
         }
         if r.failures.len() > 1 {
-            println!("      … and {} more failed check{}:", r.failures.len() - 1, if r.failures.len() == 2 { "" } else { "s" });
+            println!(
+                "      … and {} more failed check{}:",
+                r.failures.len() - 1,
+                if r.failures.len() == 2 { "" } else { "s" }
+            );
             for f in &r.failures[1..] {
                 println!("        ✗ {} — {}", f.check, f.message);
             }

@@ -6,10 +6,10 @@ use super::file::{AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc
 use super::invariant::Invariant;
 use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use crate::protocol::{
-    check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, RequestId, SendError, Status,
-    Text, LEAD_NAME,
+    check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, RequestId, SendError,
+    Status, Text, LEAD_NAME,
 };
-use crate::team::{Filter, LeadSpec, Latency, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec};
+use crate::team::{Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec};
 use crate::trace::RosterStatus;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -140,7 +140,9 @@ pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>>
     let shown = path.display().to_string();
     match std::fs::read_to_string(path) {
         Ok(src) => load_str(&shown, &src),
-        Err(e) => Err(vec![ScenarioError { path: shown, line: 0, col: 0, message: format!("cannot read the file: {e}") }]),
+        Err(e) => {
+            Err(vec![ScenarioError { path: shown, line: 0, col: 0, message: format!("cannot read the file: {e}") }])
+        }
     }
 }
 
@@ -161,9 +163,16 @@ impl Team {
     }
 }
 
-const FAULT_KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
-const MESSAGE_TYPES: &[&str] =
-    &["message", "broadcast", "shutdown_request", "shutdown_response", "plan_approval_request", "plan_approval_response"];
+const FAULT_KINDS: &[&str] =
+    &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
+const MESSAGE_TYPES: &[&str] = &[
+    "message",
+    "broadcast",
+    "shutdown_request",
+    "shutdown_response",
+    "plan_approval_request",
+    "plan_approval_response",
+];
 
 impl Builder<'_> {
     fn err(&mut self, span: Range<usize>, message: impl Into<String>) {
@@ -230,7 +239,9 @@ impl Builder<'_> {
                 self.err(span, format!("two teammates are named {name:?}"));
             }
         }
-        let team = Team { names: std::iter::once(LEAD_NAME.to_string()).chain(teammates.iter().map(|(n, _)| n.clone())).collect() };
+        let team = Team {
+            names: std::iter::once(LEAD_NAME.to_string()).chain(teammates.iter().map(|(n, _)| n.clone())).collect(),
+        };
         let limit = end.unwrap_or(cap);
 
         // Steps, with the labels they give their requests.
@@ -324,7 +335,10 @@ impl Builder<'_> {
         let reason = d.reject_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
         if rejects && reason.is_none() {
             let span = d.on_shutdown.as_ref().map_or(t.span(), |a| a.span());
-            self.err(span, format!("{name} may reject a shutdown but has no `reject_reason`: a rejection must say why"));
+            self.err(
+                span,
+                format!("{name} may reject a shutdown but has no `reject_reason`: a rejection must say why"),
+            );
         }
         let mut work = Vec::new();
         for w in &d.work {
@@ -356,15 +370,11 @@ impl Builder<'_> {
 
     fn work(&mut self, w: &S<WorkDoc>) -> Option<WorkItem> {
         let d = w.get_ref();
-        let chosen: Vec<(Action, &String)> = [
-            (Action::Write, &d.write),
-            (Action::Edit, &d.edit),
-            (Action::Shell, &d.shell),
-            (Action::Read, &d.read),
-        ]
-        .into_iter()
-        .filter_map(|(a, v)| v.as_ref().map(|v| (a, v)))
-        .collect();
+        let chosen: Vec<(Action, &String)> =
+            [(Action::Write, &d.write), (Action::Edit, &d.edit), (Action::Shell, &d.shell), (Action::Read, &d.read)]
+                .into_iter()
+                .filter_map(|(a, v)| v.as_ref().map(|v| (a, v)))
+                .collect();
         let (action, target) = match chosen.as_slice() {
             [one] => *one,
             _ => {
@@ -389,7 +399,10 @@ impl Builder<'_> {
         match team.id(s.get_ref()) {
             Some(id) => Some(id),
             None => {
-                self.err(s.span(), format!("{what}: no agent is named {:?} (the team is {})", s.get_ref(), team.names.join(", ")));
+                self.err(
+                    s.span(),
+                    format!("{what}: no agent is named {:?} (the team is {})", s.get_ref(), team.names.join(", ")),
+                );
                 None
             }
         }
@@ -406,7 +419,12 @@ impl Builder<'_> {
         let d = s.get_ref();
         let at = self.duration(&d.at, &format!("step #{n} `at`"))?;
         if at < *last_at {
-            self.err(d.at.span(), format!("step #{n} at {at} is in the past: the step before it is at {last_at}; list steps in time order"));
+            self.err(
+                d.at.span(),
+                format!(
+                    "step #{n} at {at} is in the past: the step before it is at {last_at}; list steps in time order"
+                ),
+            );
         }
         if at > limit {
             self.err(d.at.span(), format!("step #{n} at {at} comes after the end of the run ({limit})"));
@@ -469,7 +487,9 @@ impl Builder<'_> {
         }
         let parts: Vec<&str> = label.split('/').collect();
         match parts.as_slice() {
-            [who, kind, n] if team.id(who).is_some_and(|id| !id.is_lead()) && n.parse::<u32>().is_ok_and(|n| n >= 1) => {
+            [who, kind, n]
+                if team.id(who).is_some_and(|id| !id.is_lead()) && n.parse::<u32>().is_ok_and(|n| n >= 1) =>
+            {
                 match *kind {
                     "shutdown" => Some("shutdown"),
                     "plan" => Some("plan"),
@@ -488,7 +508,10 @@ impl Builder<'_> {
             let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
             self.err(
                 s.span(),
-                format!("unknown label {:?}: step labels are {known}; automatic ones look like \"alice/plan/1\"", s.get_ref()),
+                format!(
+                    "unknown label {:?}: step labels are {known}; automatic ones look like \"alice/plan/1\"",
+                    s.get_ref()
+                ),
             );
         }
         kind
@@ -509,13 +532,18 @@ impl Builder<'_> {
         let d = f.get_ref();
         let kind = d.kind.get_ref().as_str();
         if !FAULT_KINDS.contains(&kind) {
-            self.err(d.kind.span(), format!("fault #{n}: unknown kind {kind:?}: use one of {}", FAULT_KINDS.join(", ")));
+            self.err(
+                d.kind.span(),
+                format!("fault #{n}: unknown kind {kind:?}: use one of {}", FAULT_KINDS.join(", ")),
+            );
             return;
         }
         // Which keys each kind takes; anything else is a mistake worth naming.
         let allowed: &[&str] = match kind {
             "delay" => &["at", "until", "from", "to", "type", "request", "count", "probability", "delay"],
-            "drop" | "duplicate" | "reorder" => &["at", "until", "from", "to", "type", "request", "count", "probability"],
+            "drop" | "duplicate" | "reorder" => {
+                &["at", "until", "from", "to", "type", "request", "count", "probability"]
+            }
             "partition" => &["at", "until", "between", "direction", "mode"],
             "crash" => &["at", "agent", "restart"],
             "stall" => &["at", "until", "agent"],
@@ -548,7 +576,10 @@ impl Builder<'_> {
             }
         }
         if d.message.is_some() && kind != "forge" {
-            self.err(d.message.as_ref().unwrap().span(), format!("fault #{n} ({kind}): `message` applies only to forge"));
+            self.err(
+                d.message.as_ref().unwrap().span(),
+                format!("fault #{n} ({kind}): `message` applies only to forge"),
+            );
             ok = false;
         }
         let needs = |b: &mut Self, present: bool, key: &str| {
@@ -568,12 +599,18 @@ impl Builder<'_> {
         let until = d.until.as_ref().and_then(|u| self.duration(u, &format!("fault #{n} `until`")));
         if let (Some(a), Some(u)) = (at, until) {
             if u <= a {
-                self.err(d.until.as_ref().unwrap().span(), format!("fault #{n}: `until` ({u}) must come after `at` ({a})"));
+                self.err(
+                    d.until.as_ref().unwrap().span(),
+                    format!("fault #{n}: `until` ({u}) must come after `at` ({a})"),
+                );
             }
         }
         if let Some(a) = at {
             if a > limit {
-                self.err(d.at.as_ref().map_or(f.span(), |x| x.span()), format!("fault #{n} at {a} comes after the end of the run ({limit})"));
+                self.err(
+                    d.at.as_ref().map_or(f.span(), |x| x.span()),
+                    format!("fault #{n} at {a} comes after the end of the run ({limit})"),
+                );
             }
         }
         if !ok {
@@ -623,7 +660,10 @@ impl Builder<'_> {
                         match MESSAGE_TYPES.iter().find(|m| **m == name) {
                             Some(m) => filter.types.push(m),
                             None => {
-                                self.err(t.span(), format!("unknown message type {name:?}: use one of {}", MESSAGE_TYPES.join(", ")));
+                                self.err(
+                                    t.span(),
+                                    format!("unknown message type {name:?}: use one of {}", MESSAGE_TYPES.join(", ")),
+                                );
                                 return;
                             }
                         }
@@ -652,7 +692,10 @@ impl Builder<'_> {
                     None | Some("both") => false,
                     Some("one_way") => true,
                     Some(other) => {
-                        self.err(d.direction.as_ref().unwrap().span(), format!("direction {other:?}: use \"both\" or \"one_way\""));
+                        self.err(
+                            d.direction.as_ref().unwrap().span(),
+                            format!("direction {other:?}: use \"both\" or \"one_way\""),
+                        );
                         return;
                     }
                 };
@@ -672,7 +715,10 @@ impl Builder<'_> {
                 }
                 let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
                 if agent.is_lead() {
-                    self.err(d.agent.as_ref().unwrap().span(), format!("fault #{n}: the lead cannot {kind} in this version; pick a teammate"));
+                    self.err(
+                        d.agent.as_ref().unwrap().span(),
+                        format!("fault #{n}: the lead cannot {kind} in this version; pick a teammate"),
+                    );
                     return;
                 }
                 if kind == "crash" {
@@ -692,14 +738,17 @@ impl Builder<'_> {
                 }
             }
             "forge" => {
-                let (true, true, true) =
-                    (needs(self, d.from.is_some(), "from"), needs(self, d.to.is_some(), "to"), needs(self, d.message.is_some(), "message"))
-                else {
+                let (true, true, true) = (
+                    needs(self, d.from.is_some(), "from"),
+                    needs(self, d.to.is_some(), "to"),
+                    needs(self, d.message.is_some(), "message"),
+                ) else {
                     return;
                 };
-                let (Some(claimed_from), Some(to)) =
-                    (self.agent(d.from.as_ref().unwrap(), team, "from"), self.agent(d.to.as_ref().unwrap(), team, "to"))
-                else {
+                let (Some(claimed_from), Some(to)) = (
+                    self.agent(d.from.as_ref().unwrap(), team, "from"),
+                    self.agent(d.to.as_ref().unwrap(), team, "to"),
+                ) else {
                     return;
                 };
                 let m = d.message.as_ref().unwrap();
@@ -734,7 +783,10 @@ impl Builder<'_> {
                         }
                     },
                 };
-                timed.push((at, Scheduled::Replay { label: r.get_ref().trim_start_matches('@').to_string(), message_type }));
+                timed.push((
+                    at,
+                    Scheduled::Replay { label: r.get_ref().trim_start_matches('@').to_string(), message_type },
+                ));
             }
         }
     }
@@ -773,9 +825,20 @@ impl Builder<'_> {
     fn expect(&mut self, e: &S<ExpectDoc>, team: &Team, labels: &[(String, &'static str)]) -> Option<Expect> {
         let d = e.get_ref();
         let status = d.status.as_ref();
-        let subjects = [d.request.is_some(), d.teammate.is_some(), d.file.is_some(), d.ignored.is_some(), d.refused.is_some(), d.expired.is_some(), d.violation.is_some()];
+        let subjects = [
+            d.request.is_some(),
+            d.teammate.is_some(),
+            d.file.is_some(),
+            d.ignored.is_some(),
+            d.refused.is_some(),
+            d.expired.is_some(),
+            d.violation.is_some(),
+        ];
         if subjects.iter().filter(|x| **x).count() != 1 {
-            self.err(e.span(), "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired or violation");
+            self.err(
+                e.span(),
+                "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired or violation",
+            );
             return None;
         }
         if let Some(r) = &d.request {
@@ -807,7 +870,10 @@ impl Builder<'_> {
                     "approved" => GateState::Approved,
                     "rejected" => GateState::Rejected,
                     other => {
-                        self.err(g.span(), format!("gate state {other:?}: use not_required, required, pending, approved or rejected"));
+                        self.err(
+                            g.span(),
+                            format!("gate state {other:?}: use not_required, required, pending, approved or rejected"),
+                        );
                         return None;
                     }
                 };

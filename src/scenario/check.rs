@@ -186,17 +186,23 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
         match e {
             Expect::Violation(i) => {
                 if !seen.contains(i) {
-                    failures.push(fail(format!("the oracle was expected to report {i}, but that invariant held"), &|_| true));
+                    failures
+                        .push(fail(format!("the oracle was expected to report {i}, but that invariant held"), &|_| {
+                            true
+                        }));
                 }
             }
             Expect::Request { label, status } => match o.request(label) {
-                None => failures.push(fail(format!("request {label} was never made (refused, or its step never ran)"), &|e| matches!(e, Event::Refuse { .. }))),
+                None => failures
+                    .push(fail(format!("request {label} was never made (refused, or its step never ran)"), &|e| {
+                        matches!(e, Event::Refuse { .. })
+                    })),
                 Some(r) if r.status != *status => {
                     let id = r.id;
-                    failures.push(fail(
-                        format!("request {label} ended {}, expected {status}", r.status),
-                        &move |e| crate::trace::status_after(e).is_some_and(|(x, _)| x == id) || matches!(e, Event::Verdict { request_id, .. } if *request_id == id),
-                    ));
+                    failures.push(fail(format!("request {label} ended {}, expected {status}", r.status), &move |e| {
+                        crate::trace::status_after(e).is_some_and(|(x, _)| x == id)
+                            || matches!(e, Event::Verdict { request_id, .. } if *request_id == id)
+                    }));
                 }
                 Some(_) => {}
             },
@@ -205,13 +211,18 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                 if got != Some(*status) {
                     let got = got.map_or("unknown".to_string(), |g| g.to_string());
                     let id = o.names.agents.iter().position(|n| n == name).map(|i| AgentId(i as u32));
-                    failures.push(fail(format!("{name} ended {got}, expected {status}"), &move |e| matches!(e, Event::Status { agent, .. } if Some(*agent) == id)));
+                    failures.push(fail(
+                        format!("{name} ended {got}, expected {status}"),
+                        &move |e| matches!(e, Event::Status { agent, .. } if Some(*agent) == id),
+                    ));
                 }
             }
             Expect::Gate { name, state } => {
                 let got = gate_of(name);
                 if got != *state {
-                    failures.push(fail(format!("{name}'s plan gate ended {got}, expected {state}"), &|e| matches!(e, Event::Gate { .. })));
+                    failures.push(fail(format!("{name}'s plan gate ended {got}, expected {state}"), &|e| {
+                        matches!(e, Event::Gate { .. })
+                    }));
                 }
             }
             Expect::File { path, state } => {
@@ -229,10 +240,16 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                 }
             }
             Expect::Ignored { count, reason } => {
-                let got = o.events.iter().filter(|e| ignored_reason(&e.event).is_some_and(|r| reason.is_none_or(|x| x == r))).count();
+                let got = o
+                    .events
+                    .iter()
+                    .filter(|e| ignored_reason(&e.event).is_some_and(|r| reason.is_none_or(|x| x == r)))
+                    .count();
                 if got != *count as usize {
                     let what = reason.map(|r: Reason| format!(" as {r}")).unwrap_or_default();
-                    failures.push(fail(format!("{got} responses were ignored{what}, expected {count}"), &|e| matches!(e, Event::Verdict { .. })));
+                    failures.push(fail(format!("{got} responses were ignored{what}, expected {count}"), &|e| {
+                        matches!(e, Event::Verdict { .. })
+                    }));
                 }
             }
             Expect::Refused { count, rule } => {
@@ -242,13 +259,17 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                     .filter(|e| matches!(&e.event, Event::Refuse { error, .. } if rule.as_ref().is_none_or(|r| r == error.rule())))
                     .count();
                 if got != *count as usize {
-                    failures.push(fail(format!("{got} sends were refused, expected {count}"), &|e| matches!(e, Event::Refuse { .. })));
+                    failures.push(fail(format!("{got} sends were refused, expected {count}"), &|e| {
+                        matches!(e, Event::Refuse { .. })
+                    }));
                 }
             }
             Expect::Expired { count } => {
                 let got = o.events.iter().filter(|e| matches!(e.event, Event::Expired { .. })).count();
                 if got != *count as usize {
-                    failures.push(fail(format!("{got} requests expired, expected {count}"), &|e| matches!(e, Event::Expired { .. })));
+                    failures.push(fail(format!("{got} requests expired, expected {count}"), &|e| {
+                        matches!(e, Event::Expired { .. })
+                    }));
                 }
             }
         }

@@ -14,7 +14,8 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
     if t.chars().all(|c| c.is_ascii_digit()) {
         return Err(format!("{t:?} has no unit: write \"{t}ms\" or \"{t}s\""));
     }
-    let d = humantime::parse_duration(t).map_err(|e| format!("{t:?} is not a duration ({e}): write it like \"500ms\", \"60s\" or \"2m\""))?;
+    let d = humantime::parse_duration(t)
+        .map_err(|e| format!("{t:?} is not a duration ({e}): write it like \"500ms\", \"60s\" or \"2m\""))?;
     if d.subsec_nanos() % 1_000_000 != 0 {
         return Err(format!("{t:?} is finer than a millisecond, the clock's grain"));
     }

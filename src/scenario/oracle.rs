@@ -44,17 +44,27 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
 
     for (i, e) in events.iter().enumerate() {
         let t = e.t;
-        let mut violate = |inv: Invariant, detail: String| out.push(Violation { invariant: inv, at: t, event: Some(i), detail });
+        let mut violate =
+            |inv: Invariant, detail: String| out.push(Violation { invariant: inv, at: t, event: Some(i), detail });
         match &e.event {
             Event::Opened { id, kind, requester, target, deadline, .. } => {
                 requests.insert(
                     *id,
-                    Tracked { kind: *kind, requester: *requester, target: *target, deadline: *deadline, status: Status::Pending },
+                    Tracked {
+                        kind: *kind,
+                        requester: *requester,
+                        target: *target,
+                        deadline: *deadline,
+                        status: Status::Pending,
+                    },
                 );
             }
             Event::Verdict { at, request_id, response_kind, sender, verdict: Verdict::Applied { to, .. }, .. } => {
                 let Some(r) = requests.get_mut(request_id) else {
-                    violate(Invariant::MatchingResponse, format!("{} applied a response for an id it never issued", who(*at)));
+                    violate(
+                        Invariant::MatchingResponse,
+                        format!("{} applied a response for an id it never issued", who(*at)),
+                    );
                     continue;
                 };
                 let mut broken = Vec::new();
@@ -74,10 +84,20 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                     broken.push(format!("it arrived at {t}, at or after the deadline {}", r.deadline));
                 }
                 if !broken.is_empty() {
-                    violate(Invariant::MatchingResponse, format!("[{}] moved to {to} by a response that does not match: {}", label(request_id), broken.join("; ")));
+                    violate(
+                        Invariant::MatchingResponse,
+                        format!(
+                            "[{}] moved to {to} by a response that does not match: {}",
+                            label(request_id),
+                            broken.join("; ")
+                        ),
+                    );
                 }
                 if r.status.is_terminal() {
-                    violate(Invariant::TerminalFinal, format!("[{}] was {} and became {to}", label(request_id), r.status));
+                    violate(
+                        Invariant::TerminalFinal,
+                        format!("[{}] was {} and became {to}", label(request_id), r.status),
+                    );
                 }
                 r.status = *to;
             }
@@ -89,7 +109,15 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                 r.status = Status::Expired;
                 let wanted = policy.on_expiry(*kind);
                 if *default != wanted {
-                    violate(Invariant::ExpiryPolicy, format!("[{}] expired and applied {}, but the policy says {}", label(id), default.as_str(), wanted.as_str()));
+                    violate(
+                        Invariant::ExpiryPolicy,
+                        format!(
+                            "[{}] expired and applied {}, but the policy says {}",
+                            label(id),
+                            default.as_str(),
+                            wanted.as_str()
+                        ),
+                    );
                     continue;
                 }
                 // The default's effect must follow at the same instant.
@@ -100,14 +128,30 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                         let already_down = !statuses[target.index()].is_active();
                         let killed = same_instant().any(|x| matches!(x.event, Event::Status { agent, status: RosterStatus::Killed } if agent == target));
                         if !already_down && !killed {
-                            violate(Invariant::ExpiryPolicy, format!("[{}] expired with default kill, but {} was not killed", label(id), who(target)));
+                            violate(
+                                Invariant::ExpiryPolicy,
+                                format!(
+                                    "[{}] expired with default kill, but {} was not killed",
+                                    label(id),
+                                    who(target)
+                                ),
+                            );
                         }
                     }
                     TimeoutDefault::Reject => {
                         let author = r.requester;
-                        let opened = same_instant().any(|x| matches!(x.event, Event::Gate { agent, state: GateState::Approved } if agent == author));
+                        let opened = same_instant().any(
+                            |x| matches!(x.event, Event::Gate { agent, state: GateState::Approved } if agent == author),
+                        );
                         if opened {
-                            violate(Invariant::ExpiryPolicy, format!("[{}] expired with default reject, yet {}'s gate opened", label(id), who(author)));
+                            violate(
+                                Invariant::ExpiryPolicy,
+                                format!(
+                                    "[{}] expired with default reject, yet {}'s gate opened",
+                                    label(id),
+                                    who(author)
+                                ),
+                            );
                         }
                     }
                     TimeoutDefault::Keep | TimeoutDefault::Approve => {}
@@ -118,7 +162,10 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                 let g = gates[agent.index()];
                 if !matches!(g, GateState::NotRequired | GateState::Approved) {
                     let what = path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
-                    violate(Invariant::GatedAction, format!("{} ran {}{what} while its plan gate was {g}", who(*agent), action.as_str()));
+                    violate(
+                        Invariant::GatedAction,
+                        format!("{} ran {}{what} while its plan gate was {g}", who(*agent), action.as_str()),
+                    );
                 }
             }
             Event::FileStep { agent, path, done, total } => {
@@ -132,7 +179,13 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                             break;
                         }
                         if done < total {
-                            violate(Invariant::GracefulComplete, format!("{} shut down gracefully with {path} half-written ({done}/{total})", who(*agent)));
+                            violate(
+                                Invariant::GracefulComplete,
+                                format!(
+                                    "{} shut down gracefully with {path} half-written ({done}/{total})",
+                                    who(*agent)
+                                ),
+                            );
                         }
                     }
                 }

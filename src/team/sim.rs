@@ -59,6 +59,8 @@ pub struct TeamSpec {
     pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
     /// Asked now and then; `true` stops the run (a real-time guard).
     pub abort: Option<Box<dyn FnMut() -> bool>>,
+    /// Sees every event agents report, even with `trace` off.
+    pub probe: Option<Box<dyn FnMut(&crate::trace::Event)>>,
 }
 
 impl TeamSpec {
@@ -80,6 +82,7 @@ impl TeamSpec {
             load: None,
             live: None,
             abort: None,
+            probe: None,
         }
     }
 
@@ -160,6 +163,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         World::new(spec.policy.clone(), names.clone(), ChaCha8Rng::seed_from_u64(spec.seed), net, spec.trace);
     world.live = spec.live.take();
     world.abort = spec.abort.take();
+    world.probe = spec.probe.take();
     let w = Rc::new(RefCell::new(world));
 
     let defences = spec.policy.defences;

@@ -82,6 +82,9 @@ pub struct World {
     pub last_event: Millis,
     /// Called with every event as it happens (the CLI's `-v`).
     pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
+    /// Sees the events agents report even with the log off (benchmarks time
+    /// handshakes with it).
+    pub probe: Option<Box<dyn FnMut(&Event)>>,
     /// Inputs handled so far, and the guard that may stop a runaway run.
     pub handled: u64,
     pub abort: Option<Box<dyn FnMut() -> bool>>,
@@ -111,6 +114,7 @@ impl World {
             next_msg: 0,
             last_event: Millis::ZERO,
             live: None,
+            probe: None,
             handled: 0,
             abort: None,
             aborted: false,
@@ -127,6 +131,9 @@ impl World {
     }
 
     pub fn record(&mut self, event: Event) {
+        if let Some(probe) = &mut self.probe {
+            probe(&event);
+        }
         if !self.tracing() {
             return;
         }
@@ -185,7 +192,7 @@ impl World {
         let message_type = envelope.message.type_name();
         if self.tracing() {
             let request_id = envelope.message.request_id();
-            self.record(Event::Send { seq, from: envelope.from, to: Address::Agent(to), message_type, request_id });
+            self.record(Event::Send { seq, from: sender, to: Address::Agent(to), message_type, request_id });
         }
         let now = self.now();
         let route = self.net.route(now, sender, to, &envelope.message, &mut self.rng);

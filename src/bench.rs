@@ -1,0 +1,233 @@
+//! Throughput measurements shared by `handshake bench` and the criterion
+//! benches. Real time is measured here, outside the simulation: it times a
+//! run, it never steers one.
+
+use crate::agent::lead::Load;
+use crate::agent::{Answer, Answers, Input, TeammateSpec};
+use crate::protocol::{Address, AgentId, Delivery, Envelope, Message, Millis, RequestId, Verdict};
+use crate::team::{run, Latency, TeamSpec};
+use crate::trace::Event;
+use actix::{Actor, Addr, AsyncContext, Context, Handler};
+use rand::SeedableRng;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// The shape of a load: `teammates × in_flight` requests outstanding until
+/// `handshakes` have completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub teammates: u32,
+    pub in_flight: u32,
+    pub handshakes: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    pub handshakes: u64,
+    pub elapsed: Duration,
+}
+
+impl Measured {
+    pub fn per_second(&self) -> f64 {
+        self.handshakes as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub fn nanos_each(&self) -> f64 {
+        self.elapsed.as_nanos() as f64 / self.handshakes.max(1) as f64
+    }
+}
+
+/// Teammates that answer every shutdown with a rejection, so they stay alive
+/// for the next round: each answer is still a complete handshake through the
+/// send rules, the request table, the verdict and the deadline queue.
+fn load_spec(shape: Shape) -> TeamSpec {
+    let teammate = TeammateSpec {
+        on_shutdown: Answers::always(Answer::Reject),
+        reject_reason: Some("benchmark: staying up for the next round".into()),
+        ..TeammateSpec::default()
+    };
+    let teammates = (1..=shape.teammates).map(|i| (format!("t{i}"), teammate.clone())).collect();
+    let mut spec = TeamSpec::new(teammates);
+    spec.trace = false;
+    spec.latency = Latency::Fixed(Millis::ZERO);
+    spec.load = Some(Load {
+        teammates: (1..=shape.teammates).map(AgentId).collect(),
+        per_teammate: shape.in_flight,
+        total: shape.handshakes,
+    });
+    spec
+}
+
+/// The full protocol: send rules, request table, verdicts, one deadline timer.
+pub fn protocol(shape: Shape) -> Measured {
+    let spec = load_spec(shape);
+    let t = Instant::now();
+    let out = run(spec);
+    Measured { handshakes: out.load_done, elapsed: t.elapsed() }
+}
+
+/// Per-handshake latency (request opened → verdict applied), in real time.
+/// A separate pass: timing every handshake costs enough to skew throughput.
+pub fn latencies(shape: Shape) -> Vec<Duration> {
+    let mut spec = load_spec(shape);
+    let started: Rc<RefCell<HashMap<RequestId, Instant>>> = Rc::default();
+    let samples: Rc<RefCell<Vec<Duration>>> = Rc::default();
+    let (s2, l2) = (Rc::clone(&started), Rc::clone(&samples));
+    spec.probe = Some(Box::new(move |e: &Event| match e {
+        Event::Opened { id, .. } => {
+            s2.borrow_mut().insert(*id, Instant::now());
+        }
+        Event::Verdict { request_id, verdict: Verdict::Applied { .. }, .. } => {
+            if let Some(t) = s2.borrow_mut().remove(request_id) {
+                l2.borrow_mut().push(t.elapsed());
+            }
+        }
+        _ => {}
+    }));
+    run(spec);
+    let mut v = samples.take();
+    v.sort();
+    v
+}
+
+/// Percentile of sorted samples.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+// ---- the baseline: bare actix ping-pong, same messages, no protocol ----
+
+struct Pinger {
+    pongers: Vec<Addr<Ponger>>,
+    total: u64,
+    remaining: u64,
+    done: u64,
+    finished: Option<tokio::sync::oneshot::Sender<u64>>,
+}
+
+struct Ponger {
+    pinger: Addr<Pinger>,
+}
+
+impl Actor for Pinger {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.set_mailbox_capacity(usize::MAX >> 1);
+    }
+}
+
+impl Actor for Ponger {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.set_mailbox_capacity(usize::MAX >> 1);
+    }
+}
+
+fn ping(to: u32, rng: &mut rand_chacha::ChaCha8Rng) -> Input {
+    let message = Message::ShutdownRequest { request_id: RequestId::draw(rng), reason: None };
+    let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(AgentId(to)), sent_at: Millis::ZERO, message };
+    Input::Deliver(Delivery { seq: 0, envelope, sender: AgentId::LEAD, to: AgentId(to), at: Millis::ZERO })
+}
+
+struct Start(u32);
+impl actix::Message for Start {
+    type Result = ();
+}
+
+impl Handler<Start> for Pinger {
+    type Result = ();
+    fn handle(&mut self, Start(per): Start, _: &mut Context<Self>) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+        for _ in 0..per {
+            for (i, p) in self.pongers.iter().enumerate() {
+                if self.remaining > 0 {
+                    self.remaining -= 1;
+                    p.do_send(ping(i as u32 + 1, &mut rng));
+                }
+            }
+        }
+    }
+}
+
+impl Handler<Input> for Ponger {
+    type Result = ();
+    fn handle(&mut self, input: Input, _: &mut Context<Self>) {
+        if let Input::Deliver(d) = input {
+            let request_id = d.envelope.message.request_id().unwrap_or(RequestId::from_random_bytes([0; 16]));
+            let message = Message::ShutdownResponse { request_id, approve: false, reason: Some("busy".into()) };
+            let envelope = Envelope { from: d.to, to: Address::Agent(AgentId::LEAD), sent_at: d.at, message };
+            self.pinger.do_send(Input::Deliver(Delivery {
+                seq: 0,
+                envelope,
+                sender: d.to,
+                to: AgentId::LEAD,
+                at: d.at,
+            }));
+        }
+    }
+}
+
+impl Handler<Input> for Pinger {
+    type Result = ();
+    fn handle(&mut self, input: Input, _: &mut Context<Self>) {
+        if let Input::Deliver(d) = input {
+            self.done += 1;
+            if self.remaining > 0 {
+                self.remaining -= 1;
+                let i = d.sender.0;
+                let request_id = RequestId::from_random_bytes([self.done as u8; 16]);
+                let message = Message::ShutdownRequest { request_id, reason: None };
+                let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(d.sender), sent_at: d.at, message };
+                self.pongers[i as usize - 1].do_send(Input::Deliver(Delivery {
+                    seq: 0,
+                    envelope,
+                    sender: AgentId::LEAD,
+                    to: d.sender,
+                    at: d.at,
+                }));
+            } else if self.done == self.total {
+                if let Some(tx) = self.finished.take() {
+                    let _ = tx.send(self.done);
+                }
+            }
+        }
+    }
+}
+
+/// Bare actix `do_send` ping-pong with the same envelopes and no protocol
+/// logic, on the same paused current-thread runtime: the ceiling to compare with.
+pub fn baseline(shape: Shape) -> Measured {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread tokio runtime");
+    let system = actix_rt::System::with_tokio_rt(move || rt);
+    let t = Instant::now();
+    let done = system.block_on(async move {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let total = shape.handshakes;
+        let pinger = Pinger::create(|ctx| {
+            let me = ctx.address();
+            let pongers = (0..shape.teammates).map(|_| Ponger { pinger: me.clone() }.start()).collect();
+            Pinger { pongers, total, remaining: total, done: 0, finished: Some(tx) }
+        });
+        pinger.do_send(Start(shape.in_flight));
+        rx.await.unwrap_or(0)
+    });
+    Measured { handshakes: done, elapsed: t.elapsed() }
+}
+
+/// Peak resident memory of this process so far (Linux `VmHWM`), in bytes.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
