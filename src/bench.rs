@@ -113,6 +113,7 @@ struct Pinger {
 
 struct Ponger {
     pinger: Addr<Pinger>,
+    reason: crate::protocol::Text,
 }
 
 impl Actor for Pinger {
@@ -160,7 +161,7 @@ impl Handler<Input> for Ponger {
     fn handle(&mut self, input: Input, _: &mut Context<Self>) {
         if let Input::Deliver(d) = input {
             let request_id = d.envelope.message.request_id().unwrap_or(RequestId::from_random_bytes([0; 16]));
-            let message = Message::ShutdownResponse { request_id, approve: false, reason: Some("busy".into()) };
+            let message = Message::ShutdownResponse { request_id, approve: false, reason: Some(self.reason.clone()) };
             let envelope = Envelope { from: d.to, to: Address::Agent(AgentId::LEAD), sent_at: d.at, message };
             self.pinger.do_send(Input::Deliver(Delivery {
                 seq: 0,
@@ -215,7 +216,8 @@ pub fn baseline(shape: Shape) -> Measured {
         let total = shape.handshakes;
         let pinger = Pinger::create(|ctx| {
             let me = ctx.address();
-            let pongers = (0..shape.teammates).map(|_| Ponger { pinger: me.clone() }.start()).collect();
+            let pongers =
+                (0..shape.teammates).map(|_| Ponger { pinger: me.clone(), reason: "busy".into() }.start()).collect();
             Pinger { pongers, total, remaining: total, done: 0, finished: Some(tx) }
         });
         pinger.do_send(Start(shape.in_flight));

@@ -218,8 +218,12 @@ impl Teammate {
 
     fn expire(&mut self, ctx: &mut Ctx) {
         self.table.expire_due(ctx.now, &mut self.expired);
-        let expired: Vec<Expiry> = self.expired.drain(..).collect();
-        for e in expired {
+        if self.expired.is_empty() {
+            return;
+        }
+        // Deciding a plan may submit a new one, which needs `self`: take the list.
+        let mut expired = std::mem::take(&mut self.expired);
+        for e in expired.drain(..) {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
             match default {
@@ -229,6 +233,7 @@ impl Teammate {
                 TimeoutDefault::Kill | TimeoutDefault::Keep => {}
             }
         }
+        self.expired = expired;
     }
 
     /// A plan of ours was approved or rejected, by an answer or by the timeout policy.

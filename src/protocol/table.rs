@@ -8,7 +8,7 @@
 //! ```
 
 use super::deadlines::DeadlineQueue;
-use super::message::{Kind, RequestId, Text};
+use super::message::{IdHashBuilder, Kind, RequestId, Text};
 use super::names::AgentId;
 use super::policy::Defences;
 use super::time::Millis;
@@ -173,7 +173,7 @@ pub struct Expiry {
 
 #[derive(Clone, Debug, Default)]
 pub struct RequestTable {
-    requests: IndexMap<RequestId, Request>,
+    requests: IndexMap<RequestId, Request, IdHashBuilder>,
     deadlines: DeadlineQueue,
     defences: Defences,
     /// Per teammate, how many requests of each kind were made: numbers auto labels.

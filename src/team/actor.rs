@@ -51,6 +51,10 @@ impl Handler<Input> for AgentActor {
         let mut guard = world.borrow_mut();
         let w = &mut *guard;
         let me = self.id;
+        // No clock read here: the paused clock only moves when every task is
+        // idle, and then the driver (the one timer) runs first and reads it.
+        // So the driver's reading is the time of every input that follows.
+        debug_assert_eq!(w.now(), w.read_clock(), "virtual time moved behind the driver's back");
         w.handled += 1;
         if w.handled % 1024 == 0 && !w.aborted {
             if let Some(abort) = &mut w.abort {
@@ -100,7 +104,8 @@ impl Handler<Input> for AgentActor {
             }
         }
         let now = w.now();
-        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut self.out };
+        let tracing = w.tracing() || w.probe.is_some();
+        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut self.out, tracing };
         agent.handle(input, &mut cx);
         for cmd in self.out.drain(..) {
             match cmd {

@@ -245,7 +245,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // The last recorded event, not the last timer: a spare deadline wake-up
     // that finds nothing to do does not lengthen the run.
     let ended_at = events.last().map_or(wb.last_event, |e| e.t);
-    let ended_at = if stop == Stop::Settled { ended_at } else { wb.now() };
+    let ended_at = if stop == Stop::Settled { ended_at } else { wb.tick() };
     Outcome {
         names: n,
         roster: wb.roster.statuses.clone(),
@@ -280,7 +280,7 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
             _ = notify.notified() => continue,
             _ = sleep => {}
         }
-        let now = w.borrow().now();
+        let now = w.borrow_mut().tick();
         match next {
             None => return Stop::Settled,
             Some(t) if t > limit => return if end.is_some_and(|e| e <= cap) { Stop::EndTime } else { Stop::Cap },
