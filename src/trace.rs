@@ -167,6 +167,11 @@ pub enum Event {
         agent: AgentId,
         request_id: RequestId,
     },
+    /// An agent chose not to answer a request (its behaviour says `ignore`).
+    Ignores {
+        agent: AgentId,
+        request_id: RequestId,
+    },
     Crash {
         agent: AgentId,
     },
@@ -204,6 +209,7 @@ impl Event {
             Event::FileStep { .. } => "file",
             Event::Status { .. } => "status",
             Event::Deferred { .. } => "deferred",
+            Event::Ignores { .. } => "no_answer",
             Event::Crash { .. } => "crash",
             Event::Restart { .. } => "restart",
             Event::Stall { .. } => "stall",
@@ -368,7 +374,7 @@ impl Stamped {
                 put("agent", json!(n.agent(*agent)));
                 put("status", json!(status.as_str()));
             }
-            Event::Deferred { agent, request_id } => {
+            Event::Deferred { agent, request_id } | Event::Ignores { agent, request_id } => {
                 put("agent", json!(n.agent(*agent)));
                 rid(&mut put, &Some(*request_id));
             }
@@ -452,6 +458,9 @@ impl Stamped {
             Event::Status { agent, status } => format!("{} is {}", n.agent(*agent), status),
             Event::Deferred { agent, request_id } => {
                 format!("{} is blocked waiting; puts [{}] aside", n.agent(*agent), label(request_id))
+            }
+            Event::Ignores { agent, request_id } => {
+                format!("{} leaves [{}] unanswered", n.agent(*agent), label(request_id))
             }
             Event::Crash { agent } => format!("{} CRASHED", n.agent(*agent)),
             Event::Restart { agent } => format!("{} restarts", n.agent(*agent)),

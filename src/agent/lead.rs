@@ -110,7 +110,7 @@ impl Lead {
             Answer::Approve => (true, None),
             Answer::Reject => (false, self.feedback.clone().or_else(|| Some("rejected".into()))),
             Answer::Ignore => {
-                ctx.record(Event::Note { text: format!("lead ignores plan {request_id}") });
+                ctx.record(Event::Ignores { agent: ctx.me, request_id });
                 return;
             }
         };

@@ -199,7 +199,7 @@ impl Teammate {
                             Message::ShutdownResponse { request_id, approve: false, reason },
                         );
                     }
-                    Answer::Ignore => {}
+                    Answer::Ignore => ctx.record(Event::Ignores { agent: ctx.me, request_id }),
                 }
             }
             Message::PlanApprovalRequest { request_id, .. } => {
@@ -207,7 +207,10 @@ impl Teammate {
                 let approve = match self.spec.on_plan.next() {
                     Answer::Approve => true,
                     Answer::Reject => false,
-                    Answer::Ignore => return,
+                    Answer::Ignore => {
+                        ctx.record(Event::Ignores { agent: ctx.me, request_id });
+                        return;
+                    }
                 };
                 let feedback = (!approve).then(|| Text::from("rejected by peer"));
                 ctx.send(Address::Agent(asker), Message::PlanApprovalResponse { request_id, approve, feedback });

@@ -201,21 +201,21 @@ impl RequestTable {
     /// Records a new pending request under `id` and arms its deadline.
     pub fn open(&mut self, id: RequestId, new: NewRequest) -> &Request {
         let deadline = new.sent_at.after(new.timeout);
+        // Every request takes the next number, named or not, so `alice/shutdown/2`
+        // is always the second shutdown request to alice.
+        let teammate = match new.kind {
+            Kind::Shutdown => new.target,
+            Kind::Plan => new.requester,
+        };
+        let i = teammate.index();
+        if self.counts.len() <= i {
+            self.counts.resize(i + 1, [0, 0]);
+        }
+        let slot = &mut self.counts[i][new.kind as usize];
+        *slot += 1;
         let label = match new.label {
             Some(t) => Label::Named(t),
-            None => {
-                let teammate = match new.kind {
-                    Kind::Shutdown => new.target,
-                    Kind::Plan => new.requester,
-                };
-                let i = teammate.index();
-                if self.counts.len() <= i {
-                    self.counts.resize(i + 1, [0, 0]);
-                }
-                let slot = &mut self.counts[i][new.kind as usize];
-                *slot += 1;
-                Label::Auto { teammate, kind: new.kind, n: *slot }
-            }
+            None => Label::Auto { teammate, kind: new.kind, n: *slot },
         };
         self.deadlines.arm(deadline, id);
         let request = Request {

@@ -6,8 +6,8 @@ use super::file::{AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc
 use super::invariant::Invariant;
 use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use crate::protocol::{
-    check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, RequestId, SendError,
-    Status, Text, LEAD_NAME,
+    check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, SendError, Status, Text,
+    LEAD_NAME,
 };
 use crate::team::{Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec};
 use crate::trace::RosterStatus;
@@ -361,6 +361,11 @@ impl Builder<'_> {
                 self.err(c.span(), "count must be between 1 and 100000");
             }
             Some(c) => {
+                let last = format!("{name}-{}", c.get_ref());
+                if let Err(e) = check_teammate_name(&last) {
+                    self.err(d.name.span(), format!("with count = {}, the names run up to {last:?}: {e}", c.get_ref()));
+                    return;
+                }
                 for i in 1..=*c.get_ref() {
                     out.push((format!("{name}-{i}"), spec.clone()));
                 }
@@ -441,6 +446,26 @@ impl Builder<'_> {
             None => AgentId::LEAD,
         };
         let action = d.action.get_ref().as_str();
+        let takes: &[&str] = match action {
+            "shutdown" => &["to", "from", "label", "reason"],
+            "submit_plan" => &["to", "from", "label", "plan"],
+            "message" => &["to", "from", "text"],
+            "broadcast" => &["from", "text"],
+            _ => &["to", "from", "label", "reason", "plan", "text"],
+        };
+        let present = [
+            ("to", d.to.is_some()),
+            ("label", d.label.is_some()),
+            ("reason", d.reason.is_some()),
+            ("plan", d.plan.is_some()),
+            ("text", d.text.is_some()),
+        ];
+        for (key, here) in present {
+            if here && !takes.contains(&key) {
+                self.err(d.action.span(), format!("step #{n}: `{key}` does not apply to {action}"));
+                return None;
+            }
+        }
         let script = match action {
             "shutdown" => {
                 let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a shutdown needs `to`"))?;
@@ -448,11 +473,10 @@ impl Builder<'_> {
                 Script::Shutdown { to, reason: d.reason.as_deref().map(Text::from), label }
             }
             "submit_plan" => {
-                let Some(f) = &d.from else {
+                if d.from.is_none() {
                     self.err(d.action.span(), format!("step #{n}: submit_plan needs `from` (the teammate submitting)"));
                     return None;
-                };
-                let _ = f;
+                }
                 let to = match &d.to {
                     Some(t) => self.agent(t, team, "to")?,
                     None => AgentId::LEAD,
@@ -474,9 +498,6 @@ impl Builder<'_> {
                 return None;
             }
         };
-        if d.label.is_some() && matches!(script, Script::Say { .. }) {
-            self.err(d.action.span(), format!("step #{n}: only a request (shutdown, submit_plan) can have a label"));
-        }
         Some(Step { at, agent: from, script })
     }
 
@@ -824,6 +845,48 @@ impl Builder<'_> {
 
     fn expect(&mut self, e: &S<ExpectDoc>, team: &Team, labels: &[(String, &'static str)]) -> Option<Expect> {
         let d = e.get_ref();
+        // Keys that belong to another form of [[expect]] would silently check
+        // nothing: name them.
+        let form: (&str, &[&str]) = if d.request.is_some() {
+            ("request", &["request", "status"])
+        } else if d.teammate.is_some() {
+            ("teammate", &["teammate", "status", "gate"])
+        } else if d.file.is_some() {
+            ("file", &["file", "state"])
+        } else if d.ignored.is_some() {
+            ("ignored", &["ignored", "reason"])
+        } else if d.refused.is_some() {
+            ("refused", &["refused", "rule"])
+        } else if d.expired.is_some() {
+            ("expired", &["expired"])
+        } else {
+            ("violation", &["violation"])
+        };
+        let present: [(&str, Option<Range<usize>>); 7] = [
+            ("status", d.status.as_ref().map(|x| x.span())),
+            ("gate", d.gate.as_ref().map(|x| x.span())),
+            ("state", d.state.as_ref().map(|x| x.span())),
+            ("reason", d.reason.as_ref().map(|x| x.span())),
+            ("rule", d.rule.as_ref().map(|x| x.span())),
+            ("request", d.request.as_ref().map(|x| x.span())),
+            ("teammate", d.teammate.as_ref().map(|x| x.span())),
+        ];
+        let mut stray = false;
+        for (key, span) in present {
+            if let Some(span) = span {
+                if !form.1.contains(&key) {
+                    self.err(span, format!("`{key}` does not go with `{}` in an [[expect]]", form.0));
+                    stray = true;
+                }
+            }
+        }
+        if d.teammate.is_some() && d.gate.is_some() && d.status.is_some() {
+            self.err(e.span(), "an [[expect]] on a teammate checks `status` or `gate`, not both: write two");
+            stray = true;
+        }
+        if stray {
+            return None;
+        }
         let status = d.status.as_ref();
         let subjects = [
             d.request.is_some(),
@@ -895,7 +958,7 @@ impl Builder<'_> {
                     return None;
                 }
             };
-            let _ = id;
+            debug_assert!(id.index() > 0 || name == LEAD_NAME);
             return Some(Expect::Teammate { name, status });
         }
         if let Some(f) = &d.file {
@@ -978,6 +1041,3 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
 }
-
-#[allow(dead_code)]
-fn unused(_: RequestId) {}

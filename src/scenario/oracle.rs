@@ -37,6 +37,11 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
     let mut gates: Vec<GateState> =
         require_plan.iter().map(|r| if *r { GateState::Required } else { GateState::NotRequired }).collect();
     let mut statuses: Vec<RosterStatus> = vec![RosterStatus::Working; require_plan.len()];
+    // Whether the latest plan decision for each agent was legitimate (a
+    // matching response or the timeout policy), and whether its open gate is.
+    // A gate opened by a forgery must not license a write.
+    let mut decision_legit: Vec<bool> = vec![false; require_plan.len()];
+    let mut gate_legit: Vec<bool> = vec![false; require_plan.len()];
     let mut files: BTreeMap<(AgentId, String), (u32, u32)> = BTreeMap::new();
     let mut sent: BTreeMap<u64, (usize, AgentId)> = BTreeMap::new();
     let mut accounted: BTreeSet<u64> = BTreeSet::new();
@@ -83,6 +88,9 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                 if t >= r.deadline {
                     broken.push(format!("it arrived at {t}, at or after the deadline {}", r.deadline));
                 }
+                if r.kind == Kind::Plan {
+                    decision_legit[r.requester.index()] = broken.is_empty();
+                }
                 if !broken.is_empty() {
                     violate(
                         Invariant::MatchingResponse,
@@ -107,6 +115,9 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                     violate(Invariant::TerminalFinal, format!("[{}] was {} and then expired", label(id), r.status));
                 }
                 r.status = Status::Expired;
+                if *kind == Kind::Plan {
+                    decision_legit[r.requester.index()] = true;
+                }
                 let wanted = policy.on_expiry(*kind);
                 if *default != wanted {
                     violate(
@@ -157,14 +168,28 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                     TimeoutDefault::Keep | TimeoutDefault::Approve => {}
                 }
             }
-            Event::Gate { agent, state } => gates[agent.index()] = *state,
+            Event::Gate { agent, state } => {
+                gates[agent.index()] = *state;
+                if *state == GateState::Approved {
+                    gate_legit[agent.index()] = decision_legit[agent.index()];
+                }
+            }
             Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
                 let g = gates[agent.index()];
+                let what = path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
+                let act = action.as_str();
                 if !matches!(g, GateState::NotRequired | GateState::Approved) {
-                    let what = path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
                     violate(
                         Invariant::GatedAction,
-                        format!("{} ran {}{what} while its plan gate was {g}", who(*agent), action.as_str()),
+                        format!("{} ran {act}{what} while its plan gate was {g}", who(*agent)),
+                    );
+                } else if g == GateState::Approved && !gate_legit[agent.index()] {
+                    violate(
+                        Invariant::GatedAction,
+                        format!(
+                            "{} ran {act}{what} behind a gate opened by a response that does not match",
+                            who(*agent)
+                        ),
                     );
                 }
             }
