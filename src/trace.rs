@@ -11,6 +11,13 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// Sees every event as it happens, with the agents' names (the CLI's `-v`).
+pub type LiveSink = Box<dyn FnMut(&Stamped, &[String])>;
+/// Sees the events agents report even with the log off (benchmarks).
+pub type Probe = Box<dyn FnMut(&Event)>;
+/// Asked now and then during a run; `true` stops it.
+pub type AbortGuard = Box<dyn FnMut() -> bool>;
+
 /// Where a teammate stands, as the roster shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]

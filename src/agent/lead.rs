@@ -106,7 +106,7 @@ impl Lead {
     }
 
     fn review(&mut self, author: AgentId, request_id: crate::protocol::RequestId, ctx: &mut Ctx) {
-        let (approve, feedback) = match self.on_plan.next() {
+        let (approve, feedback) = match self.on_plan.next_answer() {
             Answer::Approve => (true, None),
             Answer::Reject => (false, self.feedback.clone().or_else(|| Some("rejected".into()))),
             Answer::Ignore => {

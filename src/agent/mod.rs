@@ -42,7 +42,7 @@ impl Answers {
         Answers::new(vec![a])
     }
 
-    pub fn next(&mut self) -> Answer {
+    pub fn next_answer(&mut self) -> Answer {
         let a = self.list[self.next.min(self.list.len() - 1)];
         self.next += 1;
         a

@@ -179,7 +179,7 @@ impl Teammate {
         match &d.envelope.message {
             Message::ShutdownRequest { request_id, .. } => {
                 let request_id = *request_id;
-                match self.spec.on_shutdown.next() {
+                match self.spec.on_shutdown.next_answer() {
                     Answer::Approve => {
                         let sent = ctx.send(
                             Address::Agent(asker),
@@ -204,7 +204,7 @@ impl Teammate {
             }
             Message::PlanApprovalRequest { request_id, .. } => {
                 let request_id = *request_id;
-                let approve = match self.spec.on_plan.next() {
+                let approve = match self.spec.on_plan.next_answer() {
                     Answer::Approve => true,
                     Answer::Reject => false,
                     Answer::Ignore => {

@@ -96,7 +96,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
 }
 
 /// Prints events as they happen, learning request labels on the way.
-fn live_printer() -> Box<dyn FnMut(&Stamped, &[String])> {
+fn live_printer() -> crate::trace::LiveSink {
     let mut names = Names::default();
     Box::new(move |s: &Stamped, agents: &[String]| {
         if names.agents.is_empty() {
@@ -116,7 +116,10 @@ fn single(a: &RunArgs, scenarios: &[Scenario]) -> i32 {
     for s in scenarios {
         let seed = a.seed.unwrap_or_else(|| s.default_seed());
         if a.verbose && a.format == Format::Text {
-            println!("── {} (seed {seed})\n   {}", s.name, s.about);
+            println!("── {} (seed {seed})", s.name);
+            for line in wrap(&s.about, 76) {
+                println!("   {line}");
+            }
         }
         let report = run_scenario(s, seed, options(a, a.verbose && a.format == Format::Text));
         if a.format == Format::Text {
@@ -282,4 +285,21 @@ fn sweep(a: &RunArgs, scenarios: &[Scenario], (from, to): (u64, u64)) -> i32 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// Greedy word wrap for the `about` paragraph.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("starts with one line");
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
 }

@@ -81,7 +81,7 @@ pub fn check_send(env: &Envelope, dir: &dyn Directory, policy: &Policy) -> Resul
             return Err(SendError::ShutdownResponseNotToLead)
         }
         (_, Message::ShutdownResponse { approve: false, reason, .. })
-            if reason.as_deref().map_or(true, |r| r.trim().is_empty()) =>
+            if reason.as_deref().is_none_or(|r| r.trim().is_empty()) =>
         {
             return Err(SendError::RejectionWithoutReason)
         }

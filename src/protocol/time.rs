@@ -34,7 +34,7 @@ impl fmt::Display for Millis {
         if ms < 1000 {
             write!(f, "{ms}ms")
         } else if ms < 60_000 {
-            if ms % 1000 == 0 {
+            if ms.is_multiple_of(1000) {
                 write!(f, "{}s", ms / 1000)
             } else {
                 write!(f, "{}.{:03}s", ms / 1000, ms % 1000)

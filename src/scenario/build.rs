@@ -596,11 +596,8 @@ impl Builder<'_> {
                 }
             }
         }
-        if d.message.is_some() && kind != "forge" {
-            self.err(
-                d.message.as_ref().unwrap().span(),
-                format!("fault #{n} ({kind}): `message` applies only to forge"),
-            );
+        if let (Some(m), false) = (&d.message, kind == "forge") {
+            self.err(m.span(), format!("fault #{n} ({kind}): `message` applies only to forge"));
             ok = false;
         }
         let needs = |b: &mut Self, present: bool, key: &str| {

@@ -56,7 +56,7 @@ pub struct RunOptions {
     pub cap: Option<Millis>,
     /// Real-time budget for one run; past it the run is stopped.
     pub max_real: Option<std::time::Duration>,
-    pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
+    pub live: Option<crate::trace::LiveSink>,
     /// Keep the outcome (events) in the report, for `--trace`.
     pub keep_outcome: bool,
 }

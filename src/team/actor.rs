@@ -56,7 +56,7 @@ impl Handler<Input> for AgentActor {
         // So the driver's reading is the time of every input that follows.
         debug_assert_eq!(w.now(), w.read_clock(), "virtual time moved behind the driver's back");
         w.handled += 1;
-        if w.handled % 1024 == 0 && !w.aborted {
+        if w.handled.is_multiple_of(1024) && !w.aborted {
             if let Some(abort) = &mut w.abort {
                 w.aborted = abort();
             }

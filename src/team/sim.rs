@@ -56,11 +56,11 @@ pub struct TeamSpec {
     pub cap: Millis,
     pub load: Option<Load>,
     /// Sees every event as it happens.
-    pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
+    pub live: Option<crate::trace::LiveSink>,
     /// Asked now and then; `true` stops the run (a real-time guard).
-    pub abort: Option<Box<dyn FnMut() -> bool>>,
+    pub abort: Option<crate::trace::AbortGuard>,
     /// Sees every event agents report, even with `trace` off.
-    pub probe: Option<Box<dyn FnMut(&crate::trace::Event)>>,
+    pub probe: Option<crate::trace::Probe>,
 }
 
 impl TeamSpec {

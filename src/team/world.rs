@@ -82,13 +82,13 @@ pub struct World {
     pub next_msg: u64,
     pub last_event: Millis,
     /// Called with every event as it happens (the CLI's `-v`).
-    pub live: Option<Box<dyn FnMut(&Stamped, &[String])>>,
+    pub live: Option<crate::trace::LiveSink>,
     /// Sees the events agents report even with the log off (benchmarks time
     /// handshakes with it).
-    pub probe: Option<Box<dyn FnMut(&Event)>>,
+    pub probe: Option<crate::trace::Probe>,
     /// Inputs handled so far, and the guard that may stop a runaway run.
     pub handled: u64,
-    pub abort: Option<Box<dyn FnMut() -> bool>>,
+    pub abort: Option<crate::trace::AbortGuard>,
     pub aborted: bool,
 }
 

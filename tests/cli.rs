@@ -1,0 +1,546 @@
+//! The `handshake` command as a user meets it: the real binary, run from the
+//! crate's root, judged by its exit status, its stdout and its stderr.
+//!
+//! Exit statuses (design.md, `handshake --help`): 0 all passed, 1 a scenario
+//! failed, 2 bad input and nothing was run. Bad input is reported as
+//! `path:line:col: reason`; every positioned test below computes the expected
+//! line and column from the TOML text it wrote.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const HAPPY: &str = "scenarios/01-happy-shutdown.toml";
+
+// ---------------------------------------------------------------- helpers
+
+/// What one invocation of the binary did.
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    args: String,
+}
+
+impl Ran {
+    fn explain(&self) -> String {
+        format!(
+            "handshake {}\n  exit status {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.args, self.code, self.stdout, self.stderr
+        )
+    }
+
+    fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "wrong exit status\n{}", self.explain());
+        self
+    }
+
+    fn stdout_has(&self, needle: &str) -> &Self {
+        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}\n{}", self.explain());
+        self
+    }
+
+    fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}\n{}", self.explain());
+        self
+    }
+
+    /// No scenario was played: no report line of any kind on stdout.
+    fn ran_nothing(&self) -> &Self {
+        let played: Vec<&str> = self
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL") || l.contains("passed"))
+            .collect();
+        assert!(played.is_empty(), "something was run: {played:?}\n{}", self.explain());
+        self
+    }
+
+    fn lines_starting(&self, prefix: &str) -> Vec<&str> {
+        self.stdout.lines().filter(|l| l.starts_with(prefix)).collect()
+    }
+}
+
+fn handshake(args: &[&str]) -> Ran {
+    let out = Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the handshake binary starts");
+    Ran {
+        code: out.status.code().expect("exited, not killed by a signal"),
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+        args: args.join(" "),
+    }
+}
+
+/// A fresh folder under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "handshake-cli-{tag}-{}-{nanos}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+
+    /// Writes a file and returns its path as the command line will show it.
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, text).expect("write temp scenario");
+        p
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().expect("a UTF-8 temp path").to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// 1-based line and column (in characters) of the only occurrence of `needle` in `text`.
+fn pos(text: &str, needle: &str) -> (usize, usize) {
+    let at = text.find(needle).unwrap_or_else(|| panic!("{needle:?} not in the TOML"));
+    assert!(text[at + 1..].find(needle).is_none(), "{needle:?} occurs twice in the TOML; pick a unique marker");
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, col)
+}
+
+/// The bundled scenario files, sorted as the runner lists them.
+fn bundled() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("scenarios/ exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no bundled scenarios in {}", dir.display());
+    v
+}
+
+/// The header every bad-input file starts with: one teammate, alice.
+const HEAD: &str =
+    "name = \"bad-input\"\nabout = \"A file the loader must refuse.\"\n\n[[teammate]]\nname = \"alice\"\n";
+
+/// A valid scenario whose expectation is wrong: alice approves, the file says expired.
+const WRONG_EXPECTATION: &str = r#"name = "wrong-expectation"
+about = "Alice approves the shutdown, but this file claims the request expired."
+
+[[teammate]]
+name = "alice"
+on_shutdown = "approve"
+
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+
+[[expect]]
+request = "stop-alice"
+status = "expired"
+"#;
+
+/// Writes `text` as a scenario, runs it together with a good bundled file
+/// listed first, and checks: exit 2, nothing run, and stderr names
+/// `path:line:col:` (the position of `marker` in `text`) followed by a
+/// reason containing every one of `reason`.
+fn refused(tag: &str, text: &str, marker: &str, reason: &[&str]) {
+    let dir = TempDir::new(tag);
+    let file = dir.write(&format!("{tag}.toml"), text);
+    let (line, col) = pos(text, marker);
+    let located = format!("{file}:{line}:{col}: ");
+
+    for args in [vec!["run", HAPPY, file.as_str()], vec!["check", file.as_str()]] {
+        let r = handshake(&args);
+        r.expect_code(2).ran_nothing().stderr_has(&located);
+        let line_text = r.stderr.lines().find(|l| l.starts_with(&located)).unwrap_or_default();
+        for word in reason {
+            assert!(line_text.contains(word), "the reason lacks {word:?}: {line_text:?}\n{}", r.explain());
+        }
+        if args[0] == "run" {
+            r.stderr_has("nothing was run");
+            assert!(!r.stdout.contains("happy-shutdown"), "the good file ran anyway\n{}", r.explain());
+        }
+    }
+}
+
+// ---------------------------------------------------------------- run: all bundled
+
+#[test]
+fn run_without_arguments_runs_every_bundled_scenario() {
+    let n = bundled().len();
+    let r = handshake::<&str>(&[]);
+    // No subcommand is a usage error from clap, not a run.
+    assert_eq!(r.code, 2, "{}", r.explain());
+
+    let r = handshake(&["run"]);
+    r.expect_code(0);
+    let pass = r.lines_starting("PASS");
+    assert_eq!(pass.len(), n, "one PASS line per file in scenarios/\n{}", r.explain());
+    assert!(r.lines_starting("FAIL").is_empty(), "{}", r.explain());
+    r.stdout_has(&format!("{n} scenarios: {n} passed, 0 failed"));
+    // Each bundled file is named by its own `name`, in file order.
+    for (file, line) in bundled().iter().zip(&pass) {
+        let text = std::fs::read_to_string(file).unwrap();
+        let name = text
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("{} has a name", file.display()));
+        assert!(line.contains(name), "{} should report {name:?}, got {line:?}", file.display());
+    }
+}
+
+// ---------------------------------------------------------------- run: a failing scenario
+
+#[test]
+fn a_failing_scenario_exits_1_and_explains_itself() {
+    let dir = TempDir::new("fail");
+    let file = dir.write("wrong.toml", WRONG_EXPECTATION);
+    let shown = file.clone();
+
+    let r = handshake(&["run", &file]);
+    r.expect_code(1);
+    let fail = r.lines_starting("FAIL");
+    assert_eq!(fail.len(), 1, "{}", r.explain());
+    assert!(fail[0].contains("wrong-expectation") && fail[0].contains("seed 1"), "{}", r.explain());
+    // The first failed check, in words.
+    r.stdout_has("✗ request stop-alice is expired")
+        .stdout_has("stop-alice ended approved, expected expired")
+        // The events that led to it.
+        .stdout_has("what led to it:")
+        .stdout_has("lead asks alice: shutdown request [stop-alice]")
+        .stdout_has("[stop-alice] pending → approved")
+        // How to reproduce it.
+        .stdout_has(&format!("reproduce: cargo run --release -- run {shown} --seed 1"))
+        .stdout_has("1 scenario: 0 passed, 1 failed");
+
+    // The reproduce line really reproduces: same file, same seed, same failure.
+    let line = r.stdout.lines().find(|l| l.contains("reproduce:")).unwrap();
+    let args: Vec<&str> = line.split("-- ").nth(1).unwrap().split_whitespace().collect();
+    let again = handshake(&args);
+    again.expect_code(1).stdout_has("✗ request stop-alice is expired");
+
+    // One failure among passes still fails the run, and the passes still show.
+    let r = handshake(&["run", HAPPY, &file]);
+    r.expect_code(1).stdout_has("2 scenarios: 1 passed, 1 failed");
+    assert_eq!(r.lines_starting("PASS").len(), 1, "{}", r.explain());
+    assert_eq!(r.lines_starting("FAIL").len(), 1, "{}", r.explain());
+}
+
+// ---------------------------------------------------------------- run: bad input
+
+#[test]
+fn malformed_toml_is_refused_with_its_position() {
+    let text = format!("{HEAD}on_shutdown = approve\n");
+    refused("malformed", &text, "approve\n", &[]);
+}
+
+#[test]
+fn an_unknown_key_is_refused_with_its_position() {
+    let text = format!("{HEAD}on_shutdwon = \"approve\"\n");
+    refused("unknown-key", &text, "on_shutdwon", &["unknown field", "on_shutdwon"]);
+}
+
+#[test]
+fn an_unknown_agent_in_a_step_is_refused() {
+    let text = format!("{HEAD}\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"bob\"\n");
+    refused("unknown-agent", &text, "\"bob\"", &["bob"]);
+}
+
+#[test]
+fn an_unknown_label_in_an_expectation_is_refused() {
+    let text = format!("{HEAD}\n[[expect]]\nrequest = \"@nope\"\nstatus = \"approved\"\n");
+    refused("unknown-label-expect", &text, "\"@nope\"", &["unknown label", "nope"]);
+}
+
+#[test]
+fn an_unknown_label_in_a_fault_is_refused() {
+    let text = format!("{HEAD}\n[[fault]]\nkind = \"replay\"\nat = \"1s\"\nrequest = \"@nope\"\n");
+    refused("unknown-label-fault", &text, "\"@nope\"", &["unknown label", "nope"]);
+}
+
+#[test]
+fn a_duration_without_a_unit_is_refused() {
+    let text = format!("{HEAD}\n[policy]\nshutdown_timeout = \"60\"\n");
+    refused("duration-no-unit", &text, "\"60\"", &["shutdown_timeout", "no unit"]);
+}
+
+#[test]
+fn a_duration_that_is_not_one_is_refused() {
+    let text = format!("{HEAD}\n[[step]]\nat = \"fast\"\ndo = \"shutdown\"\nto = \"alice\"\n");
+    refused("duration-fast", &text, "\"fast\"", &["fast", "not a duration"]);
+}
+
+#[test]
+fn a_rejection_without_a_reason_is_refused() {
+    let text = format!("{HEAD}on_shutdown = \"reject\"\n");
+    refused("reject-no-reason", &text, "\"reject\"", &["reject_reason"]);
+}
+
+#[test]
+fn a_stall_without_until_is_refused() {
+    let text = format!("{HEAD}\n[[fault]]\nkind = \"stall\"\nagent = \"alice\"\nat = \"1s\"\n");
+    refused("stall-no-until", &text, "[[fault]]", &["stall", "missing", "until"]);
+}
+
+#[test]
+fn a_crash_without_an_agent_is_refused() {
+    let text = format!("{HEAD}\n[[fault]]\nkind = \"crash\"\nat = \"1s\"\n");
+    refused("crash-no-agent", &text, "[[fault]]", &["crash", "missing", "agent"]);
+}
+
+#[test]
+fn a_step_in_the_past_is_refused() {
+    let text = format!(
+        "{HEAD}\n[[step]]\nat = \"5s\"\ndo = \"shutdown\"\nto = \"alice\"\n\n[[step]]\nat = \"2s\"\ndo = \"message\"\nto = \"alice\"\n"
+    );
+    refused("step-in-past", &text, "\"2s\"", &["step #2", "in the past"]);
+}
+
+#[test]
+fn a_step_after_the_end_is_refused() {
+    let text =
+        "name = \"bad-input\"\nabout = \"A step after the end.\"\nend = \"10s\"\n\n[[teammate]]\nname = \"alice\"\n\n\
+                [[step]]\nat = \"20s\"\ndo = \"shutdown\"\nto = \"alice\"\n";
+    refused("step-after-end", text, "\"20s\"", &["step #1", "after the end"]);
+}
+
+#[test]
+fn a_nonexistent_path_is_refused_and_nothing_runs() {
+    let dir = TempDir::new("missing");
+    let missing = dir.path("no-such-scenario.toml");
+    for cmd in ["run", "check"] {
+        let r = handshake(&[cmd, HAPPY, &missing]);
+        r.expect_code(2).ran_nothing().stderr_has(&missing).stderr_has("no such file");
+        assert!(!r.stdout.contains("happy-shutdown"), "{}", r.explain());
+    }
+}
+
+#[test]
+fn check_reports_every_problem_of_every_file_first_one_first() {
+    let dir = TempDir::new("many");
+    let one = format!(
+        "{HEAD}\n[policy]\nplan_timeout = \"soon\"\n\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"carol\"\n"
+    );
+    let two = format!("{HEAD}on_shutdwon = \"approve\"\n");
+    let a = dir.write("a.toml", &one);
+    let b = dir.write("b.toml", &two);
+    let r = handshake(&["check", &a, &b]);
+    r.expect_code(2);
+    let (l1, c1) = pos(&one, "\"soon\"");
+    let (l2, c2) = pos(&one, "\"carol\"");
+    let (l3, c3) = pos(&two, "on_shutdwon");
+    let wanted = [format!("{a}:{l1}:{c1}: "), format!("{a}:{l2}:{c2}: "), format!("{b}:{l3}:{c3}: ")];
+    let found: Vec<usize> = wanted
+        .iter()
+        .map(|w| r.stderr.find(w.as_str()).unwrap_or_else(|| panic!("stderr lacks {w:?}\n{}", r.explain())))
+        .collect();
+    assert!(found.windows(2).all(|w| w[0] < w[1]), "problems out of order\n{}", r.explain());
+    r.stdout_has("2 files: 0 ok, 2 bad");
+}
+
+// ---------------------------------------------------------------- check
+
+#[test]
+fn check_lists_every_bundled_file_as_ok_and_runs_nothing() {
+    let files = bundled();
+    let r = handshake(&["check", "scenarios"]);
+    r.expect_code(0).ran_nothing();
+    let ok = r.lines_starting("ok");
+    assert_eq!(ok.len(), files.len(), "{}", r.explain());
+    for f in &files {
+        let shown = format!("scenarios/{}", f.file_name().unwrap().to_string_lossy());
+        assert!(ok.iter().any(|l| l.contains(&shown)), "{shown} not listed ok\n{}", r.explain());
+    }
+    r.stdout_has(&format!("{n} files: {n} ok, 0 bad", n = files.len()));
+    assert!(r.stderr.is_empty(), "{}", r.explain());
+    // No argument means scenarios/ too.
+    let again = handshake(&["check"]);
+    again.expect_code(0);
+    assert_eq!(again.stdout, r.stdout);
+}
+
+#[test]
+fn check_does_not_run_a_file_whose_expectation_is_wrong() {
+    // Running it fails (exit 1); checking it only validates it (exit 0).
+    let dir = TempDir::new("check-valid");
+    let file = dir.write("wrong.toml", WRONG_EXPECTATION);
+    let r = handshake(&["check", &file]);
+    r.expect_code(0).ran_nothing().stdout_has("ok").stdout_has("wrong-expectation").stdout_has(": 1 ok, 0 bad");
+    assert!(!r.stdout.contains("✗") && !r.stdout.contains("reproduce"), "{}", r.explain());
+}
+
+// ---------------------------------------------------------------- run: options
+
+#[test]
+fn json_format_is_one_document_for_machines() {
+    let files = bundled();
+    let r = handshake(&["run", "--format", "json"]);
+    r.expect_code(0);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+    assert_eq!(doc["summary"]["passed"], files.len(), "{doc:#}");
+    assert_eq!(doc["summary"]["failed"], 0, "{doc:#}");
+    assert_eq!(doc["summary"]["total"], files.len(), "{doc:#}");
+    let list = doc["scenarios"].as_array().expect("a scenarios array");
+    assert_eq!(list.len(), files.len());
+    for s in list {
+        assert!(s["name"].as_str().is_some_and(|n| !n.is_empty()), "name: {s:#}");
+        assert_eq!(s["seed"].as_u64(), Some(1), "default seed: {s:#}");
+        assert_eq!(s["passed"], true, "{s:#}");
+        let counts = s["counts"].as_object().expect("counts object");
+        for key in ["messages", "handshakes", "ignored", "expired", "refused"] {
+            assert!(counts.get(key).and_then(Value::as_u64).is_some(), "counts.{key}: {s:#}");
+        }
+    }
+    assert_eq!(list[0]["name"], "happy-shutdown");
+    assert_eq!(list[0]["counts"]["handshakes"], 1);
+    assert_eq!(list[0]["counts"]["messages"], 2);
+
+    // A failure is visible to machines too, with exit 1.
+    let dir = TempDir::new("json-fail");
+    let file = dir.write("wrong.toml", WRONG_EXPECTATION);
+    let r = handshake(&["run", &file, "--format", "json"]);
+    r.expect_code(1);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+    assert_eq!(doc["summary"]["failed"], 1);
+    assert_eq!(doc["scenarios"][0]["passed"], false);
+    assert!(doc["scenarios"][0]["failures"][0]["message"].as_str().is_some_and(|m| m.contains("expected expired")));
+}
+
+#[test]
+fn seed_overrides_the_files_seed() {
+    let dir = TempDir::new("seed");
+    let text = WRONG_EXPECTATION
+        .replace("name = \"wrong-expectation\"", "name = \"seeded\"\nseed = 7")
+        .replace("status = \"expired\"", "status = \"approved\"");
+    let file = dir.write("seeded.toml", &text);
+    let seed_of = |extra: &[&str]| {
+        let mut args = vec!["run", file.as_str(), "--format", "json"];
+        args.extend_from_slice(extra);
+        let r = handshake(&args);
+        r.expect_code(0);
+        let doc: Value = serde_json::from_str(&r.stdout).expect("JSON");
+        doc["scenarios"][0]["seed"].as_u64().expect("a seed")
+    };
+    assert_eq!(seed_of(&[]), 7, "the file's seed");
+    assert_eq!(seed_of(&["--seed", "42"]), 42, "--seed wins");
+    // The text report and the reproduce line say so as well.
+    let r = handshake(&["run", &file, "--seed", "42"]);
+    r.expect_code(0);
+    assert!(r.lines_starting("PASS")[0].contains("seed 42"), "{}", r.explain());
+    // --seed and --seeds together are a usage error.
+    handshake(&["run", &file, "--seed", "3", "--seeds", "1..3"]).expect_code(2).ran_nothing();
+}
+
+#[test]
+fn trace_writes_json_lines() {
+    let dir = TempDir::new("trace");
+    let out = dir.path("trace.jsonl");
+    let r = handshake(&["run", HAPPY, "--trace", &out]);
+    r.expect_code(0).stdout_has("PASS");
+    let text = std::fs::read_to_string(&out).expect("the trace file was written");
+    assert!(text.ends_with('\n'), "JSON Lines end with a newline");
+    let mut last_t = 0;
+    let mut kinds = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let v: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} is not JSON ({e}): {line}", i + 1));
+        let t = v["t"].as_u64().unwrap_or_else(|| panic!("line {} has no numeric `t`: {line}", i + 1));
+        let event = v["event"].as_str().unwrap_or_else(|| panic!("line {} has no `event`: {line}", i + 1));
+        assert!(t >= last_t, "line {}: time goes backwards ({last_t} then {t})", i + 1);
+        last_t = t;
+        kinds.push(event.to_string());
+    }
+    for k in ["request", "send", "deliver", "verdict"] {
+        assert!(kinds.iter().any(|x| x == k), "no {k:?} event in the trace: {kinds:?}");
+    }
+    assert!(text.contains("\"label\":\"stop-alice\""), "labels appear in the trace");
+}
+
+#[test]
+fn trace_is_refused_for_more_than_one_run() {
+    let dir = TempDir::new("trace-refused");
+    let out = dir.path("trace.jsonl");
+    let two = ["run", HAPPY, "scenarios/03-stalled-teammate-killed.toml", "--trace", &out];
+    handshake(&two).expect_code(2).ran_nothing().stderr_has("--trace");
+    let folder = ["run", "scenarios", "--trace", &out];
+    handshake(&folder).expect_code(2).ran_nothing().stderr_has("--trace");
+    let sweep = ["run", HAPPY, "--seeds", "1..3", "--trace", &out];
+    handshake(&sweep).expect_code(2).ran_nothing().stderr_has("--trace");
+    assert!(!Path::new(&out).exists(), "a refused --trace must not write a file");
+}
+
+#[test]
+fn verbose_streams_readable_events() {
+    let r = handshake(&["run", HAPPY, "-v"]);
+    r.expect_code(0)
+        .stdout_has("shutdown_request")
+        .stdout_has("shutdown_response")
+        .stdout_has("lead → alice")
+        .stdout_has("happy-shutdown (seed 1)")
+        .stdout_has("PASS");
+    // Events stream before the verdict line.
+    let first_event = r.stdout.find("shutdown_request").unwrap();
+    let verdict = r.stdout.find("PASS").unwrap();
+    assert!(first_event < verdict, "{}", r.explain());
+    // Without -v none of that is printed.
+    let quiet = handshake(&["run", HAPPY]);
+    assert!(!quiet.stdout.contains("→"), "{}", quiet.explain());
+}
+
+#[test]
+fn every_command_has_help_with_an_example() {
+    for cmd in ["run", "check", "bench"] {
+        let r = handshake(&[cmd, "--help"]);
+        r.expect_code(0).stdout_has("Example").stdout_has(&format!("handshake {cmd}"));
+    }
+    handshake(&["--help"]).expect_code(0).stdout_has("Example").stdout_has("Exit status");
+}
+
+#[test]
+fn seeds_sweeps_every_scenario_with_progress() {
+    let n = bundled().len();
+    let runs = 3 * n;
+    let r = handshake(&["run", "--seeds", "1..4"]);
+    r.expect_code(0).stderr_has(&format!("{runs}/{runs} runs"));
+    let rows = r.lines_starting("PASS");
+    assert_eq!(rows.len(), n, "one row per scenario\n{}", r.explain());
+    assert!(rows.iter().all(|l| l.contains("3/3 seeds passed")), "{}", r.explain());
+    r.stdout_has(&format!("{runs} runs ({n} scenarios × 3 seeds): {runs} passed, 0 failed"));
+    // Progress goes to stderr, never into the report.
+    assert!(!r.stdout.contains(" runs (0 failed)"), "{}", r.explain());
+}
+
+#[test]
+fn seeds_lists_each_failing_seed_with_the_command_to_reproduce_it() {
+    let dir = TempDir::new("sweep-fail");
+    let file = dir.write("wrong.toml", WRONG_EXPECTATION);
+    let shown = file.clone();
+    let r = handshake(&["run", &file, "--seeds", "5..8"]);
+    r.expect_code(1).stdout_has("0/3 seeds passed").stdout_has("failing seeds:");
+    for seed in 5..8 {
+        r.stdout_has(&format!("reproduce: cargo run --release -- run {shown} --seed {seed}"));
+    }
+    r.stdout_has("3 runs (").stdout_has("× 3 seeds): 0 passed, 3 failed");
+    // An empty or backwards range is a usage error.
+    handshake(&["run", HAPPY, "--seeds", "4..4"]).expect_code(2).ran_nothing();
+    handshake(&["run", HAPPY, "--seeds", "seven"]).expect_code(2).ran_nothing();
+}
