@@ -186,7 +186,7 @@ fn refused(tag: &str, text: &str, marker: &str, reason: &[&str]) {
 #[test]
 fn run_without_arguments_runs_every_bundled_scenario() {
     let n = bundled().len();
-    let r = handshake::<&str>(&[]);
+    let r = handshake(&[]);
     // No subcommand is a usage error from clap, not a run.
     assert_eq!(r.code, 2, "{}", r.explain());
 
@@ -543,4 +543,21 @@ fn seeds_lists_each_failing_seed_with_the_command_to_reproduce_it() {
     // An empty or backwards range is a usage error.
     handshake(&["run", HAPPY, "--seeds", "4..4"]).expect_code(2).ran_nothing();
     handshake(&["run", HAPPY, "--seeds", "seven"]).expect_code(2).ran_nothing();
+}
+
+#[test]
+fn the_seeds_example_in_the_top_level_help_sweeps_what_it_says() {
+    let help = handshake(&["--help"]);
+    help.expect_code(0);
+    let line = help.stdout.lines().find(|l| l.contains("--seeds")).expect("an example with --seeds");
+    let range = line.split_whitespace().skip_while(|w| *w != "--seeds").nth(1).expect("a range after --seeds");
+    let claimed: u64 = line
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(3)
+        .find(|w| w[0] == "sweep" && w[2] == "seeds")
+        .and_then(|w| w[1].parse().ok())
+        .expect("the example says how many seeds it sweeps");
+    let r = handshake(&["run", HAPPY, "--seeds", range]);
+    r.expect_code(0).stdout_has(&format!("{claimed}/{claimed} seeds passed"));
 }

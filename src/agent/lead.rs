@@ -1,9 +1,9 @@
 //! The lead: asks teammates to shut down, reviews their plans, and applies the
 //! timeout policy when a request it made expires.
 
-use super::{ask, judge, rearm, Answer, Answers, Command, Ctx, Input, Script, Timer};
+use super::{Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
-    Address, AgentId, Defences, Expiry, Kind, Message, Millis, RequestTable, Text, TimeoutDefault, Verdict,
+    Address, AgentId, Defences, Kind, Message, RequestId, RequestTable, Text, TimeoutDefault, Verdict,
 };
 use crate::trace::Event;
 
@@ -17,31 +17,37 @@ pub struct Load {
 }
 
 #[derive(Debug)]
+struct LoadState {
+    load: Load,
+    sent: u64,
+    done: u64,
+}
+
+#[derive(Debug)]
 pub struct Lead {
-    table: RequestTable,
+    requests: Requests,
     on_plan: Answers,
     feedback: Option<Text>,
-    armed: Option<Millis>,
-    load: Option<(Load, u64)>,
-    expired: Vec<Expiry>,
+    load: Option<LoadState>,
 }
 
 impl Lead {
     pub fn new(defences: Defences, on_plan: Answers, feedback: Option<Text>) -> Lead {
-        Lead { table: RequestTable::new(defences), on_plan, feedback, armed: None, load: None, expired: Vec::new() }
+        Lead { requests: Requests::new(RequestTable::new(defences)), on_plan, feedback, load: None }
     }
 
     /// A lead that generates load; it forgets ended requests so memory stays flat.
     pub fn with_load(defences: Defences, load: Load) -> Lead {
         Lead {
-            table: RequestTable::forgetful(defences),
-            load: Some((load, 0)),
-            ..Lead::new(defences, Answers::always(Answer::Approve), None)
+            requests: Requests::new(RequestTable::forgetful(defences)),
+            on_plan: Answers::always(Answer::Approve),
+            feedback: None,
+            load: Some(LoadState { load, sent: 0, done: 0 }),
         }
     }
 
     pub fn table(&self) -> &RequestTable {
-        &self.table
+        &self.requests.table
     }
 
     pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
@@ -52,7 +58,7 @@ impl Lead {
             Input::Start => self.start_load(ctx),
             Input::Deliver(d) => match &d.envelope.message {
                 Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
-                    if let Some((_, Verdict::Applied { kind: Kind::Shutdown, .. })) = judge(&mut self.table, &d, ctx) {
+                    if let Some((_, Verdict::Applied { kind: Kind::Shutdown, .. })) = self.requests.judge(&d, ctx) {
                         self.next_load(d.sender, ctx);
                     }
                 }
@@ -60,11 +66,10 @@ impl Lead {
                 // A shutdown request to the lead can only be forged; plain text changes nothing.
                 Message::ShutdownRequest { .. } | Message::Message { .. } | Message::Broadcast { .. } => {}
             },
-            Input::Wake(Timer::Deadline) => self.armed = None,
+            Input::Wake(Timer::Deadline) => self.requests.timer_fired(ctx),
             Input::Wake(Timer::WorkStep) | Input::Restart => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
-                ask(
-                    &mut self.table,
+                self.requests.ask(
                     Kind::Shutdown,
                     to,
                     label,
@@ -74,8 +79,7 @@ impl Lead {
             }
             Input::Script(Script::SubmitPlan { to, plan, label }) => {
                 // Refused by the send rules (the lead does not submit plans), and recorded as such.
-                ask(
-                    &mut self.table,
+                self.requests.ask(
                     Kind::Plan,
                     to,
                     label,
@@ -91,12 +95,10 @@ impl Lead {
                 ctx.send(to, message);
             }
         }
-        rearm(&mut self.table, &mut self.armed, ctx);
     }
 
     fn expire(&mut self, ctx: &mut Ctx) {
-        self.table.expire_due(ctx.now, &mut self.expired);
-        for e in self.expired.drain(..) {
+        for e in self.requests.expire(ctx.now) {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
             if default == TimeoutDefault::Kill {
@@ -105,7 +107,7 @@ impl Lead {
         }
     }
 
-    fn review(&mut self, author: AgentId, request_id: crate::protocol::RequestId, ctx: &mut Ctx) {
+    fn review(&mut self, author: AgentId, request_id: RequestId, ctx: &mut Ctx) {
         let (approve, feedback) = match self.on_plan.next_answer() {
             Answer::Approve => (true, None),
             Answer::Reject => (false, self.feedback.clone().or_else(|| Some("rejected".into()))),
@@ -118,8 +120,8 @@ impl Lead {
     }
 
     fn start_load(&mut self, ctx: &mut Ctx) {
-        let Some((load, _)) = &self.load else { return };
-        let (teammates, per) = (load.teammates.clone(), load.per_teammate);
+        let Some(state) = &self.load else { return };
+        let (teammates, per) = (state.load.teammates.clone(), state.load.per_teammate);
         for _ in 0..per {
             for &t in &teammates {
                 self.send_load(t, ctx);
@@ -128,17 +130,18 @@ impl Lead {
     }
 
     fn next_load(&mut self, teammate: AgentId, ctx: &mut Ctx) {
-        let Some((load, done)) = &mut self.load else { return };
-        *done += 1;
-        let in_flight = self.table.len() as u64;
-        if *done + in_flight < load.total {
-            self.send_load(teammate, ctx);
-        }
+        let Some(state) = &mut self.load else { return };
+        state.done += 1;
+        self.send_load(teammate, ctx);
     }
 
     fn send_load(&mut self, to: AgentId, ctx: &mut Ctx) {
-        ask(
-            &mut self.table,
+        let Some(state) = &mut self.load else { return };
+        if state.sent >= state.load.total {
+            return;
+        }
+        state.sent += 1;
+        self.requests.ask(
             Kind::Shutdown,
             to,
             None,
@@ -149,6 +152,6 @@ impl Lead {
 
     /// Handshakes completed by the load generator.
     pub fn load_done(&self) -> u64 {
-        self.load.as_ref().map_or(0, |(_, d)| *d)
+        self.load.as_ref().map_or(0, |s| s.done)
     }
 }

@@ -6,6 +6,7 @@
 //! what lets the same logic run in actors, in tests and in an explorer.
 
 pub mod lead;
+mod requests;
 pub mod teammate;
 
 use crate::protocol::{check_send, Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, Text};
@@ -14,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 
 pub use lead::Lead;
+pub(crate) use requests::Requests;
 pub use teammate::{Teammate, TeammateSpec, WorkItem};
 
 /// How an agent answers a request: fixed, or a list used in order whose last
@@ -170,83 +172,4 @@ impl Agent {
             Agent::Teammate(t) => t.table(),
         }
     }
-}
-
-/// The response view of a delivered protocol response, for the request table.
-pub(crate) fn response_of(d: &Delivery) -> Option<crate::protocol::Response> {
-    use crate::protocol::{Kind, Response};
-    let (request_id, kind, approve) = match &d.envelope.message {
-        Message::ShutdownResponse { request_id, approve, .. } => (*request_id, Kind::Shutdown, *approve),
-        Message::PlanApprovalResponse { request_id, approve, .. } => (*request_id, Kind::Plan, *approve),
-        _ => return None,
-    };
-    Some(Response {
-        request_id,
-        kind,
-        approve,
-        sender: d.sender,
-        claimed_from: d.envelope.from,
-        recipient: d.to,
-        at: d.at,
-    })
-}
-
-/// Records the verdict on `d` and returns it.
-pub(crate) fn judge(
-    table: &mut crate::protocol::RequestTable,
-    d: &Delivery,
-    ctx: &mut Ctx,
-) -> Option<(crate::protocol::RequestId, crate::protocol::Verdict)> {
-    let r = response_of(d)?;
-    let verdict = table.apply(&r);
-    if !ctx.tracing {
-        return Some((r.request_id, verdict));
-    }
-    ctx.record(Event::Verdict {
-        at: ctx.me,
-        request_id: r.request_id,
-        response_kind: r.kind,
-        approve: r.approve,
-        sender: r.sender,
-        claimed_from: r.claimed_from,
-        verdict,
-    });
-    Some((r.request_id, verdict))
-}
-
-/// Keeps a single timer on the earliest pending deadline of `table`.
-/// `armed` is the time the current timer fires, if any.
-pub(crate) fn rearm(table: &mut crate::protocol::RequestTable, armed: &mut Option<Millis>, ctx: &mut Ctx) {
-    if let Some(next) = table.next_deadline() {
-        if armed.is_none_or(|a| next < a) {
-            *armed = Some(next);
-            ctx.wake(next, Timer::Deadline);
-        }
-    }
-}
-
-/// Opens a request and sends it, or records the refusal and opens nothing:
-/// a refused request must never pend, expire and trigger a default.
-pub(crate) fn ask(
-    table: &mut crate::protocol::RequestTable,
-    kind: crate::protocol::Kind,
-    to: AgentId,
-    label: Option<Text>,
-    build: impl FnOnce(crate::protocol::RequestId) -> Message,
-    ctx: &mut Ctx,
-) -> Option<crate::protocol::RequestId> {
-    use crate::protocol::{NewRequest, RequestId};
-    let id = RequestId::draw(ctx.rng);
-    let env = Envelope { from: ctx.me, to: Address::Agent(to), sent_at: ctx.now, message: build(id) };
-    if let Err(error) = check_send(&env, ctx.dir, ctx.policy) {
-        ctx.record(Event::Refuse { from: ctx.me, to: env.to, message_type: env.message.type_name(), error });
-        return None;
-    }
-    let timeout = ctx.policy.timeout(kind);
-    let r = table.open(id, NewRequest { kind, requester: ctx.me, target: to, sent_at: ctx.now, timeout, label });
-    let opened =
-        Event::Opened { id, label: r.label.clone(), kind, requester: ctx.me, target: to, deadline: r.deadline };
-    ctx.record(opened);
-    ctx.out.push(Command::Send(env));
-    Some(id)
 }

@@ -2,10 +2,10 @@
 //! plans first when it must, and waits (answering nothing) while a plan of its
 //! own is pending.
 
-use super::{ask, judge, rearm, Answer, Answers, Command, Ctx, Input, Script, Timer};
+use super::{Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
-    Action, Address, AgentId, Defences, Delivery, Expiry, GateChange, GateState, Kind, Message, Millis, PlanGate,
-    RequestId, RequestTable, Text, TimeoutDefault, Verdict,
+    Action, Address, AgentId, Defences, Delivery, GateChange, GateState, Kind, Message, Millis, PlanGate, RequestId,
+    RequestTable, Text, TimeoutDefault, Verdict,
 };
 use crate::trace::{Event, RosterStatus};
 use std::collections::VecDeque;
@@ -51,9 +51,8 @@ impl Default for TeammateSpec {
 #[derive(Debug)]
 pub struct Teammate {
     spec: TeammateSpec,
-    table: RequestTable,
+    requests: Requests,
     gate: PlanGate,
-    armed: Option<Millis>,
     /// Index of the work item in progress or next to start.
     next_item: usize,
     /// Steps done of the item in progress; `None` when no item is in progress.
@@ -70,7 +69,6 @@ pub struct Teammate {
     /// The last gate state a blocked action was reported for, so a blocked
     /// action is recorded once per gate state, not on every input.
     reported_block: Option<(usize, GateState)>,
-    expired: Vec<Expiry>,
 }
 
 impl Teammate {
@@ -78,9 +76,8 @@ impl Teammate {
         let gate = PlanGate::new(spec.require_plan);
         Teammate {
             spec,
-            table: RequestTable::new(defences),
+            requests: Requests::new(RequestTable::new(defences)),
             gate,
-            armed: None,
             next_item: 0,
             progress: None,
             waiting_on: None,
@@ -90,12 +87,11 @@ impl Teammate {
             status: RosterStatus::Working,
             revisions: 0,
             reported_block: None,
-            expired: Vec::new(),
         }
     }
 
     pub fn table(&self) -> &RequestTable {
-        &self.table
+        &self.requests.table
     }
 
     pub fn gate(&self) -> GateState {
@@ -116,13 +112,12 @@ impl Teammate {
                 self.start_next(ctx);
             }
             Input::Deliver(d) => self.on_delivery(d, ctx),
-            Input::Wake(Timer::Deadline) => self.armed = None,
+            Input::Wake(Timer::Deadline) => self.requests.timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => self.step_done(ctx),
             Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(to, plan, label, ctx),
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 // Refused by the send rules: only the lead asks for shutdowns.
-                ask(
-                    &mut self.table,
+                self.requests.ask(
                     Kind::Shutdown,
                     to,
                     label,
@@ -142,13 +137,13 @@ impl Teammate {
                 // the request table and the gate are durable.
                 self.progress = None;
                 self.deferred.clear();
-                self.armed = None;
                 self.reported_block = None;
+                // The old incarnation's timer died with it.
+                self.requests.timer_fired(ctx);
                 self.start_next(ctx);
             }
         }
         if !self.stopped {
-            rearm(&mut self.table, &mut self.armed, ctx);
             self.update_status(ctx);
         }
     }
@@ -164,7 +159,7 @@ impl Teammate {
                 }
             }
             Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
-                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = judge(&mut self.table, &d, ctx) {
+                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = self.requests.judge(&d, ctx) {
                     self.plan_decided(id, to == crate::protocol::Status::Approved, false, ctx);
                 }
             }
@@ -220,13 +215,7 @@ impl Teammate {
     }
 
     fn expire(&mut self, ctx: &mut Ctx) {
-        self.table.expire_due(ctx.now, &mut self.expired);
-        if self.expired.is_empty() {
-            return;
-        }
-        // Deciding a plan may submit a new one, which needs `self`: take the list.
-        let mut expired = std::mem::take(&mut self.expired);
-        for e in expired.drain(..) {
+        for e in self.requests.expire(ctx.now) {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
             match default {
@@ -236,7 +225,6 @@ impl Teammate {
                 TimeoutDefault::Kill | TimeoutDefault::Keep => {}
             }
         }
-        self.expired = expired;
     }
 
     /// A plan of ours was approved or rejected, by an answer or by the timeout policy.
@@ -273,8 +261,7 @@ impl Teammate {
             ctx.record(Event::Note { text: "already waiting for a plan answer; not submitting another".into() });
             return;
         }
-        let Some(id) = ask(
-            &mut self.table,
+        let Some(id) = self.requests.ask(
             Kind::Plan,
             to,
             label,

@@ -27,7 +27,8 @@ pub fn main(a: CheckArgs) -> i32 {
         println!("ok    {}  ({})", s.path, s.name);
     }
     let bad = files.len() - ok.len();
-    println!("{} files: {} ok, {} bad", files.len(), ok.len(), bad);
+    let plural = if files.len() == 1 { "" } else { "s" };
+    println!("{} file{plural}: {} ok, {} bad", files.len(), ok.len(), bad);
     if errors.is_empty() {
         EXIT_OK
     } else {

@@ -24,7 +24,7 @@ A scenario file (TOML) describes a team, a script, the faults to inject and what
 invariants and the file's expectations, and tells you what happened. Same file and seed, same trace, byte for byte.",
     after_help = "Examples:\n  handshake run                          run every scenario in scenarios/\n  \
 handshake run scenarios/03-stalled-teammate-killed.toml -v\n  \
-handshake run --seeds 1..200           sweep 200 seeds over every scenario\n  \
+handshake run --seeds 1..201           sweep 200 seeds (1 to 200) over every scenario\n  \
 handshake check my-scenario.toml       validate a file without running it\n  \
 handshake bench --teammates 1000       measure handshakes per second\n\n\
 Exit status: 0 all passed, 1 a scenario failed, 2 bad input (nothing was run).\n\
@@ -41,7 +41,7 @@ pub enum Command {
     #[command(after_help = "Examples:\n  handshake run                                  every file in scenarios/\n  \
 handshake run scenarios/05-plan-approved.toml -v   stream the events as they happen\n  \
 handshake run my.toml --seed 7 --trace out.jsonl   write the event log as JSON Lines\n  \
-handshake run --seeds 1..200                   sweep seeds; failing seeds are listed with the command to reproduce\n  \
+handshake run --seeds 1..201                   sweep seeds 1 to 200; failing seeds are listed with the command to reproduce\n  \
 handshake run --format json                    one JSON document for machines")]
     Run(run::RunArgs),
     /// Validate scenario files without running them.

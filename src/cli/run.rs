@@ -261,9 +261,10 @@ fn sweep(a: &RunArgs, scenarios: &[Scenario], (from, to): (u64, u64)) -> i32 {
                 }
             }
             println!(
-                "\n{} runs ({} scenarios × {} seeds): {} passed, {} failed  (real {:.2} s)",
+                "\n{} runs ({} scenario{} × {} seeds): {} passed, {} failed  (real {:.2} s)",
                 total,
                 scenarios.len(),
+                if scenarios.len() == 1 { "" } else { "s" },
                 seeds,
                 total - failing.len() as u64,
                 failing.len(),

@@ -56,6 +56,12 @@ impl SendError {
     }
 }
 
+/// Whether a reason says nothing. Stops at the first visible ASCII byte, so
+/// the usual case (a real reason) costs one comparison, not a Unicode trim.
+fn is_blank(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_whitespace() || !b.is_ascii()) && s.trim().is_empty()
+}
+
 /// Checks every send rule, in the order a reader would: addressing first,
 /// then the protocol's own rules, then whether the recipient can receive.
 pub fn check_send(env: &Envelope, dir: &dyn Directory, policy: &Policy) -> Result<(), SendError> {
@@ -80,9 +86,7 @@ pub fn check_send(env: &Envelope, dir: &dyn Directory, policy: &Policy) -> Resul
         (Some((Kind::Shutdown, Role::Response)), _) if !to.is_lead() => {
             return Err(SendError::ShutdownResponseNotToLead)
         }
-        (_, Message::ShutdownResponse { approve: false, reason, .. })
-            if reason.as_deref().is_none_or(|r| r.trim().is_empty()) =>
-        {
+        (_, Message::ShutdownResponse { approve: false, reason, .. }) if reason.as_deref().is_none_or(is_blank) => {
             return Err(SendError::RejectionWithoutReason)
         }
         (Some((Kind::Plan, Role::Request)), _) if env.from.is_lead() => return Err(SendError::PlanFromLead),

@@ -229,18 +229,19 @@ impl RequestTable {
             label,
         };
         // An id collision would be a broken RNG, never user input.
-        let previous = self.requests.insert(id, request);
+        let (index, previous) = self.requests.insert_full(id, request);
         debug_assert!(previous.is_none(), "request id drawn twice");
-        &self.requests[&id]
+        &self.requests[index]
     }
 
     /// Applies a response if every enabled check passes. The checks run in a
     /// fixed order so the reason given is always the first rule broken.
     pub fn apply(&mut self, r: &Response) -> Verdict {
         let d = self.defences;
-        let Some(req) = self.requests.get_mut(&r.request_id) else {
+        let Some(index) = self.requests.get_index_of(&r.request_id) else {
             return Verdict::Ignored(Reason::UnknownId);
         };
+        let (_, req) = self.requests.get_index_mut(index).expect("index just looked up");
         if d.kind_check && req.kind != r.kind {
             return Verdict::Ignored(Reason::KindMismatch);
         }
@@ -263,8 +264,13 @@ impl RequestTable {
         let to = if r.approve { Status::Approved } else { Status::Rejected };
         req.status = to;
         let kind = req.kind;
+        // The request just answered is usually the oldest, so its deadline is
+        // at the top of the queue: drop it now rather than at the next expiry.
+        if self.deadlines.peek().is_some_and(|(_, top)| top == r.request_id) {
+            self.deadlines.pop();
+        }
         if self.forget_ended {
-            self.requests.swap_remove(&r.request_id);
+            self.requests.swap_remove_index(index);
         }
         Verdict::Applied { kind, from, to }
     }

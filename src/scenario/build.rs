@@ -580,7 +580,7 @@ impl Builder<'_> {
             ("type", d.types.as_ref().map(|x| x.span())),
             ("request", d.request.as_ref().map(|x| x.span())),
             ("delay", d.delay.as_ref().map(|x| x.span())),
-            ("count", d.count.map(|_| f.span())),
+            ("count", d.count.as_ref().map(|x| x.span())),
             ("probability", d.probability.as_ref().map(|x| x.span())),
             ("restart", d.restart.as_ref().map(|x| x.span())),
             ("between", d.between.as_ref().map(|x| x.span())),
@@ -691,7 +691,15 @@ impl Builder<'_> {
                     self.label(r, team, labels);
                     filter.request = Some(r.get_ref().trim_start_matches('@').to_string());
                 }
-                link.push(LinkFault { effect, filter, at, until, count: d.count, probability, hits: 0 });
+                link.push(LinkFault {
+                    effect,
+                    filter,
+                    at,
+                    until,
+                    count: d.count.as_ref().map(|c| *c.get_ref()),
+                    probability,
+                    hits: 0,
+                });
             }
             "partition" => {
                 if !needs(self, d.between.is_some(), "between") {

@@ -120,7 +120,7 @@ pub struct FaultDoc {
     /// Only messages of this labelled request.
     pub request: Option<S<String>>,
     pub delay: Option<S<String>>,
-    pub count: Option<u32>,
+    pub count: Option<S<u32>>,
     pub probability: Option<S<f64>>,
     pub restart: Option<S<String>>,
     pub between: Option<S<Vec<String>>>,

@@ -166,6 +166,7 @@ impl Network {
             && f.request.as_ref().is_none_or(|l| self.labels.get(l).is_some_and(|id| msg.request_id() == Some(*id)))
     }
 
+    #[inline]
     pub fn route(&mut self, now: Millis, from: AgentId, to: AgentId, msg: &Message, rng: &mut ChaCha8Rng) -> Route {
         if self.latency.is_none() && self.faults.is_empty() && self.partitions.is_empty() {
             return Route::Now;
@@ -213,6 +214,7 @@ impl Network {
         self.partition_held.drain(..).map(|(_, seq, d)| (seq, d)).collect()
     }
 
+    #[inline]
     pub fn capture(&mut self, d: &Delivery) {
         if self.capture {
             if let Some(id) = d.envelope.message.request_id() {

@@ -176,6 +176,7 @@ impl World {
     }
 
     /// Hands an input to an agent's mailbox now, unless it is stalled.
+    #[inline]
     pub fn hand(&mut self, agent: AgentId, input: Input) {
         if let Some((_, held)) = &mut self.stalls[agent.index()] {
             held.push_back(input);
@@ -243,6 +244,7 @@ impl World {
     }
 
     /// A message reaches `to`'s mailbox, unless `to` can no longer receive.
+    #[inline]
     pub fn arrive(&mut self, seq: u64, mut delivery: Delivery) {
         let to = delivery.to;
         let status = self.roster.statuses[to.index()];
