@@ -217,7 +217,7 @@ impl RequestTable {
             Some(t) => Label::Named(t),
             None => Label::Auto { teammate, kind: new.kind, n: *slot },
         };
-        self.deadlines.arm(deadline, id);
+        self.deadlines.arm(deadline, new.kind, id);
         let request = Request {
             id,
             kind: new.kind,
@@ -296,7 +296,7 @@ impl RequestTable {
     }
 
     /// The earliest deadline of a still-pending request: when the single
-    /// timer should fire next. Drops stale heap entries on the way.
+    /// timer should fire next. Drops stale queue entries on the way.
     pub fn next_deadline(&mut self) -> Option<Millis> {
         while let Some((deadline, id)) = self.deadlines.peek() {
             match self.requests.get(&id) {
