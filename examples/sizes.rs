@@ -1,14 +1,12 @@
 fn main() {
     use handshake::agent::*;
-    use handshake::protocol::*;
     println!(
-        "Command {} Input {} Event {} Envelope {} Message {} Delivery {} Request {}",
-        std::mem::size_of::<Command>(),
+        "Agent {} Teammate {} Lead {} TeammateSpec {} Due? Input {} RequestTable {}",
+        std::mem::size_of::<Agent>(),
+        std::mem::size_of::<Teammate>(),
+        std::mem::size_of::<Lead>(),
+        std::mem::size_of::<TeammateSpec>(),
         std::mem::size_of::<Input>(),
-        std::mem::size_of::<handshake::trace::Event>(),
-        std::mem::size_of::<Envelope>(),
-        std::mem::size_of::<Message>(),
-        std::mem::size_of::<Delivery>(),
-        std::mem::size_of::<Request>()
+        std::mem::size_of::<handshake::protocol::RequestTable>(),
     );
 }

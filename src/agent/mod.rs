@@ -30,14 +30,15 @@ pub enum Answer {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answers {
-    list: Vec<Answer>,
-    next: usize,
+    /// Shared: a hundred identical teammates share one list, each with its own cursor.
+    list: std::sync::Arc<[Answer]>,
+    next: u32,
 }
 
 impl Answers {
     pub fn new(list: Vec<Answer>) -> Answers {
         assert!(!list.is_empty(), "an answer list needs at least one answer");
-        Answers { list, next: 0 }
+        Answers { list: list.into(), next: 0 }
     }
 
     pub fn always(a: Answer) -> Answers {
@@ -45,8 +46,8 @@ impl Answers {
     }
 
     pub fn next_answer(&mut self) -> Answer {
-        let a = self.list[self.next.min(self.list.len() - 1)];
-        self.next += 1;
+        let a = self.list[(self.next as usize).min(self.list.len() - 1)];
+        self.next = self.next.saturating_add(1);
         a
     }
 }
@@ -153,7 +154,9 @@ impl Ctx<'_> {
 /// Either role, so the runtime has one actor type and one mechanism.
 #[derive(Debug)]
 pub enum Agent {
-    Lead(Lead),
+    /// Boxed: there is one lead and there may be 100,000 teammates, so the
+    /// enum should be the teammate's size.
+    Lead(Box<Lead>),
     Teammate(Teammate),
 }
 
@@ -166,9 +169,9 @@ impl Agent {
     }
 
     /// The request table this agent owns (as requester).
-    pub fn table(&self) -> &crate::protocol::RequestTable {
+    pub fn table(&self) -> Option<&crate::protocol::RequestTable> {
         match self {
-            Agent::Lead(l) => l.table(),
+            Agent::Lead(l) => Some(l.table()),
             Agent::Teammate(t) => t.table(),
         }
     }

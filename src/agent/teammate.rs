@@ -51,7 +51,10 @@ impl Default for TeammateSpec {
 #[derive(Debug)]
 pub struct Teammate {
     spec: TeammateSpec,
-    requests: Requests,
+    /// Made on first use: most teammates never ask anything, and at 100,000
+    /// teammates an empty table each would cost 17 MB.
+    requests: Option<Box<Requests>>,
+    defences: Defences,
     gate: PlanGate,
     /// Index of the work item in progress or next to start.
     next_item: usize,
@@ -76,7 +79,8 @@ impl Teammate {
         let gate = PlanGate::new(spec.require_plan);
         Teammate {
             spec,
-            requests: Requests::new(RequestTable::new(defences)),
+            requests: None,
+            defences,
             gate,
             next_item: 0,
             progress: None,
@@ -90,8 +94,14 @@ impl Teammate {
         }
     }
 
-    pub fn table(&self) -> &RequestTable {
-        &self.requests.table
+    /// The plans this teammate asked about, if it ever asked.
+    pub fn table(&self) -> Option<&RequestTable> {
+        self.requests.as_deref().map(|r| &r.table)
+    }
+
+    fn requests(&mut self) -> &mut Requests {
+        let defences = self.defences;
+        self.requests.get_or_insert_with(|| Box::new(Requests::new(RequestTable::new(defences))))
     }
 
     pub fn gate(&self) -> GateState {
@@ -112,12 +122,12 @@ impl Teammate {
                 self.start_next(ctx);
             }
             Input::Deliver(d) => self.on_delivery(d, ctx),
-            Input::Wake(Timer::Deadline) => self.requests.timer_fired(ctx),
+            Input::Wake(Timer::Deadline) => self.requests().timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => self.step_done(ctx),
             Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(to, plan, label, ctx),
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 // Refused by the send rules: only the lead asks for shutdowns.
-                self.requests.ask(
+                self.requests().ask(
                     Kind::Shutdown,
                     to,
                     label,
@@ -139,7 +149,9 @@ impl Teammate {
                 self.deferred.clear();
                 self.reported_block = None;
                 // The old incarnation's timer died with it.
-                self.requests.timer_fired(ctx);
+                if let Some(r) = &mut self.requests {
+                    r.timer_fired(ctx);
+                }
                 self.start_next(ctx);
             }
         }
@@ -159,7 +171,7 @@ impl Teammate {
                 }
             }
             Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
-                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = self.requests.judge(&d, ctx) {
+                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = self.requests().judge(&d, ctx) {
                     self.plan_decided(id, to == crate::protocol::Status::Approved, false, ctx);
                 }
             }
@@ -215,7 +227,11 @@ impl Teammate {
     }
 
     fn expire(&mut self, ctx: &mut Ctx) {
-        for e in self.requests.expire(ctx.now) {
+        let due = match &mut self.requests {
+            Some(r) => r.expire(ctx.now),
+            None => return,
+        };
+        for e in due {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
             match default {
@@ -261,7 +277,7 @@ impl Teammate {
             ctx.record(Event::Note { text: "already waiting for a plan answer; not submitting another".into() });
             return;
         }
-        let Some(id) = self.requests.ask(
+        let Some(id) = self.requests().ask(
             Kind::Plan,
             to,
             label,

@@ -25,8 +25,6 @@ pub struct AgentActor {
     pub epoch: u32,
     pub agent: Option<Agent>,
     pub world: Rc<RefCell<World>>,
-    /// Commands from the last input, kept to reuse the allocation.
-    pub out: Vec<Command>,
     /// The agent shut down gracefully. The actor stays alive until the end of
     /// the run so that a message still reaching it is recorded, not silently
     /// dropped with the mailbox.
@@ -105,9 +103,12 @@ impl Handler<Input> for AgentActor {
         }
         let now = w.now();
         let tracing = w.tracing() || w.probe.is_some();
-        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut self.out, tracing };
+        // One command buffer for the whole team, lent to whoever runs: a
+        // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
+        let mut out = std::mem::take(&mut w.out);
+        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut out, tracing };
         agent.handle(input, &mut cx);
-        for cmd in self.out.drain(..) {
+        for cmd in out.drain(..) {
             match cmd {
                 Command::Send(env) => w.send(me, env),
                 Command::Wake { at, timer } => w.schedule(at, Due::Wake { agent: me, epoch: self.epoch, timer }),
@@ -128,6 +129,7 @@ impl Handler<Input> for AgentActor {
                 Command::Stop => self.stopped = true,
             }
         }
+        w.out = out;
     }
 }
 

@@ -169,21 +169,15 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let defences = spec.policy.defences;
     let mut agents = Vec::with_capacity(team);
     agents.push(match spec.load.take() {
-        Some(load) => Agent::Lead(Lead::with_load(defences, load)),
-        None => Agent::Lead(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone())),
+        Some(load) => Agent::Lead(Box::new(Lead::with_load(defences, load))),
+        None => Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone()))),
     });
     for (_, t) in spec.teammates.drain(..) {
         agents.push(Agent::Teammate(Teammate::new(t, defences)));
     }
     for (i, agent) in agents.into_iter().enumerate() {
-        let actor = AgentActor {
-            id: AgentId(i as u32),
-            epoch: 0,
-            agent: Some(agent),
-            world: Rc::clone(&w),
-            out: Vec::new(),
-            stopped: false,
-        };
+        let actor =
+            AgentActor { id: AgentId(i as u32), epoch: 0, agent: Some(agent), world: Rc::clone(&w), stopped: false };
         let addr = actor.start();
         w.borrow_mut().addrs[i] = Some(addr);
     }
@@ -191,9 +185,11 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     {
         let mut wb = w.borrow_mut();
         // Teammates start first so their plans are in flight before the lead
-        // acts; within a role, team order.
+        // acts; within a role, team order. Straight into the mailboxes, ahead
+        // of anything the queue holds for t=0: the same order as scheduling
+        // them first, without holding 100,000 queue entries at once.
         for i in (1..team).chain(std::iter::once(0)) {
-            wb.schedule(Millis::ZERO, Due::Input { agent: AgentId(i as u32), input: Input::Start });
+            wb.hand(AgentId(i as u32), Input::Start);
         }
         for s in spec.steps.drain(..) {
             wb.schedule(s.at, Due::Input { agent: s.agent, input: Input::Script(s.script) });
@@ -220,25 +216,22 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
 
     // Collect every agent's final state. Actors live to the end of the run
     // (a stopped or killed agent's actor only records what still reaches it).
+    // Each agent is read and dropped in turn: holding 100,000 final states at
+    // once would be the run's peak memory.
     let addrs: Vec<_> = w.borrow_mut().addrs.iter_mut().map(|a| a.take()).collect();
-    let mut finals: Vec<Option<Agent>> = Vec::with_capacity(team);
-    for addr in addrs {
-        finals.push(match addr {
-            Some(a) => a.send(Finish).await.ok().flatten(),
-            None => None,
-        });
-    }
-    let mut wb = w.borrow_mut();
     let mut requests = Vec::new();
     let mut load_done = 0;
-    for agent in finals.into_iter().flatten() {
-        {
-            requests.extend(agent.table().iter().cloned());
+    for addr in addrs.into_iter().flatten() {
+        if let Ok(Some(agent)) = addr.send(Finish).await {
+            if let Some(table) = agent.table() {
+                requests.extend(table.iter().cloned());
+            }
             if let Agent::Lead(l) = &agent {
                 load_done = l.load_done();
             }
         }
     }
+    let mut wb = w.borrow_mut();
     let events = wb.trace.take().unwrap_or_default();
     let mut n = Names { agents: names, labels: BTreeMap::new() };
     n.learn_labels(&events);

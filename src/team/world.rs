@@ -86,6 +86,8 @@ pub struct World {
     /// Sees the events agents report even with the log off (benchmarks time
     /// handshakes with it).
     pub probe: Option<crate::trace::Probe>,
+    /// The command buffer actors borrow while they handle an input.
+    pub out: Vec<crate::agent::Command>,
     /// Inputs handled so far, and the guard that may stop a runaway run.
     pub handled: u64,
     pub abort: Option<crate::trace::AbortGuard>,
@@ -117,6 +119,7 @@ impl World {
             last_event: Millis::ZERO,
             live: None,
             probe: None,
+            out: Vec::new(),
             handled: 0,
             abort: None,
             aborted: false,
