@@ -152,6 +152,9 @@ impl Ctx<'_> {
 }
 
 /// Either role, so the runtime has one actor type and one mechanism.
+// The size difference is the point: the teammate is stored inline because
+// there are many of them, the single lead is boxed.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Agent {
     /// Boxed: there is one lead and there may be 100,000 teammates, so the
