@@ -91,6 +91,10 @@ pub enum Event {
         to: Address,
         message_type: &'static str,
         request_id: Option<RequestId>,
+        /// A response's answer.
+        approve: Option<bool>,
+        /// What the message says: text, reason, plan or feedback.
+        words: Option<crate::protocol::Text>,
     },
     /// A send rule refused the message before delivery.
     Refuse {
@@ -292,12 +296,18 @@ impl Stamped {
             }
         };
         match &self.event {
-            Event::Send { seq, from, to, message_type, request_id } => {
+            Event::Send { seq, from, to, message_type, request_id, approve, words } => {
                 put("seq", json!(seq));
                 put("from", json!(n.agent(*from)));
                 put("to", json!(n.address(*to)));
                 put("type", json!(message_type));
                 rid(&mut put, request_id);
+                if let Some(a) = approve {
+                    put("approve", json!(a));
+                }
+                if let Some(w) = words {
+                    put("words", json!(w.as_ref()));
+                }
             }
             Event::Refuse { from, to, message_type, error } => {
                 put("from", json!(n.agent(*from)));
@@ -405,12 +415,18 @@ impl Stamped {
     pub fn describe(&self, n: &Names) -> String {
         let label = |id: &RequestId| n.label(*id).map(str::to_string).unwrap_or_else(|| short(id));
         let text = match &self.event {
-            Event::Send { from, to, message_type, request_id, .. } => format!(
-                "{} → {}  {}{}",
+            Event::Send { from, to, message_type, request_id, approve, words, .. } => format!(
+                "{} → {}  {}{}{}{}",
                 n.agent(*from),
                 n.address(*to),
                 message_type,
-                request_id.map(|id| format!(" [{}]", label(&id))).unwrap_or_default()
+                request_id.map(|id| format!(" [{}]", label(&id))).unwrap_or_default(),
+                match approve {
+                    Some(true) => " approve",
+                    Some(false) => " reject",
+                    None => "",
+                },
+                words.as_ref().map(|w| format!(" \"{w}\"")).unwrap_or_default()
             ),
             Event::Refuse { from, to, message_type, error } => {
                 format!("REFUSED {} → {} {}: {}", n.agent(*from), n.address(*to), message_type, error)
@@ -462,7 +478,7 @@ impl Stamped {
                 path.as_ref().map(|p| format!(" {p}")).unwrap_or_default()
             ),
             Event::FileStep { path, done, total, .. } => format!("{path}: {done}/{total} written"),
-            Event::Status { agent, status } => format!("{} is {}", n.agent(*agent), status),
+            Event::Status { agent, status } => format!("{} status: {}", n.agent(*agent), status),
             Event::Deferred { agent, request_id } => {
                 format!("{} is blocked waiting; puts [{}] aside", n.agent(*agent), label(request_id))
             }

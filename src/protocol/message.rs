@@ -179,6 +179,16 @@ impl Message {
         }
     }
 
+    /// The words a message carries: its text, reason, plan or feedback.
+    pub fn words(&self) -> Option<&Text> {
+        match self {
+            Message::Message { text } | Message::Broadcast { text } => Some(text),
+            Message::ShutdownRequest { reason, .. } | Message::ShutdownResponse { reason, .. } => reason.as_ref(),
+            Message::PlanApprovalRequest { plan, .. } => Some(plan),
+            Message::PlanApprovalResponse { feedback, .. } => feedback.as_ref(),
+        }
+    }
+
     /// Parses one message from JSON, with serde's error naming the unknown
     /// `type` or the missing field.
     pub fn from_json(text: &str) -> Result<Message, serde_json::Error> {

@@ -40,12 +40,12 @@ impl fmt::Display for Millis {
                 write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
             }
         } else {
-            let m = ms / 60_000;
-            let rest = Millis(ms % 60_000);
-            if rest.0 == 0 {
-                write!(f, "{m}m")
-            } else {
-                write!(f, "{m}m{rest}")
+            // Past a minute the rest is always seconds: 1m0.999s, 2m30s.
+            let (m, rest) = (ms / 60_000, ms % 60_000);
+            match (rest / 1000, rest % 1000) {
+                (0, 0) => write!(f, "{m}m"),
+                (s, 0) => write!(f, "{m}m{s}s"),
+                (s, frac) => write!(f, "{m}m{s}.{frac:03}s"),
             }
         }
     }
@@ -62,6 +62,9 @@ mod tests {
         assert_eq!(Millis(1500).to_string(), "1.500s");
         assert_eq!(Millis(60_000).to_string(), "1m");
         assert_eq!(Millis(150_000).to_string(), "2m30s");
+        assert_eq!(Millis(60_999).to_string(), "1m0.999s");
+        assert_eq!(Millis(120_500).to_string(), "2m0.500s");
+        assert_eq!(Millis(121_500).to_string(), "2m1.500s");
     }
 
     #[test]

@@ -303,13 +303,16 @@ pub fn fire(w: &mut World, f: Scheduled) {
                         fault: "replay",
                         detail: format!("{message_type} of {label} delivered again"),
                     });
-                    let request_id = d.envelope.message.request_id();
+                    let m = &d.envelope.message;
+                    let (request_id, approve, words) = (m.request_id(), m.approval(), m.words().cloned());
                     w.record(Event::Send {
                         seq,
                         from: d.envelope.from,
                         to: crate::protocol::Address::Agent(d.to),
                         message_type,
                         request_id,
+                        approve,
+                        words,
                     });
                     w.arrive(seq, d);
                 }

@@ -211,8 +211,17 @@ impl World {
         let seq = self.next_msg;
         let message_type = envelope.message.type_name();
         if self.tracing() {
-            let request_id = envelope.message.request_id();
-            self.record(Event::Send { seq, from: sender, to: Address::Agent(to), message_type, request_id });
+            let m = &envelope.message;
+            let (request_id, approve, words) = (m.request_id(), m.approval(), m.words().cloned());
+            self.record(Event::Send {
+                seq,
+                from: sender,
+                to: Address::Agent(to),
+                message_type,
+                request_id,
+                approve,
+                words,
+            });
         }
         let now = self.now();
         let route = self.net.route(now, sender, to, &envelope.message, &mut self.rng);

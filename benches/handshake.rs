@@ -1,0 +1,54 @@
+//! Handshake throughput, the protocol beside a bare actix baseline in the same
+//! run. `cargo bench` prints each case's time per run of 200,000 handshakes and
+//! the throughput in handshakes per second.
+//!
+//! Cases (see README, "Performance"):
+//! 1. one teammate, sequential handshakes through the full protocol;
+//! 2. 1,000 teammates, all in flight at once;
+//! 3. 10,000 requests in flight with deadlines armed (1,000 teammates × 10);
+//! 4. the baseline: bare actix do_send ping-pong, same messages, each shape;
+//! 5. a whole scenario end to end (100 teammates shut down).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use handshake::bench::{baseline, protocol, Measured, Shape};
+use handshake::scenario::{load_file, run_scenario, RunOptions};
+use std::path::Path;
+use std::time::Duration;
+
+const HANDSHAKES: u64 = 200_000;
+
+fn timed(iters: u64, f: impl Fn() -> Measured) -> Duration {
+    (0..iters).map(|_| f().elapsed).sum()
+}
+
+fn throughput(c: &mut Criterion) {
+    let mut g = c.benchmark_group("handshakes");
+    g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
+    let shapes = [
+        ("1-teammate-sequential", Shape { teammates: 1, in_flight: 1, handshakes: HANDSHAKES }),
+        ("1000-teammates-in-flight", Shape { teammates: 1000, in_flight: 1, handshakes: HANDSHAKES }),
+        ("10000-in-flight", Shape { teammates: 1000, in_flight: 10, handshakes: HANDSHAKES }),
+    ];
+    g.throughput(Throughput::Elements(HANDSHAKES));
+    for (name, shape) in shapes {
+        g.bench_function(BenchmarkId::new("protocol", name), |b| b.iter_custom(|n| timed(n, || protocol(shape))));
+        g.bench_function(BenchmarkId::new("baseline", name), |b| b.iter_custom(|n| timed(n, || baseline(shape))));
+    }
+    g.finish();
+}
+
+fn scenario(c: &mut Criterion) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/21-whole-team-shutdown.toml");
+    let s = match load_file(&path) {
+        Ok(s) => s,
+        Err(e) => panic!("the bundled scenario must load: {e:?}"),
+    };
+    let mut g = c.benchmark_group("scenario");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(100));
+    g.bench_function("whole-team-shutdown-100", |b| b.iter(|| run_scenario(&s, 1, RunOptions::default())));
+    g.finish();
+}
+
+criterion_group!(benches, throughput, scenario);
+criterion_main!(benches);
