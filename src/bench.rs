@@ -204,12 +204,7 @@ impl Handler<Input> for Pinger {
 /// Bare actix `do_send` ping-pong with the same envelopes and no protocol
 /// logic, on the same paused current-thread runtime: the ceiling to compare with.
 pub fn baseline(shape: Shape) -> Measured {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread tokio runtime");
-    let system = actix_rt::System::with_tokio_rt(move || rt);
+    let system = crate::team::sim::paused_system();
     let t = Instant::now();
     let done = system.block_on(async move {
         let (tx, rx) = tokio::sync::oneshot::channel();

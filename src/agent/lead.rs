@@ -87,13 +87,7 @@ impl Lead {
                     ctx,
                 );
             }
-            Input::Script(Script::Say { to, text }) => {
-                let message = match to {
-                    Address::Everyone => Message::Broadcast { text },
-                    Address::Agent(_) => Message::Message { text },
-                };
-                ctx.send(to, message);
-            }
+            Input::Script(Script::Say { to, text }) => ctx.say(to, text),
         }
     }
 

@@ -140,6 +140,15 @@ impl Ctx<'_> {
         }
     }
 
+    /// Plain text: a `message` to one agent, a `broadcast` to everyone.
+    pub fn say(&mut self, to: Address, text: Text) {
+        let message = match to {
+            Address::Everyone => Message::Broadcast { text },
+            Address::Agent(_) => Message::Message { text },
+        };
+        self.send(to, message);
+    }
+
     pub fn record(&mut self, e: Event) {
         if self.tracing {
             self.out.push(Command::Record(e));

@@ -135,13 +135,7 @@ impl Teammate {
                     ctx,
                 );
             }
-            Input::Script(Script::Say { to, text }) => {
-                let message = match to {
-                    Address::Everyone => Message::Broadcast { text },
-                    Address::Agent(_) => Message::Message { text },
-                };
-                ctx.send(to, message);
-            }
+            Input::Script(Script::Say { to, text }) => ctx.say(to, text),
             Input::Restart => {
                 // The step in progress and the mailbox died with the process;
                 // the request table and the gate are durable.

@@ -39,6 +39,20 @@ pub enum SendError {
 }
 
 impl SendError {
+    /// Every rule, for listing them in errors and docs.
+    pub const ALL: [SendError; 10] = [
+        SendError::ShutdownRequestNotFromLead,
+        SendError::ShutdownResponseNotToLead,
+        SendError::RejectionWithoutReason,
+        SendError::ProtocolBroadcast(""),
+        SendError::BroadcastToOne,
+        SendError::PeerBlockingRequest,
+        SendError::PlanFromLead,
+        SendError::SelfAddressed,
+        SendError::UnknownRecipient,
+        SendError::InactiveRecipient,
+    ];
+
     /// A short stable name for traces and expectations.
     pub fn rule(self) -> &'static str {
         match self {
@@ -224,18 +238,7 @@ mod tests {
 
     #[test]
     fn every_rule_has_a_distinct_name() {
-        let all = [
-            SendError::ShutdownRequestNotFromLead,
-            SendError::ShutdownResponseNotToLead,
-            SendError::RejectionWithoutReason,
-            SendError::ProtocolBroadcast("x"),
-            SendError::BroadcastToOne,
-            SendError::PeerBlockingRequest,
-            SendError::PlanFromLead,
-            SendError::SelfAddressed,
-            SendError::UnknownRecipient,
-            SendError::InactiveRecipient,
-        ];
+        let all = SendError::ALL;
         let names: std::collections::BTreeSet<_> = all.iter().map(|e| e.rule()).collect();
         assert_eq!(names.len(), all.len());
     }

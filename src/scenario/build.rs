@@ -1002,8 +1002,8 @@ impl Builder<'_> {
         }
         if let Some(count) = d.refused {
             if let Some(r) = &d.rule {
-                if !ALL_RULES.iter().any(|e| e.rule() == r.get_ref()) {
-                    let names: Vec<&str> = ALL_RULES.iter().map(|e| e.rule()).collect();
+                if !SendError::ALL.iter().any(|e| e.rule() == r.get_ref()) {
+                    let names: Vec<&str> = SendError::ALL.iter().map(|e| e.rule()).collect();
                     self.err(r.span(), format!("rule {:?}: use one of {}", r.get_ref(), names.join(", ")));
                     return None;
                 }
@@ -1024,19 +1024,6 @@ impl Builder<'_> {
         }
     }
 }
-
-const ALL_RULES: [SendError; 10] = [
-    SendError::ShutdownRequestNotFromLead,
-    SendError::ShutdownResponseNotToLead,
-    SendError::RejectionWithoutReason,
-    SendError::ProtocolBroadcast(""),
-    SendError::BroadcastToOne,
-    SendError::PeerBlockingRequest,
-    SendError::PlanFromLead,
-    SendError::SelfAddressed,
-    SendError::UnknownRecipient,
-    SendError::InactiveRecipient,
-];
 
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(src: &str, offset: usize) -> (usize, usize) {

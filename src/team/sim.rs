@@ -139,14 +139,20 @@ impl Outcome {
 /// Runs a team to the end on a paused clock. A 60 s deadline costs no real
 /// time: the clock jumps whenever every actor is idle.
 pub fn run(spec: TeamSpec) -> Outcome {
+    paused_system().block_on(simulate(spec))
+}
+
+/// An actix system on a single-threaded tokio runtime whose clock starts
+/// paused: the only runtime a simulation may use (see the design's
+/// determinism rules).
+pub fn paused_system() -> actix_rt::SystemRunner {
     // A current-thread runtime builds on every platform tokio supports.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .expect("a current-thread tokio runtime");
-    let system = actix_rt::System::with_tokio_rt(move || rt);
-    system.block_on(simulate(spec))
+    actix_rt::System::with_tokio_rt(move || rt)
 }
 
 async fn simulate(mut spec: TeamSpec) -> Outcome {
