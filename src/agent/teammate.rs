@@ -142,6 +142,9 @@ impl Teammate {
                 self.progress = None;
                 self.deferred.clear();
                 self.reported_block = None;
+                // The roster shows a restarted agent as working; start from there
+                // so the next status change is reported.
+                self.status = RosterStatus::Working;
                 // The old incarnation's timer died with it.
                 if let Some(r) = &mut self.requests {
                     r.timer_fired(ctx);

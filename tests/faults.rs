@@ -1,0 +1,212 @@
+//! Each network and agent fault, injected from a scenario file, does what the
+//! scenario reference says — and the trace says so.
+
+use handshake::scenario::{load_str, run_scenario, Report, RunOptions};
+use handshake::team::Outcome;
+use handshake::trace::{Cause, Event};
+
+fn run(toml: &str, seed: u64) -> (Report, Outcome) {
+    let s = match load_str("test.toml", toml) {
+        Ok(s) => s,
+        Err(e) => panic!("scenario must load: {e:?}"),
+    };
+    let mut r = run_scenario(&s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
+    let o = r.outcome.take().expect("kept");
+    (r, o)
+}
+
+/// The texts of plain messages alice received, in delivery order.
+fn received(o: &Outcome, who: &str) -> Vec<(u64, String)> {
+    let me = o.names.agents.iter().position(|n| n == who).expect("agent") as u32;
+    let mut by_seq = std::collections::BTreeMap::new();
+    for e in &o.events {
+        if let Event::Send { seq, words: Some(w), message_type: "message", .. } = &e.event {
+            by_seq.insert(*seq, w.to_string());
+        }
+    }
+    o.events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Deliver { seq, to, message_type: "message", .. } if to.0 == me => {
+                Some((e.t.0, by_seq.get(seq).cloned().unwrap_or_default()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn lost(o: &Outcome) -> Vec<Cause> {
+    o.events.iter().filter_map(|e| if let Event::Lost { cause, .. } = e.event { Some(cause) } else { None }).collect()
+}
+
+const TWO_MESSAGES: &str = r#"
+name = "two-messages"
+about = "The lead tells alice two things, one second apart."
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "message"
+to = "alice"
+text = "first"
+[[step]]
+at = "2s"
+do = "message"
+to = "alice"
+text = "second"
+"#;
+
+#[test]
+fn without_faults_messages_arrive_in_order_after_the_latency() {
+    let (r, o) = run(TWO_MESSAGES, 1);
+    assert!(r.passed, "{:?}", r.failures);
+    assert_eq!(received(&o, "alice"), vec![(1001, "first".into()), (2001, "second".into())]);
+}
+
+#[test]
+fn drop_with_a_count_loses_exactly_that_many_and_says_so() {
+    let toml = format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"drop\"\ntype = \"message\"\ncount = 1\n");
+    let (r, o) = run(&toml, 1);
+    assert!(r.passed, "a drop is an injected fault, not a silent loss: {:?}", r.failures);
+    assert_eq!(received(&o, "alice"), vec![(2001, "second".into())]);
+    assert_eq!(lost(&o), vec![Cause::Drop]);
+}
+
+#[test]
+fn drop_with_a_probability_depends_on_the_seed_only() {
+    let toml = format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"drop\"\ntype = \"message\"\nprobability = 0.5\n");
+    let outcomes: Vec<usize> = (1..=40).map(|seed| received(&run(&toml, seed).1, "alice").len()).collect();
+    assert!(outcomes.contains(&0) || outcomes.contains(&1), "some seed drops something: {outcomes:?}");
+    assert!(outcomes.contains(&2) || outcomes.contains(&1), "some seed keeps something: {outcomes:?}");
+    for seed in [3, 17] {
+        assert_eq!(received(&run(&toml, seed).1, "alice"), received(&run(&toml, seed).1, "alice"), "seed {seed}");
+    }
+}
+
+#[test]
+fn reorder_holds_a_message_until_the_next_one_on_the_link_has_passed() {
+    let toml = format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"reorder\"\ntype = \"message\"\ncount = 1\n");
+    let (r, o) = run(&toml, 1);
+    assert!(r.passed, "{:?}", r.failures);
+    assert_eq!(received(&o, "alice"), vec![(2001, "second".into()), (2001, "first".into())]);
+}
+
+#[test]
+fn a_reordered_message_with_no_follower_is_released_after_a_while() {
+    let toml = r#"
+name = "lonely"
+about = "One message, held by a reorder fault that nothing follows."
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "message"
+to = "alice"
+text = "alone"
+[[fault]]
+kind = "reorder"
+type = "message"
+"#;
+    let (r, o) = run(toml, 1);
+    assert!(r.passed, "{:?}", r.failures);
+    assert_eq!(received(&o, "alice"), vec![(11_000, "alone".into())]);
+}
+
+#[test]
+fn duplicate_delivers_twice() {
+    let toml = format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"duplicate\"\ntype = \"message\"\ncount = 1\n");
+    let (_, o) = run(&toml, 1);
+    assert_eq!(received(&o, "alice"), vec![(1001, "first".into()), (1001, "first".into()), (2001, "second".into())]);
+}
+
+#[test]
+fn delay_range_draws_from_the_seed_within_bounds() {
+    let toml = format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"delay\"\ntype = \"message\"\ndelay = \"100ms..900ms\"\n");
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 1..=20 {
+        for (t, _) in received(&run(&toml, seed).1, "alice") {
+            let extra = t % 1000 - 1;
+            assert!((100..=900).contains(&extra), "seed {seed}: delay {extra} ms");
+            seen.insert(extra);
+        }
+    }
+    assert!(seen.len() > 5, "the delay varies with the seed: {seen:?}");
+}
+
+#[test]
+fn a_fault_window_only_touches_messages_sent_inside_it() {
+    let toml =
+        format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"drop\"\ntype = \"message\"\nat = \"1500ms\"\nuntil = \"3s\"\n");
+    let (_, o) = run(&toml, 1);
+    assert_eq!(received(&o, "alice"), vec![(1001, "first".into())]);
+}
+
+#[test]
+fn a_dropping_partition_loses_messages_across_it_and_a_one_way_cut_spares_the_other_way() {
+    let base = r#"
+name = "cut"
+about = "A partition between the lead and alice."
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "message"
+to = "alice"
+text = "down"
+[[step]]
+at = "1s"
+do = "message"
+from = "alice"
+to = "lead"
+text = "up"
+"#;
+    let both = format!("{base}\n[[fault]]\nkind = \"partition\"\nbetween = [\"lead\", \"alice\"]\nmode = \"drop\"\n");
+    let (r, o) = run(&both, 1);
+    assert!(r.passed, "{:?}", r.failures);
+    assert_eq!(lost(&o), vec![Cause::Partition, Cause::Partition]);
+    let one_way = format!("{both}direction = \"one_way\"\n");
+    let (_, o) = run(&one_way, 1);
+    assert_eq!(lost(&o), vec![Cause::Partition]);
+    assert_eq!(received(&o, "alice"), vec![]);
+    assert_eq!(received(&o, "lead"), vec![(1001, "up".into())]);
+}
+
+#[test]
+fn a_holding_partition_that_never_heals_reports_its_messages_lost_at_the_end() {
+    let toml = format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"partition\"\nbetween = [\"lead\", \"alice\"]\n");
+    let (r, o) = run(&toml, 1);
+    assert!(r.passed, "held messages are accounted for, not silently lost: {:?}", r.failures);
+    assert_eq!(lost(&o), vec![Cause::Partition, Cause::Partition]);
+}
+
+#[test]
+fn a_stall_holds_the_inbox_and_releases_it_in_order() {
+    let toml =
+        format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"stall\"\nagent = \"alice\"\nat = \"500ms\"\nuntil = \"5s\"\n");
+    let (_, o) = run(&toml, 1);
+    assert_eq!(received(&o, "alice"), vec![(5000, "first".into()), (5000, "second".into())]);
+}
+
+#[test]
+fn a_crash_loses_what_reaches_the_agent_until_it_restarts() {
+    let toml = format!(
+        "{TWO_MESSAGES}\n[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"1001ms\"\nrestart = \"500ms\"\n"
+    );
+    let (r, o) = run(&toml, 1);
+    assert!(r.passed, "{:?}", r.failures);
+    // The first message was in flight when she crashed: it is lost, and said so.
+    assert_eq!(received(&o, "alice"), vec![(2001, "second".into())]);
+    assert_eq!(lost(&o), vec![Cause::Crash]);
+    assert_eq!(r.counts.refused, 0);
+    assert_eq!(o.status_of("alice").map(|s| s.to_string()), Some("idle".into()));
+}
+
+#[test]
+fn a_message_to_a_crashed_agent_is_refused_at_send_time() {
+    let toml = format!("{TWO_MESSAGES}\n[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"500ms\"\n");
+    let (r, o) = run(&toml, 1);
+    assert!(r.passed, "{:?}", r.failures);
+    assert_eq!(r.counts.refused, 2, "the recipient must be active");
+    assert!(lost(&o).is_empty());
+    assert_eq!(o.status_of("alice").map(|s| s.to_string()), Some("crashed".into()));
+}
