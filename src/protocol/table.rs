@@ -12,8 +12,8 @@ use super::message::{IdHashBuilder, Kind, RequestId, Text};
 use super::names::AgentId;
 use super::policy::Defences;
 use super::time::Millis;
-use indexmap::IndexMap;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -173,7 +173,10 @@ pub struct Expiry {
 
 #[derive(Clone, Debug, Default)]
 pub struct RequestTable {
-    requests: IndexMap<RequestId, Request, IdHashBuilder>,
+    /// Looked up by id only; never iterated (iteration order would depend on
+    /// hashing). `order` keeps the order requests were made, for reports.
+    requests: HashMap<RequestId, Request, IdHashBuilder>,
+    order: Vec<RequestId>,
     deadlines: DeadlineQueue,
     defences: Defences,
     /// Per teammate, how many requests of each kind were made: numbers auto labels.
@@ -228,20 +231,23 @@ impl RequestTable {
             status: Status::Pending,
             label,
         };
-        // An id collision would be a broken RNG, never user input.
-        let (index, previous) = self.requests.insert_full(id, request);
-        debug_assert!(previous.is_none(), "request id drawn twice");
-        &self.requests[index]
+        if !self.forget_ended {
+            self.order.push(id);
+        }
+        match self.requests.entry(id) {
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(request),
+            // An id collision would be a broken RNG, never user input.
+            std::collections::hash_map::Entry::Occupied(_) => unreachable!("request id drawn twice"),
+        }
     }
 
     /// Applies a response if every enabled check passes. The checks run in a
     /// fixed order so the reason given is always the first rule broken.
     pub fn apply(&mut self, r: &Response) -> Verdict {
         let d = self.defences;
-        let Some(index) = self.requests.get_index_of(&r.request_id) else {
+        let Some(req) = self.requests.get_mut(&r.request_id) else {
             return Verdict::Ignored(Reason::UnknownId);
         };
-        let (_, req) = self.requests.get_index_mut(index).expect("index just looked up");
         if d.kind_check && req.kind != r.kind {
             return Verdict::Ignored(Reason::KindMismatch);
         }
@@ -270,7 +276,7 @@ impl RequestTable {
             self.deadlines.pop();
         }
         if self.forget_ended {
-            self.requests.swap_remove_index(index);
+            self.requests.remove(&r.request_id);
         }
         Verdict::Applied { kind, from, to }
     }
@@ -290,7 +296,7 @@ impl RequestTable {
             req.status = Status::Expired;
             out.push(Expiry { id, kind: req.kind, target: req.target, deadline });
             if self.forget_ended {
-                self.requests.swap_remove(&id);
+                self.requests.remove(&id);
             }
         }
     }
@@ -315,7 +321,7 @@ impl RequestTable {
 
     /// Requests in the order they were made.
     pub fn iter(&self) -> impl Iterator<Item = &Request> {
-        self.requests.values()
+        self.order.iter().filter_map(|id| self.requests.get(id))
     }
 
     pub fn len(&self) -> usize {
@@ -327,7 +333,7 @@ impl RequestTable {
     }
 
     pub fn pending(&self) -> usize {
-        self.requests.values().filter(|r| r.status == Status::Pending).count()
+        self.iter().filter(|r| r.status == Status::Pending).count()
     }
 
     /// Heap entries, stale ones included: lets tests check stale entries are reclaimed.

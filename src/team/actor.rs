@@ -102,7 +102,7 @@ impl Handler<Input> for AgentActor {
             }
         }
         let now = w.now();
-        let tracing = w.tracing() || w.probe.is_some();
+        let tracing = w.agents_report;
         // One command buffer for the whole team, lent to whoever runs: a
         // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
         let mut out = std::mem::take(&mut w.out);

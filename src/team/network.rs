@@ -214,6 +214,11 @@ impl Network {
         self.partition_held.drain(..).map(|(_, seq, d)| (seq, d)).collect()
     }
 
+    /// No latency and no fault of any kind.
+    pub fn is_ideal(&self) -> bool {
+        self.latency.is_none() && self.faults.is_empty() && self.partitions.is_empty() && !self.capture
+    }
+
     #[inline]
     pub fn capture(&mut self, d: &Delivery) {
         if self.capture {

@@ -170,6 +170,8 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     world.live = spec.live.take();
     world.abort = spec.abort.take();
     world.probe = spec.probe.take();
+    world.agents_report = world.tracing() || world.probe.is_some();
+    world.plain = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty();
     let w = Rc::new(RefCell::new(world));
 
     let defences = spec.policy.defences;

@@ -86,6 +86,11 @@ pub struct World {
     /// Sees the events agents report even with the log off (benchmarks time
     /// handshakes with it).
     pub probe: Option<crate::trace::Probe>,
+    /// Nothing is logged, the network is ideal and no fault is scheduled:
+    /// messages can skip the router's checks. Set once, before the run.
+    pub plain: bool,
+    /// Whether agents should build events (for the log, `-v` or a probe).
+    pub agents_report: bool,
     /// The command buffer actors borrow while they handle an input.
     pub out: Vec<crate::agent::Command>,
     /// Inputs handled so far, and the guard that may stop a runaway run.
@@ -120,6 +125,8 @@ impl World {
             live: None,
             probe: None,
             out: Vec::new(),
+            plain: false,
+            agents_report: true,
             handled: 0,
             abort: None,
             aborted: false,
@@ -209,6 +216,14 @@ impl World {
     pub fn transmit(&mut self, sender: AgentId, to: AgentId, envelope: Envelope) {
         self.next_msg += 1;
         let seq = self.next_msg;
+        if self.plain && self.roster.is_active(to) {
+            // The benchmark path: nothing to log, no latency, no fault can
+            // apply. Straight into the mailbox.
+            if let Some(addr) = &self.addrs[to.index()] {
+                addr.do_send(Input::Deliver(Delivery { seq, envelope, sender, to, at: self.clock }));
+            }
+            return;
+        }
         let message_type = envelope.message.type_name();
         if self.tracing() {
             let m = &envelope.message;
