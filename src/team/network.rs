@@ -254,11 +254,11 @@ pub fn fire(w: &mut World, f: Scheduled) {
         }
         Scheduled::Stall { agent, until } => {
             w.record(Event::Stall { agent, until });
-            w.stalls[agent.index()] = Some((until, Default::default()));
+            w.stalls.insert(agent, (until, Default::default()));
             w.schedule(until, Due::Fault(Scheduled::Unstall { agent }));
         }
         Scheduled::Unstall { agent } => {
-            if let Some((_, held)) = w.stalls[agent.index()].take() {
+            if let Some((_, held)) = w.stalls.remove(&agent) {
                 w.record(Event::Note {
                     text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()),
                 });

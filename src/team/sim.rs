@@ -165,8 +165,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     net.faults = std::mem::take(&mut spec.link_faults);
     net.partitions = std::mem::take(&mut spec.partitions);
     net.capture = spec.timed.iter().any(|(_, f)| matches!(f, Scheduled::Replay { .. }));
-    let mut world =
-        World::new(spec.policy.clone(), names.clone(), ChaCha8Rng::seed_from_u64(spec.seed), net, spec.trace);
+    let mut world = World::new(spec.policy.clone(), names, ChaCha8Rng::seed_from_u64(spec.seed), net, spec.trace);
     world.live = spec.live.take();
     world.abort = spec.abort.take();
     world.probe = spec.probe.take();
@@ -241,7 +240,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     }
     let mut wb = w.borrow_mut();
     let events = wb.trace.take().unwrap_or_default();
-    let mut n = Names { agents: names, labels: BTreeMap::new() };
+    let mut n = Names { agents: std::mem::take(&mut wb.names), labels: BTreeMap::new() };
     n.learn_labels(&events);
     // The last recorded event, not the last timer: a spare deadline wake-up
     // that finds nothing to do does not lengthen the run.

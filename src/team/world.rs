@@ -77,7 +77,9 @@ pub struct World {
     pub files: BTreeMap<String, FileState>,
     pub net: Network,
     /// Inputs held for a stalled agent, with the time the stall ends.
-    pub stalls: Vec<Option<(Millis, VecDeque<Input>)>>,
+    /// Few agents stall at once, so a map: a slot per agent would cost 4 MB
+    /// at 100,000 teammates.
+    pub stalls: BTreeMap<AgentId, (Millis, VecDeque<Input>)>,
     /// Message sequence numbers pair each send with its delivery or loss.
     pub next_msg: u64,
     pub last_event: Millis,
@@ -119,7 +121,7 @@ impl World {
             rng,
             files: BTreeMap::new(),
             net,
-            stalls: (0..n).map(|_| None).collect(),
+            stalls: BTreeMap::new(),
             next_msg: 0,
             last_event: Millis::ZERO,
             live: None,
@@ -188,7 +190,7 @@ impl World {
     /// Hands an input to an agent's mailbox now, unless it is stalled.
     #[inline]
     pub fn hand(&mut self, agent: AgentId, input: Input) {
-        if let Some((_, held)) = &mut self.stalls[agent.index()] {
+        if let Some((_, held)) = self.stalls.get_mut(&agent) {
             held.push_back(input);
             return;
         }
@@ -302,7 +304,7 @@ impl World {
     pub fn halt(&mut self, agent: AgentId, status: RosterStatus) {
         self.epochs[agent.index()] += 1;
         self.set_status(agent, status);
-        if let Some((_, held)) = self.stalls[agent.index()].take() {
+        if let Some((_, held)) = self.stalls.remove(&agent) {
             // Held inputs go to the mailbox, where the stale epoch marks them lost.
             for input in held {
                 if let Some(addr) = &self.addrs[agent.index()] {
