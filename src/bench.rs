@@ -221,6 +221,12 @@ pub fn baseline(shape: Shape) -> Measured {
     Measured { handshakes: done, elapsed: t.elapsed() }
 }
 
+/// Starts a new peak-memory window (Linux: writing 5 to `clear_refs` resets
+/// `VmHWM`), so each measurement reports its own peak. Best effort.
+pub fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// Peak resident memory of this process so far (Linux `VmHWM`), in bytes.
 pub fn peak_memory() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
