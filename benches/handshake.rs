@@ -1,5 +1,5 @@
 //! Handshake throughput, the protocol beside a bare actix baseline in the same
-//! run. `cargo bench` prints each case's time per run of 200,000 handshakes and
+//! run. `cargo bench` prints each case's time per run of 1,000,000 handshakes and
 //! the throughput in handshakes per second.
 //!
 //! Cases (see README, "Performance"):
@@ -15,7 +15,7 @@ use handshake::scenario::{load_file, run_scenario, RunOptions};
 use std::path::Path;
 use std::time::Duration;
 
-const HANDSHAKES: u64 = 200_000;
+const HANDSHAKES: u64 = 1_000_000;
 
 fn timed(iters: u64, f: impl Fn() -> Measured) -> Duration {
     (0..iters).map(|_| f().elapsed).sum()
@@ -23,7 +23,7 @@ fn timed(iters: u64, f: impl Fn() -> Measured) -> Duration {
 
 fn throughput(c: &mut Criterion) {
     let mut g = c.benchmark_group("handshakes");
-    g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
+    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(2));
     let shapes = [
         ("1-teammate-sequential", Shape { teammates: 1, in_flight: 1, handshakes: HANDSHAKES }),
         ("1000-teammates-in-flight", Shape { teammates: 1000, in_flight: 1, handshakes: HANDSHAKES }),
