@@ -54,8 +54,10 @@ impl fmt::Display for RosterStatus {
     }
 }
 
-/// Why a message vanished or was held. Every cause but `Undeliverable` is an
-/// injected fault; the oracle accepts a disappearance only with one of these.
+/// Why a message vanished. The oracle accepts a disappearance only with one
+/// of these in the log: an injected fault (`Drop`, `Partition`, `Crash`), the
+/// timeout policy's kill, or a recipient that had already stopped when the
+/// message reached it (a race with its shutdown, said out loud).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {

@@ -283,12 +283,15 @@ fn alice_plans_for(answers: &[Answer]) -> TeamSpec {
     spec
 }
 
-/// The lead sees alice's first plan twice (a network duplicate): it rejects
-/// the first copy and approves the second, so an approval of the old plan id
-/// reaches alice after she has resubmitted. Her second plan is never answered.
+/// The lead rejects alice's first plan and never answers her revision. At 1 s,
+/// after she has resubmitted, an approval of the old plan id reaches her,
+/// claiming to come from the lead; sender authentication is off so that only
+/// the staleness stands between it and the gate. (The lead itself answers a
+/// repeated plan the same way twice, so a stale approval cannot come from it.)
 fn stale_approval_of_the_first_plan() -> TeamSpec {
-    let mut spec = alice_plans_for(&[Answer::Reject, Answer::Approve, Answer::Ignore]);
-    spec.link_faults.push(link_fault(LinkEffect::Duplicate, of_request("plan_approval_request", "alice/plan/1")));
+    let mut spec = alice_plans_for(&[Answer::Reject, Answer::Ignore]);
+    spec.policy.defences = Defences { sender_auth: false, ..Defences::default() };
+    spec.timed.push(forge(Millis(1000), LEAD, ALICE, plan_approval(true), Some("alice/plan/1")));
     spec
 }
 
@@ -313,7 +316,7 @@ fn a_stale_plan_approval_cannot_open_the_gate() {
 #[test]
 fn even_with_the_pending_check_off_a_stale_approval_cannot_open_the_gate() {
     let mut spec = stale_approval_of_the_first_plan();
-    spec.policy.defences = Defences { pending_check: false, ..Defences::default() };
+    spec.policy.defences = Defences { pending_check: false, sender_auth: false, ..Defences::default() };
     let out = run(spec);
 
     // The table lets the old plan change its mind (that is what the pending
@@ -335,8 +338,9 @@ fn even_with_the_pending_check_off_a_stale_approval_cannot_open_the_gate() {
 
 #[test]
 fn after_a_stale_approval_the_approval_of_the_new_plan_opens_the_gate() {
-    let mut spec = alice_plans_for(&[Answer::Reject, Answer::Approve, Answer::Approve]);
-    spec.link_faults.push(link_fault(LinkEffect::Duplicate, of_request("plan_approval_request", "alice/plan/1")));
+    let mut spec = alice_plans_for(&[Answer::Reject, Answer::Approve]);
+    spec.policy.defences = Defences { sender_auth: false, ..Defences::default() };
+    spec.timed.push(forge(Millis(1000), LEAD, ALICE, plan_approval(true), Some("alice/plan/1")));
     // Hold back the answer to the second plan so the stale approval clearly comes first.
     spec.link_faults.push(link_fault(
         LinkEffect::Delay(Latency::Fixed(Millis(5000))),

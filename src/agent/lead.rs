@@ -29,11 +29,18 @@ pub struct Lead {
     on_plan: Answers,
     feedback: Option<Text>,
     load: Option<LoadState>,
+    answered: super::Answered,
 }
 
 impl Lead {
     pub fn new(defences: Defences, on_plan: Answers, feedback: Option<Text>) -> Lead {
-        Lead { requests: Requests::new(RequestTable::new(defences)), on_plan, feedback, load: None }
+        Lead {
+            requests: Requests::new(RequestTable::new(defences)),
+            on_plan,
+            feedback,
+            load: None,
+            answered: super::Answered::default(),
+        }
     }
 
     /// A lead that generates load; it forgets ended requests so memory stays flat.
@@ -43,6 +50,7 @@ impl Lead {
             on_plan: Answers::always(Answer::Approve),
             feedback: None,
             load: Some(LoadState { load, sent: 0, done: 0 }),
+            answered: super::Answered::default(),
         }
     }
 
@@ -67,7 +75,9 @@ impl Lead {
                 Message::ShutdownRequest { .. } | Message::Message { .. } | Message::Broadcast { .. } => {}
             },
             Input::Wake(Timer::Deadline) => self.requests.timer_fired(ctx),
-            Input::Wake(Timer::WorkStep) | Input::Restart => {}
+            // After a restart the old incarnation's timer is gone: arm a new one.
+            Input::Restart => self.requests.timer_fired(ctx),
+            Input::Wake(Timer::WorkStep) => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 self.requests.ask(
                     Kind::Shutdown,
@@ -102,7 +112,12 @@ impl Lead {
     }
 
     fn review(&mut self, author: AgentId, request_id: RequestId, ctx: &mut Ctx) {
-        let (approve, feedback) = match self.on_plan.next_answer() {
+        let on_plan = &mut self.on_plan;
+        let (answer, repeat) = self.answered.answer(request_id, || on_plan.next_answer());
+        if repeat {
+            ctx.record(Event::Note { text: "the same plan again: the same answer again".into() });
+        }
+        let (approve, feedback) = match answer {
             Answer::Approve => (true, None),
             Answer::Reject => (false, self.feedback.clone().or_else(|| Some("rejected".into()))),
             Answer::Ignore => {

@@ -52,6 +52,38 @@ impl Answers {
     }
 }
 
+/// The answers a responder already gave, by request id, so a duplicated or
+/// replayed request gets the same answer again instead of the next one in its
+/// list: a responder must be idempotent, or a copy of a rejected request could
+/// make a teammate stop after the lead recorded "rejected". Bounded: the
+/// oldest answers are forgotten past `CAPACITY`.
+#[derive(Debug, Default)]
+pub struct Answered {
+    given: std::collections::HashMap<crate::protocol::RequestId, Answer, crate::protocol::message::IdHashBuilder>,
+    order: std::collections::VecDeque<crate::protocol::RequestId>,
+}
+
+impl Answered {
+    pub const CAPACITY: usize = 1024;
+
+    /// The answer for `id`: the one given before, or `fresh()` remembered.
+    /// The flag says whether it is a repeat.
+    pub fn answer(&mut self, id: crate::protocol::RequestId, fresh: impl FnOnce() -> Answer) -> (Answer, bool) {
+        if let Some(a) = self.given.get(&id) {
+            return (*a, true);
+        }
+        let a = fresh();
+        if self.order.len() == Self::CAPACITY {
+            if let Some(old) = self.order.pop_front() {
+                self.given.remove(&old);
+            }
+        }
+        self.order.push_back(id);
+        self.given.insert(id, a);
+        (a, false)
+    }
+}
+
 /// A timer an agent asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timer {

@@ -72,6 +72,10 @@ pub struct Teammate {
     /// The last gate state a blocked action was reported for, so a blocked
     /// action is recorded once per gate state, not on every input.
     reported_block: Option<(usize, GateState)>,
+    /// A crash interrupted the item in progress: redo it before anything
+    /// else, even before stopping, so a graceful shutdown never leaves it half-written.
+    redo: bool,
+    answered: super::Answered,
 }
 
 impl Teammate {
@@ -91,6 +95,8 @@ impl Teammate {
             status: RosterStatus::Working,
             revisions: 0,
             reported_block: None,
+            redo: false,
+            answered: super::Answered::default(),
         }
     }
 
@@ -111,6 +117,19 @@ impl Teammate {
     pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
         if self.stopped {
             return;
+        }
+        if let Input::Restart = input {
+            // Before anything else (even expiries, which may unblock and
+            // answer what was set aside): the mailbox, the requests set aside
+            // and the step in progress died with the process; the request
+            // table and the gate are durable.
+            self.redo = self.progress.is_some();
+            self.progress = None;
+            self.deferred.clear();
+            self.reported_block = None;
+            // The roster shows a restarted agent as working; start from there
+            // so the next status change is reported.
+            self.status = RosterStatus::Working;
         }
         self.expire(ctx);
         match input {
@@ -137,14 +156,6 @@ impl Teammate {
             }
             Input::Script(Script::Say { to, text }) => ctx.say(to, text),
             Input::Restart => {
-                // The step in progress and the mailbox died with the process;
-                // the request table and the gate are durable.
-                self.progress = None;
-                self.deferred.clear();
-                self.reported_block = None;
-                // The roster shows a restarted agent as working; start from there
-                // so the next status change is reported.
-                self.status = RosterStatus::Working;
                 // The old incarnation's timer died with it.
                 if let Some(r) = &mut self.requests {
                     r.timer_fired(ctx);
@@ -183,7 +194,12 @@ impl Teammate {
         match &d.envelope.message {
             Message::ShutdownRequest { request_id, .. } => {
                 let request_id = *request_id;
-                match self.spec.on_shutdown.next_answer() {
+                let on_shutdown = &mut self.spec.on_shutdown;
+                let (answer, repeat) = self.answered.answer(request_id, || on_shutdown.next_answer());
+                if repeat {
+                    ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
+                }
+                match answer {
                     Answer::Approve => {
                         let sent = ctx.send(
                             Address::Agent(asker),
@@ -208,7 +224,12 @@ impl Teammate {
             }
             Message::PlanApprovalRequest { request_id, .. } => {
                 let request_id = *request_id;
-                let approve = match self.spec.on_plan.next_answer() {
+                let on_plan = &mut self.spec.on_plan;
+                let (answer, repeat) = self.answered.answer(request_id, || on_plan.next_answer());
+                if repeat {
+                    ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
+                }
+                let approve = match answer {
                     Answer::Approve => true,
                     Answer::Reject => false,
                     Answer::Ignore => {
@@ -270,6 +291,12 @@ impl Teammate {
     }
 
     fn submit(&mut self, to: AgentId, plan: Text, label: Option<Text>, ctx: &mut Ctx) {
+        if self.stopping {
+            // A request made now would outlive its requester: nobody would be
+            // left to expire it.
+            ctx.record(Event::Note { text: "shutting down: not submitting a plan".into() });
+            return;
+        }
         if self.waiting_on.is_some() {
             ctx.record(Event::Note { text: "already waiting for a plan answer; not submitting another".into() });
             return;
@@ -293,7 +320,7 @@ impl Teammate {
         if self.stopped || self.progress.is_some() {
             return;
         }
-        if self.stopping {
+        if self.stopping && !self.redo {
             self.stop(ctx);
             return;
         }
@@ -312,6 +339,7 @@ impl Teammate {
             return;
         }
         ctx.record(Event::Act { agent: ctx.me, action: item.action, path, blocked: None });
+        self.redo = false;
         self.progress = Some(0);
         ctx.wake(ctx.now.after(item.step_time), Timer::WorkStep);
     }

@@ -39,7 +39,11 @@ pub struct RunArgs {
 }
 
 fn parse_dur(s: &str) -> Result<Millis, String> {
-    parse_duration(s)
+    let d = parse_duration(s)?;
+    if d > crate::scenario::build::MAX_RUN {
+        return Err(format!("{s:?} is longer than a run may be ({})", crate::scenario::build::MAX_RUN));
+    }
+    Ok(d)
 }
 
 fn parse_seeds(s: &str) -> Result<(u64, u64), String> {

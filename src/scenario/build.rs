@@ -117,7 +117,7 @@ impl Scenario {
 
 /// Parses and checks a scenario. All problems found are returned, first one first.
 pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
-    let mut b = Builder { path, src, errors: Vec::new() };
+    let mut b = Builder { path, src, errors: Vec::new(), all_defences_on: true };
     let doc: FileDoc = match toml::from_str(src) {
         Ok(d) => d,
         Err(e) => {
@@ -150,7 +150,12 @@ struct Builder<'a> {
     path: &'a str,
     src: &'a str,
     errors: Vec<ScenarioError>,
+    /// No defence is switched off, so no violation can be expected.
+    all_defences_on: bool,
 }
+
+/// The longest end or cap a file may set.
+pub const MAX_RUN: Millis = Millis(365 * 24 * 3600 * 1000);
 
 /// Where a message should be sent, per step kind.
 struct Team {
@@ -211,6 +216,7 @@ impl Builder<'_> {
             self.err(doc.about.span(), "`about` cannot be empty: say what this scenario teaches");
         }
         let policy = self.policy(&doc);
+        self.all_defences_on = policy.defences == crate::protocol::Defences::default();
         let latency = match &doc.policy.latency {
             Some(l) => match parse_latency(l.get_ref()) {
                 Ok(l) => l,
@@ -223,26 +229,45 @@ impl Builder<'_> {
         };
         let end = doc.end.as_ref().and_then(|e| self.duration(e, "end"));
         let cap = doc.cap.as_ref().and_then(|c| self.duration(c, "cap")).unwrap_or(Millis::from_secs(3600));
+        // Virtual time is cheap, but tokio clamps timers past about two years
+        // and the driver would spin: a year is more than any scenario needs.
+        for (key, value, span) in
+            [("end", end, doc.end.as_ref().map(|x| x.span())), ("cap", Some(cap), doc.cap.as_ref().map(|x| x.span()))]
+        {
+            if let (Some(v), Some(span)) = (value, span) {
+                if v > MAX_RUN {
+                    self.err(span, format!("{key} = {v} is longer than a run may be ({MAX_RUN})"));
+                }
+            }
+        }
+        if let (Some(e), Some(span)) = (end, doc.end.as_ref().map(|x| x.span())) {
+            if e > cap {
+                self.err(span, format!("end = {e} comes after the cap ({cap}): the run would stop at the cap first"));
+            }
+        }
         let lead = LeadSpec {
             on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
             feedback: doc.lead.feedback.as_deref().map(Text::from),
         };
 
         let mut teammates = Vec::new();
-        for t in &doc.teammates {
-            self.teammate(t, &mut teammates);
-        }
         let mut seen = BTreeSet::new();
-        for (i, (name, _)) in teammates.iter().enumerate() {
-            if !seen.insert(name.clone()) {
-                let span = doc.teammates.get(i).map_or(0..0, |t| t.get_ref().name.span());
-                self.err(span, format!("two teammates are named {name:?}"));
+        for t in &doc.teammates {
+            let before = teammates.len();
+            self.teammate(t, &mut teammates);
+            // Checked per entry, so the error points at the entry that repeats
+            // a name, even when `count` expanded it into many.
+            for (name, _) in &teammates[before..] {
+                if !seen.insert(name.clone()) {
+                    self.err(t.get_ref().name.span(), format!("two teammates are named {name:?}"));
+                    break;
+                }
             }
         }
         let team = Team {
             names: std::iter::once(LEAD_NAME.to_string()).chain(teammates.iter().map(|(n, _)| n.clone())).collect(),
         };
-        let limit = end.unwrap_or(cap);
+        let limit = end.map_or(cap, |e| e.min(cap));
 
         // Steps, with the labels they give their requests.
         let mut labels: BTreeSet<String> = BTreeSet::new();
@@ -437,8 +462,11 @@ impl Builder<'_> {
         *last_at = at.max(*last_at);
         let label = d.label.as_ref().map(|l| Text::from(l.get_ref().as_str()));
         if let Some(l) = &d.label {
-            if l.get_ref().trim().is_empty() || l.get_ref().starts_with('@') {
-                self.err(l.span(), "a label is a plain name like \"stop-alice\" (\"@\" is how other keys refer to it)");
+            if let Err(e) = crate::protocol::check_name(l.get_ref()) {
+                self.err(
+                    l.span(),
+                    format!("label: {e} (a label is a plain name like \"stop-alice\"; \"/\" is kept for automatic labels like alice/plan/1)"),
+                );
             }
         }
         let from = match &d.from {
@@ -587,6 +615,12 @@ impl Builder<'_> {
             ("direction", d.direction.as_ref().map(|x| x.span())),
             ("mode", d.mode.as_ref().map(|x| x.span())),
         ];
+        if let Some(c) = d.count.as_ref().filter(|c| *c.get_ref() == 0) {
+            self.err(
+                c.span(),
+                format!("fault #{n}: count = 0 touches nothing; leave `count` out to touch every matching message"),
+            );
+        }
         let mut ok = true;
         for (key, span) in present.iter() {
             if let Some(span) = span {
@@ -714,6 +748,13 @@ impl Builder<'_> {
                     self.err(between.span(), format!("`between`: the team is {}", team.names.join(", ")));
                     return;
                 };
+                if a == b {
+                    self.err(
+                        between.span(),
+                        "`between` names two different agents: an agent cannot be cut off from itself",
+                    );
+                    return;
+                }
                 let one_way = match d.direction.as_ref().map(|x| x.get_ref().as_str()) {
                     None | Some("both") => false,
                     Some("one_way") => true,
@@ -929,6 +970,10 @@ impl Builder<'_> {
         }
         if let Some(t) = &d.teammate {
             let id = self.agent(t, team, "teammate")?;
+            if id.is_lead() {
+                self.err(t.span(), "the lead is not a teammate: expect on one of the teammates");
+                return None;
+            }
             let name = t.get_ref().clone();
             if let Some(g) = &d.gate {
                 let state = match g.get_ref().as_str() {
@@ -963,7 +1008,6 @@ impl Builder<'_> {
                     return None;
                 }
             };
-            debug_assert!(id.index() > 0 || name == LEAD_NAME);
             return Some(Expect::Teammate { name, status });
         }
         if let Some(f) = &d.file {
@@ -1014,6 +1058,13 @@ impl Builder<'_> {
             return Some(Expect::Expired { count });
         }
         let v = d.violation.as_ref()?;
+        if self.all_defences_on {
+            self.err(
+                v.span(),
+                "expecting a violation needs a defence switched off ([policy.defences]); with all on, none can happen",
+            );
+            return None;
+        }
         match Invariant::parse(v.get_ref()) {
             Some(i) => Some(Expect::Violation(i)),
             None => {

@@ -136,7 +136,11 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                 match default {
                     TimeoutDefault::Kill => {
                         let target = r.target;
-                        let already_down = !statuses[target.index()].is_active();
+                        // Shut down or already killed: nothing left to kill. A
+                        // crashed teammate must still be killed, or a restart
+                        // would bring back what the policy stopped.
+                        let already_down =
+                            matches!(statuses[target.index()], RosterStatus::Shutdown | RosterStatus::Killed);
                         let killed = same_instant().any(|x| matches!(x.event, Event::Status { agent, status: RosterStatus::Killed } if agent == target));
                         if !already_down && !killed {
                             violate(
@@ -165,7 +169,19 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                             );
                         }
                     }
-                    TimeoutDefault::Keep | TimeoutDefault::Approve => {}
+                    TimeoutDefault::Keep => {
+                        let target = r.target;
+                        let killed = same_instant().any(|x| matches!(x.event, Event::Status { agent, status: RosterStatus::Killed } if agent == target));
+                        if killed {
+                            violate(
+                                Invariant::ExpiryPolicy,
+                                format!("[{}] expired with default keep, yet {} was killed", label(id), who(target)),
+                            );
+                        }
+                    }
+                    // Whether an approved plan opens a gate depends on whether
+                    // it is the gate's current plan; the gate checks that.
+                    TimeoutDefault::Approve => {}
                 }
             }
             Event::Gate { agent, state } => {
@@ -230,15 +246,22 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
         if r.status != Status::Pending {
             continue;
         }
-        let requester_down = matches!(statuses[r.requester.index()], RosterStatus::Crashed | RosterStatus::Killed);
-        if r.deadline <= end && outcome.stop == Stop::Settled && !requester_down {
-            out.push(Violation {
-                invariant: Invariant::SingleTerminal,
-                at: end,
-                event: None,
-                detail: format!("[{}] is still pending at {end}, past its deadline {}", label(id), r.deadline),
-            });
+        // A crashed or killed requester takes its timer with it: its pending
+        // requests are abandoned, not forgotten by the protocol.
+        if matches!(statuses[r.requester.index()], RosterStatus::Crashed | RosterStatus::Killed) {
+            continue;
         }
+        // A live requester always has a timer on its earliest deadline, so a
+        // run that settled with a request pending lost a timer; a run stopped
+        // early may leave one pending only if its deadline is still to come.
+        let detail = if outcome.stop == Stop::Settled {
+            format!("[{}] is still pending when nothing is left to happen (deadline {})", label(id), r.deadline)
+        } else if r.deadline <= end {
+            format!("[{}] is still pending at {end}, past its deadline {}", label(id), r.deadline)
+        } else {
+            continue;
+        };
+        out.push(Violation { invariant: Invariant::SingleTerminal, at: end, event: None, detail });
     }
     if outcome.stop == Stop::Settled {
         for (seq, (i, to)) in &sent {

@@ -119,7 +119,10 @@ impl Handler<Input> for AgentActor {
                     w.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
                 }
                 Command::Kill(target) => {
-                    if w.roster.statuses[target.index()].is_active() {
+                    // A crashed teammate is killed too: the policy's word is
+                    // final, and a pending restart must not bring it back.
+                    let status = w.roster.statuses[target.index()];
+                    if status.is_active() || status == RosterStatus::Crashed {
                         w.halt(target, RosterStatus::Killed);
                         let name = &w.names[target.index()];
                         let text = format!("{name} did not answer its shutdown request in time: force-stopped");

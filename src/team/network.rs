@@ -113,6 +113,7 @@ pub enum Scheduled {
     },
     Unstall {
         agent: AgentId,
+        until: Millis,
     },
     Heal {
         partition: usize,
@@ -134,6 +135,9 @@ pub enum Scheduled {
     ReleaseReorder {
         from: AgentId,
         to: AgentId,
+        /// The held message this release is for: a later hold on the same
+        /// link must wait its own full patience.
+        seq: u64,
     },
 }
 
@@ -214,6 +218,11 @@ impl Network {
         self.partition_held.drain(..).map(|(_, seq, d)| (seq, d)).collect()
     }
 
+    /// Whether a fault filters on a labelled request.
+    pub fn names_requests(&self) -> bool {
+        self.faults.iter().any(|f| f.filter.request.is_some())
+    }
+
     /// No latency and no fault of any kind.
     pub fn is_ideal(&self) -> bool {
         self.latency.is_none() && self.faults.is_empty() && self.partitions.is_empty() && !self.capture
@@ -253,11 +262,26 @@ pub fn fire(w: &mut World, f: Scheduled) {
             w.hand(agent, Input::Restart);
         }
         Scheduled::Stall { agent, until } => {
-            w.record(Event::Stall { agent, until });
-            w.stalls.insert(agent, (until, Default::default()));
-            w.schedule(until, Due::Fault(Scheduled::Unstall { agent }));
+            // Overlapping stalls merge: the agent reads again when the last ends,
+            // and what it holds stays held.
+            let end = match w.stalls.get_mut(&agent) {
+                Some((current, _)) => {
+                    *current = (*current).max(until);
+                    *current
+                }
+                None => {
+                    w.stalls.insert(agent, (until, Default::default()));
+                    until
+                }
+            };
+            w.record(Event::Stall { agent, until: end });
+            w.schedule(end, Due::Fault(Scheduled::Unstall { agent, until: end }));
         }
-        Scheduled::Unstall { agent } => {
+        Scheduled::Unstall { agent, until } => {
+            // Only the end of the stall as it now stands releases the inbox.
+            if w.stalls.get(&agent).is_some_and(|(current, _)| *current != until) {
+                return;
+            }
             if let Some((_, held)) = w.stalls.remove(&agent) {
                 w.record(Event::Note {
                     text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()),
@@ -326,8 +350,9 @@ pub fn fire(w: &mut World, f: Scheduled) {
                 }
             }
         }
-        Scheduled::ReleaseReorder { from, to } => {
-            if let Some((seq, d)) = w.net.reorder_held.remove(&(from, to)) {
+        Scheduled::ReleaseReorder { from, to, seq: for_seq } => {
+            if w.net.reorder_held.get(&(from, to)).is_some_and(|(seq, _)| *seq == for_seq) {
+                let Some((seq, d)) = w.net.reorder_held.remove(&(from, to)) else { return };
                 w.record(Event::Fault { seq, fault: "reorder", detail: "released: nothing followed it".into() });
                 w.arrive(seq, d);
             }
@@ -340,7 +365,7 @@ pub(super) fn hold_reorder(w: &mut World, seq: u64, d: Delivery) {
     w.record(Event::Fault { seq, fault: "reorder", detail: "held until the next message on the link".into() });
     let at = w.now().after(w.net.reorder_patience);
     w.net.reorder_held.insert(key, (seq, d));
-    w.schedule(at, Due::Fault(Scheduled::ReleaseReorder { from: key.0, to: key.1 }));
+    w.schedule(at, Due::Fault(Scheduled::ReleaseReorder { from: key.0, to: key.1, seq }));
 }
 
 pub(super) fn hold_partition(w: &mut World, i: usize, seq: u64, d: Delivery) {

@@ -169,7 +169,10 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     world.live = spec.live.take();
     world.abort = spec.abort.take();
     world.probe = spec.probe.take();
-    world.agents_report = world.tracing() || world.probe.is_some();
+    // Agents build events when someone reads them, or when a fault needs the
+    // labels they carry.
+    world.agents_report =
+        world.tracing() || world.probe.is_some() || !spec.timed.is_empty() || world.net.names_requests();
     world.plain = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty();
     let w = Rc::new(RefCell::new(world));
 
@@ -269,8 +272,18 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
     };
     let limit = end.map_or(cap, |e| e.min(cap));
     loop {
-        if w.borrow().aborted {
-            return Stop::Aborted;
+        {
+            // The guard is asked here too: a run can spin in the driver alone.
+            let mut wb = w.borrow_mut();
+            if !wb.aborted {
+                if let Some(abort) = &mut wb.abort {
+                    let stop = abort();
+                    wb.aborted = stop;
+                }
+            }
+            if wb.aborted {
+                return Stop::Aborted;
+            }
         }
         let next = w.borrow().queue.first_key_value().map(|(k, _)| k.0);
         let wake_at = next.map_or(limit, |t| t.min(limit));

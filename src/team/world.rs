@@ -162,12 +162,14 @@ impl World {
         if let Some(probe) = &mut self.probe {
             probe(&event);
         }
-        if !self.tracing() {
-            return;
-        }
+        // Labels are learnt whether or not anyone reads the log: faults that
+        // name a request (`@label`, `request =`) must act the same either way.
         if let Event::Opened { id, label, .. } = &event {
             let text = label.render(|a| self.names[a.index()].clone());
             self.net.labels.insert(text, *id);
+        }
+        if !self.tracing() {
+            return;
         }
         let s = Stamped { t: self.now(), event };
         if let Some(live) = &mut self.live {
@@ -327,6 +329,10 @@ impl World {
             Due::Input { agent, input } => {
                 if matches!(input, Input::Restart) || self.roster.is_active(agent) {
                     self.hand(agent, input);
+                } else {
+                    let (name, status) = (&self.names[agent.index()], self.roster.statuses[agent.index()]);
+                    let text = format!("step skipped: {name} is {status}");
+                    self.record(Event::Note { text });
                 }
             }
             Due::Fault(f) => super::network::fire(self, f),
