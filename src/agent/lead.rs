@@ -112,8 +112,7 @@ impl Lead {
     }
 
     fn review(&mut self, author: AgentId, request_id: RequestId, ctx: &mut Ctx) {
-        let on_plan = &mut self.on_plan;
-        let (answer, repeat) = self.answered.answer(request_id, || on_plan.next_answer());
+        let (answer, repeat) = self.answered.answer(request_id, &mut self.on_plan);
         if repeat {
             ctx.record(Event::Note { text: "the same plan again: the same answer again".into() });
         }

@@ -45,6 +45,11 @@ impl Answers {
         Answers::new(vec![a])
     }
 
+    /// Every answer from now on is the same (the list's last one repeats).
+    pub fn settled(&self) -> bool {
+        self.next as usize + 1 >= self.list.len()
+    }
+
     pub fn next_answer(&mut self) -> Answer {
         let a = self.list[(self.next as usize).min(self.list.len() - 1)];
         self.next = self.next.saturating_add(1);
@@ -55,7 +60,9 @@ impl Answers {
 /// The answers a responder already gave, by request id, so a duplicated or
 /// replayed request gets the same answer again instead of the next one in its
 /// list: a responder must be idempotent, or a copy of a rejected request could
-/// make a teammate stop after the lead recorded "rejected". Bounded: the
+/// make a teammate stop after the lead recorded "rejected". Only answers given
+/// before the list settled are kept (after that, answering again gives the
+/// same answer anyway), so a fixed behaviour costs nothing. Bounded: the
 /// oldest answers are forgotten past `CAPACITY`.
 #[derive(Debug, Default)]
 pub struct Answered {
@@ -66,20 +73,23 @@ pub struct Answered {
 impl Answered {
     pub const CAPACITY: usize = 1024;
 
-    /// The answer for `id`: the one given before, or `fresh()` remembered.
-    /// The flag says whether it is a repeat.
-    pub fn answer(&mut self, id: crate::protocol::RequestId, fresh: impl FnOnce() -> Answer) -> (Answer, bool) {
+    /// The answer for `id`: the one given before, or the next from `answers`.
+    /// The flag says whether it is a known repeat.
+    pub fn answer(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
         if let Some(a) = self.given.get(&id) {
             return (*a, true);
         }
-        let a = fresh();
-        if self.order.len() == Self::CAPACITY {
+        if answers.settled() {
+            return (answers.next_answer(), false);
+        }
+        let a = answers.next_answer();
+        self.given.insert(id, a);
+        self.order.push_back(id);
+        if self.order.len() > Self::CAPACITY {
             if let Some(old) = self.order.pop_front() {
                 self.given.remove(&old);
             }
         }
-        self.order.push_back(id);
-        self.given.insert(id, a);
         (a, false)
     }
 }

@@ -194,8 +194,7 @@ impl Teammate {
         match &d.envelope.message {
             Message::ShutdownRequest { request_id, .. } => {
                 let request_id = *request_id;
-                let on_shutdown = &mut self.spec.on_shutdown;
-                let (answer, repeat) = self.answered.answer(request_id, || on_shutdown.next_answer());
+                let (answer, repeat) = self.answered.answer(request_id, &mut self.spec.on_shutdown);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
@@ -224,8 +223,7 @@ impl Teammate {
             }
             Message::PlanApprovalRequest { request_id, .. } => {
                 let request_id = *request_id;
-                let on_plan = &mut self.spec.on_plan;
-                let (answer, repeat) = self.answered.answer(request_id, || on_plan.next_answer());
+                let (answer, repeat) = self.answered.answer(request_id, &mut self.spec.on_plan);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
