@@ -114,7 +114,7 @@ pub enum Event {
         request_id: Option<RequestId>,
     },
     /// A message disappeared; `cause` says which fault took it.
-    Lost {
+    Dropped {
         seq: u64,
         to: AgentId,
         message_type: &'static str,
@@ -181,7 +181,7 @@ pub enum Event {
         request_id: RequestId,
     },
     /// An agent chose not to answer a request (its behaviour says `ignore`).
-    Ignores {
+    NoAnswer {
         agent: AgentId,
         request_id: RequestId,
     },
@@ -211,7 +211,7 @@ impl Event {
             Event::Send { .. } => "send",
             Event::Refuse { .. } => "refuse",
             Event::Deliver { .. } => "deliver",
-            Event::Lost { .. } => "drop",
+            Event::Dropped { .. } => "drop",
             Event::Fault { .. } => "fault",
             Event::Forge { .. } => "forge",
             Event::Opened { .. } => "request",
@@ -222,7 +222,7 @@ impl Event {
             Event::FileStep { .. } => "file",
             Event::Status { .. } => "status",
             Event::Deferred { .. } => "deferred",
-            Event::Ignores { .. } => "no_answer",
+            Event::NoAnswer { .. } => "no_answer",
             Event::Crash { .. } => "crash",
             Event::Restart { .. } => "restart",
             Event::Stall { .. } => "stall",
@@ -328,7 +328,7 @@ impl Stamped {
                 put("type", json!(message_type));
                 rid(&mut put, request_id);
             }
-            Event::Lost { seq, to, message_type, cause } => {
+            Event::Dropped { seq, to, message_type, cause } => {
                 put("seq", json!(seq));
                 put("to", json!(n.agent(*to)));
                 put("type", json!(message_type));
@@ -393,7 +393,7 @@ impl Stamped {
                 put("agent", json!(n.agent(*agent)));
                 put("status", json!(status.as_str()));
             }
-            Event::Deferred { agent, request_id } | Event::Ignores { agent, request_id } => {
+            Event::Deferred { agent, request_id } | Event::NoAnswer { agent, request_id } => {
                 put("agent", json!(n.agent(*agent)));
                 rid(&mut put, &Some(*request_id));
             }
@@ -445,7 +445,7 @@ impl Stamped {
                     String::new()
                 }
             ),
-            Event::Lost { to, message_type, cause, .. } => {
+            Event::Dropped { to, message_type, cause, .. } => {
                 format!("LOST {} to {} ({})", message_type, n.agent(*to), cause.as_str())
             }
             Event::Fault { fault, detail, .. } => format!("fault {fault}: {detail}"),
@@ -484,7 +484,7 @@ impl Stamped {
             Event::Deferred { agent, request_id } => {
                 format!("{} is blocked waiting; puts [{}] aside", n.agent(*agent), label(request_id))
             }
-            Event::Ignores { agent, request_id } => {
+            Event::NoAnswer { agent, request_id } => {
                 format!("{} leaves [{}] unanswered", n.agent(*agent), label(request_id))
             }
             Event::Crash { agent } => format!("{} CRASHED", n.agent(*agent)),

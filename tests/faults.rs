@@ -36,7 +36,10 @@ fn received(o: &Outcome, who: &str) -> Vec<(u64, String)> {
 }
 
 fn lost(o: &Outcome) -> Vec<Cause> {
-    o.events.iter().filter_map(|e| if let Event::Lost { cause, .. } = e.event { Some(cause) } else { None }).collect()
+    o.events
+        .iter()
+        .filter_map(|e| if let Event::Dropped { cause, .. } = e.event { Some(cause) } else { None })
+        .collect()
 }
 
 const TWO_MESSAGES: &str = r#"

@@ -120,7 +120,7 @@ impl Lead {
             Answer::Approve => (true, None),
             Answer::Reject => (false, self.feedback.clone().or_else(|| Some("rejected".into()))),
             Answer::Ignore => {
-                ctx.record(Event::Ignores { agent: ctx.me, request_id });
+                ctx.record(Event::NoAnswer { agent: ctx.me, request_id });
                 return;
             }
         };

@@ -110,10 +110,6 @@ impl Teammate {
         self.requests.get_or_insert_with(|| Box::new(Requests::new(RequestTable::new(defences))))
     }
 
-    pub fn gate(&self) -> GateState {
-        self.gate.state()
-    }
-
     pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
         if self.stopped {
             return;
@@ -218,7 +214,7 @@ impl Teammate {
                             Message::ShutdownResponse { request_id, approve: false, reason },
                         );
                     }
-                    Answer::Ignore => ctx.record(Event::Ignores { agent: ctx.me, request_id }),
+                    Answer::Ignore => ctx.record(Event::NoAnswer { agent: ctx.me, request_id }),
                 }
             }
             Message::PlanApprovalRequest { request_id, .. } => {
@@ -231,7 +227,7 @@ impl Teammate {
                     Answer::Approve => true,
                     Answer::Reject => false,
                     Answer::Ignore => {
-                        ctx.record(Event::Ignores { agent: ctx.me, request_id });
+                        ctx.record(Event::NoAnswer { agent: ctx.me, request_id });
                         return;
                     }
                 };

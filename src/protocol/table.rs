@@ -197,10 +197,6 @@ impl RequestTable {
         RequestTable { defences, forget_ended: true, ..RequestTable::default() }
     }
 
-    pub fn defences(&self) -> Defences {
-        self.defences
-    }
-
     /// Records a new pending request under `id` and arms its deadline.
     pub fn open(&mut self, id: RequestId, new: NewRequest) -> &Request {
         let deadline = new.sent_at.after(new.timeout);

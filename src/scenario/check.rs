@@ -111,7 +111,7 @@ fn count(o: &Outcome) -> Counts {
             Event::Verdict { .. } => c.ignored += 1,
             Event::Expired { .. } => c.expired += 1,
             Event::Refuse { .. } => c.refused += 1,
-            Event::Lost { .. } => c.lost += 1,
+            Event::Dropped { .. } => c.lost += 1,
             _ => {}
         }
     }

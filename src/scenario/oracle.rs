@@ -234,7 +234,7 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
             Event::Send { seq, to: crate::protocol::Address::Agent(to), .. } => {
                 sent.insert(*seq, (i, *to));
             }
-            Event::Deliver { seq, .. } | Event::Lost { seq, .. } => {
+            Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => {
                 accounted.insert(*seq);
             }
             _ => {}

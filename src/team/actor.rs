@@ -74,7 +74,7 @@ impl Handler<Input> for AgentActor {
                         Cause::Crash
                     };
                     let message_type = d.envelope.message.type_name();
-                    w.record(Event::Lost { seq: d.seq, to: me, message_type, cause });
+                    w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause });
                     return;
                 }
                 _ => return,
@@ -84,7 +84,7 @@ impl Handler<Input> for AgentActor {
         if self.stopped {
             if let Input::Deliver(d) = input {
                 let message_type = d.envelope.message.type_name();
-                w.record(Event::Lost { seq: d.seq, to: me, message_type, cause: Cause::Undeliverable });
+                w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause: Cause::Undeliverable });
             }
             return;
         }

@@ -85,14 +85,6 @@ impl TeamSpec {
             probe: None,
         }
     }
-
-    /// The id of a team member by name.
-    pub fn id_of(&self, name: &str) -> Option<AgentId> {
-        if name == LEAD_NAME {
-            return Some(AgentId::LEAD);
-        }
-        self.teammates.iter().position(|(n, _)| n == name).map(|i| AgentId(i as u32 + 1))
-    }
 }
 
 /// Why a run stopped.
@@ -220,7 +212,12 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         let mut wb = w.borrow_mut();
         for (seq, d) in wb.net.drain_partition_held() {
             let message_type = d.envelope.message.type_name();
-            wb.record(crate::trace::Event::Lost { seq, to: d.to, message_type, cause: crate::trace::Cause::Partition });
+            wb.record(crate::trace::Event::Dropped {
+                seq,
+                to: d.to,
+                message_type,
+                cause: crate::trace::Cause::Partition,
+            });
         }
     }
 

@@ -264,7 +264,7 @@ impl World {
                 }
                 super::network::release_follower(self, sender, to, last);
             }
-            Route::Lost(cause) => self.record(Event::Lost { seq, to, message_type, cause }),
+            Route::Lost(cause) => self.record(Event::Dropped { seq, to, message_type, cause }),
             Route::HoldReorder => {
                 super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now })
             }
@@ -286,7 +286,7 @@ impl World {
                 _ => Cause::Undeliverable,
             };
             let message_type = delivery.envelope.message.type_name();
-            self.record(Event::Lost { seq, to, message_type, cause });
+            self.record(Event::Dropped { seq, to, message_type, cause });
             return;
         }
         delivery.at = self.now();
