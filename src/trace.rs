@@ -262,13 +262,18 @@ impl Names {
         self.labels.get(&id).map(String::as_str)
     }
 
+    /// Learns the label of a request as it is opened; other events pass.
+    pub fn learn(&mut self, event: &Event) {
+        if let Event::Opened { id, label, .. } = event {
+            let text = label.render(|a| self.agent(a).to_string());
+            self.labels.insert(*id, text);
+        }
+    }
+
     /// Learns the labels of every request opened in `events`.
     pub fn learn_labels(&mut self, events: &[Stamped]) {
         for e in events {
-            if let Event::Opened { id, label, .. } = &e.event {
-                let text = label.render(|a| self.agent(a).to_string());
-                self.labels.insert(*id, text);
-            }
+            self.learn(&e.event);
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::protocol::Millis;
 use crate::scenario::discover::{expand, load_all};
 use crate::scenario::duration::parse_duration;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
-use crate::trace::{Event, Names, Stamped};
+use crate::trace::{Names, Stamped};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -106,10 +106,7 @@ fn live_printer() -> crate::trace::LiveSink {
         if names.agents.is_empty() {
             names.agents = agents.to_vec();
         }
-        if let Event::Opened { id, label, .. } = &s.event {
-            let text = label.render(|a| names.agent(a).to_string());
-            names.labels.insert(*id, text);
-        }
+        names.learn(&s.event);
         println!("  {}", s.describe(&names));
     })
 }

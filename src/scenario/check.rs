@@ -121,16 +121,8 @@ fn count(o: &Outcome) -> Counts {
 /// Lines describing the events up to `upto` (inclusive), the last `n` that
 /// concern `focus` if given, else simply the last `n`.
 fn context(o: &Outcome, upto: usize, focus: impl Fn(&Event) -> bool, n: usize) -> Vec<String> {
-    let upto = upto.min(o.events.len().saturating_sub(1));
-    let mut picked: Vec<&Stamped> = o.events[..=upto.min(o.events.len().saturating_sub(1))]
-        .iter()
-        .rev()
-        .filter(|e| focus(&e.event))
-        .take(n)
-        .collect();
-    if o.events.is_empty() {
-        picked.clear();
-    }
+    let upto = (upto + 1).min(o.events.len());
+    let mut picked: Vec<&Stamped> = o.events[..upto].iter().rev().filter(|e| focus(&e.event)).take(n).collect();
     picked.reverse();
     picked.iter().map(|e| e.describe(&o.names)).collect()
 }
