@@ -298,7 +298,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
                 if p == partition {
                     let now = w.now();
                     let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.rng));
-                    w.schedule(now.after(delay), Due::Deliver { seq, delivery: d });
+                    w.schedule(now.after(delay), Due::Deliver(d));
                 } else {
                     w.net.partition_held.push((p, seq, d));
                 }
@@ -343,7 +343,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
                         approve,
                         words,
                     });
-                    w.arrive(seq, d);
+                    w.arrive(d);
                 }
                 None => {
                     w.record(Event::Note { text: format!("replay skipped: no {message_type} of {label} was seen") })
@@ -354,7 +354,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
             if w.net.reorder_held.get(&(from, to)).is_some_and(|(seq, _)| *seq == for_seq) {
                 let Some((seq, d)) = w.net.reorder_held.remove(&(from, to)) else { return };
                 w.record(Event::Fault { seq, fault: "reorder", detail: "released: nothing followed it".into() });
-                w.arrive(seq, d);
+                w.arrive(d);
             }
         }
     }
@@ -376,8 +376,8 @@ pub(super) fn hold_partition(w: &mut World, i: usize, seq: u64, d: Delivery) {
 /// After a message passes on a link, a message held there by a reorder fault
 /// follows it, arriving just after.
 pub(super) fn release_follower(w: &mut World, from: AgentId, to: AgentId, at: Millis) {
-    if let Some((seq, d)) = w.net.reorder_held.remove(&(from, to)) {
-        w.schedule(at, Due::Deliver { seq, delivery: d });
+    if let Some((_, d)) = w.net.reorder_held.remove(&(from, to)) {
+        w.schedule(at, Due::Deliver(d));
     }
 }
 

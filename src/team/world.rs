@@ -48,7 +48,7 @@ impl FileState {
 #[derive(Debug)]
 pub enum Due {
     /// A message reaches its recipient's mailbox.
-    Deliver { seq: u64, delivery: Delivery },
+    Deliver(Delivery),
     /// An agent's timer, valid only for the incarnation that armed it.
     Wake { agent: AgentId, epoch: u32, timer: Timer },
     /// A scripted input (start, a step, a restart).
@@ -249,7 +249,7 @@ impl World {
                 // The hot path: no latency, no fault. Straight into the mailbox.
                 let delivery = Delivery { seq, envelope, sender, to, at: now };
                 self.net.capture(&delivery);
-                self.arrive(seq, delivery);
+                self.arrive(delivery);
             }
             Route::After { delays, notes } => {
                 for (fault, detail) in notes {
@@ -260,7 +260,7 @@ impl World {
                     let delivery = Delivery { seq, envelope: envelope.clone(), sender, to, at: now.after(delay) };
                     self.net.capture(&delivery);
                     last = now.after(delay);
-                    self.schedule(last, Due::Deliver { seq, delivery });
+                    self.schedule(last, Due::Deliver(delivery));
                 }
                 super::network::release_follower(self, sender, to, last);
             }
@@ -276,7 +276,8 @@ impl World {
 
     /// A message reaches `to`'s mailbox, unless `to` can no longer receive.
     #[inline]
-    pub fn arrive(&mut self, seq: u64, mut delivery: Delivery) {
+    pub fn arrive(&mut self, mut delivery: Delivery) {
+        let seq = delivery.seq;
         let to = delivery.to;
         let status = self.roster.statuses[to.index()];
         if !status.is_active() {
@@ -290,7 +291,6 @@ impl World {
             return;
         }
         delivery.at = self.now();
-        debug_assert_eq!(delivery.seq, seq);
         self.hand(to, Input::Deliver(delivery));
     }
 
@@ -320,7 +320,7 @@ impl World {
     pub fn fire(&mut self, due: Due) {
         self.last_event = self.now();
         match due {
-            Due::Deliver { seq, delivery } => self.arrive(seq, delivery),
+            Due::Deliver(delivery) => self.arrive(delivery),
             Due::Wake { agent, epoch, timer } => {
                 if self.epochs[agent.index()] == epoch {
                     self.hand(agent, Input::Wake(timer));
