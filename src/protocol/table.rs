@@ -240,41 +240,52 @@ impl RequestTable {
     /// Applies a response if every enabled check passes. The checks run in a
     /// fixed order so the reason given is always the first rule broken.
     pub fn apply(&mut self, r: &Response) -> Verdict {
-        let d = self.defences;
-        let Some(req) = self.requests.get_mut(&r.request_id) else {
+        use std::collections::hash_map::Entry;
+        // One lookup serves the checks, the update and (when forgetting) the removal.
+        let Entry::Occupied(mut entry) = self.requests.entry(r.request_id) else {
             return Verdict::Ignored(Reason::UnknownId);
         };
-        if d.kind_check && req.kind != r.kind {
-            return Verdict::Ignored(Reason::KindMismatch);
+        if let Err(reason) = Self::matches(entry.get(), r, self.defences) {
+            return Verdict::Ignored(reason);
         }
-        let sender = if d.sender_auth { r.sender } else { r.claimed_from };
-        if d.sender_check && sender != req.target {
-            return Verdict::Ignored(Reason::WrongSender);
-        }
-        if r.recipient != req.requester {
-            return Verdict::Ignored(Reason::WrongRecipient);
-        }
-        if d.pending_check {
-            match req.status {
-                Status::Expired => return Verdict::Ignored(Reason::Late),
-                Status::Approved | Status::Rejected => return Verdict::Ignored(Reason::NotPending),
-                Status::Pending if r.at >= req.deadline => return Verdict::Ignored(Reason::Late),
-                Status::Pending => {}
-            }
-        }
-        let from = req.status;
+        let from = entry.get().status;
         let to = if r.approve { Status::Approved } else { Status::Rejected };
-        req.status = to;
-        let kind = req.kind;
+        let kind = entry.get().kind;
+        if self.forget_ended {
+            entry.remove();
+        } else {
+            entry.get_mut().status = to;
+        }
         // The request just answered is usually the oldest, so its deadline is
         // at the top of the queue: drop it now rather than at the next expiry.
         if self.deadlines.peek().is_some_and(|(_, top)| top == r.request_id) {
             self.deadlines.pop();
         }
-        if self.forget_ended {
-            self.requests.remove(&r.request_id);
-        }
         Verdict::Applied { kind, from, to }
+    }
+
+    /// The matching rule: every enabled check, in a fixed order, so the reason
+    /// given is always the first rule broken.
+    fn matches(req: &Request, r: &Response, d: Defences) -> Result<(), Reason> {
+        if d.kind_check && req.kind != r.kind {
+            return Err(Reason::KindMismatch);
+        }
+        let sender = if d.sender_auth { r.sender } else { r.claimed_from };
+        if d.sender_check && sender != req.target {
+            return Err(Reason::WrongSender);
+        }
+        if r.recipient != req.requester {
+            return Err(Reason::WrongRecipient);
+        }
+        if d.pending_check {
+            match req.status {
+                Status::Expired => return Err(Reason::Late),
+                Status::Approved | Status::Rejected => return Err(Reason::NotPending),
+                Status::Pending if r.at >= req.deadline => return Err(Reason::Late),
+                Status::Pending => {}
+            }
+        }
+        Ok(())
     }
 
     /// Moves every pending request whose deadline is at or before `now` to
