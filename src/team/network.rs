@@ -259,7 +259,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
             }
             w.record(Event::Restart { agent });
             w.set_status(agent, RosterStatus::Working);
-            w.hand(agent, Input::Restart);
+            w.to_mailbox(agent, Input::Restart);
         }
         Scheduled::Stall { agent, until } => {
             // Overlapping stalls merge: the agent reads again when the last ends,
@@ -287,7 +287,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
                     text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()),
                 });
                 for input in held {
-                    w.hand(agent, input);
+                    w.to_mailbox(agent, input);
                 }
             }
         }

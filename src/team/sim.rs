@@ -165,7 +165,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // labels they carry.
     world.agents_report =
         world.tracing() || world.probe.is_some() || !spec.timed.is_empty() || world.net.names_requests();
-    world.plain = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty();
+    world.direct_delivery = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty();
     let w = Rc::new(RefCell::new(world));
 
     let defences = spec.policy.defences;
@@ -191,7 +191,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         // of anything the queue holds for t=0: the same order as scheduling
         // them first, without holding 100,000 queue entries at once.
         for i in (1..team).chain(std::iter::once(0)) {
-            wb.hand(AgentId(i as u32), Input::Start);
+            wb.to_mailbox(AgentId(i as u32), Input::Start);
         }
         for s in spec.steps.drain(..) {
             wb.schedule(s.at, Due::Input { agent: s.agent, input: Input::Script(s.script) });

@@ -90,7 +90,7 @@ pub struct World {
     pub probe: Option<crate::trace::Probe>,
     /// Nothing is logged, the network is ideal and no fault is scheduled:
     /// messages can skip the router's checks. Set once, before the run.
-    pub plain: bool,
+    pub direct_delivery: bool,
     /// Whether agents should build events (for the log, `-v` or a probe).
     pub agents_report: bool,
     /// The command buffer actors borrow while they handle an input.
@@ -127,7 +127,7 @@ impl World {
             live: None,
             probe: None,
             out: Vec::new(),
-            plain: false,
+            direct_delivery: false,
             agents_report: true,
             handled: 0,
             abort: None,
@@ -191,7 +191,7 @@ impl World {
 
     /// Hands an input to an agent's mailbox now, unless it is stalled.
     #[inline]
-    pub fn hand(&mut self, agent: AgentId, input: Input) {
+    pub fn to_mailbox(&mut self, agent: AgentId, input: Input) {
         if let Some((_, held)) = self.stalls.get_mut(&agent) {
             held.push_back(input);
             return;
@@ -220,7 +220,7 @@ impl World {
     pub fn transmit(&mut self, sender: AgentId, to: AgentId, envelope: Envelope) {
         self.next_msg += 1;
         let seq = self.next_msg;
-        if self.plain && self.roster.is_active(to) {
+        if self.direct_delivery && self.roster.is_active(to) {
             // The benchmark path: nothing to log, no latency, no fault can
             // apply. Straight into the mailbox.
             if let Some(addr) = &self.addrs[to.index()] {
@@ -291,7 +291,7 @@ impl World {
             return;
         }
         delivery.at = self.now();
-        self.hand(to, Input::Deliver(delivery));
+        self.to_mailbox(to, Input::Deliver(delivery));
     }
 
     pub fn set_status(&mut self, agent: AgentId, status: RosterStatus) {
@@ -323,12 +323,12 @@ impl World {
             Due::Deliver(delivery) => self.arrive(delivery),
             Due::Wake { agent, epoch, timer } => {
                 if self.epochs[agent.index()] == epoch {
-                    self.hand(agent, Input::Wake(timer));
+                    self.to_mailbox(agent, Input::Wake(timer));
                 }
             }
             Due::Input { agent, input } => {
                 if matches!(input, Input::Restart) || self.roster.is_active(agent) {
-                    self.hand(agent, input);
+                    self.to_mailbox(agent, input);
                 } else {
                     let (name, status) = (&self.names[agent.index()], self.roster.statuses[agent.index()]);
                     let text = format!("step skipped: {name} is {status}");
