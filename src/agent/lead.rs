@@ -79,23 +79,11 @@ impl Lead {
             Input::Restart => self.requests.timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
-                self.requests.ask(
-                    Kind::Shutdown,
-                    to,
-                    label,
-                    |request_id| Message::ShutdownRequest { request_id, reason },
-                    ctx,
-                );
+                self.requests.ask_shutdown(to, reason, label, ctx);
             }
             Input::Script(Script::SubmitPlan { to, plan, label }) => {
                 // Refused by the send rules (the lead does not submit plans), and recorded as such.
-                self.requests.ask(
-                    Kind::Plan,
-                    to,
-                    label,
-                    |request_id| Message::PlanApprovalRequest { request_id, plan },
-                    ctx,
-                );
+                self.requests.ask_plan(to, plan, label, ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(to, text),
         }
@@ -149,13 +137,7 @@ impl Lead {
             return;
         }
         state.sent += 1;
-        self.requests.ask(
-            Kind::Shutdown,
-            to,
-            None,
-            |request_id| Message::ShutdownRequest { request_id, reason: None },
-            ctx,
-        );
+        self.requests.ask_shutdown(to, None, None, ctx);
     }
 
     /// Handshakes completed by the load generator.

@@ -56,6 +56,22 @@ impl Requests {
         Some(id)
     }
 
+    /// Asks `to` to shut down.
+    pub fn ask_shutdown(
+        &mut self,
+        to: AgentId,
+        reason: Option<Text>,
+        label: Option<Text>,
+        ctx: &mut Ctx,
+    ) -> Option<RequestId> {
+        self.ask(Kind::Shutdown, to, label, |request_id| Message::ShutdownRequest { request_id, reason }, ctx)
+    }
+
+    /// Asks `to` to approve `plan`.
+    pub fn ask_plan(&mut self, to: AgentId, plan: Text, label: Option<Text>, ctx: &mut Ctx) -> Option<RequestId> {
+        self.ask(Kind::Plan, to, label, |request_id| Message::PlanApprovalRequest { request_id, plan }, ctx)
+    }
+
     /// Judges a delivered response against the table and records the verdict.
     pub fn judge(&mut self, d: &Delivery, ctx: &mut Ctx) -> Option<(RequestId, Verdict)> {
         let r = response_of(d)?;

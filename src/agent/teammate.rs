@@ -142,13 +142,7 @@ impl Teammate {
             Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(to, plan, label, ctx),
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 // Refused by the send rules: only the lead asks for shutdowns.
-                self.requests().ask(
-                    Kind::Shutdown,
-                    to,
-                    label,
-                    |request_id| Message::ShutdownRequest { request_id, reason },
-                    ctx,
-                );
+                self.requests().ask_shutdown(to, reason, label, ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(to, text),
             Input::Restart => {
@@ -295,13 +289,7 @@ impl Teammate {
             ctx.record(Event::Note { text: "already waiting for a plan answer; not submitting another".into() });
             return;
         }
-        let Some(id) = self.requests().ask(
-            Kind::Plan,
-            to,
-            label,
-            |request_id| Message::PlanApprovalRequest { request_id, plan },
-            ctx,
-        ) else {
+        let Some(id) = self.requests().ask_plan(to, plan, label, ctx) else {
             return;
         };
         self.waiting_on = Some(id);
