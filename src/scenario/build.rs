@@ -67,27 +67,33 @@ impl FileExpect {
 }
 
 /// A checked scenario, ready to run with any seed.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Scenario {
     pub path: String,
     pub name: String,
     pub about: String,
+    /// The file's seed, if it names one.
     pub seed: Option<u64>,
-    pub end: Option<Millis>,
-    pub cap: Millis,
-    pub policy: Policy,
-    pub latency: Latency,
-    pub lead: LeadSpec,
-    pub teammates: Vec<(String, TeammateSpec)>,
-    pub steps: Vec<Step>,
-    pub link_faults: Vec<LinkFault>,
-    pub partitions: Vec<Partition>,
-    pub timed: Vec<(Millis, Scheduled)>,
+    /// The team, script and faults, as the runtime takes them (no hooks).
+    pub team: TeamSpec,
     pub expects: Vec<Expect>,
 }
 
 /// The seed a file runs with when it names none and none is given.
 pub const DEFAULT_SEED: u64 = 1;
+
+impl Clone for Scenario {
+    fn clone(&self) -> Scenario {
+        Scenario {
+            path: self.path.clone(),
+            name: self.name.clone(),
+            about: self.about.clone(),
+            seed: self.seed,
+            team: self.team.fork(),
+            expects: self.expects.clone(),
+        }
+    }
+}
 
 impl Scenario {
     pub fn default_seed(&self) -> u64 {
@@ -96,22 +102,20 @@ impl Scenario {
 
     /// A runnable team. `cap` overrides the file's virtual-time cap.
     pub fn team_spec(&self, seed: u64, cap: Option<Millis>) -> TeamSpec {
-        let mut spec = TeamSpec::new(self.teammates.clone());
+        let mut spec = self.team.fork();
         spec.seed = seed;
-        spec.policy = self.policy.clone();
-        spec.latency = self.latency;
-        spec.lead = self.lead.clone();
-        spec.steps = self.steps.clone();
-        spec.link_faults = self.link_faults.clone();
-        spec.partitions = self.partitions.clone();
-        spec.timed = self.timed.clone();
-        spec.end = self.end;
-        spec.cap = cap.unwrap_or(self.cap);
+        if let Some(cap) = cap {
+            spec.cap = cap;
+        }
         spec
     }
 
+    pub fn policy(&self) -> &Policy {
+        &self.team.policy
+    }
+
     pub fn require_plan(&self) -> Vec<bool> {
-        std::iter::once(false).chain(self.teammates.iter().map(|(_, t)| t.require_plan)).collect()
+        std::iter::once(false).chain(self.team.teammates.iter().map(|(_, t)| t.require_plan)).collect()
     }
 }
 
@@ -302,22 +306,23 @@ impl Builder<'_> {
                 expects.push(x);
             }
         }
+        let mut team = TeamSpec::new(teammates);
+        team.policy = policy;
+        team.latency = latency;
+        team.lead = lead;
+        team.steps = steps;
+        team.link_faults = link_faults;
+        team.partitions = partitions;
+        team.timed = timed;
+        team.end = end;
+        team.cap = cap;
         Scenario {
             path: self.path.to_string(),
             name: doc.name.get_ref().clone(),
             // Written as a paragraph in the file; kept as one line for reports.
             about: doc.about.get_ref().split_whitespace().collect::<Vec<_>>().join(" "),
             seed: doc.seed,
-            end,
-            cap,
-            policy,
-            latency,
-            lead,
-            teammates,
-            steps,
-            link_faults,
-            partitions,
-            timed,
+            team,
             expects,
         }
     }

@@ -71,7 +71,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     spec.abort = Some(Box::new(move || started.elapsed() > budget));
     let outcome = run(spec);
     let real = started.elapsed();
-    let violations = oracle::check(&outcome, &s.policy, &s.require_plan());
+    let violations = oracle::check(&outcome, s.policy(), &s.require_plan());
     let failures = judge(s, &outcome, &violations, budget);
     let counts = count(&outcome);
     let pending = outcome

@@ -63,6 +63,22 @@ pub struct TeamSpec {
     pub probe: Option<crate::trace::Probe>,
 }
 
+impl std::fmt::Debug for TeamSpec {
+    /// The description, not the hooks (closures print as nothing useful).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TeamSpec")
+            .field("seed", &self.seed)
+            .field("policy", &self.policy)
+            .field("latency", &self.latency)
+            .field("teammates", &self.teammates.len())
+            .field("steps", &self.steps.len())
+            .field("faults", &(self.link_faults.len() + self.partitions.len() + self.timed.len()))
+            .field("end", &self.end)
+            .field("cap", &self.cap)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TeamSpec {
     /// A team of named teammates with default behaviour and no script.
     pub fn new(teammates: Vec<(String, TeammateSpec)>) -> TeamSpec {
@@ -80,6 +96,29 @@ impl TeamSpec {
             end: None,
             cap: Millis::from_secs(3600),
             load: None,
+            live: None,
+            abort: None,
+            probe: None,
+        }
+    }
+
+    /// A copy of the team, script and faults, without the hooks (`live`,
+    /// `abort`, `probe`), which belong to one run.
+    pub fn fork(&self) -> TeamSpec {
+        TeamSpec {
+            seed: self.seed,
+            policy: self.policy.clone(),
+            latency: self.latency,
+            lead: self.lead.clone(),
+            teammates: self.teammates.clone(),
+            steps: self.steps.clone(),
+            link_faults: self.link_faults.clone(),
+            partitions: self.partitions.clone(),
+            timed: self.timed.clone(),
+            trace: self.trace,
+            end: self.end,
+            cap: self.cap,
+            load: self.load.clone(),
             live: None,
             abort: None,
             probe: None,
