@@ -153,8 +153,6 @@ pub struct Outcome {
     pub stop: Stop,
     /// Handshakes the load generator completed.
     pub load_done: u64,
-    /// Inputs the actors handled.
-    pub inputs: u64,
 }
 
 impl Outcome {
@@ -294,7 +292,6 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         ended_at,
         stop,
         load_done,
-        inputs: wb.handled,
     }
 }
 
