@@ -156,12 +156,32 @@ pub enum Command {
     Stop,
 }
 
+/// Who is in the team and whether each can receive: the agents' view of the
+/// roster the runtime keeps.
+#[derive(Debug, Clone, Default)]
+pub struct Roster {
+    pub statuses: Vec<RosterStatus>,
+}
+
+impl Directory for Roster {
+    #[inline]
+    fn exists(&self, id: AgentId) -> bool {
+        id.index() < self.statuses.len()
+    }
+    #[inline]
+    fn is_active(&self, id: AgentId) -> bool {
+        self.statuses.get(id.index()).is_some_and(|s| s.is_active())
+    }
+}
+
 /// What an agent sees of the world while it handles one input.
 pub struct Ctx<'a> {
     pub me: AgentId,
     pub now: Millis,
     pub rng: &'a mut ChaCha8Rng,
-    pub dir: &'a dyn Directory,
+    /// A concrete type, not `dyn Directory`: the send rules run twice per
+    /// handshake and inline better without a virtual call.
+    pub dir: &'a Roster,
     pub policy: &'a Policy,
     pub out: &'a mut Vec<Command>,
     /// Whether anyone reads the events: with the log off (benchmarks), the

@@ -95,6 +95,12 @@ impl Requests {
     /// each default. Allocates only when something expires, which is rare.
     pub fn expire(&mut self, now: Millis) -> Vec<Expiry> {
         let mut due = Vec::new();
+        // The armed time is never later than the earliest pending deadline
+        // (a new request arms an earlier one; answers only remove deadlines),
+        // so before it nothing can be due and the queue need not be looked at.
+        if self.armed.is_none_or(|a| now < a) {
+            return due;
+        }
         self.table.expire_due(now, &mut due);
         due
     }

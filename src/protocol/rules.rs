@@ -78,7 +78,7 @@ fn is_blank(s: &str) -> bool {
 
 /// Checks every send rule, in the order a reader would: addressing first,
 /// then the protocol's own rules, then whether the recipient can receive.
-pub fn check_send(env: &Envelope, dir: &dyn Directory, policy: &Policy) -> Result<(), SendError> {
+pub fn check_send(env: &Envelope, dir: &(impl Directory + ?Sized), policy: &Policy) -> Result<(), SendError> {
     let msg = &env.message;
     let to = match (env.to, msg) {
         (Address::Everyone, Message::Broadcast { .. }) => return Ok(()),

@@ -45,8 +45,7 @@ impl Handler<Input> for AgentActor {
     type Result = ();
 
     fn handle(&mut self, input: Input, _: &mut Context<Self>) {
-        let world = Rc::clone(&self.world);
-        let mut guard = world.borrow_mut();
+        let mut guard = self.world.borrow_mut();
         let w = &mut *guard;
         let me = self.id;
         // No clock read here: the paused clock only moves when every task is

@@ -6,6 +6,7 @@
 
 use super::actor::AgentActor;
 use super::network::{Network, Route};
+pub use crate::agent::Roster;
 use crate::agent::{Input, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
 use crate::trace::{Cause, Event, RosterStatus, Stamped};
@@ -14,21 +15,6 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use tokio::sync::Notify;
-
-/// Who is in the team and whether each can receive.
-#[derive(Debug, Clone, Default)]
-pub struct Roster {
-    pub statuses: Vec<RosterStatus>,
-}
-
-impl Directory for Roster {
-    fn exists(&self, id: AgentId) -> bool {
-        id.index() < self.statuses.len()
-    }
-    fn is_active(&self, id: AgentId) -> bool {
-        self.statuses.get(id.index()).is_some_and(|s| s.is_active())
-    }
-}
 
 /// A simulated file, as far as the writes of the run got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
