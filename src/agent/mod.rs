@@ -75,8 +75,16 @@ impl Answered {
 
     /// The answer for `id`: the one given before, or the next from `answers`.
     /// The flag says whether it is a known repeat.
+    #[inline]
     pub fn answer(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
-        // Most responders never remember anything: skip hashing for them.
+        // Most responders never remember anything: no hashing for them.
+        if self.given.is_empty() && answers.settled() {
+            return (answers.next_answer(), false);
+        }
+        self.answer_remembering(id, answers)
+    }
+
+    fn answer_remembering(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
         if !self.given.is_empty() {
             if let Some(a) = self.given.get(&id) {
                 return (*a, true);

@@ -256,11 +256,10 @@ impl RequestTable {
         } else {
             entry.get_mut().status = to;
         }
-        // The request just answered is usually the oldest, so its deadline is
-        // at the top of the queue: drop it now rather than at the next expiry.
-        if self.deadlines.peek().is_some_and(|(_, top)| top == r.request_id) {
-            self.deadlines.pop();
-        }
+        // The request just answered is usually the oldest of its kind, so its
+        // deadline is at the front of its lane: drop it now rather than at the
+        // next expiry.
+        self.deadlines.forget_if_oldest(kind, r.request_id);
         Verdict::Applied { kind, from, to }
     }
 

@@ -189,6 +189,7 @@ impl World {
 
     /// Routes an accepted envelope: one delivery per recipient, each through
     /// the network's latency and faults.
+    #[inline]
     pub fn send(&mut self, sender: AgentId, env: Envelope) {
         match env.to {
             Address::Agent(to) => self.transmit(sender, to, env),
@@ -203,6 +204,7 @@ impl World {
         }
     }
 
+    #[inline]
     pub fn transmit(&mut self, sender: AgentId, to: AgentId, envelope: Envelope) {
         self.next_msg += 1;
         let seq = self.next_msg;
@@ -214,6 +216,12 @@ impl World {
             }
             return;
         }
+        self.route(seq, sender, to, envelope);
+    }
+
+    /// Logs a message and sends it through the network's latency and faults.
+    #[inline(never)]
+    fn route(&mut self, seq: u64, sender: AgentId, to: AgentId, envelope: Envelope) {
         let message_type = envelope.message.type_name();
         if self.tracing() {
             let m = &envelope.message;
