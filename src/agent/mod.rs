@@ -199,6 +199,7 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Sends `message` if the send rules allow it; records the refusal otherwise.
+    #[inline(always)]
     pub fn send(&mut self, to: Address, message: Message) -> bool {
         let env = Envelope { from: self.me, to, sent_at: self.now, message };
         match check_send(&env, self.dir, self.policy) {

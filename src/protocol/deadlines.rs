@@ -25,6 +25,7 @@ pub struct DeadlineQueue {
 }
 
 impl DeadlineQueue {
+    #[inline]
     pub fn arm(&mut self, deadline: Millis, kind: Kind, id: RequestId) {
         self.seq += 1;
         let entry = (deadline, self.seq, id);
@@ -32,9 +33,15 @@ impl DeadlineQueue {
         if lane.back().is_none_or(|b| b.0 <= deadline) {
             lane.push_back(entry);
         } else {
-            let at = lane.partition_point(|e| e.0 <= deadline);
-            lane.insert(at, entry);
+            Self::insert_sorted(lane, entry);
         }
+    }
+
+    /// The rare out-of-order deadline, kept out of the hot path.
+    #[cold]
+    fn insert_sorted(lane: &mut VecDeque<(Millis, u64, RequestId)>, entry: (Millis, u64, RequestId)) {
+        let at = lane.partition_point(|e| e.0 <= entry.0);
+        lane.insert(at, entry);
     }
 
     fn earliest_lane(&self) -> Option<usize> {

@@ -34,6 +34,7 @@ impl RequestId {
         RequestId(uuid::Builder::from_random_bytes(bytes).into_uuid())
     }
 
+    #[inline]
     pub fn draw(rng: &mut impl rand::RngCore) -> RequestId {
         // Two words rather than `fill_bytes`: the same bytes from the same
         // stream (a block RNG hands out its 32-bit words in order either way),

@@ -198,6 +198,7 @@ impl RequestTable {
     }
 
     /// Records a new pending request under `id` and arms its deadline.
+    #[inline(always)]
     pub fn open(&mut self, id: RequestId, new: NewRequest) -> &Request {
         let deadline = new.sent_at.after(new.timeout);
         // Every request takes the next number, named or not, so `alice/shutdown/2`
@@ -239,6 +240,7 @@ impl RequestTable {
 
     /// Applies a response if every enabled check passes. The checks run in a
     /// fixed order so the reason given is always the first rule broken.
+    #[inline(always)]
     pub fn apply(&mut self, r: &Response) -> Verdict {
         use std::collections::hash_map::Entry;
         // One lookup serves the checks, the update and (when forgetting) the removal.
