@@ -561,3 +561,37 @@ fn the_seeds_example_in_the_top_level_help_sweeps_what_it_says() {
     let r = handshake(&["run", HAPPY, "--seeds", range]);
     r.expect_code(0).stdout_has(&format!("{claimed}/{claimed} seeds passed"));
 }
+
+#[test]
+fn bench_reports_both_sides_and_their_paired_ratio_as_json() {
+    // A tiny load: this checks the report, not the speed (a debug build).
+    let r = handshake(&[
+        "bench",
+        "--teammates",
+        "2",
+        "--handshakes",
+        "2000",
+        "--latency-sample",
+        "200",
+        "--repeat",
+        "3",
+        "--format",
+        "json",
+    ]);
+    r.expect_code(0).stderr_has("measuring baseline");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+    assert_eq!(v["handshakes"], 2000, "{}", r.explain());
+    assert_eq!(v["teammates"], 2, "{}", r.explain());
+    let rate = |side: &str| v[side]["per_second"].as_f64().unwrap_or(0.0);
+    assert!(rate("protocol") > 0.0 && rate("baseline") > 0.0, "{}", r.explain());
+    let ratio = v["ratio"].as_f64().unwrap_or(0.0);
+    assert!(ratio > 0.0 && ratio.is_finite(), "{}", r.explain());
+    assert!(v["latency_us"]["samples"].as_u64().unwrap_or(0) > 0, "{}", r.explain());
+}
+
+#[test]
+fn bench_refuses_an_empty_load() {
+    for flag in ["--teammates", "--in-flight", "--handshakes"] {
+        handshake(&["bench", flag, "0"]).expect_code(2).stderr_has("at least 1");
+    }
+}
