@@ -28,12 +28,14 @@ impl DeadlineQueue {
     #[inline]
     pub fn arm(&mut self, deadline: Millis, kind: Kind, id: RequestId) {
         self.seq += 1;
-        let entry = (deadline, self.seq, id);
         let lane = &mut self.lanes[kind as usize];
         if lane.back().is_none_or(|b| b.0 <= deadline) {
-            lane.push_back(entry);
+            // Room first, then the entry: built after any growth, it can be
+            // written straight into the lane instead of staged on the stack.
+            lane.reserve(1);
+            lane.push_back((deadline, self.seq, id));
         } else {
-            Self::insert_sorted(lane, entry);
+            Self::insert_sorted(lane, (deadline, self.seq, id));
         }
     }
 
