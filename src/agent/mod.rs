@@ -85,10 +85,8 @@ impl Answered {
     }
 
     fn answer_remembering(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
-        if !self.given.is_empty() {
-            if let Some(a) = self.given.get(&id) {
-                return (*a, true);
-            }
+        if let Some(a) = self.given.get(&id) {
+            return (*a, true);
         }
         if answers.settled() {
             return (answers.next_answer(), false);

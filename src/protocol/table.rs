@@ -240,7 +240,6 @@ impl RequestTable {
 
     /// Applies a response if every enabled check passes. The checks run in a
     /// fixed order so the reason given is always the first rule broken.
-    #[inline(always)]
     pub fn apply(&mut self, r: &Response) -> Verdict {
         use std::collections::hash_map::Entry;
         // One lookup serves the checks, the update and (when forgetting) the removal.

@@ -6,8 +6,7 @@
 
 use super::actor::AgentActor;
 use super::network::{Network, Route};
-pub use crate::agent::Roster;
-use crate::agent::{Input, Timer};
+use crate::agent::{Input, Roster, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
 use crate::trace::{Cause, Event, RosterStatus, Stamped};
 use actix::Addr;

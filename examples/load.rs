@@ -1,0 +1,21 @@
+//! One side of the bench alone, for profilers:
+//! `load protocol|baseline TEAMMATES IN_FLIGHT HANDSHAKES [REPEAT]` prints the
+//! fastest of REPEAT runs (default 1).
+use handshake::bench::{baseline, protocol, Measured, Shape};
+
+const USAGE: &str = "usage: load protocol|baseline TEAMMATES IN_FLIGHT HANDSHAKES [REPEAT]";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let side: fn(Shape) -> Measured = match args.first().map(String::as_str) {
+        Some("protocol") => protocol,
+        Some("baseline") => baseline,
+        _ => panic!("{USAGE}"),
+    };
+    let n: Vec<u64> = args[1..].iter().map(|a| a.parse().expect(USAGE)).collect();
+    let [teammates, in_flight, handshakes, rest @ ..] = n.as_slice() else { panic!("{USAGE}") };
+    let shape = Shape { teammates: *teammates as u32, in_flight: *in_flight as u32, handshakes: *handshakes };
+    let repeat = rest.first().copied().unwrap_or(1).max(1);
+    let best = (0..repeat).map(|_| side(shape)).min_by_key(|m| m.elapsed).expect("at least one run");
+    println!("{} {:.0}/s ns/hs {:.0}", args[0], best.per_second(), best.nanos_each());
+}
