@@ -143,19 +143,15 @@ pub enum Command {
     Send(Envelope),
     /// Wake me with `timer` at `at`. Timers are never cancelled: a spare
     /// wake-up finds nothing due and costs one no-op.
-    Wake {
-        at: Millis,
-        timer: Timer,
-    },
-    Record(Event),
+    Wake { at: Millis, timer: Timer },
+    /// Boxed, so that `Send`, the command on every message's path, is the
+    /// largest variant and sits at the start of the command, with no tag in
+    /// front of it to write and copy around.
+    Record(Box<Event>),
     /// My roster status is now this.
     Status(RosterStatus),
     /// One more step of `path` is written.
-    FileStep {
-        path: Text,
-        done: u32,
-        total: u32,
-    },
+    FileStep { path: Text, done: u32, total: u32 },
     /// The timeout policy says: force-stop this teammate.
     Kill(AgentId),
     /// I am done: stop my actor (status already reported).
@@ -223,7 +219,7 @@ impl Ctx<'_> {
 
     pub fn record(&mut self, e: Event) {
         if self.tracing {
-            self.out.push(Command::Record(e));
+            self.out.push(Command::Record(Box::new(e)));
         }
     }
 
