@@ -39,12 +39,15 @@ impl RequestId {
         // Two words rather than `fill_bytes`: the same bytes from the same
         // stream (a block RNG hands out its 32-bit words in order either way),
         // without the generic byte-copying path.
-        let lo = rng.next_u64().to_le_bytes();
-        let hi = rng.next_u64().to_le_bytes();
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&lo);
-        bytes[8..].copy_from_slice(&hi);
-        RequestId::from_random_bytes(bytes)
+        let lo = rng.next_u64();
+        let hi = rng.next_u64();
+        // The version (4, high nibble of byte 6) and the variant (RFC 4122,
+        // top bits of byte 8) set on the words, as `from_random_bytes` sets
+        // them on bytes: the id is then written out whole, not patched byte
+        // by byte in memory just before it is copied (a stalled copy).
+        let lo = (lo & !(0xF0 << 48)) | (0x40 << 48);
+        let hi = (hi & !0xC0) | 0x80;
+        RequestId(Uuid::from_bytes((u128::from(lo) | (u128::from(hi) << 64)).to_le_bytes()))
     }
 }
 
