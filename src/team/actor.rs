@@ -104,15 +104,17 @@ impl Handler<Input> for AgentActor {
         let tracing = w.agents_report;
         // One command buffer for the whole team, lent to whoever runs: a
         // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
-        let mut out = std::mem::take(&mut w.out);
-        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut out, tracing };
+        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
         agent.handle(input, &mut cx);
-        for cmd in out.drain(..) {
+        // In place, by index: carrying out a command never queues another, and
+        // this is cheaper than lending the buffer out and draining it.
+        for i in 0..w.out.len() {
+            let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
             if perform(w, me, self.epoch, cmd) {
                 self.stopped = true;
             }
         }
-        w.out = out;
+        w.out.clear();
     }
 }
 
