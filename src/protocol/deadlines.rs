@@ -25,7 +25,7 @@ pub struct DeadlineQueue {
 }
 
 impl DeadlineQueue {
-    #[inline]
+    #[inline(always)]
     pub fn arm(&mut self, deadline: Millis, kind: Kind, id: RequestId) {
         self.seq += 1;
         let lane = &mut self.lanes[kind as usize];
