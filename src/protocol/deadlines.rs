@@ -1,7 +1,6 @@
 //! One deadline queue per requester. The runtime arms a single timer for the
 //! earliest entry instead of one timer per request, which actix would re-poll
-//! on every wake-up (0.13 M/s at 10,000 in flight, measured). Entries for
-//! requests that already ended are skipped lazily when they reach the front.
+//! on every wake-up (0.13 M/s at 10,000 in flight, measured).
 //!
 //! Why lanes and not a heap: a deadline is `sent_at + timeout(kind)`, the
 //! clock never goes back and a run's timeout per kind is fixed, so within one
@@ -11,74 +10,141 @@
 //! timeout) is still placed correctly, by a sorted insert. With 1,000 requests
 //! in flight a binary heap spent 12% of a handshake sifting; the lanes spend
 //! nothing measurable.
+//!
+//! A request answered before its deadline leaves its entry: at once if it is
+//! the oldest of its kind (the usual case), otherwise it is marked ended,
+//! found by its ticket in the sorted lane, and dropped when it reaches the
+//! front, or sooner, all together, once ended entries outnumber live ones.
+//! Without that, answers that come back out of order (many requests in flight
+//! to each teammate) left entries behind a pending one, and the queue grew
+//! with every handshake instead of with the requests in flight.
 
 use super::message::{Kind, RequestId};
 use super::time::Millis;
 use std::collections::VecDeque;
 
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    deadline: Millis,
+    /// The ticket: keeps equal deadlines in the order they were armed, across
+    /// lanes too, so expiries at the same millisecond come out reproducibly.
+    seq: u64,
+    id: RequestId,
+    /// False once the request ended before its deadline.
+    live: bool,
+}
+
+/// One kind's deadlines, sorted by `(deadline, seq)`. Its front is always
+/// live: ended entries are dropped as soon as they reach it.
+#[derive(Debug, Default, Clone)]
+struct Lane {
+    entries: VecDeque<Entry>,
+    /// Entries marked ended and not yet dropped.
+    ended: usize,
+}
+
+impl Lane {
+    fn drop_ended_front(&mut self) {
+        while self.entries.front().is_some_and(|e| !e.live) {
+            self.entries.pop_front();
+            self.ended -= 1;
+        }
+    }
+
+    /// Marks the entry armed with `(deadline, seq)` as ended, if it is still
+    /// here. Out of line: only answers that overtake an older request come here.
+    #[inline(never)]
+    fn end_inside(&mut self, deadline: Millis, seq: u64) {
+        let Ok(i) = self.entries.binary_search_by(|e| (e.deadline, e.seq).cmp(&(deadline, seq))) else { return };
+        let e = &mut self.entries[i];
+        if !e.live {
+            return;
+        }
+        e.live = false;
+        self.ended += 1;
+        // Behind a request that stays pending (a stalled teammate), ended
+        // entries would wait for its deadline: compact once they are the
+        // majority, which keeps the lane within twice the live entries.
+        if self.ended > 64 && self.ended * 2 > self.entries.len() {
+            self.entries.retain(|e| e.live);
+            self.ended = 0;
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct DeadlineQueue {
-    /// `seq` keeps equal deadlines in the order they were armed, across
-    /// lanes too, so expiries at the same millisecond come out reproducibly.
-    lanes: [VecDeque<(Millis, u64, RequestId)>; 2],
+    lanes: [Lane; 2],
     seq: u64,
 }
 
 impl DeadlineQueue {
+    /// Arms `id`'s deadline and returns its ticket, which `forget` needs.
     #[inline(always)]
-    pub fn arm(&mut self, deadline: Millis, kind: Kind, id: RequestId) {
+    pub fn arm(&mut self, deadline: Millis, kind: Kind, id: RequestId) -> u64 {
         self.seq += 1;
-        let lane = &mut self.lanes[kind as usize];
-        if lane.back().is_none_or(|b| b.0 <= deadline) {
+        let entry = Entry { deadline, seq: self.seq, id, live: true };
+        let lane = &mut self.lanes[kind as usize].entries;
+        if lane.back().is_none_or(|b| b.deadline <= deadline) {
             // Room first, then the entry: built after any growth, it can be
             // written straight into the lane instead of staged on the stack.
             lane.reserve(1);
-            lane.push_back((deadline, self.seq, id));
+            lane.push_back(entry);
         } else {
-            Self::insert_sorted(lane, (deadline, self.seq, id));
+            Self::insert_sorted(lane, entry);
         }
+        self.seq
     }
 
-    /// The rare out-of-order deadline, kept out of the hot path.
+    /// The rare out-of-order deadline, kept out of the hot path. Placed after
+    /// every entry with the same deadline, and its ticket is the newest, so
+    /// the lane stays sorted by `(deadline, seq)`.
     #[cold]
-    fn insert_sorted(lane: &mut VecDeque<(Millis, u64, RequestId)>, entry: (Millis, u64, RequestId)) {
-        let at = lane.partition_point(|e| e.0 <= entry.0);
+    fn insert_sorted(lane: &mut VecDeque<Entry>, entry: Entry) {
+        let at = lane.partition_point(|e| e.deadline <= entry.deadline);
         lane.insert(at, entry);
     }
 
     fn earliest_lane(&self) -> Option<usize> {
-        match (self.lanes[0].front(), self.lanes[1].front()) {
+        match (self.lanes[0].entries.front(), self.lanes[1].entries.front()) {
             (None, None) => None,
             (Some(_), None) => Some(0),
             (None, Some(_)) => Some(1),
-            (Some(a), Some(b)) => Some(if (a.0, a.1) <= (b.0, b.1) { 0 } else { 1 }),
+            (Some(a), Some(b)) => Some(if (a.deadline, a.seq) <= (b.deadline, b.seq) { 0 } else { 1 }),
         }
     }
 
-    /// The earliest entry, stale or not.
+    /// The earliest deadline still armed, and whose it is.
     pub fn peek(&self) -> Option<(Millis, RequestId)> {
         let lane = self.earliest_lane()?;
-        self.lanes[lane].front().map(|e| (e.0, e.2))
+        self.lanes[lane].entries.front().map(|e| (e.deadline, e.id))
     }
 
     pub fn pop(&mut self) -> Option<(Millis, RequestId)> {
-        let lane = self.earliest_lane()?;
-        self.lanes[lane].pop_front().map(|e| (e.0, e.2))
+        let lane = &mut self.lanes[self.earliest_lane()?];
+        let e = lane.entries.pop_front()?;
+        lane.drop_ended_front();
+        Some((e.deadline, e.id))
     }
 
-    /// Drops `id`'s entry if it is the oldest of its kind, which the request
-    /// answered is most of the time; otherwise it is skipped lazily later.
-    /// Looks at one lane only, unlike `peek`.
+    /// The request armed as `(kind, deadline, ticket)` ended before its
+    /// deadline: its entry goes now if it is the oldest of its kind (most
+    /// answers), otherwise it is marked ended. Forgetting twice, or a ticket
+    /// already popped, changes nothing.
     #[inline]
-    pub fn forget_if_oldest(&mut self, kind: Kind, id: RequestId) {
+    pub fn forget(&mut self, kind: Kind, deadline: Millis, ticket: u64) {
         let lane = &mut self.lanes[kind as usize];
-        if lane.front().is_some_and(|e| e.2 == id) {
-            lane.pop_front();
+        if lane.entries.front().is_some_and(|e| e.seq == ticket) {
+            lane.entries.pop_front();
+            lane.drop_ended_front();
+        } else {
+            lane.end_inside(deadline, ticket);
         }
     }
 
+    /// Entries held, ended ones not yet dropped included.
     pub fn len(&self) -> usize {
-        self.lanes[0].len() + self.lanes[1].len()
+        self.lanes[0].entries.len() + self.lanes[1].entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -132,17 +198,48 @@ mod tests {
     }
 
     #[test]
-    fn forgetting_drops_only_the_oldest_of_its_kind() {
+    fn forgetting_drops_an_entry_wherever_it_is_and_only_that_one() {
         let mut q = DeadlineQueue::default();
-        q.arm(Millis(10), Kind::Plan, id(1));
-        q.arm(Millis(20), Kind::Shutdown, id(2));
-        q.arm(Millis(30), Kind::Shutdown, id(3));
-        // Not the oldest shutdown: stays, to be skipped lazily later.
-        q.forget_if_oldest(Kind::Shutdown, id(3));
-        // The oldest shutdown, though a plan is earlier overall: dropped.
-        q.forget_if_oldest(Kind::Shutdown, id(2));
-        // The right id under the wrong kind: nothing happens.
-        q.forget_if_oldest(Kind::Shutdown, id(1));
-        assert_eq!(drain(&mut q), vec![(Millis(10), id(1)), (Millis(30), id(3))]);
+        let t1 = q.arm(Millis(10), Kind::Plan, id(1));
+        let t2 = q.arm(Millis(20), Kind::Shutdown, id(2));
+        let t3 = q.arm(Millis(30), Kind::Shutdown, id(3));
+        let t4 = q.arm(Millis(30), Kind::Shutdown, id(4));
+        // Not the oldest shutdown: marked, and gone from what pops.
+        q.forget(Kind::Shutdown, Millis(30), t3);
+        // The oldest shutdown, though a plan is earlier overall.
+        q.forget(Kind::Shutdown, Millis(20), t2);
+        // Twice, or a ticket under the wrong kind: nothing happens.
+        q.forget(Kind::Shutdown, Millis(30), t3);
+        q.forget(Kind::Shutdown, Millis(10), t1);
+        assert_eq!(drain(&mut q), vec![(Millis(10), id(1)), (Millis(30), id(4))]);
+        assert!(q.is_empty());
+        // A ticket already popped: nothing happens either.
+        q.forget(Kind::Shutdown, Millis(30), t4);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn answers_out_of_order_leave_nothing_behind() {
+        let mut q = DeadlineQueue::default();
+        let tickets: Vec<u64> = (0..200).map(|n| q.arm(Millis(100), Kind::Shutdown, id(n as u8))).collect();
+        // Every other one first, then the rest: the ended ones are dropped as
+        // they reach the front.
+        for t in tickets.iter().skip(1).step_by(2).chain(tickets.iter().step_by(2)) {
+            q.forget(Kind::Shutdown, Millis(100), *t);
+        }
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn ended_entries_behind_a_pending_one_are_compacted() {
+        let mut q = DeadlineQueue::default();
+        // One request stays pending at the front while 10,000 after it are answered.
+        q.arm(Millis(5), Kind::Shutdown, id(0));
+        for n in 0..10_000u64 {
+            let t = q.arm(Millis(10 + n), Kind::Shutdown, id(1));
+            q.forget(Kind::Shutdown, Millis(10 + n), t);
+            assert!(q.len() <= 66, "{} entries held for one pending request", q.len());
+        }
+        assert_eq!(drain(&mut q), vec![(Millis(5), id(0))]);
     }
 }

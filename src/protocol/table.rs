@@ -74,6 +74,8 @@ pub struct Request {
     pub deadline: Millis,
     pub status: Status,
     pub label: Label,
+    /// Its deadline's ticket in the deadline queue, to drop it when answered.
+    ticket: u64,
 }
 
 impl Request {
@@ -217,7 +219,7 @@ impl RequestTable {
             Some(t) => Label::Named(t),
             None => Label::Auto { teammate, kind: new.kind, n: *slot },
         };
-        self.deadlines.arm(deadline, new.kind, id);
+        let ticket = self.deadlines.arm(deadline, new.kind, id);
         let request = Request {
             id,
             kind: new.kind,
@@ -227,6 +229,7 @@ impl RequestTable {
             deadline,
             status: Status::Pending,
             label,
+            ticket,
         };
         if !self.forget_ended {
             self.order.push(id);
@@ -251,16 +254,13 @@ impl RequestTable {
         }
         let from = entry.get().status;
         let to = if r.approve { Status::Approved } else { Status::Rejected };
-        let kind = entry.get().kind;
+        let (kind, deadline, ticket) = (entry.get().kind, entry.get().deadline, entry.get().ticket);
         if self.forget_ended {
             entry.remove();
         } else {
             entry.get_mut().status = to;
         }
-        // The request just answered is usually the oldest of its kind, so its
-        // deadline is at the front of its lane: drop it now rather than at the
-        // next expiry.
-        self.deadlines.forget_if_oldest(kind, r.request_id);
+        self.deadlines.forget(kind, deadline, ticket);
         Verdict::Applied { kind, from, to }
     }
 
@@ -309,7 +309,8 @@ impl RequestTable {
     }
 
     /// The earliest deadline of a still-pending request: when the single
-    /// timer should fire next. Drops stale queue entries on the way.
+    /// timer should fire next. The queue holds only pending requests' live
+    /// entries at its fronts; the check is a guard, not the mechanism.
     pub fn next_deadline(&mut self) -> Option<Millis> {
         while let Some((deadline, id)) = self.deadlines.peek() {
             match self.requests.get(&id) {
@@ -343,7 +344,8 @@ impl RequestTable {
         self.iter().filter(|r| r.status == Status::Pending).count()
     }
 
-    /// Heap entries, stale ones included: lets tests check stale entries are reclaimed.
+    /// Deadline queue entries, ended ones not yet dropped included: lets tests
+    /// check that answered requests leave nothing behind.
     pub fn armed_deadlines(&self) -> usize {
         self.deadlines.len()
     }
@@ -594,6 +596,18 @@ mod tests {
         let mut f = Fixture::new();
         let ids: Vec<_> = (0..100).map(|_| f.shutdown(ALICE)).collect();
         for id in &ids {
+            f.table.apply(&answer(*id, true));
+        }
+        assert_eq!(f.table.next_deadline(), None);
+        assert_eq!(f.table.armed_deadlines(), 0);
+    }
+
+    #[test]
+    fn answers_in_any_order_leave_no_deadline_behind() {
+        let mut f = Fixture::new();
+        let ids: Vec<_> = (0..100).map(|_| f.shutdown(ALICE)).collect();
+        // Newest first: each answer overtakes every older request.
+        for id in ids.iter().rev() {
             f.table.apply(&answer(*id, true));
         }
         assert_eq!(f.table.next_deadline(), None);
