@@ -45,8 +45,9 @@ impl Lead {
 
     /// A lead that generates load; it forgets ended requests so memory stays flat.
     pub fn with_load(defences: Defences, load: Load) -> Lead {
+        let in_flight = load.teammates.len().saturating_mul(load.per_teammate as usize);
         Lead {
-            requests: Requests::new(RequestTable::forgetful(defences)),
+            requests: Requests::new(RequestTable::forgetful(defences, in_flight)),
             on_plan: Answers::always(Answer::Approve),
             feedback: None,
             load: Some(LoadState { load, sent: 0, done: 0 }),

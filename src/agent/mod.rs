@@ -66,6 +66,13 @@ impl Answers {
 /// oldest answers are forgotten past `CAPACITY`.
 #[derive(Debug, Default)]
 pub struct Answered {
+    /// Made on first use: most responders never remember anything, and at
+    /// 100,000 teammates an empty memory each would cost 6 MB.
+    memory: Option<Box<Memory>>,
+}
+
+#[derive(Debug, Default)]
+struct Memory {
     given: std::collections::HashMap<crate::protocol::RequestId, Answer, crate::protocol::message::IdHashBuilder>,
     order: std::collections::VecDeque<crate::protocol::RequestId>,
 }
@@ -78,25 +85,26 @@ impl Answered {
     #[inline]
     pub fn answer(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
         // Most responders never remember anything: no hashing for them.
-        if self.given.is_empty() && answers.settled() {
+        if self.memory.is_none() && answers.settled() {
             return (answers.next_answer(), false);
         }
         self.answer_remembering(id, answers)
     }
 
     fn answer_remembering(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
-        if let Some(a) = self.given.get(&id) {
+        if let Some(a) = self.memory.as_ref().and_then(|m| m.given.get(&id)) {
             return (*a, true);
         }
         if answers.settled() {
             return (answers.next_answer(), false);
         }
         let a = answers.next_answer();
-        self.given.insert(id, a);
-        self.order.push_back(id);
-        if self.order.len() > Self::CAPACITY {
-            if let Some(old) = self.order.pop_front() {
-                self.given.remove(&old);
+        let m = self.memory.get_or_insert_with(Box::default);
+        m.given.insert(id, a);
+        m.order.push_back(id);
+        if m.order.len() > Self::CAPACITY {
+            if let Some(old) = m.order.pop_front() {
+                m.given.remove(&old);
             }
         }
         (a, false)

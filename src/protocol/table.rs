@@ -193,10 +193,14 @@ impl RequestTable {
         RequestTable { defences, ..RequestTable::default() }
     }
 
-    /// A table that keeps only pending requests, so a long benchmark runs in
-    /// constant memory.
-    pub fn forgetful(defences: Defences) -> RequestTable {
-        RequestTable { defences, forget_ended: true, ..RequestTable::default() }
+    /// A table that keeps only pending requests, at most `in_flight` at once,
+    /// so a long benchmark runs in constant memory.
+    pub fn forgetful(defences: Defences, in_flight: usize) -> RequestTable {
+        // Twice the room: ended requests leave tombstones, and with more live
+        // entries than half its room the map would grow, copying itself while
+        // both copies are held. With the room, it only ever rehashes in place.
+        let requests = HashMap::with_capacity_and_hasher(in_flight.saturating_mul(2), IdHashBuilder::default());
+        RequestTable { defences, forget_ended: true, requests, ..RequestTable::default() }
     }
 
     /// Records a new pending request under `id` and arms its deadline.
@@ -644,7 +648,7 @@ mod tests {
 
     #[test]
     fn a_forgetful_table_keeps_only_pending_requests() {
-        let mut t = RequestTable::forgetful(Defences::default());
+        let mut t = RequestTable::forgetful(Defences::default(), 1);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         for _ in 0..1000 {
             let id = RequestId::draw(&mut rng);

@@ -211,7 +211,9 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         Some(load) => Agent::Lead(Box::new(Lead::with_load(defences, load))),
         None => Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone()))),
     });
-    for (_, t) in spec.teammates.drain(..) {
+    // Consumed, not drained: the list itself (14 MB at 100,000 teammates)
+    // would otherwise stay allocated for the whole run.
+    for (_, t) in std::mem::take(&mut spec.teammates) {
         agents.push(Agent::Teammate(Teammate::new(t, defences)));
     }
     for (i, agent) in agents.into_iter().enumerate() {
