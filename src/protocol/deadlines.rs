@@ -83,17 +83,18 @@ impl DeadlineQueue {
     #[inline(always)]
     pub fn arm(&mut self, deadline: Millis, kind: Kind, id: RequestId) -> u64 {
         self.seq += 1;
-        let entry = Entry { deadline, seq: self.seq, id, live: true };
+        let seq = self.seq;
         let lane = &mut self.lanes[kind as usize].entries;
         if lane.back().is_none_or(|b| b.deadline <= deadline) {
-            // Room first, then the entry: built after any growth, it can be
-            // written straight into the lane instead of staged on the stack.
+            // Room first, then the entry: built after any growth, it is
+            // written straight into the lane instead of staged on the stack
+            // and copied (a copy that waits on the staging stores).
             lane.reserve(1);
-            lane.push_back(entry);
+            lane.push_back(Entry { deadline, seq, id, live: true });
         } else {
-            Self::insert_sorted(lane, entry);
+            Self::insert_sorted(lane, Entry { deadline, seq, id, live: true });
         }
-        self.seq
+        seq
     }
 
     /// The rare out-of-order deadline, kept out of the hot path. Placed after
