@@ -45,7 +45,10 @@ impl Lead {
 
     /// A lead that generates load; it forgets ended requests so memory stays flat.
     pub fn with_load(defences: Defences, load: Load) -> Lead {
+        // Never more outstanding than the whole load: 100,000 teammates × 100
+        // for 1,000,000 handshakes must not reserve room for 10,000,000.
         let in_flight = load.teammates.len().saturating_mul(load.per_teammate as usize);
+        let in_flight = in_flight.min(usize::try_from(load.total).unwrap_or(usize::MAX));
         Lead {
             requests: Requests::new(RequestTable::forgetful(defences, in_flight)),
             on_plan: Answers::always(Answer::Approve),

@@ -108,12 +108,14 @@ impl Handler<Input> for AgentActor {
         agent.handle(input, &mut cx);
         // In place, by index: carrying out a command never queues another, and
         // this is cheaper than lending the buffer out and draining it.
-        for i in 0..w.out.len() {
+        let queued = w.out.len();
+        for i in 0..queued {
             let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
             if perform(w, me, self.epoch, cmd) {
                 self.stopped = true;
             }
         }
+        debug_assert_eq!(w.out.len(), queued, "carrying out a command queued another; it would be lost");
         w.out.clear();
     }
 }
