@@ -6,6 +6,9 @@
 //! `path:line:col: reason`; every positioned test below computes the expected
 //! line and column from the TOML text it wrote.
 
+mod common;
+
+use common::bundled_files as bundled;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -119,19 +122,6 @@ fn pos(text: &str, needle: &str) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     (line, col)
-}
-
-/// The bundled scenario files, sorted as the runner lists them.
-fn bundled() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("scenarios/ exists")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    v.sort();
-    assert!(!v.is_empty(), "no bundled scenarios in {}", dir.display());
-    v
 }
 
 /// The header every bad-input file starts with: one teammate, alice.

@@ -5,6 +5,9 @@
 //! files compared byte for byte) and through the library (the events of a
 //! kept outcome rendered with `Stamped::to_json`), and the two must agree.
 
+mod common;
+
+use common::bundled_files as bundled;
 use handshake::scenario::{load_file, run_scenario, RunOptions, Scenario};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -15,17 +18,6 @@ const LATENCY_RANGE: &str = "scenarios/21-whole-team-shutdown.toml";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn bundled() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
-        .expect("scenarios/ exists")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    v.sort();
-    assert!(!v.is_empty(), "no bundled scenarios");
-    v
 }
 
 fn load(path: &Path) -> Scenario {

@@ -2,22 +2,15 @@
 //! crashes around shutdowns, overlapping stalls, reorder timing, and kills
 //! of crashed teammates.
 
-use handshake::scenario::{load_str, run_scenario, Report, RunOptions};
+mod common;
+
+use common::{dump, run_toml};
+use handshake::scenario::Report;
 use handshake::team::Outcome;
 use handshake::trace::{Event, RosterStatus};
 
 fn run(toml: &str) -> (Report, Outcome) {
-    let s = match load_str("edge.toml", toml) {
-        Ok(s) => s,
-        Err(e) => panic!("scenario must load: {e:?}"),
-    };
-    let mut r = run_scenario(&s, 1, RunOptions { keep_outcome: true, ..RunOptions::default() });
-    let o = r.outcome.take().expect("kept");
-    (r, o)
-}
-
-fn dump(o: &Outcome) -> String {
-    o.events.iter().map(|e| e.describe(&o.names)).collect::<Vec<_>>().join("\n")
+    run_toml(toml, 1)
 }
 
 fn sent(o: &Outcome, message_type: &str) -> usize {

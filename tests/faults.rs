@@ -1,19 +1,11 @@
 //! Each network and agent fault, injected from a scenario file, does what the
 //! scenario reference says — and the trace says so.
 
-use handshake::scenario::{load_str, run_scenario, Report, RunOptions};
+mod common;
+
+use common::run_toml as run;
 use handshake::team::Outcome;
 use handshake::trace::{Cause, Event};
-
-fn run(toml: &str, seed: u64) -> (Report, Outcome) {
-    let s = match load_str("test.toml", toml) {
-        Ok(s) => s,
-        Err(e) => panic!("scenario must load: {e:?}"),
-    };
-    let mut r = run_scenario(&s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
-    let o = r.outcome.take().expect("kept");
-    (r, o)
-}
 
 /// The texts of plain messages alice received, in delivery order.
 fn received(o: &Outcome, who: &str) -> Vec<(u64, String)> {

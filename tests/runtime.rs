@@ -3,6 +3,9 @@
 //! from the trace (`Outcome.events`), the request tables, the roster and the
 //! simulated files.
 
+mod common;
+
+use common::dump;
 use handshake::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use handshake::protocol::{
     Action, Address, AgentId, Defences, GateState, Kind, Message, Millis, OnPlanTimeout, OnShutdownTimeout, Reason,
@@ -189,10 +192,6 @@ fn file_is_complete(out: &Outcome, path: &str) -> bool {
 
 fn trace_text(out: &Outcome) -> String {
     out.events.iter().map(|e| e.to_json(&out.names).to_string()).collect::<Vec<_>>().join("\n")
-}
-
-fn dump(out: &Outcome) -> String {
-    out.events.iter().map(|e| e.describe(&out.names)).collect::<Vec<_>>().join("\n")
 }
 
 // ---------------------------------------------------------------- forged and misdirected responses

@@ -2,24 +2,19 @@
 //! then over a sweep of 200 seeds. Through the library, not the binary, so a
 //! failure points at the scenario and seed and says how to reproduce it.
 
+mod common;
+
 use handshake::scenario::{load_file, run_scenario, Report, RunOptions, Scenario};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 const SWEEP: std::ops::RangeInclusive<u64> = 1..=200;
 
+/// The bundled scenarios, loaded.
 fn bundled() -> Vec<(PathBuf, Scenario)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("scenarios"))
-        .expect("scenarios/ exists")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no bundled scenarios");
     let mut bad = Vec::new();
     let mut out = Vec::new();
-    for f in files {
+    for f in common::bundled_files() {
         match load_file(&f) {
             Ok(s) => out.push((f, s)),
             Err(errors) => bad.extend(errors.iter().map(|e| e.to_string())),

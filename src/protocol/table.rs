@@ -256,9 +256,9 @@ impl RequestTable {
         if let Err(reason) = Self::matches(entry.get(), r, self.defences) {
             return Verdict::Ignored(reason);
         }
-        let from = entry.get().status;
+        let req = entry.get();
+        let (from, kind, deadline, ticket) = (req.status, req.kind, req.deadline, req.ticket);
         let to = if r.approve { Status::Approved } else { Status::Rejected };
-        let (kind, deadline, ticket) = (entry.get().kind, entry.get().deadline, entry.get().ticket);
         if self.forget_ended {
             entry.remove();
         } else {

@@ -1,0 +1,36 @@
+//! Helpers the integration tests share. Each test file compiles this module
+//! on its own and uses only part of it.
+#![allow(dead_code)]
+
+use handshake::scenario::{load_str, run_scenario, Report, RunOptions};
+use handshake::team::Outcome;
+use std::path::{Path, PathBuf};
+
+/// The bundled scenario files, sorted as the runner lists them.
+pub fn bundled_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("scenarios/ exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no bundled scenarios in {}", dir.display());
+    v
+}
+
+/// Loads a scenario written inline and runs it with `seed`, keeping the outcome.
+pub fn run_toml(toml: &str, seed: u64) -> (Report, Outcome) {
+    let s = match load_str("inline.toml", toml) {
+        Ok(s) => s,
+        Err(e) => panic!("scenario must load: {e:?}"),
+    };
+    let mut r = run_scenario(&s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
+    let o = r.outcome.take().expect("kept");
+    (r, o)
+}
+
+/// The run's events as sentences, for failure messages.
+pub fn dump(o: &Outcome) -> String {
+    o.events.iter().map(|e| e.describe(&o.names)).collect::<Vec<_>>().join("\n")
+}
