@@ -131,7 +131,7 @@ impl Actor for Ponger {
 }
 
 fn ping(to: u32, rng: &mut rand_chacha::ChaCha8Rng) -> Input {
-    let message = Message::ShutdownRequest { request_id: RequestId::draw(rng), reason: None };
+    let message = Message::ShutdownRequest { request_id: RequestId::draw(rng), reason: None, deadline: Millis::NEVER };
     let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(AgentId(to)), sent_at: Millis::ZERO, message };
     Input::Deliver(Delivery { seq: 0, envelope, sender: AgentId::LEAD, to: AgentId(to), at: Millis::ZERO })
 }
@@ -183,7 +183,7 @@ impl Handler<Input> for Pinger {
                 self.remaining -= 1;
                 let i = d.sender.0;
                 let request_id = RequestId::from_random_bytes([self.done as u8; 16]);
-                let message = Message::ShutdownRequest { request_id, reason: None };
+                let message = Message::ShutdownRequest { request_id, reason: None, deadline: Millis::NEVER };
                 let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(d.sender), sent_at: d.at, message };
                 self.pongers[i as usize - 1].do_send(Input::Deliver(Delivery {
                     seq: 0,

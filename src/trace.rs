@@ -180,6 +180,16 @@ pub enum Event {
         agent: AgentId,
         request_id: RequestId,
     },
+    /// A receiver refused to consider a request (a forged asker, an expired
+    /// deadline): no answer, and nothing in the receiver changed.
+    RequestIgnored {
+        agent: AgentId,
+        request_id: RequestId,
+        message_type: &'static str,
+        sender: AgentId,
+        claimed_from: AgentId,
+        reason: Reason,
+    },
     /// An agent chose not to answer a request (its behaviour says `ignore`).
     NoAnswer {
         agent: AgentId,
@@ -187,6 +197,8 @@ pub enum Event {
     },
     Crash {
         agent: AgentId,
+        /// When the crash's restart is due; `None` makes the crash final.
+        restart_at: Option<Millis>,
     },
     Restart {
         agent: AgentId,
@@ -223,6 +235,7 @@ impl Event {
             Event::Status { .. } => "status",
             Event::Deferred { .. } => "deferred",
             Event::NoAnswer { .. } => "no_answer",
+            Event::RequestIgnored { .. } => "request_ignored",
             Event::Crash { .. } => "crash",
             Event::Restart { .. } => "restart",
             Event::Stall { .. } => "stall",
@@ -402,7 +415,23 @@ impl Stamped {
                 put("agent", json!(n.agent(*agent)));
                 rid(&mut put, &Some(*request_id));
             }
-            Event::Crash { agent } | Event::Restart { agent } => {
+            Event::RequestIgnored { agent, request_id, message_type, sender, claimed_from, reason } => {
+                put("agent", json!(n.agent(*agent)));
+                rid(&mut put, &Some(*request_id));
+                put("type", json!(message_type));
+                put("from", json!(n.agent(*sender)));
+                if claimed_from != sender {
+                    put("claimed_from", json!(n.agent(*claimed_from)));
+                }
+                put("reason", json!(reason.as_str()));
+            }
+            Event::Crash { agent, restart_at } => {
+                put("agent", json!(n.agent(*agent)));
+                if let Some(at) = restart_at {
+                    put("restart_at", json!(at.0));
+                }
+            }
+            Event::Restart { agent } => {
                 put("agent", json!(n.agent(*agent)));
             }
             Event::Stall { agent, until } => {
@@ -492,7 +521,23 @@ impl Stamped {
             Event::NoAnswer { agent, request_id } => {
                 format!("{} leaves [{}] unanswered", n.agent(*agent), label(request_id))
             }
-            Event::Crash { agent } => format!("{} CRASHED", n.agent(*agent)),
+            Event::RequestIgnored { agent, request_id, message_type, sender, claimed_from, reason } => format!(
+                "{} ignores {} [{}] from {}{}: {}",
+                n.agent(*agent),
+                message_type,
+                label(request_id),
+                n.agent(*sender),
+                if claimed_from != sender {
+                    format!(" (claims to be {})", n.agent(*claimed_from))
+                } else {
+                    String::new()
+                },
+                reason
+            ),
+            Event::Crash { agent, restart_at } => match restart_at {
+                Some(at) => format!("{} CRASHED (restart due at {at})", n.agent(*agent)),
+                None => format!("{} CRASHED (no restart: this is final)", n.agent(*agent)),
+            },
             Event::Restart { agent } => format!("{} restarts", n.agent(*agent)),
             Event::Stall { agent, until } => format!("{} stalls until {}", n.agent(*agent), until),
             Event::Alert { agent, text } => format!("ALERT {}: {}", n.agent(*agent), text),
@@ -510,6 +555,7 @@ fn short(id: &RequestId) -> String {
 pub fn ignored_reason(e: &Event) -> Option<Reason> {
     match e {
         Event::Verdict { verdict: Verdict::Ignored(r), .. } => Some(*r),
+        Event::RequestIgnored { reason, .. } => Some(*reason),
         _ => None,
     }
 }

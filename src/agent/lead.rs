@@ -74,13 +74,21 @@ impl Lead {
                         self.next_load(d.sender, ctx);
                     }
                 }
-                Message::PlanApprovalRequest { request_id, .. } => self.review(d.sender, *request_id, ctx),
-                // A shutdown request to the lead can only be forged; plain text changes nothing.
-                Message::ShutdownRequest { .. } | Message::Message { .. } | Message::Broadcast { .. } => {}
+                Message::PlanApprovalRequest { .. } => {
+                    if let Some(a) = super::admit(&d, ctx) {
+                        self.review(a.asker, a.request_id, ctx);
+                    }
+                }
+                // Only a forgery asks the lead to shut down: `admit` records
+                // it as such, and the lead never obeys one anyway.
+                Message::ShutdownRequest { .. } => {
+                    super::admit(&d, ctx);
+                }
+                Message::Message { .. } | Message::Broadcast { .. } => {}
             },
             Input::Wake(Timer::Deadline) => self.requests.timer_fired(ctx),
             // After a restart the old incarnation's timer is gone: arm a new one.
-            Input::Restart => self.requests.timer_fired(ctx),
+            Input::Restart { .. } => self.requests.timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 self.requests.ask_shutdown(to, reason, label, ctx);

@@ -9,7 +9,9 @@ pub mod lead;
 mod requests;
 pub mod teammate;
 
-use crate::protocol::{check_send, Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, Text};
+use crate::protocol::{
+    check_send, Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, Reason, RequestId, Text,
+};
 use crate::trace::{Event, RosterStatus};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
@@ -111,6 +113,78 @@ impl Answered {
     }
 }
 
+/// A request that passed its receiver's checks, with whom to answer.
+pub(crate) struct Admitted {
+    pub request_id: RequestId,
+    /// Who asked: the sender the router saw, or without sender
+    /// authentication, whoever the message claims.
+    pub asker: AgentId,
+}
+
+/// Checks an incoming request as strictly as a requester checks a response:
+/// the asker must be allowed to ask this kind, and the request must not have
+/// reached its deadline. A request that fails is recorded and changes nothing:
+/// no answer is spent on it, so a forgery cannot use up a teammate's "reject".
+#[inline]
+pub(crate) fn admit(d: &Delivery, ctx: &mut Ctx) -> Option<Admitted> {
+    let m = &d.envelope.message;
+    let (Some(request_id), Some(deadline)) = (m.request_id(), m.deadline()) else { return None };
+    let defences = ctx.policy.defences;
+    let asker = if defences.sender_auth { d.sender } else { d.envelope.from };
+    let reason = if defences.sender_check && !may_ask(m, asker, ctx) {
+        Some(Reason::WrongSender)
+    } else if defences.deadline_check && ctx.now >= deadline {
+        Some(Reason::Expired)
+    } else {
+        None
+    };
+    match reason {
+        None => Some(Admitted { request_id, asker }),
+        Some(reason) => {
+            ignore_request(d, reason, ctx);
+            None
+        }
+    }
+}
+
+/// Whether a request taken from aside may still be answered: time has passed
+/// since it was admitted, and its deadline may have come meanwhile.
+pub(crate) fn still_current(d: &Delivery, ctx: &mut Ctx) -> bool {
+    let expired = d.envelope.message.deadline().is_some_and(|deadline| ctx.now >= deadline);
+    if ctx.policy.defences.deadline_check && expired {
+        ignore_request(d, Reason::Expired, ctx);
+        return false;
+    }
+    true
+}
+
+fn ignore_request(d: &Delivery, reason: Reason, ctx: &mut Ctx) {
+    let m = &d.envelope.message;
+    if let Some(request_id) = m.request_id() {
+        ctx.record(Event::RequestIgnored {
+            agent: ctx.me,
+            request_id,
+            message_type: m.type_name(),
+            sender: d.sender,
+            claimed_from: d.envelope.from,
+            reason,
+        });
+    }
+}
+
+/// Only the lead asks for a shutdown; a plan goes to the lead from a
+/// teammate, or to a peer from a teammate when the hierarchy allows it.
+fn may_ask(m: &Message, asker: AgentId, ctx: &Ctx) -> bool {
+    match m {
+        Message::ShutdownRequest { .. } => asker.is_lead(),
+        Message::PlanApprovalRequest { .. } => {
+            let teammate = !asker.is_lead() && ctx.dir.exists(asker) && asker != ctx.me;
+            teammate && (ctx.me.is_lead() || !ctx.policy.strict_hierarchy)
+        }
+        _ => false,
+    }
+}
+
 /// A timer an agent asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timer {
@@ -139,9 +213,10 @@ pub enum Input {
     Deliver(Delivery),
     Wake(Timer),
     Script(Script),
-    /// The agent comes back after a crash: its mailbox and the step in
-    /// progress are gone; its request table survives.
-    Restart,
+    /// The agent comes back after a crash as incarnation `incarnation`: its
+    /// mailbox and the step in progress are gone; its request table survives.
+    /// The runtime hands it over only if no later crash or kill overtook it.
+    Restart { incarnation: u32 },
 }
 
 /// What an agent asks the runtime to do.

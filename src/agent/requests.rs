@@ -29,16 +29,19 @@ impl Requests {
         kind: Kind,
         to: AgentId,
         label: Option<Text>,
-        build: impl FnOnce(RequestId) -> Message,
+        build: impl FnOnce(RequestId, Millis) -> Message,
         ctx: &mut Ctx,
     ) -> Option<RequestId> {
         let id = RequestId::draw(ctx.rng);
-        let env = Envelope { from: ctx.me, to: Address::Agent(to), sent_at: ctx.now, message: build(id) };
+        let timeout = ctx.policy.timeout(kind);
+        // The request carries its deadline, so the receiver can tell when an
+        // answer would come too late to count.
+        let deadline = ctx.now.after(timeout);
+        let env = Envelope { from: ctx.me, to: Address::Agent(to), sent_at: ctx.now, message: build(id, deadline) };
         if let Err(error) = check_send(&env, ctx.dir, ctx.policy) {
             ctx.record(Event::Refuse { from: ctx.me, to: env.to, message_type: env.message.type_name(), error });
             return None;
         }
-        let timeout = ctx.policy.timeout(kind);
         let r =
             self.table.open(id, NewRequest { kind, requester: ctx.me, target: to, sent_at: ctx.now, timeout, label });
         let deadline = r.deadline;
@@ -64,12 +67,12 @@ impl Requests {
         label: Option<Text>,
         ctx: &mut Ctx,
     ) -> Option<RequestId> {
-        self.ask(Kind::Shutdown, to, label, |request_id| Message::ShutdownRequest { request_id, reason }, ctx)
+        self.ask(Kind::Shutdown, to, label, |request_id, deadline| Message::ShutdownRequest { request_id, reason, deadline }, ctx)
     }
 
     /// Asks `to` to approve `plan`.
     pub fn ask_plan(&mut self, to: AgentId, plan: Text, label: Option<Text>, ctx: &mut Ctx) -> Option<RequestId> {
-        self.ask(Kind::Plan, to, label, |request_id| Message::PlanApprovalRequest { request_id, plan }, ctx)
+        self.ask(Kind::Plan, to, label, |request_id, deadline| Message::PlanApprovalRequest { request_id, plan, deadline }, ctx)
     }
 
     /// Judges a delivered response against the table and records the verdict.

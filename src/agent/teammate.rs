@@ -1,8 +1,21 @@
 //! A teammate: works through its list of actions, answers shutdown requests,
 //! plans first when it must, and waits (answering nothing) while a plan of its
 //! own is pending.
+//!
+//! Its life is one state machine, [`Phase`], in the manner of Erlang's
+//! `gen_statem`: every transition is a method here, each phase says which
+//! inputs it accepts, and a combination nobody thought through (stopping
+//! while waiting on a plan, a restart after the end) cannot be written down.
+//!
+//! ```text
+//!   NotStarted ──start / restart──▶ Active ◀──────plan decided──────┐
+//!                                     │  └──own plan submitted──▶ Waiting
+//!                      shutdown approved (requests set aside meanwhile)
+//!                                     ▼
+//!                    Stopping (finish or redo the item) ──▶ Stopped (final)
+//! ```
 
-use super::{Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
+use super::{admit, still_current, Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
     Action, Address, AgentId, Defences, Delivery, GateChange, GateState, Kind, Message, Millis, PlanGate, RequestId,
     RequestTable, Text, TimeoutDefault, Verdict,
@@ -48,6 +61,43 @@ impl Default for TeammateSpec {
     }
 }
 
+/// Where a teammate is in the item of work at `next_item`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Item {
+    /// No item in progress: between items, held by the gate, or all done.
+    None,
+    /// `done` steps of the item are written.
+    Doing { done: u32 },
+    /// A crash interrupted the item; it starts again from its first step.
+    Interrupted,
+}
+
+impl Item {
+    fn unfinished(self) -> bool {
+        self != Item::None
+    }
+}
+
+/// Where a teammate is in its life.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    /// Created; its start has not reached it yet (a crash at 0 ms can get
+    /// there first, and then the restart is its start).
+    NotStarted,
+    /// Working through its list.
+    Active { item: Item },
+    /// Its own plan `plan` is pending: it answers nothing, and puts the
+    /// requests that reach it aside until the plan is decided. An item begun
+    /// before the plan went out goes on.
+    Waiting { plan: RequestId, item: Item, set_aside: VecDeque<Delivery> },
+    /// It approved a shutdown: it finishes the item (or redoes the one a crash
+    /// interrupted), then stops. Never holds `Item::None`: with nothing to
+    /// finish it stops at once.
+    Stopping { item: Item },
+    /// Shut down gracefully. Final: nothing reaches it any more.
+    Stopped,
+}
+
 #[derive(Debug)]
 pub struct Teammate {
     spec: TeammateSpec,
@@ -56,25 +106,15 @@ pub struct Teammate {
     requests: Option<Box<Requests>>,
     defences: Defences,
     gate: PlanGate,
+    phase: Phase,
     /// Index of the work item in progress or next to start.
     next_item: usize,
-    /// Steps done of the item in progress; `None` when no item is in progress.
-    progress: Option<u32>,
-    /// The plan this teammate is blocked on.
-    waiting_on: Option<RequestId>,
-    /// Requests that arrived while blocked, answered once unblocked.
-    deferred: VecDeque<Delivery>,
-    /// An approved shutdown: finish the item in progress, then stop.
-    stopping: bool,
-    stopped: bool,
+    /// The status last reported to the roster.
     status: RosterStatus,
     revisions: u32,
     /// The last gate state a blocked action was reported for, so a blocked
     /// action is recorded once per gate state, not on every input.
     reported_block: Option<(usize, GateState)>,
-    /// A crash interrupted the item in progress: redo it before anything
-    /// else, even before stopping, so a graceful shutdown never leaves it half-written.
-    redo: bool,
     answered: super::Answered,
 }
 
@@ -86,16 +126,11 @@ impl Teammate {
             requests: None,
             defences,
             gate,
+            phase: Phase::NotStarted,
             next_item: 0,
-            progress: None,
-            waiting_on: None,
-            deferred: VecDeque::new(),
-            stopping: false,
-            stopped: false,
             status: RosterStatus::Working,
             revisions: 0,
             reported_block: None,
-            redo: false,
             answered: super::Answered::default(),
         }
     }
@@ -105,37 +140,41 @@ impl Teammate {
         self.requests.as_deref().map(|r| &r.table)
     }
 
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
     fn requests(&mut self) -> &mut Requests {
         let defences = self.defences;
         self.requests.get_or_insert_with(|| Box::new(Requests::new(RequestTable::new(defences))))
     }
 
+    fn item(&self) -> Item {
+        match &self.phase {
+            Phase::Active { item } | Phase::Waiting { item, .. } | Phase::Stopping { item } => *item,
+            Phase::NotStarted | Phase::Stopped => Item::None,
+        }
+    }
+
+    fn set_item(&mut self, new: Item) {
+        match &mut self.phase {
+            Phase::Active { item } | Phase::Waiting { item, .. } | Phase::Stopping { item } => *item = new,
+            Phase::NotStarted | Phase::Stopped => {}
+        }
+    }
+
     pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
-        if self.stopped {
+        if matches!(self.phase, Phase::Stopped) {
             return;
         }
-        if let Input::Restart = input {
+        if let Input::Restart { .. } = input {
             // Before anything else (even expiries, which may unblock and
-            // answer what was set aside): the mailbox, the requests set aside
-            // and the step in progress died with the process; the request
-            // table and the gate are durable.
-            self.redo = self.progress.is_some();
-            self.progress = None;
-            self.deferred.clear();
-            self.reported_block = None;
-            // The roster shows a restarted agent as working; start from there
-            // so the next status change is reported.
-            self.status = RosterStatus::Working;
+            // answer what was set aside): what lived only in the process died.
+            self.crashed();
         }
         self.expire(ctx);
         match input {
-            Input::Start => {
-                if self.spec.require_plan {
-                    let plan = self.spec.plan.clone();
-                    self.submit(AgentId::LEAD, plan, None, ctx);
-                }
-                self.start_next(ctx);
-            }
+            Input::Start => self.begin(ctx),
             Input::Deliver(d) => self.on_delivery(d, ctx),
             Input::Wake(Timer::Deadline) => self.requests().timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => self.step_done(ctx),
@@ -145,27 +184,63 @@ impl Teammate {
                 self.requests().ask_shutdown(to, reason, label, ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(to, text),
-            Input::Restart => {
+            Input::Restart { .. } => {
                 // The old incarnation's timer died with it.
                 if let Some(r) = &mut self.requests {
                     r.timer_fired(ctx);
                 }
-                self.start_next(ctx);
+                // A restarted agent starts again from its beginning: if its
+                // start was lost, this is its start.
+                if self.phase == Phase::NotStarted {
+                    self.begin(ctx);
+                } else {
+                    self.start_next(ctx);
+                }
             }
         }
-        if !self.stopped {
+        if !matches!(self.phase, Phase::Stopped) {
             self.update_status(ctx);
         }
     }
 
+    /// A crash took what lived only in the process: the mailbox (and with it
+    /// the requests set aside) and the step in progress. The request table,
+    /// the gate, the list's position and an approved shutdown are durable.
+    fn crashed(&mut self) {
+        if let Phase::Waiting { set_aside, .. } = &mut self.phase {
+            set_aside.clear();
+        }
+        if let Item::Doing { .. } = self.item() {
+            self.set_item(Item::Interrupted);
+        }
+        self.reported_block = None;
+        // The roster shows a restarted agent as working; start from there so
+        // the next status change is reported.
+        self.status = RosterStatus::Working;
+    }
+
+    /// NotStarted → Active: submit the plan first if one is required, then work.
+    fn begin(&mut self, ctx: &mut Ctx) {
+        if self.phase != Phase::NotStarted {
+            return;
+        }
+        self.phase = Phase::Active { item: Item::None };
+        if self.spec.require_plan {
+            let plan = self.spec.plan.clone();
+            self.submit(AgentId::LEAD, plan, None, ctx);
+        }
+        self.start_next(ctx);
+    }
+
     fn on_delivery(&mut self, d: Delivery, ctx: &mut Ctx) {
         match &d.envelope.message {
-            Message::ShutdownRequest { request_id, .. } | Message::PlanApprovalRequest { request_id, .. } => {
-                if self.waiting_on.is_some() {
-                    ctx.record(Event::Deferred { agent: ctx.me, request_id: *request_id });
-                    self.deferred.push_back(d);
+            Message::ShutdownRequest { .. } | Message::PlanApprovalRequest { .. } => {
+                let Some(admitted) = admit(&d, ctx) else { return };
+                if let Phase::Waiting { set_aside, .. } = &mut self.phase {
+                    ctx.record(Event::Deferred { agent: ctx.me, request_id: admitted.request_id });
+                    set_aside.push_back(d);
                 } else {
-                    self.answer(&d, ctx);
+                    self.answer(&d, admitted.asker, ctx);
                 }
             }
             Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
@@ -177,10 +252,8 @@ impl Teammate {
         }
     }
 
-    /// Answers a request addressed to this teammate. The answer goes to whoever
-    /// really asked (or, without sender authentication, whoever claims to).
-    fn answer(&mut self, d: &Delivery, ctx: &mut Ctx) {
-        let asker = if ctx.policy.defences.sender_auth { d.sender } else { d.envelope.from };
+    /// Answers an admitted request, to `asker`.
+    fn answer(&mut self, d: &Delivery, asker: AgentId, ctx: &mut Ctx) {
         match &d.envelope.message {
             Message::ShutdownRequest { request_id, .. } => {
                 let request_id = *request_id;
@@ -195,10 +268,7 @@ impl Teammate {
                             Message::ShutdownResponse { request_id, approve: true, reason: None },
                         );
                         if sent {
-                            self.stopping = true;
-                            if self.progress.is_none() {
-                                self.stop(ctx);
-                            }
+                            self.shutdown_approved(ctx);
                         }
                     }
                     Answer::Reject => {
@@ -232,6 +302,21 @@ impl Teammate {
         }
     }
 
+    /// Active → Stopping, or straight to Stopped with nothing to finish.
+    /// Graceful means the work in hand is finished first, including an item
+    /// a crash interrupted.
+    fn shutdown_approved(&mut self, ctx: &mut Ctx) {
+        let item = self.item();
+        if !item.unfinished() {
+            self.stop(ctx);
+            return;
+        }
+        self.phase = Phase::Stopping { item };
+        if item == Item::Interrupted {
+            self.start_next(ctx);
+        }
+    }
+
     fn expire(&mut self, ctx: &mut Ctx) {
         let due = match &mut self.requests {
             Some(r) => r.expire(ctx.now),
@@ -249,14 +334,19 @@ impl Teammate {
         }
     }
 
-    /// A plan of ours was approved or rejected, by an answer or by the timeout policy.
+    /// A plan of ours was approved or rejected, by an answer or by the timeout
+    /// policy. Waiting on it → Active (or Waiting on its revision).
     fn plan_decided(&mut self, id: RequestId, approved: bool, by_timeout: bool, ctx: &mut Ctx) {
         let change = self.gate.decided(id, approved);
         if matches!(change, GateChange::Opened | GateChange::StaysClosed) {
             ctx.record(Event::Gate { agent: ctx.me, state: self.gate.state() });
         }
-        if self.waiting_on == Some(id) {
-            self.waiting_on = None;
+        let mut set_aside = VecDeque::new();
+        if let Phase::Waiting { plan, item, set_aside: held } = &mut self.phase {
+            if *plan == id {
+                set_aside = std::mem::take(held);
+                self.phase = Phase::Active { item: *item };
+            }
         }
         if change == GateChange::StaysClosed && !by_timeout {
             if self.revisions < self.spec.max_revisions {
@@ -267,96 +357,125 @@ impl Teammate {
                 ctx.record(Event::Note { text: format!("plan rejected {} times: giving up", self.revisions + 1) });
             }
         }
-        self.drain_deferred(ctx);
+        self.take_back(set_aside, ctx);
         self.start_next(ctx);
     }
 
-    fn drain_deferred(&mut self, ctx: &mut Ctx) {
-        while self.waiting_on.is_none() && !self.stopped {
-            let Some(d) = self.deferred.pop_front() else { break };
-            self.answer(&d, ctx);
+    /// Answers the requests set aside while waiting, in arrival order, or sets
+    /// them aside again if a revised plan put this teammate back to waiting.
+    fn take_back(&mut self, mut set_aside: VecDeque<Delivery>, ctx: &mut Ctx) {
+        while let Some(d) = set_aside.pop_front() {
+            match &mut self.phase {
+                Phase::Waiting { set_aside: held, .. } => held.push_back(d),
+                Phase::Stopped => return,
+                _ => {
+                    if still_current(&d, ctx) {
+                        let asker = if ctx.policy.defences.sender_auth { d.sender } else { d.envelope.from };
+                        self.answer(&d, asker, ctx);
+                    }
+                }
+            }
         }
     }
 
+    /// Active → Waiting on a plan of our own.
     fn submit(&mut self, to: AgentId, plan: Text, label: Option<Text>, ctx: &mut Ctx) {
-        if self.stopping {
-            // A request made now would outlive its requester: nobody would be
-            // left to expire it.
-            ctx.record(Event::Note { text: "shutting down: not submitting a plan".into() });
-            return;
-        }
-        if self.waiting_on.is_some() {
-            ctx.record(Event::Note { text: "already waiting for a plan answer; not submitting another".into() });
-            return;
-        }
+        let item = match &self.phase {
+            Phase::Stopping { .. } | Phase::Stopped => {
+                // A request made now would outlive its requester: nobody would
+                // be left to expire it.
+                ctx.record(Event::Note { text: "shutting down: not submitting a plan".into() });
+                return;
+            }
+            Phase::Waiting { .. } => {
+                ctx.record(Event::Note { text: "already waiting for a plan answer; not submitting another".into() });
+                return;
+            }
+            Phase::NotStarted => Item::None,
+            Phase::Active { item } => *item,
+        };
         let Some(id) = self.requests().ask_plan(to, plan, label, ctx) else {
             return;
         };
-        self.waiting_on = Some(id);
+        self.phase = Phase::Waiting { plan: id, item, set_aside: VecDeque::new() };
         if to.is_lead() && self.gate.submitted(id).is_ok() && self.gate.state() == GateState::Pending {
             ctx.record(Event::Gate { agent: ctx.me, state: GateState::Pending });
         }
     }
 
+    /// Starts the item at `next_item` if nothing is in progress and the gate
+    /// lets it; a stopping teammate with nothing left to finish stops.
     fn start_next(&mut self, ctx: &mut Ctx) {
-        if self.stopped || self.progress.is_some() {
-            return;
+        let item = self.item();
+        let stopping = matches!(self.phase, Phase::Stopping { .. });
+        match self.phase {
+            Phase::NotStarted | Phase::Stopped => return,
+            _ if matches!(item, Item::Doing { .. }) => return,
+            Phase::Stopping { .. } if item == Item::None => {
+                self.stop(ctx);
+                return;
+            }
+            _ => {}
         }
-        if self.stopping && !self.redo {
-            self.stop(ctx);
-            return;
-        }
-        let Some(item) = self.spec.work.get(self.next_item) else { return };
-        let path = item.path.as_ref().map(|p| p.to_string());
+        let Some(work) = self.spec.work.get(self.next_item) else { return };
+        let (action, step_time) = (work.action, work.step_time);
+        let path = work.path.as_ref().map(|p| p.to_string());
         // The gate is asked first, so a blocked action shows in the trace as
         // blocked by the runtime, not merely postponed by a waiting teammate.
-        if let Err(crate::protocol::GateError::Closed { action, state }) = self.gate.check(item.action) {
+        if let Err(crate::protocol::GateError::Closed { action, state }) = self.gate.check(action) {
             if self.reported_block != Some((self.next_item, state)) {
                 self.reported_block = Some((self.next_item, state));
                 ctx.record(Event::Act { agent: ctx.me, action, path, blocked: Some(state) });
             }
+            if stopping {
+                // The interrupted item cannot be redone behind a closed gate,
+                // and the shutdown was promised: stop, and let the trace and
+                // the oracle show the half-written file.
+                ctx.record(Event::Note { text: "cannot finish the interrupted work: its plan gate is closed".into() });
+                self.stop(ctx);
+            }
             return;
         }
-        if self.waiting_on.is_some() {
+        if matches!(self.phase, Phase::Waiting { .. }) {
             return;
         }
-        ctx.record(Event::Act { agent: ctx.me, action: item.action, path, blocked: None });
-        self.redo = false;
-        self.progress = Some(0);
-        ctx.wake(ctx.now.after(item.step_time), Timer::WorkStep);
+        ctx.record(Event::Act { agent: ctx.me, action, path, blocked: None });
+        self.set_item(Item::Doing { done: 0 });
+        ctx.wake(ctx.now.after(step_time), Timer::WorkStep);
     }
 
     fn step_done(&mut self, ctx: &mut Ctx) {
-        let Some(done) = self.progress else { return };
-        let item = &self.spec.work[self.next_item];
+        let Item::Doing { done } = self.item() else { return };
+        let work = &self.spec.work[self.next_item];
         let done = done + 1;
-        if let (Some(path), Action::Write | Action::Edit) = (&item.path, item.action) {
-            ctx.out.push(Command::FileStep { path: path.clone(), done, total: item.steps });
+        if let (Some(path), Action::Write | Action::Edit) = (&work.path, work.action) {
+            ctx.out.push(Command::FileStep { path: path.clone(), done, total: work.steps });
         }
-        if done < item.steps {
-            self.progress = Some(done);
-            ctx.wake(ctx.now.after(item.step_time), Timer::WorkStep);
+        if done < work.steps {
+            let step_time = work.step_time;
+            self.set_item(Item::Doing { done });
+            ctx.wake(ctx.now.after(step_time), Timer::WorkStep);
             return;
         }
-        self.progress = None;
+        self.set_item(Item::None);
         self.next_item += 1;
         self.start_next(ctx);
     }
 
+    /// → Stopped, for good.
     fn stop(&mut self, ctx: &mut Ctx) {
-        self.stopped = true;
+        self.phase = Phase::Stopped;
         self.status = RosterStatus::Shutdown;
         ctx.out.push(Command::Status(RosterStatus::Shutdown));
         ctx.out.push(Command::Stop);
     }
 
     fn update_status(&mut self, ctx: &mut Ctx) {
-        let status = if self.waiting_on.is_some() {
-            RosterStatus::WaitingApproval
-        } else if self.progress.is_some() {
-            RosterStatus::Working
-        } else {
-            RosterStatus::Idle
+        let status = match (&self.phase, self.item()) {
+            (Phase::NotStarted, _) => return,
+            (Phase::Waiting { .. }, _) => RosterStatus::WaitingApproval,
+            (_, Item::Doing { .. }) => RosterStatus::Working,
+            _ => RosterStatus::Idle,
         };
         if status != self.status {
             self.status = status;

@@ -113,17 +113,20 @@ impl PlanGate {
         Ok(())
     }
 
-    /// A plan went out under `id`. Only a gate waiting for a plan takes it; a
-    /// plan sent while the gate is not in play (a peer plan) leaves it alone.
+    /// A plan went out under `id` and becomes the current plan. The gate
+    /// follows the current plan: a new plan closes an open gate until it is
+    /// approved, because approving the old plan said nothing about this one
+    /// (`DROP TABLE users` must not ride on an approved `add an index`). A
+    /// gate not in play (no plan required) is left alone.
     pub fn submitted(&mut self, id: RequestId) -> Result<(), GateError> {
         match self.state {
-            GateState::Required | GateState::Rejected => {
+            GateState::Required | GateState::Rejected | GateState::Approved => {
                 self.state = GateState::Pending;
                 self.current = Some(id);
                 Ok(())
             }
             GateState::Pending => Err(GateError::AlreadyPending),
-            GateState::NotRequired | GateState::Approved => Ok(()),
+            GateState::NotRequired => Ok(()),
         }
     }
 
@@ -221,6 +224,20 @@ mod tests {
         assert_eq!(g.decided(id(1), true), GateChange::Stale);
         assert_eq!(g.state(), GateState::Pending);
         assert!(g.check(Action::Write).is_err());
+    }
+
+    #[test]
+    fn a_new_plan_closes_an_open_gate_until_it_is_approved() {
+        let mut g = PlanGate::new(true);
+        g.submitted(id(1)).unwrap();
+        assert_eq!(g.decided(id(1), true), GateChange::Opened);
+        g.submitted(id(2)).unwrap();
+        assert_eq!(g.state(), GateState::Pending);
+        assert!(g.check(Action::Write).is_err());
+        // The first plan's approval cannot be used again.
+        assert_eq!(g.decided(id(1), true), GateChange::Stale);
+        assert_eq!(g.decided(id(2), false), GateChange::StaysClosed);
+        assert!(g.check(Action::Write).is_err(), "a rejected later plan keeps the gate closed");
     }
 
     #[test]

@@ -121,6 +121,11 @@ pub enum Message {
         request_id: RequestId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<Text>,
+        /// The asker's deadline, carried as RPC deadlines are: the receiver
+        /// knows when an answer can no longer count. `Millis::NEVER` when
+        /// unknown (a forgery that names none).
+        #[serde(default = "Millis::never", skip_serializing_if = "Millis::is_never")]
+        deadline: Millis,
     },
     ShutdownResponse {
         request_id: RequestId,
@@ -131,6 +136,8 @@ pub enum Message {
     PlanApprovalRequest {
         request_id: RequestId,
         plan: Text,
+        #[serde(default = "Millis::never", skip_serializing_if = "Millis::is_never")]
+        deadline: Millis,
     },
     PlanApprovalResponse {
         request_id: RequestId,
@@ -178,6 +185,15 @@ impl Message {
             | Message::ShutdownResponse { request_id, .. }
             | Message::PlanApprovalRequest { request_id, .. }
             | Message::PlanApprovalResponse { request_id, .. } => Some(*request_id),
+        }
+    }
+
+    /// The deadline a request carries (`Millis::NEVER` if it names none);
+    /// `None` for anything but a request.
+    pub fn deadline(&self) -> Option<Millis> {
+        match self {
+            Message::ShutdownRequest { deadline, .. } | Message::PlanApprovalRequest { deadline, .. } => Some(*deadline),
+            _ => None,
         }
     }
 
@@ -281,9 +297,9 @@ mod tests {
         let all = [
             Message::Message { text: "hi".into() },
             Message::Broadcast { text: "all hands".into() },
-            Message::ShutdownRequest { request_id: id(), reason: None },
+            Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER },
             Message::ShutdownResponse { request_id: id(), approve: true, reason: None },
-            Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into() },
+            Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into(), deadline: Millis(5) },
             Message::PlanApprovalResponse { request_id: id(), approve: false, feedback: Some("back up first".into()) },
         ];
         for m in all {
@@ -328,7 +344,7 @@ mod tests {
     fn only_protocol_messages_have_ids() {
         assert_eq!(Message::Message { text: "x".into() }.request_id(), None);
         assert_eq!(
-            Message::ShutdownRequest { request_id: id(), reason: None }.protocol(),
+            Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }.protocol(),
             Some((Kind::Shutdown, Role::Request))
         );
         assert_eq!(

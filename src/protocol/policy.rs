@@ -60,11 +60,14 @@ pub struct Defences {
     pub sender_auth: bool,
     /// Only a pending request can change.
     pub pending_check: bool,
+    /// A request that arrives at or after the deadline it carries is ignored:
+    /// its asker has already applied the timeout default.
+    pub deadline_check: bool,
 }
 
 impl Default for Defences {
     fn default() -> Self {
-        Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true }
+        Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true, deadline_check: true }
     }
 }
 
@@ -126,7 +129,7 @@ mod tests {
         assert!(p.strict_hierarchy);
         assert_eq!(
             p.defences,
-            Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true }
+            Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true, deadline_check: true }
         );
     }
 

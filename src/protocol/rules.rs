@@ -150,10 +150,10 @@ mod tests {
     }
 
     fn shutdown_req() -> Message {
-        Message::ShutdownRequest { request_id: id(), reason: None }
+        Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }
     }
     fn plan_req() -> Message {
-        Message::PlanApprovalRequest { request_id: id(), plan: "p".into() }
+        Message::PlanApprovalRequest { request_id: id(), plan: "p".into(), deadline: Millis::NEVER }
     }
     fn shutdown_resp(approve: bool, reason: Option<&str>) -> Message {
         Message::ShutdownResponse { request_id: id(), approve, reason: reason.map(Into::into) }

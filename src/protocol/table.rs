@@ -131,9 +131,28 @@ pub enum Reason {
     NotPending,
     /// The answer came at or after the deadline.
     Late,
+    /// A request that reached its receiver at or after its own deadline: its
+    /// asker has already applied the timeout default, so obeying it now would
+    /// make the two sides disagree.
+    Expired,
 }
 
 impl Reason {
+    pub const ALL: [Reason; 7] = [
+        Reason::UnknownId,
+        Reason::KindMismatch,
+        Reason::WrongSender,
+        Reason::WrongRecipient,
+        Reason::NotPending,
+        Reason::Late,
+        Reason::Expired,
+    ];
+
+    /// The reason a scenario file names, as the trace spells it.
+    pub fn parse(name: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::UnknownId => "unknown_id",
@@ -142,6 +161,7 @@ impl Reason {
             Reason::WrongRecipient => "wrong_recipient",
             Reason::NotPending => "not_pending",
             Reason::Late => "late",
+            Reason::Expired => "expired",
         }
     }
 }

@@ -12,6 +12,16 @@ pub struct Millis(pub u64);
 
 impl Millis {
     pub const ZERO: Millis = Millis(0);
+    /// A time that never comes: a deadline nobody set.
+    pub const NEVER: Millis = Millis(u64::MAX);
+
+    pub fn never() -> Millis {
+        Millis::NEVER
+    }
+
+    pub fn is_never(&self) -> bool {
+        *self == Millis::NEVER
+    }
 
     pub fn from_secs(s: u64) -> Millis {
         Millis(s * 1000)

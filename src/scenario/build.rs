@@ -1034,18 +1034,14 @@ impl Builder<'_> {
         if let Some(count) = d.ignored {
             let reason = match &d.reason {
                 None => None,
-                Some(r) => Some(match r.get_ref().as_str() {
-                    "unknown_id" => Reason::UnknownId,
-                    "kind_mismatch" => Reason::KindMismatch,
-                    "wrong_sender" => Reason::WrongSender,
-                    "wrong_recipient" => Reason::WrongRecipient,
-                    "not_pending" => Reason::NotPending,
-                    "late" => Reason::Late,
-                    other => {
-                        self.err(r.span(), format!("reason {other:?}: use unknown_id, kind_mismatch, wrong_sender, wrong_recipient, not_pending or late"));
+                Some(r) => match Reason::parse(r.get_ref()) {
+                    Some(reason) => Some(reason),
+                    None => {
+                        let names: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
+                        self.err(r.span(), format!("reason {:?}: use {}", r.get_ref(), names.join(", ")));
                         return None;
                     }
-                }),
+                },
             };
             return Some(Expect::Ignored { count, reason });
         }

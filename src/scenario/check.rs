@@ -108,7 +108,7 @@ fn count(o: &Outcome) -> Counts {
             Event::Send { .. } => c.messages += 1,
             Event::Opened { .. } => c.handshakes += 1,
             Event::Verdict { verdict: crate::protocol::Verdict::Applied { .. }, .. } => c.completed += 1,
-            Event::Verdict { .. } => c.ignored += 1,
+            Event::Verdict { .. } | Event::RequestIgnored { .. } => c.ignored += 1,
             Event::Expired { .. } => c.expired += 1,
             Event::Refuse { .. } => c.refused += 1,
             Event::Dropped { .. } => c.lost += 1,
@@ -239,8 +239,8 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                     .count();
                 if got != *count as usize {
                     let what = reason.map(|r: Reason| format!(" as {r}")).unwrap_or_default();
-                    failures.push(fail(format!("{got} responses were ignored{what}, expected {count}"), &|e| {
-                        matches!(e, Event::Verdict { .. })
+                    failures.push(fail(format!("{got} messages were ignored{what}, expected {count}"), &|e| {
+                        matches!(e, Event::Verdict { .. } | Event::RequestIgnored { .. })
                     }));
                 }
             }
@@ -276,8 +276,8 @@ pub fn describe_expect(e: &Expect) -> String {
         Expect::Teammate { name, status } => format!("teammate {name} is {status}"),
         Expect::Gate { name, state } => format!("{name}'s gate is {state}"),
         Expect::File { path, state } => format!("file {path} is {}", state.as_str()),
-        Expect::Ignored { count, reason: None } => format!("{count} responses ignored"),
-        Expect::Ignored { count, reason: Some(r) } => format!("{count} responses ignored as {r}"),
+        Expect::Ignored { count, reason: None } => format!("{count} messages ignored"),
+        Expect::Ignored { count, reason: Some(r) } => format!("{count} messages ignored as {r}"),
         Expect::Refused { count, rule: None } => format!("{count} sends refused"),
         Expect::Refused { count, rule: Some(r) } => format!("{count} sends refused by {r}"),
         Expect::Expired { count } => format!("{count} requests expired"),

@@ -19,10 +19,14 @@ pub enum Invariant {
     GracefulComplete,
     /// A message disappears only through an injected fault, and the trace says so.
     NoSilentLoss,
+    /// Killed, shut down, and crashed without a restart are final: such an
+    /// agent never acts again, its state never changes, and a restart brings
+    /// back only a crash that scheduled it.
+    FinalRoster,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 7] = [
+    pub const ALL: [Invariant; 8] = [
         Invariant::SingleTerminal,
         Invariant::TerminalFinal,
         Invariant::MatchingResponse,
@@ -30,6 +34,7 @@ impl Invariant {
         Invariant::ExpiryPolicy,
         Invariant::GracefulComplete,
         Invariant::NoSilentLoss,
+        Invariant::FinalRoster,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +46,7 @@ impl Invariant {
             Invariant::ExpiryPolicy => "expiry-policy",
             Invariant::GracefulComplete => "graceful-complete",
             Invariant::NoSilentLoss => "no-silent-loss",
+            Invariant::FinalRoster => "final-roster",
         }
     }
 

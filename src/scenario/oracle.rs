@@ -27,21 +27,85 @@ struct Tracked {
     status: Status,
 }
 
-/// Checks all seven invariants over a finished run.
+/// Where an agent is in its life, as the log tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Life {
+    Alive,
+    /// Crashed; `restart` says whether the crash scheduled a restart.
+    Crashed { restart: bool },
+    /// Killed or shut down.
+    Final(RosterStatus),
+}
+
+impl Life {
+    fn is_final(self) -> bool {
+        matches!(self, Life::Final(_) | Life::Crashed { restart: false })
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Life::Alive => "running",
+            Life::Crashed { restart: true } => "crashed (its restart not yet due)",
+            Life::Crashed { restart: false } => "crashed with no restart",
+            Life::Final(RosterStatus::Killed) => "killed",
+            Life::Final(_) => "shut down",
+        }
+    }
+}
+
+/// An agent's plan gate as the oracle derives it from requests and verdicts,
+/// not from what the agent says about its own gate.
+#[derive(Clone, Copy, Debug)]
+struct Gate {
+    state: GateState,
+    /// The plan the gate follows: the latest one sent to the lead.
+    current: Option<RequestId>,
+    /// Whether the decision that opened it was legitimate (a matching
+    /// response or the timeout policy). A gate opened by a forgery must not
+    /// license a write.
+    legit: bool,
+}
+
+/// What an event says an agent did, if it is an action by that agent.
+fn actor_of(e: &Event) -> Option<(AgentId, String)> {
+    let (agent, what) = match e {
+        Event::Send { from, message_type, .. } => (*from, format!("sent a {message_type}")),
+        Event::Act { agent, action, .. } => (*agent, format!("tried to {}", action.as_str())),
+        Event::FileStep { agent, path, .. } => (*agent, format!("wrote to {path}")),
+        Event::Opened { requester, kind, .. } => (*requester, format!("opened a {kind} request")),
+        Event::Verdict { at, .. } => (*at, "judged a response".to_string()),
+        Event::Deferred { agent, .. } => (*agent, "set a request aside".to_string()),
+        Event::NoAnswer { agent, .. } => (*agent, "chose not to answer a request".to_string()),
+        Event::RequestIgnored { agent, .. } => (*agent, "judged a request".to_string()),
+        Event::Gate { agent, .. } => (*agent, "moved its plan gate".to_string()),
+        _ => return None,
+    };
+    Some((agent, what))
+}
+
+/// Checks all eight invariants over a finished run.
 pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
     let names = &outcome.names;
     let label = |id: &RequestId| names.label(*id).map(str::to_string).unwrap_or_else(|| id.to_string());
     let who = |a: AgentId| names.agent(a).to_string();
     let mut out = Vec::new();
     let mut requests: BTreeMap<RequestId, Tracked> = BTreeMap::new();
-    let mut gates: Vec<GateState> =
-        require_plan.iter().map(|r| if *r { GateState::Required } else { GateState::NotRequired }).collect();
+    let mut gates: Vec<Gate> = require_plan
+        .iter()
+        .map(|r| Gate {
+            state: if *r { GateState::Required } else { GateState::NotRequired },
+            current: None,
+            legit: false,
+        })
+        .collect();
     let mut statuses: Vec<RosterStatus> = vec![RosterStatus::Working; require_plan.len()];
-    // Whether the latest plan decision for each agent was legitimate (a
-    // matching response or the timeout policy), and whether its open gate is.
-    // A gate opened by a forgery must not license a write.
-    let mut decision_legit: Vec<bool> = vec![false; require_plan.len()];
-    let mut gate_legit: Vec<bool> = vec![false; require_plan.len()];
+    let mut lives: Vec<Life> = vec![Life::Alive; require_plan.len()];
+    // When each agent's latest stall ends: a stalled requester's timers are frozen.
+    let mut stalled_until: Vec<Millis> = vec![Millis::ZERO; require_plan.len()];
+    // A shutdown an agent approved after its request had expired.
+    let mut obeyed_expired: Vec<Option<RequestId>> = vec![None; require_plan.len()];
+    // Sends that are the network replaying a message, not its sender acting.
+    let mut replays: BTreeSet<u64> = BTreeSet::new();
     let mut files: BTreeMap<(AgentId, String), (u32, u32)> = BTreeMap::new();
     let mut sent: BTreeMap<u64, (usize, AgentId)> = BTreeMap::new();
     let mut accounted: BTreeSet<u64> = BTreeSet::new();
@@ -51,8 +115,19 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
         let t = e.t;
         let mut violate =
             |inv: Invariant, detail: String| out.push(Violation { invariant: inv, at: t, event: Some(i), detail });
+        if let Some((agent, what)) = actor_of(&e.event) {
+            let replayed = matches!(&e.event, Event::Send { seq, .. } if replays.contains(seq));
+            if let Some(life) = lives.get(agent.index()).copied().filter(|l| *l != Life::Alive && !replayed) {
+                violate(Invariant::FinalRoster, format!("{} {what} while {}", who(agent), life.describe()));
+            }
+        }
         match &e.event {
             Event::Opened { id, kind, requester, target, deadline, .. } => {
+                if let Some(g) = gates.get_mut(requester.index()) {
+                    if *kind == Kind::Plan && target.is_lead() && g.state != GateState::NotRequired {
+                        *g = Gate { state: GateState::Pending, current: Some(*id), legit: false };
+                    }
+                }
                 requests.insert(
                     *id,
                     Tracked {
@@ -89,7 +164,11 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                     broken.push(format!("it arrived at {t}, at or after the deadline {}", r.deadline));
                 }
                 if r.kind == Kind::Plan {
-                    decision_legit[r.requester.index()] = broken.is_empty();
+                    let g = &mut gates[r.requester.index()];
+                    if g.current == Some(*request_id) && g.state == GateState::Pending {
+                        g.state = if *to == Status::Approved { GateState::Approved } else { GateState::Rejected };
+                        g.legit = broken.is_empty();
+                    }
                 }
                 if !broken.is_empty() {
                     violate(
@@ -116,7 +195,12 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                 }
                 r.status = Status::Expired;
                 if *kind == Kind::Plan {
-                    decision_legit[r.requester.index()] = true;
+                    let g = &mut gates[r.requester.index()];
+                    if g.current == Some(*id) && g.state == GateState::Pending {
+                        let approve = *default == TimeoutDefault::Approve;
+                        g.state = if approve { GateState::Approved } else { GateState::Rejected };
+                        g.legit = true;
+                    }
                 }
                 let wanted = policy.on_expiry(*kind);
                 if *default != wanted {
@@ -139,8 +223,7 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                         // Shut down or already killed: nothing left to kill. A
                         // crashed teammate must still be killed, or a restart
                         // would bring back what the policy stopped.
-                        let already_down =
-                            matches!(statuses[target.index()], RosterStatus::Shutdown | RosterStatus::Killed);
+                        let already_down = lives[target.index()].is_final();
                         let killed = same_instant().any(|x| matches!(x.event, Event::Status { agent, status: RosterStatus::Killed } if agent == target));
                         if !already_down && !killed {
                             violate(
@@ -184,22 +267,18 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                     TimeoutDefault::Approve => {}
                 }
             }
-            Event::Gate { agent, state } => {
-                gates[agent.index()] = *state;
-                if *state == GateState::Approved {
-                    gate_legit[agent.index()] = decision_legit[agent.index()];
-                }
-            }
             Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
                 let g = gates[agent.index()];
                 let what = path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
                 let act = action.as_str();
-                if !matches!(g, GateState::NotRequired | GateState::Approved) {
+                if !matches!(g.state, GateState::NotRequired | GateState::Approved) {
+                    let state = g.state;
+                    let plan = g.current.map(|id| format!(" (current plan [{}])", label(&id))).unwrap_or_default();
                     violate(
                         Invariant::GatedAction,
-                        format!("{} ran {act}{what} while its plan gate was {g}", who(*agent)),
+                        format!("{} ran {act}{what} while its plan gate was {state}{plan}", who(*agent)),
                     );
-                } else if g == GateState::Approved && !gate_legit[agent.index()] {
+                } else if g.state == GateState::Approved && !g.legit {
                     violate(
                         Invariant::GatedAction,
                         format!(
@@ -213,7 +292,37 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                 files.insert((*agent, path.clone()), (*done, *total));
             }
             Event::Status { agent, status } => {
-                statuses[agent.index()] = *status;
+                let a = agent.index();
+                statuses[a] = *status;
+                let life = lives[a];
+                lives[a] = match (life, *status) {
+                    (Life::Alive, RosterStatus::Killed | RosterStatus::Shutdown) => Life::Final(*status),
+                    // The kill default overrides a pending restart.
+                    (Life::Crashed { restart: true }, RosterStatus::Killed) => Life::Final(*status),
+                    // A crash's own status; the crash event came first.
+                    (Life::Crashed { .. }, RosterStatus::Crashed) => life,
+                    (Life::Alive, _) => life,
+                    (_, _) => {
+                        let (was, now) = (life.describe(), status.as_str());
+                        violate(Invariant::FinalRoster, format!("{} was {was} and became {now}", who(*agent)));
+                        life
+                    }
+                };
+                if let (RosterStatus::Shutdown, Some(id)) = (*status, obeyed_expired[a]) {
+                    if let Some(r) = requests.get(&id) {
+                        let default = policy.on_expiry(r.kind).as_str();
+                        violate(
+                            Invariant::ExpiryPolicy,
+                            format!(
+                                "{} shut down on [{}], which had expired at {} (default {default}): the lead no \
+                                 longer waits for that answer, so the two disagree",
+                                who(*agent),
+                                label(&id),
+                                r.deadline
+                            ),
+                        );
+                    }
+                }
                 if *status == RosterStatus::Shutdown {
                     for ((a, path), (done, total)) in files.range((*agent, String::new())..) {
                         if a != agent {
@@ -231,8 +340,38 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
                     }
                 }
             }
-            Event::Send { seq, to: crate::protocol::Address::Agent(to), .. } => {
-                sent.insert(*seq, (i, *to));
+            Event::Send { seq, from, to, message_type, request_id, approve, .. } => {
+                if let crate::protocol::Address::Agent(to) = to {
+                    sent.insert(*seq, (i, *to));
+                }
+                // An approval sent at or after the request's own deadline: the
+                // asker has applied its default by then.
+                let late = request_id.and_then(|id| requests.get(&id).map(|r| (id, r)));
+                if let (Some((id, r)), "shutdown_response", Some(true)) = (late, *message_type, *approve) {
+                    if r.target == *from && t >= r.deadline && !replays.contains(seq) {
+                        if let Some(o) = obeyed_expired.get_mut(from.index()) {
+                            *o = Some(id);
+                        }
+                    }
+                }
+            }
+            Event::Fault { seq, fault: "replay", .. } => {
+                replays.insert(*seq);
+            }
+            Event::Crash { agent, restart_at } => {
+                lives[agent.index()] = Life::Crashed { restart: restart_at.is_some() };
+            }
+            Event::Restart { agent } => {
+                let life = lives[agent.index()];
+                if life == (Life::Crashed { restart: true }) {
+                    lives[agent.index()] = Life::Alive;
+                } else {
+                    let was = life.describe();
+                    violate(Invariant::FinalRoster, format!("{} was {was} and was restarted", who(*agent)));
+                }
+            }
+            Event::Stall { agent, until } => {
+                stalled_until[agent.index()] = *until;
             }
             Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => {
                 accounted.insert(*seq);
@@ -249,6 +388,11 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
         // A crashed or killed requester takes its timer with it: its pending
         // requests are abandoned, not forgotten by the protocol.
         if matches!(statuses[r.requester.index()], RosterStatus::Crashed | RosterStatus::Killed) {
+            continue;
+        }
+        // A stalled requester's timers are frozen with it: its request is
+        // pending because it is stalled, which breaks nothing.
+        if stalled_until[r.requester.index()] > end {
             continue;
         }
         // A live requester always has a timer on its earliest deadline, so a

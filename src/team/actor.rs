@@ -63,8 +63,16 @@ impl Handler<Input> for AgentActor {
         }
         if w.epochs[me.index()] != self.epoch {
             match input {
-                // A new incarnation after a crash.
-                Input::Restart => self.epoch = w.epochs[me.index()],
+                // A new incarnation after a crash, unless a later crash or a
+                // kill overtook the restart (it waited behind a stall): then
+                // it is void, or a killed agent would come back to life.
+                Input::Restart { incarnation } if incarnation == w.epochs[me.index()] => self.epoch = incarnation,
+                Input::Restart { .. } => {
+                    let name = &w.names[me.index()];
+                    let text = format!("{name}'s restart is void: a later crash or kill overtook it");
+                    w.record(Event::Note { text });
+                    return;
+                }
                 Input::Deliver(d) => {
                     // The message was in the mailbox when the agent crashed or was killed.
                     let cause = if w.roster.statuses[me.index()] == RosterStatus::Killed {
@@ -137,14 +145,19 @@ fn perform(w: &mut World, me: AgentId, epoch: u32, cmd: Command) -> bool {
             w.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
         }
         Command::Kill(target) => {
-            // A crashed teammate is killed too: the policy's word is
-            // final, and a pending restart must not bring it back.
+            // A crashed teammate waiting for its restart is killed too: the
+            // policy's word is final, and the restart must not bring it back.
+            // One already down for good (shut down, killed, crashed with no
+            // restart) stays as it is: a final state never changes.
             let status = w.roster.statuses[target.index()];
-            if status.is_active() || status == RosterStatus::Crashed {
-                w.halt(target, RosterStatus::Killed);
-                let name = &w.names[target.index()];
+            let name = &w.names[target.index()];
+            if status.is_active() || w.restarts_due.remove(&target) {
                 let text = format!("{name} did not answer its shutdown request in time: force-stopped");
+                w.halt(target, RosterStatus::Killed);
                 w.record(Event::Alert { agent: target, text });
+            } else {
+                let text = format!("the kill default finds {name} already {status}: nothing to kill");
+                w.record(Event::Note { text });
             }
         }
         Command::Stop => return true,

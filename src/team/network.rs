@@ -246,20 +246,25 @@ pub fn fire(w: &mut World, f: Scheduled) {
                 w.record(Event::Note { text: format!("{} is not running: nothing to crash", w.names[agent.index()]) });
                 return;
             }
-            w.record(Event::Crash { agent });
+            let restart_at = restart_after.map(|after| w.now().after(after));
+            w.record(Event::Crash { agent, restart_at });
             w.halt(agent, RosterStatus::Crashed);
-            if let Some(after) = restart_after {
-                let at = w.now().after(after);
+            if let Some(at) = restart_at {
+                w.restarts_due.insert(agent);
                 w.schedule(at, Due::Fault(Scheduled::Restart { agent }));
             }
         }
         Scheduled::Restart { agent } => {
-            if w.roster.statuses[agent.index()] != RosterStatus::Crashed {
+            // Killed while it was down: the kill stands.
+            if !w.restarts_due.remove(&agent) || w.roster.statuses[agent.index()] != RosterStatus::Crashed {
                 return;
             }
             w.record(Event::Restart { agent });
             w.set_status(agent, RosterStatus::Working);
-            w.to_mailbox(agent, Input::Restart);
+            // The incarnation the restart is for: a crash or kill before the
+            // agent reads it (a stall can hold it) makes it void.
+            let incarnation = w.epochs[agent.index()];
+            w.to_mailbox(agent, Input::Restart { incarnation });
         }
         Scheduled::Stall { agent, until } => {
             // Overlapping stalls merge: the agent reads again when the last ends,
@@ -334,9 +339,11 @@ pub fn fire(w: &mut World, f: Scheduled) {
                     });
                     let m = &d.envelope.message;
                     let (request_id, approve, words) = (m.request_id(), m.approval(), m.words().cloned());
+                    // The sender the router saw, as for every send: the
+                    // claimed `from` shows on the delivery.
                     w.record(Event::Send {
                         seq,
-                        from: d.envelope.from,
+                        from: d.sender,
                         to: crate::protocol::Address::Agent(d.to),
                         message_type,
                         request_id,

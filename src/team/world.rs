@@ -65,6 +65,9 @@ pub struct World {
     /// Few agents stall at once, so a map: a slot per agent would cost 4 MB
     /// at 100,000 teammates.
     pub stalls: BTreeMap<AgentId, (Millis, VecDeque<Input>)>,
+    /// Crashed agents whose crash scheduled a restart. Any other crash is
+    /// final, and nothing (not even the kill default) changes it.
+    pub restarts_due: std::collections::BTreeSet<AgentId>,
     /// Message sequence numbers pair each send with its delivery or loss.
     pub next_msg: u64,
     pub last_event: Millis,
@@ -107,6 +110,7 @@ impl World {
             files: BTreeMap::new(),
             net,
             stalls: BTreeMap::new(),
+            restarts_due: Default::default(),
             next_msg: 0,
             last_event: Millis::ZERO,
             live: None,
@@ -323,7 +327,7 @@ impl World {
                 }
             }
             Due::Input { agent, input } => {
-                if matches!(input, Input::Restart) || self.roster.is_active(agent) {
+                if matches!(input, Input::Restart { .. }) || self.roster.is_active(agent) {
                     self.to_mailbox(agent, input);
                 } else {
                     let (name, status) = (&self.names[agent.index()], self.roster.statuses[agent.index()]);
