@@ -216,7 +216,9 @@ pub enum Input {
     /// The agent comes back after a crash as incarnation `incarnation`: its
     /// mailbox and the step in progress are gone; its request table survives.
     /// The runtime hands it over only if no later crash or kill overtook it.
-    Restart { incarnation: u32 },
+    Restart {
+        incarnation: u32,
+    },
 }
 
 /// What an agent asks the runtime to do.

@@ -67,12 +67,24 @@ impl Requests {
         label: Option<Text>,
         ctx: &mut Ctx,
     ) -> Option<RequestId> {
-        self.ask(Kind::Shutdown, to, label, |request_id, deadline| Message::ShutdownRequest { request_id, reason, deadline }, ctx)
+        self.ask(
+            Kind::Shutdown,
+            to,
+            label,
+            |request_id, deadline| Message::ShutdownRequest { request_id, reason, deadline },
+            ctx,
+        )
     }
 
     /// Asks `to` to approve `plan`.
     pub fn ask_plan(&mut self, to: AgentId, plan: Text, label: Option<Text>, ctx: &mut Ctx) -> Option<RequestId> {
-        self.ask(Kind::Plan, to, label, |request_id, deadline| Message::PlanApprovalRequest { request_id, plan, deadline }, ctx)
+        self.ask(
+            Kind::Plan,
+            to,
+            label,
+            |request_id, deadline| Message::PlanApprovalRequest { request_id, plan, deadline },
+            ctx,
+        )
     }
 
     /// Judges a delivered response against the table and records the verdict.

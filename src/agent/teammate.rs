@@ -483,3 +483,183 @@ impl Teammate {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The phases, driven input by input with no runtime: what each phase
+    //! accepts and where each input takes it.
+    use super::*;
+    use crate::agent::Roster;
+    use crate::protocol::{Envelope, Policy, Reason};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    const ALICE: AgentId = AgentId(1);
+    const ADVERSARY: AgentId = AgentId(2);
+
+    struct Bench {
+        rng: ChaCha8Rng,
+        roster: Roster,
+        policy: Policy,
+        now: Millis,
+    }
+
+    impl Bench {
+        fn new() -> Bench {
+            Bench {
+                rng: ChaCha8Rng::seed_from_u64(1),
+                roster: Roster { statuses: vec![RosterStatus::Working; 2] },
+                policy: Policy::default(),
+                now: Millis::ZERO,
+            }
+        }
+
+        fn feed(&mut self, t: &mut Teammate, input: Input) -> Vec<Command> {
+            let mut out = Vec::new();
+            let mut ctx = Ctx {
+                me: ALICE,
+                now: self.now,
+                rng: &mut self.rng,
+                dir: &self.roster,
+                policy: &self.policy,
+                out: &mut out,
+                tracing: true,
+            };
+            t.handle(input, &mut ctx);
+            out
+        }
+    }
+
+    fn writer(steps: u32) -> Teammate {
+        let spec = TeammateSpec {
+            work: vec![WorkItem { action: Action::Write, path: Some("a.rs".into()), steps, step_time: Millis(10) }],
+            ..TeammateSpec::default()
+        };
+        Teammate::new(spec, Defences::default())
+    }
+
+    fn shutdown_request(n: u8, sender: AgentId, claimed_from: AgentId) -> Input {
+        let message = Message::ShutdownRequest {
+            request_id: RequestId::from_random_bytes([n; 16]),
+            reason: None,
+            deadline: Millis(60_000),
+        };
+        let envelope = Envelope { from: claimed_from, to: Address::Agent(ALICE), sent_at: Millis::ZERO, message };
+        Input::Deliver(Delivery { seq: n as u64, envelope, sender, to: ALICE, at: Millis::ZERO })
+    }
+
+    fn approvals(out: &[Command]) -> usize {
+        out.iter()
+            .filter(|c| {
+                matches!(c, Command::Send(e) if matches!(e.message, Message::ShutdownResponse { approve: true, .. }))
+            })
+            .count()
+    }
+
+    #[test]
+    fn a_teammate_starts_only_when_started() {
+        let mut b = Bench::new();
+        let mut t = writer(2);
+        assert_eq!(*t.phase(), Phase::NotStarted);
+        b.feed(&mut t, Input::Start);
+        assert_eq!(*t.phase(), Phase::Active { item: Item::Doing { done: 0 } });
+    }
+
+    #[test]
+    fn a_restart_before_the_start_is_the_start() {
+        let mut b = Bench::new();
+        let mut t = writer(2);
+        b.feed(&mut t, Input::Restart { incarnation: 1 });
+        assert_eq!(*t.phase(), Phase::Active { item: Item::Doing { done: 0 } });
+    }
+
+    #[test]
+    fn an_approved_shutdown_finishes_the_item_then_stops() {
+        let mut b = Bench::new();
+        let mut t = writer(2);
+        b.feed(&mut t, Input::Start);
+        let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
+        assert_eq!(approvals(&out), 1);
+        assert_eq!(*t.phase(), Phase::Stopping { item: Item::Doing { done: 0 } });
+        b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        let out = b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        assert_eq!(*t.phase(), Phase::Stopped);
+        assert!(out.contains(&Command::Stop));
+        // Final: nothing reaches it any more.
+        assert!(b.feed(&mut t, Input::Restart { incarnation: 2 }).is_empty());
+        assert_eq!(*t.phase(), Phase::Stopped);
+    }
+
+    #[test]
+    fn with_nothing_in_hand_an_approved_shutdown_stops_at_once() {
+        let mut b = Bench::new();
+        let mut t = writer(0);
+        t.spec.work.clear();
+        b.feed(&mut t, Input::Start);
+        let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
+        assert_eq!(*t.phase(), Phase::Stopped);
+        assert!(out.contains(&Command::Stop));
+    }
+
+    #[test]
+    fn a_crash_interrupts_the_item_and_a_shutdown_approved_later_redoes_it() {
+        let mut b = Bench::new();
+        let mut t = writer(3);
+        b.feed(&mut t, Input::Start);
+        b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        b.feed(&mut t, Input::Restart { incarnation: 1 });
+        // Restarted while active: the interrupted item starts over at once.
+        assert_eq!(*t.phase(), Phase::Active { item: Item::Doing { done: 0 } });
+    }
+
+    #[test]
+    fn a_waiting_teammate_sets_requests_aside_and_a_crash_loses_them() {
+        let mut b = Bench::new();
+        b.policy.strict_hierarchy = false;
+        let mut t = writer(1);
+        t.spec.work.clear();
+        b.feed(&mut t, Input::Start);
+        b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p".into(), label: None }));
+        assert!(matches!(t.phase(), Phase::Waiting { .. }));
+        let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
+        assert_eq!(approvals(&out), 0);
+        assert!(matches!(t.phase(), Phase::Waiting { set_aside, .. } if set_aside.len() == 1));
+        b.feed(&mut t, Input::Restart { incarnation: 1 });
+        assert!(matches!(t.phase(), Phase::Waiting { set_aside, .. } if set_aside.is_empty()));
+    }
+
+    #[test]
+    fn a_forged_request_is_ignored_and_spends_no_answer() {
+        let mut b = Bench::new();
+        let mut t = writer(1);
+        t.spec.on_shutdown = Answers::new(vec![Answer::Reject, Answer::Approve]);
+        t.spec.reject_reason = Some("busy".into());
+        b.feed(&mut t, Input::Start);
+        let out = b.feed(&mut t, shutdown_request(1, ADVERSARY, AgentId::LEAD));
+        let ignored = out.iter().any(|c| {
+            matches!(c, Command::Record(e) if matches!(**e, Event::RequestIgnored { reason: Reason::WrongSender, .. }))
+        });
+        assert!(ignored, "{out:?}");
+        assert!(!out.iter().any(|c| matches!(c, Command::Send(_))), "no answer to a forgery: {out:?}");
+        // The first real request still gets the first answer in the list.
+        let out = b.feed(&mut t, shutdown_request(2, AgentId::LEAD, AgentId::LEAD));
+        let rejected = out.iter().any(
+            |c| matches!(c, Command::Send(e) if matches!(e.message, Message::ShutdownResponse { approve: false, .. })),
+        );
+        assert!(rejected, "{out:?}");
+    }
+
+    #[test]
+    fn a_request_past_its_deadline_is_ignored_as_expired() {
+        let mut b = Bench::new();
+        let mut t = writer(1);
+        b.feed(&mut t, Input::Start);
+        b.now = Millis(60_000);
+        let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
+        assert_eq!(approvals(&out), 0);
+        assert!(matches!(t.phase(), Phase::Active { .. }));
+        b.policy.defences.deadline_check = false;
+        let out = b.feed(&mut t, shutdown_request(2, AgentId::LEAD, AgentId::LEAD));
+        assert_eq!(approvals(&out), 1, "with the check off, an expired request is obeyed");
+    }
+}

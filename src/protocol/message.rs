@@ -192,7 +192,9 @@ impl Message {
     /// `None` for anything but a request.
     pub fn deadline(&self) -> Option<Millis> {
         match self {
-            Message::ShutdownRequest { deadline, .. } | Message::PlanApprovalRequest { deadline, .. } => Some(*deadline),
+            Message::ShutdownRequest { deadline, .. } | Message::PlanApprovalRequest { deadline, .. } => {
+                Some(*deadline)
+            }
             _ => None,
         }
     }

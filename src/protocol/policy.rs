@@ -129,7 +129,13 @@ mod tests {
         assert!(p.strict_hierarchy);
         assert_eq!(
             p.defences,
-            Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true, deadline_check: true }
+            Defences {
+                kind_check: true,
+                sender_check: true,
+                sender_auth: true,
+                pending_check: true,
+                deadline_check: true
+            }
         );
     }
 

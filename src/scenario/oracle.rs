@@ -32,7 +32,9 @@ struct Tracked {
 enum Life {
     Alive,
     /// Crashed; `restart` says whether the crash scheduled a restart.
-    Crashed { restart: bool },
+    Crashed {
+        restart: bool,
+    },
     /// Killed or shut down.
     Final(RosterStatus),
 }
@@ -420,4 +422,249 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each check of the oracle, fed a log where it must fail (and its twin
+    //! where it must not): the oracle is what catches the simulator lying.
+    use super::*;
+    use crate::protocol::{Action, Label, Verdict};
+    use crate::trace::{Names, Stamped};
+
+    const LEAD: AgentId = AgentId(0);
+    const ALICE: AgentId = AgentId(1);
+
+    fn id(n: u8) -> RequestId {
+        RequestId::from_random_bytes([n; 16])
+    }
+
+    fn outcome(events: Vec<(u64, Event)>) -> Outcome {
+        let events: Vec<Stamped> = events.into_iter().map(|(t, event)| Stamped { t: Millis(t), event }).collect();
+        let ended_at = events.last().map_or(Millis::ZERO, |e| e.t);
+        Outcome {
+            names: Names { agents: vec!["lead".into(), "alice".into(), "adversary".into()], labels: BTreeMap::new() },
+            roster: vec![RosterStatus::Working; 2],
+            requests: Vec::new(),
+            events,
+            files: BTreeMap::new(),
+            ended_at,
+            stop: Stop::Settled,
+            load_done: 0,
+        }
+    }
+
+    fn violations(events: Vec<(u64, Event)>, require_plan: bool) -> Vec<Violation> {
+        check(&outcome(events), &Policy::default(), &[false, require_plan])
+    }
+
+    fn broken(events: Vec<(u64, Event)>, require_plan: bool) -> Vec<Invariant> {
+        violations(events, require_plan).into_iter().map(|v| v.invariant).collect()
+    }
+
+    fn status(agent: AgentId, status: RosterStatus) -> Event {
+        Event::Status { agent, status }
+    }
+
+    fn write_step(done: u32) -> Event {
+        Event::FileStep { agent: ALICE, path: "a.rs".into(), done, total: 4 }
+    }
+
+    fn write_starts() -> Event {
+        Event::Act { agent: ALICE, action: Action::Write, path: Some("a.rs".into()), blocked: None }
+    }
+
+    fn opened(n: u8, kind: Kind, requester: AgentId, target: AgentId) -> Event {
+        Event::Opened {
+            id: id(n),
+            label: Label::Auto { teammate: if requester == LEAD { target } else { requester }, kind, n: n as u32 },
+            kind,
+            requester,
+            target,
+            deadline: Millis(60_000),
+        }
+    }
+
+    fn applied(n: u8, kind: Kind, at: AgentId, sender: AgentId, to: Status) -> Event {
+        Event::Verdict {
+            at,
+            request_id: id(n),
+            response_kind: kind,
+            approve: to == Status::Approved,
+            sender,
+            claimed_from: sender,
+            verdict: Verdict::Applied { kind, from: Status::Pending, to },
+        }
+    }
+
+    #[test]
+    fn a_killed_agent_that_writes_again_breaks_final_roster() {
+        let log = vec![(0, write_starts()), (1_000, write_step(1)), (2_000, status(ALICE, RosterStatus::Killed))];
+        assert!(broken(log.clone(), false).is_empty());
+        let mut after = log;
+        after.push((3_000, write_step(2)));
+        assert_eq!(broken(after, false), vec![Invariant::FinalRoster]);
+    }
+
+    #[test]
+    fn a_killed_agent_that_comes_back_breaks_final_roster() {
+        let log = vec![
+            (0, Event::Crash { agent: ALICE, restart_at: Some(Millis(5_000)) }),
+            (0, status(ALICE, RosterStatus::Crashed)),
+            (1_000, status(ALICE, RosterStatus::Killed)),
+            (5_000, Event::Restart { agent: ALICE }),
+            (5_000, status(ALICE, RosterStatus::Working)),
+        ];
+        let found = broken(log, false);
+        assert!(found.contains(&Invariant::FinalRoster), "{found:?}");
+        assert!(found.iter().all(|i| *i == Invariant::FinalRoster), "{found:?}");
+    }
+
+    #[test]
+    fn a_restart_after_a_crash_that_scheduled_none_breaks_final_roster() {
+        let with = |restart_at| {
+            broken(
+                vec![
+                    (0, Event::Crash { agent: ALICE, restart_at }),
+                    (0, status(ALICE, RosterStatus::Crashed)),
+                    (5_000, Event::Restart { agent: ALICE }),
+                    (5_000, status(ALICE, RosterStatus::Working)),
+                ],
+                false,
+            )
+        };
+        assert!(with(Some(Millis(5_000))).is_empty());
+        assert!(with(None).contains(&Invariant::FinalRoster));
+    }
+
+    #[test]
+    fn a_crashed_agent_that_sends_before_its_restart_breaks_final_roster() {
+        let send = Event::Send {
+            seq: 1,
+            from: ALICE,
+            to: crate::protocol::Address::Agent(LEAD),
+            message_type: "message",
+            request_id: None,
+            approve: None,
+            words: None,
+        };
+        let log = vec![
+            (0, Event::Crash { agent: ALICE, restart_at: Some(Millis(5_000)) }),
+            (0, status(ALICE, RosterStatus::Crashed)),
+            (1_000, send),
+            (
+                1_001,
+                Event::Deliver {
+                    seq: 1,
+                    sender: ALICE,
+                    claimed_from: ALICE,
+                    to: LEAD,
+                    message_type: "message",
+                    request_id: None,
+                },
+            ),
+        ];
+        assert_eq!(broken(log, false), vec![Invariant::FinalRoster]);
+    }
+
+    #[test]
+    fn a_shut_down_agent_whose_status_changes_breaks_final_roster() {
+        let log = vec![(0, status(ALICE, RosterStatus::Shutdown)), (1, status(ALICE, RosterStatus::Idle))];
+        assert_eq!(broken(log, false), vec![Invariant::FinalRoster]);
+    }
+
+    #[test]
+    fn a_write_after_a_later_plan_was_rejected_breaks_gated_action() {
+        // The gate is derived from the requests: the agent's own gate events
+        // are not consulted, so a lying agent cannot hide the write.
+        let first = vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (2, write_starts()),
+        ];
+        assert!(broken(first.clone(), true).is_empty());
+        let mut second = first;
+        second.push((10, opened(2, Kind::Plan, ALICE, LEAD)));
+        second.push((12, applied(2, Kind::Plan, ALICE, LEAD, Status::Rejected)));
+        second.push((13, write_starts()));
+        let v = violations(second, true);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::GatedAction);
+        assert!(v[0].detail.contains("rejected"), "{}", v[0].detail);
+    }
+
+    #[test]
+    fn a_write_while_a_later_plan_is_pending_breaks_gated_action() {
+        let log = vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (10, opened(2, Kind::Plan, ALICE, LEAD)),
+            (11, write_starts()),
+        ];
+        // The run ends before the second plan's deadline, so it may still be pending.
+        let mut o = outcome(log);
+        o.stop = Stop::EndTime;
+        let found: Vec<Invariant> =
+            check(&o, &Policy::default(), &[false, true]).into_iter().map(|v| v.invariant).collect();
+        assert_eq!(found, vec![Invariant::GatedAction]);
+    }
+
+    #[test]
+    fn shutting_down_on_an_expired_request_breaks_expiry_policy() {
+        let approve = |t| {
+            (
+                t,
+                Event::Send {
+                    seq: 2,
+                    from: ALICE,
+                    to: crate::protocol::Address::Agent(LEAD),
+                    message_type: "shutdown_response",
+                    request_id: Some(id(1)),
+                    approve: Some(true),
+                    words: None,
+                },
+            )
+        };
+        let keep = Policy { on_shutdown_timeout: crate::protocol::OnShutdownTimeout::Keep, ..Policy::default() };
+        let run = |answer_at: u64| {
+            let mut log = vec![(0, opened(1, Kind::Shutdown, LEAD, ALICE))];
+            if answer_at >= 60_000 {
+                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }));
+            }
+            log.push(approve(answer_at));
+            log.push((answer_at, status(ALICE, RosterStatus::Shutdown)));
+            log.push((
+                answer_at + 1,
+                Event::Dropped {
+                    seq: 2,
+                    to: LEAD,
+                    message_type: "shutdown_response",
+                    cause: crate::trace::Cause::Drop,
+                },
+            ));
+            if answer_at < 60_000 {
+                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }));
+            }
+            check(&outcome(log), &keep, &[false, false]).into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        assert!(run(1_000).is_empty(), "an answer in time that is lost on the wire is no one's fault");
+        assert_eq!(run(70_000), vec![Invariant::ExpiryPolicy]);
+    }
+
+    #[test]
+    fn a_request_pending_behind_a_stall_that_outlasts_the_run_is_no_violation() {
+        let mut o = outcome(vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (1_000, Event::Stall { agent: ALICE, until: Millis(600_000) }),
+        ]);
+        o.stop = Stop::EndTime;
+        o.ended_at = Millis(300_000);
+        assert!(check(&o, &Policy::default(), &[false, true]).is_empty());
+        // The same request with no stall is pending past its deadline: a lost timer.
+        let mut o = outcome(vec![(0, opened(1, Kind::Plan, ALICE, LEAD))]);
+        o.stop = Stop::EndTime;
+        o.ended_at = Millis(300_000);
+        let v = check(&o, &Policy::default(), &[false, true]);
+        assert_eq!(v.into_iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::SingleTerminal]);
+    }
 }

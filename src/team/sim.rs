@@ -245,19 +245,18 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         }
     }
 
-    let stop = drive(&w, spec.end, spec.cap).await;
+    let mut stop = drive(&w, spec.end, spec.cap).await;
+    // Deadline timers are never cancelled, so an answered request's timer
+    // stays queued: if nothing else is left, the run has in fact settled.
+    // Whether some request is still pending behind those timers is known only
+    // once the agents hand over their tables (below).
+    let only_timers_left = matches!(stop, Stop::Cap | Stop::EndTime) && {
+        let wb = w.borrow();
+        wb.stalls.is_empty()
+            && wb.queue.values().all(|d| matches!(d, Due::Wake { timer: crate::agent::Timer::Deadline, .. }))
+    };
     if stop == Stop::Settled {
-        // A partition that never heals keeps its messages forever: say so.
-        let mut wb = w.borrow_mut();
-        for (seq, d) in wb.net.drain_partition_held() {
-            let message_type = d.envelope.message.type_name();
-            wb.record(crate::trace::Event::Dropped {
-                seq,
-                to: d.to,
-                message_type,
-                cause: crate::trace::Cause::Partition,
-            });
-        }
+        settle(&w);
     }
 
     // Collect every agent's final state. Actors live to the end of the run
@@ -267,15 +266,25 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let addrs: Vec<_> = w.borrow_mut().addrs.iter_mut().map(|a| a.take()).collect();
     let mut requests = Vec::new();
     let mut load_done = 0;
-    for addr in addrs.into_iter().flatten() {
+    let mut live_pending = false;
+    for (i, addr) in addrs.into_iter().enumerate() {
+        let Some(addr) = addr else { continue };
         if let Ok(Some(agent)) = addr.send(Finish).await {
             if let Some(table) = agent.table() {
+                // A pending request of an agent still running keeps the run
+                // alive; one of a crashed or killed agent lost its timer.
+                let active = crate::protocol::Directory::is_active(&w.borrow().roster, AgentId(i as u32));
+                live_pending |= active && table.iter().any(|r| r.status == crate::protocol::Status::Pending);
                 requests.extend(table.iter().cloned());
             }
             if let Agent::Lead(l) = &agent {
                 load_done = l.load_done();
             }
         }
+    }
+    if only_timers_left && !live_pending {
+        stop = Stop::Settled;
+        settle(&w);
     }
     let mut wb = w.borrow_mut();
     let events = wb.trace.take().unwrap_or_default();
@@ -294,6 +303,16 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         ended_at,
         stop,
         load_done,
+    }
+}
+
+/// What a settled run still owes its log: a partition that never heals keeps
+/// its messages forever, and the trace says so.
+fn settle(w: &Rc<RefCell<World>>) {
+    let mut wb = w.borrow_mut();
+    for (seq, d) in wb.net.drain_partition_held() {
+        let message_type = d.envelope.message.type_name();
+        wb.record(crate::trace::Event::Dropped { seq, to: d.to, message_type, cause: crate::trace::Cause::Partition });
     }
 }
 
