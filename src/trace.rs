@@ -211,6 +211,20 @@ pub enum Event {
         agent: AgentId,
         text: String,
     },
+    /// A wait-for cycle closed: each member is blocked on the next (the last
+    /// on the first), each through the request at the same index.
+    Deadlock {
+        members: Vec<AgentId>,
+        requests: Vec<RequestId>,
+    },
+    /// A standing deadlock ended: `by` stopped blocking its asker, through
+    /// its deadline (`default` is the policy's default then applied) or
+    /// otherwise (an answer after all, or a member gone for good).
+    DeadlockBroken {
+        members: Vec<AgentId>,
+        by: RequestId,
+        default: Option<TimeoutDefault>,
+    },
     Note {
         text: String,
     },
@@ -240,6 +254,8 @@ impl Event {
             Event::Restart { .. } => "restart",
             Event::Stall { .. } => "stall",
             Event::Alert { .. } => "alert",
+            Event::Deadlock { .. } => "deadlock",
+            Event::DeadlockBroken { .. } => "deadlock_broken",
             Event::Note { .. } => "note",
         }
     }
@@ -442,6 +458,21 @@ impl Stamped {
                 put("agent", json!(n.agent(*agent)));
                 put("text", json!(text));
             }
+            Event::Deadlock { members, requests } => {
+                put("members", json!(members.iter().map(|a| n.agent(*a)).collect::<Vec<_>>()));
+                let ids: Vec<Value> = requests
+                    .iter()
+                    .map(|id| n.label(*id).map_or_else(|| json!(id.to_string()), |l| json!(l)))
+                    .collect();
+                put("requests", Value::Array(ids));
+            }
+            Event::DeadlockBroken { members, by, default } => {
+                put("members", json!(members.iter().map(|a| n.agent(*a)).collect::<Vec<_>>()));
+                rid(&mut put, &Some(*by));
+                if let Some(d) = default {
+                    put("default", json!(d.as_str()));
+                }
+            }
             Event::Note { text } => put("text", json!(text)),
         }
         Value::Object(m)
@@ -541,10 +572,33 @@ impl Stamped {
             Event::Restart { agent } => format!("{} restarts", n.agent(*agent)),
             Event::Stall { agent, until } => format!("{} stalls until {}", n.agent(*agent), until),
             Event::Alert { agent, text } => format!("ALERT {}: {}", n.agent(*agent), text),
+            Event::Deadlock { members, requests } => format!(
+                "DEADLOCK {}: each waits for the next ({}); nothing can move until a deadline passes",
+                cycle_text(members, n),
+                requests.iter().map(|id| format!("[{}]", label(id))).collect::<Vec<_>>().join(", ")
+            ),
+            Event::DeadlockBroken { members, by, default } => match default {
+                Some(d) => format!(
+                    "deadlock {} broken: [{}] expired, default {}",
+                    cycle_text(members, n),
+                    label(by),
+                    d.as_str()
+                ),
+                None => format!("deadlock {} broken: [{}] no longer blocks", cycle_text(members, n), label(by)),
+            },
             Event::Note { text } => text.clone(),
         };
         format!("{:>9}  {}", self.t.to_string(), text)
     }
+}
+
+/// `alice → bob → alice`: a cycle, back to where it starts.
+pub fn cycle_text(members: &[AgentId], n: &Names) -> String {
+    let mut names: Vec<&str> = members.iter().map(|a| n.agent(*a)).collect();
+    if let Some(first) = names.first().copied() {
+        names.push(first);
+    }
+    names.join(" → ")
 }
 
 fn short(id: &RequestId) -> String {

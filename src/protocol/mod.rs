@@ -12,6 +12,7 @@ pub mod policy;
 pub mod rules;
 pub mod table;
 pub mod time;
+pub mod waitfor;
 
 pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
 pub use message::{Address, Delivery, Envelope, Kind, Message, RequestId, Role, Text};
@@ -20,3 +21,4 @@ pub use policy::{Defences, OnPlanTimeout, OnShutdownTimeout, Policy, TimeoutDefa
 pub use rules::{check_send, Directory, SendError};
 pub use table::{Expiry, Label, NewRequest, Reason, Request, RequestTable, Response, Status, Verdict};
 pub use time::Millis;
+pub use waitfor::{Cycle, WaitFor};

@@ -3,6 +3,7 @@
 //! on a paused single-threaded clock.
 
 pub mod actor;
+pub mod deadlock;
 pub mod network;
 pub mod sim;
 pub mod world;

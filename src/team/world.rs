@@ -68,6 +68,8 @@ pub struct World {
     /// Crashed agents whose crash scheduled a restart. Any other crash is
     /// final, and nothing (not even the kill default) changes it.
     pub restarts_due: std::collections::BTreeSet<AgentId>,
+    /// Who is blocked on whom, to name deadlocks as they form.
+    pub waits: crate::protocol::WaitFor,
     /// Message sequence numbers pair each send with its delivery or loss.
     pub next_msg: u64,
     pub last_event: Millis,
@@ -111,6 +113,7 @@ impl World {
             net,
             stalls: BTreeMap::new(),
             restarts_due: Default::default(),
+            waits: Default::default(),
             next_msg: 0,
             last_event: Millis::ZERO,
             live: None,
@@ -160,12 +163,16 @@ impl World {
         if !self.tracing() {
             return;
         }
+        let follows = super::deadlock::observe(&mut self.waits, &event, &self.policy);
         let s = Stamped { t: self.now(), event };
         if let Some(live) = &mut self.live {
             live(&s, &self.names);
         }
         if let Some(t) = &mut self.trace {
             t.push(s);
+        }
+        for e in follows {
+            self.record(e);
         }
     }
 
