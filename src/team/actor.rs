@@ -38,6 +38,7 @@ impl Actor for AgentActor {
         // The default mailbox holds 16 messages before `do_send` starts to
         // over-fill it; a pipelined lead needs room for far more.
         ctx.set_mailbox_capacity(usize::MAX >> 1);
+        tracing::trace!(agent = self.id.0, "actor started");
     }
 }
 
@@ -143,11 +144,15 @@ fn perform(w: &mut World, me: AgentId, epoch: u32, cmd: Command) -> bool {
             if status.is_active() || status == RosterStatus::Crashed {
                 w.halt(target, RosterStatus::Killed);
                 let name = &w.names[target.index()];
+                tracing::debug!(at = %w.now(), agent = %name, "killed: no answer to its shutdown request in time");
                 let text = format!("{name} did not answer its shutdown request in time: force-stopped");
                 w.record(Event::Alert { agent: target, text });
             }
         }
-        Command::Stop => return true,
+        Command::Stop => {
+            tracing::debug!(at = %w.now(), agent = %w.names[me.index()], "agent stops (graceful shutdown)");
+            return true;
+        }
     }
     false
 }
@@ -155,6 +160,7 @@ fn perform(w: &mut World, me: AgentId, epoch: u32, cmd: Command) -> bool {
 impl Handler<Finish> for AgentActor {
     type Result = Option<Agent>;
     fn handle(&mut self, _: Finish, ctx: &mut Context<Self>) -> Option<Agent> {
+        tracing::trace!(agent = self.id.0, "actor stops");
         ctx.stop();
         self.agent.take()
     }
