@@ -1,7 +1,7 @@
 //! `handshake bench`: handshakes per second, against a bare actix baseline
 //! measured in the same process, the same run.
 
-use super::{Format, EXIT_BAD_INPUT, EXIT_OK};
+use super::{noun, plural, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::bench::{baseline, latencies, peak_memory, percentile, protocol, reset_peak_memory, Measured, Shape};
 use clap::Args;
 use std::time::Duration;
@@ -27,10 +27,35 @@ pub struct BenchArgs {
     /// medians are reported, and the ratio is the median over the pairs
     #[arg(long, default_value_t = 5)]
     pub repeat: u32,
-    /// Run the standard cases of the README's table one after another
+    /// Run the standard cases of the README's table one after another, each in
+    /// a fresh process so that each reports its own peak memory
     /// (1 teammate; 1,000 in flight; 10,000 in flight; 100,000 teammates)
     #[arg(long, conflicts_with_all = ["teammates", "in_flight", "handshakes"])]
     pub suite: bool,
+    /// The suite's cases instead of the README's, as TEAMMATESxIN_FLIGHTxHANDSHAKES,...
+    /// (for tests of the suite itself)
+    #[arg(long, hide = true, requires = "suite", value_parser = parse_cases)]
+    pub cases: Option<Cases>,
+}
+
+/// The cases a suite measures.
+#[derive(Clone, Debug)]
+pub struct Cases(pub Vec<Shape>);
+
+fn parse_cases(s: &str) -> Result<Cases, String> {
+    let shape = |c: &str| -> Result<Shape, String> {
+        let n: Vec<u64> = c
+            .split('x')
+            .map(|n| n.trim().parse().map_err(|_| format!("{c:?}: write 1000x1x100000")))
+            .collect::<Result<_, _>>()?;
+        match n.as_slice() {
+            [t, f, h] if *t >= 1 && *f >= 1 && *h >= 1 && *t <= u32::MAX as u64 && *f <= u32::MAX as u64 => {
+                Ok(Shape { teammates: *t as u32, in_flight: *f as u32, handshakes: *h })
+            }
+            _ => Err(format!("{c:?}: write teammates x in-flight x handshakes, each at least 1, e.g. 1000x1x100000")),
+        }
+    };
+    s.split(',').map(shape).collect::<Result<Vec<_>, _>>().map(Cases)
 }
 
 /// One case measured: the medians of the protocol's and the baseline's runs,
@@ -127,17 +152,16 @@ pub fn main(a: BenchArgs) -> i32 {
     }
     let say = |what: &str| eprintln!("  measuring {what}…");
     if a.suite {
-        return suite(&a, &say);
+        return suite(&a);
     }
     let shape = Shape { teammates: a.teammates, in_flight: a.in_flight, handshakes: a.handshakes };
     if a.format == Format::Text {
         println!(
-            "handshake bench: {} teammate{} × {} in flight = {} outstanding, {} handshakes per measurement",
-            a.teammates,
-            if a.teammates == 1 { "" } else { "s" },
+            "handshake bench: {} × {} in flight = {} outstanding, {} per measurement",
+            plural(a.teammates.into(), "teammate"),
             a.in_flight,
             a.teammates as u64 * a.in_flight as u64,
-            a.handshakes
+            plural(a.handshakes, "handshake")
         );
     }
     let c = measure(shape, a.latency_sample, a.repeat, &say);
@@ -151,11 +175,11 @@ pub fn main(a: BenchArgs) -> i32 {
                 c.ratio, a.repeat
             );
             println!(
-                "  latency    p50 {:.2} µs   p99 {:.2} µs   max {:.1} µs   ({} handshakes timed)",
+                "  latency    p50 {:.2} µs   p99 {:.2} µs   max {:.1} µs   ({} timed)",
                 micros(c.p50),
                 micros(c.p99),
                 micros(c.max),
-                c.timed
+                plural(c.timed as u64, "handshake")
             );
             match c.peak {
                 Some(bytes) => {
@@ -164,7 +188,12 @@ pub fn main(a: BenchArgs) -> i32 {
                 None => println!("  memory     peak unknown (no /proc/self/status here)"),
             }
             if p.handshakes < a.handshakes {
-                println!("  note: only {} of {} handshakes completed", p.handshakes, a.handshakes);
+                println!(
+                    "  note: only {} of {} {} completed",
+                    p.handshakes,
+                    a.handshakes,
+                    noun(a.handshakes, "handshake")
+                );
             }
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(&case_json(&c)).unwrap_or_default()),
@@ -172,50 +201,94 @@ pub fn main(a: BenchArgs) -> i32 {
     EXIT_OK
 }
 
-/// The README's table, measured in one process, one run.
-fn suite(a: &BenchArgs, say: &dyn Fn(&str)) -> i32 {
-    let shapes = [
+/// The README's table. Each case runs in a fresh process (this program, as
+/// `bench --format json` for that one shape): a process's peak memory only
+/// grows, and the allocator keeps the heap a large case leaves behind, so in
+/// one process every case after the first would report its predecessor's peak.
+fn suite(a: &BenchArgs) -> i32 {
+    let standard = [
         Shape { teammates: 1, in_flight: 1, handshakes: 1_000_000 },
         Shape { teammates: 1000, in_flight: 1, handshakes: 1_000_000 },
         Shape { teammates: 1000, in_flight: 10, handshakes: 1_000_000 },
         Shape { teammates: 100_000, in_flight: 1, handshakes: 100_000 },
     ];
+    let shapes = a.cases.as_ref().map_or(standard.to_vec(), |c| c.0.clone());
     let mut cases = Vec::new();
-    for (i, shape) in shapes.into_iter().enumerate() {
-        eprintln!("case {}/{}: {} teammates × {} in flight", i + 1, shapes.len(), shape.teammates, shape.in_flight);
-        cases.push(measure(shape, a.latency_sample, a.repeat, say));
+    for (i, shape) in shapes.iter().enumerate() {
+        eprintln!(
+            "case {}/{}: {} × {} in flight",
+            i + 1,
+            shapes.len(),
+            plural(shape.teammates.into(), "teammate"),
+            shape.in_flight
+        );
+        match measure_in_child(*shape, a) {
+            Ok(case) => cases.push(case),
+            Err(e) => {
+                eprintln!("error: case {} failed: {e}", i + 1);
+                return EXIT_FAILED;
+            }
+        }
     }
     match a.format {
         Format::Text => {
-            println!(
-                "| teammates × in flight | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio | p50 µs | p99 µs | max µs | peak MB |"
-            );
-            println!("|---|---|---|---|---|---|---|---|---|");
-            for c in &cases {
+            print_table(&cases);
+            if shapes == standard {
+                let ns = |c: &serde_json::Value| c["protocol"]["ns_per_handshake"].as_f64().unwrap_or(f64::NAN);
                 println!(
-                    "| {} × {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
-                    c.shape.teammates,
-                    c.shape.in_flight,
-                    c.protocol.per_second(),
-                    c.protocol.nanos_each(),
-                    c.baseline.per_second(),
-                    c.ratio,
-                    micros(c.p50),
-                    micros(c.p99),
-                    micros(c.max),
-                    c.peak.map_or("?".to_string(), |b| format!("{:.1}", b as f64 / 1e6))
+                    "\n10,000 in flight costs {:.2}× the ns per handshake of 1,000 in flight.",
+                    ns(&cases[2]) / ns(&cases[1])
                 );
             }
-            let (k1, k10) = (&cases[1], &cases[2]);
-            println!(
-                "\n10,000 in flight costs {:.2}× the ns per handshake of 1,000 in flight.",
-                k10.protocol.nanos_each() / k1.protocol.nanos_each()
-            );
         }
-        Format::Json => {
-            let doc: Vec<_> = cases.iter().map(case_json).collect();
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(&cases).unwrap_or_default()),
     }
     EXIT_OK
+}
+
+/// Measures one shape in a new process of this program and reads its report.
+/// The child's progress goes straight to our stderr.
+fn measure_in_child(shape: Shape, a: &BenchArgs) -> Result<serde_json::Value, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start it again: {e}"))?;
+    let args = [
+        "bench".to_string(),
+        format!("--teammates={}", shape.teammates),
+        format!("--in-flight={}", shape.in_flight),
+        format!("--handshakes={}", shape.handshakes),
+        format!("--latency-sample={}", a.latency_sample),
+        format!("--repeat={}", a.repeat),
+        "--format=json".to_string(),
+    ];
+    let out = std::process::Command::new(&exe)
+        .args(&args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} {} ended with {}", exe.display(), args.join(" "), out.status));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("its report is not JSON: {e}"))
+}
+
+fn print_table(cases: &[serde_json::Value]) {
+    println!(
+        "| teammates × in flight | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio | p50 µs | p99 µs | max µs | peak MB |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for c in cases {
+        let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+        println!(
+            "| {} × {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
+            c["teammates"],
+            c["in_flight"],
+            f(&c["protocol"]["per_second"]),
+            f(&c["protocol"]["ns_per_handshake"]),
+            f(&c["baseline"]["per_second"]),
+            f(&c["ratio"]),
+            f(&c["latency_us"]["p50"]),
+            f(&c["latency_us"]["p99"]),
+            f(&c["latency_us"]["max"]),
+            c["peak_memory_bytes"].as_f64().map_or("?".to_string(), |b| format!("{:.1}", b / 1e6))
+        );
+    }
 }

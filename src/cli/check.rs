@@ -1,18 +1,18 @@
 //! `handshake check`: validate files, run nothing.
 
-use super::{default_paths, EXIT_BAD_INPUT, EXIT_OK};
-use crate::scenario::discover::{expand, load_all};
+use super::{noun, scenario_files, EXIT_BAD_INPUT, EXIT_OK};
+use crate::scenario::discover::load_all;
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// Scenario files or folders of them [default: scenarios/]
+    /// Scenario files or folders of them, subfolders included [default: scenarios/]
     pub paths: Vec<PathBuf>,
 }
 
 pub fn main(a: CheckArgs) -> i32 {
-    let files = match expand(&default_paths(a.paths)) {
+    let files = match scenario_files(&a.paths) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
@@ -27,8 +27,7 @@ pub fn main(a: CheckArgs) -> i32 {
         println!("ok    {}  ({})", s.path, s.name);
     }
     let bad = files.len() - ok.len();
-    let plural = if files.len() == 1 { "" } else { "s" };
-    println!("{} file{plural}: {} ok, {} bad", files.len(), ok.len(), bad);
+    println!("{} {}: {} ok, {} bad", files.len(), noun(files.len() as u64, "file"), ok.len(), bad);
     if errors.is_empty() {
         EXIT_OK
     } else {

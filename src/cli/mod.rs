@@ -5,6 +5,7 @@ pub mod check;
 pub mod progress;
 pub mod run;
 
+use crate::scenario::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -22,39 +23,74 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 A scenario file (TOML) describes a team, a script, the faults to inject and what must hold at the end. \
 `handshake run` plays it on a virtual clock (a 60 s timeout takes microseconds), checks the protocol's \
 invariants and the file's expectations, and tells you what happened. Same file and seed, same trace, byte for byte.",
-    after_help = "Examples:\n  handshake run                          run every scenario in scenarios/\n  \
-handshake run scenarios/03-stalled-teammate-killed.toml -v\n  \
-handshake run --seeds 1..201           sweep 200 seeds (1 to 200) over every scenario\n  \
-handshake check my-scenario.toml       validate a file without running it\n  \
-handshake bench --teammates 1000       measure handshakes per second\n\n\
+    after_help = format!("{}\n\
 Exit status: 0 all passed, 1 a scenario failed, 2 bad input (nothing was run).\n\
-Logs: set RUST_LOG=debug for the runtime's own tracing."
+Logs: RUST_LOG=handshake=debug shows the runtime's own events on stderr (runs, wake-ups, faults, agents\n\
+stopping); =info only a sweep's progress; =trace every message as well.", examples("Examples", TOP_EXAMPLES))
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
+const TOP_EXAMPLES: &[(&str, &str)] = &[
+    ("handshake run", "run every scenario in scenarios/"),
+    ("handshake run scenarios/03-stalled-teammate-killed.toml -v", "watch one scenario, event by event"),
+    ("handshake run --seeds 1..201", "sweep 200 seeds (1 to 200) over every scenario"),
+    ("handshake check my-scenario.toml", "validate a file without running it"),
+    ("handshake bench --teammates 1000", "measure handshakes per second"),
+];
+
+const RUN_EXAMPLES: &[(&str, &str)] = &[
+    ("handshake run", "every file in scenarios/ and its subfolders"),
+    ("handshake run scenarios/05-plan-approved.toml -v", "stream the events as they happen"),
+    ("handshake run my.toml --seed 7 --trace out.jsonl", "write the event log as JSON Lines"),
+    ("handshake run --seeds 1..201", "sweep seeds 1 to 200; a failing seed says how to replay it"),
+    ("handshake run --format json", "one JSON document for machines"),
+];
+
+const CHECK_EXAMPLES: &[(&str, &str)] =
+    &[("handshake check scenarios/ my-scenario.toml", "validate a folder (and its subfolders) and a file")];
+
+const BENCH_EXAMPLES: &[(&str, &str)] = &[
+    ("handshake bench", "one teammate, sequential handshakes"),
+    ("handshake bench --teammates 1000", "1,000 teammates, one request in flight to each"),
+    ("handshake bench --teammates 1 --in-flight 10000", "10,000 requests in flight with deadlines armed"),
+    ("handshake bench --suite", "the README's table, each case in a fresh process"),
+    ("handshake bench --format json", "one JSON document for machines"),
+];
+
+/// Commands longer than this put their description on the next line, so the
+/// column stays narrow enough for an 80-column terminal.
+const EXAMPLE_COMMAND_WIDTH: usize = 36;
+
+/// Lays examples out as two columns: commands on the left, every description
+/// starting in the same column, never running into its command.
+pub fn examples(title: &str, rows: &[(&str, &str)]) -> String {
+    let width = rows.iter().map(|(c, _)| c.len()).filter(|&n| n <= EXAMPLE_COMMAND_WIDTH).max().unwrap_or(0);
+    let column = 2 + width + 3;
+    let mut out = format!("{title}:\n");
+    for (command, about) in rows {
+        if command.len() <= width {
+            out.push_str(&format!("  {command:<w$}{about}\n", w = column - 2));
+        } else {
+            out.push_str(&format!("  {command}\n{:column$}{about}\n", ""));
+        }
+    }
+    out
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run scenario files and check what happened.
-    #[command(after_help = "Examples:\n  handshake run                                  every file in scenarios/\n  \
-handshake run scenarios/05-plan-approved.toml -v   stream the events as they happen\n  \
-handshake run my.toml --seed 7 --trace out.jsonl   write the event log as JSON Lines\n  \
-handshake run --seeds 1..201                   sweep seeds 1 to 200; failing seeds are listed with the command to reproduce\n  \
-handshake run --format json                    one JSON document for machines")]
+    #[command(after_help = examples("Examples", RUN_EXAMPLES))]
     Run(run::RunArgs),
     /// Validate scenario files without running them.
-    #[command(after_help = "Example:\n  handshake check scenarios/ my-scenario.toml\n\n\
-Each problem is printed as path:line:col: reason. Exit status 2 if any file is bad.")]
+    #[command(after_help = format!("{}\n\
+Each problem is printed as path:line:col: reason. Exit status 2 if any file is bad.", examples("Example", CHECK_EXAMPLES)))]
     Check(check::CheckArgs),
     /// Measure handshake throughput and latency against a bare actix baseline.
-    #[command(
-        after_help = "Examples:\n  handshake bench                                one teammate, sequential handshakes\n  \
-handshake bench --teammates 1000 --in-flight 1 1,000 teammates, all in flight at once\n  \
-handshake bench --teammates 1 --in-flight 10000 10,000 requests in flight with deadlines armed\n  \
-handshake bench --format json"
-    )]
+    #[command(after_help = examples("Examples", BENCH_EXAMPLES))]
     Bench(bench::BenchArgs),
 }
 
@@ -73,17 +109,87 @@ pub fn main(cli: Cli) -> i32 {
 }
 
 /// `RUST_LOG` controls the runtime's own logs (to stderr); off by default so
-/// reports stay clean.
+/// reports stay clean. Colour only on a terminal: escape codes in a log file
+/// or a pipe get in the way of grep.
 pub fn init_logging() {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
 }
 
-/// The default place scenarios live.
-pub fn default_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+/// The folder scenarios live in when no path is given.
+pub const DEFAULT_FOLDER: &str = "scenarios";
+
+/// The scenario files the paths name (or the default folder's), or what to
+/// do when there are none: every path must hold at least one scenario.
+pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     if paths.is_empty() {
-        vec![PathBuf::from("scenarios")]
+        let default = PathBuf::from(DEFAULT_FOLDER);
+        if !default.is_dir() {
+            return Err(format!(
+                "no {DEFAULT_FOLDER}/ folder here: run from the project root, or name scenario files or folders"
+            ));
+        }
+        return expand(&[default]).map_err(|e| e.to_string());
+    }
+    expand(paths).map_err(|e| e.to_string())
+}
+
+/// `1 handshake`, `2 handshakes`.
+pub fn plural(n: u64, word: &str) -> String {
+    format!("{n} {}", noun(n, word))
+}
+
+/// The word alone, made plural unless `n` is one.
+pub fn noun(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
     } else {
-        paths
+        format!("{word}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn examples_line_up_and_long_commands_take_their_own_line() {
+        let text = examples(
+            "Examples",
+            &[
+                ("handshake run", "all"),
+                ("handshake run --seeds 1..3", "three"),
+                ("handshake run a-very-long-file-name-for-a-scenario.toml", "one"),
+            ],
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Examples:");
+        let col = lines[1].find("all").unwrap();
+        assert_eq!(lines[2].find("three"), Some(col));
+        assert_eq!(lines[3], "  handshake run a-very-long-file-name-for-a-scenario.toml");
+        assert_eq!(lines[4].find("one"), Some(col));
+        assert!(lines[4][..col].trim().is_empty());
+    }
+
+    #[test]
+    fn every_example_is_a_command_clap_accepts() {
+        for (command, _) in TOP_EXAMPLES.iter().chain(RUN_EXAMPLES).chain(CHECK_EXAMPLES).chain(BENCH_EXAMPLES) {
+            let parsed = Cli::try_parse_from(command.split_whitespace());
+            assert!(parsed.is_ok(), "{command}: {:?}", parsed.err());
+        }
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(0, "run"), "0 runs");
+        assert_eq!(plural(1, "run"), "1 run");
+        assert_eq!(plural(2, "seed"), "2 seeds");
     }
 }

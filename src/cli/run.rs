@@ -1,19 +1,19 @@
 //! `handshake run`: play scenario files and report.
 
 use super::progress::Progress;
-use super::{default_paths, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::{noun, plural, scenario_files, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::protocol::Millis;
-use crate::scenario::discover::{expand, load_all};
+use crate::scenario::discover::load_all;
 use crate::scenario::duration::parse_duration;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
 use crate::trace::{Names, Stamped};
 use clap::Args;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Scenario files or folders of them [default: scenarios/]
+    /// Scenario files or folders of them, subfolders included [default: scenarios/]
     pub paths: Vec<PathBuf>,
     /// Run with this seed instead of the file's
     #[arg(long, conflicts_with = "seeds")]
@@ -24,7 +24,7 @@ pub struct RunArgs {
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Stream every event as it happens, in words
+    /// Stream every event as it happens, in words (one run at a time: not with --seeds)
     #[arg(short, long)]
     pub verbose: bool,
     /// Write the event log as JSON Lines to FILE (one scenario, one seed)
@@ -34,9 +34,11 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_dur)]
     pub cap: Option<Millis>,
     /// Real time one run may take before it is stopped, e.g. "30s"
-    #[arg(long, value_parser = parse_dur, default_value = "60s")]
+    #[arg(long, value_parser = parse_dur, default_value = DEFAULT_MAX_REAL)]
     pub max_real: Millis,
 }
+
+const DEFAULT_MAX_REAL: &str = "60s";
 
 fn parse_dur(s: &str) -> Result<Millis, String> {
     let d = parse_duration(s)?;
@@ -57,37 +59,50 @@ fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
 }
 
 pub fn main(a: RunArgs) -> i32 {
-    let files = match expand(&default_paths(a.paths.clone())) {
+    if a.verbose && a.seeds.is_some() {
+        eprintln!(
+            "error: -v streams the events of one run and --seeds makes many: sweep without -v, then replay a \
+             failing seed alone with --seed N -v (each failing seed's reproduce line is that command); nothing was run"
+        );
+        return EXIT_BAD_INPUT;
+    }
+    let files = match scenario_files(&a.paths) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     };
-    if files.is_empty() {
-        println!("no scenarios yet: add .toml files to scenarios/ (see docs/scenarios.md)");
-        return EXIT_OK;
-    }
     let (scenarios, errors) = load_all(&files);
     if !errors.is_empty() {
         for e in &errors {
             eprintln!("{e}");
         }
-        eprintln!(
-            "nothing was run: fix the file(s) above ({} problem{})",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        );
+        eprintln!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
         return EXIT_BAD_INPUT;
     }
     if a.trace.is_some() && (scenarios.len() != 1 || a.seeds.is_some()) {
         eprintln!("error: --trace writes one run's events: give exactly one scenario file and at most one --seed");
         return EXIT_BAD_INPUT;
     }
+    // Outputs are opened before anything runs: exit 2 promises nothing ran,
+    // and a long run should not end in "cannot write".
+    let trace = match a.trace.as_deref().map(open_output).transpose() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}; nothing was run");
+            return EXIT_BAD_INPUT;
+        }
+    };
     match a.seeds {
         Some(range) => sweep(&a, &scenarios, range),
-        None => single(&a, &scenarios),
+        None => single(&a, &scenarios, trace),
     }
+}
+
+/// Opens the `--trace` file for writing, or says why it cannot be.
+fn open_output(path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::create(path).map_err(|e| format!("cannot write the --trace file {}: {e}", path.display()))
 }
 
 fn options(a: &RunArgs, live: bool) -> RunOptions {
@@ -111,7 +126,7 @@ fn live_printer() -> crate::trace::LiveSink {
     })
 }
 
-fn single(a: &RunArgs, scenarios: &[Scenario]) -> i32 {
+fn single(a: &RunArgs, scenarios: &[Scenario], mut trace: Option<std::fs::File>) -> i32 {
     let mut reports = Vec::new();
     let started = std::time::Instant::now();
     for s in scenarios {
@@ -126,10 +141,12 @@ fn single(a: &RunArgs, scenarios: &[Scenario]) -> i32 {
         if a.format == Format::Text {
             print_report(&report, a);
         }
-        if let (Some(path), Some(outcome)) = (&a.trace, &report.outcome) {
-            if let Err(e) = write_trace(path, outcome) {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return EXIT_BAD_INPUT;
+        if let (Some(file), Some(outcome)) = (trace.take(), &report.outcome) {
+            if let Err(e) = write_trace(file, outcome) {
+                // The run happened: this is a failure, not bad input.
+                let path = a.trace.as_deref().unwrap_or(Path::new("?")).display();
+                eprintln!("error: writing the trace to {path}: {e}");
+                return EXIT_FAILED;
             }
         }
         reports.push(report);
@@ -139,9 +156,8 @@ fn single(a: &RunArgs, scenarios: &[Scenario]) -> i32 {
         Format::Text => {
             let virt: u64 = reports.iter().map(|r| r.virtual_ms).sum();
             println!(
-                "\n{} scenario{}: {} passed, {} failed  (virtual {}, real {:.1} ms)",
-                reports.len(),
-                if reports.len() == 1 { "" } else { "s" },
+                "\n{}: {} passed, {} failed  (virtual {}, real {:.1} ms)",
+                plural(reports.len() as u64, "scenario"),
                 reports.len() - failed,
                 failed,
                 Millis(virt),
@@ -163,19 +179,84 @@ fn single(a: &RunArgs, scenarios: &[Scenario]) -> i32 {
     }
 }
 
-fn reproduce(path: &str, seed: u64) -> String {
-    format!("cargo run --release -- run {path} --seed {seed} -v")
+/// The command that plays this run again: the program as it was started,
+/// the file, the seed, and every option that changes what the run does.
+fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
+    let mut words = vec![program(), "run".to_string(), shell_word(path), "--seed".to_string(), seed.to_string()];
+    words.extend(options_that_change_the_run(a));
+    words.push("-v".to_string());
+    words.join(" ")
+}
+
+/// Spelled out field by field, so a new option cannot be added without
+/// deciding whether a reproduce line must carry it.
+fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
+    let RunArgs {
+        paths: _,   // replaced by the one file that failed
+        seed: _,    // replaced by the seed that failed
+        seeds: _,   // replaced by the seed that failed
+        format: _,  // how the report reads, not what happens
+        verbose: _, // always on: the point of reproducing is to watch
+        trace: _,   // an output, not an input
+        cap,
+        max_real,
+    } = a;
+    let mut out = Vec::new();
+    if let Some(cap) = cap {
+        out.extend(["--cap".to_string(), duration_word(*cap)]);
+    }
+    if Some(*max_real) != parse_dur(DEFAULT_MAX_REAL).ok() {
+        out.extend(["--max-real".to_string(), duration_word(*max_real)]);
+    }
+    out
+}
+
+/// How this program was started. `cargo run` (and `cargo test`) tell the
+/// program its package name, and then the same cargo command rebuilds
+/// whatever changed first; otherwise the path it was started by (an
+/// installed binary, a copied one) is the one that reproduces. `--release`
+/// because a run is the same in either build, only faster.
+fn program() -> String {
+    if std::env::var_os("CARGO_PKG_NAME").is_some_and(|n| n == env!("CARGO_PKG_NAME")) {
+        return "cargo run --release --".to_string();
+    }
+    let argv0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned());
+    shell_word(argv0.as_deref().filter(|a| !a.is_empty()).unwrap_or(env!("CARGO_PKG_NAME")))
+}
+
+/// A duration the way `--cap` reads it back: whole hours, minutes, seconds
+/// or milliseconds, exact.
+fn duration_word(d: Millis) -> String {
+    match d.0 {
+        ms if ms > 0 && ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        ms if ms > 0 && ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}
+
+/// Quotes a word for a POSIX shell when it needs it, so the printed line can
+/// be pasted as it is.
+fn shell_word(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,@%+".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
 }
 
 fn print_report(r: &Report, a: &RunArgs) {
     let c = &r.counts;
     println!(
-        "{}  {:<48} seed {:<4} {:>4} msgs {:>3} handshakes {:>2} ignored {:>2} expired {:>2} refused  {:>8} virtual {:>7.2} ms real",
+        "{}  {:<48} seed {:<4} {:>4} {:<4} {:>3} {:<10} {:>2} ignored {:>2} expired {:>2} refused  {:>8} virtual {:>7.2} ms real",
         if r.passed { "PASS" } else { "FAIL" },
         r.name,
         r.seed,
         c.messages,
+        noun(c.messages as u64, "msg"),
         c.handshakes,
+        noun(c.handshakes as u64, "handshake"),
         c.ignored,
         c.expired,
         c.refused,
@@ -197,22 +278,22 @@ fn print_report(r: &Report, a: &RunArgs) {
         }
         if r.failures.len() > 1 {
             println!(
-                "      … and {} more failed check{}:",
+                "      … and {} more failed {}:",
                 r.failures.len() - 1,
-                if r.failures.len() == 2 { "" } else { "s" }
+                noun(r.failures.len() as u64 - 1, "check")
             );
             for f in &r.failures[1..] {
                 println!("        ✗ {} — {}", f.check, f.message);
             }
         }
         if !a.verbose {
-            println!("      reproduce: {}", reproduce(&r.path, r.seed));
+            println!("      reproduce: {}", reproduce(a, &r.path, r.seed));
         }
     }
 }
 
-fn write_trace(path: &PathBuf, o: &crate::team::Outcome) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+fn write_trace(file: std::fs::File, o: &crate::team::Outcome) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(file);
     for e in &o.events {
         serde_json::to_writer(&mut out, &e.to_json(&o.names))?;
         out.write_all(b"\n")?;
@@ -223,22 +304,26 @@ fn write_trace(path: &PathBuf, o: &crate::team::Outcome) -> std::io::Result<()> 
 fn sweep(a: &RunArgs, scenarios: &[Scenario], (from, to): (u64, u64)) -> i32 {
     let seeds = to - from;
     let total = seeds * scenarios.len() as u64;
-    let mut progress = Progress::new(total, "runs", true);
+    let mut progress = Progress::new(total, "run", a.format == Format::Text);
     let started = std::time::Instant::now();
     let mut failing: Vec<(String, String, u64, String)> = Vec::new();
     let mut rows = Vec::new();
+    tracing::info!(runs = total, scenarios = scenarios.len(), from, to, "sweep starts");
     for s in scenarios {
         let mut failed_here = 0;
         let mut real = 0.0;
         for seed in from..to {
             let r = run_scenario(s, seed, options(a, false));
             real += r.real_ms;
-            if !r.passed {
+            if r.passed {
+                progress.tick(None);
+            } else {
                 failed_here += 1;
                 let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
+                progress.tick(Some(&format!("FAIL  {} seed {seed}: {why}", s.name)));
                 failing.push((s.name.clone(), s.path.clone(), seed, why));
             }
-            progress.tick(failing.len() as u64);
+            log_tenths(&progress, total);
         }
         rows.push((s.name.clone(), failed_here, real));
     }
@@ -247,26 +332,26 @@ fn sweep(a: &RunArgs, scenarios: &[Scenario], (from, to): (u64, u64)) -> i32 {
         Format::Text => {
             for (name, failed, real) in &rows {
                 println!(
-                    "{}  {:<48} {}/{} seeds passed  ({:.1} ms real)",
+                    "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
                     if *failed == 0 { "PASS" } else { "FAIL" },
                     name,
                     seeds - failed,
                     seeds,
+                    noun(seeds, "seed"),
                     real
                 );
             }
             if !failing.is_empty() {
                 println!("\nfailing seeds:");
                 for (name, path, seed, why) in &failing {
-                    println!("  {name} seed {seed}: {why}\n    reproduce: {}", reproduce(path, *seed));
+                    println!("  {name} seed {seed}: {why}\n    reproduce: {}", reproduce(a, path, *seed));
                 }
             }
             println!(
-                "\n{} runs ({} scenario{} × {} seeds): {} passed, {} failed  (real {:.2} s)",
-                total,
-                scenarios.len(),
-                if scenarios.len() == 1 { "" } else { "s" },
-                seeds,
+                "\n{} ({} × {}): {} passed, {} failed  (real {:.2} s)",
+                plural(total, "run"),
+                plural(scenarios.len() as u64, "scenario"),
+                plural(seeds, "seed"),
                 total - failing.len() as u64,
                 failing.len(),
                 elapsed
@@ -276,7 +361,7 @@ fn sweep(a: &RunArgs, scenarios: &[Scenario], (from, to): (u64, u64)) -> i32 {
             let doc = serde_json::json!({
                 "seeds": {"from": from, "to": to},
                 "runs": total,
-                "failed": failing.iter().map(|(n, p, s, w)| serde_json::json!({"scenario": n, "path": p, "seed": s, "why": w, "reproduce": reproduce(p, *s)})).collect::<Vec<_>>(),
+                "failed": failing.iter().map(|(n, p, s, w)| serde_json::json!({"scenario": n, "path": p, "seed": s, "why": w, "reproduce": reproduce(a, p, *s)})).collect::<Vec<_>>(),
                 "real_seconds": elapsed,
             });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -286,6 +371,14 @@ fn sweep(a: &RunArgs, scenarios: &[Scenario], (from, to): (u64, u64)) -> i32 {
         EXIT_OK
     } else {
         EXIT_FAILED
+    }
+}
+
+/// A sweep's progress in the log, every tenth of the way (and at the end).
+fn log_tenths(p: &Progress, total: u64) {
+    let (done, failed) = (p.done(), p.failed());
+    if (done * 10 / total) > ((done - 1) * 10 / total) {
+        tracing::info!(done, total, failed, "sweep progress");
     }
 }
 
@@ -304,4 +397,28 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_written_as_the_options_read_them() {
+        for ms in [0, 1, 999, 1000, 1500, 90_000, 120_000, 3_600_000, 5_400_000, 31_536_000_000] {
+            let word = duration_word(Millis(ms));
+            assert_eq!(parse_duration(&word), Ok(Millis(ms)), "{word}");
+        }
+        assert_eq!(duration_word(Millis(10_000)), "10s");
+        assert_eq!(duration_word(Millis(7_200_000)), "2h");
+    }
+
+    #[test]
+    fn words_are_quoted_for_the_shell_only_when_needed() {
+        assert_eq!(shell_word("scenarios/01-happy.toml"), "scenarios/01-happy.toml");
+        assert_eq!(shell_word("my scenarios/a.toml"), "'my scenarios/a.toml'");
+        assert_eq!(shell_word("it's.toml"), "'it'\\''s.toml'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

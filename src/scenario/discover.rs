@@ -1,21 +1,29 @@
 //! Finding and loading scenario files: paths may be files or folders.
 
 use super::build::{load_file, Scenario, ScenarioError};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Expands folders into their `.toml` files (sorted, so runs list in a stable
-/// order) and keeps files as given.
+/// Expands folders into the `.toml` files they hold, subfolders included,
+/// and keeps files as given. Within a folder its own files come first, then
+/// each subfolder's, all sorted by name, so runs list in a stable order. A
+/// folder with no scenario anywhere in it is an error: the user named it
+/// expecting something to run.
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| whole_file(p, format!("cannot read the folder: {e}")))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "toml"))
-                .collect();
-            found.sort();
-            out.extend(found);
+            let before = out.len();
+            walk(p, &mut out, &mut BTreeSet::new())
+                .map_err(|e| whole_file(p, format!("cannot read the folder: {e}")))?;
+            if out.len() == before {
+                return Err(whole_file(
+                    p,
+                    "no scenario files (.toml) in this folder or its subfolders: add one (see docs/scenarios.md), \
+                     or name other files or folders"
+                        .to_string(),
+                ));
+            }
         } else if p.exists() {
             out.push(p.clone());
         } else {
@@ -23,6 +31,23 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
         }
     }
     Ok(out)
+}
+
+/// Depth first, files before subfolders. `seen` holds the folders already
+/// walked (by their real path), so a symbolic link back up the tree is
+/// followed once, not forever.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
+    if !seen.insert(dir.canonicalize()?) {
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    let (folders, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
+    out.extend(files.into_iter().filter(|f| f.extension().is_some_and(|x| x == "toml")));
+    for folder in folders {
+        walk(&folder, out, seen)?;
+    }
+    Ok(())
 }
 
 fn whole_file(p: &Path, message: String) -> ScenarioError {

@@ -38,6 +38,7 @@ impl Actor for AgentActor {
         // The default mailbox holds 16 messages before `do_send` starts to
         // over-fill it; a pipelined lead needs room for far more.
         ctx.set_mailbox_capacity(usize::MAX >> 1);
+        tracing::trace!(agent = self.id.0, "actor started");
     }
 }
 
@@ -152,6 +153,7 @@ fn perform(w: &mut World, me: AgentId, epoch: u32, cmd: Command) -> bool {
             let status = w.roster.statuses[target.index()];
             let name = &w.names[target.index()];
             if status.is_active() || w.restarts_due.remove(&target) {
+                tracing::debug!(at = %w.now(), agent = %name, "killed: no answer to its shutdown request in time");
                 let text = format!("{name} did not answer its shutdown request in time: force-stopped");
                 w.halt(target, RosterStatus::Killed);
                 w.record(Event::Alert { agent: target, text });
@@ -160,7 +162,10 @@ fn perform(w: &mut World, me: AgentId, epoch: u32, cmd: Command) -> bool {
                 w.record(Event::Note { text });
             }
         }
-        Command::Stop => return true,
+        Command::Stop => {
+            tracing::debug!(at = %w.now(), agent = %w.names[me.index()], "agent stops (graceful shutdown)");
+            return true;
+        }
     }
     false
 }
@@ -168,6 +173,7 @@ fn perform(w: &mut World, me: AgentId, epoch: u32, cmd: Command) -> bool {
 impl Handler<Finish> for AgentActor {
     type Result = Option<Agent>;
     fn handle(&mut self, _: Finish, ctx: &mut Context<Self>) -> Option<Agent> {
+        tracing::trace!(agent = self.id.0, "actor stops");
         ctx.stop();
         self.agent.take()
     }

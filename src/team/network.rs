@@ -192,6 +192,7 @@ impl Network {
             }
             let f = &mut self.faults[i];
             f.hits += 1;
+            tracing::debug!(at = %now, effect = ?f.effect, from = from.0, to = to.0, "link fault acts");
             match &f.effect {
                 LinkEffect::Drop => return Route::Lost(Cause::Drop),
                 LinkEffect::Delay(l) => {
@@ -240,6 +241,7 @@ impl Network {
 
 /// Runs a time-triggered fault.
 pub fn fire(w: &mut World, f: Scheduled) {
+    tracing::debug!(at = %w.now(), fault = ?f, "fault fires");
     match f {
         Scheduled::Crash { agent, restart_after } => {
             if !w.roster.statuses[agent.index()].is_active() {

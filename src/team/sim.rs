@@ -185,6 +185,15 @@ pub fn paused_system() -> actix_rt::SystemRunner {
 }
 
 async fn simulate(mut spec: TeamSpec) -> Outcome {
+    tracing::debug!(
+        seed = spec.seed,
+        teammates = spec.teammates.len(),
+        steps = spec.steps.len(),
+        faults = spec.link_faults.len() + spec.partitions.len() + spec.timed.len(),
+        end = ?spec.end,
+        cap = %spec.cap,
+        "run starts"
+    );
     let mut names = vec![LEAD_NAME.to_string()];
     names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
     names.push("adversary".to_string());
@@ -222,6 +231,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         let addr = actor.start();
         w.borrow_mut().addrs[i] = Some(addr);
     }
+    tracing::debug!(actors = team, "actors started");
 
     {
         let mut wb = w.borrow_mut();
@@ -294,6 +304,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // that finds nothing to do does not lengthen the run.
     let ended_at = events.last().map_or(wb.last_event, |e| e.t);
     let ended_at = if stop == Stop::Settled { ended_at } else { wb.tick() };
+    tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
     Outcome {
         names: n,
         roster: wb.roster.statuses.clone(),
@@ -348,6 +359,7 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
             _ = sleep => {}
         }
         let now = w.borrow_mut().tick();
+        tracing::debug!(at = %now, queued = w.borrow().queue.len(), "driver wakes");
         match next {
             None => return Stop::Settled,
             Some(t) if t > limit => return if end.is_some_and(|e| e <= cap) { Stop::EndTime } else { Stop::Cap },
@@ -362,7 +374,10 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
                 }
             };
             match due {
-                Some(d) => w.borrow_mut().fire(d),
+                Some(d) => {
+                    tracing::trace!(at = %now, event = ?d, "event due");
+                    w.borrow_mut().fire(d)
+                }
                 None => break,
             }
         }

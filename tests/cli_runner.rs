@@ -1,0 +1,495 @@
+//! The runner's manners as a user meets them (issue 9, points 12, 13, 14, 16,
+//! 19 and 21): output paths checked before anything runs, real logs behind
+//! `RUST_LOG`, a reproduce line that reproduces, per-case peak memory in the
+//! bench suite, helpful paths, and output that reads well.
+
+use clap::Parser;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const HAPPY: &str = "scenarios/01-happy-shutdown.toml";
+const STALLED: &str = "scenarios/03-stalled-teammate-killed.toml";
+
+// ---------------------------------------------------------------- helpers
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    args: String,
+}
+
+impl Ran {
+    fn explain(&self) -> String {
+        format!(
+            "handshake {}\n  exit status {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.args, self.code, self.stdout, self.stderr
+        )
+    }
+
+    fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "wrong exit status\n{}", self.explain());
+        self
+    }
+
+    fn stdout_has(&self, needle: &str) -> &Self {
+        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}\n{}", self.explain());
+        self
+    }
+
+    fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}\n{}", self.explain());
+        self
+    }
+
+    /// No scenario was played: no report line of any kind on stdout.
+    fn ran_nothing(&self) -> &Self {
+        let played: Vec<&str> = self
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL") || l.contains("passed"))
+            .collect();
+        assert!(played.is_empty(), "something was run: {played:?}\n{}", self.explain());
+        self
+    }
+
+    fn lines_starting(&self, prefix: &str) -> Vec<&str> {
+        self.stdout.lines().filter(|l| l.starts_with(prefix)).collect()
+    }
+
+    fn reproduce_line(&self) -> &str {
+        let line = self.stdout.lines().find(|l| l.contains("reproduce: ")).expect("a reproduce line");
+        line.split_once("reproduce: ").map(|(_, cmd)| cmd).unwrap_or_default()
+    }
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `program args` in `dir` with extra environment, RUST_LOG unset unless given.
+fn invoke(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Ran {
+    let mut c = Command::new(program);
+    c.args(args).current_dir(dir).env_remove("RUST_LOG");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    from_output(c.output().expect("the program starts"), args.join(" "))
+}
+
+fn from_output(out: std::process::Output, args: String) -> Ran {
+    Ran {
+        code: out.status.code().expect("exited, not killed by a signal"),
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+        args,
+    }
+}
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_handshake"))
+}
+
+fn handshake(args: &[&str]) -> Ran {
+    invoke(bin(), args, root(), &[])
+}
+
+fn handshake_in(dir: &Path, args: &[&str]) -> Ran {
+    invoke(bin(), args, dir, &[])
+}
+
+/// A fresh folder under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "handshake-runner-{tag}-{}-{nanos}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+
+    /// Writes a file (creating its folders) and returns its path as text.
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("folders");
+        std::fs::write(&p, text).expect("write temp file");
+        self.path(name)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().expect("a UTF-8 temp path").to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scenario(name: &str) -> String {
+    format!(
+        "name = \"{name}\"\nabout = \"A tiny scenario.\"\n\n[[teammate]]\nname = \"alice\"\n\n\
+         [[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alice\"\nlabel = \"stop-alice\"\n\n\
+         [[expect]]\nrequest = \"stop-alice\"\nstatus = \"approved\"\n"
+    )
+}
+
+/// Alice never answers; the request expires after 60 s. Under a 10 s cap it
+/// is still pending when the run stops, so the expectation fails: a failure
+/// that only the cap causes.
+const NEEDS_THE_FULL_TIMEOUT: &str = r#"name = "needs-the-full-timeout"
+about = "Alice ignores the shutdown; the request expires after 60 s."
+
+[[teammate]]
+name = "alice"
+on_shutdown = "ignore"
+
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+
+[[expect]]
+request = "stop-alice"
+status = "expired"
+"#;
+
+/// A valid scenario whose expectation is wrong on every seed.
+const WRONG_EXPECTATION: &str = r#"name = "wrong-expectation"
+about = "Alice approves the shutdown, but this file claims the request expired."
+
+[[teammate]]
+name = "alice"
+on_shutdown = "approve"
+
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+
+[[expect]]
+request = "stop-alice"
+status = "expired"
+"#;
+
+// ---------------------------------------------------------------- 12: output paths first
+
+#[test]
+fn a_trace_path_that_cannot_be_written_is_refused_before_anything_runs() {
+    let dir = TempDir::new("trace-unwritable");
+    let in_missing_folder = dir.path("no-such-folder/trace.jsonl");
+    let a_folder = dir.path("");
+    for out in [in_missing_folder.as_str(), a_folder.as_str()] {
+        let r = handshake(&["run", HAPPY, "--trace", out]);
+        r.expect_code(2).ran_nothing().stderr_has("--trace").stderr_has(out).stderr_has("nothing was run");
+        assert!(!r.stdout.contains("PASS"), "{}", r.explain());
+    }
+    // The check must not leave a file behind when something else refuses the run.
+    let out = dir.path("trace.jsonl");
+    handshake(&["run", HAPPY, "--seeds", "1..3", "--trace", &out]).expect_code(2).ran_nothing();
+    assert!(!Path::new(&out).exists(), "a refused run wrote {out}");
+}
+
+// ---------------------------------------------------------------- 13: RUST_LOG
+
+#[test]
+fn rust_log_shows_the_runtime_on_stderr_and_nothing_without_it() {
+    let logged = invoke(bin(), &["run", STALLED], root(), &[("RUST_LOG", "handshake=debug")]);
+    logged
+        .expect_code(0)
+        .stderr_has("run starts")
+        .stderr_has("run ends")
+        .stderr_has("stop=Settled")
+        .stderr_has("driver wakes")
+        .stderr_has("fault fires")
+        .stderr_has("Stall")
+        .stderr_has("actors started")
+        .stderr_has("killed");
+    // Logs go to stderr only: the report is the same either way.
+    let quiet = handshake(&["run", STALLED]);
+    quiet.expect_code(0);
+    assert!(quiet.stderr.is_empty(), "stderr must be clean without RUST_LOG\n{}", quiet.explain());
+    let strip = |s: &str| s.lines().map(|l| l.split("virtual").next().unwrap_or("").to_string()).collect::<Vec<_>>();
+    assert_eq!(strip(&logged.stdout), strip(&quiet.stdout), "RUST_LOG changed the report");
+
+    // A sweep reports its progress at info.
+    let sweep = invoke(bin(), &["run", HAPPY, "--seeds", "1..21"], root(), &[("RUST_LOG", "handshake=info")]);
+    sweep.expect_code(0).stderr_has("sweep progress").stderr_has("done=20");
+    assert!(!sweep.stderr.contains("run starts"), "debug lines at info level\n{}", sweep.explain());
+}
+
+// ---------------------------------------------------------------- 14: reproduce
+
+#[test]
+fn the_reproduce_line_carries_the_cap_and_reproduces_the_failure() {
+    let dir = TempDir::new("repro-cap");
+    let file = dir.write("needs-timeout.toml", NEEDS_THE_FULL_TIMEOUT);
+    handshake(&["run", &file]).expect_code(0);
+
+    let r = handshake(&["run", &file, "--cap", "10s", "--max-real", "30s"]);
+    r.expect_code(1);
+    let cmd = r.reproduce_line();
+    assert!(cmd.contains("--cap 10s") && cmd.contains("--max-real 30s"), "{}", r.explain());
+    let (_, args) = cmd.split_once(" -- ").expect("cargo run --release -- ARGS");
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let again = handshake(&args);
+    again.expect_code(1);
+    assert_eq!(first_failure(&again), first_failure(&r), "{}", again.explain());
+
+    // A sweep's failing seeds carry it too.
+    let sweep = handshake(&["run", &file, "--seeds", "3..5", "--cap", "10s"]);
+    sweep.expect_code(1);
+    for seed in [3, 4] {
+        sweep.stdout_has(&format!("run {file} --seed {seed} --cap 10s"));
+    }
+}
+
+fn first_failure(r: &Ran) -> String {
+    r.stdout.lines().find(|l| l.trim_start().starts_with('✗')).unwrap_or_default().to_string()
+}
+
+#[test]
+#[cfg(unix)]
+fn an_installed_binary_names_itself_and_its_reproduce_line_runs_as_printed() {
+    // Outside any cargo target dir, in a folder whose name needs quoting, and
+    // without the variables `cargo run` sets: as an installed binary runs.
+    let dir = TempDir::new("installed");
+    let program = PathBuf::from(dir.path("my bin/handshake"));
+    std::fs::create_dir_all(program.parent().unwrap()).unwrap();
+    std::fs::copy(bin(), &program).expect("copy the binary");
+    let file = dir.write("my scenarios/wrong.toml", WRONG_EXPECTATION);
+
+    let mut c = Command::new(&program);
+    c.args(["run", &file, "--seed", "4"]).current_dir(root()).env_remove("RUST_LOG");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("CARGO")) {
+        c.env_remove(k);
+    }
+    let r = from_output(c.output().expect("the copy starts"), format!("run {file} --seed 4"));
+    r.expect_code(1);
+    let cmd = r.reproduce_line().to_string();
+    assert!(!cmd.contains("cargo run"), "an installed binary is not `cargo run`\n{}", r.explain());
+    assert!(cmd.starts_with(&format!("'{}' run '{file}' --seed 4", program.display())), "{}", r.explain());
+
+    // The printed line is a shell command: run it as printed.
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(&cmd).current_dir(root()).env_remove("RUST_LOG");
+    let again = from_output(sh.output().expect("sh starts"), cmd.clone());
+    again.expect_code(1).stdout_has("seed 4");
+    assert_eq!(first_failure(&again), first_failure(&r), "{}", again.explain());
+}
+
+// ---------------------------------------------------------------- 16: bench peaks
+
+#[test]
+#[cfg(target_os = "linux")]
+fn each_bench_suite_case_reports_its_own_peak_memory() {
+    // A large case first, then a small one: the small one's peak must be its
+    // own, as when it runs alone, not what the large one left behind.
+    let common = ["--repeat", "1", "--latency-sample", "100", "--format", "json"];
+    let mut suite = vec!["bench", "--suite", "--cases", "20000x1x20000,1x1x2000"];
+    suite.extend(common);
+    let r = handshake(&suite);
+    r.expect_code(0);
+    let cases: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+    let peak = |c: &Value| c["peak_memory_bytes"].as_f64().unwrap_or_else(|| panic!("no peak: {c}"));
+    let (big, small) = (peak(&cases[0]), peak(&cases[1]));
+    assert_eq!(cases[1]["teammates"], 1, "{}", r.explain());
+
+    let mut alone = vec!["bench", "--teammates", "1", "--handshakes", "2000"];
+    alone.extend(common);
+    let a = handshake(&alone);
+    a.expect_code(0);
+    let alone: Value = serde_json::from_str(&a.stdout).expect("JSON");
+    let alone = peak(&alone);
+
+    assert!(big > 2.0 * alone, "the large case should need more memory: {big} vs {alone}");
+    assert!(
+        small <= alone * 1.25 + 1e6,
+        "the small case reports {small} bytes in the suite but {alone} alone: inflated by the case before it"
+    );
+}
+
+// ---------------------------------------------------------------- 19: paths
+
+#[test]
+fn without_a_scenarios_folder_here_the_error_says_what_to_do() {
+    let dir = TempDir::new("elsewhere");
+    for cmd in ["run", "check"] {
+        let r = handshake_in(&dir.0, &[cmd]);
+        r.expect_code(2).ran_nothing().stderr_has("no scenarios/ folder here").stderr_has("project root");
+    }
+}
+
+#[test]
+fn a_folder_without_scenarios_is_named_and_refused() {
+    let dir = TempDir::new("empty");
+    std::fs::create_dir_all(dir.0.join("scenarios")).unwrap();
+    std::fs::create_dir_all(dir.0.join("empty/sub")).unwrap();
+    dir.write("empty/notes.txt", "not a scenario");
+    let empty = dir.path("empty");
+    for cmd in ["run", "check"] {
+        let r = handshake_in(&dir.0, &[cmd, &empty]);
+        r.expect_code(2).ran_nothing().stderr_has(&format!("{empty}: no scenario files (.toml)"));
+        // The default folder, when it is there but empty, is named as well.
+        let r = handshake_in(&dir.0, &[cmd]);
+        r.expect_code(2).ran_nothing().stderr_has("scenarios: no scenario files (.toml)");
+    }
+    // One empty folder among good files still refuses the lot: nothing runs.
+    let r = handshake(&["run", HAPPY, &empty]);
+    r.expect_code(2).ran_nothing().stderr_has(&empty);
+}
+
+#[test]
+fn subfolders_are_walked_in_a_stable_order() {
+    let dir = TempDir::new("walk");
+    dir.write("top.toml", &scenario("top"));
+    dir.write("b/second.toml", &scenario("in-b"));
+    dir.write("a/deeper/third.toml", &scenario("in-a-deeper"));
+    dir.write("a/first.toml", &scenario("in-a"));
+    dir.write("a/readme.md", "not a scenario");
+    let r = handshake(&["check", &dir.path("")]);
+    r.expect_code(0).stdout_has("4 files: 4 ok, 0 bad");
+    let names: Vec<&str> = r.lines_starting("ok").iter().map(|l| l.rsplit('(').next().unwrap()).collect();
+    // A folder's own files first, then its subfolders', each sorted by name.
+    assert_eq!(names, ["top)", "in-a)", "in-a-deeper)", "in-b)"], "{}", r.explain());
+    let ran = handshake(&["run", &dir.path("")]);
+    ran.expect_code(0).stdout_has("4 scenarios: 4 passed");
+    let order: Vec<&str> =
+        ran.lines_starting("PASS").iter().map(|l| l.split_whitespace().nth(1).unwrap_or("")).collect();
+    assert_eq!(order, ["top", "in-a", "in-a-deeper", "in-b"], "{}", ran.explain());
+}
+
+// ---------------------------------------------------------------- 21: output manners
+
+#[test]
+fn counts_of_one_are_singular() {
+    let r = handshake(&["run", HAPPY]);
+    r.expect_code(0).stdout_has(" 1 handshake ").stdout_has("1 scenario: 1 passed");
+    assert!(!r.stdout.contains("1 handshakes"), "{}", r.explain());
+    let s = handshake(&["run", HAPPY, "--seeds", "1..2"]);
+    s.expect_code(0).stdout_has("1 run (1 scenario × 1 seed): 1 passed, 0 failed").stdout_has("1/1 seed passed");
+    assert!(!s.stdout.contains("1 runs") && !s.stdout.contains("1 seeds"), "{}", s.explain());
+}
+
+#[test]
+fn verbose_with_seeds_is_refused_with_a_reason() {
+    let r = handshake(&["run", HAPPY, "--seeds", "1..3", "-v"]);
+    r.expect_code(2).ran_nothing().stderr_has("-v").stderr_has("--seed");
+}
+
+#[test]
+fn a_sweep_shows_failures_as_they_happen_and_no_bar_off_a_terminal() {
+    let dir = TempDir::new("sweep-live");
+    let file = dir.write("wrong.toml", WRONG_EXPECTATION);
+    let r = handshake(&["run", &file, "--seeds", "1..4"]);
+    r.expect_code(1);
+    for seed in 1..4 {
+        r.stderr_has(&format!("FAIL  wrong-expectation seed {seed}:"));
+    }
+    assert!(!r.stderr.contains('[') && !r.stderr.contains("left"), "a progress bar off a terminal\n{}", r.explain());
+}
+
+#[test]
+#[cfg(unix)]
+fn the_progress_bar_draws_on_a_terminal_with_an_estimate_but_never_with_json() {
+    let text = on_a_terminal(&["run", HAPPY, "--seeds", "1..41"]);
+    assert!(text.contains("40/40 runs"), "no progress bar on a terminal:\n{text}");
+    assert!(text.contains("left"), "no estimate of the time left:\n{text}");
+    let json = on_a_terminal(&["run", HAPPY, "--seeds", "1..41", "--format", "json"]);
+    assert!(!json.contains("40/40"), "a progress bar with --format json:\n{json}");
+}
+
+/// Runs the binary with stderr on a fresh pseudo-terminal (stdout piped) and
+/// returns what it drew there.
+#[cfg(unix)]
+fn on_a_terminal(args: &[&str]) -> String {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain libc calls on descriptors this function owns; each one is
+    // checked before use and handed to a `File` that closes it.
+    let (master, slave) = unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(m >= 0, "no pseudo-terminal");
+        assert_eq!(libc::grantpt(m), 0);
+        assert_eq!(libc::unlockpt(m), 0);
+        let name = libc::ptsname(m);
+        assert!(!name.is_null());
+        let s = libc::open(name, libc::O_RDWR | libc::O_NOCTTY);
+        assert!(s >= 0, "cannot open the terminal's other end");
+        (std::fs::File::from_raw_fd(m), std::fs::File::from_raw_fd(s))
+    };
+    let child = Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .expect("the binary starts");
+    let reader = std::thread::spawn(move || {
+        let mut master = master;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Reads until the last writer is gone (EIO on Linux).
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let out = child.wait_with_output().expect("the binary ends");
+    assert!(out.status.code().is_some(), "killed by a signal");
+    reader.join().expect("the reader ends")
+}
+
+#[test]
+fn help_examples_keep_their_descriptions_in_one_column() {
+    for cmd in [vec!["--help"], vec!["run", "--help"], vec!["check", "--help"], vec!["bench", "--help"]] {
+        let r = handshake(&cmd);
+        r.expect_code(0);
+        let examples: Vec<&str> = r
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("Example"))
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        assert!(!examples.is_empty(), "{}", r.explain());
+        let mut columns = BTreeMap::new();
+        for line in &examples {
+            let Some(rest) = line.strip_prefix("  handshake ") else {
+                // A description on a line of its own, under the column.
+                let col = line.len() - line.trim_start().len();
+                columns.entry(col).or_insert_with(Vec::new).push(*line);
+                continue;
+            };
+            // The command part must be a command: a description that runs
+            // into it would make it one clap refuses.
+            let command = rest.split("  ").next().unwrap_or_default();
+            let words = std::iter::once("handshake").chain(command.split_whitespace());
+            if let Err(e) = handshake::cli::Cli::try_parse_from(words) {
+                panic!("example {line:?} is not a valid command: {e}\n{}", r.explain());
+            }
+            if let Some(gap) = rest.find("  ") {
+                let after = &rest[gap..];
+                let col = "  handshake ".len() + gap + (after.len() - after.trim_start().len());
+                columns.entry(col).or_insert_with(Vec::new).push(*line);
+            }
+        }
+        assert!(columns.len() <= 1, "descriptions start in more than one column: {columns:#?}\n{}", r.explain());
+    }
+}
