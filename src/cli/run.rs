@@ -246,6 +246,10 @@ fn shell_word(w: &str) -> String {
     }
 }
 
+fn bracketed(labels: &[String]) -> String {
+    labels.iter().map(|l| format!("[{l}]")).collect::<Vec<_>>().join(", ")
+}
+
 fn print_report(r: &Report, a: &RunArgs) {
     let c = &r.counts;
     println!(
@@ -267,6 +271,16 @@ fn print_report(r: &Report, a: &RunArgs) {
         let pending =
             if r.pending.is_empty() { String::new() } else { format!("; still pending: {}", r.pending.join(", ")) };
         println!("      stopped by the {} at {}{pending}", r.stopped_by, Millis(r.virtual_ms));
+    }
+    for d in &r.deadlocks {
+        let formed = Millis(d.formed_ms);
+        match (d.broken_ms, &d.broken_by) {
+            (Some(at), Some(by)) => {
+                let how = d.default.map_or_else(|| "ending".to_string(), |x| format!("expiring (default {x})"));
+                println!("      deadlock {} at {formed}, broken at {} by [{by}] {how}", d.cycle(), Millis(at));
+            }
+            _ => println!("      DEADLOCKED: {} since {formed}, waiting on {}", d.cycle(), bracketed(&d.requests)),
+        }
     }
     if let Some(f) = r.failures.first() {
         println!("      ✗ {} — {} (at {})", f.check, f.message, Millis(f.at_ms));

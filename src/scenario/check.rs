@@ -20,6 +20,62 @@ pub struct Counts {
     pub expired: usize,
     pub refused: usize,
     pub lost: usize,
+    pub deadlocks: usize,
+}
+
+/// A deadlock the run went through: who waited on whom, and how it ended.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DeadlockReport {
+    /// In waiting order: each waits on the next, the last on the first.
+    pub members: Vec<String>,
+    /// The requests that held them, by label, in the same order.
+    pub requests: Vec<String>,
+    pub formed_ms: u64,
+    /// When it broke; `None` if the team was still deadlocked at the end.
+    pub broken_ms: Option<u64>,
+    /// The request whose end broke it.
+    pub broken_by: Option<String>,
+    /// The timeout default applied, if an expiry broke it.
+    pub default: Option<&'static str>,
+}
+
+impl DeadlockReport {
+    /// `alice → bob → alice`.
+    pub fn cycle(&self) -> String {
+        let mut names = self.members.clone();
+        if let Some(first) = names.first().cloned() {
+            names.push(first);
+        }
+        names.join(" → ")
+    }
+}
+
+/// The deadlocks of a run, in the order they formed.
+pub fn deadlocks(o: &Outcome) -> Vec<DeadlockReport> {
+    let label = |id: &crate::protocol::RequestId| o.names.label(*id).map_or_else(|| id.to_string(), str::to_string);
+    let mut out: Vec<DeadlockReport> = Vec::new();
+    for e in &o.events {
+        match &e.event {
+            Event::Deadlock { members, requests } => out.push(DeadlockReport {
+                members: members.iter().map(|a| o.names.agent(*a).to_string()).collect(),
+                requests: requests.iter().map(label).collect(),
+                formed_ms: e.t.0,
+                broken_ms: None,
+                broken_by: None,
+                default: None,
+            }),
+            Event::DeadlockBroken { members, by, default } => {
+                let names: Vec<String> = members.iter().map(|a| o.names.agent(*a).to_string()).collect();
+                if let Some(d) = out.iter_mut().find(|d| d.broken_ms.is_none() && d.members == names) {
+                    d.broken_ms = Some(e.t.0);
+                    d.broken_by = Some(label(by));
+                    d.default = default.map(|d| d.as_str());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// One failed check, in words.
@@ -46,6 +102,7 @@ pub struct Report {
     pub stopped_by: &'static str,
     /// Requests still pending when the run stopped, by label.
     pub pending: Vec<String>,
+    pub deadlocks: Vec<DeadlockReport>,
     #[serde(skip)]
     pub outcome: Option<Outcome>,
 }
@@ -97,6 +154,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
             Stop::Aborted => "real-time guard",
         },
         pending,
+        deadlocks: deadlocks(&outcome),
         outcome: opts.keep_outcome.then_some(outcome),
     }
 }
@@ -112,6 +170,7 @@ fn count(o: &Outcome) -> Counts {
             Event::Expired { .. } => c.expired += 1,
             Event::Refuse { .. } => c.refused += 1,
             Event::Dropped { .. } => c.lost += 1,
+            Event::Deadlock { .. } => c.deadlocks += 1,
             _ => {}
         }
     }

@@ -10,5 +10,5 @@ pub use invariant::Invariant;
 pub mod check;
 pub mod oracle;
 
-pub use check::{run_scenario, Report, RunOptions};
+pub use check::{deadlocks, run_scenario, DeadlockReport, Report, RunOptions};
 pub mod discover;
