@@ -165,7 +165,7 @@ fn too_big(path: &str, bytes: u64) -> ScenarioError {
         line: 0,
         col: 0,
         message: format!(
-            "the file is {mib:.1} MiB; a scenario file may be at most {} MiB (parsing takes up to about 130 times \
+            "the file is {mib:.1} MiB; a scenario file may be at most {} MiB (parsing takes up to about 100 times \
              a file's size): for many identical teammates use `count`",
             limits::MAX_FILE_BYTES / (1024 * 1024)
         ),
