@@ -409,7 +409,9 @@ fn every_bundled_scenario_says_what_it_teaches() {
 
 #[test]
 fn long_durations_are_shown_as_people_write_them() {
-    let (_, _, msg) = refuse("end = \"100y\"\n");
+    let e = errors(&format!("{HEAD}end = \"100y\"\n"));
+    assert_eq!(e.len(), 1, "one reason, not also a cap no run could have:\n{}", all(&e));
+    let msg = &e[0].message;
     assert!(msg.contains("100y") && msg.contains("(1y)"), "{msg}");
     assert!(!msg.contains("52596000m"), "{msg}");
 }

@@ -359,7 +359,8 @@ impl Builder<'_> {
                 }
             }
         }
-        if let (Some(e), Some(given)) = (end, &doc.end) {
+        // An end past the longest run was refused above: no cap could reach it.
+        if let (Some(e), Some(given)) = (end.filter(|e| *e <= MAX_RUN), &doc.end) {
             let wanted = human(e);
             match cap {
                 None if e > DEFAULT_CAP => self.err(
