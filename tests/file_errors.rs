@@ -352,7 +352,8 @@ fn a_work_item_written_as_text_is_shown_as_a_table() {
 #[test]
 fn an_unknown_key_lists_the_keys_and_guesses_the_intended_one() {
     let (_, _, msg) = refuse(&format!("{ALICE}on_shutdwon = \"approve\"\n"));
-    assert!(msg.contains("on_shutdwon") && msg.contains("on_shutdown") && msg.contains("reject_reason"), "{msg}");
+    assert!(msg.contains("on_shutdwon") && msg.contains("did you mean `on_shutdown`"), "{msg}");
+    assert!(msg.contains("reject_reason") && msg.contains("[[teammate]]"), "{msg}");
 }
 
 // ------------------------------------------------------------ 18: every problem in one pass
