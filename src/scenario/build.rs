@@ -1,8 +1,8 @@
 //! From a parsed file to a runnable scenario: resolve names and labels, parse
 //! durations, check every rule a file can break, and say where it broke it.
 
-use super::duration::{parse_duration, parse_latency};
-use super::file::{AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
+use super::duration::{human, parse_duration, parse_latency};
+use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
 use super::invariant::Invariant;
 use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use crate::protocol::{
@@ -11,7 +11,7 @@ use crate::protocol::{
 };
 use crate::team::{Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec};
 use crate::trace::RosterStatus;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -121,16 +121,20 @@ impl Scenario {
 
 /// Parses and checks a scenario. All problems found are returned, first one first.
 pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
-    let mut b = Builder { path, src, errors: Vec::new(), all_defences_on: true };
-    let doc: FileDoc = match toml::from_str(src) {
-        Ok(d) => d,
-        Err(e) => {
-            let span = e.span().unwrap_or(0..0);
-            let msg = e.message().trim().replace('\n', " ");
-            b.err(span, msg);
+    if src.len() > limits::MAX_FILE_BYTES {
+        return Err(vec![too_big(path, src.len() as u64)]);
+    }
+    let mut b = Builder { path, index: LineIndex::new(src), errors: Vec::new(), all_defences_on: true };
+    let (doc, problems) = match file::read(src) {
+        Ok(read) => read,
+        Err(p) => {
+            b.err(p.span, p.message);
             return Err(b.errors);
         }
     };
+    for p in problems {
+        b.err(p.span, p.message);
+    }
     let scenario = b.build(doc);
     if b.errors.is_empty() {
         Ok(scenario)
@@ -142,38 +146,84 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
 
 pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>> {
     let shown = path.display().to_string();
+    let whole = |message: String| vec![ScenarioError { path: shown.clone(), line: 0, col: 0, message }];
+    // Sized before it is read: a huge file is refused without loading it.
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() > limits::MAX_FILE_BYTES as u64 => return Err(vec![too_big(&shown, m.len())]),
+        _ => {}
+    }
     match std::fs::read_to_string(path) {
         Ok(src) => load_str(&shown, &src),
-        Err(e) => {
-            Err(vec![ScenarioError { path: shown, line: 0, col: 0, message: format!("cannot read the file: {e}") }])
-        }
+        Err(e) => Err(whole(format!("cannot read the file: {e}"))),
+    }
+}
+
+fn too_big(path: &str, bytes: u64) -> ScenarioError {
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+    ScenarioError {
+        path: path.to_string(),
+        line: 0,
+        col: 0,
+        message: format!(
+            "the file is {mib:.1} MiB; a scenario file may be at most {} MiB (parsing takes up to about 100 times \
+             a file's size): for many identical teammates use `count`",
+            limits::MAX_FILE_BYTES / (1024 * 1024)
+        ),
     }
 }
 
 struct Builder<'a> {
     path: &'a str,
-    src: &'a str,
+    index: LineIndex<'a>,
     errors: Vec<ScenarioError>,
     /// No defence is switched off, so no violation can be expected.
     all_defences_on: bool,
 }
 
-/// The longest end or cap a file may set.
-pub const MAX_RUN: Millis = Millis(365 * 24 * 3600 * 1000);
+/// The longest end or cap a file may set: a year as durations are written
+/// (365.25 days), so that it prints as `1y`.
+pub const MAX_RUN: Millis = Millis(31_557_600_000);
 
-/// Where a message should be sent, per step kind.
+/// The default cap of a run.
+const DEFAULT_CAP: Millis = Millis(3_600_000);
+
+/// How many names a message lists before it only counts the rest.
+const LISTED: usize = 10;
+
+/// The agents a file can name, looked up without scanning: a file may name
+/// agents of a large team many times.
 struct Team {
     names: Vec<String>,
+    ids: BTreeMap<String, AgentId>,
 }
 
 impl Team {
+    fn new(names: Vec<String>) -> Team {
+        let ids = names.iter().enumerate().map(|(i, n)| (n.clone(), AgentId(i as u32))).collect();
+        Team { names, ids }
+    }
+
     fn id(&self, name: &str) -> Option<AgentId> {
-        self.names.iter().position(|n| n == name).map(|i| AgentId(i as u32))
+        self.ids.get(name).copied()
+    }
+
+    /// The team, for a message: every name of a small team, the first few of
+    /// a large one.
+    fn describe(&self) -> String {
+        listed(&self.names, "agents")
     }
 }
 
-const FAULT_KINDS: &[&str] =
-    &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
+/// Up to `LISTED` names, then how many there are in all.
+fn listed(names: &[String], what: &str) -> String {
+    if names.len() <= LISTED {
+        return names.join(", ");
+    }
+    format!("{}, … ({} {what} in all)", names[..LISTED].join(", "), names.len())
+}
+
+/// The labels steps give their requests, with the kind of request each names.
+type Labels = BTreeMap<String, &'static str>;
 const MESSAGE_TYPES: &[&str] = &[
     "message",
     "broadcast",
@@ -185,7 +235,7 @@ const MESSAGE_TYPES: &[&str] = &[
 
 impl Builder<'_> {
     fn err(&mut self, span: Range<usize>, message: impl Into<String>) {
-        let (line, col) = line_col(self.src, span.start);
+        let (line, col) = self.index.line_col(span.start);
         self.errors.push(ScenarioError { path: self.path.to_string(), line, col, message: message.into() });
     }
 
@@ -201,10 +251,7 @@ impl Builder<'_> {
 
     fn answers(&mut self, a: &Option<S<AnswersDoc>>, what: &str) -> Option<Answers> {
         let a = a.as_ref()?;
-        let list = match a.get_ref() {
-            AnswersDoc::One(x) => vec![*x],
-            AnswersDoc::Many(v) => v.clone(),
-        };
+        let list = a.get_ref().clone();
         if list.is_empty() {
             self.err(a.span(), format!("{what} needs at least one answer (approve, reject or ignore)"));
             return None;
@@ -213,11 +260,8 @@ impl Builder<'_> {
     }
 
     fn build(&mut self, doc: FileDoc) -> Scenario {
-        if doc.name.get_ref().trim().is_empty() {
-            self.err(doc.name.span(), "`name` cannot be empty");
-        }
-        if doc.about.get_ref().trim().is_empty() {
-            self.err(doc.about.span(), "`about` cannot be empty: say what this scenario teaches");
+        if let Some(name) = doc.name.as_ref().filter(|n| n.get_ref().trim().is_empty()) {
+            self.err(name.span(), "`name` cannot be empty");
         }
         let policy = self.policy(&doc);
         self.all_defences_on = policy.defences == crate::protocol::Defences::default();
@@ -231,64 +275,33 @@ impl Builder<'_> {
             },
             None => Latency::Fixed(Millis(1)),
         };
-        let end = doc.end.as_ref().and_then(|e| self.duration(e, "end"));
-        let cap = doc.cap.as_ref().and_then(|c| self.duration(c, "cap")).unwrap_or(Millis::from_secs(3600));
-        // Virtual time is cheap, but tokio clamps timers past about two years
-        // and the driver would spin: a year is more than any scenario needs.
-        for (key, value, span) in
-            [("end", end, doc.end.as_ref().map(|x| x.span())), ("cap", Some(cap), doc.cap.as_ref().map(|x| x.span()))]
-        {
-            if let (Some(v), Some(span)) = (value, span) {
-                if v > MAX_RUN {
-                    self.err(span, format!("{key} = {v} is longer than a run may be ({MAX_RUN})"));
-                }
-            }
-        }
-        if let (Some(e), Some(span)) = (end, doc.end.as_ref().map(|x| x.span())) {
-            if e > cap {
-                self.err(span, format!("end = {e} comes after the cap ({cap}): the run would stop at the cap first"));
-            }
-        }
+        let (end, cap) = self.end_and_cap(&doc);
         let lead = LeadSpec {
             on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
             feedback: doc.lead.feedback.as_deref().map(Text::from),
         };
 
-        let mut teammates = Vec::new();
-        let mut seen = BTreeSet::new();
-        for t in &doc.teammates {
-            let before = teammates.len();
-            self.teammate(t, &mut teammates);
-            // Checked per entry, so the error points at the entry that repeats
-            // a name, even when `count` expanded it into many.
-            for (name, _) in &teammates[before..] {
-                if !seen.insert(name.clone()) {
-                    self.err(t.get_ref().name.span(), format!("two teammates are named {name:?}"));
-                    break;
-                }
-            }
-        }
-        let team = Team {
-            names: std::iter::once(LEAD_NAME.to_string()).chain(teammates.iter().map(|(n, _)| n.clone())).collect(),
-        };
+        let teammates = self.teammates(&doc.teammates);
+        let team =
+            Team::new(std::iter::once(LEAD_NAME.to_string()).chain(teammates.iter().map(|(n, _)| n.clone())).collect());
         let limit = end.map_or(cap, |e| e.min(cap));
 
         // Steps, with the labels they give their requests.
-        let mut labels: BTreeSet<String> = BTreeSet::new();
-        let mut label_kinds: Vec<(String, &'static str)> = Vec::new();
+        let mut label_kinds = Labels::new();
         let mut steps = Vec::new();
         let mut last_at = Millis::ZERO;
-        for (i, s) in doc.steps.iter().enumerate() {
-            if let Some(step) = self.step(i + 1, s, &team, limit, &mut last_at) {
+        for s in &doc.steps {
+            if let Some(step) = self.step(s.get_ref().n, s, &team, limit, &mut last_at) {
                 if let Some(l) = &s.get_ref().label {
-                    if !labels.insert(l.get_ref().clone()) {
-                        self.err(l.span(), format!("label {:?} is used twice", l.get_ref()));
-                    }
                     let kind = match step.script {
                         Script::Shutdown { .. } => "shutdown",
                         _ => "plan",
                     };
-                    label_kinds.push((l.get_ref().clone(), kind));
+                    if label_kinds.contains_key(l.get_ref()) {
+                        self.err(l.span(), format!("label {:?} is used twice", l.get_ref()));
+                    } else {
+                        label_kinds.insert(l.get_ref().clone(), kind);
+                    }
                 }
                 steps.push(step);
             }
@@ -297,8 +310,8 @@ impl Builder<'_> {
         let mut link_faults = Vec::new();
         let mut partitions = Vec::new();
         let mut timed = Vec::new();
-        for (i, f) in doc.faults.iter().enumerate() {
-            self.fault(i + 1, f, &team, &label_kinds, limit, &mut link_faults, &mut partitions, &mut timed);
+        for f in &doc.faults {
+            self.fault(f.get_ref().n, f, &team, &label_kinds, limit, &mut link_faults, &mut partitions, &mut timed);
         }
         let mut expects = Vec::new();
         for e in &doc.expects {
@@ -318,23 +331,68 @@ impl Builder<'_> {
         team.cap = cap;
         Scenario {
             path: self.path.to_string(),
-            name: doc.name.get_ref().clone(),
+            name: doc.name.as_ref().map(|n| n.get_ref().clone()).unwrap_or_default(),
             // Written as a paragraph in the file; kept as one line for reports.
-            about: doc.about.get_ref().split_whitespace().collect::<Vec<_>>().join(" "),
+            about: doc
+                .about
+                .as_ref()
+                .map(|a| a.get_ref().split_whitespace().collect::<Vec<_>>().join(" "))
+                .unwrap_or_default(),
             seed: doc.seed,
             team,
             expects,
         }
     }
 
+    /// The run's end and cap: each at most `MAX_RUN`, and an end the cap
+    /// would cut short says how to raise the cap.
+    fn end_and_cap(&mut self, doc: &FileDoc) -> (Option<Millis>, Millis) {
+        let end = doc.end.as_ref().and_then(|e| self.duration(e, "end"));
+        let cap = doc.cap.as_ref().and_then(|c| self.duration(c, "cap"));
+        // Virtual time is cheap, but tokio clamps timers past about two years
+        // and the driver would spin: a year is more than any scenario needs.
+        for (key, value, given) in [("end", end, &doc.end), ("cap", cap, &doc.cap)] {
+            if let (Some(v), Some(given)) = (value, given) {
+                if v > MAX_RUN {
+                    let message = format!("{key} = {} is longer than a run may be ({})", human(v), human(MAX_RUN));
+                    self.err(given.span(), message);
+                }
+            }
+        }
+        // An end past the longest run was refused above: no cap could reach it.
+        if let (Some(e), Some(given)) = (end.filter(|e| *e <= MAX_RUN), &doc.end) {
+            let wanted = human(e);
+            match cap {
+                None if e > DEFAULT_CAP => self.err(
+                    given.span(),
+                    format!(
+                        "end = {wanted} comes after the default cap ({}): the run would stop there first; \
+                         raise it with cap = \"{wanted}\"",
+                        human(DEFAULT_CAP)
+                    ),
+                ),
+                Some(c) if e > c => self.err(
+                    given.span(),
+                    format!(
+                        "end = {wanted} comes after the cap ({}): the run would stop at the cap first; \
+                         raise it to cap = \"{wanted}\" or end earlier",
+                        human(c)
+                    ),
+                ),
+                _ => {}
+            }
+        }
+        (end, cap.unwrap_or(DEFAULT_CAP))
+    }
+
     fn policy(&mut self, doc: &FileDoc) -> Policy {
         let p = &doc.policy;
         let mut policy = Policy::default();
         if let Some(d) = &p.shutdown_timeout {
-            policy.shutdown_timeout = self.duration(d, "shutdown_timeout").unwrap_or(policy.shutdown_timeout);
+            policy.shutdown_timeout = self.timeout(d, "shutdown_timeout", policy.shutdown_timeout);
         }
         if let Some(d) = &p.plan_timeout {
-            policy.plan_timeout = self.duration(d, "plan_timeout").unwrap_or(policy.plan_timeout);
+            policy.plan_timeout = self.timeout(d, "plan_timeout", policy.plan_timeout);
         }
         if let Some(x) = p.on_shutdown_timeout {
             policy.on_shutdown_timeout = x;
@@ -351,6 +409,93 @@ impl Builder<'_> {
         policy
     }
 
+    /// A timeout of zero would expire every request the moment it is sent.
+    fn timeout(&mut self, d: &S<String>, key: &str, default: Millis) -> Millis {
+        let Some(t) = self.duration(d, key) else { return default };
+        if t == Millis::ZERO {
+            let shown = human(default);
+            self.err(
+                d.span(),
+                format!(
+                    "{key} = {:?}: every request would expire the moment it is sent; \
+                     use at least \"1ms\" (the default is \"{shown}\")",
+                    d.get_ref()
+                ),
+            );
+            return default;
+        }
+        t
+    }
+
+    /// Every teammate, `count` expanded, within the bounds on the team's size
+    /// and on the work and revisions it may ask for.
+    fn teammates(&mut self, docs: &[S<TeammateDoc>]) -> Vec<(String, TeammateSpec)> {
+        let mut out = Vec::new();
+        // Lower-cased, so that `alice` and `Alice` are caught: people and logs
+        // read them as the same agent, as they do `lead` and `Lead`.
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        let (mut work, mut revisions) = (0u64, 0u64);
+        let (mut work_said, mut revisions_said) = (false, false);
+        for t in docs {
+            let d = t.get_ref();
+            let copies = d.count.as_ref().map_or(1, |c| u64::from(*c.get_ref()));
+            if out.len() as u64 + copies > limits::MAX_TEAMMATES {
+                let message = format!(
+                    "with {:?} the team would have {} teammates: a file may ask for at most {}",
+                    d.name.get_ref(),
+                    out.len() as u64 + copies,
+                    limits::MAX_TEAMMATES
+                );
+                self.err(d.name.span(), message);
+                continue;
+            }
+            let steps: u64 =
+                d.work.iter().map(|w| w.get_ref().steps.as_ref().map_or(1, |s| u64::from(*s.get_ref()))).sum();
+            work += copies * steps;
+            if work > limits::MAX_TEAM_WORK_STEPS && !work_said {
+                work_said = true;
+                let message = format!(
+                    "with {:?} the team's work comes to {work} steps: a file may ask for at most {} steps in all",
+                    d.name.get_ref(),
+                    limits::MAX_TEAM_WORK_STEPS
+                );
+                self.err(d.name.span(), message);
+            }
+            revisions += copies * u64::from(d.max_revisions.unwrap_or(3));
+            if revisions > limits::MAX_TEAM_REVISIONS && !revisions_said {
+                revisions_said = true;
+                let message = format!(
+                    "with {:?} the team may revise plans {revisions} times: a file may ask for at most {} in all",
+                    d.name.get_ref(),
+                    limits::MAX_TEAM_REVISIONS
+                );
+                self.err(d.name.span(), message);
+            }
+            let before = out.len();
+            self.teammate(t, &mut out);
+            // Checked per entry, so the error points at the entry that repeats
+            // a name, even when `count` expanded it into many.
+            for (name, _) in &out[before..] {
+                match seen.get(&name.to_ascii_lowercase()) {
+                    None => {}
+                    Some(first) if first == name => {
+                        self.err(d.name.span(), format!("two teammates are named {name:?}"));
+                        break;
+                    }
+                    Some(first) => {
+                        let message = format!(
+                            "teammates {first:?} and {name:?} differ only in case: names must differ in more than case"
+                        );
+                        self.err(d.name.span(), message);
+                        break;
+                    }
+                }
+                seen.insert(name.to_ascii_lowercase(), name.clone());
+            }
+        }
+        out
+    }
+
     fn teammate(&mut self, t: &S<TeammateDoc>, out: &mut Vec<(String, TeammateSpec)>) {
         let d = t.get_ref();
         let name = d.name.get_ref();
@@ -358,10 +503,7 @@ impl Builder<'_> {
             self.err(d.name.span(), format!("teammate name: {e}"));
         }
         let on_shutdown = self.answers(&d.on_shutdown, "on_shutdown").unwrap_or(Answers::always(Answer::Approve));
-        let rejects = d.on_shutdown.as_ref().is_some_and(|a| match a.get_ref() {
-            AnswersDoc::One(x) => *x == Answer::Reject,
-            AnswersDoc::Many(v) => v.contains(&Answer::Reject),
-        });
+        let rejects = d.on_shutdown.as_ref().is_some_and(|a| a.get_ref().contains(&Answer::Reject));
         let reason = d.reject_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
         if rejects && reason.is_none() {
             let span = d.on_shutdown.as_ref().map_or(t.span(), |a| a.span());
@@ -388,7 +530,7 @@ impl Builder<'_> {
         match &d.count {
             None => out.push((name.clone(), spec)),
             Some(c) if *c.get_ref() == 0 || *c.get_ref() > 100_000 => {
-                self.err(c.span(), "count must be between 1 and 100000");
+                self.err(c.span(), format!("count must be between 1 and {}", limits::MAX_TEAMMATES));
             }
             Some(c) => {
                 let last = format!("{name}-{}", c.get_ref());
@@ -436,7 +578,7 @@ impl Builder<'_> {
             None => {
                 self.err(
                     s.span(),
-                    format!("{what}: no agent is named {:?} (the team is {})", s.get_ref(), team.names.join(", ")),
+                    format!("{what}: no agent is named {:?} (the team is {})", s.get_ref(), team.describe()),
                 );
                 None
             }
@@ -452,19 +594,11 @@ impl Builder<'_> {
 
     fn step(&mut self, n: usize, s: &S<StepDoc>, team: &Team, limit: Millis, last_at: &mut Millis) -> Option<Step> {
         let d = s.get_ref();
-        let at = self.duration(&d.at, &format!("step #{n} `at`"))?;
-        if at < *last_at {
-            self.err(
-                d.at.span(),
-                format!(
-                    "step #{n} at {at} is in the past: the step before it is at {last_at}; list steps in time order"
-                ),
-            );
+        // A bad time is reported with the step's other problems, not instead.
+        let at = self.duration(&d.at, &format!("step #{n} `at`"));
+        if let Some(at) = at {
+            self.step_time(n, &d.at, at, limit, last_at);
         }
-        if at > limit {
-            self.err(d.at.span(), format!("step #{n} at {at} comes after the end of the run ({limit})"));
-        }
-        *last_at = at.max(*last_at);
         let label = d.label.as_ref().map(|l| Text::from(l.get_ref().as_str()));
         if let Some(l) = &d.label {
             if let Err(e) = crate::protocol::check_name(l.get_ref()) {
@@ -475,8 +609,8 @@ impl Builder<'_> {
             }
         }
         let from = match &d.from {
-            Some(f) => self.agent(f, team, "from")?,
-            None => AgentId::LEAD,
+            Some(f) => self.agent(f, team, "from"),
+            None => Some(AgentId::LEAD),
         };
         let action = d.action.get_ref().as_str();
         let takes: &[&str] = match action {
@@ -531,12 +665,31 @@ impl Builder<'_> {
                 return None;
             }
         };
-        Some(Step { at, agent: from, script })
+        Some(Step { at: at?, agent: from?, script })
+    }
+
+    /// Steps come in time order and within the run.
+    fn step_time(&mut self, n: usize, written: &S<String>, at: Millis, limit: Millis, last_at: &mut Millis) {
+        if at < *last_at {
+            let message = format!(
+                "step #{n} at {} is in the past: the step before it is at {}; list steps in time order",
+                human(at),
+                human(*last_at)
+            );
+            self.err(written.span(), message);
+        }
+        if at > limit {
+            self.err(
+                written.span(),
+                format!("step #{n} at {} comes after the end of the run ({})", human(at), human(limit)),
+            );
+        }
+        *last_at = at.max(*last_at);
     }
 
     /// A label this file can refer to: a step's, or an automatic `<teammate>/<kind>/<n>`.
-    fn label_kind(&self, label: &str, team: &Team, labels: &[(String, &'static str)]) -> Option<&'static str> {
-        if let Some((_, k)) = labels.iter().find(|(l, _)| l == label) {
+    fn label_kind(&self, label: &str, team: &Team, labels: &Labels) -> Option<&'static str> {
+        if let Some(k) = labels.get(label) {
             return Some(k);
         }
         let parts: Vec<&str> = label.split('/').collect();
@@ -554,12 +707,16 @@ impl Builder<'_> {
         }
     }
 
-    fn label(&mut self, s: &S<String>, team: &Team, labels: &[(String, &'static str)]) -> Option<&'static str> {
+    fn label(&mut self, s: &S<String>, team: &Team, labels: &Labels) -> Option<&'static str> {
         let l = s.get_ref().trim_start_matches('@');
         let kind = self.label_kind(l, team, labels);
         if kind.is_none() {
-            let known: Vec<&str> = labels.iter().map(|(l, _)| l.as_str()).collect();
-            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            let known: Vec<String> = labels.keys().take(LISTED + 1).cloned().collect();
+            let known = match known.len() {
+                0 => "none".to_string(),
+                n if n > LISTED => format!("{} and {} more", known[..LISTED].join(", "), labels.len() - LISTED),
+                _ => known.join(", "),
+            };
             self.err(
                 s.span(),
                 format!(
@@ -577,67 +734,21 @@ impl Builder<'_> {
         n: usize,
         f: &S<FaultDoc>,
         team: &Team,
-        labels: &[(String, &'static str)],
+        labels: &Labels,
         limit: Millis,
         link: &mut Vec<LinkFault>,
         partitions: &mut Vec<Partition>,
         timed: &mut Vec<(Millis, Scheduled)>,
     ) {
+        // The kind is known and every key applies to it: the file reader
+        // checked both and named what did not fit.
         let d = f.get_ref();
         let kind = d.kind.get_ref().as_str();
-        if !FAULT_KINDS.contains(&kind) {
-            self.err(
-                d.kind.span(),
-                format!("fault #{n}: unknown kind {kind:?}: use one of {}", FAULT_KINDS.join(", ")),
-            );
-            return;
-        }
-        // Which keys each kind takes; anything else is a mistake worth naming.
-        let allowed: &[&str] = match kind {
-            "delay" => &["at", "until", "from", "to", "type", "request", "count", "probability", "delay"],
-            "drop" | "duplicate" | "reorder" => {
-                &["at", "until", "from", "to", "type", "request", "count", "probability"]
-            }
-            "partition" => &["at", "until", "between", "direction", "mode"],
-            "crash" => &["at", "agent", "restart"],
-            "stall" => &["at", "until", "agent"],
-            "forge" => &["at", "from", "to", "message"],
-            _ => &["at", "request", "type"],
-        };
-        let present: [(&str, Option<Range<usize>>); 14] = [
-            ("at", d.at.as_ref().map(|x| x.span())),
-            ("until", d.until.as_ref().map(|x| x.span())),
-            ("agent", d.agent.as_ref().map(|x| x.span())),
-            ("from", d.from.as_ref().map(|x| x.span())),
-            ("to", d.to.as_ref().map(|x| x.span())),
-            ("type", d.types.as_ref().map(|x| x.span())),
-            ("request", d.request.as_ref().map(|x| x.span())),
-            ("delay", d.delay.as_ref().map(|x| x.span())),
-            ("count", d.count.as_ref().map(|x| x.span())),
-            ("probability", d.probability.as_ref().map(|x| x.span())),
-            ("restart", d.restart.as_ref().map(|x| x.span())),
-            ("between", d.between.as_ref().map(|x| x.span())),
-            ("direction", d.direction.as_ref().map(|x| x.span())),
-            ("mode", d.mode.as_ref().map(|x| x.span())),
-        ];
         if let Some(c) = d.count.as_ref().filter(|c| *c.get_ref() == 0) {
             self.err(
                 c.span(),
                 format!("fault #{n}: count = 0 touches nothing; leave `count` out to touch every matching message"),
             );
-        }
-        let mut ok = true;
-        for (key, span) in present.iter() {
-            if let Some(span) = span {
-                if !allowed.contains(key) {
-                    self.err(span.clone(), format!("fault #{n} ({kind}): `{key}` does not apply to a {kind} fault"));
-                    ok = false;
-                }
-            }
-        }
-        if let (Some(m), false) = (&d.message, kind == "forge") {
-            self.err(m.span(), format!("fault #{n} ({kind}): `message` applies only to forge"));
-            ok = false;
         }
         let needs = |b: &mut Self, present: bool, key: &str| {
             if !present {
@@ -658,7 +769,7 @@ impl Builder<'_> {
             if u <= a {
                 self.err(
                     d.until.as_ref().unwrap().span(),
-                    format!("fault #{n}: `until` ({u}) must come after `at` ({a})"),
+                    format!("fault #{n}: `until` ({}) must come after `at` ({})", human(u), human(a)),
                 );
             }
         }
@@ -666,11 +777,11 @@ impl Builder<'_> {
             if a > limit {
                 self.err(
                     d.at.as_ref().map_or(f.span(), |x| x.span()),
-                    format!("fault #{n} at {a} comes after the end of the run ({limit})"),
+                    format!("fault #{n} at {} comes after the end of the run ({})", human(a), human(limit)),
                 );
             }
         }
-        if !ok {
+        if d.stray_keys {
             return;
         }
         let Some(at) = at else { return };
@@ -750,7 +861,7 @@ impl Builder<'_> {
                     return;
                 };
                 let (Some(a), Some(b)) = (team.id(a), team.id(b)) else {
-                    self.err(between.span(), format!("`between`: the team is {}", team.names.join(", ")));
+                    self.err(between.span(), format!("`between`: the team is {}", team.describe()));
                     return;
                 };
                 if a == b {
@@ -869,7 +980,7 @@ impl Builder<'_> {
         n: usize,
         m: &S<toml::Value>,
         team: &Team,
-        labels: &[(String, &'static str)],
+        labels: &Labels,
     ) -> Option<(Message, Option<String>)> {
         let mut value = m.get_ref().clone();
         let mut id_label = None;
@@ -894,7 +1005,7 @@ impl Builder<'_> {
         }
     }
 
-    fn expect(&mut self, e: &S<ExpectDoc>, team: &Team, labels: &[(String, &'static str)]) -> Option<Expect> {
+    fn expect(&mut self, e: &S<ExpectDoc>, team: &Team, labels: &Labels) -> Option<Expect> {
         let d = e.get_ref();
         // Keys that belong to another form of [[expect]] would silently check
         // nothing: name them.
@@ -1077,11 +1188,56 @@ impl Builder<'_> {
     }
 }
 
+/// Where each line starts, found once, so that placing an error is a binary
+/// search rather than a scan of the file: a file with many errors is checked
+/// in time linear in its size.
+pub struct LineIndex<'a> {
+    /// Byte offset of each line's start, and whether the line is all ASCII
+    /// (then a column is a byte count and needs no decoding).
+    starts: Vec<(usize, bool)>,
+    src: &'a str,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(src: &'a str) -> LineIndex<'a> {
+        let mut starts = vec![(0, true)];
+        for (i, b) in src.bytes().enumerate() {
+            if b == b'\n' {
+                starts.push((i + 1, true));
+            } else if !b.is_ascii() {
+                starts.last_mut().expect("a first line").1 = false;
+            }
+        }
+        LineIndex { starts, src }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.src.len());
+        let line = self.starts.partition_point(|(start, _)| *start <= offset);
+        let (start, ascii) = self.starts[line - 1];
+        let col = if ascii { offset - start } else { self.src.get(start..offset).map_or(0, |s| s.chars().count()) };
+        (line, col + 1)
+    }
+}
+
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(src.len());
-    let before = &src[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
+    LineIndex::new(src).line_col(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_offsets_on_lines_and_columns() {
+        let src = "ab\n\ncé x\n";
+        let index = LineIndex::new(src);
+        let cases =
+            [(0, (1, 1)), (1, (1, 2)), (2, (1, 3)), (3, (2, 1)), (4, (3, 1)), (7, (3, 3)), (8, (3, 4)), (99, (4, 1))];
+        for (offset, want) in cases {
+            assert_eq!(index.line_col(offset), want, "offset {offset}");
+        }
+    }
 }

@@ -5,10 +5,11 @@
 use super::build::{Expect, FileExpect, Scenario};
 use super::invariant::Invariant;
 use super::oracle::{self, Violation};
+use crate::protocol::Request;
 use crate::protocol::{AgentId, GateState, Millis, Reason, Status};
 use crate::team::{run, Outcome, Stop};
 use crate::trace::{ignored_reason, Event, Stamped};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Counts a report shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -212,20 +213,15 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
             context: context(o, v.event.unwrap_or(last), |_| true, 8),
         });
     }
+    let facts = Facts::of(o);
+    let require_plan = s.require_plan();
     let gate_of = |name: &str| -> GateState {
-        let id = o.names.agents.iter().position(|n| n == name).map(|i| AgentId(i as u32));
+        let id = facts.agents.get(name).copied();
         let initial = match id {
-            Some(id) if s.require_plan().get(id.index()).copied().unwrap_or(false) => GateState::Required,
+            Some(id) if require_plan.get(id.index()).copied().unwrap_or(false) => GateState::Required,
             _ => GateState::NotRequired,
         };
-        o.events
-            .iter()
-            .rev()
-            .find_map(|e| match e.event {
-                Event::Gate { agent, state } if Some(agent) == id => Some(state),
-                _ => None,
-            })
-            .unwrap_or(initial)
+        id.and_then(|id| facts.gates.get(&id).copied()).unwrap_or(initial)
     };
     for e in &s.expects {
         let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Failure {
@@ -243,7 +239,7 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                         }));
                 }
             }
-            Expect::Request { label, status } => match o.request(label) {
+            Expect::Request { label, status } => match facts.requests.get(label.as_str()).copied() {
                 None => failures
                     .push(fail(format!("request {label} was never made (refused, or its step never ran)"), &|e| {
                         matches!(e, Event::Refuse { .. })
@@ -258,10 +254,10 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                 Some(_) => {}
             },
             Expect::Teammate { name, status } => {
-                let got = o.status_of(name);
+                let id = facts.agents.get(name.as_str()).copied();
+                let got = id.and_then(|id| o.roster.get(id.index()).copied());
                 if got != Some(*status) {
                     let got = got.map_or("unknown".to_string(), |g| g.to_string());
-                    let id = o.names.agents.iter().position(|n| n == name).map(|i| AgentId(i as u32));
                     failures.push(fail(
                         format!("{name} ended {got}, expected {status}"),
                         &move |e| matches!(e, Event::Status { agent, .. } if Some(*agent) == id),
@@ -291,11 +287,10 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                 }
             }
             Expect::Ignored { count, reason } => {
-                let got = o
-                    .events
-                    .iter()
-                    .filter(|e| ignored_reason(&e.event).is_some_and(|r| reason.is_none_or(|x| x == r)))
-                    .count();
+                let got = match reason {
+                    None => facts.ignored.values().sum(),
+                    Some(r) => facts.ignored.get(r).copied().unwrap_or(0),
+                };
                 if got != *count as usize {
                     let what = reason.map(|r: Reason| format!(" as {r}")).unwrap_or_default();
                     failures.push(fail(format!("{got} messages were ignored{what}, expected {count}"), &|e| {
@@ -304,11 +299,10 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                 }
             }
             Expect::Refused { count, rule } => {
-                let got = o
-                    .events
-                    .iter()
-                    .filter(|e| matches!(&e.event, Event::Refuse { error, .. } if rule.as_ref().is_none_or(|r| r == error.rule())))
-                    .count();
+                let got = match rule {
+                    None => facts.refused.values().sum(),
+                    Some(r) => facts.refused.get(r.as_str()).copied().unwrap_or(0),
+                };
                 if got != *count as usize {
                     failures.push(fail(format!("{got} sends were refused, expected {count}"), &|e| {
                         matches!(e, Event::Refuse { .. })
@@ -316,7 +310,7 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                 }
             }
             Expect::Expired { count } => {
-                let got = o.events.iter().filter(|e| matches!(e.event, Event::Expired { .. })).count();
+                let got = facts.expired;
                 if got != *count as usize {
                     failures.push(fail(format!("{got} requests expired, expected {count}"), &|e| {
                         matches!(e, Event::Expired { .. })
@@ -326,6 +320,52 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
         }
     }
     failures
+}
+
+/// What expectations ask about a run, gathered in one pass over its events:
+/// a file may hold many expectations, and each must not scan the run again.
+struct Facts<'o> {
+    /// Each label's request (the first, as labels are unique).
+    requests: BTreeMap<&'o str, &'o Request>,
+    agents: BTreeMap<&'o str, AgentId>,
+    /// Each agent's last gate state.
+    gates: BTreeMap<AgentId, GateState>,
+    ignored: BTreeMap<Reason, usize>,
+    /// Refused sends, by the rule they broke.
+    refused: BTreeMap<&'static str, usize>,
+    expired: usize,
+}
+
+impl<'o> Facts<'o> {
+    fn of(o: &'o Outcome) -> Facts<'o> {
+        let mut f = Facts {
+            requests: BTreeMap::new(),
+            agents: o.names.agents.iter().enumerate().map(|(i, n)| (n.as_str(), AgentId(i as u32))).collect(),
+            gates: BTreeMap::new(),
+            ignored: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            expired: 0,
+        };
+        for r in &o.requests {
+            if let Some(label) = o.names.label(r.id) {
+                f.requests.entry(label).or_insert(r);
+            }
+        }
+        for e in &o.events {
+            if let Some(r) = ignored_reason(&e.event) {
+                *f.ignored.entry(r).or_default() += 1;
+            }
+            match &e.event {
+                Event::Gate { agent, state } => {
+                    f.gates.insert(*agent, *state);
+                }
+                Event::Refuse { error, .. } => *f.refused.entry(error.rule()).or_default() += 1,
+                Event::Expired { .. } => f.expired += 1,
+                _ => {}
+            }
+        }
+        f
+    }
 }
 
 /// An expectation as the file wrote it.

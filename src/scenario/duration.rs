@@ -4,22 +4,52 @@
 use crate::protocol::Millis;
 use crate::team::Latency;
 
+/// What a good duration looks like, for every message about a bad one.
+pub const LIKE: &str = "write a number and a unit, like \"500ms\", \"5s\", \"2m\" or \"1h30m\"";
+
 /// Parses a duration that must be a whole number of milliseconds: the
 /// virtual clock is exact only at that grain.
 pub fn parse_duration(text: &str) -> Result<Millis, String> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("empty duration: write it like \"500ms\", \"60s\" or \"2m\"".into());
+        return Err(format!("empty duration: {LIKE}"));
     }
     if t.chars().all(|c| c.is_ascii_digit()) {
         return Err(format!("{t:?} has no unit: write \"{t}ms\" or \"{t}s\""));
     }
-    let d = humantime::parse_duration(t)
-        .map_err(|e| format!("{t:?} is not a duration ({e}): write it like \"500ms\", \"60s\" or \"2m\""))?;
+    let d = humantime::parse_duration(t).map_err(|e| match e {
+        humantime::DurationError::UnknownUnit { unit, .. } if !unit.is_empty() => {
+            format!("{t:?} is not a duration: {unit:?} is not a unit (use ms, s, m, h, d or y); {LIKE}")
+        }
+        humantime::DurationError::NumberOverflow => format!("{t:?} is too long for any run"),
+        _ => format!("{t:?} is not a duration: {LIKE}"),
+    })?;
     if d.subsec_nanos() % 1_000_000 != 0 {
         return Err(format!("{t:?} is finer than a millisecond, the clock's grain"));
     }
-    u64::try_from(d.as_millis()).map(Millis).map_err(|_| format!("{t:?} is too long"))
+    u64::try_from(d.as_millis()).map(Millis).map_err(|_| format!("{t:?} is too long for any run"))
+}
+
+/// The units `human` writes, largest first. A year is humantime's (365.25
+/// days), so that what is printed reads back as the same duration.
+const UNITS: &[(u64, &str)] =
+    &[(31_557_600_000, "y"), (86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1000, "s"), (1, "ms")];
+
+/// A duration as people write it in a file: `100y`, `1h30m`, `2s500ms`,
+/// `0ms`. It parses back to the same value.
+pub fn human(d: Millis) -> String {
+    if d.0 == 0 {
+        return "0ms".into();
+    }
+    let mut rest = d.0;
+    let mut out = String::new();
+    for (size, unit) in UNITS {
+        if rest >= *size {
+            out.push_str(&format!("{}{unit}", rest / size));
+            rest %= size;
+        }
+    }
+    out
 }
 
 /// A fixed latency or a range `"lo..hi"`.
@@ -56,6 +86,30 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
         assert!(parse_duration("60").unwrap_err().contains("no unit"));
+        let fast = parse_duration("fast").unwrap_err();
+        assert!(fast.contains("\"1h30m\"") && !fast.contains("expected number"), "{fast}");
+        assert!(parse_duration("10 parsecs").unwrap_err().contains("\"parsecs\" is not a unit"));
+        assert!(parse_duration("99999999999999999999y").unwrap_err().contains("too long"));
+    }
+
+    #[test]
+    fn prints_durations_as_people_write_them_and_reads_them_back() {
+        let cases = [
+            (0, "0ms"),
+            (500, "500ms"),
+            (2500, "2s500ms"),
+            (60_000, "1m"),
+            (90_000, "1m30s"),
+            (3_600_000, "1h"),
+            (5_400_000, "1h30m"),
+            (86_400_000, "1d"),
+            (31_557_600_000, "1y"),
+            (3_155_760_000_000, "100y"),
+        ];
+        for (ms, text) in cases {
+            assert_eq!(human(Millis(ms)), text);
+            assert_eq!(parse_duration(text), Ok(Millis(ms)), "{text}");
+        }
     }
 
     #[test]

@@ -1,40 +1,71 @@
-//! The scenario file as written: TOML mapped onto plain structs. Unknown keys
-//! are refused (a typo must not pass silently), and every value a later check
-//! may complain about keeps its position in the file.
+//! The scenario file as written: TOML read into plain structs. Every value a
+//! later check may complain about keeps its position in the file.
+//!
+//! toml parses the text into a tree of positioned values, and this module
+//! reads that tree by hand rather than through serde's derive: serde stops at
+//! the first problem and words it in the program's terms ("expected struct
+//! WorkDoc", "data did not match any variant of untagged enum"), while the
+//! author of a file needs every problem at once, in the file's own terms, with
+//! what is allowed. Each table is read key by key; whatever is left over is an
+//! unknown key, named with the keys that table takes.
 
 use crate::agent::Answer;
 use crate::protocol::{Defences, OnPlanTimeout, OnShutdownTimeout};
 use serde::Deserialize;
+use std::ops::Range;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 
 pub type S<T> = Spanned<T>;
+type Value<'i> = Spanned<DeValue<'i>>;
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What a file may ask for. Each bound is far above what a scenario needs and
+/// low enough that a file cannot make the runner allocate without limit; an
+/// error past a bound names it.
+pub mod limits {
+    /// toml's parser needs up to about 100 times a file's size (measured
+    /// worst: a list of one-digit numbers, 96 times; ordinary scenarios 25
+    /// to 55 times), so a larger file is refused before it is read: a check
+    /// stays under about 420 MB.
+    pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+    /// Teammates in a team, counting those `count` makes.
+    pub const MAX_TEAMMATES: u64 = 100_000;
+    pub const MAX_STEPS: usize = 100_000;
+    pub const MAX_FAULTS: usize = 10_000;
+    pub const MAX_EXPECTS: usize = 100_000;
+    pub const MAX_WORK_ITEMS: usize = 1_000;
+    /// Steps of one work item; each step is an event in the trace.
+    pub const MAX_ITEM_STEPS: u64 = 1_000_000;
+    /// Work steps of the whole team, `count` included.
+    pub const MAX_TEAM_WORK_STEPS: u64 = 1_000_000;
+    /// Revisions of one teammate's rejected plan; each is a new request.
+    pub const MAX_REVISIONS: u64 = 1_000;
+    /// Revisions the whole team may make, `count` included.
+    pub const MAX_TEAM_REVISIONS: u64 = 1_000_000;
+}
+
+use limits::*;
+
+#[derive(Debug)]
 pub struct FileDoc {
-    pub name: S<String>,
-    pub about: S<String>,
+    pub name: Option<S<String>>,
+    /// What the scenario teaches: optional in a user's file, required of the
+    /// bundled ones (a test holds them to it).
+    pub about: Option<S<String>>,
     pub seed: Option<u64>,
     /// Stop the run at this virtual time even if work remains.
     pub end: Option<S<String>>,
     /// A run that never settles is stopped here (default one hour).
     pub cap: Option<S<String>>,
-    #[serde(default)]
     pub policy: PolicyDoc,
-    #[serde(default)]
     pub lead: LeadDoc,
-    #[serde(default, rename = "teammate")]
     pub teammates: Vec<S<TeammateDoc>>,
-    #[serde(default, rename = "step")]
     pub steps: Vec<S<StepDoc>>,
-    #[serde(default, rename = "fault")]
     pub faults: Vec<S<FaultDoc>>,
-    #[serde(default, rename = "expect")]
     pub expects: Vec<S<ExpectDoc>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct PolicyDoc {
     pub shutdown_timeout: Option<S<String>>,
     pub plan_timeout: Option<S<String>>,
@@ -45,32 +76,24 @@ pub struct PolicyDoc {
     pub defences: Option<Defences>,
 }
 
-/// One answer, or a list used in order whose last answer repeats.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum AnswersDoc {
-    One(Answer),
-    Many(Vec<Answer>),
-}
+/// One answer, or a list used in order whose last answer repeats; one answer
+/// is read as a list of one.
+pub type AnswersDoc = Vec<Answer>;
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default)]
 pub struct LeadDoc {
     pub on_plan: Option<S<AnswersDoc>>,
     pub feedback: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct TeammateDoc {
     pub name: S<String>,
     pub on_shutdown: Option<S<AnswersDoc>>,
     pub reject_reason: Option<String>,
     pub on_plan: Option<S<AnswersDoc>>,
-    #[serde(default)]
     pub require_plan: bool,
     pub plan: Option<String>,
-    #[serde(default)]
     pub work: Vec<S<WorkDoc>>,
     pub max_revisions: Option<u32>,
     /// Make this many identical teammates named `<name>-1`, `<name>-2`, ...
@@ -78,8 +101,7 @@ pub struct TeammateDoc {
 }
 
 /// One action of work: exactly one of `write`, `edit`, `shell`, `read`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct WorkDoc {
     pub write: Option<String>,
     pub edit: Option<String>,
@@ -89,11 +111,11 @@ pub struct WorkDoc {
     pub step_time: Option<S<String>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub struct StepDoc {
+    /// Its place among the file's steps, from 1, as errors name it.
+    pub n: usize,
     pub at: S<String>,
-    #[serde(rename = "do")]
     pub action: S<String>,
     pub to: Option<S<String>>,
     pub from: Option<S<String>>,
@@ -103,20 +125,23 @@ pub struct StepDoc {
     pub text: Option<String>,
 }
 
-/// Every fault's keys in one table; which ones a kind needs is checked after
-/// parsing, so a missing key is reported with the kind that needs it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Every fault's keys in one table. Keys that do not apply to the kind are
+/// refused while reading; which keys a kind needs is checked after, so a
+/// missing key is reported with the kind that needs it.
+#[derive(Debug)]
 pub struct FaultDoc {
+    /// Its place among the file's faults, from 1, as errors name it.
+    pub n: usize,
     pub kind: S<String>,
+    /// A key that does not apply to this kind was refused: build nothing.
+    pub stray_keys: bool,
     pub at: Option<S<String>>,
     pub until: Option<S<String>>,
     pub agent: Option<S<String>>,
     pub from: Option<S<String>>,
     pub to: Option<S<String>>,
     /// Message types the fault touches (`type = "shutdown_response"` or a list).
-    #[serde(rename = "type")]
-    pub types: Option<S<OneOrMany>>,
+    pub types: Option<S<Vec<String>>>,
     /// Only messages of this labelled request.
     pub request: Option<S<String>>,
     pub delay: Option<S<String>>,
@@ -131,24 +156,7 @@ pub struct FaultDoc {
     pub message: Option<S<toml::Value>>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    pub fn to_vec(&self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s.clone()],
-            OneOrMany::Many(v) => v.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub struct ExpectDoc {
     pub request: Option<S<String>>,
     pub teammate: Option<S<String>>,
@@ -165,4 +173,729 @@ pub struct ExpectDoc {
     pub violation: Option<S<String>>,
     /// A gate state at the end: with `teammate`.
     pub gate: Option<S<String>>,
+}
+
+/// One thing wrong with a file, where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub span: Range<usize>,
+    pub message: String,
+}
+
+/// Reads a file. A file that is not TOML is one problem (`Err`); otherwise
+/// every problem found is returned alongside what could be read.
+pub fn read(src: &str) -> Result<(FileDoc, Vec<Problem>), Problem> {
+    let doc = DeTable::parse(src)
+        .map_err(|e| Problem { span: e.span().unwrap_or(0..0), message: e.message().trim().replace('\n', " ") })?;
+    let mut r = Reader { src, problems: Vec::new() };
+    let file = r.file(doc.into_inner());
+    Ok((file, r.problems))
+}
+
+pub const TOP_KEYS: &[&str] =
+    &["name", "about", "seed", "end", "cap", "policy", "lead", "teammate", "step", "fault", "expect"];
+pub const POLICY_KEYS: &[&str] = &[
+    "shutdown_timeout",
+    "plan_timeout",
+    "on_shutdown_timeout",
+    "on_plan_timeout",
+    "strict_hierarchy",
+    "latency",
+    "defences",
+];
+pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback"];
+pub const TEAMMATE_KEYS: &[&str] =
+    &["name", "on_shutdown", "reject_reason", "on_plan", "require_plan", "plan", "work", "max_revisions", "count"];
+pub const WORK_KEYS: &[&str] = &["write", "edit", "shell", "read", "steps", "step_time"];
+pub const STEP_KEYS: &[&str] = &["at", "do", "to", "from", "label", "reason", "plan", "text"];
+pub const EXPECT_KEYS: &[&str] = &[
+    "request",
+    "teammate",
+    "status",
+    "file",
+    "state",
+    "ignored",
+    "reason",
+    "refused",
+    "rule",
+    "expired",
+    "violation",
+    "gate",
+];
+pub const FAULT_KINDS: &[&str] =
+    &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
+pub const FAULT_KEYS: &[&str] = &[
+    "kind",
+    "at",
+    "until",
+    "agent",
+    "from",
+    "to",
+    "type",
+    "request",
+    "delay",
+    "count",
+    "probability",
+    "restart",
+    "between",
+    "direction",
+    "mode",
+    "message",
+];
+
+/// The keys a fault of `kind` takes, `kind` aside.
+pub fn fault_keys(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "delay" => &["at", "until", "from", "to", "type", "request", "count", "probability", "delay"],
+        "drop" | "duplicate" | "reorder" => &["at", "until", "from", "to", "type", "request", "count", "probability"],
+        "partition" => &["at", "until", "between", "direction", "mode"],
+        "crash" => &["at", "agent", "restart"],
+        "stall" => &["at", "until", "agent"],
+        "forge" => &["at", "from", "to", "message"],
+        "replay" => &["at", "request", "type"],
+        _ => FAULT_KEYS,
+    }
+}
+
+const DURATION: &str = "a duration in quotes, like \"500ms\", \"5s\", \"2m\" or \"1h30m\"";
+const ANSWERS: &str = "approve, reject or ignore, or a list of them used in order, like [\"reject\", \"approve\"]";
+
+/// A table being read: each key is taken once; what is left is unknown.
+struct Fields<'i> {
+    span: Range<usize>,
+    map: DeTable<'i>,
+}
+
+impl<'i> Fields<'i> {
+    fn take(&mut self, key: &str) -> Option<Value<'i>> {
+        self.map.remove(key)
+    }
+}
+
+struct Reader<'s> {
+    src: &'s str,
+    problems: Vec<Problem>,
+}
+
+impl Reader<'_> {
+    fn problem(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.problems.push(Problem { span, message: message.into() });
+    }
+
+    /// A value as the file wrote it, short enough for a message.
+    fn shown(&self, v: &Value<'_>) -> String {
+        match v.get_ref() {
+            DeValue::Array(_) => "a list".into(),
+            DeValue::Table(_) => "a table".into(),
+            _ => {
+                let text = self.src.get(v.span()).unwrap_or("?");
+                match text.char_indices().nth(40) {
+                    Some((cut, _)) => format!("{}…", &text[..cut]),
+                    None => text.to_string(),
+                }
+            }
+        }
+    }
+
+    fn wrong(&mut self, v: &Value<'_>, key: &str, want: &str) {
+        let message = format!("`{key}` must be {want}, not {}", self.shown(v));
+        self.problem(v.span(), message);
+    }
+
+    /// Reports the keys nobody took, with the keys `place` takes.
+    fn leftover(&mut self, f: Fields<'_>, place: &str, allowed: &[&str]) {
+        for (key, _) in f.map {
+            let guess = closest(key.get_ref(), allowed).map(|g| format!(" (did you mean `{g}`?)")).unwrap_or_default();
+            let message = format!("unknown field `{}` in {place}{guess}: use {}", key.get_ref(), allowed.join(", "));
+            self.problem(key.span(), message);
+        }
+    }
+
+    fn table<'i>(&mut self, v: Value<'i>, key: &str, want: &str) -> Option<Fields<'i>> {
+        let span = v.span();
+        match v.into_inner() {
+            DeValue::Table(map) => Some(Fields { span, map }),
+            other => {
+                self.wrong(&Spanned::new(span, other), key, want);
+                None
+            }
+        }
+    }
+
+    fn text(&mut self, v: Option<Value<'_>>, key: &str) -> Option<S<String>> {
+        self.string(v, key, "text in quotes")
+    }
+
+    fn duration(&mut self, v: Option<Value<'_>>, key: &str) -> Option<S<String>> {
+        self.string(v, key, DURATION)
+    }
+
+    fn string(&mut self, v: Option<Value<'_>>, key: &str, want: &str) -> Option<S<String>> {
+        let v = v?;
+        match v.get_ref() {
+            DeValue::String(s) => Some(Spanned::new(v.span(), s.to_string())),
+            _ => {
+                self.wrong(&v, key, want);
+                None
+            }
+        }
+    }
+
+    fn flag(&mut self, v: Option<Value<'_>>, key: &str) -> Option<bool> {
+        let v = v?;
+        match v.get_ref() {
+            DeValue::Boolean(b) => Some(*b),
+            _ => {
+                self.wrong(&v, key, "true or false");
+                None
+            }
+        }
+    }
+
+    /// A whole number from 0 to `max`; `bound` says what a larger one asks
+    /// for, when the limit is ours rather than the number type's.
+    fn whole(&mut self, v: Option<Value<'_>>, key: &str, max: u64, bound: Option<&str>) -> Option<S<u64>> {
+        let v = v?;
+        let n = match v.get_ref() {
+            DeValue::Integer(i) => i128::from_str_radix(i.as_str(), i.radix()).ok(),
+            _ => {
+                self.wrong(&v, key, &format!("a whole number from 0 to {max}"));
+                return None;
+            }
+        };
+        match (n, bound) {
+            (Some(n), _) if (0..=max as i128).contains(&n) => Some(Spanned::new(v.span(), n as u64)),
+            (Some(n), _) if n < 0 => {
+                self.wrong(&v, key, &format!("a whole number from 0 to {max}"));
+                None
+            }
+            (_, Some(what)) => {
+                let message =
+                    format!("`{key}` = {} is more than a file may ask for: at most {max} {what}", self.shown(&v));
+                self.problem(v.span(), message);
+                None
+            }
+            (_, None) => {
+                self.wrong(&v, key, &format!("a whole number from 0 to {max}"));
+                None
+            }
+        }
+    }
+
+    fn small(&mut self, v: Option<Value<'_>>, key: &str, max: u64, bound: Option<&str>) -> Option<S<u32>> {
+        self.whole(v, key, max.min(u32::MAX as u64), bound).map(|n| Spanned::new(n.span(), n.into_inner() as u32))
+    }
+
+    fn number(&mut self, v: Option<Value<'_>>, key: &str) -> Option<S<f64>> {
+        let v = v?;
+        let n = match v.get_ref() {
+            DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).ok().map(|i| i as f64),
+            _ => None,
+        };
+        if n.is_none() {
+            self.wrong(&v, key, "a number, like 0.5");
+        }
+        n.map(|n| Spanned::new(v.span(), n))
+    }
+
+    /// One string, or a list of them.
+    fn strings(&mut self, v: Option<Value<'_>>, key: &str, want: &str) -> Option<S<Vec<String>>> {
+        let v = v?;
+        let span = v.span();
+        match v.get_ref() {
+            DeValue::String(s) => Some(Spanned::new(span, vec![s.to_string()])),
+            DeValue::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items.iter() {
+                    match item.get_ref() {
+                        DeValue::String(s) => out.push(s.to_string()),
+                        _ => {
+                            self.wrong(item, key, want);
+                            return None;
+                        }
+                    }
+                }
+                Some(Spanned::new(span, out))
+            }
+            _ => {
+                self.wrong(&v, key, want);
+                None
+            }
+        }
+    }
+
+    fn answers(&mut self, v: Option<Value<'_>>, key: &str) -> Option<S<AnswersDoc>> {
+        let v = v?;
+        let one = |s: &str| match s {
+            "approve" => Some(Answer::Approve),
+            "reject" => Some(Answer::Reject),
+            "ignore" => Some(Answer::Ignore),
+            _ => None,
+        };
+        let items: Vec<&Value<'_>> = match v.get_ref() {
+            DeValue::Array(items) => items.iter().collect(),
+            _ => vec![&v],
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            match item.get_ref() {
+                DeValue::String(s) if one(s).is_some() => out.extend(one(s)),
+                _ => {
+                    let message = format!("`{key}` = {}: an answer is {ANSWERS}", self.shown(item));
+                    self.problem(item.span(), message);
+                    return None;
+                }
+            }
+        }
+        Some(Spanned::new(v.span(), out))
+    }
+
+    /// The entries of an array of tables (`[[step]]`), at most `max` of them:
+    /// one error at the first entry past the bound, and the rest unread.
+    fn entries<'i>(&mut self, v: Option<Value<'i>>, key: &str, max: usize) -> Vec<Fields<'i>> {
+        let Some(v) = v else { return Vec::new() };
+        let span = v.span();
+        let items = match v.into_inner() {
+            DeValue::Array(items) => items,
+            DeValue::Table(_) => {
+                self.problem(span, format!("write [[{key}]] with two brackets: a file may have several of them"));
+                return Vec::new();
+            }
+            other => {
+                self.wrong(&Spanned::new(span, other), key, &format!("a list of tables: write [[{key}]] for each"));
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            if i == max {
+                let message = format!("too many [[{key}]]: a file may have at most {max}; this is number {}", i + 1);
+                self.problem(item.span(), message);
+                break;
+            }
+            if let Some(f) = self.table(item, key, &format!("a table: write [[{key}]] and its keys below it")) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    fn file(&mut self, map: DeTable<'_>) -> FileDoc {
+        let mut f = Fields { span: 0..0, map };
+        let name = f.take("name");
+        if name.is_none() {
+            self.problem(0..0, "the file needs a `name`, like name = \"my-scenario\"");
+        }
+        let name = self.text(name, "name");
+        let about = f.take("about");
+        let about = self.text(about, "about");
+        let seed = f.take("seed");
+        let seed = self.whole(seed, "seed", u64::MAX, None).map(|s| s.into_inner());
+        let end = f.take("end");
+        let end = self.duration(end, "end");
+        let cap = f.take("cap");
+        let cap = self.duration(cap, "cap");
+        let policy = f.take("policy").map(|v| self.policy(v)).unwrap_or_default();
+        let lead = f.take("lead").map(|v| self.lead(v)).unwrap_or_default();
+        // Entries are read one at a time and their parsed form dropped as they
+        // go, so reading adds little to what the parser took.
+        let teammate = f.take("teammate");
+        let teammates = self
+            .entries(teammate, "teammate", MAX_TEAMMATES as usize)
+            .into_iter()
+            .filter_map(|t| self.teammate(t))
+            .collect();
+        let step = f.take("step");
+        let steps = self
+            .entries(step, "step", MAX_STEPS)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, s)| self.step(i + 1, s))
+            .collect();
+        let fault = f.take("fault");
+        let faults = self
+            .entries(fault, "fault", MAX_FAULTS)
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, x)| self.fault(i + 1, x))
+            .collect();
+        let expect = f.take("expect");
+        let expects = self.entries(expect, "expect", MAX_EXPECTS).into_iter().filter_map(|e| self.expect(e)).collect();
+        self.leftover(f, "the file's top level", TOP_KEYS);
+        FileDoc { name, about, seed, end, cap, policy, lead, teammates, steps, faults, expects }
+    }
+
+    fn policy(&mut self, v: Value<'_>) -> PolicyDoc {
+        let Some(mut f) = self.table(v, "policy", "a table: write [policy] and its keys below it") else {
+            return PolicyDoc::default();
+        };
+        let on_shutdown_timeout = f.take("on_shutdown_timeout");
+        let on_shutdown_timeout = self.choice(
+            on_shutdown_timeout,
+            "on_shutdown_timeout",
+            &[("kill", OnShutdownTimeout::Kill), ("keep", OnShutdownTimeout::Keep)],
+        );
+        let on_plan_timeout = f.take("on_plan_timeout");
+        let on_plan_timeout = self.choice(
+            on_plan_timeout,
+            "on_plan_timeout",
+            &[("reject", OnPlanTimeout::Reject), ("approve", OnPlanTimeout::Approve)],
+        );
+        let doc = PolicyDoc {
+            shutdown_timeout: self.duration(f.take("shutdown_timeout"), "shutdown_timeout"),
+            plan_timeout: self.duration(f.take("plan_timeout"), "plan_timeout"),
+            on_shutdown_timeout,
+            on_plan_timeout,
+            strict_hierarchy: self.flag(f.take("strict_hierarchy"), "strict_hierarchy"),
+            latency: self.string(
+                f.take("latency"),
+                "latency",
+                "a duration in quotes, like \"1ms\", or a range like \"1ms..20ms\"",
+            ),
+            defences: f.take("defences").and_then(|v| self.defences(v)),
+        };
+        self.leftover(f, "[policy]", POLICY_KEYS);
+        doc
+    }
+
+    /// A closed set of words, each standing for a value.
+    fn choice<T: Copy>(&mut self, v: Option<Value<'_>>, key: &str, words: &[(&str, T)]) -> Option<T> {
+        let v = v?;
+        let names: Vec<String> = words.iter().map(|(w, _)| format!("\"{w}\"")).collect();
+        let want = names.join(" or ");
+        match v.get_ref() {
+            DeValue::String(s) => match words.iter().find(|(w, _)| w == s) {
+                Some((_, t)) => Some(*t),
+                None => {
+                    let message = format!("`{key}` = {}: use {want}", self.shown(&v));
+                    self.problem(v.span(), message);
+                    None
+                }
+            },
+            _ => {
+                self.wrong(&v, key, &want);
+                None
+            }
+        }
+    }
+
+    /// The switches are read by serde, so a defence added to the protocol is
+    /// a key here at once; its values are checked first, so that every
+    /// message names the switch.
+    fn defences(&mut self, v: Value<'_>) -> Option<Defences> {
+        let span = v.span();
+        let f = self.table(v, "defences", "a table: write [policy.defences] and its switches below it")?;
+        let mut ok = true;
+        for (key, value) in f.map.iter() {
+            if !matches!(value.get_ref(), DeValue::Boolean(_)) {
+                self.wrong(value, key.get_ref(), "true or false");
+                ok = false;
+            }
+        }
+        if !ok {
+            return None;
+        }
+        match Defences::deserialize(ValueDeserializer::from(Spanned::new(span.clone(), DeValue::Table(f.map)))) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                let message = format!("[policy.defences]: {}", e.message().trim().replace('\n', " "));
+                self.problem(e.span().unwrap_or(span), message);
+                None
+            }
+        }
+    }
+
+    fn lead(&mut self, v: Value<'_>) -> LeadDoc {
+        let Some(mut f) = self.table(v, "lead", "a table: write [lead] and its keys below it") else {
+            return LeadDoc::default();
+        };
+        let doc = LeadDoc {
+            on_plan: self.answers(f.take("on_plan"), "on_plan"),
+            feedback: self.text(f.take("feedback"), "feedback").map(|s| s.into_inner()),
+        };
+        self.leftover(f, "[lead]", LEAD_KEYS);
+        doc
+    }
+
+    fn teammate(&mut self, mut f: Fields<'_>) -> Option<S<TeammateDoc>> {
+        let name = f.take("name");
+        if name.is_none() {
+            self.problem(f.span.clone(), "a [[teammate]] needs a `name`, like name = \"alice\"");
+        }
+        let name = self.text(name, "name");
+        let work = match f.take("work") {
+            None => Vec::new(),
+            Some(v) => self.work(v),
+        };
+        let max_revisions = f.take("max_revisions");
+        let count = f.take("count");
+        let on_shutdown = f.take("on_shutdown");
+        let on_plan = f.take("on_plan");
+        let rest = (
+            self.answers(on_shutdown, "on_shutdown"),
+            self.text(f.take("reject_reason"), "reject_reason").map(|s| s.into_inner()),
+            self.answers(on_plan, "on_plan"),
+            self.flag(f.take("require_plan"), "require_plan").unwrap_or(false),
+            self.text(f.take("plan"), "plan").map(|s| s.into_inner()),
+            self.small(max_revisions, "max_revisions", MAX_REVISIONS, Some("revisions of a plan"))
+                .map(|n| n.into_inner()),
+            self.small(count, "count", MAX_TEAMMATES, Some("teammates in a team")),
+        );
+        let span = f.span.clone();
+        self.leftover(f, "[[teammate]]", TEAMMATE_KEYS);
+        // A teammate without a usable name cannot be referred to; its other
+        // problems were still reported above.
+        let (on_shutdown, reject_reason, on_plan, require_plan, plan, max_revisions, count) = rest;
+        let doc = TeammateDoc {
+            name: name?,
+            on_shutdown,
+            reject_reason,
+            on_plan,
+            require_plan,
+            plan,
+            work,
+            max_revisions,
+            count,
+        };
+        Some(Spanned::new(span, doc))
+    }
+
+    fn work(&mut self, v: Value<'_>) -> Vec<S<WorkDoc>> {
+        const ITEM: &str = "a table like { write = \"src/a.rs\", steps = 4, step_time = \"500ms\" }";
+        let span = v.span();
+        let items = match v.into_inner() {
+            DeValue::Array(items) => items,
+            other => {
+                self.wrong(&Spanned::new(span, other), "work", &format!("a list of work items, each {ITEM}"));
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            if i == MAX_WORK_ITEMS {
+                let message = format!("too many work items: a teammate may have at most {MAX_WORK_ITEMS}");
+                self.problem(item.span(), message);
+                break;
+            }
+            let before = self.problems.len();
+            let Some(mut f) = self.table(item, "work", &format!("a list of work items, each {ITEM}")) else {
+                continue;
+            };
+            let steps = f.take("steps");
+            let step_time = f.take("step_time");
+            let doc = WorkDoc {
+                write: self.text(f.take("write"), "write").map(|s| s.into_inner()),
+                edit: self.text(f.take("edit"), "edit").map(|s| s.into_inner()),
+                shell: self.text(f.take("shell"), "shell").map(|s| s.into_inner()),
+                read: self.text(f.take("read"), "read").map(|s| s.into_inner()),
+                steps: self.small(steps, "steps", MAX_ITEM_STEPS, Some("steps per work item")),
+                step_time: self.duration(step_time, "step_time"),
+            };
+            let span = f.span.clone();
+            self.leftover(f, "a work item", WORK_KEYS);
+            if self.problems.len() == before {
+                out.push(Spanned::new(span, doc));
+            }
+        }
+        out
+    }
+
+    fn step(&mut self, n: usize, mut f: Fields<'_>) -> Option<S<StepDoc>> {
+        let before = self.problems.len();
+        let at = f.take("at");
+        let action = f.take("do");
+        for (key, missing) in [("at", at.is_none()), ("do", action.is_none())] {
+            if missing {
+                self.problem(f.span.clone(), format!("step #{n} needs `{key}`"));
+            }
+        }
+        let at = self.duration(at, "at");
+        let action = self.string(action, "do", "an action in quotes: shutdown, submit_plan, message or broadcast");
+        let doc = (
+            self.text(f.take("to"), "to"),
+            self.text(f.take("from"), "from"),
+            self.text(f.take("label"), "label"),
+            self.text(f.take("reason"), "reason").map(|s| s.into_inner()),
+            self.text(f.take("plan"), "plan").map(|s| s.into_inner()),
+            self.text(f.take("text"), "text").map(|s| s.into_inner()),
+        );
+        let span = f.span.clone();
+        self.leftover(f, &format!("step #{n}"), STEP_KEYS);
+        let (to, from, label, reason, plan, text) = doc;
+        let doc = StepDoc { n, at: at?, action: action?, to, from, label, reason, plan, text };
+        self.whole_entry(before, span, doc)
+    }
+
+    fn fault(&mut self, n: usize, mut f: Fields<'_>) -> Option<S<FaultDoc>> {
+        let before = self.problems.len();
+        let kind = f.take("kind");
+        if kind.is_none() {
+            let message = format!("fault #{n} needs a `kind`: one of {}", FAULT_KINDS.join(", "));
+            self.problem(f.span.clone(), message);
+        }
+        let kind = self.string(kind, "kind", &format!("a kind in quotes: one of {}", FAULT_KINDS.join(", ")));
+        let known = kind.as_ref().filter(|k| FAULT_KINDS.contains(&k.get_ref().as_str())).map(|k| k.get_ref().clone());
+        if let Some(k) = kind.as_ref().filter(|_| known.is_none()) {
+            let message = format!("fault #{n}: unknown kind {:?}: use one of {}", k.get_ref(), FAULT_KINDS.join(", "));
+            self.problem(k.span(), message);
+        }
+        // Keys of another kind are named as such; keys of no kind are unknown.
+        let mut stray_keys = false;
+        if let Some(k) = &known {
+            let takes = fault_keys(k);
+            let stray: Vec<String> = f
+                .map
+                .keys()
+                .map(|key| key.get_ref().to_string())
+                .filter(|key| FAULT_KEYS.contains(&key.as_str()) && !takes.contains(&key.as_str()))
+                .collect();
+            for key in stray {
+                if let Some((kspan, _)) = f.map.remove_entry(key.as_str()) {
+                    let message = format!(
+                        "fault #{n} ({k}): `{key}` does not apply to a {k} fault, which takes {}",
+                        takes.join(", ")
+                    );
+                    self.problem(kspan.span(), message);
+                    stray_keys = true;
+                }
+            }
+        }
+        let count = f.take("count");
+        let probability = f.take("probability");
+        let message = f.take("message").and_then(|v| self.forged(v));
+        let doc = FaultDoc {
+            n,
+            kind: kind.unwrap_or_else(|| Spanned::new(f.span.clone(), String::new())),
+            stray_keys,
+            at: self.duration(f.take("at"), "at"),
+            until: self.duration(f.take("until"), "until"),
+            agent: self.text(f.take("agent"), "agent"),
+            from: self.text(f.take("from"), "from"),
+            to: self.text(f.take("to"), "to"),
+            types: self.strings(f.take("type"), "type", "a message type in quotes, or a list of them"),
+            request: self.text(f.take("request"), "request"),
+            delay: self.string(
+                f.take("delay"),
+                "delay",
+                "a duration in quotes like \"5s\", or a range like \"1s..5s\"",
+            ),
+            count: self.small(count, "count", u32::MAX as u64, None),
+            probability: self.number(probability, "probability"),
+            restart: self.duration(f.take("restart"), "restart"),
+            between: self.strings(f.take("between"), "between", "a list of two agents, like [\"lead\", \"alice\"]"),
+            direction: self.text(f.take("direction"), "direction"),
+            mode: self.text(f.take("mode"), "mode"),
+            message,
+        };
+        let span = f.span.clone();
+        self.leftover(f, &format!("fault #{n}"), FAULT_KEYS);
+        self.whole_entry(before, span, doc)
+    }
+
+    /// A forged message is any TOML table; the protocol's own parser judges
+    /// it once the fault is built.
+    fn forged(&mut self, v: Value<'_>) -> Option<S<toml::Value>> {
+        const LIKE: &str =
+            "a table, like { type = \"shutdown_response\", request_id = \"@stop-alice\", approve = true }";
+        let span = v.span();
+        if !matches!(v.get_ref(), DeValue::Table(_)) {
+            self.wrong(&v, "message", LIKE);
+            return None;
+        }
+        match toml::Value::deserialize(ValueDeserializer::from(v)) {
+            Ok(value) => Some(Spanned::new(span, value)),
+            Err(e) => {
+                self.problem(span, format!("`message`: {}", e.message().trim().replace('\n', " ")));
+                None
+            }
+        }
+    }
+
+    fn expect(&mut self, mut f: Fields<'_>) -> Option<S<ExpectDoc>> {
+        let before = self.problems.len();
+        let mut count = |r: &mut Self, key: &str| {
+            let v = f.take(key);
+            r.small(v, key, u32::MAX as u64, None).map(|n| n.into_inner())
+        };
+        let ignored = count(self, "ignored");
+        let refused = count(self, "refused");
+        let expired = count(self, "expired");
+        let doc = ExpectDoc {
+            request: self.text(f.take("request"), "request"),
+            teammate: self.text(f.take("teammate"), "teammate"),
+            status: self.text(f.take("status"), "status"),
+            file: self.text(f.take("file"), "file"),
+            state: self.text(f.take("state"), "state"),
+            ignored,
+            reason: self.text(f.take("reason"), "reason"),
+            refused,
+            rule: self.text(f.take("rule"), "rule"),
+            expired,
+            violation: self.text(f.take("violation"), "violation"),
+            gate: self.text(f.take("gate"), "gate"),
+        };
+        let span = f.span.clone();
+        self.leftover(f, "[[expect]]", EXPECT_KEYS);
+        self.whole_entry(before, span, doc)
+    }
+
+    /// An entry in which a value could not be read is not checked further:
+    /// its later checks would only echo the problem already reported (a
+    /// `to = 1` is not also "missing `to`").
+    fn whole_entry<T>(&self, before: usize, span: Range<usize>, doc: T) -> Option<S<T>> {
+        (self.problems.len() == before).then(|| Spanned::new(span, doc))
+    }
+}
+
+/// The allowed key a mistyped one most likely meant: one edit away for a
+/// short key, two for a longer one (a swap of two letters is one edit).
+fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    let reach = if key.chars().count() <= 4 { 1 } else { 2 };
+    allowed.iter().map(|a| (edits(key, a), *a)).filter(|(d, _)| *d <= reach).min_by_key(|(d, _)| *d).map(|(_, a)| a)
+}
+
+/// Edit distance with swaps of neighbours (optimal string alignment), for
+/// short keys only.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guesses_a_key_two_edits_away_at_most() {
+        assert_eq!(closest("on_shutdwon", TEAMMATE_KEYS), Some("on_shutdown"));
+        assert_eq!(closest("nmae", TEAMMATE_KEYS), Some("name"));
+        assert_eq!(closest("nope", TOP_KEYS), None, "two edits are too many for a short key");
+        assert_eq!(closest("completely_else", TEAMMATE_KEYS), None);
+    }
+
+    #[test]
+    fn reads_what_it_can_and_names_every_problem() {
+        let src = "name = 1\n[lead]\non_plan = \"maybe\"\nfeedback = \"no\"\n";
+        let (doc, problems) = read(src).expect("TOML");
+        assert_eq!(doc.lead.feedback.as_deref(), Some("no"));
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].starts_with("`name` must be text"), "{messages:?}");
+        assert!(messages[1].contains("approve, reject or ignore"), "{messages:?}");
+    }
 }
