@@ -493,3 +493,14 @@ fn help_examples_keep_their_descriptions_in_one_column() {
         assert!(columns.len() <= 1, "descriptions start in more than one column: {columns:#?}\n{}", r.explain());
     }
 }
+
+// ---------------------------------------------------------------- 15: zero where zero means nothing
+
+#[test]
+fn a_zero_real_time_budget_or_cap_is_refused_with_the_reason() {
+    for option in ["--max-real", "--cap"] {
+        let r = handshake(&["run", HAPPY, option, "0s"]);
+        r.expect_code(2).ran_nothing().stderr_has(option).stderr_has("before it starts");
+    }
+    handshake(&["run", HAPPY, "--max-real", "1ms", "--cap", "1ms"]).expect_code(1);
+}

@@ -31,10 +31,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Virtual-time cap for a run that never settles, e.g. "10m" [default: the file's, else 1h]
-    #[arg(long, value_parser = parse_dur)]
+    #[arg(long, value_parser = parse_span)]
     pub cap: Option<Millis>,
     /// Real time one run may take before it is stopped, e.g. "30s"
-    #[arg(long, value_parser = parse_dur, default_value = DEFAULT_MAX_REAL)]
+    #[arg(long, value_parser = parse_span, default_value = DEFAULT_MAX_REAL)]
     pub max_real: Millis,
 }
 
@@ -43,7 +43,18 @@ const DEFAULT_MAX_REAL: &str = "60s";
 fn parse_dur(s: &str) -> Result<Millis, String> {
     let d = parse_duration(s)?;
     if d > crate::scenario::build::MAX_RUN {
-        return Err(format!("{s:?} is longer than a run may be ({})", crate::scenario::build::MAX_RUN));
+        let longest = crate::scenario::duration::human(crate::scenario::build::MAX_RUN);
+        return Err(format!("{s:?} is longer than a run may be ({longest})"));
+    }
+    Ok(d)
+}
+
+/// A span that must be there at all: a zero cap or real-time budget would
+/// stop every run before its first event.
+fn parse_span(s: &str) -> Result<Millis, String> {
+    let d = parse_dur(s)?;
+    if d == Millis::ZERO {
+        return Err(format!("{s:?} would stop every run before it starts: give at least \"1ms\", e.g. \"30s\""));
     }
     Ok(d)
 }
