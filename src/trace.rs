@@ -384,7 +384,7 @@ impl Stamped {
                 put("kind", json!(kind.as_str()));
                 put("from", json!(n.agent(*requester)));
                 put("to", json!(n.agent(*target)));
-                put("deadline", json!(deadline.0));
+                put("deadline", if deadline.is_never() { Value::Null } else { json!(deadline.0) });
             }
             Event::Verdict { at, request_id, response_kind, approve, sender, claimed_from, verdict } => {
                 put("at", json!(n.agent(*at)));
@@ -518,12 +518,16 @@ impl Stamped {
                 format!("FORGED {} to {} claiming to be {}", message_type, n.agent(*to), n.agent(*claimed_from))
             }
             Event::Opened { id, kind, requester, target, deadline, .. } => format!(
-                "{} asks {}: {} request [{}] pending, deadline {}",
+                "{} asks {}: {} request [{}] pending, {}",
                 n.agent(*requester),
                 n.agent(*target),
                 kind,
                 label(id),
-                deadline
+                if deadline.is_never() {
+                    "no deadline (timeouts off)".to_string()
+                } else {
+                    format!("deadline {deadline}")
+                }
             ),
             Event::Verdict { at, request_id, verdict, .. } => match verdict {
                 Verdict::Applied { from, to, .. } => {
@@ -573,7 +577,7 @@ impl Stamped {
             Event::Stall { agent, until } => format!("{} stalls until {}", n.agent(*agent), until),
             Event::Alert { agent, text } => format!("ALERT {}: {}", n.agent(*agent), text),
             Event::Deadlock { members, requests } => format!(
-                "DEADLOCK {}: each waits for the next ({}); nothing can move until a deadline passes",
+                "DEADLOCK {}: each waits for the next ({}); none of them can move on its own",
                 cycle_text(members, n),
                 requests.iter().map(|id| format!("[{}]", label(id))).collect::<Vec<_>>().join(", ")
             ),

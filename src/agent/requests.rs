@@ -52,7 +52,8 @@ impl Requests {
         ctx.out.push(Command::Send(env));
         // Arm only if this deadline comes before the armed one: with a fixed
         // timeout, deadlines only grow, so this is a comparison, not a timer.
-        if self.armed.is_none_or(|a| deadline < a) {
+        // A request with no deadline (timeouts off) needs no timer at all.
+        if !deadline.is_never() && self.armed.is_none_or(|a| deadline < a) {
             self.armed = Some(deadline);
             ctx.wake(deadline, Timer::Deadline);
         }
@@ -123,7 +124,7 @@ impl Requests {
     /// The deadline timer fired (or the agent restarted): arm the next one.
     pub fn timer_fired(&mut self, ctx: &mut Ctx) {
         self.armed = None;
-        if let Some(next) = self.table.next_deadline() {
+        if let Some(next) = self.table.next_deadline().filter(|d| !d.is_never()) {
             self.armed = Some(next);
             ctx.wake(next, Timer::Deadline);
         }

@@ -81,6 +81,8 @@ pub struct Policy {
     /// Teammates never send blocking requests to each other.
     pub strict_hierarchy: bool,
     pub defences: Defences,
+    /// A deadlock fails the run (a protocol designer demanding its absence).
+    pub fail_on_deadlock: bool,
 }
 
 impl Default for Policy {
@@ -92,6 +94,7 @@ impl Default for Policy {
             on_plan_timeout: OnPlanTimeout::Reject,
             strict_hierarchy: true,
             defences: Defences::default(),
+            fail_on_deadlock: false,
         }
     }
 }

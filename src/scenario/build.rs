@@ -39,13 +39,39 @@ impl std::error::Error for ScenarioError {}
 /// What a file says must hold at the end of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expect {
-    Request { label: String, status: Status },
-    Teammate { name: String, status: RosterStatus },
-    Gate { name: String, state: GateState },
-    File { path: String, state: FileExpect },
-    Ignored { count: u32, reason: Option<Reason> },
-    Refused { count: u32, rule: Option<String> },
-    Expired { count: u32 },
+    Request {
+        label: String,
+        status: Status,
+    },
+    Teammate {
+        name: String,
+        status: RosterStatus,
+    },
+    Gate {
+        name: String,
+        state: GateState,
+    },
+    File {
+        path: String,
+        state: FileExpect,
+    },
+    Ignored {
+        count: u32,
+        reason: Option<Reason>,
+    },
+    Refused {
+        count: u32,
+        rule: Option<String>,
+    },
+    Expired {
+        count: u32,
+    },
+    /// A deadlock among exactly these teammates forms; with `broken`, a
+    /// timeout must break it (`true`) or it must last to the end (`false`).
+    Deadlock {
+        members: Vec<String>,
+        broken: Option<bool>,
+    },
     Violation(Invariant),
 }
 
@@ -406,11 +432,26 @@ impl Builder<'_> {
         if let Some(d) = p.defences {
             policy.defences = d;
         }
+        if p.timeouts == Some(false) {
+            policy.shutdown_timeout = Millis::NEVER;
+            policy.plan_timeout = Millis::NEVER;
+        }
+        if let Some(d) = &p.deadlocks {
+            match d.get_ref().as_str() {
+                "fail" => policy.fail_on_deadlock = true,
+                "allow" => policy.fail_on_deadlock = false,
+                other => self.err(d.span(), format!("deadlocks = {other:?}: use \"fail\" or \"allow\"")),
+            }
+        }
         policy
     }
 
     /// A timeout of zero would expire every request the moment it is sent.
     fn timeout(&mut self, d: &S<String>, key: &str, default: Millis) -> Millis {
+        // No deadline at all: a learner watches a deadlock last to the cap.
+        if d.get_ref() == "never" {
+            return Millis::NEVER;
+        }
         let Some(t) = self.duration(d, key) else { return default };
         if t == Millis::ZERO {
             let shown = human(default);
@@ -1021,10 +1062,12 @@ impl Builder<'_> {
             ("refused", &["refused", "rule"])
         } else if d.expired.is_some() {
             ("expired", &["expired"])
+        } else if d.deadlock.is_some() {
+            ("deadlock", &["deadlock", "broken"])
         } else {
             ("violation", &["violation"])
         };
-        let present: [(&str, Option<Range<usize>>); 7] = [
+        let present: [(&str, Option<Range<usize>>); 8] = [
             ("status", d.status.as_ref().map(|x| x.span())),
             ("gate", d.gate.as_ref().map(|x| x.span())),
             ("state", d.state.as_ref().map(|x| x.span())),
@@ -1032,6 +1075,7 @@ impl Builder<'_> {
             ("rule", d.rule.as_ref().map(|x| x.span())),
             ("request", d.request.as_ref().map(|x| x.span())),
             ("teammate", d.teammate.as_ref().map(|x| x.span())),
+            ("broken", d.broken.map(|_| e.span())),
         ];
         let mut stray = false;
         for (key, span) in present {
@@ -1058,11 +1102,13 @@ impl Builder<'_> {
             d.refused.is_some(),
             d.expired.is_some(),
             d.violation.is_some(),
+            d.deadlock.is_some(),
         ];
         if subjects.iter().filter(|x| **x).count() != 1 {
             self.err(
                 e.span(),
-                "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired or violation",
+                "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired, deadlock or \
+                 violation",
             );
             return None;
         }
@@ -1168,6 +1214,21 @@ impl Builder<'_> {
         }
         if let Some(count) = d.expired {
             return Some(Expect::Expired { count });
+        }
+        if let Some(members) = &d.deadlock {
+            if members.get_ref().len() < 2 {
+                self.err(members.span(), "a deadlock needs at least two teammates waiting on each other");
+                return None;
+            }
+            for name in members.get_ref() {
+                let named = S::new(members.span(), name.clone());
+                let id = self.agent(&named, team, "teammate")?;
+                if id.is_lead() {
+                    self.err(members.span(), "the lead never blocks, so it is never part of a deadlock");
+                    return None;
+                }
+            }
+            return Some(Expect::Deadlock { members: members.get_ref().clone(), broken: d.broken });
         }
         let v = d.violation.as_ref()?;
         if self.all_defences_on {

@@ -213,6 +213,37 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
             context: context(o, v.event.unwrap_or(last), |_| true, 8),
         });
     }
+    let all_deadlocks = deadlocks(o);
+    if s.policy().fail_on_deadlock {
+        let expected = |d: &DeadlockReport| {
+            s.expects.iter().any(|e| {
+                matches!(e, Expect::Deadlock { members, .. } if {
+                    let (mut a, mut b) = (members.clone(), d.members.clone());
+                    a.sort();
+                    b.sort();
+                    a == b
+                })
+            })
+        };
+        for d in all_deadlocks.iter().filter(|d| !expected(d)) {
+            let i = o
+                .events
+                .iter()
+                .position(|e| matches!(e.event, Event::Deadlock { .. }) && e.t.0 == d.formed_ms)
+                .unwrap_or(last);
+            failures.push(Failure {
+                check: "no deadlock (policy: deadlocks = \"fail\")".into(),
+                at_ms: d.formed_ms,
+                message: format!(
+                    "deadlock {} formed at {}: each waits on the next ({})",
+                    d.cycle(),
+                    Millis(d.formed_ms),
+                    d.requests.iter().map(|r| format!("[{r}]")).collect::<Vec<_>>().join(", ")
+                ),
+                context: context(o, i, |_| true, 8),
+            });
+        }
+    }
     let facts = Facts::of(o);
     let require_plan = s.require_plan();
     let gate_of = |name: &str| -> GateState {
@@ -309,6 +340,36 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
                     }));
                 }
             }
+            Expect::Deadlock { members, broken } => {
+                let mut want = members.clone();
+                want.sort();
+                let found = all_deadlocks.iter().find(|d| {
+                    let mut got = d.members.clone();
+                    got.sort();
+                    got == want
+                });
+                let focus = |e: &Event| matches!(e, Event::Deadlock { .. } | Event::DeadlockBroken { .. });
+                match (found, broken) {
+                    (None, _) => failures
+                        .push(fail(format!("no deadlock among {} formed", want.join(", ")), &|e: &Event| {
+                            matches!(e, Event::Deadlock { .. } | Event::Opened { .. })
+                        })),
+                    (Some(d), Some(true)) if d.broken_ms.is_none() => failures.push(fail(
+                        format!("deadlock {} formed at {} and was never broken", d.cycle(), Millis(d.formed_ms)),
+                        &focus,
+                    )),
+                    (Some(d), Some(false)) if d.broken_ms.is_some() => failures.push(fail(
+                        format!(
+                            "deadlock {} was broken at {} by [{}]; expected it to last",
+                            d.cycle(),
+                            Millis(d.broken_ms.unwrap_or_default()),
+                            d.broken_by.as_deref().unwrap_or("?")
+                        ),
+                        &focus,
+                    )),
+                    _ => {}
+                }
+            }
             Expect::Expired { count } => {
                 let got = facts.expired;
                 if got != *count as usize {
@@ -380,6 +441,14 @@ pub fn describe_expect(e: &Expect) -> String {
         Expect::Refused { count, rule: None } => format!("{count} sends refused"),
         Expect::Refused { count, rule: Some(r) } => format!("{count} sends refused by {r}"),
         Expect::Expired { count } => format!("{count} requests expired"),
+        Expect::Deadlock { members, broken } => {
+            let how = match broken {
+                Some(true) => ", broken by a timeout",
+                Some(false) => ", lasting to the end",
+                None => "",
+            };
+            format!("a deadlock among {} forms{how}", members.join(", "))
+        }
         Expect::Violation(i) => format!("the oracle reports {i}"),
     }
 }

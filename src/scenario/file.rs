@@ -74,6 +74,10 @@ pub struct PolicyDoc {
     pub strict_hierarchy: Option<bool>,
     pub latency: Option<S<String>>,
     pub defences: Option<Defences>,
+    /// `false`: no request ever expires (both kinds), to watch a deadlock last.
+    pub timeouts: Option<bool>,
+    /// `"fail"`: any deadlock fails the run.
+    pub deadlocks: Option<S<String>>,
 }
 
 /// One answer, or a list used in order whose last answer repeats; one answer
@@ -173,6 +177,10 @@ pub struct ExpectDoc {
     pub violation: Option<S<String>>,
     /// A gate state at the end: with `teammate`.
     pub gate: Option<S<String>>,
+    /// The members of a deadlock that must form, in any order.
+    pub deadlock: Option<S<Vec<String>>>,
+    /// With `deadlock`: whether a timeout must break it (`false`: it must last to the end).
+    pub broken: Option<bool>,
 }
 
 /// One thing wrong with a file, where it is.
@@ -202,6 +210,8 @@ pub const POLICY_KEYS: &[&str] = &[
     "strict_hierarchy",
     "latency",
     "defences",
+    "timeouts",
+    "deadlocks",
 ];
 pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback"];
 pub const TEAMMATE_KEYS: &[&str] =
@@ -221,6 +231,8 @@ pub const EXPECT_KEYS: &[&str] = &[
     "expired",
     "violation",
     "gate",
+    "deadlock",
+    "broken",
 ];
 pub const FAULT_KINDS: &[&str] =
     &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
@@ -554,6 +566,8 @@ impl Reader<'_> {
                 "a duration in quotes, like \"1ms\", or a range like \"1ms..20ms\"",
             ),
             defences: f.take("defences").and_then(|v| self.defences(v)),
+            timeouts: self.flag(f.take("timeouts"), "timeouts"),
+            deadlocks: self.string(f.take("deadlocks"), "deadlocks", "\"fail\" or \"allow\""),
         };
         self.leftover(f, "[policy]", POLICY_KEYS);
         doc
@@ -834,6 +848,12 @@ impl Reader<'_> {
             expired,
             violation: self.text(f.take("violation"), "violation"),
             gate: self.text(f.take("gate"), "gate"),
+            deadlock: self.strings(
+                f.take("deadlock"),
+                "deadlock",
+                "a list of teammate names, like [\"alice\", \"bob\"]",
+            ),
+            broken: self.flag(f.take("broken"), "broken"),
         };
         let span = f.span.clone();
         self.leftover(f, "[[expect]]", EXPECT_KEYS);

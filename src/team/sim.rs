@@ -265,6 +265,17 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         wb.stalls.is_empty()
             && wb.queue.values().all(|d| matches!(d, Due::Wake { timer: crate::agent::Timer::Deadline, .. }))
     };
+    let deadlocked = !w.borrow().waits.cycles().is_empty();
+    if stop == Stop::Settled && deadlocked {
+        // Nothing can happen, but only because the team waits on itself with
+        // no deadline to break the cycle: it would wait forever. Show that by
+        // letting the clock run to the limit, as a real team's would.
+        let limit = spec.end.map_or(spec.cap, |e| e.min(spec.cap));
+        let origin = w.borrow().origin;
+        tokio::time::sleep_until(origin + limit.as_std()).await;
+        w.borrow_mut().tick();
+        stop = if spec.end.is_some_and(|e| e <= spec.cap) { Stop::EndTime } else { Stop::Cap };
+    }
     if stop == Stop::Settled {
         settle(&w);
     }
