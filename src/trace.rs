@@ -231,6 +231,13 @@ pub enum Event {
 }
 
 impl Event {
+    /// Whether the event is about the protocol and the team's lives, rather
+    /// than the progress of work (a file's every step): what a learner
+    /// watches first (`-v --events protocol`).
+    pub fn is_protocol(&self) -> bool {
+        !matches!(self, Event::FileStep { .. })
+    }
+
     /// The `event` field of a trace line.
     pub fn kind(&self) -> &'static str {
         match self {

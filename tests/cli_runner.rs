@@ -504,3 +504,19 @@ fn a_zero_real_time_budget_or_cap_is_refused_with_the_reason() {
     }
     handshake(&["run", HAPPY, "--max-real", "1ms", "--cap", "1ms"]).expect_code(1);
 }
+
+// ---------------------------------------------------------------- -v shows the protocol alone
+
+#[test]
+fn verbose_can_show_the_protocol_without_every_step_of_work() {
+    let all = handshake(&["run", HAPPY, "-v"]);
+    let protocol = handshake(&["run", HAPPY, "-v", "--events", "protocol"]);
+    all.expect_code(0);
+    protocol.expect_code(0);
+    assert!(all.stdout.contains("4/4 written"), "{}", all.explain());
+    assert!(!protocol.stdout.contains("/4 written"), "{}", protocol.explain());
+    for needed in ["shutdown_request", "pending → approved", "status: shutdown"] {
+        assert!(protocol.stdout.contains(needed), "{needed}: {}", protocol.explain());
+    }
+    handshake(&["run", HAPPY, "--events", "protocol"]).expect_code(2).ran_nothing().stderr_has("-v");
+}

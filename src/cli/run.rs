@@ -27,6 +27,9 @@ pub struct RunArgs {
     /// Stream every event as it happens, in words (one run at a time: not with --seeds)
     #[arg(short, long)]
     pub verbose: bool,
+    /// With -v: every event, or only the protocol's (hides each step of work written)
+    #[arg(long, value_enum, default_value = "all", value_name = "WHICH")]
+    pub events: Events,
     /// Write the event log as JSON Lines to FILE (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -39,6 +42,13 @@ pub struct RunArgs {
 }
 
 const DEFAULT_MAX_REAL: &str = "60s";
+
+/// Which events `-v` streams.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Events {
+    All,
+    Protocol,
+}
 
 fn parse_dur(s: &str) -> Result<Millis, String> {
     let d = parse_duration(s)?;
@@ -70,6 +80,10 @@ fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
 }
 
 pub fn main(a: RunArgs) -> i32 {
+    if a.events != Events::All && !a.verbose {
+        eprintln!("error: --events chooses what -v streams: add -v (nothing was run)");
+        return EXIT_BAD_INPUT;
+    }
     if a.verbose && a.seeds.is_some() {
         eprintln!(
             "error: -v streams the events of one run and --seeds makes many: sweep without -v, then replay a \
@@ -120,20 +134,22 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
     RunOptions {
         cap: a.cap,
         max_real: Some(a.max_real.as_std()),
-        live: live.then(live_printer),
+        live: live.then(|| live_printer(a.events)),
         keep_outcome: a.trace.is_some(),
     }
 }
 
 /// Prints events as they happen, learning request labels on the way.
-fn live_printer() -> crate::trace::LiveSink {
+fn live_printer(which: Events) -> crate::trace::LiveSink {
     let mut names = Names::default();
     Box::new(move |s: &Stamped, agents: &[String]| {
         if names.agents.is_empty() {
             names.agents = agents.to_vec();
         }
         names.learn(&s.event);
-        println!("  {}", s.describe(&names));
+        if which == Events::All || s.event.is_protocol() {
+            println!("  {}", s.describe(&names));
+        }
     })
 }
 
@@ -209,6 +225,7 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
         format: _,  // how the report reads, not what happens
         verbose: _, // always on: the point of reproducing is to watch
         trace: _,   // an output, not an input
+        events: _,  // what -v shows, not what happens
         cap,
         max_real,
     } = a;
