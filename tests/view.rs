@@ -117,10 +117,20 @@ fn ink(p: &tiny_skia::Pixmap) -> (f64, usize) {
     (inked as f64 / p.pixels().len() as f64, colours.len())
 }
 
-fn save_png(name: &str, p: &tiny_skia::Pixmap) {
-    if let Some(dir) = std::env::var_os("VIEW_PNG_DIR") {
-        std::fs::create_dir_all(&dir).unwrap();
-        p.save_png(Path::new(&dir).join(format!("{name}.png"))).unwrap();
+/// With `VIEW_PNG_DIR` set, writes the picture as PNG to look at; a page too
+/// big to draw whole also gets its top-left corner at full size.
+fn save_png(name: &str, doc: &str, p: &tiny_skia::Pixmap) {
+    let Some(dir) = std::env::var_os("VIEW_PNG_DIR") else { return };
+    let dir = Path::new(&dir);
+    std::fs::create_dir_all(dir).unwrap();
+    p.save_png(dir.join(format!("{name}.png"))).unwrap();
+    let (w, h) = declared_size(doc);
+    if (w as u64) * (h as u64) > 4_000_000 {
+        let opt = usvg::Options { fontdb: fontdb(), ..usvg::Options::default() };
+        let tree = usvg::Tree::from_str(doc, &opt).unwrap();
+        let mut corner = tiny_skia::Pixmap::new(w.min(1800), h.min(1400)).unwrap();
+        resvg::render(&tree, tiny_skia::Transform::default(), &mut corner.as_mut());
+        corner.save_png(dir.join(format!("{name}-corner.png"))).unwrap();
     }
 }
 
@@ -135,7 +145,7 @@ fn every_bundled_svg_renders_non_blank_at_its_size() {
         let (share, colours) = ink(&p);
         assert!(share > 0.01, "{stem}: only {:.3}% of the page is drawn", share * 100.0);
         assert!(colours >= 8, "{stem}: {colours} colours; the lanes' states should show");
-        save_png(&stem, &p);
+        save_png(&stem, &doc, &p);
     }
 }
 
@@ -243,7 +253,8 @@ fn a_request_bar_runs_from_sending_to_its_end_state() {
     assert_eq!(first.deadline_row, None, "the run ended before the deadline");
     let doc = svg(&o, &ViewOptions::default());
     assert!(doc.contains("<title>first-ask shutdown request: rejected, deadline 1m1s (after the end)</title>"));
-    assert!(mermaid(&o, &ViewOptions::default()).contains("Note over p0,p1: 1s lead asks [first-ask] (shutdown), deadline 1m1s"));
+    assert!(mermaid(&o, &ViewOptions::default())
+        .contains("Note over p0,p1: 1s lead asks [first-ask] (shutdown), deadline 1m1s"));
 }
 
 #[test]
@@ -251,7 +262,8 @@ fn a_long_idle_gap_is_compressed_and_marked() {
     let (name, o) = bundled("22-");
     let opts = ViewOptions::titled(name);
     let m = model::build(&o, &opts);
-    let idle: Vec<_> = m.rows.iter().filter_map(|r| if let Gap::Idle(ms) = r.gap { Some(ms.0) } else { None }).collect();
+    let idle: Vec<_> =
+        m.rows.iter().filter_map(|r| if let Gap::Idle(ms) = r.gap { Some(ms.0) } else { None }).collect();
     assert_eq!(idle, vec![119_999], "one break for the two minutes of the deadlock");
     let doc = svg(&o, &opts);
     assert!(doc.contains("⋯ 1m59.999s idle ⋯"));
@@ -327,7 +339,9 @@ fn a_team_of_sixty_is_drawn_whole() {
     let delivered_or_lost = o
         .events
         .iter()
-        .filter(|e| matches!(e.event, handshake::trace::Event::Deliver { .. } | handshake::trace::Event::Dropped { .. }))
+        .filter(|e| {
+            matches!(e.event, handshake::trace::Event::Deliver { .. } | handshake::trace::Event::Dropped { .. })
+        })
         .count();
     let in_flight = m.arrows.iter().filter(|a| a.fate == Fate::InFlight).count();
     assert_eq!(m.arrows.len(), delivered_or_lost + in_flight, "an arrow for every delivery and loss");
@@ -342,7 +356,7 @@ fn a_team_of_sixty_is_drawn_whole() {
     let (w, _) = declared_size(&doc);
     assert!(w > 60 * 200, "the page widens instead of squeezing: {w}px");
     assert!(ink(&p).0 > 0.005);
-    save_png("big-team", &p);
+    save_png("big-team", &doc, &p);
     check_mermaid(&mermaid(&o, &ViewOptions::default()));
 }
 

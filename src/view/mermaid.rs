@@ -138,6 +138,9 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                     Some(who) => format!("FORGED as {who}, {}", a.text),
                     None => a.text.clone(),
                 };
+                if let Some(w) = &a.words {
+                    let _ = write!(text, " {w}");
+                }
                 let _ = write!(text, " · sent {}, {what}", a.t_sent);
                 for n in a.notes.iter().filter(|n| !n.starts_with('✕')) {
                     let _ = write!(text, " · {n}");
@@ -151,7 +154,10 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             }
             Entry::Bar(i) => {
                 let b = &m.bars[i];
-                let text = format!("{} {} asks [{}] ({}), deadline {}", m.rows[b.from].t, m.lanes[b.lane].name, b.label, b.kind, b.deadline);
+                let text = format!(
+                    "{} {} asks [{}] ({}), deadline {}",
+                    m.rows[b.from].t, m.lanes[b.lane].name, b.label, b.kind, b.deadline
+                );
                 let _ = writeln!(out, "{ind}Note over {},{}: {}", p(b.lane), p(b.target), escape(&text));
             }
         }

@@ -144,7 +144,10 @@ pub struct Arrow {
     pub t_sent: Millis,
     pub t_end: Millis,
     pub class: MsgClass,
+    /// Type, request label and answer: `shutdown_response [stop-alice] reject`.
     pub text: String,
+    /// What it says in words (a reason, a plan, a message's text), quoted.
+    pub words: Option<String>,
     pub fate: Fate,
     /// For a forged message: whom it claims to come from.
     pub forged_as: Option<String>,
@@ -156,6 +159,8 @@ pub struct Arrow {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MarkKind {
+    /// A request opened (only where a lane asks few; otherwise its bar says it).
+    Asked,
     Approved,
     Rejected,
     Expired,
@@ -251,6 +256,8 @@ pub struct Bar {
     pub deadline: Millis,
     /// `None` when the run ended before the deadline.
     pub deadline_row: Option<usize>,
+    /// Its opening is told in words beside the lifeline, so the bar needs no caption.
+    pub told: bool,
     pub k: usize,
 }
 
@@ -285,6 +292,7 @@ struct SendInfo {
     t: Millis,
     class: MsgClass,
     text: String,
+    words: Option<String>,
     k: usize,
     arrows: usize,
 }
@@ -326,6 +334,9 @@ struct Builder<'a> {
     stalls: Vec<(usize, usize, Millis)>,
     bars: Vec<Bar>,
     bar_of: BTreeMap<RequestId, usize>,
+    /// Per lane, whether its requests are told in words beside the lifeline
+    /// (few requests) or only as captions along their bars (a fan-out).
+    tell_requests: Vec<bool>,
     /// Per lane, (row, underlying state) changes in order.
     states: Vec<Vec<(usize, LaneState)>>,
 }
@@ -397,9 +408,21 @@ impl<'a> Builder<'a> {
                 )]
             })
             .collect();
+        // Past a handful, one row per request would stretch the page for
+        // nothing: the bars' captions say the same.
+        let mut asked = vec![0usize; lanes.len()];
+        for e in &o.events {
+            if let Event::Opened { requester, .. } = e.event {
+                if let Some(l) = lane_of.get(requester.index()).copied().flatten() {
+                    asked[l] += 1;
+                }
+            }
+        }
+        let tell_requests = asked.iter().map(|&n| n <= 6).collect();
         Builder {
             o,
             n,
+            tell_requests,
             opts,
             busy: vec![NONE; lanes.len()],
             lane_of,
@@ -518,9 +541,7 @@ impl<'a> Builder<'a> {
                     Some(false) => text.push_str(" reject"),
                     None => {}
                 }
-                if let Some(w) = words {
-                    text.push_str(&format!(" “{w}”"));
-                }
+                let words = words.as_ref().map(|w| format!("“{w}”"));
                 let class = if message_type.ends_with("_request") {
                     MsgClass::Request
                 } else if message_type.ends_with("_response") {
@@ -537,7 +558,7 @@ impl<'a> Builder<'a> {
                         }
                     }
                 }
-                self.sends.insert(*seq, SendInfo { from: *from, row, t, class, text, k, arrows: 0 });
+                self.sends.insert(*seq, SendInfo { from: *from, row, t, class, text, words, k, arrows: 0 });
             }
             Event::Deliver { seq, to, .. } => self.arrive(k, t, *seq, *to, Fate::Delivered),
             Event::Dropped { seq, to, cause, .. } => self.arrive(k, t, *seq, *to, Fate::Lost(*cause)),
@@ -560,8 +581,21 @@ impl<'a> Builder<'a> {
                 }
             }
             Event::Opened { id, kind, requester, target, deadline, .. } => {
-                let row = self.row(t, &[], false, NONE);
-                let (Some(lane), Some(target)) = (self.lane(*requester), self.lane(*target)) else { return };
+                let (Some(lane), Some(target)) = (self.lane(*requester), self.lane(*target)) else {
+                    let text = format!("asks [{}], deadline {deadline}", self.label(*id));
+                    self.mark(k, t, self.lane(*requester), MarkKind::Asked, text);
+                    return;
+                };
+                let row = if self.tell_requests[lane] {
+                    let text = format!(
+                        "asks {} [{}] · deadline {deadline}",
+                        self.n.agent(self.lanes[target].agent),
+                        self.label(*id)
+                    );
+                    self.mark(k, t, Some(lane), MarkKind::Asked, text)
+                } else {
+                    self.row(t, &[], false, NONE)
+                };
                 self.bar_of.insert(*id, self.bars.len());
                 self.bars.push(Bar {
                     lane,
@@ -575,6 +609,7 @@ impl<'a> Builder<'a> {
                     fate: BarEnd::Pending,
                     deadline: *deadline,
                     deadline_row: None,
+                    told: self.tell_requests[lane],
                     k,
                 });
             }
@@ -617,7 +652,8 @@ impl<'a> Builder<'a> {
                 let label = self.label(*id);
                 let bar = self.bar_of.get(id).copied();
                 let lane = bar.map(|b| self.bars[b].lane);
-                let row = self.mark(k, t, lane, MarkKind::Expired, format!("◷ [{label}] expired → {}", default.as_str()));
+                let row =
+                    self.mark(k, t, lane, MarkKind::Expired, format!("◷ [{label}] expired → {}", default.as_str()));
                 if let Some(b) = bar {
                     let bar = &mut self.bars[b];
                     if bar.end == NONE {
@@ -662,11 +698,11 @@ impl<'a> Builder<'a> {
                 }
                 match status {
                     RosterStatus::Shutdown => {
-                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "■ shut down".into());
+                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "shut down".into());
                         self.set_state(lane, row, s);
                     }
                     RosterStatus::Killed => {
-                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "✕ killed".into());
+                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "killed".into());
                         self.set_state(lane, row, s);
                     }
                     _ => {
@@ -779,6 +815,7 @@ impl<'a> Builder<'a> {
             t_end: t,
             class: info.class,
             text: info.text.clone(),
+            words: info.words.clone(),
             fate,
             forged_as: self.forged.get(&seq).cloned(),
             notes,
@@ -816,6 +853,7 @@ impl<'a> Builder<'a> {
                 t_end: self.rows[last].t,
                 class: s.class,
                 text: s.text.clone(),
+                words: s.words.clone(),
                 fate: Fate::InFlight,
                 forged_as: self.forged.get(&seq).cloned(),
                 notes: self.faults.get(&seq).cloned().unwrap_or_default(),
@@ -873,8 +911,12 @@ impl<'a> Builder<'a> {
         let mut lanes = std::mem::take(&mut self.lanes);
         for (i, lane) in lanes.iter_mut().enumerate() {
             lane.slots = slot_ends[i].len();
-            let stalls: Vec<(usize, usize)> =
-                self.spans.iter().filter(|s| s.lane == i && s.kind == SpanKind::Stall).map(|s| (s.from, s.to)).collect();
+            let stalls: Vec<(usize, usize)> = self
+                .spans
+                .iter()
+                .filter(|s| s.lane == i && s.kind == SpanKind::Stall)
+                .map(|s| (s.from, s.to))
+                .collect();
             let mut cuts: Vec<usize> = self.states[i].iter().map(|s| s.0).collect();
             cuts.extend(stalls.iter().flat_map(|&(a, b)| [a, b]));
             cuts.push(last);

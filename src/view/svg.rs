@@ -8,7 +8,7 @@ use crate::protocol::{GateState, Kind};
 use std::fmt::Write;
 
 const LEFT: f64 = 100.0;
-const SLOT: f64 = 12.0;
+const SLOT: f64 = 13.0;
 const TEXT_W: f64 = 230.0;
 const HEAD: f64 = 150.0;
 const NAME_H: f64 = 24.0;
@@ -45,10 +45,22 @@ pub fn geometry(m: &Model) -> Geometry {
         x.push(cursor);
         cursor += TEXT_W.max(half_name + 20.0);
     }
-    let mut y = Vec::with_capacity(m.rows.len());
+    // An arrow's label sits between its two rows: rows that receive an
+    // arrow move down until its lines of text fit above the delivery.
+    let mut need: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m.rows.len()];
+    for a in &m.arrows {
+        if a.end > a.sent {
+            let lines = 1 + usize::from(a.words.is_some()) + a.notes.iter().filter(|n| !n.starts_with('✕')).count();
+            need[a.end].push((a.sent, 20.0 + 11.0 * lines as f64));
+        }
+    }
+    let mut y: Vec<f64> = Vec::with_capacity(m.rows.len());
     let mut at = HEAD + NAME_H + 26.0;
-    for r in &m.rows {
+    for (i, r) in m.rows.iter().enumerate() {
         at += gap_height(r.gap);
+        for &(from, room) in &need[i] {
+            at = at.max(y[from] + room);
+        }
         y.push(at);
     }
     let width = (cursor + 10.0).max(1000.0);
@@ -120,6 +132,7 @@ const LOST: &str = "#d50000";
 
 fn mark_colour(k: MarkKind) -> &'static str {
     match k {
+        MarkKind::Asked => "#0d47a1",
         MarkKind::Approved | MarkKind::Restart => "#2e7d32",
         MarkKind::Rejected | MarkKind::Blocked | MarkKind::Alert => "#c62828",
         MarkKind::Expired => "#e65100",
@@ -225,7 +238,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 );
                 let label = format!("⋯ {ms} idle ⋯");
                 let mid = (top + y - 8.0) / 2.0 + 4.0;
-                text(&mut out, LEFT - 8.0, mid, 11.0, "#757575", "end", r#" font-style="italic""#, &label);
+                text(&mut out, 14.0, mid, 11.0, "#757575", "start", r#" font-style="italic""#, &label);
                 let mut x = LEFT + 400.0;
                 while x < g.width - 200.0 {
                     text(&mut out, x, mid, 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
@@ -343,12 +356,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 N(y)
             );
         } else {
-            let _ = writeln!(
-                out,
-                r##"<path d="M{},{} l-4,-6 h8 z" fill="#9e9e9e"/>"##,
-                N(cx),
-                N(reach)
-            );
+            let _ = writeln!(out, r##"<path d="M{},{} l-4,-6 h8 z" fill="#9e9e9e"/>"##, N(cx), N(reach));
         }
         let _ = writeln!(
             out,
@@ -358,14 +366,18 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             fate_colour(b.fate),
             escape(&tip)
         );
-        let caption = format!("{} · {}", b.label, deadline);
-        let ty = top + 6.0;
+    }
+    // Captions after every bar, inside their own bar, so no neighbour covers them.
+    for b in m.bars.iter().filter(|b| !b.told) {
+        let x = g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT;
+        let caption = format!("{} · deadline {}", b.label, b.deadline);
+        let (tx, ty) = (x + 1.5, g.y[b.from] + 3.0);
         let _ = writeln!(
             out,
-            r##"<text x="{}" y="{}" font-size="9" fill="#0d47a1" transform="rotate(90 {} {})" class="halo">{}</text>"##,
-            N(cx - 3.0),
+            r##"<text x="{}" y="{}" font-size="8" fill="#0d47a1" transform="rotate(90 {} {})">{}</text>"##,
+            N(tx),
             N(ty),
-            N(cx - 3.0),
+            N(tx),
             N(ty),
             escape(&caption)
         );
@@ -395,7 +407,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             (_, Fate::InFlight) => r#" stroke-dasharray="2 3""#,
             _ => "",
         };
-        let head = if matches!(a.fate, Fate::Lost(_)) { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
+        let head =
+            if matches!(a.fate, Fate::Lost(_)) { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
         let tip = format!("#{} {} · sent {} · {} {}", a.seq, a.text, a.t_sent, fate_word(a.fate), a.t_end);
         let _ = writeln!(
             out,
@@ -409,10 +422,15 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         // The label sits at the middle of the arrow, or near its start when the
         // arrow is long, so a fan-out keeps its labels apart.
         let f = if (x2 - x1).abs() > 2.0 * TEXT_W { 0.25 } else { 0.5 };
-        let (lx, ly) = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f - 4.0);
+        let extra = a.notes.iter().filter(|n| !n.starts_with('✕')).count() as f64;
+        let (lx, ly) = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f + 4.0 - 5.5 * extra);
         let mut label = a.text.clone();
         if let Some(who) = &a.forged_as {
             label = format!("FORGED as {who}: {label}");
+        }
+        if let Some(w) = &a.words {
+            // Words go above the type, so both stay near the arrow.
+            halo(&mut out, lx, ly - 11.0, 9.5, colour, "middle", w);
         }
         halo(&mut out, lx, ly, 10.0, colour, "middle", &label);
         let mut ny = ly + 11.0;
@@ -473,7 +491,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 continue;
             }
             MarkKind::Gate(state) => {
-                let fill = if matches!(state, GateState::Approved | GateState::NotRequired) { "#ffffff" } else { colour };
+                let fill =
+                    if matches!(state, GateState::Approved | GateState::NotRequired) { "#ffffff" } else { colour };
                 let _ = writeln!(
                     out,
                     r#"<rect x="{}" y="{}" width="9" height="9" fill="{fill}" stroke="{colour}" stroke-width="2"/>"#,
@@ -507,12 +526,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 );
             }
             _ => {
-                let _ = writeln!(
-                    out,
-                    r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##,
-                    N(x),
-                    N(y)
-                );
+                let _ =
+                    writeln!(out, r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##, N(x), N(y));
             }
         }
         // A refused send's stub points right unless its target is to the left.
