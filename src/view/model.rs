@@ -358,7 +358,7 @@ impl<'a> Builder<'a> {
         };
         let mut lane_of = vec![None; count];
         let mut lanes = Vec::new();
-        for i in 0..count {
+        for (i, slot) in lane_of.iter_mut().enumerate() {
             let id = AgentId(i as u32);
             let role = if i == 0 {
                 Role::Lead
@@ -370,7 +370,7 @@ impl<'a> Builder<'a> {
             } else {
                 Role::Teammate
             };
-            lane_of[i] = Some(lanes.len());
+            *slot = Some(lanes.len());
             lanes.push(Lane {
                 agent: id,
                 name: n.agent(id).to_string(),

@@ -165,7 +165,7 @@ fn kind_fill(k: Kind) -> &'static str {
     }
 }
 
-fn text(out: &mut String, x: f64, y: f64, size: f64, fill: &str, anchor: &str, extra: &str, s: &str) {
+fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, extra: &str, s: &str) {
     let _ = writeln!(
         out,
         r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{anchor}"{extra}>{}</text>"#,
@@ -178,7 +178,7 @@ fn text(out: &mut String, x: f64, y: f64, size: f64, fill: &str, anchor: &str, e
 
 /// Text with a white outline underneath, legible over lines it crosses.
 fn halo(out: &mut String, x: f64, y: f64, size: f64, fill: &str, anchor: &str, s: &str) {
-    text(out, x, y, size, fill, anchor, r#" class="halo""#, s);
+    text(out, (x, y), size, fill, anchor, r#" class="halo""#, s);
 }
 
 pub fn render(m: &Model, opts: &ViewOptions) -> String {
@@ -211,7 +211,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
 
     // Title, summary and legend.
     let title = opts.title.as_deref().unwrap_or("handshake run");
-    text(&mut out, 16.0, 28.0, 18.0, "#212121", "start", r#" font-weight="bold""#, title);
+    text(&mut out, (16.0, 28.0), 18.0, "#212121", "start", r#" font-weight="bold""#, title);
     let summary = format!(
         "{} agents · {} message arrows · {} requests · ended at {} ({}) · time runs down the page",
         m.lanes.len(),
@@ -220,7 +220,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         m.ended_at,
         m.stop
     );
-    text(&mut out, 16.0, 48.0, 12.0, "#546e7a", "start", "", &summary);
+    text(&mut out, (16.0, 48.0), 12.0, "#546e7a", "start", "", &summary);
     legend(&mut out);
 
     // Idle breaks and the time axis, behind everything.
@@ -238,10 +238,10 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 );
                 let label = format!("⋯ {ms} idle ⋯");
                 let mid = (top + y - 8.0) / 2.0 + 4.0;
-                text(&mut out, 14.0, mid, 11.0, "#757575", "start", r#" font-style="italic""#, &label);
+                text(&mut out, (14.0, mid), 11.0, "#757575", "start", r#" font-style="italic""#, &label);
                 let mut x = LEFT + 400.0;
                 while x < g.width - 200.0 {
-                    text(&mut out, x, mid, 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
+                    text(&mut out, (x, mid), 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
                     x += 900.0;
                 }
             }
@@ -256,7 +256,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             N(g.width - 8.0),
             N(y)
         );
-        text(&mut out, LEFT - 8.0, y + 4.0, 11.0, "#616161", "end", "", &r.t.to_string());
+        text(&mut out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
     }
 
     // Crash and stall spans.
@@ -553,12 +553,12 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             N(w),
             N(NAME_H)
         );
-        text(&mut out, x, HEAD + 16.0, 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
+        text(&mut out, (x, HEAD + 16.0), 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
         let foot = match lane.last {
             Some(s) => format!("{} · {}", lane.name, s),
             None => lane.name.clone(),
         };
-        text(&mut out, x, bottom + 20.0, 11.0, "#424242", "middle", "", &foot);
+        text(&mut out, (x, bottom + 20.0), 11.0, "#424242", "middle", "", &foot);
     }
     out.push_str("</svg>\n");
     out
@@ -575,7 +575,7 @@ fn fate_word(f: Fate) -> String {
 fn legend(out: &mut String) {
     let y = 76.0;
     let mut x = 16.0;
-    text(out, x, y + 4.0, 11.0, "#212121", "start", r#" font-weight="bold""#, "status");
+    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "status");
     x += 48.0;
     for s in LaneState::LEGEND {
         let style = if s.is_gone() { r#" stroke-width="2" stroke-dasharray="2 4""# } else { r#" stroke-width="5""# };
@@ -588,12 +588,12 @@ fn legend(out: &mut String) {
             N(y),
             state_colour(s)
         );
-        text(out, x + 22.0, y + 4.0, 11.0, "#424242", "start", "", s.as_str());
+        text(out, (x + 22.0, y + 4.0), 11.0, "#424242", "start", "", s.as_str());
         x += 30.0 + s.as_str().chars().count() as f64 * 6.3;
     }
     let y = 100.0;
     let mut x = 16.0;
-    text(out, x, y + 4.0, 11.0, "#212121", "start", r#" font-weight="bold""#, "messages");
+    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "messages");
     x += 66.0;
     let arrows: [(&str, &str, &str, &str); 5] = [
         (class_colour(MsgClass::Request), "", "req", "request"),
@@ -611,7 +611,7 @@ fn legend(out: &mut String) {
             N(x + 26.0),
             N(y)
         );
-        text(out, x + 30.0, y + 4.0, 11.0, "#424242", "start", "", name);
+        text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", name);
         x += 42.0 + name.chars().count() as f64 * 6.3;
     }
     let _ = writeln!(
@@ -626,10 +626,10 @@ fn legend(out: &mut String) {
         N(x + 16.0),
         N(y + 4.0)
     );
-    text(out, x + 30.0, y + 4.0, 11.0, "#424242", "start", "", "lost, with its cause");
+    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "lost, with its cause");
     let y = 124.0;
     let mut x = 16.0;
-    text(out, x, y + 4.0, 11.0, "#212121", "start", r#" font-weight="bold""#, "requests");
+    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "requests");
     x += 66.0;
     let _ = writeln!(
         out,
@@ -644,7 +644,7 @@ fn legend(out: &mut String) {
         N(y + 2.0)
     );
     let words = "a bar from sending to its end (dot), faint on to its deadline (orange tick)";
-    text(out, x + 32.0, y + 4.0, 11.0, "#424242", "start", "", words);
+    text(out, (x + 32.0, y + 4.0), 11.0, "#424242", "start", "", words);
     x += 40.0 + words.chars().count() as f64 * 6.0;
     let _ = writeln!(
         out,
@@ -654,7 +654,7 @@ fn legend(out: &mut String) {
         N(x + 14.0),
         N(y - 4.5)
     );
-    text(out, x + 30.0, y + 4.0, 11.0, "#424242", "start", "", "plan gate closed / open");
+    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "plan gate closed / open");
     x += 180.0;
     let _ = writeln!(
         out,
@@ -664,5 +664,5 @@ fn legend(out: &mut String) {
         N(x + 16.0),
         N(y - 7.0)
     );
-    text(out, x + 34.0, y + 4.0, 11.0, "#424242", "start", "", "crash / stall span");
+    text(out, (x + 34.0, y + 4.0), 11.0, "#424242", "start", "", "crash / stall span");
 }
