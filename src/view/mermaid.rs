@@ -56,7 +56,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         entries.push((a.k, a.end, Entry::Arrow(i)));
     }
     for (i, mk) in m.marks.iter().enumerate() {
-        if mk.kind != MarkKind::FileStep {
+        // A file step is noise here; an opened request is told by its bar's note.
+        if !matches!(mk.kind, MarkKind::FileStep | MarkKind::Asked) {
             entries.push((mk.k, mk.row, Entry::Mark(i)));
         }
     }
