@@ -69,3 +69,4 @@ pub mod protocol;
 pub mod scenario;
 pub mod team;
 pub mod trace;
+pub mod view;

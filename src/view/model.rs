@@ -1,0 +1,963 @@
+//! From a run's event log to a layout model: lanes, rows on a piecewise time
+//! axis, arrows, marks, spans and request bars. Both renderers read only this
+//! model, so a new event kind is drawn by adding one arm to `Builder::event`
+//! (and, if it needs a new shape, one variant to `MarkKind` or `SpanKind`).
+
+use super::ViewOptions;
+use crate::protocol::{Address, AgentId, GateState, Kind, Millis, RequestId, TimeoutDefault, Verdict};
+use crate::team::Outcome;
+use crate::trace::{Cause, Event, Names, RosterStatus};
+use std::collections::BTreeMap;
+
+/// What an agent's lifeline shows at a point in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneState {
+    /// The lead has no roster status of its own: it is always there.
+    Lead,
+    /// The adversary exists only to forge and replay.
+    Adversary,
+    Working,
+    WaitingApproval,
+    Idle,
+    /// Approved its shutdown, finishing the step in progress.
+    Stopping,
+    /// Stopped reading its inbox (a stall fault).
+    Stalled,
+    Shutdown,
+    Killed,
+    Crashed,
+}
+
+impl LaneState {
+    pub const LEGEND: [LaneState; 8] = [
+        LaneState::Working,
+        LaneState::WaitingApproval,
+        LaneState::Idle,
+        LaneState::Stopping,
+        LaneState::Stalled,
+        LaneState::Shutdown,
+        LaneState::Killed,
+        LaneState::Crashed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LaneState::Lead => "lead",
+            LaneState::Adversary => "adversary",
+            LaneState::Working => "working",
+            LaneState::WaitingApproval => "waiting for approval",
+            LaneState::Idle => "idle",
+            LaneState::Stopping => "stopping",
+            LaneState::Stalled => "stalled",
+            LaneState::Shutdown => "shut down",
+            LaneState::Killed => "killed",
+            LaneState::Crashed => "crashed",
+        }
+    }
+
+    /// An agent in this state is gone: its lifeline is drawn thin.
+    pub fn is_gone(self) -> bool {
+        matches!(self, LaneState::Shutdown | LaneState::Killed | LaneState::Crashed)
+    }
+
+    fn from_roster(s: RosterStatus) -> LaneState {
+        match s {
+            RosterStatus::Working => LaneState::Working,
+            RosterStatus::WaitingApproval => LaneState::WaitingApproval,
+            RosterStatus::Idle => LaneState::Idle,
+            RosterStatus::Shutdown => LaneState::Shutdown,
+            RosterStatus::Killed => LaneState::Killed,
+            RosterStatus::Crashed => LaneState::Crashed,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Lead,
+    Teammate,
+    Adversary,
+}
+
+#[derive(Clone, Debug)]
+pub struct Lane {
+    pub agent: AgentId,
+    pub name: String,
+    pub role: Role,
+    /// Consecutive, covering every row from the first to the last.
+    pub segments: Vec<Segment>,
+    /// How many request bars stand side by side on this lane at most.
+    pub slots: usize,
+    /// The roster's last word, shown under the lane.
+    pub last: Option<RosterStatus>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub from: usize,
+    pub to: usize,
+    pub state: LaneState,
+}
+
+/// How a row stands to the one above it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gap {
+    First,
+    /// Same millisecond, later in the log: a row of its own so labels do not collide.
+    Same,
+    Step(Millis),
+    /// A stretch with nothing in the log, at least `ViewOptions::idle_after` long:
+    /// drawn as a fixed-height break, not to scale.
+    Idle(Millis),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub t: Millis,
+    pub gap: Gap,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsgClass {
+    Request,
+    Response,
+    Plain,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Delivered,
+    Lost(Cause),
+    /// Neither delivered nor lost when the run ended.
+    InFlight,
+}
+
+/// One message on its way: from the sender's lifeline at `sent` to the
+/// receiver's at `end` (a duplicated message has two arrows).
+#[derive(Clone, Debug)]
+pub struct Arrow {
+    pub seq: u64,
+    pub from: usize,
+    pub to: usize,
+    pub sent: usize,
+    pub end: usize,
+    pub t_sent: Millis,
+    pub t_end: Millis,
+    pub class: MsgClass,
+    /// Type, request label and answer: `shutdown_response [stop-alice] reject`.
+    pub text: String,
+    /// What it says in words (a reason, a plan, a message's text), quoted.
+    pub words: Option<String>,
+    pub fate: Fate,
+    /// For a forged message: whom it claims to come from.
+    pub forged_as: Option<String>,
+    /// What faults did to it on the way (delay, duplicate, partition, replay).
+    pub notes: Vec<String>,
+    /// Position in the log, for renderers that draw in log order.
+    pub k: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkKind {
+    /// A request opened (only where a lane asks few; otherwise its bar says it).
+    Asked,
+    Approved,
+    Rejected,
+    Expired,
+    /// A response or request the protocol ignored, with its reason.
+    Ignored,
+    /// A send rule refused the message.
+    Refused,
+    Gate(GateState),
+    Action,
+    Blocked,
+    Deferred,
+    NoAnswer,
+    Stopped,
+    Crash,
+    Restart,
+    Stall,
+    Alert,
+    /// A step of a file written (no text: a tick on the lifeline).
+    FileStep,
+    FileDone,
+    /// Says something about the whole run, not one agent.
+    Note,
+}
+
+/// Something that happened at one agent at one moment.
+#[derive(Clone, Debug)]
+pub struct Mark {
+    /// `None` for notes about the whole run.
+    pub lane: Option<usize>,
+    pub row: usize,
+    pub t: Millis,
+    pub kind: MarkKind,
+    pub text: String,
+    /// For a refused send: the lane it was meant for.
+    pub toward: Option<usize>,
+    pub k: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpanKind {
+    Crash,
+    Stall,
+}
+
+/// A stretch of one lane: a crash until its restart, a stall until it ends.
+#[derive(Clone, Debug)]
+pub struct Span {
+    pub lane: usize,
+    pub from: usize,
+    pub to: usize,
+    pub kind: SpanKind,
+    pub text: String,
+    /// Still going when the run ended.
+    pub open: bool,
+    pub k: usize,
+    pub k_end: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarEnd {
+    Approved,
+    Rejected,
+    Expired(TimeoutDefault),
+    /// Still pending when the run ended.
+    Pending,
+}
+
+impl BarEnd {
+    pub fn as_str(self) -> String {
+        match self {
+            BarEnd::Approved => "approved".into(),
+            BarEnd::Rejected => "rejected".into(),
+            BarEnd::Expired(d) => format!("expired → {}", d.as_str()),
+            BarEnd::Pending => "pending at end".into(),
+        }
+    }
+}
+
+/// A request's life on its requester's lifeline: from sending to its end
+/// state, then (faint) on to its deadline.
+#[derive(Clone, Debug)]
+pub struct Bar {
+    pub lane: usize,
+    pub target: usize,
+    pub slot: usize,
+    pub label: String,
+    pub kind: Kind,
+    pub from: usize,
+    /// Where it reached its end state (the last row if it never did).
+    pub end: usize,
+    pub end_t: Millis,
+    pub fate: BarEnd,
+    pub deadline: Millis,
+    /// `None` when the run ended before the deadline.
+    pub deadline_row: Option<usize>,
+    /// Its opening is told in words beside the lifeline, so the bar needs no caption.
+    pub told: bool,
+    pub k: usize,
+}
+
+/// Everything a renderer needs; no renderer looks at events.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub lanes: Vec<Lane>,
+    pub rows: Vec<Row>,
+    pub arrows: Vec<Arrow>,
+    pub marks: Vec<Mark>,
+    pub spans: Vec<Span>,
+    pub bars: Vec<Bar>,
+    pub ended_at: Millis,
+    /// Why the run stopped, in words.
+    pub stop: &'static str,
+}
+
+impl Model {
+    /// The first row at or after `t` (every time the model refers to has a row).
+    pub fn row_at(&self, t: Millis) -> usize {
+        row_at(&self.rows, t)
+    }
+}
+
+fn row_at(rows: &[Row], t: Millis) -> usize {
+    rows.partition_point(|r| r.t < t).min(rows.len().saturating_sub(1))
+}
+
+struct SendInfo {
+    from: AgentId,
+    row: usize,
+    t: Millis,
+    class: MsgClass,
+    text: String,
+    words: Option<String>,
+    k: usize,
+    arrows: usize,
+}
+
+/// Builds the model of a finished run.
+pub fn build(o: &Outcome, opts: &ViewOptions) -> Model {
+    let mut b = Builder::new(o, opts);
+    for (k, e) in o.events.iter().enumerate() {
+        b.event(k, e.t, &e.event);
+    }
+    b.finish()
+}
+
+struct Builder<'a> {
+    o: &'a Outcome,
+    n: &'a Names,
+    opts: &'a ViewOptions,
+    lane_of: Vec<Option<usize>>,
+    lanes: Vec<Lane>,
+    rows: Vec<Row>,
+    /// Per lane, the last row where it has a label.
+    busy: Vec<usize>,
+    /// The last row taken by a note about the whole run, and the last row
+    /// holding any label at all (a note needs a row of its own).
+    note_row: usize,
+    text_row: usize,
+    /// Times that need a row though no event happens then: deadlines, the
+    /// end of a stall, the end of the run. Sorted, consumed from the front.
+    extra: Vec<Millis>,
+    next_extra: usize,
+    sends: BTreeMap<u64, SendInfo>,
+    forged: BTreeMap<u64, String>,
+    faults: BTreeMap<u64, Vec<String>>,
+    arrows: Vec<Arrow>,
+    marks: Vec<Mark>,
+    spans: Vec<Span>,
+    /// Index into `spans` of the crash or stall still open on an agent.
+    open_crash: BTreeMap<usize, usize>,
+    stalls: Vec<(usize, usize, Millis)>,
+    bars: Vec<Bar>,
+    bar_of: BTreeMap<RequestId, usize>,
+    /// Per lane, whether its requests are told in words beside the lifeline
+    /// (few requests) or only as captions along their bars (a fan-out).
+    tell_requests: Vec<bool>,
+    /// Per lane, (row, underlying state) changes in order.
+    states: Vec<Vec<(usize, LaneState)>>,
+}
+
+const NONE: usize = usize::MAX;
+
+impl<'a> Builder<'a> {
+    fn new(o: &'a Outcome, opts: &'a ViewOptions) -> Builder<'a> {
+        let n = &o.names;
+        let count = n.agents.len();
+        let adversary = (count > 1 && n.agents[count - 1] == "adversary").then(|| AgentId(count as u32 - 1));
+        let acts = |a: AgentId| {
+            o.events.iter().any(|e| match &e.event {
+                Event::Send { from, .. } => *from == a,
+                Event::Forge { .. } => true,
+                Event::Deliver { sender, .. } => *sender == a,
+                _ => false,
+            })
+        };
+        let mut lane_of = vec![None; count];
+        let mut lanes = Vec::new();
+        for (i, slot) in lane_of.iter_mut().enumerate() {
+            let id = AgentId(i as u32);
+            let role = if i == 0 {
+                Role::Lead
+            } else if Some(id) == adversary {
+                if !acts(id) {
+                    continue;
+                }
+                Role::Adversary
+            } else {
+                Role::Teammate
+            };
+            *slot = Some(lanes.len());
+            lanes.push(Lane {
+                agent: id,
+                name: n.agent(id).to_string(),
+                role,
+                segments: Vec::new(),
+                slots: 0,
+                last: (role == Role::Teammate).then(|| o.roster.get(i).copied()).flatten(),
+            });
+        }
+        let mut extra = vec![o.ended_at];
+        for r in &o.requests {
+            if r.deadline <= o.ended_at {
+                extra.push(r.deadline);
+            }
+        }
+        for e in &o.events {
+            if let Event::Stall { until, .. } = e.event {
+                if until <= o.ended_at {
+                    extra.push(until);
+                }
+            }
+        }
+        extra.sort();
+        extra.dedup();
+        let states = lanes
+            .iter()
+            .map(|l| {
+                vec![(
+                    0,
+                    match l.role {
+                        Role::Lead => LaneState::Lead,
+                        Role::Adversary => LaneState::Adversary,
+                        Role::Teammate => LaneState::Working,
+                    },
+                )]
+            })
+            .collect();
+        // Past a handful, one row per request would stretch the page for
+        // nothing: the bars' captions say the same.
+        let mut asked = vec![0usize; lanes.len()];
+        for e in &o.events {
+            if let Event::Opened { requester, .. } = e.event {
+                if let Some(l) = lane_of.get(requester.index()).copied().flatten() {
+                    asked[l] += 1;
+                }
+            }
+        }
+        let tell_requests = asked.iter().map(|&n| n <= 6).collect();
+        Builder {
+            o,
+            n,
+            tell_requests,
+            opts,
+            busy: vec![NONE; lanes.len()],
+            lane_of,
+            lanes,
+            rows: Vec::new(),
+            note_row: NONE,
+            text_row: NONE,
+            extra,
+            next_extra: 0,
+            sends: BTreeMap::new(),
+            forged: BTreeMap::new(),
+            faults: BTreeMap::new(),
+            arrows: Vec::new(),
+            marks: Vec::new(),
+            spans: Vec::new(),
+            open_crash: BTreeMap::new(),
+            stalls: Vec::new(),
+            bars: Vec::new(),
+            bar_of: BTreeMap::new(),
+            states,
+        }
+    }
+
+    fn lane(&self, a: AgentId) -> Option<usize> {
+        self.lane_of.get(a.index()).copied().flatten()
+    }
+
+    fn label(&self, id: RequestId) -> String {
+        match self.n.label(id) {
+            Some(l) => l.to_string(),
+            None => id.to_string()[..8].to_string(),
+        }
+    }
+
+    fn push_row(&mut self, t: Millis) -> usize {
+        let gap = match self.rows.last() {
+            None => Gap::First,
+            Some(r) if r.t == t => Gap::Same,
+            Some(r) if t.0 - r.t.0 >= self.opts.idle_after.0 => Gap::Idle(Millis(t.0 - r.t.0)),
+            Some(r) => Gap::Step(Millis(t.0 - r.t.0)),
+        };
+        self.rows.push(Row { t, gap });
+        self.rows.len() - 1
+    }
+
+    fn flush_extra(&mut self, before: Millis) {
+        while let Some(&t) = self.extra.get(self.next_extra) {
+            if t >= before {
+                break;
+            }
+            self.next_extra += 1;
+            if self.rows.last().is_none_or(|r| r.t < t) {
+                self.push_row(t);
+            }
+        }
+    }
+
+    /// The row for something at `t` that labels `labelled` lanes (or the whole
+    /// width with `note`), and that must come after row `after`. Rows are
+    /// shared while nothing collides, so a fan-out of a hundred sends is one row.
+    fn row(&mut self, t: Millis, labelled: &[usize], note: bool, after: usize) -> usize {
+        self.flush_extra(t);
+        let cur = self.rows.len().wrapping_sub(1);
+        let fresh = match self.rows.last() {
+            None => true,
+            Some(r) if r.t != t => true,
+            Some(_) => {
+                labelled.iter().any(|&l| self.busy[l] == cur)
+                    || (note && self.text_row == cur)
+                    || (self.note_row == cur && (note || !labelled.is_empty()))
+                    || (after != NONE && after >= cur)
+            }
+        };
+        let row = if fresh { self.push_row(t) } else { cur };
+        for &l in labelled {
+            self.busy[l] = row;
+        }
+        if note {
+            self.note_row = row;
+        }
+        if note || !labelled.is_empty() {
+            self.text_row = row;
+        }
+        row
+    }
+
+    fn mark(&mut self, k: usize, t: Millis, lane: Option<usize>, kind: MarkKind, text: String) -> usize {
+        let row = match lane {
+            // A file step is a tick on the lifeline: no label to keep apart.
+            Some(_) if kind == MarkKind::FileStep => self.row(t, &[], false, NONE),
+            Some(l) => self.row(t, &[l], false, NONE),
+            None => self.row(t, &[], true, NONE),
+        };
+        self.marks.push(Mark { lane, row, t, kind, text, toward: None, k });
+        row
+    }
+
+    fn set_state(&mut self, lane: usize, row: usize, s: LaneState) {
+        self.states[lane].push((row, s));
+    }
+
+    fn current_state(&self, lane: usize) -> LaneState {
+        self.states[lane].last().map_or(LaneState::Working, |s| s.1)
+    }
+
+    fn event(&mut self, k: usize, t: Millis, e: &Event) {
+        match e {
+            Event::Send { seq, from, to: _, message_type, request_id, approve, words } => {
+                let row = self.row(t, &[], false, NONE);
+                let mut text = message_type.to_string();
+                if let Some(id) = request_id {
+                    text.push_str(&format!(" [{}]", self.label(*id)));
+                }
+                match approve {
+                    Some(true) => text.push_str(" approve"),
+                    Some(false) => text.push_str(" reject"),
+                    None => {}
+                }
+                let words = words.as_ref().map(|w| format!("“{w}”"));
+                let class = if message_type.ends_with("_request") {
+                    MsgClass::Request
+                } else if message_type.ends_with("_response") {
+                    MsgClass::Response
+                } else {
+                    MsgClass::Plain
+                };
+                // An approved shutdown: the teammate finishes its step, then stops.
+                if *message_type == "shutdown_response" && *approve == Some(true) {
+                    if let Some(l) = self.lane(*from) {
+                        let s = self.current_state(l);
+                        if matches!(s, LaneState::Working | LaneState::WaitingApproval | LaneState::Idle) {
+                            self.set_state(l, row, LaneState::Stopping);
+                        }
+                    }
+                }
+                self.sends.insert(*seq, SendInfo { from: *from, row, t, class, text, words, k, arrows: 0 });
+            }
+            Event::Deliver { seq, to, .. } => self.arrive(k, t, *seq, *to, Fate::Delivered),
+            Event::Dropped { seq, to, cause, .. } => self.arrive(k, t, *seq, *to, Fate::Lost(*cause)),
+            Event::Fault { seq, fault, detail } => {
+                self.faults.entry(*seq).or_default().push(format!("{fault}: {detail}"));
+            }
+            Event::Forge { seq, claimed_from, .. } => {
+                self.forged.insert(*seq, self.n.agent(*claimed_from).to_string());
+            }
+            Event::Refuse { from, to, message_type, error } => {
+                let lane = self.lane(*from);
+                let to_name = self.n.address(*to).to_string();
+                let text = format!("⊘ refused {message_type} → {to_name}: {} ({error})", error.rule());
+                self.mark(k, t, lane, MarkKind::Refused, text);
+                if let Address::Agent(a) = to {
+                    let toward = self.lane(*a);
+                    if let Some(m) = self.marks.last_mut() {
+                        m.toward = toward;
+                    }
+                }
+            }
+            Event::Opened { id, kind, requester, target, deadline, .. } => {
+                let (Some(lane), Some(target)) = (self.lane(*requester), self.lane(*target)) else {
+                    let text = format!("asks [{}], deadline {deadline}", self.label(*id));
+                    self.mark(k, t, self.lane(*requester), MarkKind::Asked, text);
+                    return;
+                };
+                let row = if self.tell_requests[lane] {
+                    let text = format!(
+                        "asks {} [{}] · deadline {deadline}",
+                        self.n.agent(self.lanes[target].agent),
+                        self.label(*id)
+                    );
+                    self.mark(k, t, Some(lane), MarkKind::Asked, text)
+                } else {
+                    self.row(t, &[], false, NONE)
+                };
+                self.bar_of.insert(*id, self.bars.len());
+                self.bars.push(Bar {
+                    lane,
+                    target,
+                    slot: 0,
+                    label: self.label(*id),
+                    kind: *kind,
+                    from: row,
+                    end: NONE,
+                    end_t: t,
+                    fate: BarEnd::Pending,
+                    deadline: *deadline,
+                    deadline_row: None,
+                    told: self.tell_requests[lane],
+                    k,
+                });
+            }
+            Event::Verdict { at, request_id, verdict, sender, claimed_from, .. } => {
+                let lane = self.lane(*at);
+                let label = self.label(*request_id);
+                let (kind, text) = match verdict {
+                    Verdict::Applied { to, .. } => {
+                        let kind = match to {
+                            crate::protocol::Status::Approved => MarkKind::Approved,
+                            _ => MarkKind::Rejected,
+                        };
+                        let glyph = if kind == MarkKind::Approved { "✓" } else { "✗" };
+                        (kind, format!("{glyph} [{label}] {to}"))
+                    }
+                    Verdict::Ignored(r) => {
+                        let claims = if claimed_from != sender {
+                            format!(", claims to be {}", self.n.agent(*claimed_from))
+                        } else {
+                            String::new()
+                        };
+                        let who = self.n.agent(*sender);
+                        (MarkKind::Ignored, format!("⚠ ignored answer to [{label}] from {who}{claims}: {r}"))
+                    }
+                };
+                let row = self.mark(k, t, lane, kind, text);
+                if let (Verdict::Applied { to, .. }, Some(&b)) = (verdict, self.bar_of.get(request_id)) {
+                    let bar = &mut self.bars[b];
+                    if bar.end == NONE {
+                        bar.end = row;
+                        bar.end_t = t;
+                        bar.fate = match to {
+                            crate::protocol::Status::Approved => BarEnd::Approved,
+                            _ => BarEnd::Rejected,
+                        };
+                    }
+                }
+            }
+            Event::Expired { id, default, .. } => {
+                let label = self.label(*id);
+                let bar = self.bar_of.get(id).copied();
+                let lane = bar.map(|b| self.bars[b].lane);
+                let row =
+                    self.mark(k, t, lane, MarkKind::Expired, format!("◷ [{label}] expired → {}", default.as_str()));
+                if let Some(b) = bar {
+                    let bar = &mut self.bars[b];
+                    if bar.end == NONE {
+                        bar.end = row;
+                        bar.end_t = t;
+                        bar.fate = BarEnd::Expired(*default);
+                    }
+                }
+            }
+            Event::Gate { agent, state } => {
+                let text = match state {
+                    GateState::Approved => "gate open: plan approved".to_string(),
+                    GateState::Rejected => "gate closed: plan rejected".to_string(),
+                    GateState::Pending => "gate closed: plan pending".to_string(),
+                    GateState::Required => "gate closed: plan required".to_string(),
+                    GateState::NotRequired => "gate not required".to_string(),
+                };
+                self.mark(k, t, self.lane(*agent), MarkKind::Gate(*state), text);
+            }
+            Event::Act { agent, action, path, blocked } => {
+                let path = path.as_ref().map(|p| format!(" {p}")).unwrap_or_default();
+                let (kind, text) = match blocked {
+                    Some(g) => (MarkKind::Blocked, format!("⊗ blocked: {}{path} (gate {g})", action.as_str())),
+                    None => (MarkKind::Action, format!("{}{path}", action.as_str())),
+                };
+                self.mark(k, t, self.lane(*agent), kind, text);
+            }
+            Event::FileStep { agent, path, done, total } => {
+                let lane = self.lane(*agent);
+                if done == total {
+                    self.mark(k, t, lane, MarkKind::FileDone, format!("{path} {done}/{total} written"));
+                } else {
+                    self.mark(k, t, lane, MarkKind::FileStep, format!("{path} {done}/{total}"));
+                }
+            }
+            Event::Status { agent, status } => {
+                let Some(lane) = self.lane(*agent) else { return };
+                let s = LaneState::from_roster(*status);
+                // Once stopping, only the stop itself changes what the lane shows.
+                if self.current_state(lane) == LaneState::Stopping && !s.is_gone() {
+                    return;
+                }
+                match status {
+                    RosterStatus::Shutdown => {
+                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "shut down".into());
+                        self.set_state(lane, row, s);
+                    }
+                    RosterStatus::Killed => {
+                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "killed".into());
+                        self.set_state(lane, row, s);
+                    }
+                    _ => {
+                        let row = self.row(t, &[], false, NONE);
+                        self.set_state(lane, row, s);
+                    }
+                }
+            }
+            Event::Deferred { agent, request_id } => {
+                let text = format!("puts [{}] aside: busy waiting", self.label(*request_id));
+                self.mark(k, t, self.lane(*agent), MarkKind::Deferred, text);
+            }
+            Event::NoAnswer { agent, request_id } => {
+                let text = format!("leaves [{}] unanswered", self.label(*request_id));
+                self.mark(k, t, self.lane(*agent), MarkKind::NoAnswer, text);
+            }
+            Event::RequestIgnored { agent, request_id, message_type, sender, claimed_from, reason } => {
+                let claims = if claimed_from != sender {
+                    format!(", claims to be {}", self.n.agent(*claimed_from))
+                } else {
+                    String::new()
+                };
+                let text = format!(
+                    "⚠ ignores {message_type} [{}] from {}{claims}: {reason}",
+                    self.label(*request_id),
+                    self.n.agent(*sender)
+                );
+                self.mark(k, t, self.lane(*agent), MarkKind::Ignored, text);
+            }
+            Event::Crash { agent, restart_at } => {
+                let text = match restart_at {
+                    Some(at) => format!("✸ crash (restart due {at})"),
+                    None => "✸ crash (final)".to_string(),
+                };
+                let Some(lane) = self.lane(*agent) else { return };
+                let row = self.mark(k, t, Some(lane), MarkKind::Crash, text.clone());
+                self.open_crash.insert(lane, self.spans.len());
+                self.spans.push(Span {
+                    lane,
+                    from: row,
+                    to: NONE,
+                    kind: SpanKind::Crash,
+                    text: "crashed".into(),
+                    open: true,
+                    k,
+                    k_end: NONE,
+                });
+            }
+            Event::Restart { agent } => {
+                let Some(lane) = self.lane(*agent) else { return };
+                let row = self.mark(k, t, Some(lane), MarkKind::Restart, "↻ restart".into());
+                if let Some(s) = self.open_crash.remove(&lane) {
+                    self.spans[s].to = row;
+                    self.spans[s].open = false;
+                    self.spans[s].k_end = k;
+                }
+            }
+            Event::Stall { agent, until } => {
+                let Some(lane) = self.lane(*agent) else { return };
+                let row = self.mark(k, t, Some(lane), MarkKind::Stall, format!("‖ stalls until {until}"));
+                self.stalls.push((lane, row, *until));
+                self.spans.push(Span {
+                    lane,
+                    from: row,
+                    to: NONE,
+                    kind: SpanKind::Stall,
+                    text: format!("stalled until {until}"),
+                    open: false,
+                    k,
+                    k_end: NONE,
+                });
+            }
+            Event::Alert { agent, text } => {
+                self.mark(k, t, self.lane(*agent), MarkKind::Alert, format!("⚠ {text}"));
+            }
+            Event::Note { text } => {
+                self.mark(k, t, None, MarkKind::Note, text.clone());
+            }
+        }
+    }
+
+    fn arrive(&mut self, k: usize, t: Millis, seq: u64, to: AgentId, fate: Fate) {
+        let to_lane = self.lane(to);
+        let after = self.sends.get(&seq).map_or(NONE, |s| s.row);
+        // A loss is labelled at the receiver; a delivery is labelled on its arrow.
+        let labelled: Vec<usize> = match (fate, to_lane) {
+            (Fate::Lost(_), Some(l)) => vec![l],
+            _ => Vec::new(),
+        };
+        let row = self.row(t, &labelled, false, after);
+        let (Some(info), Some(to_lane)) = (self.sends.get_mut(&seq), to_lane) else {
+            // A loss with no send on record still says so.
+            let text = format!("✕ message #{seq} lost");
+            self.marks.push(Mark { lane: to_lane, row, t, kind: MarkKind::Alert, text, toward: None, k });
+            return;
+        };
+        info.arrows += 1;
+        let Some(from) = self.lane_of.get(info.from.index()).copied().flatten() else { return };
+        let mut notes = self.faults.get(&seq).cloned().unwrap_or_default();
+        if let Fate::Lost(c) = fate {
+            notes.insert(0, format!("✕ lost: {}", c.as_str()));
+        }
+        self.arrows.push(Arrow {
+            seq,
+            from,
+            to: to_lane,
+            sent: info.row,
+            end: row,
+            t_sent: info.t,
+            t_end: t,
+            class: info.class,
+            text: info.text.clone(),
+            words: info.words.clone(),
+            fate,
+            forged_as: self.forged.get(&seq).cloned(),
+            notes,
+            k,
+        });
+    }
+
+    fn finish(mut self) -> Model {
+        let end = self.o.ended_at.max(self.rows.last().map_or(Millis::ZERO, |r| r.t));
+        self.flush_extra(Millis(end.0.saturating_add(1)));
+        if self.rows.is_empty() {
+            self.push_row(Millis::ZERO);
+        }
+        let last = self.rows.len() - 1;
+
+        // Messages neither delivered nor lost: in flight when the run ended.
+        let pending: Vec<(u64, usize, usize)> = self
+            .sends
+            .iter()
+            .filter(|(_, s)| s.arrows == 0)
+            .filter_map(|(seq, s)| self.lane(s.from).map(|l| (*seq, l, s.k)))
+            .collect();
+        for (seq, from, k) in pending {
+            let to = self.o.events[k].event.clone();
+            let Event::Send { to: Address::Agent(to), .. } = to else { continue };
+            let Some(to) = self.lane(to) else { continue };
+            let s = &self.sends[&seq];
+            self.arrows.push(Arrow {
+                seq,
+                from,
+                to,
+                sent: s.row,
+                end: last,
+                t_sent: s.t,
+                t_end: self.rows[last].t,
+                class: s.class,
+                text: s.text.clone(),
+                words: s.words.clone(),
+                fate: Fate::InFlight,
+                forged_as: self.forged.get(&seq).cloned(),
+                notes: self.faults.get(&seq).cloned().unwrap_or_default(),
+                k: s.k,
+            });
+        }
+
+        // Spans and bars that never ended run to the end of the page.
+        let gone_at = |states: &[(usize, LaneState)], after: usize| {
+            states.iter().find(|(r, s)| *r >= after && s.is_gone()).map(|(r, _)| *r)
+        };
+        for span in &mut self.spans {
+            if span.kind == SpanKind::Stall {
+                let until = self
+                    .stalls
+                    .iter()
+                    .find(|(l, r, _)| *l == span.lane && *r == span.from)
+                    .map(|(_, _, u)| *u)
+                    .unwrap_or(Millis::NEVER);
+                let mut to = if until <= end { row_at(&self.rows, until) } else { last };
+                span.open = until > end;
+                if let Some(g) = gone_at(&self.states[span.lane], span.from) {
+                    if g < to {
+                        to = g;
+                        span.open = false;
+                    }
+                }
+                span.to = to;
+            } else if span.to == NONE {
+                span.to = last;
+            }
+        }
+        for bar in &mut self.bars {
+            if bar.end == NONE {
+                bar.end = last;
+                bar.end_t = self.rows[last].t;
+            }
+            bar.deadline_row = (bar.deadline <= end).then(|| row_at(&self.rows, bar.deadline));
+        }
+        // Bars side by side: each takes the leftmost slot free for its whole life.
+        let mut slot_ends: Vec<Vec<usize>> = vec![Vec::new(); self.lanes.len()];
+        for bar in &mut self.bars {
+            let reach = bar.deadline_row.unwrap_or(last).max(bar.end);
+            let ends = &mut slot_ends[bar.lane];
+            let slot = ends.iter().position(|&e| e < bar.from).unwrap_or(ends.len());
+            if slot == ends.len() {
+                ends.push(reach);
+            } else {
+                ends[slot] = reach;
+            }
+            bar.slot = slot;
+        }
+
+        // Lifeline segments: the roster's states, with stalls laid over them.
+        let mut lanes = std::mem::take(&mut self.lanes);
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            lane.slots = slot_ends[i].len();
+            let stalls: Vec<(usize, usize)> = self
+                .spans
+                .iter()
+                .filter(|s| s.lane == i && s.kind == SpanKind::Stall)
+                .map(|s| (s.from, s.to))
+                .collect();
+            let mut cuts: Vec<usize> = self.states[i].iter().map(|s| s.0).collect();
+            cuts.extend(stalls.iter().flat_map(|&(a, b)| [a, b]));
+            cuts.push(last);
+            cuts.sort();
+            cuts.dedup();
+            let state_at = |r: usize| {
+                let base = self.states[i].iter().take_while(|s| s.0 <= r).last().map_or(LaneState::Working, |s| s.1);
+                if !base.is_gone() && stalls.iter().any(|&(a, b)| a <= r && r < b) {
+                    LaneState::Stalled
+                } else {
+                    base
+                }
+            };
+            let mut segs: Vec<Segment> = Vec::new();
+            for w in cuts.windows(2) {
+                let state = state_at(w[0]);
+                match segs.last_mut() {
+                    Some(s) if s.state == state => s.to = w[1],
+                    _ => segs.push(Segment { from: w[0], to: w[1], state }),
+                }
+            }
+            if segs.is_empty() {
+                segs.push(Segment { from: 0, to: last, state: state_at(0) });
+            }
+            lane.segments = segs;
+        }
+
+        Model {
+            lanes,
+            rows: self.rows,
+            arrows: self.arrows,
+            marks: self.marks,
+            spans: self.spans,
+            bars: self.bars,
+            ended_at: self.o.ended_at,
+            stop: match self.o.stop {
+                crate::team::Stop::Settled => "settled",
+                crate::team::Stop::EndTime => "reached its end time",
+                crate::team::Stop::Cap => "hit the time cap",
+                crate::team::Stop::Aborted => "stopped by the real-time guard",
+            },
+        }
+    }
+}

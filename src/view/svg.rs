@@ -1,0 +1,668 @@
+//! The model as an SVG Lamport diagram: lanes left to right, virtual time
+//! down the page on a piecewise axis (long idle stretches become fixed-height
+//! breaks), arrows from send to delivery.
+
+use super::model::{BarEnd, Fate, Gap, LaneState, MarkKind, Model, MsgClass, Role, SpanKind};
+use super::ViewOptions;
+use crate::protocol::{GateState, Kind};
+use std::fmt::Write;
+
+const LEFT: f64 = 100.0;
+const SLOT: f64 = 13.0;
+const TEXT_W: f64 = 230.0;
+const HEAD: f64 = 150.0;
+const NAME_H: f64 = 24.0;
+const FONT: &str = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif";
+
+/// Where everything sits on the page.
+pub struct Geometry {
+    /// x of each lane's lifeline.
+    pub x: Vec<f64>,
+    /// y of each row.
+    pub y: Vec<f64>,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// Vertical room for a gap: a few pixels per decade of milliseconds, so 1 ms
+/// and 1 s both read as "later" without the second taking a thousand times the room.
+fn gap_height(g: Gap) -> f64 {
+    match g {
+        Gap::First => 0.0,
+        Gap::Same => 18.0,
+        Gap::Step(ms) => 22.0 + 7.0 * (ms.0.max(1) as f64).log10(),
+        Gap::Idle(_) => 64.0,
+    }
+}
+
+pub fn geometry(m: &Model) -> Geometry {
+    let mut x = Vec::with_capacity(m.lanes.len());
+    let mut cursor = LEFT + 30.0;
+    for lane in &m.lanes {
+        let bars = if lane.slots > 0 { lane.slots as f64 * SLOT + 10.0 } else { 0.0 };
+        let half_name = name_width(&lane.name) / 2.0;
+        cursor += bars.max(half_name);
+        x.push(cursor);
+        cursor += TEXT_W.max(half_name + 20.0);
+    }
+    // An arrow's label sits between its two rows: rows that receive an
+    // arrow move down until its lines of text fit above the delivery.
+    let mut need: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m.rows.len()];
+    for a in &m.arrows {
+        if a.end > a.sent {
+            let lines = 1 + usize::from(a.words.is_some()) + a.notes.iter().filter(|n| !n.starts_with('✕')).count();
+            need[a.end].push((a.sent, 20.0 + 11.0 * lines as f64));
+        }
+    }
+    let mut y: Vec<f64> = Vec::with_capacity(m.rows.len());
+    let mut at = HEAD + NAME_H + 26.0;
+    for (i, r) in m.rows.iter().enumerate() {
+        at += gap_height(r.gap);
+        for &(from, room) in &need[i] {
+            at = at.max(y[from] + room);
+        }
+        y.push(at);
+    }
+    let width = (cursor + 10.0).max(1000.0);
+    let height = at + 70.0;
+    Geometry { x, y, width, height }
+}
+
+fn name_width(name: &str) -> f64 {
+    name.chars().count() as f64 * 7.5 + 20.0
+}
+
+/// Text for XML: the five characters that could end an attribute or start markup.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Control characters are not allowed in XML 1.0 at all.
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A coordinate with at most one decimal, the same on every machine.
+struct N(f64);
+
+impl std::fmt::Display for N {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = (self.0 * 10.0).round() / 10.0;
+        if v == v.trunc() {
+            write!(f, "{}", v as i64)
+        } else {
+            write!(f, "{v:.1}")
+        }
+    }
+}
+
+pub fn state_colour(s: LaneState) -> &'static str {
+    match s {
+        LaneState::Lead => "#1a237e",
+        LaneState::Adversary => "#ad1457",
+        LaneState::Working => "#43a047",
+        LaneState::WaitingApproval => "#f9a825",
+        LaneState::Idle => "#90a4ae",
+        LaneState::Stopping => "#7e57c2",
+        LaneState::Stalled => "#8d6e63",
+        LaneState::Shutdown => "#424242",
+        LaneState::Killed => "#c62828",
+        LaneState::Crashed => "#e64a19",
+    }
+}
+
+fn class_colour(c: MsgClass) -> &'static str {
+    match c {
+        MsgClass::Request => "#1565c0",
+        MsgClass::Response => "#00796b",
+        MsgClass::Plain => "#546e7a",
+    }
+}
+
+const FORGED: &str = "#d81b60";
+const LOST: &str = "#d50000";
+
+fn mark_colour(k: MarkKind) -> &'static str {
+    match k {
+        MarkKind::Asked => "#0d47a1",
+        MarkKind::Approved | MarkKind::Restart => "#2e7d32",
+        MarkKind::Rejected | MarkKind::Blocked | MarkKind::Alert => "#c62828",
+        MarkKind::Expired => "#e65100",
+        MarkKind::Ignored => "#ad1457",
+        MarkKind::Refused => "#6a1b9a",
+        MarkKind::Gate(GateState::Approved) | MarkKind::Gate(GateState::NotRequired) => "#2e7d32",
+        MarkKind::Gate(_) => "#c62828",
+        MarkKind::Action | MarkKind::FileDone | MarkKind::FileStep => "#607d8b",
+        MarkKind::Deferred | MarkKind::NoAnswer => "#6d4c41",
+        MarkKind::Stopped => "#424242",
+        MarkKind::Crash => "#d84315",
+        MarkKind::Stall => "#795548",
+        MarkKind::Note => "#37474f",
+    }
+}
+
+fn fate_colour(f: BarEnd) -> &'static str {
+    match f {
+        BarEnd::Approved => "#2e7d32",
+        BarEnd::Rejected => "#c62828",
+        BarEnd::Expired(_) => "#e65100",
+        BarEnd::Pending => "#9e9e9e",
+    }
+}
+
+fn kind_fill(k: Kind) -> &'static str {
+    match k {
+        Kind::Shutdown => "#bbdefb",
+        Kind::Plan => "#b2dfdb",
+    }
+}
+
+fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, extra: &str, s: &str) {
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{anchor}"{extra}>{}</text>"#,
+        N(x),
+        N(y),
+        N(size),
+        escape(s)
+    );
+}
+
+/// Text with a white outline underneath, legible over lines it crosses.
+fn halo(out: &mut String, x: f64, y: f64, size: f64, fill: &str, anchor: &str, s: &str) {
+    text(out, (x, y), size, fill, anchor, r#" class="halo""#, s);
+}
+
+pub fn render(m: &Model, opts: &ViewOptions) -> String {
+    let g = geometry(m);
+    let mut out = String::with_capacity(4096 + 400 * (m.arrows.len() + m.marks.len()));
+    let last = m.rows.len() - 1;
+    let bottom = g.y[last] + 16.0;
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="{FONT}">"#,
+        w = N(g.width),
+        h = N(g.height)
+    );
+    out.push_str("<style>.halo{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}</style>\n");
+    out.push_str("<defs>\n");
+    for (id, colour) in [
+        ("req", class_colour(MsgClass::Request)),
+        ("resp", class_colour(MsgClass::Response)),
+        ("plain", class_colour(MsgClass::Plain)),
+        ("forged", FORGED),
+        ("flight", "#9e9e9e"),
+    ] {
+        let _ = writeln!(
+            out,
+            r#"<marker id="ah-{id}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>"#
+        );
+    }
+    out.push_str("</defs>\n");
+    let _ = writeln!(out, r##"<rect width="{}" height="{}" fill="#ffffff"/>"##, N(g.width), N(g.height));
+
+    // Title, summary and legend.
+    let title = opts.title.as_deref().unwrap_or("handshake run");
+    text(&mut out, (16.0, 28.0), 18.0, "#212121", "start", r#" font-weight="bold""#, title);
+    let summary = format!(
+        "{} agents · {} message arrows · {} requests · ended at {} ({}) · time runs down the page",
+        m.lanes.len(),
+        m.arrows.len(),
+        m.bars.len(),
+        m.ended_at,
+        m.stop
+    );
+    text(&mut out, (16.0, 48.0), 12.0, "#546e7a", "start", "", &summary);
+    legend(&mut out);
+
+    // Idle breaks and the time axis, behind everything.
+    for (i, r) in m.rows.iter().enumerate() {
+        let y = g.y[i];
+        match r.gap {
+            Gap::Idle(ms) => {
+                let top = g.y[i - 1] + 8.0;
+                let _ = writeln!(
+                    out,
+                    r##"<rect x="8" y="{}" width="{}" height="{}" fill="#f3f3f3" stroke="#bdbdbd" stroke-dasharray="4 3"/>"##,
+                    N(top),
+                    N(g.width - 16.0),
+                    N(y - top - 8.0)
+                );
+                let label = format!("⋯ {ms} idle ⋯");
+                let mid = (top + y - 8.0) / 2.0 + 4.0;
+                text(&mut out, (14.0, mid), 11.0, "#757575", "start", r#" font-style="italic""#, &label);
+                let mut x = LEFT + 400.0;
+                while x < g.width - 200.0 {
+                    text(&mut out, (x, mid), 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
+                    x += 900.0;
+                }
+            }
+            Gap::Same => continue,
+            _ => {}
+        }
+        let _ = writeln!(
+            out,
+            r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#eeeeee"/>"##,
+            N(LEFT),
+            N(y),
+            N(g.width - 8.0),
+            N(y)
+        );
+        text(&mut out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
+    }
+
+    // Crash and stall spans.
+    for s in &m.spans {
+        let x = g.x[s.lane];
+        let (top, bot) = (g.y[s.from], if s.open { bottom } else { g.y[s.to] });
+        let (fill, stroke) = match s.kind {
+            SpanKind::Crash => ("#ffccbc", "#e64a19"),
+            SpanKind::Stall => ("#d7ccc8", "#795548"),
+        };
+        let _ = writeln!(
+            out,
+            r#"<rect x="{}" y="{}" width="24" height="{}" fill="{fill}" fill-opacity="0.6" stroke="{stroke}" stroke-dasharray="3 2"><title>{}</title></rect>"#,
+            N(x - 12.0),
+            N(top),
+            N((bot - top).max(2.0)),
+            escape(&s.text)
+        );
+    }
+
+    // Lifelines: a thin base line, then the states as coloured segments.
+    for (i, lane) in m.lanes.iter().enumerate() {
+        let x = g.x[i];
+        let _ = writeln!(
+            out,
+            r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#cfd8dc"/>"##,
+            N(x),
+            N(HEAD + NAME_H),
+            N(x),
+            N(bottom)
+        );
+        for (n, s) in lane.segments.iter().enumerate() {
+            let top = if n == 0 { HEAD + NAME_H } else { g.y[s.from] };
+            let bot = if s.to == last { bottom } else { g.y[s.to] };
+            let style = if s.state.is_gone() {
+                r#" stroke-width="2" stroke-dasharray="2 4""#
+            } else if s.state == LaneState::Adversary {
+                r#" stroke-width="2" stroke-dasharray="6 3""#
+            } else {
+                r#" stroke-width="5""#
+            };
+            let _ = writeln!(
+                out,
+                r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"{style}><title>{}: {}</title></line>"#,
+                N(x),
+                N(top),
+                N(x),
+                N(bot),
+                state_colour(s.state),
+                escape(&lane.name),
+                s.state.as_str()
+            );
+        }
+    }
+
+    // Request bars on the requester's lifeline, left of it.
+    for b in &m.bars {
+        let x = g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT;
+        let top = g.y[b.from];
+        let end = g.y[b.end].max(top + 4.0);
+        let reach = b.deadline_row.map_or(bottom, |r| g.y[r]).max(end);
+        let deadline = match b.deadline_row {
+            Some(_) => format!("deadline {}", b.deadline),
+            None => format!("deadline {} (after the end)", b.deadline),
+        };
+        let tip = format!("{} {} request: {}, {}", b.label, b.kind, b.fate.as_str(), deadline);
+        if reach > end {
+            let _ = writeln!(
+                out,
+                r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/>"##,
+                N(x),
+                N(end),
+                N(SLOT - 3.0),
+                N(reach - end)
+            );
+        }
+        let _ = writeln!(
+            out,
+            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="{}"><title>{}</title></rect>"#,
+            N(x),
+            N(top),
+            N(SLOT - 3.0),
+            N(end - top),
+            kind_fill(b.kind),
+            class_colour(MsgClass::Request),
+            escape(&tip)
+        );
+        let cx = x + (SLOT - 3.0) / 2.0;
+        if let Some(r) = b.deadline_row {
+            let y = g.y[r];
+            let _ = writeln!(
+                out,
+                r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
+                N(x - 2.0),
+                N(y),
+                N(x + SLOT - 1.0),
+                N(y)
+            );
+        } else {
+            let _ = writeln!(out, r##"<path d="M{},{} l-4,-6 h8 z" fill="#9e9e9e"/>"##, N(cx), N(reach));
+        }
+        let _ = writeln!(
+            out,
+            r#"<circle cx="{}" cy="{}" r="4" fill="{}"><title>{}</title></circle>"#,
+            N(cx),
+            N(end),
+            fate_colour(b.fate),
+            escape(&tip)
+        );
+    }
+    // Captions after every bar, inside their own bar, so no neighbour covers them.
+    for b in m.bars.iter().filter(|b| !b.told) {
+        let x = g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT;
+        let caption = format!("{} · deadline {}", b.label, b.deadline);
+        let (tx, ty) = (x + 1.5, g.y[b.from] + 3.0);
+        let _ = writeln!(
+            out,
+            r##"<text x="{}" y="{}" font-size="8" fill="#0d47a1" transform="rotate(90 {} {})">{}</text>"##,
+            N(tx),
+            N(ty),
+            N(tx),
+            N(ty),
+            escape(&caption)
+        );
+    }
+
+    // Messages.
+    for a in &m.arrows {
+        let (x1, y1) = (g.x[a.from], g.y[a.sent]);
+        let (xt, y2) = (g.x[a.to], g.y[a.end]);
+        let dir = if xt >= x1 { 1.0 } else { -1.0 };
+        let (colour, marker) = match (a.forged_as.is_some(), a.fate, a.class) {
+            (true, _, _) => (FORGED, "forged"),
+            (_, Fate::InFlight, _) => ("#9e9e9e", "flight"),
+            (_, _, MsgClass::Request) => (class_colour(a.class), "req"),
+            (_, _, MsgClass::Response) => (class_colour(a.class), "resp"),
+            (_, _, MsgClass::Plain) => (class_colour(a.class), "plain"),
+        };
+        let x2 = match a.fate {
+            // The network lost it on the way; the receiver never saw it.
+            Fate::Lost(crate::trace::Cause::Drop | crate::trace::Cause::Partition) => x1 + (xt - x1) * 0.6,
+            // It reached the receiver, which was gone or went down with it.
+            Fate::Lost(_) => xt - dir * 8.0,
+            _ => xt - dir * 3.0,
+        };
+        let dash = match (a.forged_as.is_some(), a.fate) {
+            (true, _) => r#" stroke-dasharray="7 4""#,
+            (_, Fate::InFlight) => r#" stroke-dasharray="2 3""#,
+            _ => "",
+        };
+        let head =
+            if matches!(a.fate, Fate::Lost(_)) { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
+        let tip = format!("#{} {} · sent {} · {} {}", a.seq, a.text, a.t_sent, fate_word(a.fate), a.t_end);
+        let _ = writeln!(
+            out,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1.6"{dash}{head}><title>{}</title></line>"#,
+            N(x1),
+            N(y1),
+            N(x2),
+            N(y2),
+            escape(&tip)
+        );
+        // The label sits at the middle of the arrow, or near its start when the
+        // arrow is long, so a fan-out keeps its labels apart.
+        let f = if (x2 - x1).abs() > 2.0 * TEXT_W { 0.25 } else { 0.5 };
+        let extra = a.notes.iter().filter(|n| !n.starts_with('✕')).count() as f64;
+        let (lx, ly) = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f + 4.0 - 5.5 * extra);
+        let mut label = a.text.clone();
+        if let Some(who) = &a.forged_as {
+            label = format!("FORGED as {who}: {label}");
+        }
+        if let Some(w) = &a.words {
+            // Words go above the type, so both stay near the arrow.
+            halo(&mut out, lx, ly - 11.0, 9.5, colour, "middle", w);
+        }
+        halo(&mut out, lx, ly, 10.0, colour, "middle", &label);
+        let mut ny = ly + 11.0;
+        for note in &a.notes {
+            if note.starts_with('✕') {
+                continue;
+            }
+            halo(&mut out, lx, ny, 9.0, "#e65100", "middle", note);
+            ny += 10.0;
+        }
+        if let Fate::Lost(cause) = a.fate {
+            let s = 5.0;
+            let _ = writeln!(
+                out,
+                r#"<path d="M{},{} l{},{} M{},{} l{},{}" stroke="{LOST}" stroke-width="2.5"/>"#,
+                N(x2 - s),
+                N(y2 - s),
+                N(2.0 * s),
+                N(2.0 * s),
+                N(x2 - s),
+                N(y2 + s),
+                N(2.0 * s),
+                N(-2.0 * s)
+            );
+            let anchor = if dir > 0.0 { "end" } else { "start" };
+            halo(&mut out, x2 - dir * 9.0, y2 + 14.0, 10.0, LOST, anchor, &format!("✕ lost: {}", cause.as_str()));
+        }
+    }
+
+    // Marks: a glyph on the lifeline and words beside it.
+    for mk in &m.marks {
+        let y = g.y[mk.row];
+        let colour = mark_colour(mk.kind);
+        let Some(lane) = mk.lane else {
+            let _ = writeln!(
+                out,
+                r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#90a4ae" stroke-dasharray="1 3"/>"##,
+                N(LEFT),
+                N(y),
+                N(g.width - 8.0),
+                N(y)
+            );
+            halo(&mut out, LEFT + 6.0, y - 3.0, 10.5, colour, "start", &format!("note: {}", mk.text));
+            continue;
+        };
+        let x = g.x[lane];
+        match mk.kind {
+            MarkKind::FileStep => {
+                let _ = writeln!(
+                    out,
+                    r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#607d8b"><title>{}</title></line>"##,
+                    N(x - 5.0),
+                    N(y),
+                    N(x + 5.0),
+                    N(y),
+                    escape(&mk.text)
+                );
+                continue;
+            }
+            MarkKind::Gate(state) => {
+                let fill =
+                    if matches!(state, GateState::Approved | GateState::NotRequired) { "#ffffff" } else { colour };
+                let _ = writeln!(
+                    out,
+                    r#"<rect x="{}" y="{}" width="9" height="9" fill="{fill}" stroke="{colour}" stroke-width="2"/>"#,
+                    N(x - 4.5),
+                    N(y - 4.5)
+                );
+            }
+            MarkKind::Refused => {
+                let dir = match mk.toward {
+                    Some(t) if g.x[t] < x => -1.0,
+                    _ => 1.0,
+                };
+                let end = x + dir * 30.0;
+                let _ = writeln!(
+                    out,
+                    r#"<path d="M{},{} L{},{} M{},{} v12" stroke="{colour}" stroke-width="2" fill="none"/>"#,
+                    N(x),
+                    N(y),
+                    N(end),
+                    N(y),
+                    N(end),
+                    N(y - 6.0)
+                );
+            }
+            MarkKind::Stopped | MarkKind::Crash => {
+                let _ = writeln!(
+                    out,
+                    r#"<rect x="{}" y="{}" width="10" height="10" fill="{colour}"/>"#,
+                    N(x - 5.0),
+                    N(y - 5.0)
+                );
+            }
+            _ => {
+                let _ =
+                    writeln!(out, r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##, N(x), N(y));
+            }
+        }
+        // A refused send's stub points right unless its target is to the left.
+        let stub_right = mk.kind == MarkKind::Refused && !mk.toward.is_some_and(|t| g.x[t] < x);
+        let dx = if stub_right { 36.0 } else { 8.0 };
+        halo(&mut out, x + dx, y + 4.0, 10.5, colour, "start", &mk.text);
+    }
+
+    // Names on top, and at the bottom with the roster's last word.
+    for (i, lane) in m.lanes.iter().enumerate() {
+        let x = g.x[i];
+        let w = name_width(&lane.name);
+        let (fill, stroke) = match lane.role {
+            Role::Lead => ("#e8eaf6", "#1a237e"),
+            Role::Adversary => ("#fce4ec", FORGED),
+            Role::Teammate => ("#f1f8e9", "#558b2f"),
+        };
+        let _ = writeln!(
+            out,
+            r#"<rect x="{}" y="{}" width="{}" height="{}" rx="4" fill="{fill}" stroke="{stroke}"/>"#,
+            N(x - w / 2.0),
+            N(HEAD),
+            N(w),
+            N(NAME_H)
+        );
+        text(&mut out, (x, HEAD + 16.0), 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
+        let foot = match lane.last {
+            Some(s) => format!("{} · {}", lane.name, s),
+            None => lane.name.clone(),
+        };
+        text(&mut out, (x, bottom + 20.0), 11.0, "#424242", "middle", "", &foot);
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+fn fate_word(f: Fate) -> String {
+    match f {
+        Fate::Delivered => "delivered".into(),
+        Fate::Lost(c) => format!("lost ({})", c.as_str()),
+        Fate::InFlight => "still in flight at".into(),
+    }
+}
+
+fn legend(out: &mut String) {
+    let y = 76.0;
+    let mut x = 16.0;
+    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "status");
+    x += 48.0;
+    for s in LaneState::LEGEND {
+        let style = if s.is_gone() { r#" stroke-width="2" stroke-dasharray="2 4""# } else { r#" stroke-width="5""# };
+        let _ = writeln!(
+            out,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"{style}/>"#,
+            N(x),
+            N(y),
+            N(x + 18.0),
+            N(y),
+            state_colour(s)
+        );
+        text(out, (x + 22.0, y + 4.0), 11.0, "#424242", "start", "", s.as_str());
+        x += 30.0 + s.as_str().chars().count() as f64 * 6.3;
+    }
+    let y = 100.0;
+    let mut x = 16.0;
+    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "messages");
+    x += 66.0;
+    let arrows: [(&str, &str, &str, &str); 5] = [
+        (class_colour(MsgClass::Request), "", "req", "request"),
+        (class_colour(MsgClass::Response), "", "resp", "response"),
+        (class_colour(MsgClass::Plain), "", "plain", "plain message"),
+        (FORGED, r#" stroke-dasharray="7 4""#, "forged", "forged (claims another sender)"),
+        ("#9e9e9e", r#" stroke-dasharray="2 3""#, "flight", "in flight at the end"),
+    ];
+    for (colour, dash, marker, name) in arrows {
+        let _ = writeln!(
+            out,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1.6"{dash} marker-end="url(#ah-{marker})"/>"#,
+            N(x),
+            N(y),
+            N(x + 26.0),
+            N(y)
+        );
+        text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", name);
+        x += 42.0 + name.chars().count() as f64 * 6.3;
+    }
+    let _ = writeln!(
+        out,
+        r#"<path d="M{},{} L{},{} M{},{} l8,8 M{},{} l8,-8" stroke="{LOST}" stroke-width="2"/>"#,
+        N(x),
+        N(y),
+        N(x + 20.0),
+        N(y),
+        N(x + 16.0),
+        N(y - 4.0),
+        N(x + 16.0),
+        N(y + 4.0)
+    );
+    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "lost, with its cause");
+    let y = 124.0;
+    let mut x = 16.0;
+    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "requests");
+    x += 66.0;
+    let _ = writeln!(
+        out,
+        r##"<rect x="{}" y="{}" width="9" height="16" fill="#bbdefb" stroke="#1565c0"/><rect x="{}" y="{}" width="9" height="10" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
+        N(x),
+        N(y - 12.0),
+        N(x + 14.0),
+        N(y - 8.0),
+        N(x + 12.0),
+        N(y + 2.0),
+        N(x + 25.0),
+        N(y + 2.0)
+    );
+    let words = "a bar from sending to its end (dot), faint on to its deadline (orange tick)";
+    text(out, (x + 32.0, y + 4.0), 11.0, "#424242", "start", "", words);
+    x += 40.0 + words.chars().count() as f64 * 6.0;
+    let _ = writeln!(
+        out,
+        r##"<rect x="{}" y="{}" width="9" height="9" fill="#c62828" stroke="#c62828" stroke-width="2"/><rect x="{}" y="{}" width="9" height="9" fill="#ffffff" stroke="#2e7d32" stroke-width="2"/>"##,
+        N(x),
+        N(y - 4.5),
+        N(x + 14.0),
+        N(y - 4.5)
+    );
+    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "plan gate closed / open");
+    x += 180.0;
+    let _ = writeln!(
+        out,
+        r##"<rect x="{}" y="{}" width="12" height="14" fill="#ffccbc" stroke="#e64a19" stroke-dasharray="3 2"/><rect x="{}" y="{}" width="12" height="14" fill="#d7ccc8" stroke="#795548" stroke-dasharray="3 2"/>"##,
+        N(x),
+        N(y - 7.0),
+        N(x + 16.0),
+        N(y - 7.0)
+    );
+    text(out, (x + 34.0, y + 4.0), 11.0, "#424242", "start", "", "crash / stall span");
+}

@@ -1,0 +1,461 @@
+//! Pictures of a run: golden SVG and Mermaid files for every bundled
+//! scenario, every SVG rendered by a real SVG library, and what the pictures
+//! must show (lost messages, forgeries, request bars, compressed idle time).
+//!
+//! After an intentional change to the pictures, rewrite the golden files with
+//!
+//!     UPDATE_GOLDEN=1 cargo test --test view
+//!
+//! and review the diff. `VIEW_PNG_DIR=/some/dir` also writes each SVG as PNG there.
+
+mod common;
+
+use handshake::scenario::{load_file, run_scenario, RunOptions};
+use handshake::team::Outcome;
+use handshake::view::model::{self, BarEnd, Fate, Gap};
+use handshake::view::{mermaid, svg, ViewOptions};
+use resvg::{tiny_skia, usvg};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Each bundled scenario with its name, run with its own seed.
+fn bundled_runs() -> Vec<(String, String, Outcome)> {
+    let mut out = Vec::new();
+    for f in common::bundled_files() {
+        let s = load_file(&f).unwrap_or_else(|e| panic!("{} must load: {e:?}", f.display()));
+        let mut r = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        out.push((stem, s.name.clone(), r.outcome.take().expect("kept")));
+    }
+    out
+}
+
+fn bundled(stem_prefix: &str) -> (String, Outcome) {
+    let (_, name, o) = bundled_runs().into_iter().find(|(stem, _, _)| stem.starts_with(stem_prefix)).expect("bundled");
+    (name, o)
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden")
+}
+
+#[test]
+fn golden_pictures_of_every_bundled_scenario() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let dir = golden_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut stale = Vec::new();
+    for (stem, name, o) in bundled_runs() {
+        let opts = ViewOptions::titled(&name);
+        for (ext, now) in [("svg", svg(&o, &opts)), ("mmd", mermaid(&o, &opts))] {
+            let path = dir.join(format!("{stem}.{ext}"));
+            if update {
+                std::fs::write(&path, &now).unwrap();
+                continue;
+            }
+            match std::fs::read_to_string(&path) {
+                Ok(was) if was == now => {}
+                Ok(_) => stale.push(format!("{} differs", path.display())),
+                Err(_) => stale.push(format!("{} is missing", path.display())),
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "pictures changed; if intended, run `UPDATE_GOLDEN=1 cargo test --test view` and review the diff:\n{}",
+        stale.join("\n")
+    );
+}
+
+fn fontdb() -> std::sync::Arc<usvg::fontdb::Database> {
+    static DB: OnceLock<std::sync::Arc<usvg::fontdb::Database>> = OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = usvg::fontdb::Database::new();
+        db.load_system_fonts();
+        std::sync::Arc::new(db)
+    })
+    .clone()
+}
+
+/// Parses and rasterises an SVG: the size the parser found, and the pixmap,
+/// scaled down to at most about four million pixels (a 100-lane page is
+/// 29,000 px wide; drawing it whole would take most of a test run).
+fn render(svg: &str) -> ((u32, u32), tiny_skia::Pixmap) {
+    let opt = usvg::Options { fontdb: fontdb(), ..usvg::Options::default() };
+    let tree = usvg::Tree::from_str(svg, &opt).unwrap_or_else(|e| panic!("SVG must parse: {e}"));
+    let size = tree.size().to_int_size();
+    let scale = (4.0e6 / (size.width() as f64 * size.height() as f64)).sqrt().min(1.0) as f32;
+    let (w, h) = ((size.width() as f32 * scale).ceil() as u32, (size.height() as f32 * scale).ceil() as u32);
+    let mut pixmap = tiny_skia::Pixmap::new(w, h).expect("a non-empty page");
+    resvg::render(&tree, tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
+    ((size.width(), size.height()), pixmap)
+}
+
+/// The `width`/`height` the SVG declares.
+fn declared_size(svg: &str) -> (u32, u32) {
+    let attr = |name: &str| -> u32 {
+        let start = svg.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        let end = start + svg[start..].find('"').unwrap();
+        svg[start..end].parse::<f64>().unwrap().round() as u32
+    };
+    (attr("width"), attr("height"))
+}
+
+/// Share of pixels that are not white, and how many distinct colours show.
+fn ink(p: &tiny_skia::Pixmap) -> (f64, usize) {
+    let mut colours = std::collections::BTreeSet::new();
+    let mut inked = 0usize;
+    for px in p.pixels() {
+        let c = (px.red(), px.green(), px.blue());
+        if c != (255, 255, 255) {
+            inked += 1;
+        }
+        if colours.len() < 64 {
+            colours.insert(c);
+        }
+    }
+    (inked as f64 / p.pixels().len() as f64, colours.len())
+}
+
+/// With `VIEW_PNG_DIR` set, writes the picture as PNG to look at; a page too
+/// big to draw whole also gets its top-left corner at full size.
+fn save_png(name: &str, doc: &str, p: &tiny_skia::Pixmap) {
+    let Some(dir) = std::env::var_os("VIEW_PNG_DIR") else { return };
+    let dir = Path::new(&dir);
+    std::fs::create_dir_all(dir).unwrap();
+    p.save_png(dir.join(format!("{name}.png"))).unwrap();
+    let (w, h) = declared_size(doc);
+    if (w as u64) * (h as u64) > 4_000_000 {
+        let opt = usvg::Options { fontdb: fontdb(), ..usvg::Options::default() };
+        let tree = usvg::Tree::from_str(doc, &opt).unwrap();
+        let mut corner = tiny_skia::Pixmap::new(w.min(1800), h.min(1400)).unwrap();
+        resvg::render(&tree, tiny_skia::Transform::default(), &mut corner.as_mut());
+        corner.save_png(dir.join(format!("{name}-corner.png"))).unwrap();
+    }
+}
+
+#[test]
+fn every_bundled_svg_renders_non_blank_at_its_size() {
+    for (stem, name, o) in bundled_runs() {
+        let doc = svg(&o, &ViewOptions::titled(&name));
+        let (size, p) = render(&doc);
+        let (w, h) = declared_size(&doc);
+        assert_eq!(size, (w, h), "{stem}: parsed at the declared size");
+        assert!(w >= 1000 && h >= 250, "{stem}: {w}x{h} is too small to hold a diagram");
+        let (share, colours) = ink(&p);
+        assert!(share > 0.01, "{stem}: only {:.3}% of the page is drawn", share * 100.0);
+        assert!(colours >= 8, "{stem}: {colours} colours; the lanes' states should show");
+        save_png(&stem, &doc, &p);
+    }
+}
+
+#[test]
+fn same_run_same_bytes() {
+    let (name, a) = bundled("22-");
+    let (_, b) = bundled("22-");
+    let opts = ViewOptions::titled(name);
+    assert_eq!(svg(&a, &opts), svg(&b, &opts));
+    assert_eq!(mermaid(&a, &opts), mermaid(&b, &opts));
+}
+
+#[test]
+fn a_message_lost_to_a_kill_ends_in_a_cross_with_its_cause() {
+    let (name, o) = bundled("03-");
+    let m = model::build(&o, &ViewOptions::default());
+    let lost: Vec<_> = m.arrows.iter().filter(|a| matches!(a.fate, Fate::Lost(_))).collect();
+    assert_eq!(lost.len(), 1, "{:?}", m.arrows);
+    assert_eq!(lost[0].fate, Fate::Lost(handshake::trace::Cause::Killed));
+    assert_eq!(lost[0].t_end.0, 61_000, "lost when alice was killed");
+    let doc = svg(&o, &ViewOptions::titled(name));
+    assert!(doc.contains("✕ lost: killed"), "the cross says why");
+    assert!(doc.contains(r##"stroke="#d50000" stroke-width="2.5""##), "a red cross is drawn");
+    let mmd = mermaid(&o, &ViewOptions::default());
+    assert!(mmd.contains("p0-xp1: shutdown_request [stop-alice] · sent 1s, lost (killed) at 1m1s"), "{mmd}");
+}
+
+const DROPPY: &str = r#"
+name = "droppy"
+about = "The first shutdown request to alice is dropped; the second arrives."
+[policy]
+shutdown_timeout = "10s"
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "first"
+[[step]]
+at = "12s"
+do = "shutdown"
+to = "alice"
+label = "second"
+[[fault]]
+kind = "drop"
+type = "shutdown_request"
+count = 1
+"#;
+
+#[test]
+fn a_dropped_message_stops_short_of_its_receiver() {
+    let (_, o) = common::run_toml(DROPPY, 1);
+    let m = model::build(&o, &ViewOptions::default());
+    let dropped = m.arrows.iter().find(|a| a.fate == Fate::Lost(handshake::trace::Cause::Drop)).expect("a drop");
+    assert!(dropped.text.contains("[first]"), "{}", dropped.text);
+    let doc = svg(&o, &ViewOptions::default());
+    assert!(doc.contains("✕ lost: drop"));
+    let first = m.bars.iter().find(|b| b.label == "first").unwrap();
+    assert_eq!(first.fate, BarEnd::Expired(handshake::protocol::TimeoutDefault::Kill));
+    let mmd = mermaid(&o, &ViewOptions::default());
+    assert!(mmd.contains("p0-xp1: shutdown_request [first] · sent 1s, lost (drop) at 1s"), "{mmd}");
+    check_mermaid(&mmd);
+}
+
+#[test]
+fn a_forged_message_is_drawn_apart_and_says_whom_it_claims_to_be() {
+    let (name, o) = bundled("13-");
+    let m = model::build(&o, &ViewOptions::default());
+    assert_eq!(m.lanes.last().unwrap().name, "adversary", "the adversary gets a lane when it acts");
+    let forged: Vec<_> = m.arrows.iter().filter(|a| a.forged_as.is_some()).collect();
+    assert_eq!(forged.len(), 1);
+    assert_eq!(forged[0].forged_as.as_deref(), Some("lead"));
+    let doc = svg(&o, &ViewOptions::titled(name));
+    assert!(doc.contains("FORGED as lead: plan_approval_response"), "the label says whom it claims to be");
+    assert!(doc.contains(r##"stroke="#d81b60" stroke-width="1.6" stroke-dasharray="7 4""##), "dashed, forged colour");
+    assert!(doc.contains("wrong_sender"), "the ignore shows its reason");
+    let mmd = mermaid(&o, &ViewOptions::default());
+    assert!(mmd.contains("p2--)p1: FORGED as lead, plan_approval_response"), "{mmd}");
+
+    // A run with no forgery leaves the adversary out.
+    let (_, plain) = bundled("01-");
+    let m = model::build(&plain, &ViewOptions::default());
+    assert!(m.lanes.iter().all(|l| l.name != "adversary"));
+}
+
+#[test]
+fn a_request_bar_runs_from_sending_to_its_end_state() {
+    let (_, o) = bundled("03-");
+    let m = model::build(&o, &ViewOptions::default());
+    let bar = m.bars.iter().find(|b| b.label == "stop-alice").expect("the bar");
+    assert_eq!(m.lanes[bar.lane].name, "lead", "on the requester's lifeline");
+    assert_eq!(m.rows[bar.from].t.0, 1_000);
+    assert_eq!(m.rows[bar.end].t.0, 61_000, "ends at its deadline");
+    assert_eq!(bar.fate, BarEnd::Expired(handshake::protocol::TimeoutDefault::Kill));
+    assert_eq!(bar.deadline_row, Some(bar.end));
+
+    let (_, o) = bundled("02-");
+    let m = model::build(&o, &ViewOptions::default());
+    let first = m.bars.iter().find(|b| b.label == "first-ask").unwrap();
+    let second = m.bars.iter().find(|b| b.label == "second-ask").unwrap();
+    assert_eq!((first.fate, m.rows[first.end].t.0), (BarEnd::Rejected, 1_002));
+    assert_eq!((second.fate, m.rows[second.end].t.0), (BarEnd::Approved, 3_002));
+    assert_ne!(first.slot, second.slot, "both wait for their deadlines, so they stand side by side");
+    assert_eq!(first.deadline_row, None, "the run ended before the deadline");
+    let doc = svg(&o, &ViewOptions::default());
+    assert!(doc.contains("<title>first-ask shutdown request: rejected, deadline 1m1s (after the end)</title>"));
+    assert!(mermaid(&o, &ViewOptions::default())
+        .contains("Note over p0,p1: 1s lead asks [first-ask] (shutdown), deadline 1m1s"));
+}
+
+#[test]
+fn a_long_idle_gap_is_compressed_and_marked() {
+    let (name, o) = bundled("22-");
+    let opts = ViewOptions::titled(name);
+    let m = model::build(&o, &opts);
+    let idle: Vec<_> =
+        m.rows.iter().filter_map(|r| if let Gap::Idle(ms) = r.gap { Some(ms.0) } else { None }).collect();
+    assert_eq!(idle, vec![119_999], "one break for the two minutes of the deadlock");
+    let doc = svg(&o, &opts);
+    assert!(doc.contains("⋯ 1m59.999s idle ⋯"));
+    let (_, h) = declared_size(&doc);
+    assert!(h < 900, "two minutes fit in {h}px");
+    assert!(mermaid(&o, &opts).contains("Note over p0,p2: ⋯ 1m59.999s idle ⋯"));
+
+    // Without compression the same gap would be a step like any other.
+    let wide = ViewOptions { idle_after: handshake::protocol::Millis::from_secs(3600), ..opts };
+    let m = model::build(&o, &wide);
+    assert!(m.rows.iter().all(|r| !matches!(r.gap, Gap::Idle(_))));
+}
+
+#[test]
+fn a_refused_send_shows_its_rule_and_a_crash_is_a_span() {
+    let (_, o) = bundled("23-");
+    let doc = svg(&o, &ViewOptions::default());
+    assert!(doc.contains("⊘ refused plan_approval_request → bob: strict-hierarchy"), "{doc}");
+
+    let (_, o) = bundled("19-");
+    let m = model::build(&o, &ViewOptions::default());
+    let crashes: Vec<_> = m.spans.iter().filter(|s| s.kind == model::SpanKind::Crash).collect();
+    assert_eq!(crashes.len(), 2);
+    let alice = crashes.iter().find(|s| m.lanes[s.lane].name == "alice").unwrap();
+    assert!(!alice.open && m.rows[alice.to].t.0 == 6_200, "alice's crash ends at her restart");
+    let bob = crashes.iter().find(|s| m.lanes[s.lane].name == "bob").unwrap();
+    assert!(bob.open, "bob never comes back");
+    let mmd = mermaid(&o, &ViewOptions::default());
+    assert_eq!(mmd.matches("\n        rect ").count() + mmd.matches("\n    rect ").count(), 2, "{mmd}");
+    check_mermaid(&mmd);
+}
+
+/// A team of 60 under drops, a crash and a stall: a large run stays complete.
+fn big_team() -> String {
+    let mut s = String::from(
+        r#"
+name = "big"
+about = "60 workers, some messages dropped, one crash, one stall."
+[policy]
+latency = "1ms..20ms"
+shutdown_timeout = "30s"
+[[teammate]]
+name = "worker"
+count = 60
+work = [{ shell = "cargo test", steps = 2, step_time = "500ms" }]
+[[fault]]
+kind = "drop"
+type = "shutdown_response"
+probability = 0.2
+[[fault]]
+kind = "crash"
+agent = "worker-7"
+at = "1001ms"
+[[fault]]
+kind = "stall"
+agent = "worker-9"
+at = "500ms"
+until = "20s"
+"#,
+    );
+    for i in 1..=60 {
+        s.push_str(&format!("[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n"));
+    }
+    s
+}
+
+#[test]
+fn a_team_of_sixty_is_drawn_whole() {
+    let (_, o) = common::run_toml(&big_team(), 3);
+    let m = model::build(&o, &ViewOptions::default());
+    assert_eq!(m.lanes.len(), 61);
+    let sends = o.events.iter().filter(|e| matches!(e.event, handshake::trace::Event::Send { .. })).count();
+    let delivered_or_lost = o
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(e.event, handshake::trace::Event::Deliver { .. } | handshake::trace::Event::Dropped { .. })
+        })
+        .count();
+    let in_flight = m.arrows.iter().filter(|a| a.fate == Fate::InFlight).count();
+    assert_eq!(m.arrows.len(), delivered_or_lost + in_flight, "an arrow for every delivery and loss");
+    assert!(m.arrows.len() >= sends, "no message left out");
+    assert!(m.arrows.iter().any(|a| matches!(a.fate, Fate::Lost(_))), "some were dropped");
+    assert_eq!(m.bars.len(), 60);
+    let doc = svg(&o, &ViewOptions::titled("big"));
+    for i in 1..=60 {
+        assert!(doc.contains(&format!(">worker-{i}<")), "worker-{i} has a lane");
+    }
+    let (_, p) = render(&doc);
+    let (w, _) = declared_size(&doc);
+    assert!(w > 60 * 200, "the page widens instead of squeezing: {w}px");
+    assert!(ink(&p).0 > 0.005);
+    save_png("big-team", &doc, &p);
+    check_mermaid(&mermaid(&o, &ViewOptions::default()));
+}
+
+#[test]
+fn text_is_escaped_for_xml_and_for_mermaid() {
+    let toml = r#"
+name = "words"
+about = "A message full of characters that markup and Mermaid care about."
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "message"
+to = "alice"
+text = "a<b & c>d \"q\" 'x' ; #1: 100%% {ok}"
+"#;
+    let (_, o) = common::run_toml(toml, 1);
+    let doc = svg(&o, &ViewOptions::titled("<words & more>"));
+    render(&doc);
+    assert!(doc.contains("a&lt;b &amp; c&gt;d &quot;q&quot; &apos;x&apos;"), "{doc}");
+    assert!(doc.contains("&lt;words &amp; more&gt;"));
+    let mmd = mermaid(&o, &ViewOptions::default());
+    check_mermaid(&mmd);
+    assert!(mmd.contains("a#lt;b & c#gt;d \"q\" 'x' #59; #35;1#58; 100#37;#37; #123;ok#125;"), "{mmd}");
+}
+
+#[test]
+fn every_bundled_mermaid_is_well_formed() {
+    for (stem, _, o) in bundled_runs() {
+        let mmd = mermaid(&o, &ViewOptions::titled(&stem));
+        std::panic::catch_unwind(|| check_mermaid(&mmd)).unwrap_or_else(|_| panic!("{stem}:\n{mmd}"));
+    }
+}
+
+/// Checks the subset of Mermaid's sequenceDiagram grammar the renderer
+/// writes: every line a known statement, participants declared before use,
+/// `rect`/`end` balanced, and no character Mermaid would read as syntax left
+/// in any text.
+fn check_mermaid(mmd: &str) {
+    let mut lines = mmd.lines();
+    assert_eq!(lines.next(), Some("sequenceDiagram"));
+    let mut declared = std::collections::BTreeSet::new();
+    let mut depth = 0i32;
+    let clean = |text: &str| {
+        let mut t = text.to_string();
+        for entity in ["#lt;", "#gt;"] {
+            t = t.replace(entity, "");
+        }
+        // Numeric entity codes: #<digits>;
+        let mut out = String::new();
+        let mut rest = t.as_str();
+        while let Some(i) = rest.find('#') {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            let digits = after.chars().take_while(|c| c.is_ascii_digit()).count();
+            assert!(digits > 0 && after[digits..].starts_with(';'), "a bare # in {text:?}");
+            rest = &after[digits + 1..];
+        }
+        out.push_str(rest);
+        for bad in [';', '#', ':', '<', '>', '%', '{', '}', '\n'] {
+            assert!(!out.contains(bad), "{bad:?} left in {text:?}");
+        }
+        assert!(!out.trim().is_empty(), "empty text");
+    };
+    let participant = |p: &str, declared: &std::collections::BTreeSet<String>| {
+        assert!(declared.contains(p), "{p} used before it was declared");
+    };
+    for line in lines {
+        let l = line.trim();
+        if l.starts_with("%%") || l == "autonumber" {
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix("participant ") {
+            let (id, alias) = rest.split_once(" as ").expect("participant ID as NAME");
+            assert!(id.starts_with('p') && id[1..].chars().all(|c| c.is_ascii_digit()), "{l}");
+            clean(alias);
+            declared.insert(id.to_string());
+        } else if let Some(rest) = l.strip_prefix("Note over ") {
+            let (who, text) = rest.split_once(": ").expect("Note over X: text");
+            for p in who.split(',') {
+                participant(p, &declared);
+            }
+            clean(text);
+        } else if l.starts_with("rect rgba(") && l.ends_with(')') {
+            depth += 1;
+        } else if l == "end" {
+            depth -= 1;
+            assert!(depth >= 0, "an end with no rect");
+        } else {
+            let (head, text) = l.split_once(": ").unwrap_or_else(|| panic!("not a statement: {l}"));
+            let arrow = ["-->>", "->>", "--x", "-x", "--)", "-)"]
+                .into_iter()
+                .find(|a| head.contains(a))
+                .unwrap_or_else(|| panic!("no arrow in {l}"));
+            let (from, to) = head.split_once(arrow).unwrap();
+            participant(from, &declared);
+            participant(to, &declared);
+            clean(text);
+        }
+    }
+    assert_eq!(depth, 0, "every rect has its end");
+}
