@@ -181,6 +181,10 @@ pub enum MarkKind {
     /// A step of a file written (no text: a tick on the lifeline).
     FileStep,
     FileDone,
+    /// A wait-for cycle closed: the member is blocked on the next in the ring.
+    Deadlock,
+    /// The cycle opened again (a deadline, an answer, a member gone).
+    DeadlockBroken,
     /// Says something about the whole run, not one agent.
     Note,
 }
@@ -777,6 +781,25 @@ impl<'a> Builder<'a> {
             }
             Event::Alert { agent, text } => {
                 self.mark(k, t, self.lane(*agent), MarkKind::Alert, format!("⚠ {text}"));
+            }
+            Event::Deadlock { members, requests } => {
+                let cycle = crate::trace::cycle_text(members, self.n);
+                // The cycle is named once across the page; each member's
+                // lifeline gets a ring where it is stuck, and on what.
+                self.mark(k, t, None, MarkKind::Deadlock, format!("⟳ DEADLOCK {cycle}"));
+                for (i, agent) in members.iter().enumerate() {
+                    let Some(lane) = self.lane(*agent) else { continue };
+                    let on = requests.get(i).map(|id| format!(" on [{}]", self.label(*id))).unwrap_or_default();
+                    self.mark(k, t, Some(lane), MarkKind::Deadlock, format!("⟳ stuck{on}"));
+                }
+            }
+            Event::DeadlockBroken { members, by, default } => {
+                let cycle = crate::trace::cycle_text(members, self.n);
+                let how = match default {
+                    Some(d) => format!("[{}] expired → {}", self.label(*by), d.as_str()),
+                    None => format!("[{}] ended", self.label(*by)),
+                };
+                self.mark(k, t, None, MarkKind::DeadlockBroken, format!("⟳ deadlock {cycle} broken: {how}"));
             }
             Event::Note { text } => {
                 self.mark(k, t, None, MarkKind::Note, text.clone());

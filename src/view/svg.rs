@@ -146,6 +146,8 @@ fn mark_colour(k: MarkKind) -> &'static str {
         MarkKind::Crash => "#d84315",
         MarkKind::Stall => "#795548",
         MarkKind::Note => "#37474f",
+        MarkKind::Deadlock => "#b71c1c",
+        MarkKind::DeadlockBroken => "#1565c0",
     }
 }
 
@@ -517,6 +519,15 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                     N(y - 6.0)
                 );
             }
+            MarkKind::Deadlock | MarkKind::DeadlockBroken => {
+                // A ring: the cycle, drawn where each member is stuck.
+                let _ = writeln!(
+                    out,
+                    r#"<circle cx="{}" cy="{}" r="6" fill="none" stroke="{colour}" stroke-width="3"/>"#,
+                    N(x),
+                    N(y)
+                );
+            }
             MarkKind::Stopped | MarkKind::Crash => {
                 let _ = writeln!(
                     out,
@@ -665,4 +676,12 @@ fn legend(out: &mut String) {
         N(y - 7.0)
     );
     text(out, (x + 34.0, y + 4.0), 11.0, "#424242", "start", "", "crash / stall span");
+    x += 150.0;
+    let _ = writeln!(
+        out,
+        r##"<circle cx="{}" cy="{}" r="6" fill="none" stroke="#b71c1c" stroke-width="3"/>"##,
+        N(x + 6.0),
+        N(y)
+    );
+    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "stuck in a deadlock");
 }
