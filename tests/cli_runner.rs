@@ -520,3 +520,40 @@ fn verbose_can_show_the_protocol_without_every_step_of_work() {
     }
     handshake(&["run", HAPPY, "--events", "protocol"]).expect_code(2).ran_nothing().stderr_has("-v");
 }
+
+// ---------------------------------------------------------------- pictures of a run (issue 10)
+
+#[test]
+fn a_run_writes_its_svg_mermaid_and_html_report_and_checks_the_paths_first() {
+    let dir = TempDir::new("views");
+    let (svg, mmd, html) = (dir.path("run.svg"), dir.path("run.mmd"), dir.path("run.html"));
+    let deadlock = "scenarios/27-three-way-deadlock.toml";
+    handshake(&["run", deadlock, "--svg", &svg, "--mermaid", &mmd, "--html", &html]).expect_code(0);
+    let svg_text = std::fs::read_to_string(&svg).expect("the svg was written");
+    assert!(svg_text.starts_with("<svg") && svg_text.contains("DEADLOCK"), "{}", &svg_text[..200]);
+    let mmd_text = std::fs::read_to_string(&mmd).expect("the mermaid was written");
+    assert!(mmd_text.starts_with("sequenceDiagram"), "{mmd_text}");
+    let page = std::fs::read_to_string(&html).expect("the report was written");
+    for part in [
+        "<!DOCTYPE html>",
+        "A deadlock needs no pair",            // the about
+        "PASS",                                // the verdict
+        "<svg",                                // the picture, inline
+        "carol-asks-alice",                    // the requests table
+        "deadline passed: default reject",     // why each ended
+        "protocol only",                       // the event filter
+        "27-three-way-deadlock.toml --seed 1", // the reproduce command
+    ] {
+        assert!(page.contains(part), "the report lacks {part:?}");
+    }
+    // Nothing fetched from a network: no external script, style or image
+    // (the SVG namespace is a name, not a fetch).
+    for remote in ["src=\"http", "href=\"http", "url(http", "@import", "src=\"//"] {
+        assert!(!page.contains(remote), "the report reaches out: {remote}");
+    }
+    // An output that cannot be written refuses the run before it starts.
+    let nowhere = dir.path("no-such-folder/run.html");
+    handshake(&["run", deadlock, "--html", &nowhere]).expect_code(2).ran_nothing().stderr_has("--html");
+    // One run only.
+    handshake(&["run", "--svg", &svg]).expect_code(2).ran_nothing().stderr_has("one scenario");
+}

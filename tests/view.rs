@@ -6,7 +6,8 @@
 //!
 //!     UPDATE_GOLDEN=1 cargo test --test view
 //!
-//! and review the diff. `VIEW_PNG_DIR=/some/dir` also writes each SVG as PNG there.
+//! and review the diff. The same command refreshes the pictures docs/learn.md
+//! shows (docs/pictures/). `VIEW_PNG_DIR=/some/dir` also writes each SVG as PNG there.
 
 mod common;
 
@@ -39,6 +40,45 @@ fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden")
 }
 
+/// The pictures docs/learn.md shows, one per stop: kept in docs/pictures/ by
+/// the same command as the golden files, and checked the same way.
+const LEARN: &[&str] = &[
+    "01-happy-shutdown",
+    "02-shutdown-rejected-then-approved",
+    "03-stalled-teammate-killed",
+    "06-plan-rejected-then-revised",
+    "08-plan-timeout-approve-danger",
+    "14-sender-auth-off",
+    "17-late-reply-ignored",
+    "19-crash-and-restart",
+    "22-peer-deadlock",
+    "26-peer-deadlock-without-timeouts",
+    "27-three-way-deadlock",
+];
+
+fn docs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join("pictures")
+}
+
+#[test]
+fn every_picture_learn_md_shows_is_up_to_date_and_linked() {
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        // The golden test is writing them now; this checks them on the next run.
+        return;
+    }
+    let learn = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/learn.md")).unwrap();
+    for stem in LEARN {
+        let link = format!("(pictures/{stem}.svg)");
+        assert!(learn.contains(&link), "docs/learn.md does not show {link}");
+        let golden = std::fs::read_to_string(golden_dir().join(format!("{stem}.svg")));
+        let doc = std::fs::read_to_string(docs_dir().join(format!("{stem}.svg")));
+        assert!(
+            golden.is_ok() && golden.ok() == doc.ok(),
+            "docs/pictures/{stem}.svg is missing or out of date: run `UPDATE_GOLDEN=1 cargo test --test view`"
+        );
+    }
+}
+
 #[test]
 fn golden_pictures_of_every_bundled_scenario() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
@@ -51,6 +91,10 @@ fn golden_pictures_of_every_bundled_scenario() {
             let path = dir.join(format!("{stem}.{ext}"));
             if update {
                 std::fs::write(&path, &now).unwrap();
+                if ext == "svg" && LEARN.contains(&stem.as_str()) {
+                    std::fs::create_dir_all(docs_dir()).unwrap();
+                    std::fs::write(docs_dir().join(format!("{stem}.svg")), &now).unwrap();
+                }
                 continue;
             }
             match std::fs::read_to_string(&path) {

@@ -33,6 +33,15 @@ pub struct RunArgs {
     /// Write the event log as JSON Lines to FILE (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Draw the run as an SVG sequence diagram in FILE (one scenario, one seed)
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Write the run as a Mermaid sequenceDiagram to FILE, to paste into Markdown (one scenario, one seed)
+    #[arg(long, value_name = "FILE")]
+    pub mermaid: Option<PathBuf>,
+    /// Write one self-contained HTML report of the run to FILE: verdict, picture, requests, events (one scenario, one seed)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Virtual-time cap for a run that never settles, e.g. "10m" [default: the file's, else 1h]
     #[arg(long, value_parser = parse_span)]
     pub cap: Option<Millis>,
@@ -106,28 +115,77 @@ pub fn main(a: RunArgs) -> i32 {
         eprintln!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
         return EXIT_BAD_INPUT;
     }
-    if a.trace.is_some() && (scenarios.len() != 1 || a.seeds.is_some()) {
-        eprintln!("error: --trace writes one run's events: give exactly one scenario file and at most one --seed");
-        return EXIT_BAD_INPUT;
+    let wanted = outputs_wanted(&a);
+    if let Some(first) = wanted.first() {
+        if scenarios.len() != 1 || a.seeds.is_some() {
+            eprintln!(
+                "error: {} writes one run: give exactly one scenario file and at most one --seed; nothing was run",
+                first.0
+            );
+            return EXIT_BAD_INPUT;
+        }
     }
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
     // and a long run should not end in "cannot write".
-    let trace = match a.trace.as_deref().map(open_output).transpose() {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}; nothing was run");
-            return EXIT_BAD_INPUT;
+    let mut outputs = Outputs::default();
+    for (option, path) in wanted {
+        match open_output(option, path) {
+            Ok(file) => outputs.files.push((option, path.to_path_buf(), file)),
+            Err(e) => {
+                eprintln!("error: {e}; nothing was run");
+                return EXIT_BAD_INPUT;
+            }
         }
-    };
+    }
     match a.seeds {
         Some(range) => sweep(&a, &scenarios, range),
-        None => single(&a, &scenarios, trace),
+        None => single(&a, &scenarios, outputs),
     }
 }
 
-/// Opens the `--trace` file for writing, or says why it cannot be.
-fn open_output(path: &Path) -> Result<std::fs::File, String> {
-    std::fs::File::create(path).map_err(|e| format!("cannot write the --trace file {}: {e}", path.display()))
+/// The files one run writes, by the option that asked for each.
+#[derive(Default)]
+struct Outputs {
+    files: Vec<(&'static str, PathBuf, std::fs::File)>,
+}
+
+fn outputs_wanted(a: &RunArgs) -> Vec<(&'static str, &Path)> {
+    let all = [("--trace", &a.trace), ("--svg", &a.svg), ("--mermaid", &a.mermaid), ("--html", &a.html)];
+    all.into_iter().filter_map(|(option, p)| p.as_deref().map(|p| (option, p))).collect()
+}
+
+/// Opens an output file for writing, or says why it cannot be.
+fn open_output(option: &str, path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::create(path).map_err(|e| format!("cannot write the {option} file {}: {e}", path.display()))
+}
+
+/// Writes what each output option asked for.
+fn write_outputs(
+    outputs: Outputs,
+    s: &Scenario,
+    report: &Report,
+    outcome: &crate::team::Outcome,
+    reproduce: &str,
+) -> Result<(), String> {
+    let opts = crate::view::ViewOptions::titled(&s.name);
+    for (option, path, file) in outputs.files {
+        let written = match option {
+            "--trace" => write_trace(file, outcome),
+            "--svg" => write_text(file, &crate::view::svg(outcome, &opts)),
+            "--mermaid" => write_text(file, &crate::view::mermaid(outcome, &opts)),
+            _ => {
+                let svg = crate::view::svg(outcome, &opts);
+                let page = crate::view::html::Page { about: &s.about, report, reproduce, svg: &svg };
+                write_text(file, &crate::view::html::html(outcome, &page))
+            }
+        };
+        written.map_err(|e| format!("writing {option} to {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn write_text(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
+    file.write_all(text.as_bytes())
 }
 
 fn options(a: &RunArgs, live: bool) -> RunOptions {
@@ -135,7 +193,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         cap: a.cap,
         max_real: Some(a.max_real.as_std()),
         live: live.then(|| live_printer(a.events)),
-        keep_outcome: a.trace.is_some(),
+        keep_outcome: !outputs_wanted(a).is_empty(),
     }
 }
 
@@ -153,7 +211,7 @@ fn live_printer(which: Events) -> crate::trace::LiveSink {
     })
 }
 
-fn single(a: &RunArgs, scenarios: &[Scenario], mut trace: Option<std::fs::File>) -> i32 {
+fn single(a: &RunArgs, scenarios: &[Scenario], mut outputs: Outputs) -> i32 {
     let mut reports = Vec::new();
     let started = std::time::Instant::now();
     for s in scenarios {
@@ -164,15 +222,15 @@ fn single(a: &RunArgs, scenarios: &[Scenario], mut trace: Option<std::fs::File>)
                 println!("   {line}");
             }
         }
-        let report = run_scenario(s, seed, options(a, a.verbose && a.format == Format::Text));
+        let mut report = run_scenario(s, seed, options(a, a.verbose && a.format == Format::Text));
         if a.format == Format::Text {
             print_report(&report, a);
         }
-        if let (Some(file), Some(outcome)) = (trace.take(), &report.outcome) {
-            if let Err(e) = write_trace(file, outcome) {
+        if let Some(outcome) = report.outcome.take() {
+            let replay = reproduce(a, &report.path, report.seed);
+            if let Err(e) = write_outputs(std::mem::take(&mut outputs), s, &report, &outcome, &replay) {
                 // The run happened: this is a failure, not bad input.
-                let path = a.trace.as_deref().unwrap_or(Path::new("?")).display();
-                eprintln!("error: writing the trace to {path}: {e}");
+                eprintln!("error: {e}");
                 return EXIT_FAILED;
             }
         }
@@ -225,6 +283,9 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
         format: _,  // how the report reads, not what happens
         verbose: _, // always on: the point of reproducing is to watch
         trace: _,   // an output, not an input
+        svg: _,     // an output
+        mermaid: _, // an output
+        html: _,    // an output
         events: _,  // what -v shows, not what happens
         cap,
         max_real,

@@ -30,6 +30,7 @@
 //! assert!(mermaid(&outcome, &opts).contains("p0->>p1: shutdown_request [stop-alice]"));
 //! ```
 
+pub mod html;
 pub mod mermaid;
 pub mod model;
 pub mod svg;
