@@ -207,6 +207,20 @@ pub enum Event {
         agent: AgentId,
         until: Millis,
     },
+    /// A partition begins: messages between `a` and `b` (only from `a` to `b`
+    /// if `one_way`) are held until it heals, or lost if `drop`.
+    Partition {
+        index: u32,
+        a: AgentId,
+        b: AgentId,
+        one_way: bool,
+        drop: bool,
+        until: Option<Millis>,
+    },
+    /// Partition `index` heals; what it held is delivered.
+    Heal {
+        index: u32,
+    },
     Alert {
         agent: AgentId,
         text: String,
@@ -260,6 +274,8 @@ impl Event {
             Event::Crash { .. } => "crash",
             Event::Restart { .. } => "restart",
             Event::Stall { .. } => "stall",
+            Event::Partition { .. } => "partition",
+            Event::Heal { .. } => "heal",
             Event::Alert { .. } => "alert",
             Event::Deadlock { .. } => "deadlock",
             Event::DeadlockBroken { .. } => "deadlock_broken",
@@ -461,6 +477,16 @@ impl Stamped {
                 put("agent", json!(n.agent(*agent)));
                 put("until", json!(until.0));
             }
+            Event::Partition { index, a, b, one_way, drop, until } => {
+                put("partition", json!(index + 1));
+                put("between", json!([n.agent(*a), n.agent(*b)]));
+                put("direction", json!(if *one_way { "one_way" } else { "both" }));
+                put("mode", json!(if *drop { "drop" } else { "hold" }));
+                if let Some(u) = until {
+                    put("until", json!(u.0));
+                }
+            }
+            Event::Heal { index } => put("partition", json!(index + 1)),
             Event::Alert { agent, text } => {
                 put("agent", json!(n.agent(*agent)));
                 put("text", json!(text));
@@ -582,6 +608,16 @@ impl Stamped {
             },
             Event::Restart { agent } => format!("{} restarts", n.agent(*agent)),
             Event::Stall { agent, until } => format!("{} stalls until {}", n.agent(*agent), until),
+            Event::Partition { index, a, b, one_way, drop, until } => format!(
+                "PARTITION {}: {} {} {}, messages {}{}",
+                index + 1,
+                n.agent(*a),
+                if *one_way { "cut off from sending to" } else { "and" },
+                if *one_way { n.agent(*b).to_string() } else { format!("{} cut off from each other", n.agent(*b)) },
+                if *drop { "lost" } else { "held until it heals" },
+                until.map(|u| format!(" (heals at {u})")).unwrap_or_else(|| " (never heals)".to_string())
+            ),
+            Event::Heal { index } => format!("partition {} heals", index + 1),
             Event::Alert { agent, text } => format!("ALERT {}: {}", n.agent(*agent), text),
             Event::Deadlock { members, requests } => format!(
                 "DEADLOCK {}: each waits for the next ({}); none of them can move on its own",

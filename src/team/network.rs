@@ -115,6 +115,10 @@ pub enum Scheduled {
         agent: AgentId,
         until: Millis,
     },
+    /// A partition begins (it cuts messages by itself; this records it).
+    Cut {
+        partition: usize,
+    },
     Heal {
         partition: usize,
     },
@@ -298,8 +302,14 @@ pub fn fire(w: &mut World, f: Scheduled) {
                 }
             }
         }
+        Scheduled::Cut { partition } => {
+            if let Some(p) = w.net.partitions.get(partition) {
+                let (a, b, one_way, drop, until) = (p.a, p.b, p.one_way, p.drop, p.until);
+                w.record(Event::Partition { index: partition as u32, a, b, one_way, drop, until });
+            }
+        }
         Scheduled::Heal { partition } => {
-            w.record(Event::Note { text: format!("partition {} heals", partition + 1) });
+            w.record(Event::Heal { index: partition as u32 });
             let held = std::mem::take(&mut w.net.partition_held);
             for (p, seq, d) in held {
                 if p == partition {

@@ -246,7 +246,9 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
             wb.schedule(s.at, Due::Input { agent: s.agent, input: Input::Script(s.script) });
         }
         for (i, p) in wb.net.partitions.clone().into_iter().enumerate() {
-            if let (Some(until), false) = (p.until, p.drop) {
+            wb.schedule(p.at, Due::Fault(Scheduled::Cut { partition: i }));
+            // A dropping partition heals too: it stops cutting, and the log says so.
+            if let Some(until) = p.until {
                 wb.schedule(until, Due::Fault(Scheduled::Heal { partition: i }));
             }
         }

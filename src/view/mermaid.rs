@@ -118,6 +118,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             let colour = match m.spans[c.2].kind {
                 SpanKind::Crash => "rgba(255, 204, 188, 0.5)",
                 SpanKind::Stall => "rgba(215, 204, 200, 0.5)",
+                SpanKind::Partition => "rgba(225, 190, 231, 0.5)",
             };
             let _ = writeln!(out, "{}rect {colour}", indent(depth));
             stack.push(c.1);

@@ -207,6 +207,8 @@ pub struct Mark {
 pub enum SpanKind {
     Crash,
     Stall,
+    /// Cut off by a partition (on both agents' lifelines) until it heals.
+    Partition,
 }
 
 /// A stretch of one lane: a crash until its restart, a stall until it ends.
@@ -335,6 +337,8 @@ struct Builder<'a> {
     spans: Vec<Span>,
     /// Index into `spans` of the crash or stall still open on an agent.
     open_crash: BTreeMap<usize, usize>,
+    /// Partition index → its spans, until it heals.
+    open_partitions: BTreeMap<u32, Vec<usize>>,
     stalls: Vec<(usize, usize, Millis)>,
     bars: Vec<Bar>,
     bar_of: BTreeMap<RequestId, usize>,
@@ -443,6 +447,7 @@ impl<'a> Builder<'a> {
             marks: Vec::new(),
             spans: Vec::new(),
             open_crash: BTreeMap::new(),
+            open_partitions: BTreeMap::new(),
             stalls: Vec::new(),
             bars: Vec::new(),
             bar_of: BTreeMap::new(),
@@ -781,6 +786,38 @@ impl<'a> Builder<'a> {
             }
             Event::Alert { agent, text } => {
                 self.mark(k, t, self.lane(*agent), MarkKind::Alert, format!("⚠ {text}"));
+            }
+            Event::Partition { index, a, b, one_way, drop, until } => {
+                let how = if *drop { "loses" } else { "holds" };
+                let dir = if *one_way { "→" } else { "⇄" };
+                let (na, nb) = (self.n.agent(*a).to_string(), self.n.agent(*b).to_string());
+                let heals = until.map(|u| format!(", heals at {u}")).unwrap_or_default();
+                let text = format!("⟂ partition {}: {na} {dir} {nb} {how} messages{heals}", index + 1);
+                let row = self.mark(k, t, None, MarkKind::Note, text);
+                let mut opened = Vec::new();
+                for agent in [a, b] {
+                    let Some(lane) = self.lane(*agent) else { continue };
+                    opened.push(self.spans.len());
+                    self.spans.push(Span {
+                        lane,
+                        from: row,
+                        to: NONE,
+                        kind: SpanKind::Partition,
+                        text: format!("partition {}", index + 1),
+                        open: true,
+                        k,
+                        k_end: NONE,
+                    });
+                }
+                self.open_partitions.insert(*index, opened);
+            }
+            Event::Heal { index } => {
+                let row = self.mark(k, t, None, MarkKind::Note, format!("⟂ partition {} heals", index + 1));
+                for s in self.open_partitions.remove(index).unwrap_or_default() {
+                    self.spans[s].to = row;
+                    self.spans[s].open = false;
+                    self.spans[s].k_end = k;
+                }
             }
             Event::Deadlock { members, requests } => {
                 let cycle = crate::trace::cycle_text(members, self.n);

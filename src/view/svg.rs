@@ -268,6 +268,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         let (fill, stroke) = match s.kind {
             SpanKind::Crash => ("#ffccbc", "#e64a19"),
             SpanKind::Stall => ("#d7ccc8", "#795548"),
+            SpanKind::Partition => ("#e1bee7", "#6a1b9a"),
         };
         let _ = writeln!(
             out,
@@ -677,6 +678,14 @@ fn legend(out: &mut String) {
     );
     text(out, (x + 34.0, y + 4.0), 11.0, "#424242", "start", "", "crash / stall span");
     x += 150.0;
+    let _ = writeln!(
+        out,
+        r##"<rect x="{}" y="{}" width="12" height="14" fill="#e1bee7" stroke="#6a1b9a" stroke-dasharray="3 2"/>"##,
+        N(x),
+        N(y - 7.0)
+    );
+    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "partitioned");
+    x += 100.0;
     let _ = writeln!(
         out,
         r##"<circle cx="{}" cy="{}" r="6" fill="none" stroke="#b71c1c" stroke-width="3"/>"##,
