@@ -138,6 +138,23 @@ fn case_json(c: &Case) -> serde_json::Value {
     })
 }
 
+/// What to say about a build whose figures are not the README's: those come
+/// from the `perf` profile (fat LTO, one codegen unit).
+fn build_warning(profile: &str, debug_assertions: bool) -> Option<String> {
+    if debug_assertions {
+        return Some(format!(
+            "this is a debug build ({profile}); figures are only meaningful with `cargo run --profile perf -- bench`"
+        ));
+    }
+    match profile {
+        "perf" | "bench" => None,
+        other => Some(format!(
+            "built with the `{other}` profile, without link-time optimisation: expect lower figures than the \
+             README's, which come from `cargo run --profile perf -- bench`"
+        )),
+    }
+}
+
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
@@ -147,8 +164,8 @@ pub fn main(a: BenchArgs) -> i32 {
         eprintln!("error: --teammates, --in-flight and --handshakes must be at least 1");
         return EXIT_BAD_INPUT;
     }
-    if cfg!(debug_assertions) {
-        eprintln!("warning: this is a debug build; figures are only meaningful with `cargo run --release -- bench`");
+    if let Some(warning) = build_warning(env!("HANDSHAKE_PROFILE"), cfg!(debug_assertions)) {
+        eprintln!("warning: {warning}");
     }
     let say = |what: &str| eprintln!("  measuring {what}…");
     if a.suite {
@@ -290,5 +307,17 @@ fn print_table(cases: &[serde_json::Value]) {
             f(&c["latency_us"]["max"]),
             c["peak_memory_bytes"].as_f64().map_or("?".to_string(), |b| format!("{:.1}", b / 1e6))
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build_warning;
+
+    #[test]
+    fn the_bench_says_when_its_build_is_not_the_one_the_readme_measured() {
+        assert!(build_warning("debug", true).is_some_and(|w| w.contains("--profile perf")));
+        assert!(build_warning("release", false).is_some_and(|w| w.contains("--profile perf")));
+        assert_eq!(build_warning("perf", false), None);
     }
 }
