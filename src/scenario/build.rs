@@ -1222,7 +1222,7 @@ impl Builder<'_> {
             }
             for name in members.get_ref() {
                 let named = S::new(members.span(), name.clone());
-                let id = self.agent(&named, team, "teammate")?;
+                let id = self.agent(&named, team, "deadlock")?;
                 if id.is_lead() {
                     self.err(members.span(), "the lead never blocks, so it is never part of a deadlock");
                     return None;
