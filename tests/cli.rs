@@ -8,111 +8,16 @@
 
 mod common;
 
+use common::WRONG_EXPECTATION;
+
+use common::binary::{handshake, TempDir};
 use common::bundled_files as bundled;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
 const HAPPY: &str = "scenarios/01-happy-shutdown.toml";
 
 // ---------------------------------------------------------------- helpers
-
-/// What one invocation of the binary did.
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    args: String,
-}
-
-impl Ran {
-    fn explain(&self) -> String {
-        format!(
-            "handshake {}\n  exit status {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.args, self.code, self.stdout, self.stderr
-        )
-    }
-
-    fn expect_code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "wrong exit status\n{}", self.explain());
-        self
-    }
-
-    fn stdout_has(&self, needle: &str) -> &Self {
-        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}\n{}", self.explain());
-        self
-    }
-
-    fn stderr_has(&self, needle: &str) -> &Self {
-        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}\n{}", self.explain());
-        self
-    }
-
-    /// No scenario was played: no report line of any kind on stdout.
-    fn ran_nothing(&self) -> &Self {
-        let played: Vec<&str> = self
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL") || l.contains("passed"))
-            .collect();
-        assert!(played.is_empty(), "something was run: {played:?}\n{}", self.explain());
-        self
-    }
-
-    fn lines_starting(&self, prefix: &str) -> Vec<&str> {
-        self.stdout.lines().filter(|l| l.starts_with(prefix)).collect()
-    }
-}
-
-fn handshake(args: &[&str]) -> Ran {
-    let out = Command::new(env!("CARGO_BIN_EXE_handshake"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the handshake binary starts");
-    Ran {
-        code: out.status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-        args: args.join(" "),
-    }
-}
-
-/// A fresh folder under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!(
-            "handshake-cli-{tag}-{}-{nanos}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-
-    /// Writes a file and returns its path as the command line will show it.
-    fn write(&self, name: &str, text: &str) -> String {
-        let p = self.path(name);
-        std::fs::write(&p, text).expect("write temp scenario");
-        p
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().expect("a UTF-8 temp path").to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// 1-based line and column (in characters) of the only occurrence of `needle` in `text`.
 fn pos(text: &str, needle: &str) -> (usize, usize) {
@@ -127,25 +32,6 @@ fn pos(text: &str, needle: &str) -> (usize, usize) {
 /// The header every bad-input file starts with: one teammate, alice.
 const HEAD: &str =
     "name = \"bad-input\"\nabout = \"A file the loader must refuse.\"\n\n[[teammate]]\nname = \"alice\"\n";
-
-/// A valid scenario whose expectation is wrong: alice approves, the file says expired.
-const WRONG_EXPECTATION: &str = r#"name = "wrong-expectation"
-about = "Alice approves the shutdown, but this file claims the request expired."
-
-[[teammate]]
-name = "alice"
-on_shutdown = "approve"
-
-[[step]]
-at = "1s"
-do = "shutdown"
-to = "alice"
-label = "stop-alice"
-
-[[expect]]
-request = "stop-alice"
-status = "expired"
-"#;
 
 /// Writes `text` as a scenario, runs it together with a good bundled file
 /// listed first, and checks: exit 2, nothing run, and stderr names

@@ -3,139 +3,22 @@
 //! `RUST_LOG`, a reproduce line that reproduces, per-case peak memory in the
 //! bench suite, helpful paths, and output that reads well.
 
+mod common;
+
+use common::WRONG_EXPECTATION;
+
 use clap::Parser;
+use common::binary::{bin, from_output, handshake, handshake_in, invoke, root, Ran, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 const HAPPY: &str = "scenarios/01-happy-shutdown.toml";
 const STALLED: &str = "scenarios/03-stalled-teammate-killed.toml";
 
 // ---------------------------------------------------------------- helpers
-
-struct Ran {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    args: String,
-}
-
-impl Ran {
-    fn explain(&self) -> String {
-        format!(
-            "handshake {}\n  exit status {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.args, self.code, self.stdout, self.stderr
-        )
-    }
-
-    fn expect_code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "wrong exit status\n{}", self.explain());
-        self
-    }
-
-    fn stdout_has(&self, needle: &str) -> &Self {
-        assert!(self.stdout.contains(needle), "stdout lacks {needle:?}\n{}", self.explain());
-        self
-    }
-
-    fn stderr_has(&self, needle: &str) -> &Self {
-        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}\n{}", self.explain());
-        self
-    }
-
-    /// No scenario was played: no report line of any kind on stdout.
-    fn ran_nothing(&self) -> &Self {
-        let played: Vec<&str> = self
-            .stdout
-            .lines()
-            .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL") || l.contains("passed"))
-            .collect();
-        assert!(played.is_empty(), "something was run: {played:?}\n{}", self.explain());
-        self
-    }
-
-    fn lines_starting(&self, prefix: &str) -> Vec<&str> {
-        self.stdout.lines().filter(|l| l.starts_with(prefix)).collect()
-    }
-
-    fn reproduce_line(&self) -> &str {
-        let line = self.stdout.lines().find(|l| l.contains("reproduce: ")).expect("a reproduce line");
-        line.split_once("reproduce: ").map(|(_, cmd)| cmd).unwrap_or_default()
-    }
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs `program args` in `dir` with extra environment, RUST_LOG unset unless given.
-fn invoke(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Ran {
-    let mut c = Command::new(program);
-    c.args(args).current_dir(dir).env_remove("RUST_LOG");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    from_output(c.output().expect("the program starts"), args.join(" "))
-}
-
-fn from_output(out: std::process::Output, args: String) -> Ran {
-    Ran {
-        code: out.status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-        args,
-    }
-}
-
-fn bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_handshake"))
-}
-
-fn handshake(args: &[&str]) -> Ran {
-    invoke(bin(), args, root(), &[])
-}
-
-fn handshake_in(dir: &Path, args: &[&str]) -> Ran {
-    invoke(bin(), args, dir, &[])
-}
-
-/// A fresh folder under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!(
-            "handshake-runner-{tag}-{}-{nanos}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-
-    /// Writes a file (creating its folders) and returns its path as text.
-    fn write(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::create_dir_all(p.parent().expect("a parent")).expect("folders");
-        std::fs::write(&p, text).expect("write temp file");
-        self.path(name)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().expect("a UTF-8 temp path").to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn scenario(name: &str) -> String {
     format!(
@@ -154,25 +37,6 @@ about = "Alice ignores the shutdown; the request expires after 60 s."
 [[teammate]]
 name = "alice"
 on_shutdown = "ignore"
-
-[[step]]
-at = "1s"
-do = "shutdown"
-to = "alice"
-label = "stop-alice"
-
-[[expect]]
-request = "stop-alice"
-status = "expired"
-"#;
-
-/// A valid scenario whose expectation is wrong on every seed.
-const WRONG_EXPECTATION: &str = r#"name = "wrong-expectation"
-about = "Alice approves the shutdown, but this file claims the request expired."
-
-[[teammate]]
-name = "alice"
-on_shutdown = "approve"
 
 [[step]]
 at = "1s"

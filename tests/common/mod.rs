@@ -2,6 +2,8 @@
 //! on its own and uses only part of it.
 #![allow(dead_code)]
 
+pub mod binary;
+
 use handshake::scenario::{load_str, run_scenario, Report, RunOptions};
 use handshake::team::Outcome;
 use std::path::{Path, PathBuf};
@@ -34,3 +36,23 @@ pub fn run_toml(toml: &str, seed: u64) -> (Report, Outcome) {
 pub fn dump(o: &Outcome) -> String {
     o.events.iter().map(|e| e.describe(&o.names)).collect::<Vec<_>>().join("\n")
 }
+
+/// A valid scenario whose expectation is wrong on every seed: alice approves
+/// the shutdown, but the file claims the request expired.
+pub const WRONG_EXPECTATION: &str = r#"name = "wrong-expectation"
+about = "Alice approves the shutdown, but this file claims the request expired."
+
+[[teammate]]
+name = "alice"
+on_shutdown = "approve"
+
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+
+[[expect]]
+request = "stop-alice"
+status = "expired"
+"#;
