@@ -65,6 +65,7 @@
 pub mod agent;
 pub mod bench;
 pub mod cli;
+pub mod explore;
 pub mod protocol;
 pub mod scenario;
 pub mod team;

@@ -421,3 +421,21 @@ fn a_run_writes_its_svg_mermaid_and_html_report_and_checks_the_paths_first() {
     // One run only.
     handshake(&["run", "--svg", &svg]).expect_code(2).ran_nothing().stderr_has("one scenario");
 }
+
+// ---------------------------------------------------------------- explore (issue 11, first part)
+
+#[test]
+fn explore_reports_its_search_and_the_shortest_schedule_that_breaks_an_invariant() {
+    let ok = handshake(&["explore", HAPPY, "--drop", "1", "--duplicate", "1"]);
+    ok.expect_code(0).stdout_has("states (").stdout_has("unique), depth").stdout_has("no invariant violated");
+    let dir = TempDir::new("explore");
+    let off = dir.write(
+        "pending-off.toml",
+        "name = \"p\"\nabout = \"a\"\n[policy.defences]\npending_check = false\n[[teammate]]\nname = \"alice\"\n\
+         [[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alice\"\nlabel = \"stop-alice\"\n",
+    );
+    let broken = handshake(&["explore", &off, "--duplicate", "1"]);
+    broken.expect_code(1).stdout_has("✗ invariant").stdout_has("shortest schedule").stdout_has("[stop-alice]");
+    handshake(&["explore", &off, "--max-states", "0"]).expect_code(2).stderr_has("--max-states");
+    handshake(&["explore", "no-such-file.toml"]).expect_code(2);
+}

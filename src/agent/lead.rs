@@ -16,14 +16,14 @@ pub struct Load {
     pub total: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct LoadState {
     load: Load,
     sent: u64,
     done: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Lead {
     requests: Requests,
     on_plan: Answers,

@@ -66,14 +66,14 @@ impl Answers {
 /// before the list settled are kept (after that, answering again gives the
 /// same answer anyway), so a fixed behaviour costs nothing. Bounded: the
 /// oldest answers are forgotten past `CAPACITY`.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Answered {
     /// Made on first use: most responders never remember anything, and at
     /// 100,000 teammates an empty memory each would cost 6 MB.
     memory: Option<Box<Memory>>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Memory {
     given: std::collections::HashMap<crate::protocol::RequestId, Answer, crate::protocol::message::IdHashBuilder>,
     order: std::collections::VecDeque<crate::protocol::RequestId>,
@@ -317,7 +317,7 @@ impl Ctx<'_> {
 // The size difference is the point: the teammate is stored inline because
 // there are many of them, the single lead is boxed.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Agent {
     /// Boxed: there is one lead and there may be 100,000 teammates, so the
     /// enum should be the teammate's size.

@@ -9,7 +9,7 @@ use crate::protocol::{
 };
 use crate::trace::Event;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Requests {
     pub table: RequestTable,
     /// When the deadline timer fires next, if one is armed. Timers are never

@@ -98,7 +98,7 @@ pub enum Phase {
     Stopped,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Teammate {
     spec: TeammateSpec,
     /// Made on first use: most teammates never ask anything, and at 100,000

@@ -1,0 +1,451 @@
+//! Every interleaving of a small scenario, breadth first, over the same pure
+//! agent logic the actors run (`agent`, `protocol`), with no actix and no
+//! clock: the schedules nobody wrote, checked by the same oracle.
+//!
+//! A state is every agent's state, the roster, the messages in flight (a
+//! multiset), the pending timers and the fault budgets left. From a state the
+//! explorer may deliver any one message in flight, fire the earliest timer
+//! (time only moves forward, in timer order), or, within budget, drop or
+//! duplicate a message in flight. Latency is not modelled: a message may
+//! arrive before or after any deadline, which is the sound default for
+//! safety (every arrival time a real network could give is covered).
+//!
+//! States are deduplicated by a fingerprint; breadth-first search makes the
+//! first violation found a shortest one. Request ids come from one RNG per
+//! agent, so an id depends only on its asker's own history, not on the
+//! interleaving, and states reached by different orders compare equal.
+//!
+//! What this first version leaves out (issue 11 asks for them): crashes and
+//! the adversary's forgeries and replays as actions, symmetry reduction,
+//! partial-order reduction, writing a counterexample as a scenario file.
+
+use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
+use crate::protocol::{Address, AgentId, Delivery, Directory, Millis, Policy};
+use crate::scenario::{oracle, Invariant, Scenario};
+use crate::team::{FileState, Outcome, Stop};
+use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+
+/// Faults the explorer may inject, as many of each as given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Budgets {
+    pub drop: u32,
+    pub duplicate: u32,
+}
+
+/// Where the search stops.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    pub max_depth: usize,
+    pub max_states: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds { max_depth: 60, max_states: 200_000 }
+    }
+}
+
+/// One move from a state to the next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Deliver the message in flight at this index.
+    Deliver(usize),
+    /// Fire the earliest timer.
+    Fire,
+    Drop(usize),
+    Duplicate(usize),
+}
+
+/// What a search found.
+#[derive(Debug)]
+pub struct Exploration {
+    /// States generated, counting repeats.
+    pub states: u64,
+    /// Distinct states.
+    pub unique: u64,
+    /// The deepest level reached.
+    pub depth: usize,
+    /// Which bound stopped the search, if one did.
+    pub stopped_by: Option<&'static str>,
+    /// The shortest schedule that breaks an invariant, if any.
+    pub counterexample: Option<Counterexample>,
+}
+
+/// A schedule that breaks an invariant, and the run it makes.
+#[derive(Debug)]
+pub struct Counterexample {
+    pub invariant: Invariant,
+    pub detail: String,
+    pub actions: Vec<String>,
+    pub names: Names,
+    pub events: Vec<Stamped>,
+}
+
+impl Counterexample {
+    /// The run in the same sentences as `-v`.
+    pub fn narrate(&self) -> Vec<String> {
+        let mut names = self.names.clone();
+        names.learn_labels(&self.events);
+        self.events.iter().map(|e| e.describe(&names)).collect()
+    }
+}
+
+/// Something due at a time: a scripted step, an agent's timer, its start.
+#[derive(Clone, Debug)]
+struct Due {
+    at: Millis,
+    /// Scheduling order among timers due at the same time.
+    order: u64,
+    agent: AgentId,
+    input: DueInput,
+}
+
+#[derive(Clone, Debug, Hash)]
+enum DueInput {
+    Start,
+    Wake(TimerKind),
+    Script(usize),
+}
+
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+enum TimerKind {
+    Deadline,
+    WorkStep,
+}
+
+#[derive(Clone)]
+struct State {
+    now: Millis,
+    agents: Vec<Agent>,
+    roster: Roster,
+    rngs: Vec<ChaCha8Rng>,
+    flight: Vec<Delivery>,
+    timers: Vec<Due>,
+    budgets: Budgets,
+    log: Vec<Stamped>,
+    files: BTreeMap<String, FileState>,
+    next_seq: u64,
+    next_order: u64,
+    actions: Vec<String>,
+}
+
+/// The parts of a scenario every state shares.
+struct World<'a> {
+    policy: &'a Policy,
+    scripts: Vec<Script>,
+    names: Vec<String>,
+}
+
+/// Explores `scenario` within `bounds`, injecting at most `budgets` faults.
+/// The file's own `[[fault]]`s are not played: the explorer injects its own.
+pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Exploration {
+    let spec = &scenario.team;
+    let policy = &spec.policy;
+    let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
+    names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
+    let defences = policy.defences;
+    let mut agents =
+        vec![Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone())))];
+    agents.extend(spec.teammates.iter().map(|(_, t)| Agent::Teammate(Teammate::new(t.clone(), defences))));
+    let n = agents.len();
+    let world = World { policy, scripts: spec.steps.iter().map(|s| s.script.clone()).collect(), names };
+    let mut start = State {
+        now: Millis::ZERO,
+        agents,
+        roster: Roster { statuses: vec![RosterStatus::Working; n] },
+        rngs: (0..n).map(|i| ChaCha8Rng::seed_from_u64(i as u64)).collect(),
+        flight: Vec::new(),
+        timers: Vec::new(),
+        budgets,
+        log: Vec::new(),
+        files: BTreeMap::new(),
+        next_seq: 0,
+        next_order: 0,
+        actions: Vec::new(),
+    };
+    // Teammates start first, then the lead, as the runtime starts them.
+    for i in (1..n).chain(std::iter::once(0)) {
+        start.schedule(Millis::ZERO, AgentId(i as u32), DueInput::Start);
+    }
+    for (k, step) in spec.steps.iter().enumerate() {
+        start.schedule(step.at, step.agent, DueInput::Script(k));
+    }
+
+    let mut seen: HashSet<u64> = HashSet::new();
+    seen.insert(start.fingerprint());
+    let mut queue: VecDeque<(State, usize)> = VecDeque::from([(start, 0)]);
+    let mut out = Exploration { states: 1, unique: 1, depth: 0, stopped_by: None, counterexample: None };
+    while let Some((state, depth)) = queue.pop_front() {
+        out.depth = out.depth.max(depth);
+        let actions = state.actions_here();
+        if actions.is_empty() {
+            // Nothing more can happen: the end-of-run checks apply too.
+            if let Some(v) = state.violation(&world, true, require_plan(scenario)) {
+                out.counterexample = Some(state.counterexample(&world, v));
+                return out;
+            }
+            continue;
+        }
+        if depth >= bounds.max_depth {
+            out.stopped_by = Some("max-depth");
+            continue;
+        }
+        for action in actions {
+            let mut next = state.clone();
+            next.apply(&world, &action);
+            out.states += 1;
+            if !seen.insert(next.fingerprint()) {
+                continue;
+            }
+            out.unique += 1;
+            if let Some(v) = next.violation(&world, false, require_plan(scenario)) {
+                out.depth = out.depth.max(depth + 1);
+                out.counterexample = Some(next.counterexample(&world, v));
+                return out;
+            }
+            if out.unique as usize >= bounds.max_states {
+                out.stopped_by = Some("max-states");
+                return out;
+            }
+            queue.push_back((next, depth + 1));
+        }
+    }
+    out
+}
+
+fn require_plan(s: &Scenario) -> Vec<bool> {
+    s.require_plan()
+}
+
+impl State {
+    fn schedule(&mut self, at: Millis, agent: AgentId, input: DueInput) {
+        self.next_order += 1;
+        let due = Due { at, order: self.next_order, agent, input };
+        let i = self.timers.partition_point(|d| (d.at, d.order) <= (due.at, due.order));
+        self.timers.insert(i, due);
+    }
+
+    fn actions_here(&self) -> Vec<Action> {
+        let mut out: Vec<Action> = (0..self.flight.len()).map(Action::Deliver).collect();
+        if !self.timers.is_empty() {
+            out.push(Action::Fire);
+        }
+        if self.budgets.drop > 0 {
+            out.extend((0..self.flight.len()).map(Action::Drop));
+        }
+        if self.budgets.duplicate > 0 {
+            out.extend((0..self.flight.len()).map(Action::Duplicate));
+        }
+        out
+    }
+
+    fn record(&mut self, event: Event) {
+        self.log.push(Stamped { t: self.now, event });
+    }
+
+    fn apply(&mut self, w: &World, action: &Action) {
+        match *action {
+            Action::Deliver(i) => {
+                let mut d = self.flight.remove(i);
+                d.at = self.now;
+                self.actions.push(format!("{}: deliver #{} to {}", self.now, d.seq, w.names[d.to.index()]));
+                self.deliver(w, d);
+            }
+            Action::Fire => {
+                let due = self.timers.remove(0);
+                self.now = self.now.max(due.at);
+                self.actions.push(format!("{}: timer of {}", self.now, w.names[due.agent.index()]));
+                let input = match due.input {
+                    DueInput::Start => Input::Start,
+                    DueInput::Wake(TimerKind::Deadline) => Input::Wake(Timer::Deadline),
+                    DueInput::Wake(TimerKind::WorkStep) => Input::Wake(Timer::WorkStep),
+                    DueInput::Script(k) => Input::Script(w.scripts[k].clone()),
+                };
+                let scripted = matches!(due.input, DueInput::Script(_) | DueInput::Start);
+                if scripted && !self.roster.is_active(due.agent) {
+                    return;
+                }
+                self.step(w, due.agent, input);
+            }
+            Action::Drop(i) => {
+                let d = self.flight.remove(i);
+                self.budgets.drop -= 1;
+                self.actions.push(format!("{}: drop #{}", self.now, d.seq));
+                let message_type = d.envelope.message.type_name();
+                self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
+            }
+            Action::Duplicate(i) => {
+                let d = self.flight[i].clone();
+                self.budgets.duplicate -= 1;
+                self.actions.push(format!("{}: duplicate #{}", self.now, d.seq));
+                self.record(Event::Fault { seq: d.seq, fault: "duplicate", detail: "delivered twice".into() });
+                self.flight.insert(i, d);
+            }
+        }
+    }
+
+    fn deliver(&mut self, w: &World, d: Delivery) {
+        let to = d.to;
+        let status = self.roster.statuses[to.index()];
+        if !status.is_active() {
+            let cause = if status == RosterStatus::Killed { Cause::Killed } else { Cause::Undeliverable };
+            let message_type = d.envelope.message.type_name();
+            self.record(Event::Dropped { seq: d.seq, to, message_type, cause });
+            return;
+        }
+        let m = &d.envelope.message;
+        let (message_type, request_id) = (m.type_name(), m.request_id());
+        self.record(Event::Deliver {
+            seq: d.seq,
+            sender: d.sender,
+            claimed_from: d.envelope.from,
+            to,
+            message_type,
+            request_id,
+        });
+        self.step(w, to, Input::Deliver(d));
+    }
+
+    /// Hands `input` to agent `me` and carries out what it decides, as the
+    /// actor shell does.
+    fn step(&mut self, w: &World, me: AgentId, input: Input) {
+        let mut out = Vec::new();
+        let mut ctx = Ctx {
+            me,
+            now: self.now,
+            rng: &mut self.rngs[me.index()],
+            dir: &self.roster,
+            policy: w.policy,
+            out: &mut out,
+            tracing: true,
+        };
+        self.agents[me.index()].handle(input, &mut ctx);
+        for cmd in out {
+            self.perform(w, me, cmd);
+        }
+    }
+
+    fn perform(&mut self, w: &World, me: AgentId, cmd: Command) {
+        match cmd {
+            Command::Send(env) => {
+                let recipients: Vec<AgentId> = match env.to {
+                    Address::Agent(to) => vec![to],
+                    Address::Everyone => (0..self.roster.statuses.len() as u32)
+                        .map(AgentId)
+                        .filter(|a| *a != me && self.roster.is_active(*a))
+                        .collect(),
+                };
+                for to in recipients {
+                    self.next_seq += 1;
+                    let seq = self.next_seq;
+                    let m = &env.message;
+                    self.record(Event::Send {
+                        seq,
+                        from: me,
+                        to: Address::Agent(to),
+                        message_type: m.type_name(),
+                        request_id: m.request_id(),
+                        approve: m.approval(),
+                        words: m.words().cloned(),
+                    });
+                    self.flight.push(Delivery { seq, envelope: env.clone(), sender: me, to, at: self.now });
+                }
+            }
+            Command::Wake { at, timer } => {
+                let kind = match timer {
+                    Timer::Deadline => TimerKind::Deadline,
+                    Timer::WorkStep => TimerKind::WorkStep,
+                };
+                self.schedule(at, me, DueInput::Wake(kind));
+            }
+            Command::Record(e) => self.record(*e),
+            Command::Status(s) => {
+                if self.roster.statuses[me.index()] != s {
+                    self.roster.statuses[me.index()] = s;
+                    self.record(Event::Status { agent: me, status: s });
+                }
+            }
+            Command::FileStep { path, done, total } => {
+                self.files.insert(path.to_string(), FileState { done, total, writer: me });
+                self.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
+            }
+            Command::Kill(target) => {
+                if self.roster.is_active(target) {
+                    self.roster.statuses[target.index()] = RosterStatus::Killed;
+                    self.record(Event::Status { agent: target, status: RosterStatus::Killed });
+                    // Its timers die with it.
+                    self.timers.retain(|d| d.agent != target);
+                    let name = &w.names[target.index()];
+                    let text = format!("{name} did not answer its shutdown request in time: force-stopped");
+                    self.record(Event::Alert { agent: target, text });
+                }
+            }
+            Command::Stop => {
+                self.timers.retain(|d| d.agent != me);
+            }
+        }
+    }
+
+    /// Equal for states that behave the same from here on: the log, message
+    /// numbers and the actions taken are history, not state.
+    fn fingerprint(&self) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.now.hash(&mut h);
+        self.roster.statuses.hash(&mut h);
+        self.budgets.hash(&mut h);
+        // The multiset of messages in flight, whatever order they were sent in.
+        let mut flight: Vec<String> =
+            self.flight.iter().map(|d| format!("{:?}", (d.sender, d.to, &d.envelope))).collect();
+        flight.sort();
+        flight.hash(&mut h);
+        for d in &self.timers {
+            (d.at, d.agent, &d.input).hash(&mut h);
+        }
+        for a in &self.agents {
+            format!("{a:?}").hash(&mut h);
+        }
+        for (path, f) in &self.files {
+            (path, f.done, f.total).hash(&mut h);
+        }
+        h.finish()
+    }
+
+    /// The first invariant the path to this state broke. Before the end, the
+    /// checks that only make sense once nothing more can happen (a request
+    /// still pending, a message never delivered) are left out.
+    fn violation(&self, w: &World, at_end: bool, require_plan: Vec<bool>) -> Option<oracle::Violation> {
+        let outcome = self.outcome(w, at_end);
+        oracle::check(&outcome, w.policy, &require_plan)
+            .into_iter()
+            .find(|v| at_end || !matches!(v.invariant, Invariant::SingleTerminal | Invariant::NoSilentLoss))
+    }
+
+    fn outcome(&self, w: &World, at_end: bool) -> Outcome {
+        let mut names = Names { agents: w.names.clone(), labels: BTreeMap::new() };
+        names.learn_labels(&self.log);
+        Outcome {
+            names,
+            roster: self.roster.statuses.clone(),
+            requests: Vec::new(),
+            events: self.log.clone(),
+            files: self.files.clone(),
+            ended_at: self.now,
+            stop: if at_end { Stop::Settled } else { Stop::EndTime },
+            load_done: 0,
+        }
+    }
+
+    fn counterexample(&self, w: &World, v: oracle::Violation) -> Counterexample {
+        Counterexample {
+            invariant: v.invariant,
+            detail: v.detail,
+            actions: self.actions.clone(),
+            names: Names { agents: w.names.clone(), labels: BTreeMap::new() },
+            events: self.log.clone(),
+        }
+    }
+}
