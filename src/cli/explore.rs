@@ -17,6 +17,12 @@ pub struct ExploreArgs {
     /// Messages the explorer may deliver twice
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub duplicate: u32,
+    /// Teammates that may crash (each may then restart)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub crash: u32,
+    /// Messages the adversary may inject: any protocol message quoting an id seen on the wire, claiming any member
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub forge: u32,
     /// Stop exploring deeper than this many steps
     #[arg(long, default_value_t = Bounds::default().max_depth, value_name = "N")]
     pub max_depth: usize,
@@ -44,7 +50,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         }
     };
     let started = std::time::Instant::now();
-    let budgets = Budgets { drop: a.drop, duplicate: a.duplicate };
+    let budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let x = explore(&scenario, budgets, Bounds { max_depth: a.max_depth, max_states: a.max_states });
     let secs = started.elapsed().as_secs_f64();
     let rate = x.states as f64 / secs.max(1e-9);

@@ -15,12 +15,16 @@
 //! agent, so an id depends only on its asker's own history, not on the
 //! interleaving, and states reached by different orders compare equal.
 //!
-//! What this first version leaves out (issue 11 asks for them): crashes and
-//! the adversary's forgeries and replays as actions, symmetry reduction,
-//! partial-order reduction, writing a counterexample as a scenario file.
+//! Within budget, a teammate may crash (and later restart), and the
+//! adversary may inject any protocol message quoting an id it has seen on the
+//! wire, claiming to be any member.
+//!
+//! What this version leaves out (issue 11 asks for them): symmetry
+//! reduction, partial-order reduction, writing a counterexample as a
+//! scenario file.
 
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
-use crate::protocol::{Address, AgentId, Delivery, Directory, Millis, Policy};
+use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::{oracle, Invariant, Scenario};
 use crate::team::{FileState, Outcome, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
@@ -34,6 +38,11 @@ use std::hash::{Hash, Hasher};
 pub struct Budgets {
     pub drop: u32,
     pub duplicate: u32,
+    /// Teammates that may crash (each crash may be followed by a restart).
+    pub crash: u32,
+    /// Messages the adversary may inject: a replay of one it saw on the wire,
+    /// or a forgery quoting an id it saw, claiming to be any member.
+    pub forge: u32,
 }
 
 /// Where the search stops.
@@ -50,7 +59,7 @@ impl Default for Bounds {
 }
 
 /// One move from a state to the next.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// Deliver the message in flight at this index.
     Deliver(usize),
@@ -58,6 +67,16 @@ pub enum Action {
     Fire,
     Drop(usize),
     Duplicate(usize),
+    /// A running teammate crashes: its mailbox and its step in progress are lost.
+    Crash(AgentId),
+    /// A crashed teammate comes back.
+    Restart(AgentId),
+    /// The adversary sends this message, claiming `from`.
+    Inject {
+        from: AgentId,
+        to: AgentId,
+        message: Message,
+    },
 }
 
 /// What a search found.
@@ -131,6 +150,10 @@ struct State {
     next_seq: u64,
     next_order: u64,
     actions: Vec<String>,
+    /// Request ids the adversary has seen on the wire, in the order seen.
+    seen: Vec<RequestId>,
+    /// Each agent's incarnation: a restart increments it.
+    incarnations: Vec<u32>,
 }
 
 /// The parts of a scenario every state shares.
@@ -147,6 +170,8 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
     let policy = &spec.policy;
     let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
     names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
+    // After the team: the adversary, who can inject but is not a member.
+    names.push("adversary".to_string());
     let defences = policy.defences;
     let mut agents =
         vec![Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone())))];
@@ -166,6 +191,8 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
         next_seq: 0,
         next_order: 0,
         actions: Vec::new(),
+        seen: Vec::new(),
+        incarnations: vec![0; n],
     };
     // Teammates start first, then the lead, as the runtime starts them.
     for i in (1..n).chain(std::iter::once(0)) {
@@ -240,6 +267,43 @@ impl State {
         if self.budgets.duplicate > 0 {
             out.extend((0..self.flight.len()).map(Action::Duplicate));
         }
+        let team = self.roster.statuses.len() as u32;
+        for a in (1..team).map(AgentId) {
+            match self.roster.statuses[a.index()] {
+                RosterStatus::Crashed => out.push(Action::Restart(a)),
+                s if s.is_active() && self.budgets.crash > 0 => out.push(Action::Crash(a)),
+                _ => {}
+            }
+        }
+        if self.budgets.forge > 0 {
+            out.extend(self.injections());
+        }
+        out
+    }
+
+    /// What the adversary could send now: for every id it has seen, each of
+    /// the four protocol messages quoting it (answers both ways), claiming to
+    /// come from any member, to any other member.
+    fn injections(&self) -> Vec<Action> {
+        let team = self.roster.statuses.len() as u32;
+        let mut out = Vec::new();
+        for &id in &self.seen {
+            let messages = [
+                Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis::NEVER },
+                Message::ShutdownResponse { request_id: id, approve: true, reason: None },
+                Message::ShutdownResponse { request_id: id, approve: false, reason: Some("forged".into()) },
+                Message::PlanApprovalRequest { request_id: id, plan: "forged".into(), deadline: Millis::NEVER },
+                Message::PlanApprovalResponse { request_id: id, approve: true, feedback: None },
+                Message::PlanApprovalResponse { request_id: id, approve: false, feedback: Some("forged".into()) },
+            ];
+            for message in messages {
+                for from in (0..team).map(AgentId) {
+                    for to in (0..team).map(AgentId).filter(|t| *t != from) {
+                        out.push(Action::Inject { from, to, message: message.clone() });
+                    }
+                }
+            }
+        }
         out
     }
 
@@ -278,6 +342,53 @@ impl State {
                 let message_type = d.envelope.message.type_name();
                 self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
             }
+            Action::Crash(a) => {
+                self.budgets.crash -= 1;
+                self.actions.push(format!("{}: crash {}", self.now, w.names[a.index()]));
+                // The explorer may restart it later: the oracle must not call
+                // the crash final, so it is told a restart is possible.
+                self.record(Event::Crash { agent: a, restart_at: Some(self.now) });
+                self.roster.statuses[a.index()] = RosterStatus::Crashed;
+                self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
+                // Its timers and its step in progress die with the process.
+                self.timers.retain(|d| d.agent != a);
+                self.incarnations[a.index()] += 1;
+            }
+            Action::Restart(a) => {
+                self.actions.push(format!("{}: restart {}", self.now, w.names[a.index()]));
+                self.record(Event::Restart { agent: a });
+                self.roster.statuses[a.index()] = RosterStatus::Working;
+                self.record(Event::Status { agent: a, status: RosterStatus::Working });
+                let incarnation = self.incarnations[a.index()];
+                self.step(w, a, Input::Restart { incarnation });
+            }
+            Action::Inject { from, to, ref message } => {
+                self.budgets.forge -= 1;
+                let adversary = AgentId(self.roster.statuses.len() as u32);
+                self.next_seq += 1;
+                let seq = self.next_seq;
+                self.actions.push(format!(
+                    "{}: adversary sends {} to {}, claiming to be {}",
+                    self.now,
+                    message.type_name(),
+                    w.names[to.index()],
+                    w.names[from.index()]
+                ));
+                let message_type = message.type_name();
+                self.record(Event::Forge { seq, claimed_from: from, to, message_type });
+                let m = message;
+                self.record(Event::Send {
+                    seq,
+                    from: adversary,
+                    to: Address::Agent(to),
+                    message_type,
+                    request_id: m.request_id(),
+                    approve: m.approval(),
+                    words: m.words().cloned(),
+                });
+                let envelope = Envelope { from, to: Address::Agent(to), sent_at: self.now, message: message.clone() };
+                self.flight.push(Delivery { seq, envelope, sender: adversary, to, at: self.now });
+            }
             Action::Duplicate(i) => {
                 let d = self.flight[i].clone();
                 self.budgets.duplicate -= 1;
@@ -292,7 +403,11 @@ impl State {
         let to = d.to;
         let status = self.roster.statuses[to.index()];
         if !status.is_active() {
-            let cause = if status == RosterStatus::Killed { Cause::Killed } else { Cause::Undeliverable };
+            let cause = match status {
+                RosterStatus::Killed => Cause::Killed,
+                RosterStatus::Crashed => Cause::Crash,
+                _ => Cause::Undeliverable,
+            };
             let message_type = d.envelope.message.type_name();
             self.record(Event::Dropped { seq: d.seq, to, message_type, cause });
             return;
@@ -352,6 +467,11 @@ impl State {
                         approve: m.approval(),
                         words: m.words().cloned(),
                     });
+                    if let Some(id) = m.request_id() {
+                        if !self.seen.contains(&id) {
+                            self.seen.push(id);
+                        }
+                    }
                     self.flight.push(Delivery { seq, envelope: env.clone(), sender: me, to, at: self.now });
                 }
             }
@@ -374,7 +494,8 @@ impl State {
                 self.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
             }
             Command::Kill(target) => {
-                if self.roster.is_active(target) {
+                let crashed = self.roster.statuses[target.index()] == RosterStatus::Crashed;
+                if self.roster.is_active(target) || crashed {
                     self.roster.statuses[target.index()] = RosterStatus::Killed;
                     self.record(Event::Status { agent: target, status: RosterStatus::Killed });
                     // Its timers die with it.
@@ -411,6 +532,8 @@ impl State {
         for (path, f) in &self.files {
             (path, f.done, f.total).hash(&mut h);
         }
+        self.seen.hash(&mut h);
+        self.incarnations.hash(&mut h);
         h.finish()
     }
 
