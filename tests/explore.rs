@@ -1,7 +1,7 @@
 //! The explorer: every interleaving of a small scenario within fault
 //! budgets, checked by the oracle at every state (issue 11, first part).
 
-use handshake::explore::{explore, Bounds, Budgets};
+use handshake::explore::{explore, Bounds, Broke, Budgets};
 use handshake::scenario::{load_file, load_str, Invariant};
 
 const HAPPY: &str = r#"
@@ -35,9 +35,9 @@ fn without_the_pending_check_a_duplicated_answer_is_applied_twice_and_found() {
     let x = explore(&s, Budgets { duplicate: 1, ..Budgets::default() }, Bounds::default());
     let c = x.counterexample.expect("a violation");
     assert!(
-        matches!(c.invariant, Invariant::TerminalFinal | Invariant::MatchingResponse),
+        matches!(c.broke, Broke::Invariant(Invariant::TerminalFinal | Invariant::MatchingResponse)),
         "{:?}: {}",
-        c.invariant,
+        c.broke,
         c.detail
     );
     // Breadth first: the shortest schedule. Alice's answer must exist before
@@ -104,7 +104,7 @@ fn the_adversary_forging_the_leads_approval_is_stopped_by_sender_checks_and_foun
     for off in ["sender_check", "sender_auth"] {
         let x = with(&format!("[policy.defences]\n{off} = false\n"));
         let c = x.counterexample.unwrap_or_else(|| panic!("{off} off: a forgery should get through"));
-        assert_eq!(c.invariant, Invariant::MatchingResponse, "{off}: {}", c.detail);
+        assert_eq!(c.broke, Broke::Invariant(Invariant::MatchingResponse), "{off}: {}", c.detail);
         assert_eq!(c.actions.len(), 3, "start, forge, deliver: {:?}", c.actions);
         assert!(c.actions[1].contains("adversary"), "{:?}", c.actions);
     }
@@ -117,4 +117,126 @@ fn crashes_and_restarts_anywhere_break_no_invariant_of_the_shutdown_handshake() 
     assert_eq!(x.stopped_by, None);
     let plain = explore(&scenario(""), Budgets::default(), Bounds::default());
     assert!(x.unique > plain.unique, "a crash budget opens more states: {} vs {}", x.unique, plain.unique);
+}
+
+// ------------------------------------------------- each defence, proved needed
+
+/// One row of the table in docs/learn.md: a bundled scenario, the budgets,
+/// and the defence switched off (the others on).
+struct Row {
+    defence: &'static str,
+    file: &'static str,
+    budgets: Budgets,
+    switch: fn(&mut handshake::protocol::Policy, bool),
+}
+
+fn rows() -> Vec<Row> {
+    let b = |drop, duplicate, forge| Budgets { drop, duplicate, forge, crash: 0 };
+    vec![
+        Row {
+            defence: "kind_check",
+            file: "11-kind-mismatch-ignored",
+            budgets: b(0, 0, 1),
+            switch: |p, on| p.defences.kind_check = on,
+        },
+        Row {
+            defence: "sender_check",
+            file: "05-plan-approved",
+            budgets: b(0, 0, 1),
+            switch: |p, on| p.defences.sender_check = on,
+        },
+        Row {
+            defence: "sender_auth",
+            file: "05-plan-approved",
+            budgets: b(0, 0, 1),
+            switch: |p, on| p.defences.sender_auth = on,
+        },
+        Row {
+            defence: "pending_check",
+            file: "01-happy-shutdown",
+            budgets: b(0, 1, 0),
+            switch: |p, on| p.defences.pending_check = on,
+        },
+        Row {
+            defence: "deadline_check",
+            file: "24-expired-request-obeyed",
+            budgets: b(0, 0, 0),
+            switch: |p, on| p.defences.deadline_check = on,
+        },
+        Row {
+            defence: "strict_hierarchy",
+            file: "22-peer-deadlock",
+            budgets: b(0, 0, 0),
+            switch: |p, on| p.strict_hierarchy = on,
+        },
+    ]
+}
+
+fn budget_text(b: Budgets) -> String {
+    let parts: Vec<String> = [("drop", b.drop), ("duplicate", b.duplicate), ("forge", b.forge), ("crash", b.crash)]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("`--{k} {n}`"))
+        .collect();
+    if parts.is_empty() {
+        "none".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// The table as docs/learn.md must show it, computed now.
+fn defence_table() -> String {
+    let mut out = String::from(
+        "| defence off | scenario | budget | what the explorer finds | steps | states | with every defence on |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for row in rows() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{}.toml", row.file));
+        let run = |on: bool| {
+            let mut s = load_file(&path).expect("bundled");
+            s.team.policy.defences = handshake::protocol::Defences::default();
+            s.team.policy.strict_hierarchy = true;
+            (row.switch)(&mut s.team.policy, on);
+            // The hierarchy's row asks for deadlocks: any deadlock is what it prevents.
+            s.team.policy.fail_on_deadlock = row.defence == "strict_hierarchy";
+            explore(&s, row.budgets, Bounds::default())
+        };
+        let (off, on) = (run(false), run(true));
+        assert!(on.counterexample.is_none(), "{}: with every defence on, {:?}", row.defence, on.counterexample);
+        assert_eq!(on.stopped_by, None, "{}: the search with every defence on must be complete", row.defence);
+        let found = match &off.counterexample {
+            Some(c) => {
+                let what = match c.broke {
+                    Broke::Invariant(i) => format!("`{i}` broken"),
+                    Broke::Deadlock => "a deadlock".to_string(),
+                };
+                format!("{what} | {} | {}", c.actions.len(), off.unique)
+            }
+            None => format!("nothing within the bounds | — | {}", off.unique),
+        };
+        out.push_str(&format!(
+            "| `{}` | `{}` | {} | {} | nothing, {} states |\n",
+            row.defence,
+            row.file,
+            budget_text(row.budgets),
+            found,
+            on.unique
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_defence_table_in_learn_md_is_what_the_explorer_finds() {
+    let table = defence_table();
+    let learn =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/learn.md")).unwrap();
+    assert!(learn.contains(&table), "docs/learn.md must hold this table, as the explorer finds it now:\n\n{table}");
+    // Every defence but the kind check is proved needed on its own.
+    for line in table.lines().skip(2) {
+        if !line.starts_with("| `kind_check`") {
+            assert!(!line.contains("nothing within the bounds"), "{line}");
+        }
+    }
 }

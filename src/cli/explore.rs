@@ -63,7 +63,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             "seconds": secs,
             "stopped_by": x.stopped_by,
             "violation": x.counterexample.as_ref().map(|c| serde_json::json!({
-                "invariant": c.invariant.name(),
+                "broke": c.broke.to_string(),
                 "detail": c.detail,
                 "schedule": c.actions,
                 "events": c.narrate(),
@@ -81,7 +81,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         match &x.counterexample {
             None => println!("no invariant violated within the bounds"),
             Some(c) => {
-                println!("✗ invariant {} — {}", c.invariant, c.detail);
+                println!("✗ {} — {}", c.broke, c.detail);
                 println!("  the shortest schedule that breaks it ({} steps):", c.actions.len());
                 for step in &c.actions {
                     println!("    {step}");

@@ -94,10 +94,32 @@ pub struct Exploration {
     pub counterexample: Option<Counterexample>,
 }
 
+/// What a schedule broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broke {
+    Invariant(Invariant),
+    /// A deadlock formed, and the policy says any deadlock fails (`deadlocks = "fail"`).
+    Deadlock,
+}
+
+impl std::fmt::Display for Broke {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Broke::Invariant(i) => write!(f, "invariant {i}"),
+            Broke::Deadlock => f.write_str("no deadlock (policy: deadlocks = \"fail\")"),
+        }
+    }
+}
+
+enum Finding {
+    Broken(oracle::Violation),
+    Deadlock(String),
+}
+
 /// A schedule that breaks an invariant, and the run it makes.
 #[derive(Debug)]
 pub struct Counterexample {
-    pub invariant: Invariant,
+    pub broke: Broke,
     pub detail: String,
     pub actions: Vec<String>,
     pub names: Names,
@@ -154,6 +176,12 @@ struct State {
     seen: Vec<RequestId>,
     /// Each agent's incarnation: a restart increments it.
     incarnations: Vec<u32>,
+    /// Who waits on whom, to name deadlocks as the runtime does.
+    waits: crate::protocol::WaitFor,
+    /// The first deadlock this path formed, as an index into the log.
+    deadlock_at: Option<usize>,
+    /// The run's policy (the wait-for graph names the default a deadline applies).
+    policy: Policy,
 }
 
 /// The parts of a scenario every state shares.
@@ -193,6 +221,9 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
         actions: Vec::new(),
         seen: Vec::new(),
         incarnations: vec![0; n],
+        waits: Default::default(),
+        deadlock_at: None,
+        policy: policy.clone(),
     };
     // Teammates start first, then the lead, as the runtime starts them.
     for i in (1..n).chain(std::iter::once(0)) {
@@ -308,7 +339,14 @@ impl State {
     }
 
     fn record(&mut self, event: Event) {
+        let follows = crate::team::deadlock::observe(&mut self.waits, &event, &self.policy);
         self.log.push(Stamped { t: self.now, event });
+        for e in follows {
+            if matches!(e, Event::Deadlock { .. }) && self.deadlock_at.is_none() {
+                self.deadlock_at = Some(self.log.len());
+            }
+            self.log.push(Stamped { t: self.now, event: e });
+        }
     }
 
     fn apply(&mut self, w: &World, action: &Action) {
@@ -540,11 +578,18 @@ impl State {
     /// The first invariant the path to this state broke. Before the end, the
     /// checks that only make sense once nothing more can happen (a request
     /// still pending, a message never delivered) are left out.
-    fn violation(&self, w: &World, at_end: bool, require_plan: Vec<bool>) -> Option<oracle::Violation> {
+    fn violation(&self, w: &World, at_end: bool, require_plan: Vec<bool>) -> Option<Finding> {
+        if let (true, Some(i)) = (w.policy.fail_on_deadlock, self.deadlock_at) {
+            let mut names = Names { agents: w.names.clone(), labels: BTreeMap::new() };
+            names.learn_labels(&self.log);
+            let detail = self.log[i].describe(&names).trim_start().to_string();
+            return Some(Finding::Deadlock(detail));
+        }
         let outcome = self.outcome(w, at_end);
         oracle::check(&outcome, w.policy, &require_plan)
             .into_iter()
             .find(|v| at_end || !matches!(v.invariant, Invariant::SingleTerminal | Invariant::NoSilentLoss))
+            .map(Finding::Broken)
     }
 
     fn outcome(&self, w: &World, at_end: bool) -> Outcome {
@@ -562,10 +607,14 @@ impl State {
         }
     }
 
-    fn counterexample(&self, w: &World, v: oracle::Violation) -> Counterexample {
+    fn counterexample(&self, w: &World, f: Finding) -> Counterexample {
+        let (broke, detail) = match f {
+            Finding::Broken(v) => (Broke::Invariant(v.invariant), v.detail),
+            Finding::Deadlock(detail) => (Broke::Deadlock, detail),
+        };
         Counterexample {
-            invariant: v.invariant,
-            detail: v.detail,
+            broke,
+            detail,
             actions: self.actions.clone(),
             names: Names { agents: w.names.clone(), labels: BTreeMap::new() },
             events: self.log.clone(),
