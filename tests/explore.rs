@@ -240,3 +240,31 @@ fn the_defence_table_in_learn_md_is_what_the_explorer_finds() {
         }
     }
 }
+
+// ------------------------------------------------- counterexamples as scenario files
+
+#[test]
+fn every_counterexample_the_tests_find_is_written_as_a_file_that_replays_it() {
+    let inline = [
+        (format!("{HAPPY}[policy.defences]\npending_check = false\n"), Budgets { duplicate: 1, ..Budgets::default() }),
+        (format!("{PLANNER}[policy.defences]\nsender_check = false\n"), Budgets { forge: 1, ..Budgets::default() }),
+        (format!("{PLANNER}[policy.defences]\nsender_auth = false\n"), Budgets { forge: 1, ..Budgets::default() }),
+    ];
+    let bundled = ["12-kind-check-off", "14-sender-auth-off", "24-expired-request-obeyed"].map(|f| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{f}.toml"));
+        (std::fs::read_to_string(path).expect("bundled"), Budgets { forge: 1, crash: 1, ..Budgets::default() })
+    });
+    for (text, budgets) in inline.into_iter().chain(bundled) {
+        let s = load_str("found.toml", &text).expect("valid");
+        let c = explore(&s, budgets, Bounds::default()).counterexample.expect("a violation");
+        let written = handshake::explore::replay::scenario_file(&text, "replay.toml", &c)
+            .unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        // The file replays the violation, expects it, and so passes as a regression.
+        let replay = load_str("replay.toml", &written).expect("the written file loads");
+        let r = handshake::scenario::run_scenario(&replay, replay.default_seed(), Default::default());
+        assert!(r.passed, "{}: {:?}\n{written}", s.name, r.failures);
+        if let Broke::Invariant(i) = c.broke {
+            assert!(r.violations.iter().any(|v| v.starts_with(i.name())), "{}: {:?}", s.name, r.violations);
+        }
+    }
+}

@@ -29,6 +29,9 @@ pub struct ExploreArgs {
     /// Stop after this many distinct states
     #[arg(long, default_value_t = Bounds::default().max_states, value_name = "N")]
     pub max_states: usize,
+    /// Write the shortest counterexample to FILE as a scenario that `handshake run` replays (checked by running it)
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<PathBuf>,
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -91,6 +94,15 @@ pub fn main(a: ExploreArgs) -> i32 {
                     println!("  {line}");
                 }
             }
+        }
+    }
+    if let (Some(c), Some(out)) = (&x.counterexample, &a.write) {
+        let original = std::fs::read_to_string(&a.path).unwrap_or_default();
+        let written = crate::explore::replay::scenario_file(&original, &out.to_string_lossy(), c)
+            .and_then(|text| std::fs::write(out, text).map_err(|e| format!("cannot write {}: {e}", out.display())));
+        match written {
+            Ok(()) => eprintln!("wrote {}: `handshake run {} -v` replays the violation", out.display(), out.display()),
+            Err(e) => eprintln!("no scenario written: {e}"),
         }
     }
     if x.counterexample.is_some() {

@@ -23,6 +23,8 @@
 //! reduction, partial-order reduction, writing a counterexample as a
 //! scenario file.
 
+pub mod replay;
+
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::{oracle, Invariant, Scenario};
@@ -122,6 +124,10 @@ pub struct Counterexample {
     pub broke: Broke,
     pub detail: String,
     pub actions: Vec<String>,
+    /// The schedule as data, one entry per action.
+    pub taken: Vec<Taken>,
+    /// The action each message was sent in, by message number.
+    pub sent_in: BTreeMap<u64, usize>,
     pub names: Names,
     pub events: Vec<Stamped>,
 }
@@ -132,6 +138,32 @@ impl Counterexample {
         let mut names = self.names.clone();
         names.learn_labels(&self.events);
         self.events.iter().map(|e| e.describe(&names)).collect()
+    }
+}
+
+/// One action of a schedule, as data.
+#[derive(Clone, Debug)]
+pub enum Taken {
+    Deliver { at: Millis, seq: u64 },
+    Fire { at: Millis },
+    Drop { at: Millis, seq: u64 },
+    Duplicate { at: Millis, seq: u64 },
+    Crash { at: Millis, agent: AgentId },
+    Restart { at: Millis, agent: AgentId },
+    Inject { at: Millis, seq: u64, from: AgentId, to: AgentId, message: Message },
+}
+
+impl Taken {
+    pub fn at(&self) -> Millis {
+        match self {
+            Taken::Deliver { at, .. }
+            | Taken::Fire { at }
+            | Taken::Drop { at, .. }
+            | Taken::Duplicate { at, .. }
+            | Taken::Crash { at, .. }
+            | Taken::Restart { at, .. }
+            | Taken::Inject { at, .. } => *at,
+        }
     }
 }
 
@@ -172,6 +204,10 @@ struct State {
     next_seq: u64,
     next_order: u64,
     actions: Vec<String>,
+    /// The same actions, as data: what a scenario file needs to replay them.
+    taken: Vec<Taken>,
+    /// For each message sent, by number: the index in `taken` of the action it was sent in.
+    sent_in: BTreeMap<u64, usize>,
     /// Request ids the adversary has seen on the wire, in the order seen.
     seen: Vec<RequestId>,
     /// Each agent's incarnation: a restart increments it.
@@ -219,6 +255,8 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
         next_seq: 0,
         next_order: 0,
         actions: Vec::new(),
+        taken: Vec::new(),
+        sent_in: BTreeMap::new(),
         seen: Vec::new(),
         incarnations: vec![0; n],
         waits: Default::default(),
@@ -355,12 +393,14 @@ impl State {
                 let mut d = self.flight.remove(i);
                 d.at = self.now;
                 self.actions.push(format!("{}: deliver #{} to {}", self.now, d.seq, w.names[d.to.index()]));
+                self.taken.push(Taken::Deliver { at: self.now, seq: d.seq });
                 self.deliver(w, d);
             }
             Action::Fire => {
                 let due = self.timers.remove(0);
                 self.now = self.now.max(due.at);
                 self.actions.push(format!("{}: timer of {}", self.now, w.names[due.agent.index()]));
+                self.taken.push(Taken::Fire { at: self.now });
                 let input = match due.input {
                     DueInput::Start => Input::Start,
                     DueInput::Wake(TimerKind::Deadline) => Input::Wake(Timer::Deadline),
@@ -377,12 +417,14 @@ impl State {
                 let d = self.flight.remove(i);
                 self.budgets.drop -= 1;
                 self.actions.push(format!("{}: drop #{}", self.now, d.seq));
+                self.taken.push(Taken::Drop { at: self.now, seq: d.seq });
                 let message_type = d.envelope.message.type_name();
                 self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
             }
             Action::Crash(a) => {
                 self.budgets.crash -= 1;
                 self.actions.push(format!("{}: crash {}", self.now, w.names[a.index()]));
+                self.taken.push(Taken::Crash { at: self.now, agent: a });
                 // The explorer may restart it later: the oracle must not call
                 // the crash final, so it is told a restart is possible.
                 self.record(Event::Crash { agent: a, restart_at: Some(self.now) });
@@ -394,6 +436,7 @@ impl State {
             }
             Action::Restart(a) => {
                 self.actions.push(format!("{}: restart {}", self.now, w.names[a.index()]));
+                self.taken.push(Taken::Restart { at: self.now, agent: a });
                 self.record(Event::Restart { agent: a });
                 self.roster.statuses[a.index()] = RosterStatus::Working;
                 self.record(Event::Status { agent: a, status: RosterStatus::Working });
@@ -412,6 +455,8 @@ impl State {
                     w.names[to.index()],
                     w.names[from.index()]
                 ));
+                self.taken.push(Taken::Inject { at: self.now, seq, from, to, message: message.clone() });
+                self.sent_in.insert(seq, self.taken.len() - 1);
                 let message_type = message.type_name();
                 self.record(Event::Forge { seq, claimed_from: from, to, message_type });
                 let m = message;
@@ -431,6 +476,7 @@ impl State {
                 let d = self.flight[i].clone();
                 self.budgets.duplicate -= 1;
                 self.actions.push(format!("{}: duplicate #{}", self.now, d.seq));
+                self.taken.push(Taken::Duplicate { at: self.now, seq: d.seq });
                 self.record(Event::Fault { seq: d.seq, fault: "duplicate", detail: "delivered twice".into() });
                 self.flight.insert(i, d);
             }
@@ -510,6 +556,7 @@ impl State {
                             self.seen.push(id);
                         }
                     }
+                    self.sent_in.insert(seq, self.taken.len().saturating_sub(1));
                     self.flight.push(Delivery { seq, envelope: env.clone(), sender: me, to, at: self.now });
                 }
             }
@@ -616,6 +663,8 @@ impl State {
             broke,
             detail,
             actions: self.actions.clone(),
+            taken: self.taken.clone(),
+            sent_in: self.sent_in.clone(),
             names: Names { agents: w.names.clone(), labels: BTreeMap::new() },
             events: self.log.clone(),
         }

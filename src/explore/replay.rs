@@ -1,0 +1,238 @@
+//! A counterexample written back as a scenario file that `handshake run`
+//! replays: the original team and script, no latency, and one explicit fault
+//! per thing the schedule did (a message held back, dropped, duplicated, a
+//! crash, a forgery), at the times the schedule did it.
+//!
+//! The explorer has no latency model, so several of its actions can share a
+//! millisecond in an order the runtime would not choose. Each action after
+//! the first at the same time is moved one millisecond later; a timer keeps
+//! its own time. Because that can change what happens, the file is only
+//! offered after it has been run and has broken the same invariant.
+
+use super::{Broke, Counterexample, Taken};
+use crate::protocol::{Message, Millis};
+use crate::scenario::{load_str, run_scenario, RunOptions};
+use crate::trace::Event;
+use std::collections::BTreeMap;
+use toml::{Table, Value};
+
+/// The scenario file, checked: running it breaks what the schedule broke.
+/// Where a defence is off (so a file may expect violations), it expects
+/// every violation the replay shows, and then passes as a saved regression.
+pub fn scenario_file(original: &str, path: &str, c: &Counterexample) -> Result<String, String> {
+    let first = write(original, c, &[])?;
+    let (broke, seen) = replay(path, &first, c)?;
+    if !broke {
+        return Err(format!(
+            "this schedule could not be written as a scenario file that replays it: the file does not break {} \
+             (the runtime orders same-millisecond events its own way)",
+            c.broke
+        ));
+    }
+    if seen.is_empty() || !defences_off(original) {
+        return Ok(first);
+    }
+    let text = write(original, c, &seen)?;
+    match replay(path, &text, c)? {
+        (true, _) => Ok(text),
+        _ => Ok(first),
+    }
+}
+
+fn defences_off(original: &str) -> bool {
+    let doc: Table = original.parse().unwrap_or_default();
+    doc.get("policy")
+        .and_then(|p| p.get("defences"))
+        .and_then(Value::as_table)
+        .is_some_and(|d| d.values().any(|v| v.as_bool() == Some(false)))
+}
+
+/// Runs the written file: whether it breaks what the schedule broke, and
+/// every invariant it breaks.
+fn replay(path: &str, text: &str, c: &Counterexample) -> Result<(bool, Vec<String>), String> {
+    let scenario = load_str(path, text).map_err(|e| {
+        let first = e.first().map(|e| e.to_string()).unwrap_or_default();
+        format!("the file written for this schedule does not load: {first}")
+    })?;
+    let report = run_scenario(&scenario, scenario.default_seed(), RunOptions::default());
+    let mut seen: Vec<String> =
+        report.violations.iter().filter_map(|v| v.split_once(':').map(|(name, _)| name.to_string())).collect();
+    seen.sort();
+    seen.dedup();
+    let broke = match c.broke {
+        Broke::Invariant(i) => seen.iter().any(|n| n == i.name()),
+        Broke::Deadlock => report.counts.deadlocks > 0,
+    };
+    Ok((broke, seen))
+}
+
+fn ms(m: Millis) -> Value {
+    Value::String(crate::scenario::duration::human(m))
+}
+
+/// The replay time of each action: its own time, or one millisecond after
+/// the action before it when they shared a millisecond. Timers keep theirs.
+fn replay_times(taken: &[Taken]) -> Vec<Millis> {
+    let mut out: Vec<Millis> = Vec::with_capacity(taken.len());
+    for (i, t) in taken.iter().enumerate() {
+        let at = t.at();
+        let r = match (t, out.last()) {
+            (Taken::Fire { .. }, _) | (_, None) => at,
+            (_, Some(prev)) if i > 0 && taken[i - 1].at() == at => at.max(prev.after(Millis(1))),
+            (_, Some(prev)) => at.max(*prev),
+        };
+        out.push(r);
+    }
+    out
+}
+
+fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String, String> {
+    let mut doc: Table = original.parse().map_err(|e| format!("the original file does not parse: {e}"))?;
+    let name = doc.get("name").and_then(Value::as_str).unwrap_or("scenario").to_string();
+    doc.insert("name".into(), Value::String(format!("{name}-counterexample")));
+    doc.insert(
+        "about".into(),
+        Value::String(format!(
+            "Written by `handshake explore`: the shortest schedule it found that breaks {}. {}",
+            c.broke, c.detail
+        )),
+    );
+    doc.remove("fault");
+    doc.remove("expect");
+    let policy = doc.entry("policy").or_insert_with(|| Value::Table(Table::new()));
+    let Value::Table(policy) = policy else { return Err("[policy] is not a table".into()) };
+    policy.insert("latency".into(), Value::String("0ms".into()));
+
+    let names = &c.names.agents;
+    let mut labels = c.names.clone();
+    labels.learn_labels(&c.events);
+    // What each message was: who sent it, to whom, of which type.
+    let mut sends: BTreeMap<u64, (usize, usize, &'static str)> = BTreeMap::new();
+    for e in &c.events {
+        if let Event::Send { seq, from, to: crate::protocol::Address::Agent(to), message_type, .. } = &e.event {
+            sends.insert(*seq, (from.index(), to.index(), message_type));
+        }
+    }
+    let r = replay_times(&c.taken);
+    let sent_at = |seq: u64| c.sent_in.get(&seq).map(|i| r[*i]);
+    let mut faults: Vec<Value> = Vec::new();
+    let link = |kind: &str, seq: u64, extra: Vec<(&str, Value)>| -> Option<Value> {
+        let (from, to, message_type) = *sends.get(&seq)?;
+        if from >= names.len() - 1 {
+            // The adversary's own messages are forged at their delivery time instead.
+            return None;
+        }
+        let mut f = Table::new();
+        f.insert("kind".into(), Value::String(kind.into()));
+        f.insert("at".into(), ms(sent_at(seq)?));
+        f.insert("from".into(), Value::String(names[from].clone()));
+        f.insert("to".into(), Value::String(names[to].clone()));
+        f.insert("type".into(), Value::String(message_type.into()));
+        f.insert("count".into(), Value::Integer(1));
+        for (k, v) in extra {
+            f.insert(k.into(), v);
+        }
+        Some(Value::Table(f))
+    };
+    let mut restarts: BTreeMap<usize, Millis> = BTreeMap::new();
+    for (i, t) in c.taken.iter().enumerate() {
+        if let Taken::Restart { agent, .. } = t {
+            restarts.insert(agent.index(), r[i]);
+        }
+    }
+    for (i, t) in c.taken.iter().enumerate() {
+        match t {
+            Taken::Deliver { seq, .. } => {
+                let injected = c.taken.iter().find_map(|x| match x {
+                    Taken::Inject { seq: s, from, to, message, .. } if s == seq => Some((*from, *to, message)),
+                    _ => None,
+                });
+                if let Some((from, to, message)) = injected {
+                    let mut f = Table::new();
+                    f.insert("kind".into(), Value::String("forge".into()));
+                    f.insert("at".into(), ms(r[i]));
+                    f.insert("from".into(), Value::String(names[from.index()].clone()));
+                    f.insert("to".into(), Value::String(names[to.index()].clone()));
+                    f.insert("message".into(), forged(message, &labels)?);
+                    faults.push(Value::Table(f));
+                    continue;
+                }
+                let Some(sent) = sent_at(*seq) else { continue };
+                let delay = r[i].0.saturating_sub(sent.0);
+                if delay > 0 {
+                    faults.extend(link("delay", *seq, vec![("delay", ms(Millis(delay)))]));
+                }
+            }
+            Taken::Drop { seq, .. } => faults.extend(link("drop", *seq, vec![])),
+            Taken::Duplicate { seq, .. } => faults.extend(link("duplicate", *seq, vec![])),
+            Taken::Crash { agent, .. } => {
+                let mut f = Table::new();
+                f.insert("kind".into(), Value::String("crash".into()));
+                f.insert("agent".into(), Value::String(names[agent.index()].clone()));
+                f.insert("at".into(), ms(r[i]));
+                if let Some(back) = restarts.get(&agent.index()) {
+                    f.insert("restart".into(), ms(Millis(back.0.saturating_sub(r[i].0).max(1))));
+                }
+                faults.push(Value::Table(f));
+            }
+            Taken::Fire { .. } | Taken::Restart { .. } | Taken::Inject { .. } => {}
+        }
+    }
+    // A message the schedule never delivered was still on its way when the
+    // invariant broke: hold it until after the last action, or the runtime
+    // would deliver it at once and change what happens.
+    let settled: std::collections::BTreeSet<u64> = c
+        .taken
+        .iter()
+        .filter_map(|t| match t {
+            Taken::Deliver { seq, .. } | Taken::Drop { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .collect();
+    let after_all = r.last().copied().unwrap_or(Millis::ZERO).after(Millis(1));
+    for seq in sends.keys().copied().filter(|s| !settled.contains(s)).collect::<Vec<_>>() {
+        if let Some(sent) = sent_at(seq) {
+            faults.extend(link("delay", seq, vec![("delay", ms(Millis(after_all.0.saturating_sub(sent.0).max(1))))]));
+        }
+    }
+    if !faults.is_empty() {
+        doc.insert("fault".into(), Value::Array(faults));
+    }
+    if !expect.is_empty() {
+        let expects = expect
+            .iter()
+            .map(|name| {
+                let mut e = Table::new();
+                e.insert("violation".into(), Value::String(name.clone()));
+                Value::Table(e)
+            })
+            .collect();
+        doc.insert("expect".into(), Value::Array(expects));
+    }
+    toml::to_string(&doc).map_err(|e| format!("cannot write the scenario: {e}"))
+}
+
+/// The forged message as a scenario file writes it, quoting the request by label.
+fn forged(m: &Message, labels: &crate::trace::Names) -> Result<Value, String> {
+    let id = m.request_id().ok_or("a forgery without a request id")?;
+    let label = labels.label(id).ok_or("a forgery quoting a request with no label")?;
+    let mut t = Table::new();
+    t.insert("type".into(), Value::String(m.type_name().into()));
+    t.insert("request_id".into(), Value::String(format!("@{label}")));
+    if let Some(a) = m.approval() {
+        t.insert("approve".into(), Value::Boolean(a));
+    }
+    match m {
+        Message::ShutdownResponse { reason: Some(r), .. } => {
+            t.insert("reason".into(), Value::String(r.to_string()));
+        }
+        Message::PlanApprovalRequest { plan, .. } => {
+            t.insert("plan".into(), Value::String(plan.to_string()));
+        }
+        Message::PlanApprovalResponse { feedback: Some(f), .. } => {
+            t.insert("feedback".into(), Value::String(f.to_string()));
+        }
+        _ => {}
+    }
+    Ok(Value::Table(t))
+}
