@@ -60,13 +60,13 @@ fn a_bound_that_stops_the_search_says_so() {
     let x = explore(
         &scenario(""),
         Budgets { drop: 1, duplicate: 1, ..Budgets::default() },
-        Bounds { max_depth: 60, max_states: 5 },
+        Bounds { max_states: 5, ..Bounds::default() },
     );
     assert_eq!(x.stopped_by, Some("max-states"));
     let y = explore(
         &scenario(""),
         Budgets { drop: 1, duplicate: 1, ..Budgets::default() },
-        Bounds { max_depth: 2, max_states: 100_000 },
+        Bounds { max_depth: 2, ..Bounds::default() },
     );
     assert_eq!(y.stopped_by, Some("max-depth"));
 }
@@ -266,5 +266,22 @@ fn every_counterexample_the_tests_find_is_written_as_a_file_that_replays_it() {
         if let Broke::Invariant(i) = c.broke {
             assert!(r.violations.iter().any(|v| v.starts_with(i.name())), "{}: {:?}", s.name, r.violations);
         }
+    }
+}
+
+#[test]
+fn the_partial_order_reduction_skips_transitions_but_finds_the_same() {
+    for (text, budgets) in [
+        (format!("{HAPPY}[policy.defences]\npending_check = false\n"), Budgets { duplicate: 1, ..Budgets::default() }),
+        (HAPPY.to_string(), Budgets { drop: 1, duplicate: 1, ..Budgets::default() }),
+    ] {
+        let s = load_str("x.toml", &text).expect("valid");
+        let with = explore(&s, budgets, Bounds::default());
+        let without = explore(&s, budgets, Bounds { partial_order: false, ..Bounds::default() });
+        assert_eq!(without.slept, 0);
+        assert!(with.states <= without.states, "{} > {}", with.states, without.states);
+        assert_eq!(with.unique, without.unique, "the same states, fewer transitions");
+        let steps = |x: &handshake::explore::Exploration| x.counterexample.as_ref().map(|c| (c.broke, c.actions.len()));
+        assert_eq!(steps(&with), steps(&without));
     }
 }

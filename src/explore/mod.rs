@@ -32,7 +32,7 @@ use crate::team::{FileState, Outcome, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 
 /// Faults the explorer may inject, as many of each as given.
@@ -52,11 +52,14 @@ pub struct Budgets {
 pub struct Bounds {
     pub max_depth: usize,
     pub max_states: usize,
+    /// Skip interleavings that only reorder deliveries to different agents
+    /// (sleep sets): such deliveries commute, so one order of them suffices.
+    pub partial_order: bool,
 }
 
 impl Default for Bounds {
     fn default() -> Self {
-        Bounds { max_depth: 60, max_states: 200_000 }
+        Bounds { max_depth: 60, max_states: 200_000, partial_order: true }
     }
 }
 
@@ -92,6 +95,8 @@ pub struct Exploration {
     pub depth: usize,
     /// Which bound stopped the search, if one did.
     pub stopped_by: Option<&'static str>,
+    /// Transitions the partial-order reduction did not take (sleeping ones).
+    pub slept: u64,
     /// The shortest schedule that breaks an invariant, if any.
     pub counterexample: Option<Counterexample>,
 }
@@ -271,11 +276,14 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
         start.schedule(step.at, step.agent, DueInput::Script(k));
     }
 
-    let mut seen: HashSet<u64> = HashSet::new();
-    seen.insert(start.fingerprint());
-    let mut queue: VecDeque<(State, usize)> = VecDeque::from([(start, 0)]);
-    let mut out = Exploration { states: 1, unique: 1, depth: 0, stopped_by: None, counterexample: None };
-    while let Some((state, depth)) = queue.pop_front() {
+    // Each state seen, with the sleep set it was last queued with: a state
+    // reached again with fewer deliveries asleep must be explored again for
+    // the ones that are now awake (sleep sets with state caching).
+    let mut seen: HashMap<u64, BTreeSet<String>> = HashMap::new();
+    seen.insert(start.fingerprint(), BTreeSet::new());
+    let mut queue: VecDeque<(State, usize, BTreeSet<String>)> = VecDeque::from([(start, 0, BTreeSet::new())]);
+    let mut out = Exploration { states: 1, unique: 1, depth: 0, stopped_by: None, slept: 0, counterexample: None };
+    while let Some((state, depth, sleep)) = queue.pop_front() {
         out.depth = out.depth.max(depth);
         let actions = state.actions_here();
         if actions.is_empty() {
@@ -290,14 +298,51 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
             out.stopped_by = Some("max-depth");
             continue;
         }
+        // Deliveries already taken from this state, by key and recipient:
+        // each later sibling that delivers to someone else sleeps on them.
+        let mut taken_here: Vec<(String, AgentId)> = Vec::new();
         for action in actions {
+            let delivery = match action {
+                Action::Deliver(i) if bounds.partial_order => Some(state.delivery_key(i)),
+                _ => None,
+            };
+            if let Some((key, _)) = &delivery {
+                if sleep.contains(key) {
+                    out.slept += 1;
+                    continue;
+                }
+            }
+            // Only deliveries commute (with deliveries to other agents);
+            // a timer, a fault or an injection may touch anything.
+            let child_sleep: BTreeSet<String> = match &delivery {
+                Some((_, to)) => sleep
+                    .iter()
+                    .cloned()
+                    .chain(taken_here.iter().map(|(k, _)| k.clone()))
+                    .filter(|k| state.recipient_of(k).is_some_and(|r| r != *to))
+                    .collect(),
+                None => BTreeSet::new(),
+            };
+            if let Some(d) = delivery {
+                taken_here.push(d);
+            }
             let mut next = state.clone();
             next.apply(&world, &action);
             out.states += 1;
-            if !seen.insert(next.fingerprint()) {
-                continue;
-            }
-            out.unique += 1;
+            let fp = next.fingerprint();
+            let queue_sleep = match seen.get_mut(&fp) {
+                Some(old) if old.is_subset(&child_sleep) => continue,
+                Some(old) => {
+                    // Reached again with more awake: explore what woke.
+                    *old = old.intersection(&child_sleep).cloned().collect();
+                    old.clone()
+                }
+                None => {
+                    seen.insert(fp, child_sleep.clone());
+                    out.unique += 1;
+                    child_sleep
+                }
+            };
             if let Some(v) = next.violation(&world, false, require_plan(scenario)) {
                 out.depth = out.depth.max(depth + 1);
                 out.counterexample = Some(next.counterexample(&world, v));
@@ -307,7 +352,7 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
                 out.stopped_by = Some("max-states");
                 return out;
             }
-            queue.push_back((next, depth + 1));
+            queue.push_back((next, depth + 1, queue_sleep));
         }
     }
     out
@@ -323,6 +368,18 @@ impl State {
         let due = Due { at, order: self.next_order, agent, input };
         let i = self.timers.partition_point(|d| (d.at, d.order) <= (due.at, due.order));
         self.timers.insert(i, due);
+    }
+
+    /// A delivery's identity that does not depend on the order messages were
+    /// sent in (message numbers do): who, to whom, what. Its recipient too.
+    fn delivery_key(&self, i: usize) -> (String, AgentId) {
+        let d = &self.flight[i];
+        (format!("{:?}", (d.sender, d.to, &d.envelope)), d.to)
+    }
+
+    /// The recipient of a message still in flight with this key, if one is.
+    fn recipient_of(&self, key: &str) -> Option<AgentId> {
+        (0..self.flight.len()).map(|i| self.delivery_key(i)).find(|(k, _)| k == key).map(|(_, to)| to)
     }
 
     fn actions_here(&self) -> Vec<Action> {
@@ -617,7 +674,10 @@ impl State {
         for (path, f) in &self.files {
             (path, f.done, f.total).hash(&mut h);
         }
-        self.seen.hash(&mut h);
+        // What the adversary knows, not the order it learnt it in.
+        let mut seen = self.seen.clone();
+        seen.sort();
+        seen.hash(&mut h);
         self.incarnations.hash(&mut h);
         h.finish()
     }
