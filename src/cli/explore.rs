@@ -2,7 +2,7 @@
 //! fault budgets, and the shortest schedule that breaks an invariant.
 
 use super::{Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
-use crate::explore::{explore, Bounds, Budgets};
+use crate::explore::{explore_with, Bounds, Budgets};
 use crate::scenario::load_file;
 use clap::Args;
 use std::path::PathBuf;
@@ -58,7 +58,18 @@ pub fn main(a: ExploreArgs) -> i32 {
     let started = std::time::Instant::now();
     let budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let bounds = Bounds { max_depth: a.max_depth, max_states: a.max_states, partial_order: !a.no_partial_order };
-    let x = explore(&scenario, budgets, bounds);
+    // Progress only where someone watches: a terminal, and text output.
+    let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut progress = |x: &crate::explore::Exploration| {
+        if show {
+            let secs = started.elapsed().as_secs_f64();
+            eprint!("\r  {} states ({} unique), depth {}, {:.0} s…", x.states, x.unique, x.depth, secs);
+        }
+    };
+    let x = explore_with(&scenario, budgets, bounds, &mut progress);
+    if show && x.unique >= 10_000 {
+        eprintln!();
+    }
     let secs = started.elapsed().as_secs_f64();
     let rate = x.states as f64 / secs.max(1e-9);
     if a.format == Format::Json {

@@ -235,6 +235,17 @@ struct World<'a> {
 /// Explores `scenario` within `bounds`, injecting at most `budgets` faults.
 /// The file's own `[[fault]]`s are not played: the explorer injects its own.
 pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Exploration {
+    explore_with(scenario, budgets, bounds, &mut |_| {})
+}
+
+/// As [`explore`], telling `progress` how the search stands every 10,000
+/// distinct states (for a long search's progress line).
+pub fn explore_with(
+    scenario: &Scenario,
+    budgets: Budgets,
+    bounds: Bounds,
+    progress: &mut dyn FnMut(&Exploration),
+) -> Exploration {
     let spec = &scenario.team;
     let policy = &spec.policy;
     let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
@@ -340,6 +351,10 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
                 None => {
                     seen.insert(fp, child_sleep.clone());
                     out.unique += 1;
+                    if out.unique % 10_000 == 0 {
+                        out.depth = out.depth.max(depth + 1);
+                        progress(&out);
+                    }
                     child_sleep
                 }
             };
