@@ -351,7 +351,7 @@ pub fn explore_with(
                 None => {
                     seen.insert(fp, child_sleep.clone());
                     out.unique += 1;
-                    if out.unique % 10_000 == 0 {
+                    if out.unique.is_multiple_of(10_000) {
                         out.depth = out.depth.max(depth + 1);
                         progress(&out);
                     }
