@@ -24,26 +24,35 @@ use super::time::Millis;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+struct Entry<T> {
     deadline: Millis,
     /// The ticket: keeps equal deadlines in the order they were armed, across
     /// lanes too, so expiries at the same millisecond come out reproducibly.
     seq: u64,
-    id: RequestId,
+    /// Whose deadline: a request id, or (in the request table) the request's
+    /// place in the table, 4 bytes instead of 16, so more entries share a
+    /// cache line at the two ends of a lane.
+    item: T,
     /// False once the request ended before its deadline.
     live: bool,
 }
 
 /// One kind's deadlines, sorted by `(deadline, seq)`. Its front is always
 /// live: ended entries are dropped as soon as they reach it.
-#[derive(Debug, Default, Clone)]
-struct Lane {
-    entries: VecDeque<Entry>,
+#[derive(Debug, Clone)]
+struct Lane<T> {
+    entries: VecDeque<Entry<T>>,
     /// Entries marked ended and not yet dropped.
     ended: usize,
 }
 
-impl Lane {
+impl<T> Default for Lane<T> {
+    fn default() -> Self {
+        Lane { entries: VecDeque::new(), ended: 0 }
+    }
+}
+
+impl<T> Lane<T> {
     fn drop_ended_front(&mut self) {
         while self.entries.front().is_some_and(|e| !e.live) {
             self.entries.pop_front();
@@ -72,16 +81,23 @@ impl Lane {
     }
 }
 
-#[derive(Debug, Default, Clone)]
-pub struct DeadlineQueue {
-    lanes: [Lane; 2],
+/// Deadlines of `T`s: request ids by default.
+#[derive(Debug, Clone)]
+pub struct DeadlineQueue<T = RequestId> {
+    lanes: [Lane<T>; 2],
     seq: u64,
 }
 
-impl DeadlineQueue {
+impl<T> Default for DeadlineQueue<T> {
+    fn default() -> Self {
+        DeadlineQueue { lanes: [Lane::default(), Lane::default()], seq: 0 }
+    }
+}
+
+impl<T: Copy> DeadlineQueue<T> {
     /// Arms `id`'s deadline and returns its ticket, which `forget` needs.
     #[inline(always)]
-    pub fn arm(&mut self, deadline: Millis, kind: Kind, id: RequestId) -> u64 {
+    pub fn arm(&mut self, deadline: Millis, kind: Kind, id: T) -> u64 {
         self.seq += 1;
         let seq = self.seq;
         let lane = &mut self.lanes[kind as usize].entries;
@@ -90,9 +106,9 @@ impl DeadlineQueue {
             // written straight into the lane instead of staged on the stack
             // and copied (a copy that waits on the staging stores).
             lane.reserve(1);
-            lane.push_back(Entry { deadline, seq, id, live: true });
+            lane.push_back(Entry { deadline, seq, item: id, live: true });
         } else {
-            Self::insert_sorted(lane, Entry { deadline, seq, id, live: true });
+            Self::insert_sorted(lane, Entry { deadline, seq, item: id, live: true });
         }
         seq
     }
@@ -101,7 +117,7 @@ impl DeadlineQueue {
     /// every entry with the same deadline, and its ticket is the newest, so
     /// the lane stays sorted by `(deadline, seq)`.
     #[cold]
-    fn insert_sorted(lane: &mut VecDeque<Entry>, entry: Entry) {
+    fn insert_sorted(lane: &mut VecDeque<Entry<T>>, entry: Entry<T>) {
         let at = lane.partition_point(|e| e.deadline <= entry.deadline);
         lane.insert(at, entry);
     }
@@ -116,16 +132,16 @@ impl DeadlineQueue {
     }
 
     /// The earliest deadline still armed, and whose it is.
-    pub fn peek(&self) -> Option<(Millis, RequestId)> {
+    pub fn peek(&self) -> Option<(Millis, T)> {
         let lane = self.earliest_lane()?;
-        self.lanes[lane].entries.front().map(|e| (e.deadline, e.id))
+        self.lanes[lane].entries.front().map(|e| (e.deadline, e.item))
     }
 
-    pub fn pop(&mut self) -> Option<(Millis, RequestId)> {
+    pub fn pop(&mut self) -> Option<(Millis, T)> {
         let lane = &mut self.lanes[self.earliest_lane()?];
         let e = lane.entries.pop_front()?;
         lane.drop_ended_front();
-        Some((e.deadline, e.id))
+        Some((e.deadline, e.item))
     }
 
     /// The request armed as `(kind, deadline, ticket)` ended before its
