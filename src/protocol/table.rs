@@ -340,6 +340,7 @@ impl RequestTable {
             forget_ended: true,
             requests: Vec::with_capacity(in_flight),
             index: IdIndex::with_room(in_flight),
+            deadlines: DeadlineQueue::with_room(in_flight),
             ..RequestTable::default()
         }
     }
