@@ -128,7 +128,7 @@ pub(crate) struct Admitted {
 // Inlined, with one match on the message and the refusal out of line: every
 // delivered request comes here, and as a call that matched the message three
 // times and returned its verdict through memory it cost 54 instructions of a
-// handshake's 3,120 (callgrind, one teammate); the refusal is rare.
+// handshake's 3,122 (callgrind, one teammate); the refusal is rare.
 #[inline(always)]
 pub(crate) fn admit(d: &Delivery, ctx: &mut Ctx) -> Option<Admitted> {
     let (request_id, deadline) = match &d.envelope.message {
