@@ -28,7 +28,7 @@ pub mod replay;
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::{oracle, Invariant, Scenario};
-use crate::team::{FileState, Outcome, Stop};
+use crate::team::{FileState, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -230,6 +230,9 @@ struct World<'a> {
     policy: &'a Policy,
     scripts: Vec<Script>,
     names: Vec<String>,
+    /// The agents' names without request labels, for the quick check.
+    bare_names: Names,
+    require_plan: Vec<bool>,
 }
 
 /// Explores `scenario` within `bounds`, injecting at most `budgets` faults.
@@ -257,7 +260,9 @@ pub fn explore_with(
         vec![Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone())))];
     agents.extend(spec.teammates.iter().map(|(_, t)| Agent::Teammate(Teammate::new(t.clone(), defences))));
     let n = agents.len();
-    let world = World { policy, scripts: spec.steps.iter().map(|s| s.script.clone()).collect(), names };
+    let bare_names = Names { agents: names.clone(), labels: BTreeMap::new() };
+    let scripts = spec.steps.iter().map(|s| s.script.clone()).collect();
+    let world = World { policy, scripts, names, bare_names, require_plan: scenario.require_plan() };
     let mut start = State {
         now: Millis::ZERO,
         agents,
@@ -299,7 +304,7 @@ pub fn explore_with(
         let actions = state.actions_here();
         if actions.is_empty() {
             // Nothing more can happen: the end-of-run checks apply too.
-            if let Some(v) = state.violation(&world, true, require_plan(scenario)) {
+            if let Some(v) = state.violation(&world, true, &world.require_plan) {
                 out.counterexample = Some(state.counterexample(&world, v));
                 return out;
             }
@@ -358,7 +363,7 @@ pub fn explore_with(
                     child_sleep
                 }
             };
-            if let Some(v) = next.violation(&world, false, require_plan(scenario)) {
+            if let Some(v) = next.violation(&world, false, &world.require_plan) {
                 out.depth = out.depth.max(depth + 1);
                 out.counterexample = Some(next.counterexample(&world, v));
                 return out;
@@ -371,10 +376,6 @@ pub fn explore_with(
         }
     }
     out
-}
-
-fn require_plan(s: &Scenario) -> Vec<bool> {
-    s.require_plan()
 }
 
 impl State {
@@ -700,33 +701,27 @@ impl State {
     /// The first invariant the path to this state broke. Before the end, the
     /// checks that only make sense once nothing more can happen (a request
     /// still pending, a message never delivered) are left out.
-    fn violation(&self, w: &World, at_end: bool, require_plan: Vec<bool>) -> Option<Finding> {
+    fn violation(&self, w: &World, at_end: bool, require_plan: &[bool]) -> Option<Finding> {
         if let (true, Some(i)) = (w.policy.fail_on_deadlock, self.deadlock_at) {
             let mut names = Names { agents: w.names.clone(), labels: BTreeMap::new() };
             names.learn_labels(&self.log);
             let detail = self.log[i].describe(&names).trim_start().to_string();
             return Some(Finding::Deadlock(detail));
         }
-        let outcome = self.outcome(w, at_end);
-        oracle::check(&outcome, w.policy, &require_plan)
-            .into_iter()
-            .find(|v| at_end || !matches!(v.invariant, Invariant::SingleTerminal | Invariant::NoSilentLoss))
-            .map(Finding::Broken)
-    }
-
-    fn outcome(&self, w: &World, at_end: bool) -> Outcome {
+        let stop = if at_end { Stop::Settled } else { Stop::EndTime };
+        let relevant = |v: &oracle::Violation| {
+            at_end || !matches!(v.invariant, Invariant::SingleTerminal | Invariant::NoSilentLoss)
+        };
+        // Most states break nothing: check them against bare names first,
+        // and learn the requests' labels only to word a violation found.
+        let log = oracle::Log { names: &w.bare_names, events: &self.log, ended_at: self.now, stop };
+        if !oracle::check_log(&log, w.policy, require_plan).iter().any(relevant) {
+            return None;
+        }
         let mut names = Names { agents: w.names.clone(), labels: BTreeMap::new() };
         names.learn_labels(&self.log);
-        Outcome {
-            names,
-            roster: self.roster.statuses.clone(),
-            requests: Vec::new(),
-            events: self.log.clone(),
-            files: self.files.clone(),
-            ended_at: self.now,
-            stop: if at_end { Stop::Settled } else { Stop::EndTime },
-            load_done: 0,
-        }
+        let log = oracle::Log { names: &names, events: &self.log, ended_at: self.now, stop };
+        oracle::check_log(&log, w.policy, require_plan).into_iter().find(relevant).map(Finding::Broken)
     }
 
     fn counterexample(&self, w: &World, f: Finding) -> Counterexample {

@@ -87,7 +87,23 @@ fn actor_of(e: &Event) -> Option<(AgentId, String)> {
 
 /// Checks all eight invariants over a finished run.
 pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
-    let names = &outcome.names;
+    let log = Log { names: &outcome.names, events: &outcome.events, ended_at: outcome.ended_at, stop: outcome.stop };
+    check_log(&log, policy, require_plan)
+}
+
+/// What the oracle reads of a run: borrowed, so an explorer can check a path
+/// at every state without copying its log into an `Outcome` each time.
+pub struct Log<'a> {
+    pub names: &'a crate::trace::Names,
+    pub events: &'a [crate::trace::Stamped],
+    pub ended_at: Millis,
+    pub stop: Stop,
+}
+
+/// [`check`] over a borrowed log.
+pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
+    let outcome = log;
+    let names = outcome.names;
     let label = |id: &RequestId| names.label(*id).map(str::to_string).unwrap_or_else(|| id.to_string());
     let who = |a: AgentId| names.agent(a).to_string();
     let mut out = Vec::new();
@@ -111,7 +127,7 @@ pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<V
     let mut files: BTreeMap<(AgentId, String), (u32, u32)> = BTreeMap::new();
     let mut sent: BTreeMap<u64, (usize, AgentId)> = BTreeMap::new();
     let mut accounted: BTreeSet<u64> = BTreeSet::new();
-    let events = &outcome.events;
+    let events = outcome.events;
 
     for (i, e) in events.iter().enumerate() {
         let t = e.t;
