@@ -439,3 +439,12 @@ fn explore_reports_its_search_and_the_shortest_schedule_that_breaks_an_invariant
     handshake(&["explore", &off, "--max-states", "0"]).expect_code(2).stderr_has("--max-states");
     handshake(&["explore", "no-such-file.toml"]).expect_code(2);
 }
+
+#[test]
+fn explore_says_that_a_files_own_faults_are_not_played() {
+    handshake(&["explore", "scenarios/19-crash-and-restart.toml"])
+        .expect_code(0)
+        .stdout_has("2 [[fault]] entries are not played");
+    let quiet = handshake(&["explore", HAPPY]);
+    assert!(!quiet.stdout.contains("not played"), "{}", quiet.explain());
+}

@@ -55,6 +55,14 @@ pub fn main(a: ExploreArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
+    if own > 0 && a.format == Format::Text {
+        println!(
+            "note: the file's {own} [[fault]] {} not played: the explorer injects its own, anywhere \
+             (--drop, --duplicate, --crash, --forge)",
+            if own == 1 { "entry is" } else { "entries are" }
+        );
+    }
     let started = std::time::Instant::now();
     let budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let bounds = Bounds { max_depth: a.max_depth, max_states: a.max_states, partial_order: !a.no_partial_order };
