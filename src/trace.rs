@@ -641,11 +641,13 @@ impl Stamped {
 
 /// `alice → bob → alice`: a cycle, back to where it starts.
 pub fn cycle_text(members: &[AgentId], n: &Names) -> String {
-    let mut names: Vec<&str> = members.iter().map(|a| n.agent(*a)).collect();
-    if let Some(first) = names.first().copied() {
-        names.push(first);
-    }
-    names.join(" → ")
+    cycle_of(members.iter().map(|a| n.agent(*a)))
+}
+
+/// Names in waiting order, joined back to the first: `alice → bob → alice`.
+pub fn cycle_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    names.iter().chain(names.first()).copied().collect::<Vec<_>>().join(" → ")
 }
 
 fn short(id: &RequestId) -> String {

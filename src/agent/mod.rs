@@ -137,13 +137,24 @@ pub(crate) fn admit(d: &Delivery, ctx: &mut Ctx) -> Option<Admitted> {
         _ => return None,
     };
     let defences = ctx.policy.defences;
-    let asker = if defences.sender_auth { d.sender } else { d.envelope.from };
+    let asker = asker_of(d, ctx);
     let allowed = !defences.sender_check || may_ask(&d.envelope.message, asker, ctx);
     if allowed && !(defences.deadline_check && ctx.now >= deadline) {
         return Some(Admitted { request_id, asker });
     }
     refuse(d, allowed, ctx);
     None
+}
+
+/// Who asked: the sender the router saw, or without sender authentication,
+/// whoever the message claims.
+#[inline]
+pub(crate) fn asker_of(d: &Delivery, ctx: &Ctx) -> AgentId {
+    if ctx.policy.defences.sender_auth {
+        d.sender
+    } else {
+        d.envelope.from
+    }
 }
 
 /// Records why `admit` turned a request away: the sender first, then the deadline.

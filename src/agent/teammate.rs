@@ -15,7 +15,7 @@
 //!                    Stopping (finish or redo the item) ──▶ Stopped (final)
 //! ```
 
-use super::{admit, still_current, Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
+use super::{admit, asker_of, still_current, Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
     Action, Address, AgentId, Defences, Delivery, GateChange, GateState, Kind, Message, Millis, PlanGate, RequestId,
     RequestTable, Text, TimeoutDefault, Verdict,
@@ -370,8 +370,7 @@ impl Teammate {
                 Phase::Stopped => return,
                 _ => {
                     if still_current(&d, ctx) {
-                        let asker = if ctx.policy.defences.sender_auth { d.sender } else { d.envelope.from };
-                        self.answer(&d, asker, ctx);
+                        self.answer(&d, asker_of(&d, ctx), ctx);
                     }
                 }
             }

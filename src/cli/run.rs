@@ -120,17 +120,17 @@ pub fn main(a: RunArgs) -> i32 {
         if scenarios.len() != 1 || a.seeds.is_some() {
             eprintln!(
                 "error: {} writes one run: give exactly one scenario file and at most one --seed; nothing was run",
-                first.0
+                first.0.option()
             );
             return EXIT_BAD_INPUT;
         }
     }
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
     // and a long run should not end in "cannot write".
-    let mut outputs = Outputs::default();
-    for (option, path) in wanted {
-        match open_output(option, path) {
-            Ok(file) => outputs.files.push((option, path.to_path_buf(), file)),
+    let mut outputs: Vec<(Output, PathBuf, std::fs::File)> = Vec::new();
+    for (output, path) in wanted {
+        match open_output(output, path) {
+            Ok(file) => outputs.push((output, path.to_path_buf(), file)),
             Err(e) => {
                 eprintln!("error: {e}; nothing was run");
                 return EXIT_BAD_INPUT;
@@ -143,43 +143,64 @@ pub fn main(a: RunArgs) -> i32 {
     }
 }
 
-/// The files one run writes, by the option that asked for each.
-#[derive(Default)]
-struct Outputs {
-    files: Vec<(&'static str, PathBuf, std::fs::File)>,
+/// What one run can write beside its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Output {
+    Trace,
+    Svg,
+    Mermaid,
+    Html,
 }
 
-fn outputs_wanted(a: &RunArgs) -> Vec<(&'static str, &Path)> {
-    let all = [("--trace", &a.trace), ("--svg", &a.svg), ("--mermaid", &a.mermaid), ("--html", &a.html)];
-    all.into_iter().filter_map(|(option, p)| p.as_deref().map(|p| (option, p))).collect()
+impl Output {
+    fn option(self) -> &'static str {
+        match self {
+            Output::Trace => "--trace",
+            Output::Svg => "--svg",
+            Output::Mermaid => "--mermaid",
+            Output::Html => "--html",
+        }
+    }
+}
+
+fn outputs_wanted(a: &RunArgs) -> Vec<(Output, &Path)> {
+    let all =
+        [(Output::Trace, &a.trace), (Output::Svg, &a.svg), (Output::Mermaid, &a.mermaid), (Output::Html, &a.html)];
+    all.into_iter().filter_map(|(output, p)| p.as_deref().map(|p| (output, p))).collect()
 }
 
 /// Opens an output file for writing, or says why it cannot be.
-fn open_output(option: &str, path: &Path) -> Result<std::fs::File, String> {
-    std::fs::File::create(path).map_err(|e| format!("cannot write the {option} file {}: {e}", path.display()))
+fn open_output(output: Output, path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::create(path)
+        .map_err(|e| format!("cannot write the {} file {}: {e}", output.option(), path.display()))
 }
 
-/// Writes what each output option asked for.
+/// Writes what each output option asked for; the picture is drawn once even
+/// when both `--svg` and `--html` want it.
 fn write_outputs(
-    outputs: Outputs,
+    outputs: Vec<(Output, PathBuf, std::fs::File)>,
     s: &Scenario,
     report: &Report,
     outcome: &crate::team::Outcome,
     reproduce: &str,
 ) -> Result<(), String> {
     let opts = crate::view::ViewOptions::titled(&s.name);
-    for (option, path, file) in outputs.files {
-        let written = match option {
-            "--trace" => write_trace(file, outcome),
-            "--svg" => write_text(file, &crate::view::svg(outcome, &opts)),
-            "--mermaid" => write_text(file, &crate::view::mermaid(outcome, &opts)),
-            _ => {
-                let svg = crate::view::svg(outcome, &opts);
-                let page = crate::view::html::Page { about: &s.about, report, reproduce, svg: &svg };
-                write_text(file, &crate::view::html::html(outcome, &page))
+    let mut svg: Option<String> = None;
+    for (output, path, file) in outputs {
+        let written = match output {
+            Output::Trace => write_trace(file, outcome),
+            Output::Mermaid => write_text(file, &crate::view::mermaid(outcome, &opts)),
+            Output::Svg | Output::Html => {
+                let svg = svg.get_or_insert_with(|| crate::view::svg(outcome, &opts));
+                if output == Output::Svg {
+                    write_text(file, svg)
+                } else {
+                    let page = crate::view::html::Page { about: &s.about, report, reproduce, svg };
+                    write_text(file, &crate::view::html::html(outcome, &page))
+                }
             }
         };
-        written.map_err(|e| format!("writing {option} to {}: {e}", path.display()))?;
+        written.map_err(|e| format!("writing {} to {}: {e}", output.option(), path.display()))?;
     }
     Ok(())
 }
@@ -211,7 +232,7 @@ fn live_printer(which: Events) -> crate::trace::LiveSink {
     })
 }
 
-fn single(a: &RunArgs, scenarios: &[Scenario], mut outputs: Outputs) -> i32 {
+fn single(a: &RunArgs, scenarios: &[Scenario], mut outputs: Vec<(Output, PathBuf, std::fs::File)>) -> i32 {
     let mut reports = Vec::new();
     let started = std::time::Instant::now();
     for s in scenarios {

@@ -146,29 +146,76 @@ impl Counterexample {
     }
 }
 
+/// Deliveries asleep at a state, each by its key and recipient: already
+/// explored in another order, so not taken again from here.
+type Sleep = BTreeSet<(String, AgentId)>;
+
 /// One action of a schedule, as data.
 #[derive(Clone, Debug)]
 pub enum Taken {
-    Deliver { at: Millis, seq: u64 },
-    Fire { at: Millis },
-    Drop { at: Millis, seq: u64 },
-    Duplicate { at: Millis, seq: u64 },
-    Crash { at: Millis, agent: AgentId },
-    Restart { at: Millis, agent: AgentId },
-    Inject { at: Millis, seq: u64, from: AgentId, to: AgentId, message: Message },
+    Deliver {
+        at: Millis,
+        seq: u64,
+        to: AgentId,
+    },
+    /// The earliest timer fired, `agent`'s.
+    Fire {
+        at: Millis,
+        agent: AgentId,
+    },
+    Drop {
+        at: Millis,
+        seq: u64,
+    },
+    Duplicate {
+        at: Millis,
+        seq: u64,
+    },
+    Crash {
+        at: Millis,
+        agent: AgentId,
+    },
+    Restart {
+        at: Millis,
+        agent: AgentId,
+    },
+    Inject {
+        at: Millis,
+        seq: u64,
+        from: AgentId,
+        to: AgentId,
+        message: Message,
+    },
 }
 
 impl Taken {
     pub fn at(&self) -> Millis {
         match self {
             Taken::Deliver { at, .. }
-            | Taken::Fire { at }
+            | Taken::Fire { at, .. }
             | Taken::Drop { at, .. }
             | Taken::Duplicate { at, .. }
             | Taken::Crash { at, .. }
             | Taken::Restart { at, .. }
             | Taken::Inject { at, .. } => *at,
         }
+    }
+
+    /// One line of a counterexample's schedule, with the team's `names`.
+    pub fn describe(&self, names: &[String]) -> String {
+        let name = |a: &AgentId| names[a.index()].as_str();
+        let what = match self {
+            Taken::Deliver { seq, to, .. } => format!("deliver #{seq} to {}", name(to)),
+            Taken::Fire { agent, .. } => format!("timer of {}", name(agent)),
+            Taken::Drop { seq, .. } => format!("drop #{seq}"),
+            Taken::Duplicate { seq, .. } => format!("duplicate #{seq}"),
+            Taken::Crash { agent, .. } => format!("crash {}", name(agent)),
+            Taken::Restart { agent, .. } => format!("restart {}", name(agent)),
+            Taken::Inject { from, to, message, .. } => {
+                format!("adversary sends {} to {}, claiming to be {}", message.type_name(), name(to), name(from))
+            }
+        };
+        format!("{}: {what}", self.at())
     }
 }
 
@@ -208,8 +255,8 @@ struct State {
     files: BTreeMap<String, FileState>,
     next_seq: u64,
     next_order: u64,
-    actions: Vec<String>,
-    /// The same actions, as data: what a scenario file needs to replay them.
+    /// The actions taken so far: what a counterexample tells and what a
+    /// scenario file needs to replay it.
     taken: Vec<Taken>,
     /// For each message sent, by number: the index in `taken` of the action it was sent in.
     sent_in: BTreeMap<u64, usize>,
@@ -275,7 +322,6 @@ pub fn explore_with(
         files: BTreeMap::new(),
         next_seq: 0,
         next_order: 0,
-        actions: Vec::new(),
         taken: Vec::new(),
         sent_in: BTreeMap::new(),
         seen: Vec::new(),
@@ -295,9 +341,9 @@ pub fn explore_with(
     // Each state seen, with the sleep set it was last queued with: a state
     // reached again with fewer deliveries asleep must be explored again for
     // the ones that are now awake (sleep sets with state caching).
-    let mut seen: HashMap<u64, BTreeSet<String>> = HashMap::new();
+    let mut seen: HashMap<u64, Sleep> = HashMap::new();
     seen.insert(start.fingerprint(), BTreeSet::new());
-    let mut queue: VecDeque<(State, usize, BTreeSet<String>)> = VecDeque::from([(start, 0, BTreeSet::new())]);
+    let mut queue: VecDeque<(State, usize, Sleep)> = VecDeque::from([(start, 0, BTreeSet::new())]);
     let mut out = Exploration { states: 1, unique: 1, depth: 0, stopped_by: None, slept: 0, counterexample: None };
     while let Some((state, depth, sleep)) = queue.pop_front() {
         out.depth = out.depth.max(depth);
@@ -322,21 +368,16 @@ pub fn explore_with(
                 Action::Deliver(i) if bounds.partial_order => Some(state.delivery_key(i)),
                 _ => None,
             };
-            if let Some((key, _)) = &delivery {
-                if sleep.contains(key) {
+            if let Some(d) = &delivery {
+                if sleep.contains(d) {
                     out.slept += 1;
                     continue;
                 }
             }
             // Only deliveries commute (with deliveries to other agents);
             // a timer, a fault or an injection may touch anything.
-            let child_sleep: BTreeSet<String> = match &delivery {
-                Some((_, to)) => sleep
-                    .iter()
-                    .cloned()
-                    .chain(taken_here.iter().map(|(k, _)| k.clone()))
-                    .filter(|k| state.recipient_of(k).is_some_and(|r| r != *to))
-                    .collect(),
+            let child_sleep: Sleep = match &delivery {
+                Some((_, to)) => sleep.iter().chain(taken_here.iter()).filter(|(_, r)| r != to).cloned().collect(),
                 None => BTreeSet::new(),
             };
             if let Some(d) = delivery {
@@ -391,11 +432,6 @@ impl State {
     fn delivery_key(&self, i: usize) -> (String, AgentId) {
         let d = &self.flight[i];
         (format!("{:?}", (d.sender, d.to, &d.envelope)), d.to)
-    }
-
-    /// The recipient of a message still in flight with this key, if one is.
-    fn recipient_of(&self, key: &str) -> Option<AgentId> {
-        (0..self.flight.len()).map(|i| self.delivery_key(i)).find(|(k, _)| k == key).map(|(_, to)| to)
     }
 
     fn actions_here(&self) -> Vec<Action> {
@@ -465,15 +501,13 @@ impl State {
             Action::Deliver(i) => {
                 let mut d = self.flight.remove(i);
                 d.at = self.now;
-                self.actions.push(format!("{}: deliver #{} to {}", self.now, d.seq, w.names[d.to.index()]));
-                self.taken.push(Taken::Deliver { at: self.now, seq: d.seq });
+                self.taken.push(Taken::Deliver { at: self.now, seq: d.seq, to: d.to });
                 self.deliver(w, d);
             }
             Action::Fire => {
                 let due = self.timers.remove(0);
                 self.now = self.now.max(due.at);
-                self.actions.push(format!("{}: timer of {}", self.now, w.names[due.agent.index()]));
-                self.taken.push(Taken::Fire { at: self.now });
+                self.taken.push(Taken::Fire { at: self.now, agent: due.agent });
                 let input = match due.input {
                     DueInput::Start => Input::Start,
                     DueInput::Wake(TimerKind::Deadline) => Input::Wake(Timer::Deadline),
@@ -489,14 +523,12 @@ impl State {
             Action::Drop(i) => {
                 let d = self.flight.remove(i);
                 self.budgets.drop -= 1;
-                self.actions.push(format!("{}: drop #{}", self.now, d.seq));
                 self.taken.push(Taken::Drop { at: self.now, seq: d.seq });
                 let message_type = d.envelope.message.type_name();
                 self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
             }
             Action::Crash(a) => {
                 self.budgets.crash -= 1;
-                self.actions.push(format!("{}: crash {}", self.now, w.names[a.index()]));
                 self.taken.push(Taken::Crash { at: self.now, agent: a });
                 // The explorer may restart it later: the oracle must not call
                 // the crash final, so it is told a restart is possible.
@@ -508,7 +540,6 @@ impl State {
                 self.incarnations[a.index()] += 1;
             }
             Action::Restart(a) => {
-                self.actions.push(format!("{}: restart {}", self.now, w.names[a.index()]));
                 self.taken.push(Taken::Restart { at: self.now, agent: a });
                 self.record(Event::Restart { agent: a });
                 self.roster.statuses[a.index()] = RosterStatus::Working;
@@ -521,13 +552,6 @@ impl State {
                 let adversary = AgentId(self.roster.statuses.len() as u32);
                 self.next_seq += 1;
                 let seq = self.next_seq;
-                self.actions.push(format!(
-                    "{}: adversary sends {} to {}, claiming to be {}",
-                    self.now,
-                    message.type_name(),
-                    w.names[to.index()],
-                    w.names[from.index()]
-                ));
                 self.taken.push(Taken::Inject { at: self.now, seq, from, to, message: message.clone() });
                 self.sent_in.insert(seq, self.taken.len() - 1);
                 let message_type = message.type_name();
@@ -548,7 +572,6 @@ impl State {
             Action::Duplicate(i) => {
                 let d = self.flight[i].clone();
                 self.budgets.duplicate -= 1;
-                self.actions.push(format!("{}: duplicate #{}", self.now, d.seq));
                 self.taken.push(Taken::Duplicate { at: self.now, seq: d.seq });
                 self.record(Event::Fault { seq: d.seq, fault: "duplicate", detail: "delivered twice".into() });
                 self.flight.insert(i, d);
@@ -732,7 +755,7 @@ impl State {
         Counterexample {
             broke,
             detail,
-            actions: self.actions.clone(),
+            actions: self.taken.iter().map(|t| t.describe(&w.names)).collect(),
             taken: self.taken.clone(),
             sent_in: self.sent_in.clone(),
             names: Names { agents: w.names.clone(), labels: BTreeMap::new() },

@@ -43,11 +43,7 @@ pub struct DeadlockReport {
 impl DeadlockReport {
     /// `alice → bob → alice`.
     pub fn cycle(&self) -> String {
-        let mut names = self.members.clone();
-        if let Some(first) = names.first().cloned() {
-            names.push(first);
-        }
-        names.join(" → ")
+        crate::trace::cycle_of(self.members.iter().map(String::as_str))
     }
 }
 
@@ -130,7 +126,8 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let outcome = run(spec);
     let real = started.elapsed();
     let violations = oracle::check(&outcome, s.policy(), &s.require_plan());
-    let failures = judge(s, &outcome, &violations, budget);
+    let deadlocks = deadlocks(&outcome);
+    let failures = judge(s, &outcome, &violations, &deadlocks, budget);
     let counts = count(&outcome);
     let pending = outcome
         .requests
@@ -155,7 +152,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
             Stop::Aborted => "real-time guard",
         },
         pending,
-        deadlocks: deadlocks(&outcome),
+        deadlocks,
         outcome: opts.keep_outcome.then_some(outcome),
     }
 }
@@ -187,7 +184,13 @@ fn context(o: &Outcome, upto: usize, focus: impl Fn(&Event) -> bool, n: usize) -
     picked.iter().map(|e| e.describe(&o.names)).collect()
 }
 
-fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time::Duration) -> Vec<Failure> {
+fn judge(
+    s: &Scenario,
+    o: &Outcome,
+    violations: &[Violation],
+    all_deadlocks: &[DeadlockReport],
+    budget: std::time::Duration,
+) -> Vec<Failure> {
     let mut failures = Vec::new();
     let last = o.events.len().saturating_sub(1);
     if o.stop == Stop::Aborted {
@@ -213,7 +216,6 @@ fn judge(s: &Scenario, o: &Outcome, violations: &[Violation], budget: std::time:
             context: context(o, v.event.unwrap_or(last), |_| true, 8),
         });
     }
-    let all_deadlocks = deadlocks(o);
     if s.policy().fail_on_deadlock {
         let expected = |d: &DeadlockReport| {
             s.expects.iter().any(|e| {

@@ -102,8 +102,7 @@ pub struct Log<'a> {
 
 /// [`check`] over a borrowed log.
 pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
-    let outcome = log;
-    let names = outcome.names;
+    let names = log.names;
     let label = |id: &RequestId| names.label(*id).map(str::to_string).unwrap_or_else(|| id.to_string());
     let who = |a: AgentId| names.agent(a).to_string();
     let mut out = Vec::new();
@@ -116,7 +115,6 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
             legit: false,
         })
         .collect();
-    let mut statuses: Vec<RosterStatus> = vec![RosterStatus::Working; require_plan.len()];
     let mut lives: Vec<Life> = vec![Life::Alive; require_plan.len()];
     // When each agent's latest stall ends: a stalled requester's timers are frozen.
     let mut stalled_until: Vec<Millis> = vec![Millis::ZERO; require_plan.len()];
@@ -127,7 +125,7 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
     let mut files: BTreeMap<(AgentId, String), (u32, u32)> = BTreeMap::new();
     let mut sent: BTreeMap<u64, (usize, AgentId)> = BTreeMap::new();
     let mut accounted: BTreeSet<u64> = BTreeSet::new();
-    let events = outcome.events;
+    let events = log.events;
 
     for (i, e) in events.iter().enumerate() {
         let t = e.t;
@@ -311,7 +309,6 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
             }
             Event::Status { agent, status } => {
                 let a = agent.index();
-                statuses[a] = *status;
                 let life = lives[a];
                 lives[a] = match (life, *status) {
                     (Life::Alive, RosterStatus::Killed | RosterStatus::Shutdown) => Life::Final(*status),
@@ -398,7 +395,7 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
         }
     }
 
-    let end = outcome.ended_at;
+    let end = log.ended_at;
     for (id, r) in &requests {
         // With timeouts off a request has no deadline: the run always ends
         // before it, so pending is where it is meant to be.
@@ -407,7 +404,7 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
         }
         // A crashed or killed requester takes its timer with it: its pending
         // requests are abandoned, not forgotten by the protocol.
-        if matches!(statuses[r.requester.index()], RosterStatus::Crashed | RosterStatus::Killed) {
+        if matches!(lives[r.requester.index()], Life::Crashed { .. } | Life::Final(RosterStatus::Killed)) {
             continue;
         }
         // A stalled requester's timers are frozen with it: its request is
@@ -418,7 +415,7 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
         // A live requester always has a timer on its earliest deadline, so a
         // run that settled with a request pending lost a timer; a run stopped
         // early may leave one pending only if its deadline is still to come.
-        let detail = if outcome.stop == Stop::Settled {
+        let detail = if log.stop == Stop::Settled {
             format!("[{}] is still pending when nothing is left to happen (deadline {})", label(id), r.deadline)
         } else if r.deadline <= end {
             format!("[{}] is still pending at {end}, past its deadline {}", label(id), r.deadline)
@@ -427,7 +424,7 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
         };
         out.push(Violation { invariant: Invariant::SingleTerminal, at: end, event: None, detail });
     }
-    if outcome.stop == Stop::Settled {
+    if log.stop == Stop::Settled {
         for (seq, (i, to)) in &sent {
             if !accounted.contains(seq) {
                 out.push(Violation {
