@@ -33,6 +33,13 @@ pub struct Lead {
 }
 
 impl Lead {
+    /// Hashes the lead's state for the explorer (see `Agent::canon`).
+    pub fn canon(&self, c: &mut crate::protocol::Canon) {
+        self.requests.canon(c);
+        self.on_plan.canon(c);
+        self.answered.canon(c);
+    }
+
     pub fn new(defences: Defences, on_plan: Answers, feedback: Option<Text>) -> Lead {
         Lead {
             requests: Requests::new(RequestTable::new(defences)),

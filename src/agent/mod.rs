@@ -9,6 +9,7 @@ pub mod lead;
 mod requests;
 pub mod teammate;
 
+use crate::protocol::Canon;
 use crate::protocol::{
     check_send, Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, Reason, RequestId, Text,
 };
@@ -357,6 +358,37 @@ impl Agent {
         match self {
             Agent::Lead(l) => Some(l.table()),
             Agent::Teammate(t) => t.table(),
+        }
+    }
+}
+
+impl Answers {
+    /// Hashes where the cursor is; past the list's end every answer is the last.
+    pub fn canon(&self, c: &mut Canon) {
+        c.word((self.next as usize).min(self.list.len() - 1) as u64);
+    }
+}
+
+impl Answered {
+    /// Hashes the answers remembered, as a set: the order they were given in
+    /// only decides which is forgotten past `CAPACITY`.
+    pub fn canon(&self, c: &mut Canon) {
+        let Some(m) = &self.memory else { return c.word(0) };
+        let mut given: Vec<(u32, Answer)> = m.given.iter().map(|(id, a)| (c.number(*id), *a)).collect();
+        given.sort_unstable_by_key(|g| g.0);
+        for (n, a) in given {
+            c.word(n as u64 | (a as u64) << 32);
+        }
+    }
+}
+
+impl Agent {
+    /// Hashes what decides the agent's future (not its fixed behaviour, which
+    /// every state of a run shares) for the explorer's fingerprint.
+    pub fn canon(&self, c: &mut Canon) {
+        match self {
+            Agent::Lead(l) => l.canon(c),
+            Agent::Teammate(t) => t.canon(c),
         }
     }
 }

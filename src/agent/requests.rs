@@ -18,6 +18,13 @@ pub(crate) struct Requests {
 }
 
 impl Requests {
+    pub fn canon(&self, c: &mut crate::protocol::Canon) {
+        self.table.canon(c);
+        c.millis(self.armed.unwrap_or(Millis::NEVER));
+    }
+}
+
+impl Requests {
     pub fn new(table: RequestTable) -> Requests {
         Requests { table, armed: None }
     }

@@ -119,6 +119,47 @@ pub struct Teammate {
 }
 
 impl Teammate {
+    /// Hashes the teammate's state for the explorer (see `Agent::canon`).
+    pub fn canon(&self, c: &mut crate::protocol::Canon) {
+        use std::hash::Hash;
+        match &self.requests {
+            Some(r) => r.canon(c),
+            None => c.word(0),
+        }
+        self.gate.canon(c);
+        match &self.phase {
+            Phase::NotStarted => c.word(1),
+            Phase::Active { item } => {
+                c.word(2);
+                item.hash(c);
+            }
+            Phase::Waiting { plan, item, set_aside } => {
+                c.word(3);
+                c.id(*plan);
+                item.hash(c);
+                c.word(set_aside.len() as u64);
+                for d in set_aside {
+                    d.canon(c);
+                }
+            }
+            Phase::Stopping { item } => {
+                c.word(4);
+                item.hash(c);
+            }
+            Phase::Stopped => c.word(5),
+        }
+        c.word(self.next_item as u64);
+        self.status.hash(c);
+        c.word(self.revisions as u64);
+        match self.reported_block {
+            Some((i, g)) => c.word(1 | (i as u64) << 8 | (g as u64) << 40),
+            None => c.word(0),
+        }
+        self.spec.on_shutdown.canon(c);
+        self.spec.on_plan.canon(c);
+        self.answered.canon(c);
+    }
+
     pub fn new(spec: TeammateSpec, defences: Defences) -> Teammate {
         let gate = PlanGate::new(spec.require_plan);
         Teammate {

@@ -65,7 +65,12 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
     let started = std::time::Instant::now();
     let budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
-    let bounds = Bounds { max_depth: a.max_depth, max_states: a.max_states, partial_order: !a.no_partial_order };
+    let bounds = Bounds {
+        max_depth: a.max_depth,
+        max_states: a.max_states,
+        partial_order: !a.no_partial_order,
+        ..Bounds::default()
+    };
     // Progress only where someone watches: a terminal, and text output.
     let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = |x: &crate::explore::Exploration| {

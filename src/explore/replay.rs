@@ -175,7 +175,7 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
                 }
                 faults.push(Value::Table(f));
             }
-            Taken::Fire { .. } | Taken::Restart { .. } | Taken::Inject { .. } => {}
+            Taken::Fire { .. } | Taken::Restart { .. } | Taken::Inject { .. } | Taken::Wait { .. } => {}
         }
     }
     // A message the schedule never delivered was still on its way when the

@@ -154,6 +154,17 @@ impl PlanGate {
     }
 }
 
+impl PlanGate {
+    /// Hashes the gate for the explorer's fingerprint.
+    pub fn canon(&self, c: &mut super::Canon) {
+        c.word(self.state as u64);
+        match self.current {
+            Some(id) => c.id(id),
+            None => c.word(u64::MAX),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,6 +254,61 @@ pub struct Delivery {
     pub at: Millis,
 }
 
+impl Message {
+    /// Hashes the message for the explorer's fingerprint (see [`Canon`](super::Canon)).
+    pub fn canon(&self, c: &mut super::Canon) {
+        match self {
+            Message::Message { text } => {
+                c.word(1);
+                c.text(text);
+            }
+            Message::Broadcast { text } => {
+                c.word(2);
+                c.text(text);
+            }
+            Message::ShutdownRequest { request_id, reason, deadline } => {
+                c.word(3);
+                c.id(*request_id);
+                c.opt_text(reason.as_deref());
+                c.millis(*deadline);
+            }
+            Message::ShutdownResponse { request_id, approve, reason } => {
+                c.word(4 | (*approve as u64) << 8);
+                c.id(*request_id);
+                c.opt_text(reason.as_deref());
+            }
+            Message::PlanApprovalRequest { request_id, plan, deadline } => {
+                c.word(5);
+                c.id(*request_id);
+                c.text(plan);
+                c.millis(*deadline);
+            }
+            Message::PlanApprovalResponse { request_id, approve, feedback } => {
+                c.word(6 | (*approve as u64) << 8);
+                c.id(*request_id);
+                c.opt_text(feedback.as_deref());
+            }
+        }
+    }
+}
+
+impl Delivery {
+    /// Hashes the delivery but not its number: message numbers say in which
+    /// order things were sent, which is history, not state.
+    pub fn canon(&self, c: &mut super::Canon) {
+        c.agent(self.sender);
+        c.agent(self.to);
+        c.agent(self.envelope.from);
+        match self.envelope.to {
+            Address::Agent(a) => c.agent(a),
+            Address::Everyone => c.word(u64::MAX),
+        }
+        c.millis(self.envelope.sent_at);
+        c.millis(self.at);
+        self.envelope.message.canon(c);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 //! Pure by design: no actix, no clock, no I/O. Inputs in, verdicts out, so the
 //! same logic serves the actor runtime, the scenario runner and tests.
 
+pub mod canon;
 pub mod deadlines;
 pub mod gate;
 pub mod message;
@@ -14,6 +15,7 @@ pub mod table;
 pub mod time;
 pub mod waitfor;
 
+pub use canon::Canon;
 pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
 pub use message::{Address, Delivery, Envelope, Kind, Message, RequestId, Role, Text};
 pub use names::{check_name, check_teammate_name, AgentId, NameError, LEAD_NAME};

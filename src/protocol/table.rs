@@ -522,6 +522,42 @@ impl RequestTable {
     }
 }
 
+impl RequestTable {
+    /// Hashes what decides the table's future: each request but not its
+    /// deadline ticket (the queue is rebuilt from the requests' deadlines),
+    /// grouped by the teammate it is about in the permutation's order, so a
+    /// lead's table reads the same whichever identical teammate it asked first.
+    pub fn canon(&self, c: &mut super::Canon) {
+        let mut order: Vec<(u32, usize)> =
+            self.requests.iter().enumerate().map(|(i, r)| (c.agent_index(r.teammate()), i)).collect();
+        order.sort_unstable();
+        c.word(order.len() as u64);
+        for (_, i) in order {
+            let r = &self.requests[i];
+            c.id(r.id);
+            c.word(r.kind as u64 | (r.status as u64) << 8);
+            c.agent(r.requester);
+            c.agent(r.target);
+            c.millis(r.sent_at);
+            c.millis(r.deadline);
+            match &r.label {
+                Label::Named(t) => c.text(t),
+                Label::Auto { teammate, kind, n } => {
+                    c.agent(*teammate);
+                    c.word(*kind as u64 | (*n as u64) << 8);
+                }
+            }
+        }
+        // Counts number the next auto labels, per teammate.
+        let mut counts: Vec<(u32, [u32; 2])> =
+            self.counts.iter().enumerate().map(|(i, k)| (c.agent_index(AgentId(i as u32)), *k)).collect();
+        counts.sort_unstable();
+        for (_, [a, b]) in counts {
+            c.word(a as u64 | (b as u64) << 32);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,731 @@
+//! The scenario as a state machine the explorer can step: a [`State`] is
+//! everything that decides the future, an [`Action`] is one thing that can
+//! happen next, and [`Model::apply`] carries it out with the same pure agent
+//! logic the actors run, the way the actor shell does, and feeds every event
+//! to the oracle's [`Watch`] as it happens.
+//!
+//! No log is kept: a state carries the watcher, which knows what the oracle
+//! needs of the past. A caller that wants the events (a counterexample, the
+//! conformance test) passes a log to `apply`.
+
+use super::shim::Watch;
+use super::Budgets;
+use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
+use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
+use crate::scenario::oracle::Violation;
+use crate::scenario::Scenario;
+use crate::team::{FileState, Stop};
+use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+/// One move from a state to the next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Deliver the message in flight at this index.
+    Deliver(usize),
+    /// Fire the earliest timer.
+    Fire,
+    Drop(usize),
+    Duplicate(usize),
+    /// A running teammate crashes: its mailbox and its step in progress are lost.
+    Crash(AgentId),
+    /// A crashed teammate comes back.
+    Restart(AgentId),
+    /// The adversary sends this message, claiming `from`.
+    Inject {
+        from: AgentId,
+        to: AgentId,
+        message: Message,
+    },
+    /// The clock moves to this time, no later than the earliest timer. The
+    /// search never takes it (a delivery at a timer's instant stands for
+    /// every arrival until the next timer); replaying a real run does, to
+    /// deliver its messages when the run did.
+    Wait(Millis),
+}
+
+/// Something due at a time: a scripted step, an agent's timer, its start.
+#[derive(Clone, Debug)]
+pub(crate) struct Due {
+    pub at: Millis,
+    /// Scheduling order among timers due at the same time.
+    order: u64,
+    pub agent: AgentId,
+    pub input: DueInput,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum DueInput {
+    Start,
+    Wake(Timer),
+    Script(usize),
+}
+
+/// What broke, as the explorer first sees it.
+#[derive(Clone, Debug)]
+pub enum Finding {
+    Broken(Violation),
+    /// A deadlock formed and the policy says any deadlock fails.
+    Deadlock(String),
+}
+
+/// One state of the search.
+#[derive(Clone, Debug)]
+pub struct State {
+    pub(crate) now: Millis,
+    pub(crate) agents: Vec<Agent>,
+    pub(crate) roster: Roster,
+    rngs: Vec<ChaCha8Rng>,
+    pub(crate) flight: Vec<Delivery>,
+    pub(crate) timers: Vec<Due>,
+    pub(crate) budgets: Budgets,
+    watch: Watch,
+    pub(crate) files: Vec<(String, FileState)>,
+    /// The last message number given: history, never hashed.
+    pub(crate) next_seq: u64,
+    next_order: u64,
+    /// Events so far: the index the watcher gives the next one.
+    events: usize,
+    /// Request ids the adversary has seen on the wire, in the order seen.
+    seen: Vec<RequestId>,
+    /// Each agent's incarnation: a restart increments it.
+    incarnations: Vec<u32>,
+    /// Who waits on whom, to name deadlocks as the runtime does.
+    waits: crate::protocol::WaitFor,
+}
+
+impl State {
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    pub fn flight(&self) -> &[Delivery] {
+        &self.flight
+    }
+
+    pub fn roster(&self) -> &[RosterStatus] {
+        &self.roster.statuses
+    }
+
+    pub fn agents(&self) -> &[Agent] {
+        &self.agents
+    }
+
+    pub fn files(&self) -> &[(String, FileState)] {
+        &self.files
+    }
+
+    /// When the earliest timer is due, and whose it is.
+    pub fn next_timer(&self) -> Option<(Millis, AgentId)> {
+        self.timers.first().map(|d| (d.at, d.agent))
+    }
+
+    /// The message in flight with router number `seq`.
+    pub fn in_flight(&self, seq: u64) -> Option<usize> {
+        self.flight.iter().position(|d| d.seq == seq)
+    }
+
+    fn schedule(&mut self, at: Millis, agent: AgentId, input: DueInput) {
+        self.next_order += 1;
+        let due = Due { at, order: self.next_order, agent, input };
+        let i = self.timers.partition_point(|d| (d.at, d.order) <= (due.at, due.order));
+        self.timers.insert(i, due);
+    }
+}
+
+/// The parts of a scenario every state shares.
+pub struct Model {
+    pub(crate) policy: Policy,
+    pub(crate) scripts: Vec<Script>,
+    pub(crate) names: Vec<String>,
+    bare_names: Names,
+    pub(crate) require_plan: Vec<bool>,
+    /// Teammates that are interchangeable (same behaviour, same plan gate),
+    /// as groups of two or more; empty when symmetry is off.
+    groups: Vec<Vec<AgentId>>,
+    start: State,
+}
+
+impl Model {
+    /// The scenario's team and script, with `budgets` faults to inject.
+    /// With `symmetry`, identical teammates are interchangeable in the
+    /// fingerprint. The file's own `[[fault]]`s are not part of the model.
+    pub fn new(scenario: &Scenario, budgets: Budgets, symmetry: bool) -> Model {
+        let spec = &scenario.team;
+        let policy = spec.policy.clone();
+        let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
+        names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
+        // After the team: the adversary, who can inject but is not a member.
+        names.push("adversary".to_string());
+        let defences = policy.defences;
+        let mut agents =
+            vec![Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone())))];
+        agents.extend(spec.teammates.iter().map(|(_, t)| Agent::Teammate(Teammate::new(t.clone(), defences))));
+        let n = agents.len();
+        let require_plan = scenario.require_plan();
+        let mut start = State {
+            now: Millis::ZERO,
+            agents,
+            roster: Roster { statuses: vec![RosterStatus::Working; n] },
+            rngs: (0..n).map(|i| ChaCha8Rng::seed_from_u64(i as u64)).collect(),
+            flight: Vec::new(),
+            timers: Vec::new(),
+            budgets,
+            watch: Watch::new(&require_plan),
+            files: Vec::new(),
+            next_seq: 0,
+            next_order: 0,
+            events: 0,
+            seen: Vec::new(),
+            incarnations: vec![0; n],
+            waits: Default::default(),
+        };
+        // Teammates start first, then the lead, as the runtime starts them.
+        for i in (1..n).chain(std::iter::once(0)) {
+            start.schedule(Millis::ZERO, AgentId(i as u32), DueInput::Start);
+        }
+        for (k, step) in spec.steps.iter().enumerate() {
+            start.schedule(step.at, step.agent, DueInput::Script(k));
+        }
+        let groups = if symmetry { groups(scenario) } else { Vec::new() };
+        Model {
+            policy,
+            scripts: spec.steps.iter().map(|s| s.script.clone()).collect(),
+            bare_names: Names { agents: names.clone(), labels: BTreeMap::new() },
+            names,
+            require_plan,
+            groups,
+            start,
+        }
+    }
+
+    pub fn start(&self) -> State {
+        self.start.clone()
+    }
+
+    /// Groups of interchangeable teammates, each as the agents in it.
+    pub fn symmetry_groups(&self) -> &[Vec<AgentId>] {
+        &self.groups
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Every action the search takes from `s`, in a fixed order (an action
+    /// is named by its place in this list).
+    pub fn actions(&self, s: &State, out: &mut Vec<Action>) {
+        out.clear();
+        out.extend((0..s.flight.len()).map(Action::Deliver));
+        if !s.timers.is_empty() {
+            out.push(Action::Fire);
+        }
+        if s.budgets.drop > 0 {
+            out.extend((0..s.flight.len()).map(Action::Drop));
+        }
+        if s.budgets.duplicate > 0 {
+            out.extend((0..s.flight.len()).map(Action::Duplicate));
+        }
+        let team = s.roster.statuses.len() as u32;
+        for a in (1..team).map(AgentId) {
+            match s.roster.statuses[a.index()] {
+                RosterStatus::Crashed => out.push(Action::Restart(a)),
+                st if st.is_active() && s.budgets.crash > 0 => out.push(Action::Crash(a)),
+                _ => {}
+            }
+        }
+        if s.budgets.forge > 0 {
+            self.injections(s, out);
+        }
+    }
+
+    /// What the adversary could send now: for every id it has seen, each of
+    /// the four protocol messages quoting it (answers both ways), claiming to
+    /// come from any member, to any other member.
+    fn injections(&self, s: &State, out: &mut Vec<Action>) {
+        let team = s.roster.statuses.len() as u32;
+        let forged: crate::protocol::Text = "forged".into();
+        for &id in &s.seen {
+            let messages = [
+                Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis::NEVER },
+                Message::ShutdownResponse { request_id: id, approve: true, reason: None },
+                Message::ShutdownResponse { request_id: id, approve: false, reason: Some(forged.clone()) },
+                Message::PlanApprovalRequest { request_id: id, plan: forged.clone(), deadline: Millis::NEVER },
+                Message::PlanApprovalResponse { request_id: id, approve: true, feedback: None },
+                Message::PlanApprovalResponse { request_id: id, approve: false, feedback: Some(forged.clone()) },
+            ];
+            for message in messages {
+                for from in (0..team).map(AgentId) {
+                    for to in (0..team).map(AgentId).filter(|t| *t != from) {
+                        out.push(Action::Inject { from, to, message: message.clone() });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `a` can be taken from `s` (the conformance replay asks before
+    /// it takes an action the search would not have offered, like `Wait`).
+    pub fn enabled(&self, s: &State, a: &Action) -> bool {
+        match a {
+            Action::Deliver(i) => *i < s.flight.len(),
+            Action::Fire => !s.timers.is_empty(),
+            Action::Drop(i) => *i < s.flight.len() && s.budgets.drop > 0,
+            Action::Duplicate(i) => *i < s.flight.len() && s.budgets.duplicate > 0,
+            Action::Crash(x) => !x.is_lead() && s.roster.is_active(*x) && s.budgets.crash > 0,
+            Action::Restart(x) => s.roster.statuses.get(x.index()) == Some(&RosterStatus::Crashed),
+            Action::Inject { from, to, .. } => {
+                s.budgets.forge > 0 && from != to && s.roster.exists(*from) && s.roster.exists(*to)
+            }
+            Action::Wait(t) => *t >= s.now && s.timers.first().is_none_or(|d| *t <= d.at),
+        }
+    }
+
+    /// Carries out `action` (which must be enabled), appending the events
+    /// it makes to `log` when one is given. Returns the first thing it broke.
+    pub fn apply(&self, s: &mut State, action: &Action, log: Option<&mut Vec<Stamped>>) -> Option<Finding> {
+        let mut step = Step { m: self, s, log, found: None, scratch: Vec::new() };
+        step.act(action);
+        step.found
+    }
+
+    /// The end-of-run checks, for a state where nothing more can happen.
+    pub fn at_end(&self, s: &State) -> Option<Finding> {
+        let mut out = Vec::new();
+        s.watch.finish(&self.policy, &self.bare_names, s.now, Stop::Settled, &mut out);
+        out.into_iter().next().map(Finding::Broken)
+    }
+
+    /// The fingerprint of `s`: equal for states that behave the same from
+    /// here on, up to which of the interchangeable teammates is which and
+    /// the values of request ids. The log, message numbers and the order
+    /// things happened in are history, not state.
+    pub fn fingerprint(&self, s: &State) -> u64 {
+        let perm = self.permutation(s);
+        let mut c = Canon::new(&perm);
+        self.walk(s, &mut c, &perm);
+        c.finish()
+    }
+
+    /// The permutation that puts each group's teammates in the order of
+    /// their signatures (what each one's own corner of the state looks
+    /// like). Ties keep team order: that can only merge fewer states.
+    fn permutation(&self, s: &State) -> Vec<u32> {
+        if self.groups.is_empty() {
+            return Vec::new();
+        }
+        let n = s.agents.len();
+        let mut perm: Vec<u32> = (0..n as u32).collect();
+        let mut local = vec![2u32; n];
+        local[0] = 0;
+        for g in &self.groups {
+            let mut keyed: Vec<(u64, AgentId)> = g
+                .iter()
+                .map(|&a| {
+                    local[a.index()] = 1;
+                    let key = signature(s, a, &local);
+                    local[a.index()] = 2;
+                    (key, a)
+                })
+                .collect();
+            keyed.sort_by_key(|k| k.0);
+            for (slot, (_, a)) in g.iter().zip(keyed) {
+                perm[a.index()] = slot.0;
+            }
+        }
+        perm
+    }
+
+    fn walk(&self, s: &State, c: &mut Canon, perm: &[u32]) {
+        c.millis(s.now);
+        c.word(s.budgets.drop as u64 | (s.budgets.duplicate as u64) << 16);
+        c.word(s.budgets.crash as u64 | (s.budgets.forge as u64) << 16);
+        // Agents in their new order: `inverse[new] = old`.
+        let mut inverse: Vec<usize> = (0..s.agents.len()).collect();
+        if !perm.is_empty() {
+            for (old, &new) in perm.iter().enumerate() {
+                inverse[new as usize] = old;
+            }
+        }
+        for &i in &inverse {
+            s.agents[i].canon(c);
+            c.word(s.roster.statuses[i] as u64 | (s.incarnations[i] as u64) << 8);
+        }
+        c.word(s.timers.len() as u64);
+        for d in &s.timers {
+            c.millis(d.at);
+            c.agent(d.agent);
+            match &d.input {
+                DueInput::Start => c.word(1),
+                DueInput::Wake(t) => c.word(2 + *t as u64),
+                DueInput::Script(k) => script(&self.scripts[*k], c),
+            }
+        }
+        // The messages in flight as a multiset: sorted by what they say,
+        // with the ids the walk has already named by their numbers.
+        let mut keyed: Vec<(u64, usize)> = s
+            .flight
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let mut k = Canon::new(perm);
+                if let Some(id) = d.envelope.message.request_id() {
+                    k.word(c.known(id).map_or(u64::MAX, u64::from));
+                }
+                d.canon(&mut k);
+                (k.finish(), i)
+            })
+            .collect();
+        keyed.sort_unstable();
+        c.word(keyed.len() as u64);
+        for (_, i) in keyed {
+            s.flight[i].canon(c);
+        }
+        let mut files: Vec<(&str, u32, u32, u32)> =
+            s.files.iter().map(|(p, f)| (p.as_str(), c.agent_index(f.writer), f.done, f.total)).collect();
+        files.sort_unstable();
+        for (p, w, done, total) in files {
+            c.text(p);
+            c.word(w as u64 | (done as u64) << 32);
+            c.word(total as u64);
+        }
+        // What the adversary knows, not the order it learnt it in.
+        let mut seen: Vec<u32> = s.seen.iter().map(|id| c.number(*id)).collect();
+        seen.sort_unstable();
+        for n in seen {
+            c.word(n as u64);
+        }
+        s.waits.canon(c);
+        s.watch.canon(c);
+    }
+
+    /// The model's name for an action, as the schedule of a counterexample
+    /// records it (the action's data, before it is taken).
+    pub fn taken(&self, s: &State, a: &Action) -> super::Taken {
+        use super::Taken;
+        let at = s.now;
+        match a {
+            Action::Deliver(i) => Taken::Deliver { at, seq: s.flight[*i].seq, to: s.flight[*i].to },
+            Action::Fire => {
+                let d = &s.timers[0];
+                Taken::Fire { at: at.max(d.at), agent: d.agent }
+            }
+            Action::Drop(i) => Taken::Drop { at, seq: s.flight[*i].seq },
+            Action::Duplicate(i) => Taken::Duplicate { at, seq: s.flight[*i].seq },
+            Action::Crash(agent) => Taken::Crash { at, agent: *agent },
+            Action::Restart(agent) => Taken::Restart { at, agent: *agent },
+            Action::Inject { from, to, message } => {
+                Taken::Inject { at, seq: s.next_seq + 1, from: *from, to: *to, message: message.clone() }
+            }
+            Action::Wait(t) => Taken::Wait { at: *t },
+        }
+    }
+}
+
+/// Teammates with the same behaviour and the same plan gate, in groups of
+/// two or more. Their names differ; nothing else about them does.
+fn groups(scenario: &Scenario) -> Vec<Vec<AgentId>> {
+    let mut by_spec: Vec<(String, Vec<AgentId>)> = Vec::new();
+    for (i, (_, spec)) in scenario.team.teammates.iter().enumerate() {
+        let key = format!("{spec:?}");
+        let a = AgentId(i as u32 + 1);
+        match by_spec.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(a),
+            None => by_spec.push((key, vec![a])),
+        }
+    }
+    by_spec.into_iter().map(|(_, g)| g).filter(|g| g.len() > 1).collect()
+}
+
+fn script(s: &Script, c: &mut Canon) {
+    match s {
+        Script::Shutdown { to, reason, label } => {
+            c.word(10);
+            c.agent(*to);
+            c.opt_text(reason.as_deref());
+            c.opt_text(label.as_deref());
+        }
+        Script::SubmitPlan { to, plan, label } => {
+            c.word(11);
+            c.agent(*to);
+            c.text(plan);
+            c.opt_text(label.as_deref());
+        }
+        Script::Say { to, text } => {
+            c.word(12);
+            match to {
+                Address::Agent(a) => c.agent(*a),
+                Address::Everyone => c.word(u64::MAX),
+            }
+            c.text(text);
+        }
+    }
+}
+
+/// What teammate `a`'s own corner of the state looks like, with itself
+/// named 1, the lead 0 and every other teammate 2 (`local`): equal for two
+/// teammates in the same situation, whoever they are.
+fn signature(s: &State, a: AgentId, local: &[u32]) -> u64 {
+    let mut c = Canon::new(local);
+    s.agents[a.index()].canon(&mut c);
+    c.word(s.roster.statuses[a.index()] as u64 | (s.incarnations[a.index()] as u64) << 8);
+    for d in s.timers.iter().filter(|d| d.agent == a) {
+        c.millis(d.at);
+        c.word(matches!(d.input, DueInput::Start) as u64);
+    }
+    // Its messages in flight, as a multiset of what they are.
+    let mut mail: Vec<(u32, u32, &'static str, Option<bool>)> = s
+        .flight
+        .iter()
+        .filter(|d| d.to == a || d.sender == a)
+        .map(|d| {
+            (
+                local[d.sender.index()],
+                local[d.to.index()],
+                d.envelope.message.type_name(),
+                d.envelope.message.approval(),
+            )
+        })
+        .collect();
+    mail.sort_unstable();
+    for (from, to, t, approve) in mail {
+        c.word(from as u64 | (to as u64) << 8 | (approve.map_or(2, |b| b as u64)) << 16);
+        c.text(t);
+    }
+    c.finish()
+}
+
+/// One action being carried out.
+struct Step<'a> {
+    m: &'a Model,
+    s: &'a mut State,
+    log: Option<&'a mut Vec<Stamped>>,
+    found: Option<Finding>,
+    /// Violations the watcher reports for one event.
+    scratch: Vec<Violation>,
+}
+
+impl Step<'_> {
+    fn record(&mut self, event: Event) {
+        let follows = crate::team::deadlock::observe(&mut self.s.waits, &event, &self.m.policy);
+        self.witness(event);
+        for e in follows {
+            if self.m.policy.fail_on_deadlock && self.found.is_none() && matches!(e, Event::Deadlock { .. }) {
+                let stamped = Stamped { t: self.s.now, event: e.clone() };
+                self.found = Some(Finding::Deadlock(stamped.describe(&self.m.bare_names).trim_start().to_string()));
+            }
+            self.witness(e);
+        }
+    }
+
+    /// The watcher sees the event, then the log keeps it.
+    fn witness(&mut self, event: Event) {
+        let stamped = Stamped { t: self.s.now, event };
+        self.scratch.clear();
+        self.s.watch.observe(&self.m.policy, &self.m.bare_names, self.s.events, &stamped, &mut self.scratch);
+        self.s.events += 1;
+        if self.found.is_none() {
+            if let Some(v) = self.scratch.drain(..).next() {
+                self.found = Some(Finding::Broken(v));
+            }
+        }
+        if let Some(log) = self.log.as_deref_mut() {
+            log.push(stamped);
+        }
+    }
+
+    fn act(&mut self, action: &Action) {
+        match *action {
+            Action::Deliver(i) => {
+                let mut d = self.s.flight.remove(i);
+                d.at = self.s.now;
+                self.deliver(d);
+            }
+            Action::Fire => {
+                let due = self.s.timers.remove(0);
+                self.s.now = self.s.now.max(due.at);
+                let input = match due.input {
+                    DueInput::Start => Input::Start,
+                    DueInput::Wake(t) => Input::Wake(t),
+                    DueInput::Script(k) => Input::Script(self.m.scripts[k].clone()),
+                };
+                let scripted = matches!(due.input, DueInput::Script(_) | DueInput::Start);
+                if scripted && !self.s.roster.is_active(due.agent) {
+                    return;
+                }
+                self.step(due.agent, input);
+            }
+            Action::Wait(t) => self.s.now = self.s.now.max(t),
+            Action::Drop(i) => {
+                let d = self.s.flight.remove(i);
+                self.s.budgets.drop -= 1;
+                let message_type = d.envelope.message.type_name();
+                self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
+            }
+            Action::Crash(a) => {
+                self.s.budgets.crash -= 1;
+                // The explorer may restart it later: the oracle must not call
+                // the crash final, so it is told a restart is possible.
+                self.record(Event::Crash { agent: a, restart_at: Some(self.s.now) });
+                self.s.roster.statuses[a.index()] = RosterStatus::Crashed;
+                self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
+                // Its timers and its step in progress die with the process.
+                self.s.timers.retain(|d| d.agent != a);
+                self.s.incarnations[a.index()] += 1;
+            }
+            Action::Restart(a) => {
+                self.record(Event::Restart { agent: a });
+                self.s.roster.statuses[a.index()] = RosterStatus::Working;
+                self.record(Event::Status { agent: a, status: RosterStatus::Working });
+                let incarnation = self.s.incarnations[a.index()];
+                self.step(a, Input::Restart { incarnation });
+            }
+            Action::Inject { from, to, ref message } => {
+                self.s.budgets.forge -= 1;
+                let adversary = AgentId(self.s.roster.statuses.len() as u32);
+                self.s.next_seq += 1;
+                let seq = self.s.next_seq;
+                let message_type = message.type_name();
+                self.record(Event::Forge { seq, claimed_from: from, to, message_type });
+                self.record(Event::Send {
+                    seq,
+                    from: adversary,
+                    to: Address::Agent(to),
+                    message_type,
+                    request_id: message.request_id(),
+                    approve: message.approval(),
+                    words: message.words().cloned(),
+                });
+                let now = self.s.now;
+                let envelope = Envelope { from, to: Address::Agent(to), sent_at: now, message: message.clone() };
+                self.s.flight.push(Delivery { seq, envelope, sender: adversary, to, at: now });
+            }
+            Action::Duplicate(i) => {
+                let d = self.s.flight[i].clone();
+                self.s.budgets.duplicate -= 1;
+                self.record(Event::Fault { seq: d.seq, fault: "duplicate", detail: "delivered twice".into() });
+                self.s.flight.insert(i, d);
+            }
+        }
+    }
+
+    fn deliver(&mut self, d: Delivery) {
+        let to = d.to;
+        let status = self.s.roster.statuses[to.index()];
+        if !status.is_active() {
+            let cause = match status {
+                RosterStatus::Killed => Cause::Killed,
+                RosterStatus::Crashed => Cause::Crash,
+                _ => Cause::Undeliverable,
+            };
+            let message_type = d.envelope.message.type_name();
+            self.record(Event::Dropped { seq: d.seq, to, message_type, cause });
+            return;
+        }
+        let m = &d.envelope.message;
+        let (message_type, request_id) = (m.type_name(), m.request_id());
+        self.record(Event::Deliver {
+            seq: d.seq,
+            sender: d.sender,
+            claimed_from: d.envelope.from,
+            to,
+            message_type,
+            request_id,
+        });
+        self.step(to, Input::Deliver(d));
+    }
+
+    /// Hands `input` to agent `me` and carries out what it decides, as the
+    /// actor shell does.
+    fn step(&mut self, me: AgentId, input: Input) {
+        let mut out = Vec::new();
+        let mut ctx = Ctx {
+            me,
+            now: self.s.now,
+            rng: &mut self.s.rngs[me.index()],
+            dir: &self.s.roster,
+            policy: &self.m.policy,
+            out: &mut out,
+            tracing: true,
+        };
+        self.s.agents[me.index()].handle(input, &mut ctx);
+        for cmd in out {
+            self.perform(me, cmd);
+        }
+    }
+
+    fn perform(&mut self, me: AgentId, cmd: Command) {
+        match cmd {
+            Command::Send(env) => {
+                let team = self.s.roster.statuses.len() as u32;
+                let one;
+                let everyone: Vec<AgentId>;
+                let recipients: &[AgentId] = match env.to {
+                    Address::Agent(to) => {
+                        one = [to];
+                        &one
+                    }
+                    Address::Everyone => {
+                        everyone = (0..team).map(AgentId).filter(|a| *a != me && self.s.roster.is_active(*a)).collect();
+                        &everyone
+                    }
+                };
+                for &to in recipients {
+                    self.s.next_seq += 1;
+                    let seq = self.s.next_seq;
+                    let m = &env.message;
+                    self.record(Event::Send {
+                        seq,
+                        from: me,
+                        to: Address::Agent(to),
+                        message_type: m.type_name(),
+                        request_id: m.request_id(),
+                        approve: m.approval(),
+                        words: m.words().cloned(),
+                    });
+                    if let Some(id) = m.request_id() {
+                        if !self.s.seen.contains(&id) {
+                            self.s.seen.push(id);
+                        }
+                    }
+                    let now = self.s.now;
+                    self.s.flight.push(Delivery { seq, envelope: env.clone(), sender: me, to, at: now });
+                }
+            }
+            Command::Wake { at, timer } => self.s.schedule(at, me, DueInput::Wake(timer)),
+            Command::Record(e) => self.record(*e),
+            Command::Status(st) => {
+                if self.s.roster.statuses[me.index()] != st {
+                    self.s.roster.statuses[me.index()] = st;
+                    self.record(Event::Status { agent: me, status: st });
+                }
+            }
+            Command::FileStep { path, done, total } => {
+                let f = FileState { done, total, writer: me };
+                match self.s.files.iter_mut().find(|(p, _)| **p == *path) {
+                    Some((_, old)) => *old = f,
+                    None => {
+                        self.s.files.push((path.to_string(), f));
+                        self.s.files.sort_by(|a, b| a.0.cmp(&b.0));
+                    }
+                }
+                self.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
+            }
+            Command::Kill(target) => {
+                let crashed = self.s.roster.statuses[target.index()] == RosterStatus::Crashed;
+                if self.s.roster.is_active(target) || crashed {
+                    self.s.roster.statuses[target.index()] = RosterStatus::Killed;
+                    self.record(Event::Status { agent: target, status: RosterStatus::Killed });
+                    // Its timers die with it.
+                    self.s.timers.retain(|d| d.agent != target);
+                    let name = &self.m.names[target.index()];
+                    let text = format!("{name} did not answer its shutdown request in time: force-stopped");
+                    self.record(Event::Alert { agent: target, text });
+                }
+            }
+            Command::Stop => self.s.timers.retain(|d| d.agent != me),
+        }
+    }
+}
