@@ -49,11 +49,13 @@ pub struct Bounds {
     pub partial_order: bool,
     /// Treat identical teammates as interchangeable.
     pub symmetry: bool,
+    /// Threads that expand states (the result does not depend on it).
+    pub jobs: usize,
 }
 
 impl Default for Bounds {
     fn default() -> Self {
-        Bounds { max_depth: 60, max_states: 200_000, max_memory: None, partial_order: true, symmetry: true }
+        Bounds { max_depth: 60, max_states: 200_000, max_memory: None, partial_order: true, symmetry: true, jobs: 1 }
     }
 }
 
@@ -231,8 +233,45 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
     explore_with(scenario, budgets, bounds, &mut |_| {})
 }
 
+/// A state waiting to be expanded.
+struct Entry {
+    state: State,
+    fp: u64,
+    sleep: Sleep,
+}
+
+/// What expanding one state gave.
+enum Expanded {
+    /// Nothing more can happen here: the end-of-run checks' first finding.
+    End(Option<Finding>),
+    /// At the depth bound: not expanded.
+    Bounded,
+    Children { children: Vec<Child>, slept: u64 },
+}
+
+struct Child {
+    /// The action's place in the parent's action list.
+    action: u32,
+    /// `None` when the state was already known with no more awake, so the
+    /// merge only counts the transition.
+    state: Option<State>,
+    fp: u64,
+    sleep: Sleep,
+    found: Option<Finding>,
+}
+
+/// States expanded between two merges: enough to keep every thread busy,
+/// few enough that the children waiting to be merged stay small.
+const BATCH: usize = 2048;
+
 /// As [`explore`], telling `progress` how the search stands every 10,000
 /// distinct states (for a long search's progress line).
+///
+/// Level by level, in batches: `jobs` threads expand a batch of states (the
+/// expensive part: copy, step, fingerprint), then one thread merges their
+/// children into the set of seen states in the order a one-thread
+/// breadth-first search would. So the result (counts, the counterexample)
+/// is the same for any number of jobs.
 pub fn explore_with(
     scenario: &Scenario,
     budgets: Budgets,
@@ -244,7 +283,6 @@ pub fn explore_with(
     let root = model.fingerprint(&start);
     let mut seen = Seen::default();
     seen.insert(root, Node { parent: ROOT, action: 0, sleep: Vec::new() });
-    let mut queue: VecDeque<(State, u64, usize, Sleep)> = VecDeque::from([(start, root, 0, Vec::new())]);
     let mut out = Exploration {
         states: 1,
         unique: 1,
@@ -254,94 +292,149 @@ pub fn explore_with(
         symmetric: model.symmetry_groups().iter().map(Vec::len).collect(),
         counterexample: None,
     };
-    let mut actions = Vec::new();
-    let mut taken_here: Vec<(u64, AgentId)> = Vec::new();
-    while let Some((state, fp, depth, sleep)) = queue.pop_front() {
+    let jobs = bounds.jobs.max(1);
+    let mut level: Vec<Entry> = vec![Entry { state: start, fp: root, sleep: Vec::new() }];
+    let mut depth = 0;
+    while !level.is_empty() {
         out.depth = out.depth.max(depth);
-        model.actions(&state, &mut actions);
-        if actions.is_empty() {
-            // Nothing more can happen: the end-of-run checks apply too.
-            if model.at_end(&state).is_some() {
-                out.counterexample = Some(rebuild(&model, &seen, fp, None, model.at_end(&state)));
-                return out;
+        let mut next: Vec<Entry> = Vec::new();
+        let mut entries = level.into_iter();
+        loop {
+            let batch: Vec<Entry> = entries.by_ref().take(BATCH).collect();
+            if batch.is_empty() {
+                break;
             }
-            continue;
-        }
-        if depth >= bounds.max_depth {
-            out.stopped_by = Some("max-depth");
-            continue;
-        }
-        // Deliveries already taken from this state, by key and recipient:
-        // each later sibling that delivers to someone else sleeps on them.
-        taken_here.clear();
-        for (k, action) in actions.iter().enumerate() {
-            let delivery = match action {
-                Action::Deliver(i) if bounds.partial_order => Some(delivery_key(&state, *i)),
-                _ => None,
-            };
-            if let Some(d) = &delivery {
-                if sleep.binary_search(d).is_ok() {
-                    out.slept += 1;
-                    continue;
-                }
-            }
-            // Only deliveries commute (with deliveries to other agents);
-            // a timer, a fault or an injection may touch anything.
-            let child_sleep: Sleep = match &delivery {
-                Some((_, to)) => {
-                    let mut s: Sleep =
-                        sleep.iter().chain(taken_here.iter()).filter(|(_, r)| r != to).copied().collect();
-                    s.sort_unstable();
-                    s.dedup();
-                    s
-                }
-                None => Vec::new(),
-            };
-            if let Some(d) = delivery {
-                taken_here.push(d);
-            }
-            let mut next = state.clone();
-            let found = model.apply(&mut next, action, None);
-            out.states += 1;
-            // Every transition is judged, even one into a state seen before:
-            // the same state reached another way may not have broken anything.
-            if found.is_some() {
-                out.depth = out.depth.max(depth + 1);
-                out.counterexample = Some(rebuild(&model, &seen, fp, Some(k as u32), found));
-                return out;
-            }
-            let child = model.fingerprint(&next);
-            let queue_sleep = match seen.get_mut(&child) {
-                Some(old) if is_subset(&old.sleep, &child_sleep) => continue,
-                Some(old) => {
-                    // Reached again with more awake: explore what woke.
-                    old.sleep.retain(|d| child_sleep.binary_search(d).is_ok());
-                    old.sleep.clone()
-                }
-                None => {
-                    seen.insert(child, Node { parent: fp, action: k as u32, sleep: child_sleep.clone() });
-                    out.unique += 1;
-                    if out.unique.is_multiple_of(10_000) {
-                        out.depth = out.depth.max(depth + 1);
-                        progress(&out);
-                        if let (Some(limit), Some(used)) = (bounds.max_memory, resident_bytes()) {
-                            if used > limit {
-                                out.stopped_by = Some("max-memory");
-                                return out;
-                            }
-                        }
+            let expanded = expand_all(&model, &batch, depth, &bounds, &seen, jobs);
+            for (entry, result) in batch.iter().zip(expanded) {
+                let (children, slept) = match result {
+                    Expanded::End(None) => continue,
+                    Expanded::End(Some(f)) => {
+                        out.counterexample = Some(rebuild(&model, &seen, entry.fp, None, Some(f)));
+                        return out;
                     }
-                    child_sleep
+                    Expanded::Bounded => {
+                        out.stopped_by = Some("max-depth");
+                        continue;
+                    }
+                    Expanded::Children { children, slept } => (children, slept),
+                };
+                out.slept += slept;
+                for child in children {
+                    out.states += 1;
+                    // Every transition is judged, even one into a state seen
+                    // before: the same state reached another way may not
+                    // have broken anything.
+                    if child.found.is_some() {
+                        out.depth = out.depth.max(depth + 1);
+                        out.counterexample = Some(rebuild(&model, &seen, entry.fp, Some(child.action), child.found));
+                        return out;
+                    }
+                    let Some(state) = child.state else { continue };
+                    let queue_sleep = match seen.get_mut(&child.fp) {
+                        Some(old) if is_subset(&old.sleep, &child.sleep) => continue,
+                        Some(old) => {
+                            // Reached again with more awake: explore what woke.
+                            old.sleep.retain(|d| child.sleep.binary_search(d).is_ok());
+                            old.sleep.clone()
+                        }
+                        None => {
+                            let node = Node { parent: entry.fp, action: child.action, sleep: child.sleep.clone() };
+                            seen.insert(child.fp, node);
+                            out.unique += 1;
+                            if out.unique.is_multiple_of(10_000) {
+                                out.depth = out.depth.max(depth + 1);
+                                progress(&out);
+                                if let (Some(limit), Some(used)) = (bounds.max_memory, resident_bytes()) {
+                                    if used > limit {
+                                        out.stopped_by = Some("max-memory");
+                                        return out;
+                                    }
+                                }
+                            }
+                            child.sleep
+                        }
+                    };
+                    if out.unique as usize >= bounds.max_states {
+                        out.stopped_by = Some("max-states");
+                        return out;
+                    }
+                    next.push(Entry { state, fp: child.fp, sleep: queue_sleep });
                 }
-            };
-            if out.unique as usize >= bounds.max_states {
-                out.stopped_by = Some("max-states");
-                return out;
             }
-            queue.push_back((next, child, depth + 1, queue_sleep));
         }
+        level = next;
+        depth += 1;
     }
     out
+}
+
+/// Expands a batch, split over `jobs` threads, results in the batch's order.
+fn expand_all(model: &Model, batch: &[Entry], depth: usize, bounds: &Bounds, seen: &Seen, jobs: usize) -> Vec<Expanded> {
+    if jobs == 1 || batch.len() < 2 * jobs {
+        return batch.iter().map(|e| expand(model, e, depth, bounds, seen)).collect();
+    }
+    let chunk = batch.len().div_ceil(jobs);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batch
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|e| expand(model, e, depth, bounds, seen)).collect::<Vec<_>>()))
+            .collect();
+        // A thread that panicked hit a broken invariant of the explorer itself.
+        handles.into_iter().flat_map(|h| h.join().expect("an explorer thread panicked")).collect()
+    })
+}
+
+/// Every transition from one state, each child stepped and fingerprinted.
+fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Seen) -> Expanded {
+    let mut actions = Vec::new();
+    let state = &entry.state;
+    model.actions(state, &mut actions);
+    if actions.is_empty() {
+        return Expanded::End(model.at_end(state));
+    }
+    if depth >= bounds.max_depth {
+        return Expanded::Bounded;
+    }
+    let mut children = Vec::with_capacity(actions.len());
+    let mut slept = 0;
+    // Deliveries already taken from this state, by key and recipient: each
+    // later sibling that delivers to someone else sleeps on them.
+    let mut taken_here: Vec<(u64, AgentId)> = Vec::new();
+    for (k, action) in actions.iter().enumerate() {
+        let delivery = match action {
+            Action::Deliver(i) if bounds.partial_order => Some(delivery_key(state, *i)),
+            _ => None,
+        };
+        if let Some(d) = &delivery {
+            if entry.sleep.binary_search(d).is_ok() {
+                slept += 1;
+                continue;
+            }
+        }
+        // Only deliveries commute (with deliveries to other agents); a
+        // timer, a fault or an injection may touch anything.
+        let sleep: Sleep = match &delivery {
+            Some((_, to)) => {
+                let mut s: Sleep =
+                    entry.sleep.iter().chain(taken_here.iter()).filter(|(_, r)| r != to).copied().collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            }
+            None => Vec::new(),
+        };
+        if let Some(d) = delivery {
+            taken_here.push(d);
+        }
+        let mut next = state.clone();
+        let found = model.apply(&mut next, action, None);
+        let fp = if found.is_some() { 0 } else { model.fingerprint(&next) };
+        // Known already, with no more awake: only the merge's count needs it.
+        let known = found.is_none() && seen.get(&fp).is_some_and(|old| is_subset(&old.sleep, &sleep));
+        let state = if known { None } else { Some(next) };
+        children.push(Child { action: k as u32, state, fp, sleep, found });
+    }
+    Expanded::Children { children, slept }
 }
 
 fn is_subset(small: &[(u64, AgentId)], big: &[(u64, AgentId)]) -> bool {
