@@ -2,12 +2,19 @@
 //! reports every always-on invariant the run broke. It re-derives request
 //! states from the log instead of trusting the agents' tables, and it always
 //! applies the full matching rule, whatever defences the scenario switched off.
+//!
+//! The oracle is a [`Watch`] fed one event at a time. A finished run is read
+//! by [`check`] (or [`check_log`]), which feeds it the whole log; the model
+//! checker can carry a `Watch` in each state and feed it the one event a
+//! transition adds, instead of rereading the path at every state (O(depth)
+//! per state). Both go through the same code, so there is one oracle, not two.
 
 use super::invariant::Invariant;
-use crate::protocol::{AgentId, GateState, Kind, Millis, Policy, RequestId, Status, TimeoutDefault, Verdict};
+use crate::protocol::{AgentId, GateState, Kind, Millis, Policy, RequestId, Status, Text, TimeoutDefault, Verdict};
 use crate::team::{Outcome, Stop};
-use crate::trace::{Event, RosterStatus};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::trace::{Event, Names, RosterStatus, Stamped};
+use std::fmt;
+use std::hash::{Hash, Hasher};
 
 /// One broken invariant: which, when, at which event, and why in words.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +26,8 @@ pub struct Violation {
     pub detail: String,
 }
 
+/// A request as the log tells it. `Copy`, so the table clones as one block.
+#[derive(Clone, Copy, Debug)]
 struct Tracked {
     kind: Kind,
     requester: AgentId,
@@ -28,7 +37,7 @@ struct Tracked {
 }
 
 /// Where an agent is in its life, as the log tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Life {
     Alive,
     /// Crashed; `restart` says whether the crash scheduled a restart.
@@ -68,100 +77,284 @@ struct Gate {
     legit: bool,
 }
 
+/// What the oracle knows of one agent. One record per agent rather than one
+/// vector per fact, so cloning a watcher copies one block for them all.
+#[derive(Clone, Copy, Debug)]
+struct Agent {
+    gate: Gate,
+    life: Life,
+    /// When its latest stall ends: a stalled requester's timers are frozen.
+    stalled_until: Millis,
+    /// A shutdown it approved after its request had expired.
+    obeyed_expired: Option<RequestId>,
+}
+
+/// A file an agent has started but not finished writing. Finished files are
+/// dropped: only a half-written one can break graceful-complete, and a later
+/// step brings a file back. The path is shared text, so cloning a watcher
+/// does not copy it.
+#[derive(Clone, Debug)]
+struct HalfWritten {
+    agent: AgentId,
+    path: Text,
+    done: u32,
+    total: u32,
+}
+
+/// A message sent to an agent and neither delivered nor dropped yet. What
+/// no-silent-loss needs to report it: its number, where it was sent, to whom.
+#[derive(Clone, Copy, Debug)]
+struct Unaccounted {
+    seq: u64,
+    event: usize,
+    t: Millis,
+    to: AgentId,
+}
+
+/// What an expiry's default requires of the events at its own instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Need {
+    /// Default kill: the target must be killed.
+    Killed,
+    /// Default keep: the target must not be killed.
+    NotKilled,
+    /// Default reject: the author's gate must not open.
+    GateShut,
+}
+
+/// An expiry's default whose effect is judged by what else happens at the
+/// same instant: the lookahead of a whole-log reading, turned into a promise
+/// the watcher keeps until the instant is over.
+#[derive(Clone, Copy, Debug)]
+struct Obligation {
+    need: Need,
+    /// The instant of the expiry.
+    t: Millis,
+    /// Index of the `Expired` event, which the violation names.
+    event: usize,
+    id: RequestId,
+    /// The agent to be killed, not killed, or whose gate must stay shut.
+    agent: AgentId,
+}
+
+impl Obligation {
+    /// Whether `e` is the event the obligation is about: the kill, or the
+    /// gate opening.
+    fn meets(&self, e: &Event) -> bool {
+        match self.need {
+            Need::Killed | Need::NotKilled => {
+                matches!(e, Event::Status { agent, status: RosterStatus::Killed } if *agent == self.agent)
+            }
+            Need::GateShut => {
+                matches!(e, Event::Gate { agent, state: GateState::Approved } if *agent == self.agent)
+            }
+        }
+    }
+
+    fn violation(&self, names: &Names) -> Violation {
+        let (id, who) = (label(names, self.id), names.agent(self.agent));
+        let detail = match self.need {
+            Need::Killed => format!("[{id}] expired with default kill, but {who} was not killed"),
+            Need::NotKilled => format!("[{id}] expired with default keep, yet {who} was killed"),
+            Need::GateShut => format!("[{id}] expired with default reject, yet {who}'s gate opened"),
+        };
+        Violation { invariant: Invariant::ExpiryPolicy, at: self.t, event: Some(self.event), detail }
+    }
+}
+
+/// What an agent did, in words, built only when a report needs them.
+enum Deed<'a> {
+    Sent(&'static str),
+    Tried(&'static str),
+    Wrote(&'a str),
+    Opened(Kind),
+    Judged,
+    SetAside,
+    NoAnswer,
+    JudgedRequest,
+    MovedGate,
+}
+
+impl fmt::Display for Deed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Deed::Sent(message_type) => write!(f, "sent a {message_type}"),
+            Deed::Tried(action) => write!(f, "tried to {action}"),
+            Deed::Wrote(path) => write!(f, "wrote to {path}"),
+            Deed::Opened(kind) => write!(f, "opened a {kind} request"),
+            Deed::Judged => f.write_str("judged a response"),
+            Deed::SetAside => f.write_str("set a request aside"),
+            Deed::NoAnswer => f.write_str("chose not to answer a request"),
+            Deed::JudgedRequest => f.write_str("judged a request"),
+            Deed::MovedGate => f.write_str("moved its plan gate"),
+        }
+    }
+}
+
 /// What an event says an agent did, if it is an action by that agent.
-fn actor_of(e: &Event) -> Option<(AgentId, String)> {
-    let (agent, what) = match e {
-        Event::Send { from, message_type, .. } => (*from, format!("sent a {message_type}")),
-        Event::Act { agent, action, .. } => (*agent, format!("tried to {}", action.as_str())),
-        Event::FileStep { agent, path, .. } => (*agent, format!("wrote to {path}")),
-        Event::Opened { requester, kind, .. } => (*requester, format!("opened a {kind} request")),
-        Event::Verdict { at, .. } => (*at, "judged a response".to_string()),
-        Event::Deferred { agent, .. } => (*agent, "set a request aside".to_string()),
-        Event::NoAnswer { agent, .. } => (*agent, "chose not to answer a request".to_string()),
-        Event::RequestIgnored { agent, .. } => (*agent, "judged a request".to_string()),
-        Event::Gate { agent, .. } => (*agent, "moved its plan gate".to_string()),
+fn actor_of(e: &Event) -> Option<(AgentId, Deed<'_>)> {
+    Some(match e {
+        Event::Send { from, message_type, .. } => (*from, Deed::Sent(message_type)),
+        Event::Act { agent, action, .. } => (*agent, Deed::Tried(action.as_str())),
+        Event::FileStep { agent, path, .. } => (*agent, Deed::Wrote(path)),
+        Event::Opened { requester, kind, .. } => (*requester, Deed::Opened(*kind)),
+        Event::Verdict { at, .. } => (*at, Deed::Judged),
+        Event::Deferred { agent, .. } => (*agent, Deed::SetAside),
+        Event::NoAnswer { agent, .. } => (*agent, Deed::NoAnswer),
+        Event::RequestIgnored { agent, .. } => (*agent, Deed::JudgedRequest),
+        Event::Gate { agent, .. } => (*agent, Deed::MovedGate),
         _ => return None,
-    };
-    Some((agent, what))
+    })
 }
 
-/// Checks all eight invariants over a finished run.
-pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
-    let log = Log { names: &outcome.names, events: &outcome.events, ended_at: outcome.ended_at, stop: outcome.stop };
-    check_log(&log, policy, require_plan)
+/// A request's label, or its id when the names do not know it.
+fn label(names: &Names, id: RequestId) -> String {
+    names.label(id).map(str::to_string).unwrap_or_else(|| id.to_string())
 }
 
-/// What the oracle reads of a run: borrowed, so an explorer can check a path
-/// at every state without copying its log into an `Outcome` each time.
-pub struct Log<'a> {
-    pub names: &'a crate::trace::Names,
-    pub events: &'a [crate::trace::Stamped],
-    pub ended_at: Millis,
-    pub stop: Stop,
+/// Pushes a violation found after later events were already reported (an
+/// expiry's obligation judged when its instant ends), placing it after those
+/// of its own event and before those of later events. A log fed whole thus
+/// reports in event order, as when the oracle looked ahead instead.
+fn place(out: &mut Vec<Violation>, v: Violation) {
+    // `None` (an end-of-run violation) orders before every `Some`: never passed.
+    let after = out.iter().rposition(|x| x.event <= v.event).map_or(0, |p| p + 1);
+    out.insert(after, v);
 }
 
-/// [`check`] over a borrowed log.
-pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
-    let names = log.names;
-    let label = |id: &RequestId| names.label(*id).map(str::to_string).unwrap_or_else(|| id.to_string());
-    let who = |a: AgentId| names.agent(a).to_string();
-    let mut out = Vec::new();
-    let mut requests: BTreeMap<RequestId, Tracked> = BTreeMap::new();
-    let mut gates: Vec<Gate> = require_plan
-        .iter()
-        .map(|r| Gate {
-            state: if *r { GateState::Required } else { GateState::NotRequired },
-            current: None,
-            legit: false,
-        })
-        .collect();
-    let mut lives: Vec<Life> = vec![Life::Alive; require_plan.len()];
-    // When each agent's latest stall ends: a stalled requester's timers are frozen.
-    let mut stalled_until: Vec<Millis> = vec![Millis::ZERO; require_plan.len()];
-    // A shutdown an agent approved after its request had expired.
-    let mut obeyed_expired: Vec<Option<RequestId>> = vec![None; require_plan.len()];
-    // Sends that are the network replaying a message, not its sender acting.
-    let mut replays: BTreeSet<u64> = BTreeSet::new();
-    let mut files: BTreeMap<(AgentId, String), (u32, u32)> = BTreeMap::new();
-    let mut sent: BTreeMap<u64, (usize, AgentId)> = BTreeMap::new();
-    let mut accounted: BTreeSet<u64> = BTreeSet::new();
-    let events = log.events;
+/// The one code a gate state hashes as (`GateState` has no `Hash`).
+fn gate_code(s: GateState) -> u8 {
+    match s {
+        GateState::NotRequired => 0,
+        GateState::Required => 1,
+        GateState::Pending => 2,
+        GateState::Approved => 3,
+        GateState::Rejected => 4,
+    }
+}
 
-    for (i, e) in events.iter().enumerate() {
+/// The oracle as a watcher fed one event at a time.
+///
+/// It holds only what decides verdicts still to come, so the model checker
+/// can carry one in every state and clone it per transition: requests (a
+/// sorted vector; a run has a handful), one record per agent, the files left
+/// half-written, the messages not yet accounted for, the replays not yet
+/// sent, and the expiry obligations of the current instant. Nothing on the
+/// path of an event that breaks nothing formats text.
+#[derive(Clone, Debug)]
+pub struct Watch {
+    /// Sorted by id.
+    requests: Vec<(RequestId, Tracked)>,
+    /// Indexed by agent.
+    agents: Vec<Agent>,
+    /// Sorted by agent, then path, the order graceful-complete reports them in.
+    half_written: Vec<HalfWritten>,
+    /// Sorted by seq, the order no-silent-loss reports them in.
+    unaccounted: Vec<Unaccounted>,
+    /// Sends that will be the network replaying a message, not its sender
+    /// acting: a replay's fault comes just before its send, under a fresh seq.
+    replays: Vec<u64>,
+    /// All at the instant of the latest event.
+    obligations: Vec<Obligation>,
+}
+
+impl Watch {
+    /// A watcher for a team whose agents need a plan before acting where
+    /// `require_plan` says so (one entry per agent, the lead first).
+    pub fn new(require_plan: &[bool]) -> Watch {
+        let agent = |plan: &bool| Agent {
+            gate: Gate {
+                state: if *plan { GateState::Required } else { GateState::NotRequired },
+                current: None,
+                legit: false,
+            },
+            life: Life::Alive,
+            stalled_until: Millis::ZERO,
+            obeyed_expired: None,
+        };
+        Watch {
+            requests: Vec::new(),
+            agents: require_plan.iter().map(agent).collect(),
+            half_written: Vec::new(),
+            unaccounted: Vec::new(),
+            replays: Vec::new(),
+            obligations: Vec::new(),
+        }
+    }
+
+    /// Feeds event number `i` of the log; pushes every violation it shows.
+    ///
+    /// An expiry whose default has an effect (kill, keep, reject) leaves an
+    /// obligation on the events at its own instant. An event at the same
+    /// instant discharges it (the kill came) or breaks it at once (a kill
+    /// or an opened gate the default forbids); an event at another instant
+    /// first judges what is left open (a kill that never came). Such a late
+    /// violation names the `Expired` event and is placed in `out` before
+    /// the violations of events after it (see [`check_log`]).
+    pub fn observe(&mut self, policy: &Policy, names: &Names, i: usize, e: &Stamped, out: &mut Vec<Violation>) {
         let t = e.t;
+        if !self.obligations.is_empty() {
+            self.obligations.retain(|o| {
+                let (broken, open) = if o.t != t {
+                    (o.need == Need::Killed, false)
+                } else if o.meets(&e.event) {
+                    (o.need != Need::Killed, false)
+                } else {
+                    (false, true)
+                };
+                if broken {
+                    place(out, o.violation(names));
+                }
+                open
+            });
+        }
+        let who = |a: AgentId| names.agent(a);
         let mut violate =
             |inv: Invariant, detail: String| out.push(Violation { invariant: inv, at: t, event: Some(i), detail });
+        // A replay is used by its one send: forget it there.
+        let replayed = match &e.event {
+            Event::Send { seq, .. } => match self.replays.iter().position(|r| r == seq) {
+                Some(k) => {
+                    self.replays.swap_remove(k);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        };
         if let Some((agent, what)) = actor_of(&e.event) {
-            let replayed = matches!(&e.event, Event::Send { seq, .. } if replays.contains(seq));
-            if let Some(life) = lives.get(agent.index()).copied().filter(|l| *l != Life::Alive && !replayed) {
+            if let Some(life) =
+                self.agents.get(agent.index()).map(|a| a.life).filter(|l| *l != Life::Alive && !replayed)
+            {
                 violate(Invariant::FinalRoster, format!("{} {what} while {}", who(agent), life.describe()));
             }
         }
         match &e.event {
             Event::Opened { id, kind, requester, target, deadline, .. } => {
-                if let Some(g) = gates.get_mut(requester.index()) {
-                    if *kind == Kind::Plan && target.is_lead() && g.state != GateState::NotRequired {
-                        *g = Gate { state: GateState::Pending, current: Some(*id), legit: false };
+                if let Some(a) = self.agents.get_mut(requester.index()) {
+                    if *kind == Kind::Plan && target.is_lead() && a.gate.state != GateState::NotRequired {
+                        a.gate = Gate { state: GateState::Pending, current: Some(*id), legit: false };
                     }
                 }
-                requests.insert(
-                    *id,
-                    Tracked {
-                        kind: *kind,
-                        requester: *requester,
-                        target: *target,
-                        deadline: *deadline,
-                        status: Status::Pending,
-                    },
-                );
+                let r = Tracked {
+                    kind: *kind,
+                    requester: *requester,
+                    target: *target,
+                    deadline: *deadline,
+                    status: Status::Pending,
+                };
+                match self.requests.binary_search_by_key(id, |(k, _)| *k) {
+                    Ok(k) => self.requests[k].1 = r,
+                    Err(k) => self.requests.insert(k, (*id, r)),
+                }
             }
             Event::Verdict { at, request_id, response_kind, sender, verdict: Verdict::Applied { to, .. }, .. } => {
-                let Some(r) = requests.get_mut(request_id) else {
+                let Some(r) = find(&mut self.requests, *request_id) else {
                     violate(
                         Invariant::MatchingResponse,
                         format!("{} applied a response for an id it never issued", who(*at)),
                     );
-                    continue;
+                    return;
                 };
                 let mut broken = Vec::new();
                 if r.kind != *response_kind {
@@ -180,7 +373,7 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
                     broken.push(format!("it arrived at {t}, at or after the deadline {}", r.deadline));
                 }
                 if r.kind == Kind::Plan {
-                    let g = &mut gates[r.requester.index()];
+                    let g = &mut self.agents[r.requester.index()].gate;
                     if g.current == Some(*request_id) && g.state == GateState::Pending {
                         g.state = if *to == Status::Approved { GateState::Approved } else { GateState::Rejected };
                         g.legit = broken.is_empty();
@@ -191,7 +384,7 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
                         Invariant::MatchingResponse,
                         format!(
                             "[{}] moved to {to} by a response that does not match: {}",
-                            label(request_id),
+                            label(names, *request_id),
                             broken.join("; ")
                         ),
                     );
@@ -199,19 +392,23 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
                 if r.status.is_terminal() {
                     violate(
                         Invariant::TerminalFinal,
-                        format!("[{}] was {} and became {to}", label(request_id), r.status),
+                        format!("[{}] was {} and became {to}", label(names, *request_id), r.status),
                     );
                 }
                 r.status = *to;
             }
             Event::Expired { id, kind, default } => {
-                let Some(r) = requests.get_mut(id) else { continue };
+                let Some(r) = find(&mut self.requests, *id) else { return };
                 if r.status.is_terminal() {
-                    violate(Invariant::TerminalFinal, format!("[{}] was {} and then expired", label(id), r.status));
+                    violate(
+                        Invariant::TerminalFinal,
+                        format!("[{}] was {} and then expired", label(names, *id), r.status),
+                    );
                 }
                 r.status = Status::Expired;
+                let r = *r;
                 if *kind == Kind::Plan {
-                    let g = &mut gates[r.requester.index()];
+                    let g = &mut self.agents[r.requester.index()].gate;
                     if g.current == Some(*id) && g.state == GateState::Pending {
                         let approve = *default == TimeoutDefault::Approve;
                         g.state = if approve { GateState::Approved } else { GateState::Rejected };
@@ -224,93 +421,70 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
                         Invariant::ExpiryPolicy,
                         format!(
                             "[{}] expired and applied {}, but the policy says {}",
-                            label(id),
+                            label(names, *id),
                             default.as_str(),
                             wanted.as_str()
                         ),
                     );
-                    continue;
+                    return;
                 }
-                // The default's effect must follow at the same instant.
-                let same_instant = || events[i + 1..].iter().take_while(|x| x.t == t);
-                match default {
-                    TimeoutDefault::Kill => {
-                        let target = r.target;
-                        // Shut down or already killed: nothing left to kill. A
-                        // crashed teammate must still be killed, or a restart
-                        // would bring back what the policy stopped.
-                        let already_down = lives[target.index()].is_final();
-                        let killed = same_instant().any(|x| matches!(x.event, Event::Status { agent, status: RosterStatus::Killed } if agent == target));
-                        if !already_down && !killed {
-                            violate(
-                                Invariant::ExpiryPolicy,
-                                format!(
-                                    "[{}] expired with default kill, but {} was not killed",
-                                    label(id),
-                                    who(target)
-                                ),
-                            );
-                        }
-                    }
-                    TimeoutDefault::Reject => {
-                        let author = r.requester;
-                        let opened = same_instant().any(
-                            |x| matches!(x.event, Event::Gate { agent, state: GateState::Approved } if agent == author),
-                        );
-                        if opened {
-                            violate(
-                                Invariant::ExpiryPolicy,
-                                format!(
-                                    "[{}] expired with default reject, yet {}'s gate opened",
-                                    label(id),
-                                    who(author)
-                                ),
-                            );
-                        }
-                    }
-                    TimeoutDefault::Keep => {
-                        let target = r.target;
-                        let killed = same_instant().any(|x| matches!(x.event, Event::Status { agent, status: RosterStatus::Killed } if agent == target));
-                        if killed {
-                            violate(
-                                Invariant::ExpiryPolicy,
-                                format!("[{}] expired with default keep, yet {} was killed", label(id), who(target)),
-                            );
-                        }
-                    }
+                // The default's effect must follow at the same instant: what
+                // comes next at `t` says whether it did.
+                let (need, agent) = match default {
+                    // Shut down or already killed: nothing left to kill. A
+                    // crashed teammate must still be killed, or a restart
+                    // would bring back what the policy stopped.
+                    TimeoutDefault::Kill if self.agents[r.target.index()].life.is_final() => return,
+                    TimeoutDefault::Kill => (Need::Killed, r.target),
+                    TimeoutDefault::Reject => (Need::GateShut, r.requester),
+                    TimeoutDefault::Keep => (Need::NotKilled, r.target),
                     // Whether an approved plan opens a gate depends on whether
                     // it is the gate's current plan; the gate checks that.
-                    TimeoutDefault::Approve => {}
-                }
+                    TimeoutDefault::Approve => return,
+                };
+                self.obligations.push(Obligation { need, t, event: i, id: *id, agent });
             }
             Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
-                let g = gates[agent.index()];
-                let what = path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
+                let g = self.agents[agent.index()].gate;
+                let what = || path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
                 let act = action.as_str();
                 if !matches!(g.state, GateState::NotRequired | GateState::Approved) {
                     let state = g.state;
-                    let plan = g.current.map(|id| format!(" (current plan [{}])", label(&id))).unwrap_or_default();
+                    let plan =
+                        g.current.map(|id| format!(" (current plan [{}])", label(names, id))).unwrap_or_default();
                     violate(
                         Invariant::GatedAction,
-                        format!("{} ran {act}{what} while its plan gate was {state}{plan}", who(*agent)),
+                        format!("{} ran {act}{} while its plan gate was {state}{plan}", who(*agent), what()),
                     );
                 } else if g.state == GateState::Approved && !g.legit {
                     violate(
                         Invariant::GatedAction,
                         format!(
-                            "{} ran {act}{what} behind a gate opened by a response that does not match",
-                            who(*agent)
+                            "{} ran {act}{} behind a gate opened by a response that does not match",
+                            who(*agent),
+                            what()
                         ),
                     );
                 }
             }
             Event::FileStep { agent, path, done, total } => {
-                files.insert((*agent, path.clone()), (*done, *total));
+                let found = self.half_written.binary_search_by(|f| (f.agent, &*f.path).cmp(&(*agent, path.as_str())));
+                match (found, done < total) {
+                    (Ok(k), true) => (self.half_written[k].done, self.half_written[k].total) = (*done, *total),
+                    (Ok(k), false) => {
+                        self.half_written.remove(k);
+                    }
+                    (Err(k), true) => self.half_written.insert(
+                        k,
+                        HalfWritten { agent: *agent, path: Text::from(path.as_str()), done: *done, total: *total },
+                    ),
+                    (Err(_), false) => {}
+                }
             }
             Event::Status { agent, status } => {
-                let a = agent.index();
-                let life = lives[a];
-                lives[a] = match (life, *status) {
+                let a = &mut self.agents[agent.index()];
+                let life = a.life;
+                a.life = match (life, *status) {
                     (Life::Alive, RosterStatus::Killed | RosterStatus::Shutdown) => Life::Final(*status),
                     // The kill default overrides a pending restart.
                     (Life::Crashed { restart: true }, RosterStatus::Killed) => Life::Final(*status),
@@ -323,8 +497,11 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
                         life
                     }
                 };
-                if let (RosterStatus::Shutdown, Some(id)) = (*status, obeyed_expired[a]) {
-                    if let Some(r) = requests.get(&id) {
+                if *status != RosterStatus::Shutdown {
+                    return;
+                }
+                if let Some(id) = a.obeyed_expired {
+                    if let Some(r) = find(&mut self.requests, id) {
                         let default = policy.on_expiry(r.kind).as_str();
                         violate(
                             Invariant::ExpiryPolicy,
@@ -332,110 +509,197 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
                                 "{} shut down on [{}], which had expired at {} (default {default}): the lead no \
                                  longer waits for that answer, so the two disagree",
                                 who(*agent),
-                                label(&id),
+                                label(names, id),
                                 r.deadline
                             ),
                         );
                     }
                 }
-                if *status == RosterStatus::Shutdown {
-                    for ((a, path), (done, total)) in files.range((*agent, String::new())..) {
-                        if a != agent {
-                            break;
-                        }
-                        if done < total {
-                            violate(
-                                Invariant::GracefulComplete,
-                                format!(
-                                    "{} shut down gracefully with {path} half-written ({done}/{total})",
-                                    who(*agent)
-                                ),
-                            );
-                        }
-                    }
+                let from = self.half_written.partition_point(|f| f.agent < *agent);
+                for f in self.half_written[from..].iter().take_while(|f| f.agent == *agent) {
+                    violate(
+                        Invariant::GracefulComplete,
+                        format!(
+                            "{} shut down gracefully with {} half-written ({}/{})",
+                            who(*agent),
+                            f.path,
+                            f.done,
+                            f.total
+                        ),
+                    );
                 }
             }
             Event::Send { seq, from, to, message_type, request_id, approve, .. } => {
                 if let crate::protocol::Address::Agent(to) = to {
-                    sent.insert(*seq, (i, *to));
+                    let u = Unaccounted { seq: *seq, event: i, t, to: *to };
+                    match self.unaccounted.binary_search_by_key(seq, |u| u.seq) {
+                        Ok(k) => self.unaccounted[k] = u,
+                        Err(k) => self.unaccounted.insert(k, u),
+                    }
                 }
                 // An approval sent at or after the request's own deadline: the
                 // asker has applied its default by then.
-                let late = request_id.and_then(|id| requests.get(&id).map(|r| (id, r)));
-                if let (Some((id, r)), "shutdown_response", Some(true)) = (late, *message_type, *approve) {
-                    if r.target == *from && t >= r.deadline && !replays.contains(seq) {
-                        if let Some(o) = obeyed_expired.get_mut(from.index()) {
-                            *o = Some(id);
+                if let (Some(id), "shutdown_response", Some(true), false) =
+                    (request_id, *message_type, *approve, replayed)
+                {
+                    if let Some(r) = find(&mut self.requests, *id) {
+                        if r.target == *from && t >= r.deadline {
+                            if let Some(a) = self.agents.get_mut(from.index()) {
+                                a.obeyed_expired = Some(*id);
+                            }
                         }
                     }
                 }
             }
-            Event::Fault { seq, fault: "replay", .. } => {
-                replays.insert(*seq);
-            }
+            Event::Fault { seq, fault: "replay", .. } if !self.replays.contains(seq) => self.replays.push(*seq),
             Event::Crash { agent, restart_at } => {
-                lives[agent.index()] = Life::Crashed { restart: restart_at.is_some() };
+                self.agents[agent.index()].life = Life::Crashed { restart: restart_at.is_some() };
             }
             Event::Restart { agent } => {
-                let life = lives[agent.index()];
-                if life == (Life::Crashed { restart: true }) {
-                    lives[agent.index()] = Life::Alive;
+                let a = &mut self.agents[agent.index()];
+                if a.life == (Life::Crashed { restart: true }) {
+                    a.life = Life::Alive;
                 } else {
-                    let was = life.describe();
+                    let was = a.life.describe();
                     violate(Invariant::FinalRoster, format!("{} was {was} and was restarted", who(*agent)));
                 }
             }
             Event::Stall { agent, until } => {
-                stalled_until[agent.index()] = *until;
+                self.agents[agent.index()].stalled_until = *until;
             }
             Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => {
-                accounted.insert(*seq);
+                if let Ok(k) = self.unaccounted.binary_search_by_key(seq, |u| u.seq) {
+                    self.unaccounted.remove(k);
+                }
             }
             _ => {}
         }
     }
 
-    let end = log.ended_at;
-    for (id, r) in &requests {
-        // With timeouts off a request has no deadline: the run always ends
-        // before it, so pending is where it is meant to be.
-        if r.status != Status::Pending || r.deadline.is_never() {
-            continue;
+    /// The end-of-run checks (a request still pending, a message never accounted for, and any same-instant obligation still open), for a run that stopped at `ended_at` for `stop`.
+    ///
+    /// It takes `&self`, so a caller can judge a run that might go on (the
+    /// model checker at a state it will extend) without ending it. The end
+    /// checks read no policy today; `policy` is taken so that any that come
+    /// to need it have it, with the same arguments as [`Watch::observe`].
+    pub fn finish(&self, _policy: &Policy, names: &Names, ended_at: Millis, stop: Stop, out: &mut Vec<Violation>) {
+        // The run is over, so the instant of the latest expiry is too: a kill
+        // it required that has not come never will.
+        for o in self.obligations.iter().filter(|o| o.need == Need::Killed) {
+            place(out, o.violation(names));
         }
-        // A crashed or killed requester takes its timer with it: its pending
-        // requests are abandoned, not forgotten by the protocol.
-        if matches!(lives[r.requester.index()], Life::Crashed { .. } | Life::Final(RosterStatus::Killed)) {
-            continue;
+        let end = ended_at;
+        for (id, r) in &self.requests {
+            // With timeouts off a request has no deadline: the run always ends
+            // before it, so pending is where it is meant to be.
+            if r.status != Status::Pending || r.deadline.is_never() {
+                continue;
+            }
+            let requester = &self.agents[r.requester.index()];
+            // A crashed or killed requester takes its timer with it: its pending
+            // requests are abandoned, not forgotten by the protocol.
+            if matches!(requester.life, Life::Crashed { .. } | Life::Final(RosterStatus::Killed)) {
+                continue;
+            }
+            // A stalled requester's timers are frozen with it: its request is
+            // pending because it is stalled, which breaks nothing.
+            if requester.stalled_until > end {
+                continue;
+            }
+            // A live requester always has a timer on its earliest deadline, so a
+            // run that settled with a request pending lost a timer; a run stopped
+            // early may leave one pending only if its deadline is still to come.
+            let detail = if stop == Stop::Settled {
+                format!(
+                    "[{}] is still pending when nothing is left to happen (deadline {})",
+                    label(names, *id),
+                    r.deadline
+                )
+            } else if r.deadline <= end {
+                format!("[{}] is still pending at {end}, past its deadline {}", label(names, *id), r.deadline)
+            } else {
+                continue;
+            };
+            out.push(Violation { invariant: Invariant::SingleTerminal, at: end, event: None, detail });
         }
-        // A stalled requester's timers are frozen with it: its request is
-        // pending because it is stalled, which breaks nothing.
-        if stalled_until[r.requester.index()] > end {
-            continue;
-        }
-        // A live requester always has a timer on its earliest deadline, so a
-        // run that settled with a request pending lost a timer; a run stopped
-        // early may leave one pending only if its deadline is still to come.
-        let detail = if log.stop == Stop::Settled {
-            format!("[{}] is still pending when nothing is left to happen (deadline {})", label(id), r.deadline)
-        } else if r.deadline <= end {
-            format!("[{}] is still pending at {end}, past its deadline {}", label(id), r.deadline)
-        } else {
-            continue;
-        };
-        out.push(Violation { invariant: Invariant::SingleTerminal, at: end, event: None, detail });
-    }
-    if log.stop == Stop::Settled {
-        for (seq, (i, to)) in &sent {
-            if !accounted.contains(seq) {
+        if stop == Stop::Settled {
+            for u in &self.unaccounted {
                 out.push(Violation {
                     invariant: Invariant::NoSilentLoss,
-                    at: events[*i].t,
-                    event: Some(*i),
-                    detail: format!("message #{seq} to {} was never delivered and no fault took it", who(*to)),
+                    at: u.t,
+                    event: Some(u.event),
+                    detail: format!(
+                        "message #{} to {} was never delivered and no fault took it",
+                        u.seq,
+                        names.agent(u.to)
+                    ),
                 });
             }
         }
     }
+
+    /// Hashes what decides the watcher's future verdicts, and nothing that is history: not message numbers (`seq`), not event indices. Two explorer states reached by different interleavings must hash equal when their futures are judged the same.
+    ///
+    /// So the messages not yet accounted for and the replays not yet sent
+    /// are left out: they are numbered by seq, and the explorer's own state
+    /// already holds the messages in flight they stand for. An obligation
+    /// hashes without the index of its expiry, and a gate's legitimacy only
+    /// while the gate is open, the one time it is read.
+    pub fn hash_state<H: Hasher>(&self, h: &mut H) {
+        h.write_usize(self.requests.len());
+        for (id, r) in &self.requests {
+            id.hash(h);
+            (r.kind, r.requester, r.target, r.deadline, r.status).hash(h);
+        }
+        for a in &self.agents {
+            h.write_u8(gate_code(a.gate.state));
+            a.gate.current.hash(h);
+            (a.gate.state == GateState::Approved && a.gate.legit).hash(h);
+            a.life.hash(h);
+            a.stalled_until.hash(h);
+            a.obeyed_expired.hash(h);
+        }
+        h.write_usize(self.half_written.len());
+        for f in &self.half_written {
+            (f.agent, &*f.path, f.done, f.total).hash(h);
+        }
+        h.write_usize(self.obligations.len());
+        for o in &self.obligations {
+            (o.need, o.t, o.id, o.agent).hash(h);
+        }
+    }
+}
+
+/// The request `id` in a table sorted by id.
+fn find(requests: &mut [(RequestId, Tracked)], id: RequestId) -> Option<&mut Tracked> {
+    requests.binary_search_by_key(&id, |(k, _)| *k).ok().map(|k| &mut requests[k].1)
+}
+
+/// Checks all eight invariants over a finished run.
+pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
+    let log = Log { names: &outcome.names, events: &outcome.events, ended_at: outcome.ended_at, stop: outcome.stop };
+    check_log(&log, policy, require_plan)
+}
+
+/// What the oracle reads of a run: borrowed, so a caller with a log of its
+/// own need not copy it into an `Outcome`.
+pub struct Log<'a> {
+    pub names: &'a Names,
+    pub events: &'a [Stamped],
+    pub ended_at: Millis,
+    pub stop: Stop,
+}
+
+/// [`check`] over a borrowed log: a [`Watch`] fed every event, then
+/// finished. Violations come in event order (an expiry's obligation judged
+/// late is placed at its `Expired` event), then the end-of-run ones.
+pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
+    let mut w = Watch::new(require_plan);
+    let mut out = Vec::new();
+    for (i, e) in log.events.iter().enumerate() {
+        w.observe(policy, log.names, i, e, &mut out);
+    }
+    w.finish(policy, log.names, log.ended_at, log.stop, &mut out);
     out
 }
 
@@ -446,6 +710,36 @@ mod tests {
     use super::*;
     use crate::protocol::{Action, Label, Verdict};
     use crate::trace::{Names, Stamped};
+    use std::collections::BTreeMap;
+    use std::hash::DefaultHasher;
+
+    /// The oracle's `check`, shadowed: every log a test here judges is also
+    /// fed to a [`Watch`] one event at a time and judged after each prefix
+    /// (see [`assert_one_oracle`]), so each test's log is a case of that
+    /// guard too, without being written twice.
+    fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
+        assert_one_oracle(outcome, policy, require_plan);
+        super::check(outcome, policy, require_plan)
+    }
+
+    /// The guard that the watcher fed event by event and `check_log` reading
+    /// a whole log are one oracle: after each event, finishing a clone of the
+    /// watcher (as the explorer judges a state it may extend) reports
+    /// exactly what `check_log` reports on the log up to that event, for a
+    /// run that settled there and for one stopped there by its end time.
+    fn assert_one_oracle(o: &Outcome, policy: &Policy, require_plan: &[bool]) {
+        let mut w = Watch::new(require_plan);
+        let mut seen = Vec::new();
+        for (i, e) in o.events.iter().enumerate() {
+            w.observe(policy, &o.names, i, e, &mut seen);
+            for stop in [Stop::Settled, Stop::EndTime] {
+                let mut got = seen.clone();
+                w.clone().finish(policy, &o.names, e.t, stop, &mut got);
+                let log = Log { names: &o.names, events: &o.events[..=i], ended_at: e.t, stop };
+                assert_eq!(got, check_log(&log, policy, require_plan), "after event {i}, {stop:?}");
+            }
+        }
+    }
 
     const LEAD: AgentId = AgentId(0);
     const ALICE: AgentId = AgentId(1);
@@ -681,5 +975,157 @@ mod tests {
         o.ended_at = Millis(300_000);
         let v = check(&o, &Policy::default(), &[false, true]);
         assert_eq!(v.into_iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::SingleTerminal]);
+    }
+
+    #[test]
+    fn the_bundled_scenarios_are_judged_the_same_event_by_event() {
+        let dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"));
+        let files = crate::scenario::discover::expand(&[dir]).unwrap();
+        assert!(files.len() >= 29, "{files:?}");
+        for f in &files {
+            let s = crate::scenario::load_file(f).unwrap_or_else(|e| panic!("{}: {e:?}", f.display()));
+            for seed in [s.default_seed(), 1, 2] {
+                let o = crate::team::run(s.team_spec(seed, None));
+                assert_one_oracle(&o, s.policy(), &s.require_plan());
+            }
+        }
+    }
+
+    fn kill_default_expires() -> Event {
+        Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Kill }
+    }
+
+    /// Feeds `log` to a fresh watcher; returns what each event pushed.
+    fn fed(log: &[(u64, Event)]) -> (Watch, Vec<Vec<Violation>>) {
+        let o = outcome(log.to_vec());
+        let mut w = Watch::new(&[false, false]);
+        let pushed = o
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let mut out = Vec::new();
+                w.observe(&Policy::default(), &o.names, i, e, &mut out);
+                out
+            })
+            .collect();
+        (w, pushed)
+    }
+
+    #[test]
+    fn a_kill_default_is_an_obligation_on_its_own_instant() {
+        let opened = (0, opened(1, Kind::Shutdown, LEAD, ALICE));
+        let note = |t| (t, Event::Note { text: "something else".into() });
+        let expired = (60_000, kill_default_expires());
+        let killed = (60_000, status(ALICE, RosterStatus::Killed));
+
+        // The kill two events after the expiry, at the same instant: kept.
+        let (w, pushed) = fed(&[opened.clone(), expired.clone(), note(60_000), killed, note(61_000)]);
+        assert!(pushed.iter().all(Vec::is_empty), "{pushed:?}");
+        let mut end = Vec::new();
+        w.finish(&Policy::default(), &outcome(vec![]).names, Millis(61_000), Stop::Settled, &mut end);
+        assert!(end.is_empty(), "{end:?}");
+
+        // No kill: broken when an event at a later instant arrives, before it
+        // is read, and reported at the expiry.
+        let (_, pushed) = fed(&[opened.clone(), expired.clone(), note(60_000), note(61_000)]);
+        assert!(pushed[..3].iter().all(Vec::is_empty), "{pushed:?}");
+        assert_eq!(pushed[3].len(), 1, "{pushed:?}");
+        let v = &pushed[3][0];
+        assert_eq!((v.invariant, v.at, v.event), (Invariant::ExpiryPolicy, Millis(60_000), Some(1)));
+        assert!(v.detail.contains("expired with default kill, but alice was not killed"), "{}", v.detail);
+
+        // No kill and the run ends at that instant: broken at `finish`, the
+        // same report.
+        let (w, pushed) = fed(&[opened, expired, note(60_000)]);
+        assert!(pushed.iter().all(Vec::is_empty), "{pushed:?}");
+        let mut end = Vec::new();
+        w.finish(&Policy::default(), &outcome(vec![]).names, Millis(60_000), Stop::EndTime, &mut end);
+        assert_eq!(end.len(), 1, "{end:?}");
+        assert_eq!(end[0], *v);
+    }
+
+    #[test]
+    fn a_forbidden_kill_breaks_a_keep_default_at_once() {
+        let keep = Policy { on_shutdown_timeout: crate::protocol::OnShutdownTimeout::Keep, ..Policy::default() };
+        let o = outcome(vec![
+            (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
+            (60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }),
+            (60_000, status(ALICE, RosterStatus::Killed)),
+        ]);
+        let mut w = Watch::new(&[false, false]);
+        let mut out = Vec::new();
+        for (i, e) in o.events.iter().enumerate() {
+            w.observe(&keep, &o.names, i, e, &mut out);
+        }
+        // Reported by the kill itself, not when the instant ends.
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].invariant, out[0].event), (Invariant::ExpiryPolicy, Some(1)));
+        assert!(out[0].detail.contains("default keep, yet alice was killed"), "{}", out[0].detail);
+        assert_eq!(check(&o, &keep, &[false, false]), out);
+    }
+
+    #[test]
+    fn a_late_obligation_is_reported_at_its_expiry_among_the_others() {
+        // A kill that never comes, and between the expiry and the end of its
+        // instant a response for an id nobody issued: the expiry's report
+        // comes first, in event order, as when the oracle looked ahead.
+        let log = vec![
+            (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
+            (60_000, kill_default_expires()),
+            (60_000, applied(9, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (61_000, Event::Note { text: "later".into() }),
+        ];
+        let v = violations(log, false);
+        let found: Vec<(Invariant, Option<usize>)> = v.iter().map(|v| (v.invariant, v.event)).collect();
+        assert_eq!(found, vec![(Invariant::ExpiryPolicy, Some(1)), (Invariant::MatchingResponse, Some(2))], "{v:?}");
+    }
+
+    fn hash_of(w: &Watch) -> u64 {
+        let mut h = DefaultHasher::new();
+        w.hash_state(&mut h);
+        std::hash::Hasher::finish(&h)
+    }
+
+    fn send(seq: u64) -> Event {
+        Event::Send {
+            seq,
+            from: ALICE,
+            to: crate::protocol::Address::Agent(LEAD),
+            message_type: "plan_approval_request",
+            request_id: Some(id(1)),
+            approve: None,
+            words: None,
+        }
+    }
+
+    fn deliver(seq: u64) -> Event {
+        Event::Deliver {
+            seq,
+            sender: ALICE,
+            claimed_from: ALICE,
+            to: LEAD,
+            message_type: "plan_approval_request",
+            request_id: Some(id(1)),
+        }
+    }
+
+    #[test]
+    fn the_state_hash_leaves_out_message_numbers_and_keeps_request_states() {
+        let run = |log: Vec<(u64, Event)>| fed(&log).0;
+        let plan = |first: u64, then: Status| {
+            run(vec![
+                (0, opened(1, Kind::Plan, ALICE, LEAD)),
+                (0, send(first)),
+                (0, Event::Note { text: "a step that adds nothing".into() }),
+                (5, deliver(first)),
+                (6, send(first + 1)),
+                (8, applied(1, Kind::Plan, ALICE, LEAD, then)),
+            ])
+        };
+        // Same events, other message numbers, and one event more before:
+        // the same future.
+        assert_eq!(hash_of(&plan(1, Status::Approved)), hash_of(&plan(40, Status::Approved)));
+        assert_ne!(hash_of(&plan(1, Status::Approved)), hash_of(&plan(1, Status::Rejected)));
     }
 }
