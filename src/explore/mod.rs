@@ -15,7 +15,6 @@
 
 pub mod model;
 pub mod replay;
-mod shim;
 
 pub use model::{Action, Finding, Model, State};
 
@@ -23,7 +22,7 @@ use crate::protocol::{AgentId, Message, Millis};
 use crate::scenario::{oracle, Invariant, Scenario};
 use crate::team::Stop;
 use crate::trace::{Names, Stamped};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 
 /// Faults the explorer may inject, as many of each as given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -246,7 +245,10 @@ enum Expanded {
     End(Option<Finding>),
     /// At the depth bound: not expanded.
     Bounded,
-    Children { children: Vec<Child>, slept: u64 },
+    Children {
+        children: Vec<Child>,
+        slept: u64,
+    },
 }
 
 struct Child {
@@ -369,7 +371,14 @@ pub fn explore_with(
 }
 
 /// Expands a batch, split over `jobs` threads, results in the batch's order.
-fn expand_all(model: &Model, batch: &[Entry], depth: usize, bounds: &Bounds, seen: &Seen, jobs: usize) -> Vec<Expanded> {
+fn expand_all(
+    model: &Model,
+    batch: &[Entry],
+    depth: usize,
+    bounds: &Bounds,
+    seen: &Seen,
+    jobs: usize,
+) -> Vec<Expanded> {
     if jobs == 1 || batch.len() < 2 * jobs {
         return batch.iter().map(|e| expand(model, e, depth, bounds, seen)).collect();
     }
@@ -377,7 +386,9 @@ fn expand_all(model: &Model, batch: &[Entry], depth: usize, bounds: &Bounds, see
     std::thread::scope(|scope| {
         let handles: Vec<_> = batch
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|e| expand(model, e, depth, bounds, seen)).collect::<Vec<_>>()))
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|e| expand(model, e, depth, bounds, seen)).collect::<Vec<_>>())
+            })
             .collect();
         // A thread that panicked hit a broken invariant of the explorer itself.
         handles.into_iter().flat_map(|h| h.join().expect("an explorer thread panicked")).collect()

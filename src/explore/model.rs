@@ -8,11 +8,10 @@
 //! needs of the past. A caller that wants the events (a counterexample, the
 //! conformance test) passes a log to `apply`.
 
-use super::shim::Watch;
 use super::Budgets;
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
-use crate::scenario::oracle::Violation;
+use crate::scenario::oracle::{Violation, Watch};
 use crate::scenario::Scenario;
 use crate::team::{FileState, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};

@@ -10,11 +10,13 @@
 //! per state). Both go through the same code, so there is one oracle, not two.
 
 use super::invariant::Invariant;
-use crate::protocol::{AgentId, GateState, Kind, Millis, Policy, RequestId, Status, Text, TimeoutDefault, Verdict};
+use crate::protocol::{
+    AgentId, Canon, GateState, Kind, Millis, Policy, RequestId, Status, Text, TimeoutDefault, Verdict,
+};
 use crate::team::{Outcome, Stop};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 /// One broken invariant: which, when, at which event, and why in words.
 #[derive(Clone, Debug, PartialEq)]
@@ -638,34 +640,55 @@ impl Watch {
         }
     }
 
-    /// Hashes what decides the watcher's future verdicts, and nothing that is history: not message numbers (`seq`), not event indices. Two explorer states reached by different interleavings must hash equal when their futures are judged the same.
-    ///
-    /// So the messages not yet accounted for and the replays not yet sent
-    /// are left out: they are numbered by seq, and the explorer's own state
-    /// already holds the messages in flight they stand for. An obligation
-    /// hashes without the index of its expiry, and a gate's legitimacy only
-    /// while the gate is open, the one time it is read.
-    pub fn hash_state<H: Hasher>(&self, h: &mut H) {
-        h.write_usize(self.requests.len());
-        for (id, r) in &self.requests {
-            id.hash(h);
-            (r.kind, r.requester, r.target, r.deadline, r.status).hash(h);
+    /// Hashes what decides the watcher's future verdicts for the explorer's
+    /// fingerprint, and nothing that is history: not message numbers, not
+    /// event indices, not the sends still unaccounted for (the explorer's
+    /// messages in flight are that set). Agents and ids go through the
+    /// renaming (see [`Canon`]), so identical teammates swapped, or ids
+    /// drawn differently, hash the same.
+    pub fn canon(&self, c: &mut Canon) {
+        c.word(self.requests.len() as u64);
+        let mut requests: Vec<(u32, &Tracked)> = self.requests.iter().map(|(id, r)| (c.number(*id), r)).collect();
+        requests.sort_unstable_by_key(|r| r.0);
+        for (n, r) in requests {
+            c.word(n as u64 | (r.kind as u64) << 32 | (r.status as u64) << 40);
+            c.agent(r.requester);
+            c.agent(r.target);
+            c.millis(r.deadline);
         }
-        for a in &self.agents {
-            h.write_u8(gate_code(a.gate.state));
-            a.gate.current.hash(h);
-            (a.gate.state == GateState::Approved && a.gate.legit).hash(h);
-            a.life.hash(h);
-            a.stalled_until.hash(h);
-            a.obeyed_expired.hash(h);
+        let mut agents: Vec<(u32, &Agent)> =
+            self.agents.iter().enumerate().map(|(i, a)| (c.agent_index(AgentId(i as u32)), a)).collect();
+        agents.sort_unstable_by_key(|a| a.0);
+        for (_, a) in agents {
+            c.word(
+                gate_code(a.gate.state) as u64 | ((a.gate.state == GateState::Approved && a.gate.legit) as u64) << 8,
+            );
+            match a.gate.current {
+                Some(id) => c.id(id),
+                None => c.word(u64::MAX),
+            }
+            a.life.hash(c);
+            c.millis(a.stalled_until);
+            match a.obeyed_expired {
+                Some(id) => c.id(id),
+                None => c.word(u64::MAX),
+            }
         }
-        h.write_usize(self.half_written.len());
-        for f in &self.half_written {
-            (f.agent, &*f.path, f.done, f.total).hash(h);
+        let mut files: Vec<(u32, &HalfWritten)> =
+            self.half_written.iter().map(|f| (c.agent_index(f.agent), f)).collect();
+        files.sort_by(|a, b| (a.0, &*a.1.path).cmp(&(b.0, &*b.1.path)));
+        c.word(files.len() as u64);
+        for (agent, f) in files {
+            c.word(agent as u64 | (f.done as u64) << 32);
+            c.text(&f.path);
+            c.word(f.total as u64);
         }
-        h.write_usize(self.obligations.len());
+        c.word(self.obligations.len() as u64);
         for o in &self.obligations {
-            (o.need, o.t, o.id, o.agent).hash(h);
+            o.need.hash(c);
+            c.millis(o.t);
+            c.id(o.id);
+            c.agent(o.agent);
         }
     }
 }
@@ -711,7 +734,6 @@ mod tests {
     use crate::protocol::{Action, Label, Verdict};
     use crate::trace::{Names, Stamped};
     use std::collections::BTreeMap;
-    use std::hash::DefaultHasher;
 
     /// The oracle's `check`, shadowed: every log a test here judges is also
     /// fed to a [`Watch`] one event at a time and judged after each prefix
@@ -1082,9 +1104,9 @@ mod tests {
     }
 
     fn hash_of(w: &Watch) -> u64 {
-        let mut h = DefaultHasher::new();
-        w.hash_state(&mut h);
-        std::hash::Hasher::finish(&h)
+        let mut c = Canon::new(&[]);
+        w.canon(&mut c);
+        c.finish()
     }
 
     fn send(seq: u64) -> Event {
