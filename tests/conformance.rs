@@ -11,13 +11,15 @@
 //!     been killed or stopped → `Deliver(in_flight(seq))`, after a `Wait` to
 //!     the delivery's time (latency: the message arrived between timers);
 //!   - anything else that starts a step (a scripted step, a start, a work
-//!     step, a deadline's expiry) → `Fire` of the earliest timer, which must
-//!     be due exactly then;
+//!     step, a deadline's expiry, taking up a restart) → `Fire(agent)` for
+//!     the agent whose timer, due exactly then, makes that event (the
+//!     actors take two agents' same-millisecond timers in either order);
 //!   - a timer due before the next event the actors logged was handled by
 //!     the runtime and said nothing: `Fire`, which must say nothing either;
 //!   - `forge` (with the `send` after it) → `Inject` of the scenario's forged
 //!     message, quoting the explorer's own id for the request it names;
-//!   - `crash` → `Crash`, `restart` → `Restart`;
+//!   - `crash` → `Crash` (final when the crash schedules no restart),
+//!     `restart` → `Restart`;
 //!   - the network's notes at send time, right after the `send` they are
 //!     about: a link-fault `drop {cause: drop}` → `Drop`, a `fault
 //!     duplicate` → `Duplicate`, each taken right after the step that sent
@@ -34,15 +36,17 @@
 //!   nothing), and the end states must be equal: roster, every request (by
 //!   the bijection), the files.
 //!
-//! Two things in the actors' log have no counterpart in the explorer by
-//! design, and are the only things not compared:
-//! * the runtime's own narration (`note` events the world writes, not the
-//!   agents): "step skipped: alice is shutdown", "the kill default finds
-//!   alice already shutdown: nothing to kill", ... The explorer says nothing
-//!   where the runtime says these; notes the agents record are compared.
-//! * a crash's `restart_at`: the explorer decides later whether a crashed
-//!   teammate restarts (`Action::Restart`), so its `crash` event always says
-//!   a restart is possible. The agent and the time of the crash are compared.
+//! One thing in the actors' log has no counterpart in the explorer by
+//! design, and is the only thing not compared: the runtime's own narration
+//! (`note` events the world writes, not the agents): "step skipped: alice is
+//! shutdown", "the kill default finds alice already shutdown: nothing to
+//! kill", ... The explorer says nothing where the runtime says these; notes
+//! the agents record are compared. (A crash's `restart_at` is compared
+//! as "some" or "none": the explorer's says a restart may follow, with the
+//! crash's own time, since it decides later when.)
+//!
+//! The oracle agrees too: the explorer's watcher, fed the replayed path,
+//! finds a violation exactly when the oracle finds one in the actors' run.
 //!
 //! The bundled scenarios the explorer cannot express, skipped (and the test
 //! fails if this list changes without being edited here):
@@ -54,18 +58,17 @@
 //! * 20-partition-healed: a partition (held messages, a heal).
 //!
 //! Every bundled scenario checked agrees on every seed tried. Three small
-//! scenarios at the end of this file do not: each is a known disagreement,
-//! written up there and ignored until one side changes (`cargo test --test
-//! conformance -- --ignored` shows them side by side).
-//!
-//! The explorer's oracle at this commit is a temporary shim: `apply`'s
-//! return value is ignored here; only the transitions are compared.
+//! scenarios at the end of this file did not, when this test was written:
+//! each showed a schedule the actors run and the explorer could not reach
+//! (same-millisecond timers of two agents, a restart taken up after another
+//! agent's step, a final crash). The explorer was changed for each; they
+//! stay as regression tests.
 
 mod common;
 
-use handshake::explore::{Action, Budgets, Model, State};
+use handshake::explore::{Action, Budgets, Finding, Model, State};
 use handshake::protocol::{AgentId, Message, Millis, RequestId};
-use handshake::scenario::{load_file, load_str, Scenario};
+use handshake::scenario::{load_file, load_str, oracle, Invariant, Scenario};
 use handshake::team::{run, LinkEffect, Outcome, Scheduled, Stop};
 use handshake::trace::{Cause, Event, Names, Stamped};
 use std::collections::{BTreeMap, HashMap};
@@ -177,7 +180,7 @@ fn set_request_id(m: &mut Message, id: RequestId) {
 }
 
 /// Request ids paired across the two runs, one to one.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Ids {
     to_actor: HashMap<RequestId, RequestId>,
     to_explorer: HashMap<RequestId, RequestId>,
@@ -217,10 +220,10 @@ fn same(a: &Stamped, x: &Stamped, ids: &mut Ids) -> Result<(), String> {
             *idx = *ida;
         }
     }
-    // The explorer marks every crash restartable (see the top).
+    // Whether a restart follows, not when: the explorer decides that later.
     for e in [&mut a.event, &mut x.event] {
-        if let Event::Crash { restart_at, .. } = e {
-            *restart_at = None;
+        if let Event::Crash { restart_at: Some(t), .. } = e {
+            *t = Millis::ZERO;
         }
     }
     if a != x {
@@ -247,6 +250,8 @@ struct Replay<'a> {
     log: Vec<Stamped>,
     ids: Ids,
     summary: Summary,
+    /// The first invariant the explorer's watcher saw break on this path.
+    found: Option<Invariant>,
 }
 
 impl<'a> Replay<'a> {
@@ -275,6 +280,7 @@ impl<'a> Replay<'a> {
             log: Vec::new(),
             ids: Ids::default(),
             summary: Summary { narration, ..Summary::default() },
+            found: None,
         }
     }
 
@@ -285,8 +291,9 @@ impl<'a> Replay<'a> {
             let t = e.t;
             // Timers due before the next thing the actors logged: the runtime
             // handled them, and they said nothing.
-            while self.state.next_timer().is_some_and(|(at, _)| at < t) {
-                self.step(Action::Fire)?;
+            while let Some((at, agent)) = self.state.next_timer().filter(|(at, _)| *at < t) {
+                let _ = at;
+                self.step(Action::Fire(agent))?;
             }
             match &e.event {
                 Event::Deliver { seq, .. }
@@ -302,16 +309,19 @@ impl<'a> Replay<'a> {
                     let message = self.forged(t, *claimed_from, *to, message_type)?;
                     self.step(Action::Inject { from: *claimed_from, to: *to, message })?;
                 }
-                Event::Crash { agent, .. } => {
+                Event::Crash { agent, restart_at } => {
                     self.wait(t)?;
-                    self.step(Action::Crash(*agent))?;
+                    self.step(Action::Crash { agent: *agent, restart: restart_at.is_some() })?;
                 }
                 Event::Restart { agent } => {
                     self.wait(t)?;
                     self.step(Action::Restart(*agent))?;
                 }
                 _ => match self.state.next_timer() {
-                    Some((at, _)) if at == t => self.step(Action::Fire)?,
+                    Some((at, _)) if at == t => {
+                        let agent = self.whose_timer(&e);
+                        self.step(Action::Fire(agent))?
+                    }
                     next => {
                         let why = format!(
                             "no explorer action makes this event: not a delivery, a fault, or a timer's work \
@@ -326,13 +336,48 @@ impl<'a> Replay<'a> {
         let team = &self.scenario.team;
         let limit = team.end.map_or(team.cap, |e| e.min(team.cap));
         let mut spare = 0;
-        while self.state.next_timer().is_some_and(|(at, _)| at <= limit) {
-            self.step(Action::Fire)?;
+        while let Some((_, agent)) = self.state.next_timer().filter(|(at, _)| *at <= limit) {
+            self.step(Action::Fire(agent))?;
             spare += 1;
             assert!(spare < 100_000, "{}: timers keep firing after the actors' last event", self.label);
         }
         self.end_states(outcome)?;
+        // The two oracles: the watcher on the explorer's path, the whole-log
+        // reading of the actors' run. The checks only an ended run can make
+        // (a request left pending, a message never accounted for) are not
+        // the watcher's until the end, which the replay does not judge.
+        let actor: Vec<Invariant> = oracle::check(outcome, self.scenario.policy(), &self.scenario.require_plan())
+            .into_iter()
+            .map(|v| v.invariant)
+            .filter(|i| !matches!(i, Invariant::SingleTerminal | Invariant::NoSilentLoss))
+            .collect();
+        let agree = match self.found {
+            Some(i) => actor.contains(&i),
+            None => actor.is_empty(),
+        };
+        if !agree {
+            let why =
+                format!("the explorer's watcher found {:?}; the oracle on the actors' run found {actor:?}", self.found);
+            return Err(self.fail(&why, &[]));
+        }
         Ok(self.summary)
+    }
+
+    /// Of the agents with a timer due now, the one whose timer makes the
+    /// actors' event `e` (its first event equals `e`); the first due if none
+    /// does, so the comparison then says what differs.
+    fn whose_timer(&self, e: &Stamped) -> AgentId {
+        let due: Vec<AgentId> = self.state.due_now().collect();
+        for &agent in &due {
+            let mut state = self.state.clone();
+            let mut log = Vec::new();
+            let _ = self.model.apply(&mut state, &Action::Fire(agent), Some(&mut log));
+            let mut ids = self.ids.clone();
+            if log.first().is_some_and(|x| same(e, x, &mut ids).is_ok()) {
+                return agent;
+            }
+        }
+        due[0]
     }
 
     /// Moves the explorer's clock to `t`, if it is behind.
@@ -423,8 +468,9 @@ impl<'a> Replay<'a> {
         if !self.model.enabled(&self.state, action) {
             return Err(self.fail(&format!("{action:?} is not enabled in the explorer"), &[]));
         }
-        // The oracle at this commit is a shim; what it finds is not compared.
-        let _ = self.model.apply(&mut self.state, action, Some(&mut self.log));
+        if let Some(Finding::Broken(v)) = self.model.apply(&mut self.state, action, Some(&mut self.log)) {
+            self.found.get_or_insert(v.invariant);
+        }
         Ok(())
     }
 
@@ -735,13 +781,14 @@ delay = "5ms"
     }
 }
 
-// Known disagreements. None of the bundled scenarios meets them (the test
-// above passes on all 25 it checks), but each of these small scenarios does,
-// on every seed. They state what should hold and are ignored until one side
-// is changed; `cargo test --test conformance -- --ignored` shows each one
-// side by side.
+// Former disagreements. None of the bundled scenarios met them, but each of
+// these small scenarios did, on every seed, when this test was first
+// written; each comment says what differed. The explorer changed: `Fire`
+// takes any agent's timer due at the earliest instant (each agent's own in
+// order), a restart is logged at once and taken up as the teammate's next
+// input, and a crash may be final. They now agree.
 
-/// KNOWN DISAGREEMENT (timer order within a millisecond). Alice ignores the
+/// FORMER DISAGREEMENT, now a regression test (timer order within a millisecond). Alice ignores the
 /// lead's shutdown request (deadline 1m1s) and writes a long file in 500 ms
 /// steps. At 1m1s three timers are due, in the driver's (time, scheduling
 /// order): alice's scripted message (scheduled before the run), the lead's
@@ -758,8 +805,7 @@ delay = "5ms"
 /// doc says same-millisecond events run "in the order they were scheduled,
 /// never in an order the runtime picks", which is what the actors do not do.
 #[test]
-#[ignore = "known disagreement: the actors handle same-millisecond timers grouped by actor, not in scheduling order"]
-fn known_disagreement_same_millisecond_timers_of_two_actors() {
+fn formerly_apart_same_millisecond_timers_of_two_actors() {
     let file = r#"
 name = "timer-order"
 about = "Alice has two timers due at 1m1s, the lead's deadline for her shutdown scheduled between them."
@@ -783,7 +829,7 @@ text = "hi"
     }
 }
 
-/// KNOWN DISAGREEMENT (a restart is two inputs in the runtime, one action in
+/// FORMER DISAGREEMENT, now a regression test (a restart is two inputs in the runtime, one action in
 /// the explorer). Alice crashes at 1s and restarts at 6s, when the lead also
 /// has a scripted message for bob. The driver fires the lead's step (its
 /// mailbox) and then the restart, which it logs at once (`restart`, `status
@@ -793,8 +839,7 @@ text = "hi"
 /// restart step together, so nothing can come between them (step 8, `send`
 /// vs `action`).
 #[test]
-#[ignore = "known disagreement: the runtime's restart lets another actor's step in between the restart and its handling"]
-fn known_disagreement_restart_with_another_step_at_the_same_millisecond() {
+fn formerly_apart_restart_with_another_step_at_the_same_millisecond() {
     let file = r#"
 name = "restart-split"
 about = "Alice restarts at 6s, when the lead messages bob."
@@ -819,7 +864,7 @@ text = "hi"
     }
 }
 
-/// KNOWN DISAGREEMENT (a final crash). Bob leaves the lead's shutdown
+/// FORMER DISAGREEMENT, now a regression test (a final crash). Bob leaves the lead's shutdown
 /// request unanswered and crashes for good at 1.5s (no `restart`). At 1m1s
 /// the request expires and the kill default applies: the runtime notes
 /// "the kill default finds bob already crashed: nothing to kill" and bob
@@ -831,8 +876,7 @@ text = "hi"
 /// a final crash; the same difference would show where the runtime's
 /// wait-for graph forgets a teammate that crashed for good.
 #[test]
-#[ignore = "known disagreement: the explorer's crash is never final, so the kill default kills a teammate the runtime leaves crashed"]
-fn known_disagreement_kill_default_meets_a_final_crash() {
+fn formerly_apart_kill_default_meets_a_final_crash() {
     let file = r#"
 name = "final-crash"
 about = "Bob ignores the shutdown request, then crashes for good; the request expires."

@@ -31,7 +31,9 @@ fn with_every_defence_on_no_schedule_breaks_the_shutdown_handshake() {
 
 #[test]
 fn without_the_pending_check_a_duplicated_answer_is_applied_twice_and_found() {
-    let s = scenario("[policy.defences]\npending_check = false\n");
+    // With no deadline, an answer can never arrive late: the only way past
+    // the missing pending check is a second copy of the answer.
+    let s = scenario("[policy]\ntimeouts = false\n[policy.defences]\npending_check = false\n");
     let x = explore(&s, Budgets { duplicate: 1, ..Budgets::default() }, Bounds::default());
     let c = x.counterexample.expect("a violation");
     assert!(

@@ -145,6 +145,8 @@ pub enum Taken {
     Crash {
         at: Millis,
         agent: AgentId,
+        /// Whether a restart may follow (else the crash is final).
+        restart: bool,
     },
     Restart {
         at: Millis,
@@ -185,7 +187,8 @@ impl Taken {
             Taken::Fire { agent, .. } => format!("timer of {}", name(agent)),
             Taken::Drop { seq, .. } => format!("drop #{seq}"),
             Taken::Duplicate { seq, .. } => format!("duplicate #{seq}"),
-            Taken::Crash { agent, .. } => format!("crash {}", name(agent)),
+            Taken::Crash { agent, restart: true, .. } => format!("crash {}", name(agent)),
+            Taken::Crash { agent, restart: false, .. } => format!("crash {} for good", name(agent)),
             Taken::Restart { agent, .. } => format!("restart {}", name(agent)),
             Taken::Inject { from, to, message, .. } => {
                 format!("adversary sends {} to {}, claiming to be {}", message.type_name(), name(to), name(from))
@@ -413,7 +416,7 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
     let mut taken_here: Vec<(u64, AgentId)> = Vec::new();
     for (k, action) in actions.iter().enumerate() {
         let delivery = match action {
-            Action::Deliver(i) if bounds.partial_order => Some(delivery_key(state, *i)),
+            Action::Deliver(i) if bounds.partial_order && model.commutes(state, *i) => Some(delivery_key(state, *i)),
             _ => None,
         };
         if let Some(d) = &delivery {
@@ -422,8 +425,9 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
                 continue;
             }
         }
-        // Only deliveries commute (with deliveries to other agents); a
-        // timer, a fault or an injection may touch anything.
+        // Only deliveries to teammates commute (with deliveries to other
+        // teammates); a timer, a fault, an injection or the lead's step may
+        // touch anything.
         let sleep: Sleep = match &delivery {
             Some((_, to)) => {
                 let mut s: Sleep =

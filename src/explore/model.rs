@@ -24,13 +24,24 @@ use std::collections::BTreeMap;
 pub enum Action {
     /// Deliver the message in flight at this index.
     Deliver(usize),
-    /// Fire the earliest timer.
-    Fire,
+    /// Fire this agent's next timer, which must be due at the earliest
+    /// instant any timer is. Each agent takes its own timers in the order
+    /// they were set (its mailbox is first in, first out); two agents' timers
+    /// due at the same millisecond may go either way, as the actors' do
+    /// (each actor handles its whole mailbox when it runs).
+    Fire(AgentId),
     Drop(usize),
     Duplicate(usize),
-    /// A running teammate crashes: its mailbox and its step in progress are lost.
-    Crash(AgentId),
-    /// A crashed teammate comes back.
+    /// A running teammate crashes: its mailbox and its step in progress are
+    /// lost. With `restart`, it may come back later (`Restart`); without, the
+    /// crash is final, as a file's crash with no `restart` is.
+    Crash {
+        agent: AgentId,
+        restart: bool,
+    },
+    /// A crashed teammate comes back: the restart is logged now, and the
+    /// teammate takes it up as its next input (another agent's step may come
+    /// first, as in the runtime, where the restart waits in its mailbox).
     Restart(AgentId),
     /// The adversary sends this message, claiming `from`.
     Inject {
@@ -60,6 +71,8 @@ pub(crate) enum DueInput {
     Start,
     Wake(Timer),
     Script(usize),
+    /// Take up a restart as this incarnation.
+    Restart(u32),
 }
 
 /// What broke, as the explorer first sees it.
@@ -91,8 +104,11 @@ pub struct State {
     events: usize,
     /// Request ids the adversary has seen on the wire, in the order seen.
     seen: Vec<RequestId>,
-    /// Each agent's incarnation: a restart increments it.
+    /// Each agent's incarnation: a crash increments it.
     incarnations: Vec<u32>,
+    /// Crashed teammates whose crash a restart may follow: the kill default
+    /// kills them (the restart must not undo it); a final crash stays as it is.
+    may_restart: Vec<bool>,
     /// Who waits on whom, to name deadlocks as the runtime does.
     waits: crate::protocol::WaitFor,
 }
@@ -121,6 +137,18 @@ impl State {
     /// When the earliest timer is due, and whose it is.
     pub fn next_timer(&self) -> Option<(Millis, AgentId)> {
         self.timers.first().map(|d| (d.at, d.agent))
+    }
+
+    /// The agents with a timer due at the earliest instant, each once, in
+    /// the order of their first such timer: whose timer `Fire` may take.
+    pub fn due_now(&self) -> impl Iterator<Item = AgentId> + '_ {
+        let first = self.timers.first().map(|d| d.at);
+        self.timers
+            .iter()
+            .take_while(move |d| Some(d.at) == first)
+            .enumerate()
+            .filter(|(i, d)| !self.timers[..*i].iter().any(|e| e.agent == d.agent))
+            .map(|(_, d)| d.agent)
     }
 
     /// The message in flight with router number `seq`.
@@ -181,6 +209,7 @@ impl Model {
             events: 0,
             seen: Vec::new(),
             incarnations: vec![0; n],
+            may_restart: vec![false; n],
             waits: Default::default(),
         };
         // Teammates start first, then the lead, as the runtime starts them.
@@ -220,9 +249,7 @@ impl Model {
     pub fn actions(&self, s: &State, out: &mut Vec<Action>) {
         out.clear();
         out.extend((0..s.flight.len()).map(Action::Deliver));
-        if !s.timers.is_empty() {
-            out.push(Action::Fire);
-        }
+        out.extend(s.due_now().map(Action::Fire));
         if s.budgets.drop > 0 {
             out.extend((0..s.flight.len()).map(Action::Drop));
         }
@@ -232,8 +259,11 @@ impl Model {
         let team = s.roster.statuses.len() as u32;
         for a in (1..team).map(AgentId) {
             match s.roster.statuses[a.index()] {
-                RosterStatus::Crashed => out.push(Action::Restart(a)),
-                st if st.is_active() && s.budgets.crash > 0 => out.push(Action::Crash(a)),
+                RosterStatus::Crashed if s.may_restart[a.index()] => out.push(Action::Restart(a)),
+                st if st.is_active() && s.budgets.crash > 0 => {
+                    out.push(Action::Crash { agent: a, restart: true });
+                    out.push(Action::Crash { agent: a, restart: false });
+                }
                 _ => {}
             }
         }
@@ -267,16 +297,28 @@ impl Model {
         }
     }
 
+    /// Whether delivering message `i` commutes with delivering any other
+    /// message to another agent for which this also holds: true of messages
+    /// to teammates when teammates talk only to the lead. Not of messages to
+    /// the lead: its step may kill a teammate (a deadline due by now expires
+    /// first) and its answers depend on whether their recipient still runs.
+    /// Nor between peers, who send to each other.
+    pub fn commutes(&self, s: &State, i: usize) -> bool {
+        self.policy.strict_hierarchy && !s.flight[i].to.is_lead()
+    }
+
     /// Whether `a` can be taken from `s` (the conformance replay asks before
     /// it takes an action the search would not have offered, like `Wait`).
     pub fn enabled(&self, s: &State, a: &Action) -> bool {
         match a {
             Action::Deliver(i) => *i < s.flight.len(),
-            Action::Fire => !s.timers.is_empty(),
+            Action::Fire(a) => s.due_now().any(|x| x == *a),
             Action::Drop(i) => *i < s.flight.len() && s.budgets.drop > 0,
             Action::Duplicate(i) => *i < s.flight.len() && s.budgets.duplicate > 0,
-            Action::Crash(x) => !x.is_lead() && s.roster.is_active(*x) && s.budgets.crash > 0,
-            Action::Restart(x) => s.roster.statuses.get(x.index()) == Some(&RosterStatus::Crashed),
+            Action::Crash { agent, .. } => !agent.is_lead() && s.roster.is_active(*agent) && s.budgets.crash > 0,
+            Action::Restart(x) => {
+                s.roster.statuses.get(x.index()) == Some(&RosterStatus::Crashed) && s.may_restart[x.index()]
+            }
             Action::Inject { from, to, .. } => {
                 s.budgets.forge > 0 && from != to && s.roster.exists(*from) && s.roster.exists(*to)
             }
@@ -352,7 +394,7 @@ impl Model {
         }
         for &i in &inverse {
             s.agents[i].canon(c);
-            c.word(s.roster.statuses[i] as u64 | (s.incarnations[i] as u64) << 8);
+            c.word(s.roster.statuses[i] as u64 | (s.incarnations[i] as u64) << 8 | (s.may_restart[i] as u64) << 40);
         }
         c.word(s.timers.len() as u64);
         for d in &s.timers {
@@ -362,6 +404,7 @@ impl Model {
                 DueInput::Start => c.word(1),
                 DueInput::Wake(t) => c.word(2 + *t as u64),
                 DueInput::Script(k) => script(&self.scripts[*k], c),
+                DueInput::Restart(n) => c.word(20 + *n as u64),
             }
         }
         // The messages in flight as a multiset: sorted by what they say,
@@ -409,13 +452,13 @@ impl Model {
         let at = s.now;
         match a {
             Action::Deliver(i) => Taken::Deliver { at, seq: s.flight[*i].seq, to: s.flight[*i].to },
-            Action::Fire => {
-                let d = &s.timers[0];
-                Taken::Fire { at: at.max(d.at), agent: d.agent }
+            Action::Fire(agent) => {
+                let at = s.timers.iter().find(|d| d.agent == *agent).map_or(at, |d| at.max(d.at));
+                Taken::Fire { at, agent: *agent }
             }
             Action::Drop(i) => Taken::Drop { at, seq: s.flight[*i].seq },
             Action::Duplicate(i) => Taken::Duplicate { at, seq: s.flight[*i].seq },
-            Action::Crash(agent) => Taken::Crash { at, agent: *agent },
+            Action::Crash { agent, restart } => Taken::Crash { at, agent: *agent, restart: *restart },
             Action::Restart(agent) => Taken::Restart { at, agent: *agent },
             Action::Inject { from, to, message } => {
                 Taken::Inject { at, seq: s.next_seq + 1, from: *from, to: *to, message: message.clone() }
@@ -471,7 +514,8 @@ fn script(s: &Script, c: &mut Canon) {
 fn signature(s: &State, a: AgentId, local: &[u32]) -> u64 {
     let mut c = Canon::new(local);
     s.agents[a.index()].canon(&mut c);
-    c.word(s.roster.statuses[a.index()] as u64 | (s.incarnations[a.index()] as u64) << 8);
+    let i = a.index();
+    c.word(s.roster.statuses[i] as u64 | (s.incarnations[i] as u64) << 8 | (s.may_restart[i] as u64) << 40);
     for d in s.timers.iter().filter(|d| d.agent == a) {
         c.millis(d.at);
         c.word(matches!(d.input, DueInput::Start) as u64);
@@ -544,13 +588,15 @@ impl Step<'_> {
                 d.at = self.s.now;
                 self.deliver(d);
             }
-            Action::Fire => {
-                let due = self.s.timers.remove(0);
+            Action::Fire(agent) => {
+                let Some(k) = self.s.timers.iter().position(|d| d.agent == agent) else { return };
+                let due = self.s.timers.remove(k);
                 self.s.now = self.s.now.max(due.at);
                 let input = match due.input {
                     DueInput::Start => Input::Start,
                     DueInput::Wake(t) => Input::Wake(t),
                     DueInput::Script(k) => Input::Script(self.m.scripts[k].clone()),
+                    DueInput::Restart(incarnation) => Input::Restart { incarnation },
                 };
                 let scripted = matches!(due.input, DueInput::Script(_) | DueInput::Start);
                 if scripted && !self.s.roster.is_active(due.agent) {
@@ -565,11 +611,13 @@ impl Step<'_> {
                 let message_type = d.envelope.message.type_name();
                 self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
             }
-            Action::Crash(a) => {
+            Action::Crash { agent: a, restart } => {
                 self.s.budgets.crash -= 1;
-                // The explorer may restart it later: the oracle must not call
-                // the crash final, so it is told a restart is possible.
-                self.record(Event::Crash { agent: a, restart_at: Some(self.s.now) });
+                // A restart may follow at any time: the oracle is told one is
+                // possible (the time is the crash's own, the earliest it could be).
+                let restart_at = restart.then_some(self.s.now);
+                self.s.may_restart[a.index()] = restart;
+                self.record(Event::Crash { agent: a, restart_at });
                 self.s.roster.statuses[a.index()] = RosterStatus::Crashed;
                 self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
                 // Its timers and its step in progress die with the process.
@@ -577,11 +625,13 @@ impl Step<'_> {
                 self.s.incarnations[a.index()] += 1;
             }
             Action::Restart(a) => {
+                self.s.may_restart[a.index()] = false;
                 self.record(Event::Restart { agent: a });
                 self.s.roster.statuses[a.index()] = RosterStatus::Working;
                 self.record(Event::Status { agent: a, status: RosterStatus::Working });
                 let incarnation = self.s.incarnations[a.index()];
-                self.step(a, Input::Restart { incarnation });
+                let now = self.s.now;
+                self.s.schedule(now, a, DueInput::Restart(incarnation));
             }
             Action::Inject { from, to, ref message } => {
                 self.s.budgets.forge -= 1;
@@ -723,8 +773,10 @@ impl Step<'_> {
                 self.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
             }
             Command::Kill(target) => {
-                let crashed = self.s.roster.statuses[target.index()] == RosterStatus::Crashed;
-                if self.s.roster.is_active(target) || crashed {
+                // A crashed teammate whose restart may come is killed too (the
+                // restart must not bring it back); a final crash stays as it is.
+                let restart_due = std::mem::take(&mut self.s.may_restart[target.index()]);
+                if self.s.roster.is_active(target) || restart_due {
                     self.s.roster.statuses[target.index()] = RosterStatus::Killed;
                     self.record(Event::Status { agent: target, status: RosterStatus::Killed });
                     // Its timers die with it.

@@ -134,6 +134,7 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
         }
         Some(Value::Table(f))
     };
+    let after_all = r.last().copied().unwrap_or(Millis::ZERO).after(Millis(1));
     let mut restarts: BTreeMap<usize, Millis> = BTreeMap::new();
     for (i, t) in c.taken.iter().enumerate() {
         if let Taken::Restart { agent, .. } = t {
@@ -165,12 +166,15 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
             }
             Taken::Drop { seq, .. } => faults.extend(link("drop", *seq, vec![])),
             Taken::Duplicate { seq, .. } => faults.extend(link("duplicate", *seq, vec![])),
-            Taken::Crash { agent, .. } => {
+            Taken::Crash { agent, restart, .. } => {
                 let mut f = Table::new();
                 f.insert("kind".into(), Value::String("crash".into()));
                 f.insert("agent".into(), Value::String(names[agent.index()].clone()));
                 f.insert("at".into(), ms(r[i]));
-                if let Some(back) = restarts.get(&agent.index()) {
+                // A crash a restart may follow, whose restart the schedule
+                // never reached, restarts after its last action.
+                let back = restarts.get(&agent.index()).copied().or(restart.then_some(after_all));
+                if let Some(back) = back {
                     f.insert("restart".into(), ms(Millis(back.0.saturating_sub(r[i].0).max(1))));
                 }
                 faults.push(Value::Table(f));
@@ -189,7 +193,6 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
             _ => None,
         })
         .collect();
-    let after_all = r.last().copied().unwrap_or(Millis::ZERO).after(Millis(1));
     for seq in sends.keys().copied().filter(|s| !settled.contains(s)).collect::<Vec<_>>() {
         if let Some(sent) = sent_at(seq) {
             faults.extend(link("delay", seq, vec![("delay", ms(Millis(after_all.0.saturating_sub(sent.0).max(1))))]));
