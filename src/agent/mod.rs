@@ -374,7 +374,8 @@ impl Answered {
     /// only decides which is forgotten past `CAPACITY`.
     pub fn canon(&self, c: &mut Canon) {
         let Some(m) = &self.memory else { return c.word(0) };
-        let mut given: Vec<(u32, Answer)> = m.given.iter().map(|(id, a)| (c.number(*id), *a)).collect();
+        let mut given: smallvec::SmallVec<[(u32, Answer); 16]> =
+            m.given.iter().map(|(id, a)| (c.number(*id), *a)).collect();
         given.sort_unstable_by_key(|g| g.0);
         for (n, a) in given {
             c.word(n as u64 | (a as u64) << 32);

@@ -29,15 +29,49 @@ pub struct ExploreArgs {
     /// Stop after this many distinct states
     #[arg(long, default_value_t = Bounds::default().max_states, value_name = "N")]
     pub max_states: usize,
-    /// Explore every order of deliveries to different agents too (to measure what the reduction saves)
+    /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+    /// Explore every order of deliveries to different teammates too (to measure what the reduction saves)
     #[arg(long)]
     pub no_partial_order: bool,
+    /// Tell identical teammates apart (by default, states that differ only in which one is which are one state)
+    #[arg(long)]
+    pub no_symmetry: bool,
+    /// Also explore with each reduction off, and report what each saves (takes longer: up to three searches)
+    #[arg(long)]
+    pub compare: bool,
+    /// Threads that expand states; the result is the same for any number [default: every core]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
     /// Write the shortest counterexample to FILE as a scenario that `handshake run` replays (checked by running it)
     #[arg(long, value_name = "FILE")]
     pub write: Option<PathBuf>,
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// `2GB`, `512MB`, `1.5GiB`, `800000000`: a size in bytes.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number.trim().parse().map_err(|_| format!("`{text}` is not a size like 2GB or 512MB"))?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("`{unit}` is not a unit: use B, KB, MB, GB, KiB, MiB or GiB")),
+    };
+    if n.is_nan() || n <= 0.0 || !n.is_finite() {
+        return Err(format!("`{text}`: a memory bound must be more than zero"));
+    }
+    Ok((n * scale) as u64)
 }
 
 pub fn main(a: ExploreArgs) -> i32 {
@@ -65,11 +99,21 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
     let started = std::time::Instant::now();
     let budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
+    let jobs = match a.jobs {
+        Some(0) => {
+            eprintln!("error: --jobs must be at least 1; nothing was explored");
+            return EXIT_BAD_INPUT;
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let bounds = Bounds {
         max_depth: a.max_depth,
         max_states: a.max_states,
+        max_memory: a.max_memory,
         partial_order: !a.no_partial_order,
-        ..Bounds::default()
+        symmetry: !a.no_symmetry,
+        jobs,
     };
     // Progress only where someone watches: a terminal, and text output.
     let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -85,6 +129,15 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
     let secs = started.elapsed().as_secs_f64();
     let rate = x.states as f64 / secs.max(1e-9);
+    // What each reduction saves, measured by searching again without it.
+    let factor = |off: Bounds| {
+        let y = explore_with(&scenario, budgets, off, &mut |_| {});
+        let complete = y.stopped_by.is_none() && x.stopped_by.is_none();
+        (y.unique as f64 / x.unique.max(1) as f64, y.states as f64 / x.states.max(1) as f64, complete)
+    };
+    let symmetry =
+        (a.compare && bounds.symmetry && !x.symmetric.is_empty()).then(|| factor(Bounds { symmetry: false, ..bounds }));
+    let partial = (a.compare && bounds.partial_order).then(|| factor(Bounds { partial_order: false, ..bounds }));
     if a.format == Format::Json {
         let doc = serde_json::json!({
             "scenario": scenario.name,
@@ -94,6 +147,9 @@ pub fn main(a: ExploreArgs) -> i32 {
             "seconds": secs,
             "stopped_by": x.stopped_by,
             "partial_order_slept": x.slept,
+            "symmetric_groups": x.symmetric,
+            "symmetry_factor_unique": symmetry.map(|f| f.0),
+            "partial_order_factor_states": partial.map(|f| f.1),
             "violation": x.counterexample.as_ref().map(|c| serde_json::json!({
                 "broke": c.broke.to_string(),
                 "detail": c.detail,
@@ -103,15 +159,30 @@ pub fn main(a: ExploreArgs) -> i32 {
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
+        let sym = match (&symmetry, x.symmetric.is_empty(), bounds.symmetry) {
+            (Some((u, _, complete)), _, _) => format!("symmetry ×{u:.2}{}", if *complete { "" } else { " (bounded)" }),
+            (None, _, false) => "symmetry off".to_string(),
+            (None, true, true) => "symmetry: no identical teammates".to_string(),
+            (None, false, true) => format!(
+                "symmetry on ({} interchangeable teammates)",
+                x.symmetric.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(" + ")
+            ),
+        };
+        let por = match (&partial, bounds.partial_order) {
+            (Some((_, t, complete)), _) => {
+                format!("partial order ×{t:.2}{}", if *complete { "" } else { " (bounded)" })
+            }
+            (None, true) => format!("partial order: {} transitions slept", x.slept),
+            (None, false) => "partial order off".to_string(),
+        };
         println!(
-            "explored {} states ({} unique), depth {}, {:.2} s ({:.0} states/s)",
+            "explored {} states ({} unique), depth {}, {:.2} s ({:.0} states/s); {sym}; {por}",
             x.states, x.unique, x.depth, secs, rate
         );
-        if !a.no_partial_order {
+        if a.compare {
             println!(
-                "partial order: {} transitions slept (deliveries to different agents commute; \
-                 --no-partial-order explores them all)",
-                x.slept
+                "(symmetry ×: distinct states without it over with it; partial order ×: states generated \
+                 without it over with it; --compare searched again with each off)"
             );
         }
         if let Some(bound) = x.stopped_by {

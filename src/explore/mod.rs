@@ -237,9 +237,13 @@ pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Explora
 
 /// A state waiting to be expanded.
 struct Entry {
-    state: State,
+    /// Boxed: entries and children move through vectors by the million.
+    state: Box<State>,
     fp: u64,
     sleep: Sleep,
+    /// Expanded before with more asleep: only these deliveries, which have
+    /// woken since, are still to be taken from it.
+    only: Option<Sleep>,
 }
 
 /// What expanding one state gave.
@@ -259,7 +263,7 @@ struct Child {
     action: u32,
     /// `None` when the state was already known with no more awake, so the
     /// merge only counts the transition.
-    state: Option<State>,
+    state: Option<Box<State>>,
     fp: u64,
     sleep: Sleep,
     found: Option<Finding>,
@@ -298,7 +302,7 @@ pub fn explore_with(
         counterexample: None,
     };
     let jobs = bounds.jobs.max(1);
-    let mut level: Vec<Entry> = vec![Entry { state: start, fp: root, sleep: Vec::new() }];
+    let mut level: Vec<Entry> = vec![Entry { state: Box::new(start), fp: root, sleep: Vec::new(), only: None }];
     let mut depth = 0;
     while !level.is_empty() {
         out.depth = out.depth.max(depth);
@@ -335,12 +339,14 @@ pub fn explore_with(
                         return out;
                     }
                     let Some(state) = child.state else { continue };
-                    let queue_sleep = match seen.get_mut(&child.fp) {
+                    let (queue_sleep, only) = match seen.get_mut(&child.fp) {
                         Some(old) if is_subset(&old.sleep, &child.sleep) => continue,
                         Some(old) => {
                             // Reached again with more awake: explore what woke.
+                            let woke: Sleep =
+                                old.sleep.iter().filter(|d| child.sleep.binary_search(d).is_err()).copied().collect();
                             old.sleep.retain(|d| child.sleep.binary_search(d).is_ok());
-                            old.sleep.clone()
+                            (old.sleep.clone(), Some(woke))
                         }
                         None => {
                             let node = Node { parent: entry.fp, action: child.action, sleep: child.sleep.clone() };
@@ -356,14 +362,14 @@ pub fn explore_with(
                                     }
                                 }
                             }
-                            child.sleep
+                            (child.sleep, None)
                         }
                     };
                     if out.unique as usize >= bounds.max_states {
                         out.stopped_by = Some("max-states");
                         return out;
                     }
-                    next.push(Entry { state, fp: child.fp, sleep: queue_sleep });
+                    next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only });
                 }
             }
         }
@@ -419,6 +425,12 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
             Action::Deliver(i) if bounds.partial_order && model.commutes(state, *i) => Some(delivery_key(state, *i)),
             _ => None,
         };
+        // Taken again only for what woke: the rest was taken the first time.
+        if let Some(only) = &entry.only {
+            if delivery.as_ref().is_none_or(|d| only.binary_search(d).is_err()) {
+                continue;
+            }
+        }
         if let Some(d) = &delivery {
             if entry.sleep.binary_search(d).is_ok() {
                 slept += 1;
@@ -441,7 +453,7 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
         if let Some(d) = delivery {
             taken_here.push(d);
         }
-        let mut next = state.clone();
+        let mut next = Box::new((**state).clone());
         let found = model.apply(&mut next, action, None);
         let fp = if found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.

@@ -17,7 +17,9 @@ use crate::team::{FileState, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One move from a state to the next.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,32 +85,45 @@ pub enum Finding {
     Deadlock(String),
 }
 
+/// What a state knows of one agent besides its own state.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    /// How far into its RNG the agent has drawn (a ChaCha word position):
+    /// 16 bytes instead of a 300-byte generator, remade when used.
+    rng: u128,
+    /// A crash increments it.
+    incarnation: u32,
+    /// Crashed, and a restart may follow: the kill default kills it (the
+    /// restart must not undo that); a final crash stays as it is.
+    may_restart: bool,
+}
+
 /// One state of the search.
 #[derive(Clone, Debug)]
 pub struct State {
     pub(crate) now: Millis,
-    pub(crate) agents: Vec<Agent>,
+    /// Shared until stepped: a transition changes one or two agents, so a
+    /// state's copy shares the rest with its parent instead of copying them.
+    pub(crate) agents: Vec<Arc<Agent>>,
     pub(crate) roster: Roster,
-    /// How far into its RNG each agent has drawn (a ChaCha word position):
-    /// 16 bytes a state instead of a 300-byte generator, remade when used.
-    rngs: Vec<u128>,
+    /// Per agent: its RNG, incarnation, whether a restart may come. One
+    /// vector, so copying a state allocates once for them all.
+    slots: Vec<Slot>,
     pub(crate) flight: Vec<Delivery>,
     pub(crate) timers: Vec<Due>,
     pub(crate) budgets: Budgets,
     watch: Watch,
-    pub(crate) files: Vec<(String, FileState)>,
+    /// Shared until written (most steps write nothing).
+    pub(crate) files: Arc<Vec<(String, FileState)>>,
     /// The last message number given: history, never hashed.
     pub(crate) next_seq: u64,
     next_order: u64,
     /// Events so far: the index the watcher gives the next one.
     events: usize,
     /// Request ids the adversary has seen on the wire, in the order seen.
-    seen: Vec<RequestId>,
-    /// Each agent's incarnation: a crash increments it.
-    incarnations: Vec<u32>,
-    /// Crashed teammates whose crash a restart may follow: the kill default
-    /// kills them (the restart must not undo it); a final crash stays as it is.
-    may_restart: Vec<bool>,
+    /// Shared until a new id goes out.
+    seen: Arc<Vec<RequestId>>,
+
     /// Who waits on whom, to name deadlocks as the runtime does.
     waits: crate::protocol::WaitFor,
 }
@@ -126,7 +141,7 @@ impl State {
         &self.roster.statuses
     }
 
-    pub fn agents(&self) -> &[Agent] {
+    pub fn agents(&self) -> &[Arc<Agent>] {
         &self.agents
     }
 
@@ -189,27 +204,26 @@ impl Model {
         // After the team: the adversary, who can inject but is not a member.
         names.push("adversary".to_string());
         let defences = policy.defences;
-        let mut agents =
-            vec![Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone())))];
-        agents.extend(spec.teammates.iter().map(|(_, t)| Agent::Teammate(Teammate::new(t.clone(), defences))));
+        let lead = Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone());
+        let mut agents = vec![Arc::new(Agent::Lead(Box::new(lead)))];
+        agents
+            .extend(spec.teammates.iter().map(|(_, t)| Arc::new(Agent::Teammate(Teammate::new(t.clone(), defences)))));
         let n = agents.len();
         let require_plan = scenario.require_plan();
         let mut start = State {
             now: Millis::ZERO,
             agents,
             roster: Roster { statuses: vec![RosterStatus::Working; n] },
-            rngs: vec![0; n],
+            slots: vec![Slot::default(); n],
             flight: Vec::new(),
             timers: Vec::new(),
             budgets,
             watch: Watch::new(&require_plan),
-            files: Vec::new(),
+            files: Arc::default(),
             next_seq: 0,
             next_order: 0,
             events: 0,
-            seen: Vec::new(),
-            incarnations: vec![0; n],
-            may_restart: vec![false; n],
+            seen: Arc::default(),
             waits: Default::default(),
         };
         // Teammates start first, then the lead, as the runtime starts them.
@@ -259,7 +273,7 @@ impl Model {
         let team = s.roster.statuses.len() as u32;
         for a in (1..team).map(AgentId) {
             match s.roster.statuses[a.index()] {
-                RosterStatus::Crashed if s.may_restart[a.index()] => out.push(Action::Restart(a)),
+                RosterStatus::Crashed if s.slots[a.index()].may_restart => out.push(Action::Restart(a)),
                 st if st.is_active() && s.budgets.crash > 0 => {
                     out.push(Action::Crash { agent: a, restart: true });
                     out.push(Action::Crash { agent: a, restart: false });
@@ -278,7 +292,7 @@ impl Model {
     fn injections(&self, s: &State, out: &mut Vec<Action>) {
         let team = s.roster.statuses.len() as u32;
         let forged: crate::protocol::Text = "forged".into();
-        for &id in &s.seen {
+        for &id in s.seen.iter() {
             let messages = [
                 Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis::NEVER },
                 Message::ShutdownResponse { request_id: id, approve: true, reason: None },
@@ -317,7 +331,7 @@ impl Model {
             Action::Duplicate(i) => *i < s.flight.len() && s.budgets.duplicate > 0,
             Action::Crash { agent, .. } => !agent.is_lead() && s.roster.is_active(*agent) && s.budgets.crash > 0,
             Action::Restart(x) => {
-                s.roster.statuses.get(x.index()) == Some(&RosterStatus::Crashed) && s.may_restart[x.index()]
+                s.roster.statuses.get(x.index()) == Some(&RosterStatus::Crashed) && s.slots[x.index()].may_restart
             }
             Action::Inject { from, to, .. } => {
                 s.budgets.forge > 0 && from != to && s.roster.exists(*from) && s.roster.exists(*to)
@@ -355,20 +369,20 @@ impl Model {
     /// The permutation that puts each group's teammates in the order of
     /// their signatures (what each one's own corner of the state looks
     /// like). Ties keep team order: that can only merge fewer states.
-    fn permutation(&self, s: &State) -> Vec<u32> {
+    fn permutation(&self, s: &State) -> SmallVec<[u32; 16]> {
         if self.groups.is_empty() {
-            return Vec::new();
+            return SmallVec::new();
         }
         let n = s.agents.len();
-        let mut perm: Vec<u32> = (0..n as u32).collect();
-        let mut local = vec![2u32; n];
+        let mut perm: SmallVec<[u32; 16]> = (0..n as u32).collect();
+        let mut local: SmallVec<[u32; 16]> = smallvec::smallvec![2u32; n];
         local[0] = 0;
         for g in &self.groups {
-            let mut keyed: Vec<(u64, AgentId)> = g
+            let mut keyed: SmallVec<[(u64, AgentId); 16]> = g
                 .iter()
                 .map(|&a| {
                     local[a.index()] = 1;
-                    let key = signature(s, a, &local);
+                    let key = signature(s, &self.scripts, a, &local);
                     local[a.index()] = 2;
                     (key, a)
                 })
@@ -386,7 +400,7 @@ impl Model {
         c.word(s.budgets.drop as u64 | (s.budgets.duplicate as u64) << 16);
         c.word(s.budgets.crash as u64 | (s.budgets.forge as u64) << 16);
         // Agents in their new order: `inverse[new] = old`.
-        let mut inverse: Vec<usize> = (0..s.agents.len()).collect();
+        let mut inverse: SmallVec<[usize; 16]> = (0..s.agents.len()).collect();
         if !perm.is_empty() {
             for (old, &new) in perm.iter().enumerate() {
                 inverse[new as usize] = old;
@@ -394,7 +408,11 @@ impl Model {
         }
         for &i in &inverse {
             s.agents[i].canon(c);
-            c.word(s.roster.statuses[i] as u64 | (s.incarnations[i] as u64) << 8 | (s.may_restart[i] as u64) << 40);
+            c.word(
+                s.roster.statuses[i] as u64
+                    | (s.slots[i].incarnation as u64) << 8
+                    | (s.slots[i].may_restart as u64) << 40,
+            );
         }
         c.word(s.timers.len() as u64);
         for d in &s.timers {
@@ -409,7 +427,7 @@ impl Model {
         }
         // The messages in flight as a multiset: sorted by what they say,
         // with the ids the walk has already named by their numbers.
-        let mut keyed: Vec<(u64, usize)> = s
+        let mut keyed: SmallVec<[(u64, usize); 32]> = s
             .flight
             .iter()
             .enumerate()
@@ -427,7 +445,7 @@ impl Model {
         for (_, i) in keyed {
             s.flight[i].canon(c);
         }
-        let mut files: Vec<(&str, u32, u32, u32)> =
+        let mut files: SmallVec<[(&str, u32, u32, u32); 8]> =
             s.files.iter().map(|(p, f)| (p.as_str(), c.agent_index(f.writer), f.done, f.total)).collect();
         files.sort_unstable();
         for (p, w, done, total) in files {
@@ -436,7 +454,7 @@ impl Model {
             c.word(total as u64);
         }
         // What the adversary knows, not the order it learnt it in.
-        let mut seen: Vec<u32> = s.seen.iter().map(|id| c.number(*id)).collect();
+        let mut seen: SmallVec<[u32; 16]> = s.seen.iter().map(|id| c.number(*id)).collect();
         seen.sort_unstable();
         for n in seen {
             c.word(n as u64);
@@ -483,6 +501,35 @@ fn groups(scenario: &Scenario) -> Vec<Vec<AgentId>> {
     by_spec.into_iter().map(|(_, g)| g).filter(|g| g.len() > 1).collect()
 }
 
+/// The teammate a scripted step is about.
+fn script_target(s: &Script) -> Option<AgentId> {
+    match s {
+        Script::Shutdown { to, .. } | Script::SubmitPlan { to, .. } => Some(*to),
+        Script::Say { to: Address::Agent(to), .. } => Some(*to),
+        Script::Say { .. } => None,
+    }
+}
+
+/// A scripted step without whom it is for.
+fn script_kind(s: &Script, c: &mut Canon) {
+    match s {
+        Script::Shutdown { reason, label, .. } => {
+            c.word(10);
+            c.opt_text(reason.as_deref());
+            c.opt_text(label.as_deref());
+        }
+        Script::SubmitPlan { plan, label, .. } => {
+            c.word(11);
+            c.text(plan);
+            c.opt_text(label.as_deref());
+        }
+        Script::Say { text, .. } => {
+            c.word(12);
+            c.text(text);
+        }
+    }
+}
+
 fn script(s: &Script, c: &mut Canon) {
     match s {
         Script::Shutdown { to, reason, label } => {
@@ -508,20 +555,45 @@ fn script(s: &Script, c: &mut Canon) {
     }
 }
 
+/// A message in flight as a teammate's signature sees it: from, to, type, answer.
+type Mail = (u32, u32, &'static str, Option<bool>);
+
 /// What teammate `a`'s own corner of the state looks like, with itself
 /// named 1, the lead 0 and every other teammate 2 (`local`): equal for two
 /// teammates in the same situation, whoever they are.
-fn signature(s: &State, a: AgentId, local: &[u32]) -> u64 {
+fn signature(s: &State, scripts: &[Script], a: AgentId, local: &[u32]) -> u64 {
     let mut c = Canon::new(local);
     s.agents[a.index()].canon(&mut c);
     let i = a.index();
-    c.word(s.roster.statuses[i] as u64 | (s.incarnations[i] as u64) << 8 | (s.may_restart[i] as u64) << 40);
+    c.word(s.roster.statuses[i] as u64 | (s.slots[i].incarnation as u64) << 8 | (s.slots[i].may_restart as u64) << 40);
     for d in s.timers.iter().filter(|d| d.agent == a) {
         c.millis(d.at);
         c.word(matches!(d.input, DueInput::Start) as u64);
     }
+    // The lead's scripted steps for it, and the lead's requests about it.
+    for d in s.timers.iter().filter(|d| d.agent.is_lead()) {
+        if let DueInput::Script(k) = d.input {
+            if scripts.get(k).is_some_and(|x| script_target(x) == Some(a)) {
+                c.millis(d.at);
+                script_kind(&scripts[k], &mut c);
+            }
+        }
+    }
+    if let Some(table) = s.agents[0].table() {
+        let mut about: SmallVec<[(u8, u8, u64, u64); 16]> = table
+            .iter()
+            .filter(|r| r.teammate() == a)
+            .map(|r| (r.kind as u8, r.status as u8, r.sent_at.0, r.deadline.0))
+            .collect();
+        about.sort_unstable();
+        for (kind, status, sent, deadline) in about {
+            c.word(kind as u64 | (status as u64) << 8);
+            c.word(sent);
+            c.word(deadline);
+        }
+    }
     // Its messages in flight, as a multiset of what they are.
-    let mut mail: Vec<(u32, u32, &'static str, Option<bool>)> = s
+    let mut mail: SmallVec<[Mail; 16]> = s
         .flight
         .iter()
         .filter(|d| d.to == a || d.sender == a)
@@ -540,6 +612,10 @@ fn signature(s: &State, a: AgentId, local: &[u32]) -> u64 {
         c.text(t);
     }
     c.finish()
+}
+
+thread_local! {
+    static COMMANDS: std::cell::RefCell<Vec<Command>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One action being carried out.
@@ -616,20 +692,20 @@ impl Step<'_> {
                 // A restart may follow at any time: the oracle is told one is
                 // possible (the time is the crash's own, the earliest it could be).
                 let restart_at = restart.then_some(self.s.now);
-                self.s.may_restart[a.index()] = restart;
+                self.s.slots[a.index()].may_restart = restart;
                 self.record(Event::Crash { agent: a, restart_at });
                 self.s.roster.statuses[a.index()] = RosterStatus::Crashed;
                 self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
                 // Its timers and its step in progress die with the process.
                 self.s.timers.retain(|d| d.agent != a);
-                self.s.incarnations[a.index()] += 1;
+                self.s.slots[a.index()].incarnation += 1;
             }
             Action::Restart(a) => {
-                self.s.may_restart[a.index()] = false;
+                self.s.slots[a.index()].may_restart = false;
                 self.record(Event::Restart { agent: a });
                 self.s.roster.statuses[a.index()] = RosterStatus::Working;
                 self.record(Event::Status { agent: a, status: RosterStatus::Working });
-                let incarnation = self.s.incarnations[a.index()];
+                let incarnation = self.s.slots[a.index()].incarnation;
                 let now = self.s.now;
                 self.s.schedule(now, a, DueInput::Restart(incarnation));
             }
@@ -691,11 +767,12 @@ impl Step<'_> {
     /// Hands `input` to agent `me` and carries out what it decides, as the
     /// actor shell does.
     fn step(&mut self, me: AgentId, input: Input) {
-        let mut out = Vec::new();
+        // The commands' buffer is reused: a step is the explorer's innermost loop.
+        let mut out = COMMANDS.with(|c| std::mem::take(&mut *c.borrow_mut()));
         // Each agent its own generator, so an id depends only on its asker's
         // own history and states reached by different orders compare equal.
         let mut rng = ChaCha8Rng::seed_from_u64(me.0 as u64);
-        let pos = self.s.rngs[me.index()];
+        let pos = self.s.slots[me.index()].rng;
         if pos != 0 {
             rng.set_word_pos(pos);
         }
@@ -708,11 +785,12 @@ impl Step<'_> {
             out: &mut out,
             tracing: true,
         };
-        self.s.agents[me.index()].handle(input, &mut ctx);
-        self.s.rngs[me.index()] = rng.get_word_pos();
-        for cmd in out {
+        Arc::make_mut(&mut self.s.agents[me.index()]).handle(input, &mut ctx);
+        self.s.slots[me.index()].rng = rng.get_word_pos();
+        for cmd in out.drain(..) {
             self.perform(me, cmd);
         }
+        COMMANDS.with(|c| *c.borrow_mut() = out);
     }
 
     fn perform(&mut self, me: AgentId, cmd: Command) {
@@ -746,7 +824,7 @@ impl Step<'_> {
                     });
                     if let Some(id) = m.request_id() {
                         if !self.s.seen.contains(&id) {
-                            self.s.seen.push(id);
+                            Arc::make_mut(&mut self.s.seen).push(id);
                         }
                     }
                     let now = self.s.now;
@@ -763,11 +841,12 @@ impl Step<'_> {
             }
             Command::FileStep { path, done, total } => {
                 let f = FileState { done, total, writer: me };
-                match self.s.files.iter_mut().find(|(p, _)| **p == *path) {
+                let files = Arc::make_mut(&mut self.s.files);
+                match files.iter_mut().find(|(p, _)| **p == *path) {
                     Some((_, old)) => *old = f,
                     None => {
-                        self.s.files.push((path.to_string(), f));
-                        self.s.files.sort_by(|a, b| a.0.cmp(&b.0));
+                        files.push((path.to_string(), f));
+                        files.sort_by(|a, b| a.0.cmp(&b.0));
                     }
                 }
                 self.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
@@ -775,7 +854,7 @@ impl Step<'_> {
             Command::Kill(target) => {
                 // A crashed teammate whose restart may come is killed too (the
                 // restart must not bring it back); a final crash stays as it is.
-                let restart_due = std::mem::take(&mut self.s.may_restart[target.index()]);
+                let restart_due = std::mem::take(&mut self.s.slots[target.index()].may_restart);
                 if self.s.roster.is_active(target) || restart_due {
                     self.s.roster.statuses[target.index()] = RosterStatus::Killed;
                     self.record(Event::Status { agent: target, status: RosterStatus::Killed });

@@ -15,14 +15,16 @@
 use super::message::RequestId;
 use super::names::AgentId;
 use super::time::Millis;
+use smallvec::SmallVec;
 
 /// A fingerprint in progress.
 pub struct Canon<'a> {
     h: u64,
     /// New index of each agent (identity when empty).
     perm: &'a [u32],
-    /// The ids met so far, numbered by position.
-    ids: Vec<RequestId>,
+    /// The ids met so far, numbered by position. Inline: a fingerprint
+    /// walk meets a handful, and the explorer makes millions of walks.
+    ids: SmallVec<[RequestId; 16]>,
 }
 
 const K0: u64 = 0xa076_1d64_78bd_642f;
@@ -40,7 +42,7 @@ fn mix(a: u64, b: u64) -> u64 {
 impl<'a> Canon<'a> {
     /// A walk that renames agents by `perm` (`perm[old] = new`; empty for none).
     pub fn new(perm: &'a [u32]) -> Canon<'a> {
-        Canon { h: K0, perm, ids: Vec::new() }
+        Canon { h: K0, perm, ids: SmallVec::new() }
     }
 
     #[inline(always)]

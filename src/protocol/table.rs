@@ -528,7 +528,7 @@ impl RequestTable {
     /// grouped by the teammate it is about in the permutation's order, so a
     /// lead's table reads the same whichever identical teammate it asked first.
     pub fn canon(&self, c: &mut super::Canon) {
-        let mut order: Vec<(u32, usize)> =
+        let mut order: smallvec::SmallVec<[(u32, usize); 16]> =
             self.requests.iter().enumerate().map(|(i, r)| (c.agent_index(r.teammate()), i)).collect();
         order.sort_unstable();
         c.word(order.len() as u64);
@@ -549,7 +549,7 @@ impl RequestTable {
             }
         }
         // Counts number the next auto labels, per teammate.
-        let mut counts: Vec<(u32, [u32; 2])> =
+        let mut counts: smallvec::SmallVec<[(u32, [u32; 2]); 16]> =
             self.counts.iter().enumerate().map(|(i, k)| (c.agent_index(AgentId(i as u32)), *k)).collect();
         counts.sort_unstable();
         for (_, [a, b]) in counts {
