@@ -104,13 +104,15 @@ pub struct State {
     pub(crate) now: Millis,
     /// Shared until stepped: a transition changes one or two agents, so a
     /// state's copy shares the rest with its parent instead of copying them.
-    pub(crate) agents: Vec<Arc<Agent>>,
+    pub(crate) agents: SmallVec<[Arc<Agent>; 8]>,
     pub(crate) roster: Roster,
     /// Per agent: its RNG, incarnation, whether a restart may come. One
     /// vector, so copying a state allocates once for them all.
-    slots: Vec<Slot>,
-    pub(crate) flight: Vec<Delivery>,
-    pub(crate) timers: Vec<Due>,
+    slots: SmallVec<[Slot; 8]>,
+    /// Inline, like the agents and their slots: a state is copied for every
+    /// transition, and one allocation (its box) is cheaper than five.
+    pub(crate) flight: SmallVec<[Delivery; 8]>,
+    pub(crate) timers: SmallVec<[Due; 8]>,
     pub(crate) budgets: Budgets,
     watch: Watch,
     /// Shared until written (most steps write nothing).
@@ -205,7 +207,7 @@ impl Model {
         names.push("adversary".to_string());
         let defences = policy.defences;
         let lead = Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone());
-        let mut agents = vec![Arc::new(Agent::Lead(Box::new(lead)))];
+        let mut agents: SmallVec<[Arc<Agent>; 8]> = smallvec::smallvec![Arc::new(Agent::Lead(Box::new(lead)))];
         agents
             .extend(spec.teammates.iter().map(|(_, t)| Arc::new(Agent::Teammate(Teammate::new(t.clone(), defences)))));
         let n = agents.len();
@@ -214,9 +216,9 @@ impl Model {
             now: Millis::ZERO,
             agents,
             roster: Roster { statuses: vec![RosterStatus::Working; n] },
-            slots: vec![Slot::default(); n],
-            flight: Vec::new(),
-            timers: Vec::new(),
+            slots: smallvec::smallvec![Slot::default(); n],
+            flight: SmallVec::new(),
+            timers: SmallVec::new(),
             budgets,
             watch: Watch::new(&require_plan),
             files: Arc::default(),
