@@ -441,10 +441,22 @@ fn explore_reports_its_search_and_the_shortest_schedule_that_breaks_an_invariant
 }
 
 #[test]
-fn explore_says_that_a_files_own_faults_are_not_played() {
+fn explore_plays_a_files_crashes_and_forgeries_and_refuses_what_it_cannot_model() {
     handshake(&["explore", "scenarios/19-crash-and-restart.toml"])
         .expect_code(0)
-        .stdout_has("2 [[fault]] entries are not played");
+        .stdout_has("2 crash/forge played at their times");
+    // A stall freezes an agent's timers with its inbox: no explorer state is that.
+    handshake(&["explore", "scenarios/03-stalled-teammate-killed.toml"])
+        .expect_code(2)
+        .stderr_has("cannot model the stall of alice")
+        .stderr_has("--without-file-faults");
+    handshake(&["explore", "scenarios/03-stalled-teammate-killed.toml", "--without-file-faults"])
+        .expect_code(0)
+        .stdout_has("left out");
+    // A file that switches a defence off expects its violation: finding it passes, as `run` does.
+    handshake(&["explore", "scenarios/12-kind-check-off.toml"])
+        .expect_code(0)
+        .stdout_has("the file expects this violation");
     let quiet = handshake(&["explore", HAPPY]);
-    assert!(!quiet.stdout.contains("not played"), "{}", quiet.explain());
+    assert!(!quiet.stdout.contains("the file's faults"), "{}", quiet.explain());
 }

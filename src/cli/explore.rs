@@ -38,6 +38,9 @@ pub struct ExploreArgs {
     /// Tell identical teammates apart (by default, states that differ only in which one is which are one state)
     #[arg(long)]
     pub no_symmetry: bool,
+    /// Leave out the file's own [[fault]] entries (by default its crashes and forgeries are played at their times, drops and duplicates become budgets, and a fault the explorer cannot model is refused)
+    #[arg(long)]
+    pub without_file_faults: bool,
     /// Also explore with each reduction off, and report what each saves (takes longer: up to three searches)
     #[arg(long)]
     pub compare: bool,
@@ -89,16 +92,50 @@ pub fn main(a: ExploreArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    // The file's own faults: played, turned into budgets, covered, or refused.
+    let mut budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
-    if own > 0 && a.format == Format::Text {
-        println!(
-            "note: the file's {own} [[fault]] {} not played: the explorer injects its own, anywhere \
-             (--drop, --duplicate, --crash, --forge)",
-            if own == 1 { "entry is" } else { "entries are" }
-        );
+    if own > 0 && a.without_file_faults {
+        if a.format == Format::Text {
+            println!("note: the file's [[fault]] entries are left out (--without-file-faults)");
+        }
+    } else if own > 0 {
+        match crate::explore::plan_file_faults(&scenario) {
+            Err(why) => {
+                eprintln!("error: {}: {why}", a.path.display());
+                eprintln!(
+                    "nothing was explored: --without-file-faults explores the team and script alone, \
+                     with the faults you give (--drop, --duplicate, --crash, --forge)"
+                );
+                return EXIT_BAD_INPUT;
+            }
+            Ok(plan) => {
+                budgets.drop += plan.budgets.drop;
+                budgets.duplicate += plan.budgets.duplicate;
+                if a.format == Format::Text {
+                    let mut parts = Vec::new();
+                    if plan.played > 0 {
+                        parts.push(format!(
+                            "{} crash/forge played at {}",
+                            plan.played,
+                            if plan.played == 1 { "its time" } else { "their times" }
+                        ));
+                    }
+                    let (d, u) = (plan.budgets.drop, plan.budgets.duplicate);
+                    if d + u > 0 {
+                        parts.push(format!(
+                            "drops and duplicates become budgets spent anywhere (+{d} drop, +{u} duplicate)"
+                        ));
+                    }
+                    if plan.covered > 0 {
+                        parts.push(format!("{} delay/reorder covered (every arrival order is explored)", plan.covered));
+                    }
+                    println!("note: the file's faults: {}", parts.join("; "));
+                }
+            }
+        }
     }
     let started = std::time::Instant::now();
-    let budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let jobs = match a.jobs {
         Some(0) => {
             eprintln!("error: --jobs must be at least 1; nothing was explored");
@@ -114,6 +151,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         partial_order: !a.no_partial_order,
         symmetry: !a.no_symmetry,
         jobs,
+        file_faults: !a.without_file_faults,
     };
     // Progress only where someone watches: a terminal, and text output.
     let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -152,6 +190,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             "partial_order_factor_states": partial.map(|f| f.1),
             "violation": x.counterexample.as_ref().map(|c| serde_json::json!({
                 "broke": c.broke.to_string(),
+                "expected_by_the_file": expected(&scenario, c.broke),
                 "detail": c.detail,
                 "schedule": c.actions,
                 "events": c.narrate(),
@@ -191,7 +230,15 @@ pub fn main(a: ExploreArgs) -> i32 {
         match &x.counterexample {
             None => println!("no invariant violated within the bounds"),
             Some(c) => {
-                println!("✗ {} — {}", c.broke, c.detail);
+                if expected(&scenario, c.broke) {
+                    println!(
+                        "✓ {} — {} (the file expects this violation: it switches a defence off to show it; \
+                         the search stops at the first violation)",
+                        c.broke, c.detail
+                    );
+                } else {
+                    println!("✗ {} — {}", c.broke, c.detail);
+                }
                 println!("  the shortest schedule that breaks it ({} steps):", c.actions.len());
                 for step in &c.actions {
                     println!("    {step}");
@@ -212,9 +259,19 @@ pub fn main(a: ExploreArgs) -> i32 {
             Err(e) => eprintln!("no scenario written: {e}"),
         }
     }
-    if x.counterexample.is_some() {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+    match &x.counterexample {
+        Some(c) if expected(&scenario, c.broke) => EXIT_OK,
+        Some(_) => EXIT_FAILED,
+        None => EXIT_OK,
+    }
+}
+
+/// Whether the file expects this violation (it switches a defence off to
+/// show it): then finding it passes, as `run` passes such a file.
+fn expected(s: &crate::scenario::Scenario, broke: crate::explore::Broke) -> bool {
+    use crate::scenario::Expect;
+    match broke {
+        crate::explore::Broke::Invariant(i) => s.expects.iter().any(|e| matches!(e, Expect::Violation(x) if *x == i)),
+        crate::explore::Broke::Deadlock => false,
     }
 }

@@ -50,11 +50,22 @@ pub struct Bounds {
     pub symmetry: bool,
     /// Threads that expand states (the result does not depend on it).
     pub jobs: usize,
+    /// Play the file's crashes and forgeries at their times (see
+    /// [`plan_file_faults`] for the rest of its faults).
+    pub file_faults: bool,
 }
 
 impl Default for Bounds {
     fn default() -> Self {
-        Bounds { max_depth: 60, max_states: 200_000, max_memory: None, partial_order: true, symmetry: true, jobs: 1 }
+        Bounds {
+            max_depth: 60,
+            max_states: 200_000,
+            max_memory: None,
+            partial_order: true,
+            symmetry: true,
+            jobs: 1,
+            file_faults: true,
+        }
     }
 }
 
@@ -199,6 +210,71 @@ impl Taken {
     }
 }
 
+/// What exploring does with a scenario file's own `[[fault]]`s.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FilePlan {
+    /// Crashes (with their restarts) and forgeries: played at their times.
+    pub played: usize,
+    /// Drops and duplicates become budgets, spent anywhere: every message
+    /// the file's fault could touch is among those the explorer tries.
+    pub budgets: Budgets,
+    /// Delays and reorders: already covered, since every order of arrival
+    /// is explored.
+    pub covered: usize,
+}
+
+/// What becomes of each of the file's faults, or why the explorer cannot
+/// model them: a stall (the agent's timers freeze with its inbox), a
+/// partition, a replay (the network resends as the original sender, which
+/// no adversary can), or a drop or duplicate of every matching message
+/// (no budget bounds it).
+pub fn plan_file_faults(scenario: &Scenario) -> Result<FilePlan, String> {
+    use crate::team::{LinkEffect, Scheduled};
+    let names = |a: AgentId| {
+        scenario.team.teammates.get(a.index().wrapping_sub(1)).map_or("lead".to_string(), |(n, _)| n.clone())
+    };
+    let mut plan = FilePlan::default();
+    let mut cannot = Vec::new();
+    for (at, f) in &scenario.team.timed {
+        match f {
+            Scheduled::Crash { .. } | Scheduled::Forge { .. } => plan.played += 1,
+            Scheduled::Stall { agent, .. } => cannot.push(format!(
+                "the stall of {} at {at} (a stalled agent's timers freeze with its inbox; the explorer has no such state)",
+                names(*agent)
+            )),
+            Scheduled::Replay { label, .. } => cannot.push(format!(
+                "the replay of [{label}] at {at} (the network resends it as its original sender; the explorer's \
+                 adversary sends as itself: try --forge)"
+            )),
+            _ => {}
+        }
+    }
+    if !scenario.team.partitions.is_empty() {
+        cannot.push(format!(
+            "{} partition{} (held messages and heals are not modelled; a lost message is --drop)",
+            scenario.team.partitions.len(),
+            if scenario.team.partitions.len() == 1 { "" } else { "s" }
+        ));
+    }
+    for f in &scenario.team.link_faults {
+        match (&f.effect, f.count) {
+            (LinkEffect::Delay(_) | LinkEffect::Reorder, _) => plan.covered += 1,
+            (LinkEffect::Drop, Some(n)) => plan.budgets.drop += n,
+            (LinkEffect::Duplicate, Some(n)) => plan.budgets.duplicate += n,
+            (LinkEffect::Drop | LinkEffect::Duplicate, None) => cannot.push(format!(
+                "the {} at {} with no count (every matching message: no budget bounds it; give it a count)",
+                if f.effect == LinkEffect::Drop { "drop" } else { "duplicate" },
+                f.at
+            )),
+        }
+    }
+    if cannot.is_empty() {
+        Ok(plan)
+    } else {
+        Err(format!("the explorer cannot model {}", cannot.join("; ")))
+    }
+}
+
 /// A distinct state: where it was first reached from, and how.
 struct Node {
     parent: u64,
@@ -287,7 +363,11 @@ pub fn explore_with(
     bounds: Bounds,
     progress: &mut dyn FnMut(&Exploration),
 ) -> Exploration {
-    let model = Model::new(scenario, budgets, bounds.symmetry);
+    let model = if bounds.file_faults {
+        Model::playing_file_faults(scenario, budgets, bounds.symmetry)
+    } else {
+        Model::new(scenario, budgets, bounds.symmetry)
+    };
     let start = model.start();
     let root = model.fingerprint(&start);
     let mut seen = Seen::default();

@@ -13,7 +13,7 @@ use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, T
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::oracle::{Violation, Watch};
 use crate::scenario::Scenario;
-use crate::team::{FileState, Stop};
+use crate::team::{FileState, Scheduled, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -75,6 +75,20 @@ pub(crate) enum DueInput {
     Script(usize),
     /// Take up a restart as this incarnation.
     Restart(u32),
+    /// The file's fault at this place in `Model::faults` (a crash or a
+    /// forgery at its time). The network's, not the agent's: it outlives a
+    /// crash of the agent it concerns.
+    Fault(usize),
+    /// The restart a file's crash scheduled.
+    FaultRestart,
+}
+
+impl DueInput {
+    /// Whether it dies with its agent (a crash or kill takes the agent's
+    /// timers and mailbox; the file's faults go on).
+    fn dies_with_agent(&self) -> bool {
+        !matches!(self, DueInput::Fault(_) | DueInput::FaultRestart)
+    }
 }
 
 /// What broke, as the explorer first sees it.
@@ -191,14 +205,35 @@ pub struct Model {
     /// Teammates that are interchangeable (same behaviour, same plan gate),
     /// as groups of two or more; empty when symmetry is off.
     groups: Vec<Vec<AgentId>>,
+    /// The file's crashes and forgeries, played at their times.
+    faults: Vec<Scheduled>,
     start: State,
 }
 
 impl Model {
     /// The scenario's team and script, with `budgets` faults to inject.
     /// With `symmetry`, identical teammates are interchangeable in the
-    /// fingerprint. The file's own `[[fault]]`s are not part of the model.
+    /// fingerprint. The file's own `[[fault]]`s are not part of this model
+    /// (see [`Model::playing_file_faults`]).
     pub fn new(scenario: &Scenario, budgets: Budgets, symmetry: bool) -> Model {
+        Model::build(scenario, budgets, symmetry, Vec::new())
+    }
+
+    /// As [`Model::new`], with the file's crashes (and their restarts) and
+    /// forgeries played at their times. Its other faults are not: see
+    /// [`super::plan_file_faults`], which says what becomes of each.
+    pub fn playing_file_faults(scenario: &Scenario, budgets: Budgets, symmetry: bool) -> Model {
+        let faults: Vec<(Millis, Scheduled)> = scenario
+            .team
+            .timed
+            .iter()
+            .filter(|(_, f)| matches!(f, Scheduled::Crash { .. } | Scheduled::Forge { .. }))
+            .cloned()
+            .collect();
+        Model::build(scenario, budgets, symmetry, faults)
+    }
+
+    fn build(scenario: &Scenario, budgets: Budgets, symmetry: bool, faults: Vec<(Millis, Scheduled)>) -> Model {
         let spec = &scenario.team;
         let policy = spec.policy.clone();
         let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
@@ -235,6 +270,15 @@ impl Model {
         for (k, step) in spec.steps.iter().enumerate() {
             start.schedule(step.at, step.agent, DueInput::Script(k));
         }
+        for (k, (at, f)) in faults.iter().enumerate() {
+            // Filed under the agent it concerns, for `Fire`'s choice.
+            let agent = match f {
+                Scheduled::Crash { agent, .. } => *agent,
+                Scheduled::Forge { to, .. } => *to,
+                _ => AgentId::LEAD,
+            };
+            start.schedule(*at, agent, DueInput::Fault(k));
+        }
         let groups = if symmetry { groups(scenario) } else { Vec::new() };
         Model {
             policy,
@@ -243,6 +287,7 @@ impl Model {
             names,
             require_plan,
             groups,
+            faults: faults.into_iter().map(|(_, f)| f).collect(),
             start,
         }
     }
@@ -425,6 +470,8 @@ impl Model {
                 DueInput::Wake(t) => c.word(2 + *t as u64),
                 DueInput::Script(k) => script(&self.scripts[*k], c),
                 DueInput::Restart(n) => c.word(20 + *n as u64),
+                DueInput::Fault(k) => c.word(1 << 40 | *k as u64),
+                DueInput::FaultRestart => c.word(2 << 40),
             }
         }
         // The messages in flight as a multiset: sorted by what they say,
@@ -675,6 +722,15 @@ impl Step<'_> {
                     DueInput::Wake(t) => Input::Wake(t),
                     DueInput::Script(k) => Input::Script(self.m.scripts[k].clone()),
                     DueInput::Restart(incarnation) => Input::Restart { incarnation },
+                    DueInput::Fault(k) => return self.file_fault(k),
+                    DueInput::FaultRestart => {
+                        // Killed while it was down: the kill stands.
+                        let crashed = self.s.roster.statuses[agent.index()] == RosterStatus::Crashed;
+                        if crashed && self.s.slots[agent.index()].may_restart {
+                            self.restart(agent);
+                        }
+                        return;
+                    }
                 };
                 let scripted = matches!(due.input, DueInput::Script(_) | DueInput::Start);
                 if scripted && !self.s.roster.is_active(due.agent) {
@@ -693,43 +749,12 @@ impl Step<'_> {
                 self.s.budgets.crash -= 1;
                 // A restart may follow at any time: the oracle is told one is
                 // possible (the time is the crash's own, the earliest it could be).
-                let restart_at = restart.then_some(self.s.now);
-                self.s.slots[a.index()].may_restart = restart;
-                self.record(Event::Crash { agent: a, restart_at });
-                self.s.roster.statuses[a.index()] = RosterStatus::Crashed;
-                self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
-                // Its timers and its step in progress die with the process.
-                self.s.timers.retain(|d| d.agent != a);
-                self.s.slots[a.index()].incarnation += 1;
+                self.crash(a, restart.then_some(self.s.now));
             }
-            Action::Restart(a) => {
-                self.s.slots[a.index()].may_restart = false;
-                self.record(Event::Restart { agent: a });
-                self.s.roster.statuses[a.index()] = RosterStatus::Working;
-                self.record(Event::Status { agent: a, status: RosterStatus::Working });
-                let incarnation = self.s.slots[a.index()].incarnation;
-                let now = self.s.now;
-                self.s.schedule(now, a, DueInput::Restart(incarnation));
-            }
+            Action::Restart(a) => self.restart(a),
             Action::Inject { from, to, ref message } => {
                 self.s.budgets.forge -= 1;
-                let adversary = AgentId(self.s.roster.statuses.len() as u32);
-                self.s.next_seq += 1;
-                let seq = self.s.next_seq;
-                let message_type = message.type_name();
-                self.record(Event::Forge { seq, claimed_from: from, to, message_type });
-                self.record(Event::Send {
-                    seq,
-                    from: adversary,
-                    to: Address::Agent(to),
-                    message_type,
-                    request_id: message.request_id(),
-                    approve: message.approval(),
-                    words: message.words().cloned(),
-                });
-                let now = self.s.now;
-                let envelope = Envelope { from, to: Address::Agent(to), sent_at: now, message: message.clone() };
-                self.s.flight.push(Delivery { seq, envelope, sender: adversary, to, at: now });
+                self.inject(from, to, message.clone());
             }
             Action::Duplicate(i) => {
                 let d = self.s.flight[i].clone();
@@ -738,6 +763,88 @@ impl Step<'_> {
                 self.s.flight.insert(i, d);
             }
         }
+    }
+
+    /// `a` crashes: its timers (not the file's faults) and its step in
+    /// progress die with the process; a restart follows at `restart_at` if any.
+    fn crash(&mut self, a: AgentId, restart_at: Option<Millis>) {
+        self.s.slots[a.index()].may_restart = restart_at.is_some();
+        self.record(Event::Crash { agent: a, restart_at });
+        self.s.roster.statuses[a.index()] = RosterStatus::Crashed;
+        self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
+        self.s.timers.retain(|d| d.agent != a || !d.input.dies_with_agent());
+        self.s.slots[a.index()].incarnation += 1;
+    }
+
+    /// The restart is logged now; the teammate takes it up as its next input.
+    fn restart(&mut self, a: AgentId) {
+        self.s.slots[a.index()].may_restart = false;
+        self.record(Event::Restart { agent: a });
+        self.s.roster.statuses[a.index()] = RosterStatus::Working;
+        self.record(Event::Status { agent: a, status: RosterStatus::Working });
+        let incarnation = self.s.slots[a.index()].incarnation;
+        let now = self.s.now;
+        self.s.schedule(now, a, DueInput::Restart(incarnation));
+    }
+
+    /// The adversary sends `message`, claiming to be `from`.
+    fn inject(&mut self, from: AgentId, to: AgentId, message: Message) {
+        let adversary = AgentId(self.s.roster.statuses.len() as u32);
+        self.s.next_seq += 1;
+        let seq = self.s.next_seq;
+        let message_type = message.type_name();
+        self.record(Event::Forge { seq, claimed_from: from, to, message_type });
+        self.record(Event::Send {
+            seq,
+            from: adversary,
+            to: Address::Agent(to),
+            message_type,
+            request_id: message.request_id(),
+            approve: message.approval(),
+            words: message.words().cloned(),
+        });
+        let now = self.s.now;
+        let envelope = Envelope { from, to: Address::Agent(to), sent_at: now, message };
+        self.s.flight.push(Delivery { seq, envelope, sender: adversary, to, at: now });
+    }
+
+    /// The file's fault `k`, at its time, as the runtime plays it.
+    fn file_fault(&mut self, k: usize) {
+        match &self.m.faults[k] {
+            Scheduled::Crash { agent, restart_after } => {
+                let agent = *agent;
+                // Not running (stopped, killed, crashed): nothing to crash.
+                if !self.s.roster.is_active(agent) {
+                    return;
+                }
+                let restart_at = restart_after.map(|after| self.s.now.after(after));
+                self.crash(agent, restart_at);
+                if let Some(at) = restart_at {
+                    self.s.schedule(at, agent, DueInput::FaultRestart);
+                }
+            }
+            Scheduled::Forge { claimed_from, to, message, id_label } => {
+                let (from, to, mut message) = (*claimed_from, *to, message.clone());
+                if let Some(label) = id_label {
+                    // A forgery quoting a request never made is skipped, as in the runtime.
+                    let Some(id) = self.request_labelled(label) else { return };
+                    message.set_request_id(id);
+                }
+                self.inject(from, to, message);
+            }
+            _ => {}
+        }
+    }
+
+    /// The id of the request whose label is `label`, if one was made.
+    fn request_labelled(&self, label: &str) -> Option<RequestId> {
+        let names = &self.m.names;
+        self.s
+            .agents
+            .iter()
+            .filter_map(|a| a.table())
+            .flat_map(|t| t.iter())
+            .find_map(|r| (r.label.render(|a| names[a.index()].clone()) == label).then_some(r.id))
     }
 
     fn deliver(&mut self, d: Delivery) {
@@ -861,13 +968,13 @@ impl Step<'_> {
                     self.s.roster.statuses[target.index()] = RosterStatus::Killed;
                     self.record(Event::Status { agent: target, status: RosterStatus::Killed });
                     // Its timers die with it.
-                    self.s.timers.retain(|d| d.agent != target);
+                    self.s.timers.retain(|d| d.agent != target || !d.input.dies_with_agent());
                     let name = &self.m.names[target.index()];
                     let text = format!("{name} did not answer its shutdown request in time: force-stopped");
                     self.record(Event::Alert { agent: target, text });
                 }
             }
-            Command::Stop => self.s.timers.retain(|d| d.agent != me),
+            Command::Stop => self.s.timers.retain(|d| d.agent != me || !d.input.dies_with_agent()),
         }
     }
 }

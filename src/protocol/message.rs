@@ -255,6 +255,17 @@ pub struct Delivery {
 }
 
 impl Message {
+    /// Quotes `id` instead (a forgery naming a request by its label).
+    pub fn set_request_id(&mut self, id: RequestId) {
+        match self {
+            Message::ShutdownRequest { request_id, .. }
+            | Message::ShutdownResponse { request_id, .. }
+            | Message::PlanApprovalRequest { request_id, .. }
+            | Message::PlanApprovalResponse { request_id, .. } => *request_id = id,
+            Message::Message { .. } | Message::Broadcast { .. } => {}
+        }
+    }
+
     /// Hashes the message for the explorer's fingerprint (see [`Canon`](super::Canon)).
     pub fn canon(&self, c: &mut super::Canon) {
         match self {

@@ -324,7 +324,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
         Scheduled::Forge { claimed_from, to, mut message, id_label } => {
             if let Some(label) = id_label {
                 match w.net.labels.get(&label) {
-                    Some(id) => set_request_id(&mut message, *id),
+                    Some(id) => message.set_request_id(*id),
                     None => {
                         w.record(Event::Note { text: format!("forge skipped: request {label:?} was never made") });
                         return;
@@ -397,15 +397,5 @@ pub(super) fn hold_partition(w: &mut World, i: usize, seq: u64, d: Delivery) {
 pub(super) fn release_follower(w: &mut World, from: AgentId, to: AgentId, at: Millis) {
     if let Some((_, d)) = w.net.reorder_held.remove(&(from, to)) {
         w.schedule(at, Due::Deliver(d));
-    }
-}
-
-fn set_request_id(m: &mut Message, id: RequestId) {
-    match m {
-        Message::ShutdownRequest { request_id, .. }
-        | Message::ShutdownResponse { request_id, .. }
-        | Message::PlanApprovalRequest { request_id, .. }
-        | Message::PlanApprovalResponse { request_id, .. } => *request_id = id,
-        Message::Message { .. } | Message::Broadcast { .. } => {}
     }
 }
