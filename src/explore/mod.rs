@@ -117,6 +117,9 @@ pub struct Counterexample {
     pub sent_in: BTreeMap<u64, usize>,
     pub names: Names,
     pub events: Vec<Stamped>,
+    /// Whether the file's own crashes and forgeries were played (a written
+    /// scenario then keeps them).
+    pub file_faults: bool,
 }
 
 impl Counterexample {
@@ -627,5 +630,6 @@ fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option
         sent_in,
         names: bare,
         events,
+        file_faults: model.plays_file_faults(),
     }
 }

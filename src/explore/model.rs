@@ -292,6 +292,11 @@ impl Model {
         }
     }
 
+    /// Whether the file's own crashes and forgeries are part of the model.
+    pub fn plays_file_faults(&self) -> bool {
+        !self.faults.is_empty()
+    }
+
     pub fn start(&self) -> State {
         self.start.clone()
     }

@@ -97,7 +97,15 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
             c.broke, c.detail
         )),
     );
-    doc.remove("fault");
+    // The file's crashes and forgeries were played at their times: they stay.
+    // Its other faults are written anew from what the schedule did.
+    let kept: Vec<Value> = match doc.remove("fault") {
+        Some(Value::Array(faults)) if c.file_faults => faults
+            .into_iter()
+            .filter(|f| matches!(f.get("kind").and_then(Value::as_str), Some("crash" | "forge")))
+            .collect(),
+        _ => Vec::new(),
+    };
     doc.remove("expect");
     let policy = doc.entry("policy").or_insert_with(|| Value::Table(Table::new()));
     let Value::Table(policy) = policy else { return Err("[policy] is not a table".into()) };
@@ -115,7 +123,7 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     }
     let r = replay_times(&c.taken);
     let sent_at = |seq: u64| c.sent_in.get(&seq).map(|i| r[*i]);
-    let mut faults: Vec<Value> = Vec::new();
+    let mut faults: Vec<Value> = kept;
     let link = |kind: &str, seq: u64, extra: Vec<(&str, Value)>| -> Option<Value> {
         let (from, to, message_type) = *sends.get(&seq)?;
         if from >= names.len() - 1 {
