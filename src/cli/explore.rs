@@ -188,6 +188,10 @@ pub fn main(a: ExploreArgs) -> i32 {
             "symmetric_groups": x.symmetric,
             "symmetry_factor_unique": symmetry.map(|f| f.0),
             "partial_order_factor_states": partial.map(|f| f.1),
+            "deadlock": x.deadlock.as_ref().map(|d| serde_json::json!({
+                "detail": d.detail,
+                "schedule": d.actions,
+            })),
             "violation": x.counterexample.as_ref().map(|c| serde_json::json!({
                 "broke": c.broke.to_string(),
                 "expected_by_the_file": expected(&scenario, c.broke),
@@ -228,7 +232,18 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("stopped at --{bound}: states beyond it were not explored");
         }
         match &x.counterexample {
-            None => println!("no invariant violated within the bounds"),
+            None => {
+                println!("no invariant violated within the bounds");
+                if let Some(d) = &x.deadlock {
+                    // Allowed by the policy, and worth seeing: how the team
+                    // can come to wait on itself.
+                    println!("a deadlock can form (the policy allows it): {}", d.detail);
+                    println!("  the shortest schedule that forms it ({} steps):", d.actions.len());
+                    for step in &d.actions {
+                        println!("    {step}");
+                    }
+                }
+            }
             Some(c) => {
                 if expected(&scenario, c.broke) {
                     println!(

@@ -86,6 +86,9 @@ pub struct Exploration {
     pub symmetric: Vec<usize>,
     /// The shortest schedule that breaks an invariant, if any.
     pub counterexample: Option<Counterexample>,
+    /// The shortest schedule that forms a deadlock, where the policy allows
+    /// deadlocks (where it does not, that schedule is the counterexample).
+    pub deadlock: Option<Counterexample>,
 }
 
 /// What a schedule broke.
@@ -346,6 +349,8 @@ struct Child {
     fp: u64,
     sleep: Sleep,
     found: Option<Finding>,
+    /// It closed a wait-for cycle.
+    deadlock: bool,
 }
 
 /// States expanded between two merges: enough to keep every thread busy,
@@ -383,11 +388,14 @@ pub fn explore_with(
         slept: 0,
         symmetric: model.symmetry_groups().iter().map(Vec::len).collect(),
         counterexample: None,
+        deadlock: None,
     };
+    // The first transition that formed a deadlock: its parent and action.
+    let mut deadlock: Option<(u64, u32)> = None;
     let jobs = bounds.jobs.max(1);
     let mut level: Vec<Entry> = vec![Entry { state: Box::new(start), fp: root, sleep: Vec::new(), only: None }];
     let mut depth = 0;
-    while !level.is_empty() {
+    'search: while !level.is_empty() {
         out.depth = out.depth.max(depth);
         let mut next: Vec<Entry> = Vec::new();
         let mut entries = level.into_iter();
@@ -421,6 +429,9 @@ pub fn explore_with(
                         out.counterexample = Some(rebuild(&model, &seen, entry.fp, Some(child.action), child.found));
                         return out;
                     }
+                    if child.deadlock && deadlock.is_none() {
+                        deadlock = Some((entry.fp, child.action));
+                    }
                     let Some(state) = child.state else { continue };
                     let (queue_sleep, only) = match seen.get_mut(&child.fp) {
                         Some(old) if is_subset(&old.sleep, &child.sleep) => continue,
@@ -441,7 +452,7 @@ pub fn explore_with(
                                 if let (Some(limit), Some(used)) = (bounds.max_memory, resident_bytes()) {
                                     if used > limit {
                                         out.stopped_by = Some("max-memory");
-                                        return out;
+                                        break 'search;
                                     }
                                 }
                             }
@@ -450,7 +461,7 @@ pub fn explore_with(
                     };
                     if out.unique as usize >= bounds.max_states {
                         out.stopped_by = Some("max-states");
-                        return out;
+                        break 'search;
                     }
                     next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only });
                 }
@@ -459,6 +470,7 @@ pub fn explore_with(
         level = next;
         depth += 1;
     }
+    out.deadlock = deadlock.map(|(fp, k)| rebuild(&model, &seen, fp, Some(k), None));
     out
 }
 
@@ -541,8 +553,9 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
         let fp = if found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.
         let known = found.is_none() && seen.get(&fp).is_some_and(|old| is_subset(&old.sleep, &sleep));
+        let deadlock = next.formed_deadlock;
         let state = if known { None } else { Some(next) };
-        children.push(Child { action: k as u32, state, fp, sleep, found });
+        children.push(Child { action: k as u32, state, fp, sleep, found, deadlock });
     }
     Expanded::Children { children, slept }
 }

@@ -142,6 +142,8 @@ pub struct State {
 
     /// Who waits on whom, to name deadlocks as the runtime does.
     waits: crate::protocol::WaitFor,
+    /// Whether the last action closed a wait-for cycle (history, not hashed).
+    pub(crate) formed_deadlock: bool,
 }
 
 impl State {
@@ -262,6 +264,7 @@ impl Model {
             events: 0,
             seen: Arc::default(),
             waits: Default::default(),
+            formed_deadlock: false,
         };
         // Teammates start first, then the lead, as the runtime starts them.
         for i in (1..n).chain(std::iter::once(0)) {
@@ -395,6 +398,7 @@ impl Model {
     /// Carries out `action` (which must be enabled), appending the events
     /// it makes to `log` when one is given. Returns the first thing it broke.
     pub fn apply(&self, s: &mut State, action: &Action, log: Option<&mut Vec<Stamped>>) -> Option<Finding> {
+        s.formed_deadlock = false;
         let mut step = Step { m: self, s, log, found: None, scratch: Vec::new() };
         step.act(action);
         step.found
@@ -687,6 +691,9 @@ impl Step<'_> {
         let follows = crate::team::deadlock::observe(&mut self.s.waits, &event, &self.m.policy);
         self.witness(event);
         for e in follows {
+            if matches!(e, Event::Deadlock { .. }) {
+                self.s.formed_deadlock = true;
+            }
             if self.m.policy.fail_on_deadlock && self.found.is_none() && matches!(e, Event::Deadlock { .. }) {
                 let stamped = Stamped { t: self.s.now, event: e.clone() };
                 self.found = Some(Finding::Deadlock(stamped.describe(&self.m.bare_names).trim_start().to_string()));
