@@ -102,9 +102,10 @@ pub enum Finding {
 /// What a state knows of one agent besides its own state.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
-    /// How far into its RNG the agent has drawn (a ChaCha word position):
-    /// 16 bytes instead of a 300-byte generator, remade when used.
-    rng: u128,
+    /// How far into its RNG the agent has drawn (a ChaCha word position,
+    /// which an explored run never takes past 64 bits): 8 bytes instead of
+    /// a 300-byte generator, remade when used.
+    rng: u64,
     /// A crash increments it.
     incarnation: u32,
     /// Crashed, and a restart may follow: the kill default kills it (the
@@ -123,10 +124,11 @@ pub struct State {
     /// Per agent: its RNG, incarnation, whether a restart may come. One
     /// vector, so copying a state allocates once for them all.
     slots: SmallVec<[Slot; 8]>,
-    /// Inline, like the agents and their slots: a state is copied for every
-    /// transition, and one allocation (its box) is cheaper than five.
-    pub(crate) flight: SmallVec<[Delivery; 8]>,
-    pub(crate) timers: SmallVec<[Due; 8]>,
+    /// On the heap, unlike the agents and their slots: a state's box must
+    /// stay under the allocator's fast size (about 1 KB; at 1.8 KB every copy
+    /// took glibc's slow path, a sixth of the explorer's time).
+    pub(crate) flight: Vec<Delivery>,
+    pub(crate) timers: Vec<Due>,
     pub(crate) budgets: Budgets,
     watch: Watch,
     /// Shared until written (most steps write nothing).
@@ -254,8 +256,8 @@ impl Model {
             agents,
             roster: Roster { statuses: vec![RosterStatus::Working; n] },
             slots: smallvec::smallvec![Slot::default(); n],
-            flight: SmallVec::new(),
-            timers: SmallVec::new(),
+            flight: Vec::new(),
+            timers: Vec::new(),
             budgets,
             watch: Watch::new(&require_plan),
             files: Arc::default(),
@@ -895,7 +897,7 @@ impl Step<'_> {
         let mut rng = ChaCha8Rng::seed_from_u64(me.0 as u64);
         let pos = self.s.slots[me.index()].rng;
         if pos != 0 {
-            rng.set_word_pos(pos);
+            rng.set_word_pos(pos as u128);
         }
         let mut ctx = Ctx {
             me,
@@ -907,7 +909,8 @@ impl Step<'_> {
             tracing: true,
         };
         Arc::make_mut(&mut self.s.agents[me.index()]).handle(input, &mut ctx);
-        self.s.slots[me.index()].rng = rng.get_word_pos();
+        // An invariant: 2^64 words is 2^66 bytes of ids, never drawn here.
+        self.s.slots[me.index()].rng = u64::try_from(rng.get_word_pos()).expect("an RNG position within 64 bits");
         for cmd in out.drain(..) {
             self.perform(me, cmd);
         }
