@@ -41,6 +41,12 @@ pub struct ExploreArgs {
     /// Leave out the file's own [[fault]] entries (by default its crashes and forgeries are played at their times, drops and duplicates become budgets, and a fault the explorer cannot model is refused)
     #[arg(long)]
     pub without_file_faults: bool,
+    /// Also judge the file's [[expect]] entries at the end of every schedule (best without budgets: they describe the written schedule, and most fail once a message can be lost)
+    #[arg(long)]
+    pub expect: bool,
+    /// Every message arrives within DURATION of being sent (e.g. 5ms): no timer fires past a message still due. By default there is no bound: any message may arrive after any timer, deadlines included
+    #[arg(long, value_name = "DURATION", value_parser = parse_latency)]
+    pub max_latency: Option<Latency>,
     /// Also explore with each reduction off, and report what each saves (takes longer: up to three searches)
     #[arg(long)]
     pub compare: bool,
@@ -53,6 +59,14 @@ pub struct ExploreArgs {
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// A latency bound, as a scenario file writes durations.
+#[derive(Clone, Copy, Debug)]
+pub struct Latency(crate::protocol::Millis);
+
+fn parse_latency(text: &str) -> Result<Latency, String> {
+    crate::scenario::duration::parse_duration(text).map(Latency).map_err(|e| format!("`{text}`: {e}"))
 }
 
 /// `2GB`, `512MB`, `1.5GiB`, `800000000`: a size in bytes.
@@ -152,6 +166,8 @@ pub fn main(a: ExploreArgs) -> i32 {
         symmetry: !a.no_symmetry,
         jobs,
         file_faults: !a.without_file_faults,
+        expectations: a.expect,
+        latency_bound: a.max_latency.map(|d| d.0),
     };
     // Progress only where someone watches: a terminal, and text output.
     let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -287,6 +303,6 @@ fn expected(s: &crate::scenario::Scenario, broke: crate::explore::Broke) -> bool
     use crate::scenario::Expect;
     match broke {
         crate::explore::Broke::Invariant(i) => s.expects.iter().any(|e| matches!(e, Expect::Violation(x) if *x == i)),
-        crate::explore::Broke::Deadlock => false,
+        crate::explore::Broke::Deadlock | crate::explore::Broke::Expectation => false,
     }
 }

@@ -53,6 +53,10 @@ pub struct Bounds {
     /// Play the file's crashes and forgeries at their times (see
     /// [`plan_file_faults`] for the rest of its faults).
     pub file_faults: bool,
+    /// Judge the file's `[[expect]]` entries at the end of every schedule.
+    pub expectations: bool,
+    /// Every message arrives within this of being sent (`None`: any time).
+    pub latency_bound: Option<Millis>,
 }
 
 impl Default for Bounds {
@@ -65,6 +69,8 @@ impl Default for Bounds {
             symmetry: true,
             jobs: 1,
             file_faults: true,
+            expectations: false,
+            latency_bound: None,
         }
     }
 }
@@ -97,6 +103,9 @@ pub enum Broke {
     Invariant(Invariant),
     /// A deadlock formed, and the policy says any deadlock fails (`deadlocks = "fail"`).
     Deadlock,
+    /// One of the file's `[[expect]]` entries fails at the end of a
+    /// schedule (only with `Bounds::expectations`).
+    Expectation,
 }
 
 impl std::fmt::Display for Broke {
@@ -104,6 +113,7 @@ impl std::fmt::Display for Broke {
         match self {
             Broke::Invariant(i) => write!(f, "invariant {i}"),
             Broke::Deadlock => f.write_str("no deadlock (policy: deadlocks = \"fail\")"),
+            Broke::Expectation => f.write_str("the file's expectations"),
         }
     }
 }
@@ -376,6 +386,7 @@ pub fn explore_with(
     } else {
         Model::new(scenario, budgets, bounds.symmetry)
     };
+    let model = model.with_latency_bound(bounds.latency_bound);
     let start = model.start();
     let root = model.fingerprint(&start);
     let mut seen = Seen::default();
@@ -407,6 +418,13 @@ pub fn explore_with(
             let expanded = expand_all(&model, &batch, depth, &bounds, &seen, jobs);
             for (entry, result) in batch.iter().zip(expanded) {
                 let (children, slept) = match result {
+                    Expanded::End(None) if bounds.expectations => {
+                        if let Some(c) = expectations_at_end(&model, scenario, &seen, entry.fp) {
+                            out.counterexample = Some(c);
+                            return out;
+                        }
+                        continue;
+                    }
                     Expanded::End(None) => continue,
                     Expanded::End(Some(f)) => {
                         out.counterexample = Some(rebuild(&model, &seen, entry.fp, None, Some(f)));
@@ -580,11 +598,17 @@ pub fn resident_bytes() -> Option<u64> {
     Some(pages * 4096)
 }
 
-/// The schedule to the state `fp` (then one more action, `last`, from it,
-/// when the violation was on that transition), replayed from the start with
-/// its events, and the violation worded with the requests' labels.
-fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option<Finding>) -> Counterexample {
-    let at_end = last.is_none();
+/// A schedule replayed from the start: where it ends, what it logged, its
+/// actions as data, and the action each message was sent in.
+struct Path {
+    state: State,
+    events: Vec<Stamped>,
+    taken: Vec<Taken>,
+    sent_in: BTreeMap<u64, usize>,
+}
+
+/// The schedule to the state `fp`, then `last` from it if given, replayed.
+fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>) -> Path {
     let mut path: Vec<u32> = last.into_iter().collect();
     let mut at = fp;
     while let Some(node) = seen.get(&at) {
@@ -610,6 +634,45 @@ fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option
             sent_in.insert(seq, taken.len() - 1);
         }
     }
+    Path { state, events, taken, sent_in }
+}
+
+/// The file's expectations judged at the end of the schedule to `fp`, as
+/// `run` judges them: a counterexample if one fails.
+fn expectations_at_end(model: &Model, scenario: &Scenario, seen: &Seen, fp: u64) -> Option<Counterexample> {
+    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, None);
+    let names = model.names().to_vec();
+    let mut labelled = Names { agents: names.clone(), labels: BTreeMap::new() };
+    labelled.learn_labels(&events);
+    let outcome = crate::team::Outcome {
+        names: labelled,
+        roster: state.roster().to_vec(),
+        requests: state.agents().iter().filter_map(|a| a.table()).flat_map(|t| t.iter().cloned()).collect(),
+        files: state.files().iter().cloned().collect(),
+        ended_at: events.last().map_or(state.now(), |e| e.t),
+        stop: Stop::Settled,
+        load_done: 0,
+        events,
+    };
+    let failure = crate::scenario::check::judge_outcome(scenario, &outcome).into_iter().next()?;
+    Some(Counterexample {
+        broke: Broke::Expectation,
+        detail: format!("{}: {}", failure.check, failure.message),
+        actions: taken.iter().map(|t: &Taken| t.describe(&names)).collect(),
+        taken,
+        sent_in,
+        names: Names { agents: names, labels: BTreeMap::new() },
+        events: outcome.events,
+        file_faults: model.plays_file_faults(),
+    })
+}
+
+/// The schedule to the state `fp` (then one more action, `last`, from it,
+/// when the violation was on that transition), replayed from the start with
+/// its events, and the violation worded with the requests' labels.
+fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option<Finding>) -> Counterexample {
+    let at_end = last.is_none();
+    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, last);
     let names = model.names().to_vec();
     let bare = Names { agents: names.clone(), labels: BTreeMap::new() };
     let mut labelled = bare.clone();

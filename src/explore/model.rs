@@ -211,6 +211,10 @@ pub struct Model {
     groups: Vec<Vec<AgentId>>,
     /// The file's crashes and forgeries, played at their times.
     faults: Vec<Scheduled>,
+    /// Every message arrives (or is lost) within this of being sent: no
+    /// timer fires past the moment a message in flight is due by. `None`:
+    /// no bound, any message may arrive after any timer.
+    latency_bound: Option<Millis>,
     start: State,
 }
 
@@ -293,8 +297,22 @@ impl Model {
             require_plan,
             groups,
             faults: faults.into_iter().map(|(_, f)| f).collect(),
+            latency_bound: None,
             start,
         }
+    }
+
+    /// Messages arrive within `bound` of being sent (see `latency_bound`).
+    pub fn with_latency_bound(mut self, bound: Option<Millis>) -> Model {
+        self.latency_bound = bound;
+        self
+    }
+
+    /// Whether time may move to `at`: with a latency bound, not past the
+    /// moment the oldest message in flight must have arrived by.
+    fn may_reach(&self, s: &State, at: Millis) -> bool {
+        let Some(bound) = self.latency_bound else { return true };
+        s.flight.iter().all(|d| at <= d.envelope.sent_at.after(bound))
     }
 
     /// Whether the file's own crashes and forgeries are part of the model.
@@ -320,7 +338,9 @@ impl Model {
     pub fn actions(&self, s: &State, out: &mut Vec<Action>) {
         out.clear();
         out.extend((0..s.flight.len()).map(Action::Deliver));
-        out.extend(s.due_now().map(Action::Fire));
+        if s.timers.first().is_some_and(|d| self.may_reach(s, d.at)) {
+            out.extend(s.due_now().map(Action::Fire));
+        }
         if s.budgets.drop > 0 {
             out.extend((0..s.flight.len()).map(Action::Drop));
         }
@@ -383,7 +403,9 @@ impl Model {
     pub fn enabled(&self, s: &State, a: &Action) -> bool {
         match a {
             Action::Deliver(i) => *i < s.flight.len(),
-            Action::Fire(a) => s.due_now().any(|x| x == *a),
+            Action::Fire(a) => {
+                s.due_now().any(|x| x == *a) && s.timers.first().is_some_and(|d| self.may_reach(s, d.at))
+            }
             Action::Drop(i) => *i < s.flight.len() && s.budgets.drop > 0,
             Action::Duplicate(i) => *i < s.flight.len() && s.budgets.duplicate > 0,
             Action::Crash { agent, .. } => !agent.is_lead() && s.roster.is_active(*agent) && s.budgets.crash > 0,
@@ -393,7 +415,7 @@ impl Model {
             Action::Inject { from, to, .. } => {
                 s.budgets.forge > 0 && from != to && s.roster.exists(*from) && s.roster.exists(*to)
             }
-            Action::Wait(t) => *t >= s.now && s.timers.first().is_none_or(|d| *t <= d.at),
+            Action::Wait(t) => *t >= s.now && s.timers.first().is_none_or(|d| *t <= d.at) && self.may_reach(s, *t),
         }
     }
 

@@ -62,6 +62,8 @@ fn replay(path: &str, text: &str, c: &Counterexample) -> Result<(bool, Vec<Strin
     let broke = match c.broke {
         Broke::Invariant(i) => seen.iter().any(|n| n == i.name()),
         Broke::Deadlock => report.counts.deadlocks > 0,
+        // The file keeps its expectations then: the run must fail one.
+        Broke::Expectation => !report.passed,
     };
     Ok((broke, seen))
 }
@@ -106,7 +108,9 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
             .collect(),
         _ => Vec::new(),
     };
-    doc.remove("expect");
+    if c.broke != Broke::Expectation {
+        doc.remove("expect");
+    }
     let policy = doc.entry("policy").or_insert_with(|| Value::Table(Table::new()));
     let Value::Table(policy) = policy else { return Err("[policy] is not a table".into()) };
     policy.insert("latency".into(), Value::String("0ms".into()));

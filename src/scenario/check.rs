@@ -184,6 +184,14 @@ fn context(o: &Outcome, upto: usize, focus: impl Fn(&Event) -> bool, n: usize) -
     picked.iter().map(|e| e.describe(&o.names)).collect()
 }
 
+/// The file's expectations judged against a run made elsewhere (one of the
+/// explorer's schedules), as `run` judges its own: what failed.
+pub fn judge_outcome(s: &Scenario, o: &Outcome) -> Vec<Failure> {
+    let violations = oracle::check(o, s.policy(), &s.require_plan());
+    let deadlocks = deadlocks(o);
+    judge(s, o, &violations, &deadlocks, std::time::Duration::MAX)
+}
+
 fn judge(
     s: &Scenario,
     o: &Outcome,
