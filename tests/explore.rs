@@ -212,6 +212,7 @@ fn defence_table() -> String {
                 let what = match c.broke {
                     Broke::Invariant(i) => format!("`{i}` broken"),
                     Broke::Deadlock => "a deadlock".to_string(),
+                    Broke::Expectation => "an expectation failed".to_string(),
                 };
                 format!("{what} | {} | {}", c.actions.len(), off.unique)
             }
