@@ -1,0 +1,134 @@
+//! The explorer and the scenario file: the file's own faults (played,
+//! turned into budgets, or refused), its expectations judged at the end of
+//! every schedule, a bound on latency, and the deadlock report.
+
+use handshake::explore::{explore, plan_file_faults, Bounds, Broke, Budgets};
+use handshake::scenario::{load_file, load_str, Scenario};
+
+fn bundled(name: &str) -> Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
+    load_file(&path).expect("a bundled scenario")
+}
+
+fn inline(text: &str) -> Scenario {
+    load_str("inline.toml", text).expect("a valid scenario")
+}
+
+#[test]
+fn what_the_explorer_cannot_model_is_refused_with_the_reason() {
+    for (name, reason) in [
+        ("03-stalled-teammate-killed", "stall of alice"),
+        ("10-wrong-sender-ignored", "stall of alice"),
+        ("15-replay-ignored", "replay of [stop-alice]"),
+        ("20-partition-healed", "partition"),
+        ("16-duplicate-applied-once", "no count"),
+    ] {
+        let why = plan_file_faults(&bundled(name)).expect_err(name);
+        assert!(why.contains(reason), "{name}: {why}");
+    }
+}
+
+#[test]
+fn crashes_and_forgeries_are_played_drops_become_budgets_and_delays_are_covered() {
+    let crash = plan_file_faults(&bundled("19-crash-and-restart")).expect("modelled");
+    assert_eq!((crash.played, crash.covered, crash.budgets), (2, 0, Budgets::default()));
+    let delay = plan_file_faults(&bundled("17-late-reply-ignored")).expect("modelled");
+    assert_eq!((delay.played, delay.covered), (0, 1));
+    let drops = inline(
+        r#"
+name = "drops"
+about = "Two drops and a duplicate, counted."
+[[teammate]]
+name = "alice"
+[[fault]]
+kind = "drop"
+at = "0ms"
+count = 2
+[[fault]]
+kind = "duplicate"
+at = "0ms"
+count = 1
+"#,
+    );
+    let plan = plan_file_faults(&drops).expect("modelled");
+    assert_eq!(plan.budgets, Budgets { drop: 2, duplicate: 1, ..Budgets::default() });
+}
+
+/// Alice writes a file and is asked to stop; her file's crash (for good,
+/// before she can finish) is what breaks the expectation that she stops.
+const CRASHING: &str = r#"
+name = "crash-before-stop"
+about = "Alice crashes for good before the lead asks her to stop."
+[[teammate]]
+name = "alice"
+work = [{ write = "a.rs", steps = 2, step_time = "500ms" }]
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+[[fault]]
+kind = "crash"
+agent = "alice"
+at = "700ms"
+[[expect]]
+teammate = "alice"
+status = "shutdown"
+"#;
+
+#[test]
+fn the_files_crash_is_played_and_its_expectations_are_judged_at_every_end() {
+    let s = inline(CRASHING);
+    let judged =
+        Bounds { expectations: true, latency_bound: Some(handshake::protocol::Millis(5)), ..Bounds::default() };
+    let x = explore(&s, Budgets::default(), judged);
+    let c = x.counterexample.expect("the crash leaves alice crashed, not shut down");
+    assert_eq!(c.broke, Broke::Expectation, "{}", c.detail);
+    assert!(c.detail.contains("alice") && c.detail.contains("crashed"), "{}", c.detail);
+    assert!(c.narrate().iter().any(|l| l.contains("crash")), "{:?}", c.narrate());
+    // Without the file's faults, every schedule ends with alice shut down.
+    let alone = explore(&s, Budgets::default(), Bounds { file_faults: false, ..judged });
+    assert!(alone.counterexample.is_none(), "{:?}", alone.counterexample.map(|c| c.detail));
+    // Without --expect, a crash breaks no invariant.
+    let plain = explore(&s, Budgets::default(), Bounds::default());
+    assert!(plain.counterexample.is_none(), "{:?}", plain.counterexample.map(|c| c.detail));
+}
+
+#[test]
+fn without_a_latency_bound_an_answer_can_miss_its_deadline_and_with_one_it_cannot() {
+    let s = bundled("01-happy-shutdown");
+    let judged = Bounds { expectations: true, ..Bounds::default() };
+    let c = explore(&s, Budgets::default(), judged).counterexample.expect("a late answer");
+    assert_eq!(c.broke, Broke::Expectation);
+    assert!(c.detail.contains("expired"), "{}", c.detail);
+    let bounded = Bounds { latency_bound: Some(handshake::protocol::Millis(5)), ..judged };
+    let x = explore(&s, Budgets::default(), bounded);
+    assert!(x.counterexample.is_none(), "{:?}", x.counterexample.map(|c| c.detail));
+    assert!(x.unique > 1 && x.stopped_by.is_none());
+}
+
+#[test]
+fn the_files_forgery_is_played_with_its_label_resolved() {
+    // Scenario 12 switches off the kind check and sender authentication and
+    // forges a shutdown approval quoting alice's plan by label: played at its
+    // time, it opens her gate (the violation the file expects).
+    let s = bundled("12-kind-check-off");
+    let c = explore(&s, Budgets::default(), Bounds::default()).counterexample.expect("the forgery breaks it");
+    assert!(matches!(c.broke, Broke::Invariant(_)), "{:?}", c.broke);
+    assert!(c.narrate().iter().any(|l| l.contains("adversary")), "{:?}", c.narrate());
+    let alone = explore(&s, Budgets::default(), Bounds { file_faults: false, ..Bounds::default() });
+    assert!(alone.counterexample.is_none(), "without the file's forgery nothing forges");
+}
+
+#[test]
+fn where_the_policy_allows_deadlocks_the_shortest_one_is_reported() {
+    let x = explore(&bundled("22-peer-deadlock"), Budgets::default(), Bounds::default());
+    assert!(x.counterexample.is_none());
+    let d = x.deadlock.expect("a deadlock forms on some schedule");
+    assert_eq!(d.broke, Broke::Deadlock);
+    assert!(d.detail.contains("DEADLOCK") && d.detail.contains("alice") && d.detail.contains("bob"), "{}", d.detail);
+    // Breadth first: no schedule forms it in fewer steps.
+    assert_eq!(d.actions.len(), 5, "{:?}", d.actions);
+    // A team that cannot deadlock reports none.
+    let none = explore(&bundled("01-happy-shutdown"), Budgets { drop: 1, ..Budgets::default() }, Bounds::default());
+    assert!(none.deadlock.is_none());
+}
