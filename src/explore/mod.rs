@@ -451,14 +451,20 @@ pub fn explore_with(
                         deadlock = Some((entry.fp, child.action));
                     }
                     let Some(state) = child.state else { continue };
-                    let (queue_sleep, only) = match seen.get_mut(&child.fp) {
+                    let (state, queue_sleep, only) = match seen.get_mut(&child.fp) {
                         Some(old) if is_subset(&old.sleep, &child.sleep) => continue,
                         Some(old) => {
                             // Reached again with more awake: explore what woke.
                             let woke: Sleep =
                                 old.sleep.iter().filter(|d| child.sleep.binary_search(d).is_err()).copied().collect();
                             old.sleep.retain(|d| child.sleep.binary_search(d).is_ok());
-                            (old.sleep.clone(), Some(woke))
+                            let sleep = old.sleep.clone();
+                            // From the copy its recorded path reaches, not this one: the
+                            // two hash the same but may list their messages (or, under
+                            // symmetry, their teammates) in another order, and the
+                            // actions its children record are places in its own list.
+                            let first = Box::new(replay_path(&model, &seen, child.fp, None, false).state);
+                            (first, sleep, Some(woke))
                         }
                         None => {
                             let node = Node { parent: entry.fp, action: child.action, sleep: child.sleep.clone() };
@@ -474,7 +480,7 @@ pub fn explore_with(
                                     }
                                 }
                             }
-                            (child.sleep, None)
+                            (state, child.sleep, None)
                         }
                     };
                     if out.unique as usize >= bounds.max_states {
@@ -607,8 +613,9 @@ struct Path {
     sent_in: BTreeMap<u64, usize>,
 }
 
-/// The schedule to the state `fp`, then `last` from it if given, replayed.
-fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>) -> Path {
+/// The schedule to the state `fp`, then `last` from it if given, replayed
+/// (logging its events if `logged`).
+fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, logged: bool) -> Path {
     let mut path: Vec<u32> = last.into_iter().collect();
     let mut at = fp;
     while let Some(node) = seen.get(&at) {
@@ -629,7 +636,7 @@ fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>) -> Path {
         let action = &actions[k as usize];
         taken.push(model.taken(&state, action));
         let before = state.next_seq;
-        model.apply(&mut state, action, Some(&mut events));
+        model.apply(&mut state, action, logged.then_some(&mut events));
         for seq in before + 1..=state.next_seq {
             sent_in.insert(seq, taken.len() - 1);
         }
@@ -640,7 +647,7 @@ fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>) -> Path {
 /// The file's expectations judged at the end of the schedule to `fp`, as
 /// `run` judges them: a counterexample if one fails.
 fn expectations_at_end(model: &Model, scenario: &Scenario, seen: &Seen, fp: u64) -> Option<Counterexample> {
-    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, None);
+    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, None, true);
     let names = model.names().to_vec();
     let mut labelled = Names { agents: names.clone(), labels: BTreeMap::new() };
     labelled.learn_labels(&events);
@@ -672,7 +679,7 @@ fn expectations_at_end(model: &Model, scenario: &Scenario, seen: &Seen, fp: u64)
 /// its events, and the violation worded with the requests' labels.
 fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option<Finding>) -> Counterexample {
     let at_end = last.is_none();
-    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, last);
+    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, last, true);
     let names = model.names().to_vec();
     let bare = Names { agents: names.clone(), labels: BTreeMap::new() };
     let mut labelled = bare.clone();
