@@ -460,3 +460,129 @@ fn explore_plays_a_files_crashes_and_forgeries_and_refuses_what_it_cannot_model(
     let quiet = handshake(&["explore", HAPPY]);
     assert!(!quiet.stdout.contains("the file's faults"), "{}", quiet.explain());
 }
+
+/// Two identical workers, each rejecting the first shutdown request and
+/// approving the second (scenario 29 with two instead of three): small
+/// enough to search three times over in a debug build.
+const LOSSY_TWO: &str = "name = \"lossy-shutdown-2\"\nabout = \"two teammates, each rejects once\"\n\
+    [[teammate]]\nname = \"worker\"\ncount = 2\non_shutdown = [\"reject\", \"approve\"]\nreject_reason = \"busy\"\n\
+    [[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-1\"\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-2\"\n\
+    [[step]]\nat = \"6s\"\ndo = \"shutdown\"\nto = \"worker-1\"\n[[step]]\nat = \"6s\"\ndo = \"shutdown\"\nto = \"worker-2\"\n";
+
+fn explore_json(args: &[&str]) -> Value {
+    let r = handshake(args);
+    r.expect_code(0);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()))
+}
+
+#[test]
+fn explore_refuses_a_bad_thread_count_or_memory_bound_before_searching() {
+    handshake(&["explore", HAPPY, "--jobs", "0"])
+        .expect_code(2)
+        .stderr_has("--jobs")
+        .stderr_has("nothing was explored");
+    for (size, says) in
+        [("0", "more than zero"), ("12XB", "`XB` is not a unit"), ("lots", "lots"), ("-1GB", "more than zero")]
+    {
+        let flag = format!("--max-memory={size}");
+        let r = handshake(&["explore", HAPPY, &flag]);
+        r.expect_code(2).stderr_has("--max-memory").stderr_has(says);
+        assert!(!r.stdout.contains("explored"), "{}", r.explain());
+    }
+    for size in ["2GB", "512MiB", "1.5GiB", "800000000"] {
+        handshake(&["explore", HAPPY, "--max-memory", size, "--jobs", "2"])
+            .expect_code(0)
+            .stdout_has("no invariant violated");
+    }
+}
+
+#[test]
+fn explore_stops_at_the_memory_bound_and_says_so() {
+    if !Path::new("/proc/self/statm").exists() {
+        eprintln!("skipped: no /proc/self/statm, so the explorer cannot see its memory here");
+        return;
+    }
+    // Memory is looked at every 10,000 distinct states; scenario 29 with a
+    // drop has more than four times as many.
+    let lossy = "scenarios/29-lossy-shutdown-asked-twice.toml";
+    handshake(&["explore", lossy, "--drop", "1", "--max-memory", "1"])
+        .expect_code(0)
+        .stdout_has("(10000 unique)")
+        .stdout_has("stopped at --max-memory")
+        .stdout_has("no invariant violated within the bounds");
+    let doc = explore_json(&["explore", lossy, "--drop", "1", "--max-memory", "1", "--format", "json"]);
+    assert_eq!(doc["stopped_by"], "max-memory", "{doc}");
+    assert_eq!(doc["unique"], 10_000, "{doc}");
+}
+
+#[test]
+fn explore_compare_reports_what_symmetry_and_partial_order_save() {
+    let dir = TempDir::new("explore-compare");
+    let two = dir.write("lossy-two.toml", LOSSY_TWO);
+    let r = handshake(&["explore", &two, "--drop", "1", "--compare"]);
+    r.expect_code(0).stdout_has("symmetry ×").stdout_has("partial order ×").stdout_has("--compare searched again");
+    assert!(!r.stdout.contains("(bounded)"), "the whole space fits: {}", r.explain());
+    handshake(&["explore", &two, "--drop", "1"])
+        .expect_code(0)
+        .stdout_has("symmetry on (2 interchangeable teammates)")
+        .stdout_has("transitions slept");
+    handshake(&["explore", &two, "--drop", "1", "--no-symmetry", "--no-partial-order"])
+        .expect_code(0)
+        .stdout_has("symmetry off")
+        .stdout_has("partial order off");
+    handshake(&["explore", HAPPY, "--drop", "1", "--compare"])
+        .expect_code(0)
+        .stdout_has("symmetry: no identical teammates");
+
+    let compared = explore_json(&["explore", &two, "--drop", "1", "--compare", "--format", "json"]);
+    assert_eq!(compared["symmetric_groups"], serde_json::json!([2]), "{compared}");
+    // Two interchangeable teammates: at most two states become one.
+    let factor = compared["symmetry_factor_unique"].as_f64().expect("a factor with --compare");
+    assert!(factor > 1.5 && factor <= 2.0, "{compared}");
+    assert!(compared["partial_order_factor_states"].as_f64().is_some_and(|f| f > 1.0), "{compared}");
+    assert!(compared["partial_order_slept"].as_u64().is_some_and(|n| n > 0), "{compared}");
+    let plain = explore_json(&["explore", &two, "--drop", "1", "--format", "json"]);
+    assert!(plain["symmetry_factor_unique"].is_null(), "only with --compare: {plain}");
+    assert!(plain["partial_order_factor_states"].is_null(), "only with --compare: {plain}");
+    assert_eq!(plain["symmetric_groups"], serde_json::json!([2]), "{plain}");
+    assert_eq!(plain["partial_order_slept"], compared["partial_order_slept"], "--compare changes not the search");
+    let off =
+        explore_json(&["explore", &two, "--drop", "1", "--no-symmetry", "--no-partial-order", "--format", "json"]);
+    assert_eq!(off["symmetric_groups"], serde_json::json!([]), "{off}");
+    assert_eq!(off["partial_order_slept"], 0, "{off}");
+    // What --compare measured is what the search without symmetry finds.
+    let no_symmetry = explore_json(&["explore", &two, "--drop", "1", "--no-symmetry", "--format", "json"]);
+    let measured = no_symmetry["unique"].as_f64().unwrap() / plain["unique"].as_f64().unwrap();
+    assert!((measured - factor).abs() < 1e-9, "{measured} vs {factor}");
+}
+
+#[test]
+fn explore_gives_the_same_answer_for_any_number_of_threads() {
+    let dir = TempDir::new("explore-jobs");
+    let two = dir.write("lossy-two.toml", LOSSY_TWO);
+    let pending_off =
+        dir.write("lossy-two-pending-off.toml", &format!("{LOSSY_TWO}[policy.defences]\npending_check = false\n"));
+    for (file, budget) in [(&two, "--drop"), (&pending_off, "--crash")] {
+        let run = |jobs: &str| {
+            let r = handshake(&["explore", file, budget, "1", "--jobs", jobs, "--format", "json"]);
+            let mut doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.explain()));
+            doc.as_object_mut().expect("an object").remove("seconds");
+            (r.code, doc)
+        };
+        let one = run("1");
+        assert_eq!(one, run("2"), "{file} {budget} 1");
+        assert_eq!(one, run("3"), "{file} {budget} 1");
+    }
+}
+
+#[test]
+fn explore_tries_final_crashes_and_restarts_and_breaks_nothing_in_the_crash_scenario() {
+    let crash = "scenarios/19-crash-and-restart.toml";
+    handshake(&["explore", crash, "--crash", "1"]).expect_code(0).stdout_has("no invariant violated");
+    let doc = explore_json(&["explore", crash, "--crash", "1", "--format", "json"]);
+    assert!(doc["violation"].is_null(), "{doc}");
+    assert!(doc["stopped_by"].is_null(), "{doc}");
+    // A crash budget opens states a run without one never reaches.
+    let plain = explore_json(&["explore", crash, "--format", "json"]);
+    assert!(doc["unique"].as_u64() > plain["unique"].as_u64(), "{doc} vs {plain}");
+}

@@ -1,8 +1,8 @@
 //! The explorer: every interleaving of a small scenario within fault
 //! budgets, checked by the oracle at every state (issue 11, first part).
 
-use handshake::explore::{explore, Bounds, Broke, Budgets};
-use handshake::scenario::{load_file, load_str, Invariant};
+use handshake::explore::{explore, Action, Bounds, Broke, Budgets, Counterexample, Exploration, Model};
+use handshake::scenario::{load_file, load_str, Invariant, Scenario};
 
 const HAPPY: &str = r#"
 name = "happy"
@@ -287,4 +287,507 @@ fn the_partial_order_reduction_skips_transitions_but_finds_the_same() {
         let steps = |x: &handshake::explore::Exploration| x.counterexample.as_ref().map(|c| (c.broke, c.actions.len()));
         assert_eq!(steps(&with), steps(&without));
     }
+}
+
+// ------------------------------------------------- issue 11: jobs, symmetry, partial order, memory, final crashes
+
+/// Searches here are sized for release builds (`cargo test --release --test
+/// explore`); a debug build gets smaller ones of the same shape.
+const RELEASE: bool = !cfg!(debug_assertions);
+
+/// The bundled scenario 29 with `n` teammates instead of three (as in
+/// `benches/explore.rs`): a lead shutting down `n` identical teammates, each
+/// rejecting the first request and approving the second, asked 5 s later.
+fn lossy_shutdown(n: usize) -> String {
+    let mut s = format!(
+        "name = \"lossy-shutdown-{n}\"\nabout = \"{n} teammates, each rejects once\"\n\
+         [[teammate]]\nname = \"worker\"\ncount = {n}\non_shutdown = [\"reject\", \"approve\"]\n\
+         reject_reason = \"still busy\"\n"
+    );
+    for at in ["1s", "6s"] {
+        for i in 1..=n {
+            s.push_str(&format!("[[step]]\nat = \"{at}\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n"));
+        }
+    }
+    s
+}
+
+fn lossy(n: usize, policy: fn(&mut handshake::protocol::Policy)) -> Scenario {
+    let mut s = load_str("lossy.toml", &lossy_shutdown(n)).expect("a valid scenario");
+    policy(&mut s.team.policy);
+    s
+}
+
+fn bundled(name: &str) -> Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
+    load_file(&path).expect("bundled")
+}
+
+fn pending_off(p: &mut handshake::protocol::Policy) {
+    p.defences.pending_check = false;
+}
+
+/// Under `keep`, with the deadline check off, a teammate that obeys a
+/// request after it expired disagrees with the lead (expiry-policy): the
+/// explorer finds it by holding the request past its deadline.
+fn stale_obeyed(p: &mut handshake::protocol::Policy) {
+    p.defences.deadline_check = false;
+    p.on_shutdown_timeout = handshake::protocol::OnShutdownTimeout::Keep;
+}
+
+fn budgets(drop: u32, duplicate: u32, crash: u32) -> Budgets {
+    Budgets { drop, duplicate, crash, forge: 0 }
+}
+
+/// What a search concluded: the invariant broken (or none) and the length
+/// of the shortest schedule that breaks it.
+fn verdict(x: &Exploration) -> Option<(Broke, usize)> {
+    x.counterexample.as_ref().map(|c| (c.broke, c.actions.len()))
+}
+
+/// Whether the counterexample's own events, fed to the oracle, break what it
+/// says they break (its schedule is the run, not just a story).
+fn breaks_what_it_says(s: &Scenario, c: &Counterexample) -> bool {
+    use handshake::scenario::oracle::{check_log, Log};
+    use handshake::team::Stop;
+    let ended_at = c.events.last().map_or(handshake::protocol::Millis::ZERO, |e| e.t);
+    match c.broke {
+        Broke::Deadlock => c.events.iter().any(|e| matches!(e.event, handshake::trace::Event::Deadlock { .. })),
+        // Found at the end of a run (settled) or on a transition (mid-run).
+        Broke::Invariant(i) => [Stop::Settled, Stop::EndTime].into_iter().any(|stop| {
+            let log = Log { names: &c.names, events: &c.events, ended_at, stop };
+            check_log(&log, &s.team.policy, &s.require_plan()).iter().any(|v| v.invariant == i)
+        }),
+    }
+}
+
+/// Two searches that must be the same search.
+fn assert_same_search(what: &str, a: &Exploration, b: &Exploration) {
+    assert_eq!(
+        (a.states, a.unique, a.depth, a.stopped_by, a.slept, &a.symmetric),
+        (b.states, b.unique, b.depth, b.stopped_by, b.slept, &b.symmetric),
+        "{what}: (states, unique, depth, stopped_by, slept, symmetric)"
+    );
+    match (&a.counterexample, &b.counterexample) {
+        (None, None) => {}
+        (Some(x), Some(y)) => {
+            assert_eq!(x.broke, y.broke, "{what}");
+            assert_eq!(x.detail, y.detail, "{what}");
+            assert_eq!(x.actions, y.actions, "{what}");
+            assert_eq!(x.narrate(), y.narrate(), "{what}");
+        }
+        (x, y) => panic!(
+            "{what}: one found {:?}, the other {:?}",
+            x.as_ref().map(|c| &c.detail),
+            y.as_ref().map(|c| &c.detail)
+        ),
+    }
+}
+
+/// States the explorer merges between expansions (`BATCH` in src/explore):
+/// a level wider than this is expanded in several batches, each split
+/// over the threads.
+const BATCH: u64 = 2048;
+
+/// Distinct states first reached at `depth` (from searches bounded at it
+/// and one step short of it): how wide that level of the search is.
+fn level_width(s: &Scenario, b: Budgets, bounds: Bounds, depth: usize) -> u64 {
+    let upto = |d| explore(s, b, Bounds { max_depth: d, max_states: usize::MAX, ..bounds }).unique;
+    upto(depth) - upto(depth - 1)
+}
+
+#[test]
+fn the_search_is_the_same_for_any_number_of_jobs() {
+    let s29 = bundled("29-lossy-shutdown-asked-twice");
+    let cases: Vec<(&str, Scenario, Budgets, Bounds)> = vec![
+        (
+            // Complete in release (42,660 distinct states, levels up to
+            // 7,509 wide); stopped at max-states in debug.
+            "29, --drop 1",
+            s29.clone(),
+            budgets(1, 0, 0),
+            Bounds { max_states: if RELEASE { 1_000_000 } else { 6_000 }, ..Bounds::default() },
+        ),
+        (
+            // Stopped while merging the children of the 5,709 states first
+            // reached in 14 steps (in debug, of the 3,101 reached in 13).
+            "29, --drop 1 --duplicate 1, stopped at max-states",
+            s29.clone(),
+            budgets(1, 1, 0),
+            Bounds { max_states: if RELEASE { 14_000 } else { 6_500 }, ..Bounds::default() },
+        ),
+        (
+            // Stopped while merging the children of the 6,494 states first
+            // reached in 15 steps (in debug, of the 2,884 reached in 14).
+            "29, --drop 1, without symmetry nor partial order, stopped at max-states",
+            s29,
+            budgets(1, 0, 0),
+            Bounds {
+                max_states: if RELEASE { 15_000 } else { 6_000 },
+                symmetry: false,
+                partial_order: false,
+                ..Bounds::default()
+            },
+        ),
+        (
+            // The violation (13 steps) is found while merging the children
+            // of the 5,276 states first reached in 12 steps.
+            "3 workers, pending check off, --drop 1 --crash 1, without symmetry",
+            lossy(3, pending_off),
+            budgets(1, 0, 1),
+            Bounds { symmetry: false, ..Bounds::default() },
+        ),
+        (
+            "3 workers, pending check off, --drop 1 --crash 1",
+            lossy(3, pending_off),
+            budgets(1, 0, 1),
+            Bounds::default(),
+        ),
+        ("3 workers, a stale request obeyed, --crash 1", lossy(3, stale_obeyed), budgets(0, 0, 1), Bounds::default()),
+        ("24, --crash 1", bundled("24-expired-request-obeyed"), budgets(0, 0, 1), Bounds::default()),
+        (
+            "14, --forge 1 --crash 1",
+            bundled("14-sender-auth-off"),
+            Budgets { forge: 1, crash: 1, ..Budgets::default() },
+            Bounds::default(),
+        ),
+    ];
+    let mut stopped_at_max_states = 0;
+    let mut violations = 0;
+    for (k, (what, s, b, bounds)) in cases.iter().enumerate() {
+        let one = explore(s, *b, Bounds { jobs: 1, ..*bounds });
+        // Three threads too, except where the search is large for the build (time).
+        let more: &[usize] = if k == 0 || (!RELEASE && one.unique > 5_000) { &[2] } else { &[2, 3] };
+        for &jobs in more {
+            let many = explore(s, *b, Bounds { jobs, ..*bounds });
+            assert_same_search(&format!("{what}: 1 job vs {jobs}"), &one, &many);
+        }
+        stopped_at_max_states += usize::from(one.stopped_by == Some("max-states"));
+        if let Some(c) = &one.counterexample {
+            violations += 1;
+            assert!(breaks_what_it_says(s, c), "{what}: {:?} does not replay: {:?}", c.broke, c.actions);
+        }
+    }
+    assert!(stopped_at_max_states >= 2 && violations >= 4, "{stopped_at_max_states} stopped, {violations} violations");
+    // The searches are wide enough that a level is expanded in several
+    // batches, each split over the threads (measured on the cheapest, in
+    // release; a debug build runs the same searches without measuring).
+    if RELEASE {
+        let (what, s, b, bounds) = &cases[3];
+        let width = level_width(s, *b, *bounds, 12);
+        assert!(width > 2 * BATCH, "{what}: the level before the violation has {width} states");
+    }
+}
+
+#[test]
+fn symmetry_merges_identical_teammates_at_least_threefold_and_no_more_than_it_can() {
+    // Scenario 29: three identical workers, any one message lost. States at
+    // the same depth up to 16 steps (a teammate permuted is the same number
+    // of steps from the start, so the counts compare depth for depth).
+    let s = bundled("29-lossy-shutdown-asked-twice");
+    let bounds = Bounds { max_depth: 16, max_states: usize::MAX, ..Bounds::default() };
+    let on = explore(&s, budgets(1, 0, 0), bounds);
+    let off = explore(&s, budgets(1, 0, 0), Bounds { symmetry: false, ..bounds });
+    assert_eq!(on.symmetric, vec![3]);
+    assert!(off.symmetric.is_empty());
+    assert_eq!((on.stopped_by, off.stopped_by), (Some("max-depth"), Some("max-depth")));
+    assert_eq!((on.counterexample.is_none(), off.counterexample.is_none()), (true, true));
+    assert!(off.unique >= 3 * on.unique, "symmetry: {} distinct states without, {} with", off.unique, on.unique);
+    // Three teammates can be ordered 3! = 6 ways: merging more than six
+    // states into one would merge states that are not permutations.
+    assert!(off.unique <= 6 * on.unique, "symmetry: {} distinct states without, {} with", off.unique, on.unique);
+    // The whole space with two workers: without symmetry at most twice as
+    // many distinct states, and nearly that.
+    let two = lossy(2, |_| {});
+    let on = explore(&two, budgets(1, 0, 0), Bounds::default());
+    let off = explore(&two, budgets(1, 0, 0), Bounds { symmetry: false, ..Bounds::default() });
+    assert_eq!((on.stopped_by, off.stopped_by), (None, None));
+    assert!(
+        off.unique <= 2 * on.unique && 10 * off.unique >= 17 * on.unique,
+        "two workers: {} distinct states without symmetry, {} with",
+        off.unique,
+        on.unique
+    );
+}
+
+/// Symmetry on and off must agree: the same invariant broken (or none), by
+/// a schedule of the same length (breadth first finds a shortest one).
+fn assert_symmetry_finds_the_same(what: &str, s: &Scenario, b: Budgets, bounds: Bounds) -> Option<(Broke, usize)> {
+    let on = explore(s, b, Bounds { symmetry: true, ..bounds });
+    let off = explore(s, b, Bounds { symmetry: false, ..bounds });
+    assert!(!on.symmetric.is_empty(), "{what}: no identical teammates");
+    assert_eq!(verdict(&on), verdict(&off), "{what}: symmetry on vs off ({} vs {} states)", on.unique, off.unique);
+    // A bounded search compares only if both stopped at the same depth bound.
+    for x in [&on, &off] {
+        assert!(matches!(x.stopped_by, None | Some("max-depth")), "{what}: {:?}", x.stopped_by);
+        if let Some(c) = &x.counterexample {
+            assert!(breaks_what_it_says(s, c), "{what}: {:?} does not replay: {:?}", c.broke, c.actions);
+        }
+    }
+    verdict(&on)
+}
+
+#[test]
+fn symmetry_finds_what_the_search_without_it_finds() {
+    // Every bundled scenario with identical teammates (breadth first, to
+    // the same depth), but those with more than eight of them: 21 has a
+    // hundred, and no depth at which a search without symmetry is
+    // affordable says anything.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(dir).expect("scenarios/").map(|e| e.expect("an entry").path()).collect();
+    files.sort();
+    let mut searched = Vec::new();
+    let depth = if RELEASE { 14 } else { 11 };
+    let bounded = Bounds { max_depth: depth, max_states: usize::MAX, ..Bounds::default() };
+    for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+        let file = load_file(path).expect("bundled");
+        let groups = Model::new(&file, Budgets::default(), true).symmetry_groups().iter().map(Vec::len).max();
+        if groups.is_none_or(|n| n > 8) {
+            continue;
+        }
+        let name = path.file_stem().expect("a name").to_string_lossy().to_string();
+        for (switch, defences) in [
+            ((|_| {}) as fn(&mut handshake::protocol::Policy), "every defence on"),
+            (pending_off, "pending check off"),
+            (stale_obeyed, "deadline check off, keep"),
+        ] {
+            let mut s = file.clone();
+            switch(&mut s.team.policy);
+            for b in [budgets(0, 0, 0), budgets(1, 0, 0), budgets(0, 1, 0), budgets(0, 0, 1)] {
+                let what = format!("{name}, {defences}, {b:?}");
+                let found = assert_symmetry_finds_the_same(&what, &s, b, bounded);
+                if defences == "every defence on" {
+                    assert_eq!(found, None, "{what}");
+                }
+            }
+        }
+        searched.push(name);
+    }
+    assert!(searched.contains(&"29-lossy-shutdown-asked-twice".to_string()), "{searched:?}");
+    // Inline, where a defence is off and a violation is there to find.
+    let cases: [(&str, Scenario, Budgets, Invariant); 6] = [
+        (
+            "2 workers, pending check off, --duplicate 1",
+            lossy(2, pending_off),
+            budgets(0, 1, 0),
+            Invariant::MatchingResponse,
+        ),
+        (
+            "2 workers, pending check off, --drop 1",
+            lossy(2, pending_off),
+            budgets(1, 0, 0),
+            Invariant::MatchingResponse,
+        ),
+        (
+            "3 workers, pending check off, --crash 1",
+            lossy(3, pending_off),
+            budgets(0, 0, 1),
+            Invariant::MatchingResponse,
+        ),
+        (
+            "3 workers (2 in debug), pending check off, --drop 1 --crash 1",
+            lossy(if RELEASE { 3 } else { 2 }, pending_off),
+            budgets(1, 0, 1),
+            Invariant::MatchingResponse,
+        ),
+        ("2 workers, a stale request obeyed", lossy(2, stale_obeyed), budgets(0, 0, 0), Invariant::ExpiryPolicy),
+        (
+            "3 workers, a stale request obeyed, --crash 1",
+            lossy(3, stale_obeyed),
+            budgets(0, 0, 1),
+            Invariant::ExpiryPolicy,
+        ),
+    ];
+    for (what, s, b, broken) in cases {
+        let found = assert_symmetry_finds_the_same(what, &s, b, Bounds::default());
+        assert_eq!(found.map(|f| f.0), Some(Broke::Invariant(broken)), "{what}");
+    }
+}
+
+#[test]
+fn symmetry_survives_an_adversary_writing_to_identical_teammates() {
+    // The adversary's forgeries come from an agent outside the team: the
+    // fingerprint must still treat identical teammates as interchangeable
+    // (and not index past the team when it looks at who sent their mail).
+    let s = lossy(2, |_| {});
+    let b = Budgets { forge: 1, ..Budgets::default() };
+    let bounds = Bounds { max_depth: 8, max_states: usize::MAX, ..Bounds::default() };
+    let on = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| verdict(&explore(&s, b, bounds))));
+    let off = verdict(&explore(&s, b, Bounds { symmetry: false, ..bounds }));
+    assert!(on.is_ok(), "the search with symmetry panicked (--forge 1 on identical teammates)");
+    assert_eq!(on.ok(), Some(off));
+    // The same with the sender check off, where a forgery gets through.
+    let s = lossy(2, |p| p.defences.sender_auth = false);
+    let on = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| verdict(&explore(&s, b, Bounds::default()))));
+    let off = verdict(&explore(&s, b, Bounds { symmetry: false, ..Bounds::default() }));
+    assert!(off.is_some(), "sender_auth off: a forgery should get through");
+    assert!(on.is_ok(), "the search with symmetry panicked (--forge 1 on identical teammates, sender_auth off)");
+    assert_eq!(on.ok(), Some(off));
+}
+
+#[test]
+fn sleep_sets_change_no_verdict_and_without_symmetry_no_count_of_distinct_states() {
+    let s29 = bundled("29-lossy-shutdown-asked-twice");
+    let depth = if RELEASE { 15 } else { 13 };
+    let complete = Bounds { max_states: usize::MAX, ..Bounds::default() };
+    let bounded = Bounds { max_depth: depth, ..complete };
+    // Without symmetry a state's fingerprint is one: sleep sets skip
+    // transitions, never states.
+    let exact: [(&str, Scenario, Budgets, Bounds); 4] = [
+        ("2 workers, --drop 1", lossy(2, |_| {}), budgets(1, 0, 0), complete),
+        (
+            "2 workers, --crash 1",
+            lossy(2, |_| {}),
+            budgets(0, 0, 1),
+            Bounds { max_depth: if RELEASE { 60 } else { 12 }, ..complete },
+        ),
+        ("29, --drop 1, bounded depth", s29.clone(), budgets(1, 0, 0), bounded),
+        ("29, --duplicate 1, bounded depth", s29.clone(), budgets(0, 1, 0), Bounds { max_depth: depth - 2, ..bounded }),
+    ];
+    for (what, s, b, bounds) in exact {
+        let with = explore(&s, b, Bounds { symmetry: false, partial_order: true, ..bounds });
+        let without = explore(&s, b, Bounds { symmetry: false, partial_order: false, ..bounds });
+        assert_eq!(with.unique, without.unique, "{what}: the same states");
+        assert_eq!(with.stopped_by, without.stopped_by, "{what}");
+        assert!(with.slept > 0 && without.slept == 0, "{what}: {} slept", with.slept);
+        assert!(with.states < without.states, "{what}: {} transitions vs {}", with.states, without.states);
+        assert_eq!(verdict(&with), None, "{what}");
+    }
+    // Verdicts, with and without symmetry. (With symmetry the counts may
+    // differ a little: when teammates tie, which one is first is decided by
+    // team order, so one state can have two canonical forms.)
+    let judged: [(&str, Scenario, Budgets, Bounds); 7] = [
+        ("29, --drop 1, bounded depth", s29.clone(), budgets(1, 0, 0), bounded),
+        ("3 workers, pending check off, --drop 1", lossy(3, pending_off), budgets(1, 0, 0), complete),
+        (
+            "3 workers (2 in debug), pending check off, --drop 1 --crash 1",
+            lossy(if RELEASE { 3 } else { 2 }, pending_off),
+            budgets(1, 0, 1),
+            complete,
+        ),
+        ("3 workers, a stale request obeyed, --drop 1", lossy(3, stale_obeyed), budgets(1, 0, 0), complete),
+        ("2 workers, a stale request obeyed, --crash 1", lossy(2, stale_obeyed), budgets(0, 0, 1), complete),
+        ("24, --crash 1", bundled("24-expired-request-obeyed"), budgets(0, 0, 1), complete),
+        ("12, --forge 1", bundled("12-kind-check-off"), Budgets { forge: 1, ..Budgets::default() }, complete),
+    ];
+    for (what, s, b, bounds) in judged {
+        for symmetry in [false, true] {
+            let with = explore(&s, b, Bounds { symmetry, partial_order: true, ..bounds });
+            let without = explore(&s, b, Bounds { symmetry, partial_order: false, ..bounds });
+            assert_eq!(verdict(&with), verdict(&without), "{what}, symmetry {symmetry}");
+            assert_eq!(with.stopped_by, without.stopped_by, "{what}, symmetry {symmetry}");
+            if let Some(c) = &with.counterexample {
+                assert!(breaks_what_it_says(&s, c), "{what}: {:?} does not replay: {:?}", c.broke, c.actions);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_memory_bound_stops_the_search_and_says_so() {
+    let Some(resident) = handshake::explore::resident_bytes() else {
+        eprintln!("skipped: this system does not tell a process its resident memory (no /proc/self/statm)");
+        return;
+    };
+    assert!(resident > 0);
+    // Memory is looked at every 10,000 distinct states: one byte is passed
+    // at the first look, so the search stops there and says why.
+    let s = bundled("29-lossy-shutdown-asked-twice");
+    for jobs in [1, 2].into_iter().filter(|j| RELEASE || *j == 2) {
+        let x = explore(&s, budgets(1, 0, 0), Bounds { max_memory: Some(1), jobs, ..Bounds::default() });
+        assert_eq!(x.stopped_by, Some("max-memory"), "jobs {jobs}");
+        assert_eq!(x.unique, 10_000, "jobs {jobs}: stopped at the first look");
+        assert!(x.counterexample.is_none());
+    }
+    // A bound far above what the process uses stops nothing: the search
+    // passes the look at 10,000 and goes on.
+    let x = explore(
+        &s,
+        budgets(1, 0, 0),
+        Bounds { max_memory: Some(u64::MAX / 2), max_states: 10_001, ..Bounds::default() },
+    );
+    assert_eq!((x.stopped_by, x.unique), (Some("max-states"), 10_001));
+}
+
+/// A teammate that ignores its shutdown request: it expires after 60 s and
+/// the kill default force-stops her.
+const IGNORES: &str = r#"
+name = "ignores"
+about = "Alice ignores the lead's shutdown request."
+[[teammate]]
+name = "alice"
+on_shutdown = "ignore"
+work = [{ write = "a.rs", steps = 2, step_time = "500ms" }]
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+"#;
+
+#[test]
+fn a_crash_may_be_final_and_the_kill_default_leaves_such_a_teammate_crashed() {
+    use handshake::trace::RosterStatus;
+    use std::collections::{BTreeSet, HashSet, VecDeque};
+    let s = load_str("ignores.toml", IGNORES).expect("valid");
+    let b = Budgets { crash: 1, ..Budgets::default() };
+    // Both kinds of crash, anywhere: nothing broken (a final crash is not
+    // killed by the default; a crash a restart may follow is).
+    let x = explore(&s, b, Bounds::default());
+    assert!(x.counterexample.is_none(), "{:?}", x.counterexample.map(|c| (c.actions, c.detail)));
+    assert_eq!(x.stopped_by, None);
+    // Every state, and how alice ends in each settled run, by which crash
+    // (if any) came before.
+    let model = Model::new(&s, b, false);
+    let alice = handshake::protocol::AgentId(1);
+    let mut ends: BTreeSet<(&str, String)> = BTreeSet::new();
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([(model.start(), "no crash")]);
+    let mut actions = Vec::new();
+    let mut worded = false;
+    while let Some((state, crash)) = queue.pop_front() {
+        model.actions(&state, &mut actions);
+        if actions.is_empty() {
+            assert!(model.at_end(&state).is_none(), "{crash}");
+            ends.insert((crash, format!("{:?}", state.roster()[alice.index()])));
+            continue;
+        }
+        for a in &actions {
+            if crash == "final crash" {
+                assert!(!matches!(a, Action::Restart(_)), "a restart offered after a final crash");
+            }
+            let kind = match a {
+                Action::Crash { restart: false, .. } => {
+                    let line = model.taken(&state, a).describe(model.names());
+                    assert!(line.ends_with("crash alice for good"), "{line}");
+                    worded = true;
+                    "final crash"
+                }
+                Action::Crash { restart: true, .. } => "crash, restart possible",
+                _ => crash,
+            };
+            let mut next = state.clone();
+            assert!(model.apply(&mut next, a, None).is_none());
+            if seen.insert((model.fingerprint(&next), kind)) {
+                queue.push_back((next, kind));
+            }
+        }
+    }
+    assert!(worded);
+    let ends: Vec<_> = ends.into_iter().collect();
+    let want = |crash: &'static str, status: RosterStatus| (crash, format!("{status:?}"));
+    // Alice never answers: without a crash the default kills her. After a
+    // crash a restart may follow, she is killed too (restarted or not: the
+    // kill default overrides a restart to come), or, when she was down as
+    // the lead meant to ask her, nobody asks and she comes back to finish
+    // her work. Only a final crash leaves her crashed at the end.
+    assert_eq!(
+        ends,
+        vec![
+            want("crash, restart possible", RosterStatus::Idle),
+            want("crash, restart possible", RosterStatus::Killed),
+            want("final crash", RosterStatus::Crashed),
+            want("no crash", RosterStatus::Killed),
+        ]
+    );
 }
