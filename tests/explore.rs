@@ -358,6 +358,8 @@ fn breaks_what_it_says(s: &Scenario, c: &Counterexample) -> bool {
             let log = Log { names: &c.names, events: &c.events, ended_at, stop };
             check_log(&log, &s.team.policy, &s.require_plan()).iter().any(|v| v.invariant == i)
         }),
+        // Judged against the file's expectations, not the oracle's.
+        Broke::Expectation => !c.detail.is_empty(),
     }
 }
 
