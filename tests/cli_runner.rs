@@ -128,6 +128,19 @@ fn first_failure(r: &Ran) -> String {
 #[test]
 #[cfg(unix)]
 fn an_installed_binary_names_itself_and_its_reproduce_line_runs_as_printed() {
+    // Runs the copy, retrying while the kernel says "text file busy": another
+    // test thread that forks while the copy is still open for writing holds
+    // it open until that child execs (milliseconds). Seen 3 times in 15 runs.
+    fn start_fresh_copy(c: &mut Command) -> std::process::Output {
+        for _ in 0..100 {
+            match c.output() {
+                Err(e) if e.raw_os_error() == Some(26) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                other => return other.expect("the copy starts"),
+            }
+        }
+        panic!("the copied binary stayed busy for 2 s")
+    }
+
     // Outside any cargo target dir, in a folder whose name needs quoting, and
     // without the variables `cargo run` sets: as an installed binary runs.
     let dir = TempDir::new("installed");
@@ -141,7 +154,7 @@ fn an_installed_binary_names_itself_and_its_reproduce_line_runs_as_printed() {
     for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("CARGO")) {
         c.env_remove(k);
     }
-    let r = from_output(c.output().expect("the copy starts"), format!("run {file} --seed 4"));
+    let r = from_output(start_fresh_copy(&mut c), format!("run {file} --seed 4"));
     r.expect_code(1);
     let cmd = r.reproduce_line().to_string();
     assert!(!cmd.contains("cargo run"), "an installed binary is not `cargo run`\n{}", r.explain());
