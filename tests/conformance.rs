@@ -169,16 +169,6 @@ fn ids_mut(e: &mut Event) -> Vec<&mut RequestId> {
     }
 }
 
-fn set_request_id(m: &mut Message, id: RequestId) {
-    match m {
-        Message::ShutdownRequest { request_id, .. }
-        | Message::ShutdownResponse { request_id, .. }
-        | Message::PlanApprovalRequest { request_id, .. }
-        | Message::PlanApprovalResponse { request_id, .. } => *request_id = id,
-        Message::Message { .. } | Message::Broadcast { .. } => {}
-    }
-}
-
 /// Request ids paired across the two runs, one to one.
 #[derive(Clone, Default)]
 struct Ids {
@@ -408,7 +398,7 @@ impl<'a> Replay<'a> {
             _ => return Err(self.fail("a forgery not followed by its send", &[])),
         };
         if let Some(id) = quoted {
-            set_request_id(&mut message, self.ids.to_explorer.get(&id).copied().unwrap_or(id));
+            message.set_request_id(self.ids.to_explorer.get(&id).copied().unwrap_or(id));
         }
         Ok(message)
     }
