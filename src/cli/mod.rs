@@ -97,14 +97,26 @@ Each problem is printed as path:line:col: reason. Exit status 2 if any file is b
     /// Try every interleaving of a small scenario and find the shortest one that breaks an invariant.
     #[command(after_help = format!("{}\n\
 Deliveries, timers and the faults you budget for are tried in every order; states already seen are\n\
-skipped, and the search is breadth first, so the first violation found has the fewest steps.\n\
-Exit status: 0 nothing broke within the bounds, 1 an invariant broke, 2 bad input.", examples("Examples", EXPLORE_EXAMPLES)))]
+skipped (identical teammates are interchangeable), and the search is breadth first, so the first\n\
+violation found has the fewest steps. The file's crashes and forgeries are played at their times;\n\
+a fault the explorer cannot model (a stall, a partition, a replay) is refused with the reason.\n\
+Exit status: 0 nothing broke within the bounds (or only the violation the file expects), 1 an\n\
+invariant broke, 2 bad input or a file the explorer cannot model. See docs/explore.md.", examples("Examples", EXPLORE_EXAMPLES)))]
     Explore(explore::ExploreArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
     ("handshake explore scenarios/01-happy-shutdown.toml", "every order of deliveries and timers"),
     ("handshake explore my.toml --drop 1 --duplicate 1", "and one message lost, one delivered twice"),
+    (
+        "handshake explore scenarios/29-lossy-shutdown-asked-twice.toml --drop 1 --compare",
+        "what symmetry and sleep sets save",
+    ),
+    (
+        "handshake explore scenarios/22-peer-deadlock.toml --expect --max-latency 5ms",
+        "do the file's expectations hold on every schedule?",
+    ),
+    ("handshake explore my.toml --forge 1 --write found.toml", "save the shortest counterexample as a scenario"),
 ];
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
