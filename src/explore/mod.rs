@@ -11,7 +11,10 @@
 //!
 //! Two reductions: symmetry (identical teammates are interchangeable in the
 //! fingerprint, see `model::Model::fingerprint`) and sleep sets (deliveries
-//! to different agents commute, so one order of them is taken).
+//! to two different teammates commute under the hierarchy, so one order of
+//! them is taken; see `model::Model::commutes`). Batches of states are
+//! expanded on `Bounds::jobs` threads and merged in one-thread order, so
+//! the result does not depend on the number of threads.
 
 pub mod model;
 pub mod replay;
