@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod explore;
+pub mod merge;
 pub mod progress;
 pub mod run;
 
@@ -100,6 +101,9 @@ Deliveries, timers and the faults you budget for are tried in every order; state
 skipped, and the search is breadth first, so the first violation found has the fewest steps.\n\
 Exit status: 0 nothing broke within the bounds, 1 an invariant broke, 2 bad input.", examples("Examples", EXPLORE_EXAMPLES)))]
     Explore(explore::ExploreArgs),
+    /// Combine the shards of a sweep (`run --seeds A..B --shard I/N --format json`) into the report of the whole sweep.
+    #[command(after_help = examples("Examples", merge::MERGE_EXAMPLES))]
+    Merge(merge::MergeArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -119,6 +123,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Check(a) => check::main(a),
         Command::Bench(a) => bench::main(a),
         Command::Explore(a) => explore::main(a),
+        Command::Merge(a) => merge::main(a),
     }
 }
 
