@@ -85,7 +85,10 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
         *slot = Some(file);
         let expected = shard.seeds(d.seeds.from, d.seeds.to);
         if d.scenarios.iter().any(|r| r.seeds != expected) || d.runs != expected * d.scenarios.len() as u64 {
-            return Err(format!("{file}: shard {shard} of seeds {}..{} has {expected} seeds per scenario, but the file says otherwise", d.seeds.from, d.seeds.to));
+            return Err(format!(
+                "{file}: shard {shard} of seeds {}..{} has {expected} seeds per scenario, but the file says otherwise",
+                d.seeds.from, d.seeds.to
+            ));
         }
     }
     let missing: Vec<String> =

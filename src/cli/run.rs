@@ -52,7 +52,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", requires = "seeds")]
     pub jobs: Option<usize>,
     /// With --seeds: play only shard I of N (1-based): seed s belongs to shard (s - A) % N + 1. Combine the shards' --format json with `handshake merge`
-    #[arg(long, value_name = "I/N", value_parser = parse_shard, requires = "seeds")]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, requires = "seeds", allow_hyphen_values = true)]
     pub shard: Option<Shard>,
     /// With --seeds: like --shard, the index read from the environment variable VAR, counted from 0 (as a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX), e.g. JOB_COMPLETION_INDEX/4
     #[arg(long, value_name = "VAR/N", value_parser = parse_shard_env, requires = "seeds", conflicts_with = "shard")]
@@ -139,7 +139,8 @@ fn shard_count(n: &str) -> Result<u64, String> {
 }
 
 fn parse_shard(s: &str) -> Result<Shard, String> {
-    let (i, n) = s.split_once('/').ok_or_else(|| format!("{s:?}: write I/N, e.g. 2/4 for the second of four shards"))?;
+    let (i, n) =
+        s.split_once('/').ok_or_else(|| format!("{s:?}: write I/N, e.g. 2/4 for the second of four shards"))?;
     let of = shard_count(n)?;
     let index: u64 = i.trim().parse().map_err(|_| format!("{i:?} is not a shard number (1 to {of})"))?;
     if index == 0 || index > of {
@@ -653,7 +654,11 @@ impl SweepDoc {
         }
         if let Some(d) = &self.determinism {
             if d.nondeterministic.is_empty() {
-                let _ = writeln!(out, "\ndeterminism: each of {} played twice gave the same trace", plural(d.compared, "run"));
+                let _ = writeln!(
+                    out,
+                    "\ndeterminism: each of {} played twice gave the same trace",
+                    plural(d.compared, "run")
+                );
             } else {
                 let _ = writeln!(
                     out,
@@ -867,7 +872,13 @@ fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], (from, to): (u6
     };
     let mut rows: Vec<ScenarioRow> = scenarios
         .iter()
-        .map(|s| ScenarioRow { name: s.name.clone(), path: s.path.clone(), seeds: seeds.len() as u64, failed: 0, real_ms: 0.0 })
+        .map(|s| ScenarioRow {
+            name: s.name.clone(),
+            path: s.path.clone(),
+            seeds: seeds.len() as u64,
+            failed: 0,
+            real_ms: 0.0,
+        })
         .collect();
     let mut failed = Vec::new();
     let mut nondeterministic = Vec::new();
@@ -957,5 +968,65 @@ mod tests {
         assert_eq!(shell_word("it's.toml"), "'it'\\''s.toml'");
         assert_eq!(shell_word("$HOME"), "'$HOME'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn shards_split_the_seeds_each_into_exactly_one() {
+        for (from, to) in [(1, 2), (1, 11), (5, 8), (0, 100)] {
+            for of in 1..=7 {
+                let shards: Vec<Shard> = (1..=of).map(|index| Shard { index, of }).collect();
+                for seed in from..to {
+                    assert_eq!(
+                        shards.iter().filter(|s| s.has(from, seed)).count(),
+                        1,
+                        "{seed} of {from}..{to} in /{of}"
+                    );
+                }
+                for s in &shards {
+                    assert_eq!(s.seeds(from, to), (from..to).filter(|&x| s.has(from, x)).count() as u64, "{s}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shard_values_are_read_or_refused() {
+        assert_eq!(parse_shard("2/3"), Ok(Shard { index: 2, of: 3 }));
+        for bad in ["0/3", "4/3", "1/0", "x", "1/x", "/3", "3"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_shard_env("JOB_COMPLETION_INDEX/4"), Ok(("JOB_COMPLETION_INDEX".to_string(), 4)));
+        assert!(parse_shard_env("JOB_COMPLETION_INDEX").is_err());
+        assert!(parse_shard_env("/4").is_err());
+        assert!(parse_shard_env("X/0").is_err());
+    }
+
+    #[test]
+    fn a_nondeterministic_seed_is_listed_with_both_hashes_and_fails_the_sweep() {
+        let doc = SweepDoc {
+            seeds: SeedRange { from: 1, to: 3 },
+            runs: 2,
+            failed: Vec::new(),
+            real_seconds: 0.5,
+            shard: None,
+            scenarios: vec![ScenarioRow { name: "a".into(), path: "a.toml".into(), seeds: 2, failed: 0, real_ms: 1.0 }],
+            options: Vec::new(),
+            determinism: Some(Determinism {
+                compared: 2,
+                nondeterministic: vec![Nondeterministic {
+                    scenario: "a".into(),
+                    path: "a.toml".into(),
+                    seed: 2,
+                    hashes: ["00000000000000aa".into(), "00000000000000bb".into()],
+                    reproduce: "handshake run a.toml --seed 2 -v".into(),
+                }],
+            }),
+        };
+        assert!(!doc.passed());
+        let text = doc.text();
+        assert!(text.contains("nondeterministic seeds (1 of 2 runs played twice"), "{text}");
+        assert!(text.contains("  a seed 2: trace hashes 00000000000000aa and 00000000000000bb\n    reproduce: handshake run a.toml --seed 2 -v"), "{text}");
+        let back: SweepDoc = serde_json::from_value(serde_json::to_value(&doc).unwrap()).unwrap();
+        assert_eq!(back, doc);
     }
 }
