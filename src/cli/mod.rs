@@ -101,7 +101,7 @@ Deliveries, timers and the faults you budget for are tried in every order; state
 skipped, and the search is breadth first, so the first violation found has the fewest steps.\n\
 Exit status: 0 nothing broke within the bounds, 1 an invariant broke, 2 bad input.", examples("Examples", EXPLORE_EXAMPLES)))]
     Explore(explore::ExploreArgs),
-    /// Combine the shards of a sweep (`run --seeds A..B --shard I/N --format json`) into the report of the whole sweep.
+    /// Combine the shards of a seed sweep (`run --shard I/N --format json`) into the whole sweep's report.
     #[command(after_help = examples("Examples", merge::MERGE_EXAMPLES))]
     Merge(merge::MergeArgs),
 }
