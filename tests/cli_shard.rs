@@ -219,3 +219,16 @@ fn check_determinism_plays_every_seed_twice_and_says_so() {
     ]);
     json.expect_code(0).stdout_has("\"compared\": 4").stdout_has("\"nondeterministic\": []");
 }
+
+#[test]
+fn merge_refuses_a_shard_number_out_of_its_range() {
+    let dir = TempDir::new("range");
+    let r =
+        handshake(&["run", "scenarios/05-plan-approved.toml", "--seeds", "1..4", "--shard", "1/2", "--format", "json"]);
+    let edited = r.stdout.replace("\"index\": 1", "\"index\": 3");
+    assert_ne!(edited, r.stdout);
+    let file = dir.write("edited.json", &edited);
+    handshake(&["merge", &file]).expect_code(2).ran_nothing().stderr_has("is not one of 2 shards");
+    let zero = dir.write("zero.json", &r.stdout.replace("\"index\": 1", "\"index\": 0"));
+    handshake(&["merge", &zero]).expect_code(2).ran_nothing().stderr_has("is not one of 2 shards");
+}

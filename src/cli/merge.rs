@@ -78,6 +78,9 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
             return Err(differ("one was played with --check-determinism, the other without".to_string()));
         }
         let shard = d.shard.unwrap_or(Shard { index: 1, of: 1 });
+        if shard.index == 0 || shard.index > shard.of {
+            return Err(format!("{file}: shard {shard} is not one of {}", shards(shard.of)));
+        }
         let slot = &mut by_index[(shard.index - 1) as usize];
         if let Some(other) = slot {
             return Err(format!("{other} and {file} are both shard {shard}: each shard once"));
