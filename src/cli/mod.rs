@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod explore;
+pub mod merge;
 pub mod progress;
 pub mod run;
 
@@ -103,6 +104,9 @@ a fault the explorer cannot model (a stall, a partition, a replay) is refused wi
 Exit status: 0 nothing broke within the bounds (or only the violation the file expects), 1 an\n\
 invariant broke, 2 bad input or a file the explorer cannot model. See docs/explore.md.", examples("Examples", EXPLORE_EXAMPLES)))]
     Explore(explore::ExploreArgs),
+    /// Combine the shards of a seed sweep (`run --shard I/N --format json`) into the whole sweep's report.
+    #[command(after_help = examples("Examples", merge::MERGE_EXAMPLES))]
+    Merge(merge::MergeArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -131,6 +135,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Check(a) => check::main(a),
         Command::Bench(a) => bench::main(a),
         Command::Explore(a) => explore::main(a),
+        Command::Merge(a) => merge::main(a),
     }
 }
 

@@ -5,7 +5,7 @@ use super::{noun, plural, scenario_files, Format, EXIT_BAD_INPUT, EXIT_FAILED, E
 use crate::protocol::Millis;
 use crate::scenario::discover::load_all;
 use crate::scenario::duration::parse_duration;
-use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
+use crate::scenario::{load_str, run_scenario, Report, RunOptions, Scenario};
 use crate::trace::{Names, Stamped};
 use clap::Args;
 use std::io::Write;
@@ -48,6 +48,18 @@ pub struct RunArgs {
     /// Real time one run may take before it is stopped, e.g. "30s"
     #[arg(long, value_parser = parse_span, default_value = DEFAULT_MAX_REAL)]
     pub max_real: Millis,
+    /// With --seeds: threads that play runs, each run on its own runtime; the report is the same for any number [default: every core]
+    #[arg(long, value_name = "N", requires = "seeds")]
+    pub jobs: Option<usize>,
+    /// With --seeds: play only shard I of N (1-based): seed s belongs to shard (s - A) % N + 1. Combine the shards' --format json with `handshake merge`
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, requires = "seeds", allow_hyphen_values = true)]
+    pub shard: Option<Shard>,
+    /// With --seeds: like --shard, the index read from the environment variable VAR, counted from 0 (as a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX), e.g. JOB_COMPLETION_INDEX/4
+    #[arg(long, value_name = "VAR/N", value_parser = parse_shard_env, requires = "seeds", conflicts_with = "shard")]
+    pub shard_from_env: Option<(String, u64)>,
+    /// With --seeds: play every seed twice and compare the two traces' hashes; a seed whose traces differ fails the sweep
+    #[arg(long, requires = "seeds")]
+    pub check_determinism: bool,
 }
 
 const DEFAULT_MAX_REAL: &str = "60s";
@@ -88,7 +100,95 @@ fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
     Ok((a, b))
 }
 
+/// One shard of a sweep: `index` of `of`, 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub of: u64,
+}
+
+impl Shard {
+    /// Whether `seed` of the sweep starting at `from` is this shard's.
+    pub fn has(self, from: u64, seed: u64) -> bool {
+        (seed - from) % self.of == self.index - 1
+    }
+
+    /// How many seeds of `from..to` are this shard's.
+    pub fn seeds(self, from: u64, to: u64) -> u64 {
+        let (len, first) = (to - from, self.index - 1);
+        if len > first {
+            (len - first - 1) / self.of + 1
+        } else {
+            0
+        }
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.of)
+    }
+}
+
+fn shard_count(n: &str) -> Result<u64, String> {
+    match n.trim().parse::<u64>() {
+        Ok(0) => Err("the number of shards must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{n:?} is not a number of shards")),
+    }
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    let (i, n) =
+        s.split_once('/').ok_or_else(|| format!("{s:?}: write I/N, e.g. 2/4 for the second of four shards"))?;
+    let of = shard_count(n)?;
+    let index: u64 = i.trim().parse().map_err(|_| format!("{i:?} is not a shard number (1 to {of})"))?;
+    if index == 0 || index > of {
+        return Err(format!(
+            "shards are numbered from 1 to {of}: {index} is not one (for an index counted from 0, use --shard-from-env)"
+        ));
+    }
+    Ok(Shard { index, of })
+}
+
+fn parse_shard_env(s: &str) -> Result<(String, u64), String> {
+    let (var, n) = s
+        .rsplit_once('/')
+        .ok_or_else(|| format!("{s:?}: write VAR/N, e.g. JOB_COMPLETION_INDEX/4 for one of four shards"))?;
+    if var.is_empty() || var.contains('=') || var.contains('\0') {
+        return Err(format!("{var:?} is not the name of an environment variable"));
+    }
+    Ok((var.to_string(), shard_count(n)?))
+}
+
+/// The shard to play, from `--shard` or `--shard-from-env`, or why there is none.
+fn resolve_shard(a: &RunArgs) -> Result<Option<Shard>, String> {
+    if let Some((var, of)) = &a.shard_from_env {
+        let flag = format!("--shard-from-env {var}/{of}");
+        let value = std::env::var(var).map_err(|_| {
+            format!("{flag}: {var} is not set (a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX in each pod)")
+        })?;
+        let index: u64 = match value.trim().parse() {
+            Ok(i) if i < *of => i,
+            _ => return Err(format!("{flag}: {var}={value:?} is not a shard index from 0 to {}", of - 1)),
+        };
+        return Ok(Some(Shard { index: index + 1, of: *of }));
+    }
+    Ok(a.shard)
+}
+
 pub fn main(a: RunArgs) -> i32 {
+    if a.jobs == Some(0) {
+        eprintln!("error: --jobs must be at least 1; nothing was run");
+        return EXIT_BAD_INPUT;
+    }
+    let shard = match resolve_shard(&a) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}; nothing was run");
+            return EXIT_BAD_INPUT;
+        }
+    };
     if a.events != Events::All && !a.verbose {
         eprintln!("error: --events chooses what -v streams: add -v (nothing was run)");
         return EXIT_BAD_INPUT;
@@ -138,7 +238,7 @@ pub fn main(a: RunArgs) -> i32 {
         }
     }
     match a.seeds {
-        Some(range) => sweep(&a, &scenarios, range),
+        Some(range) => sweep(&a, &scenarios, &files, range, shard),
         None => single(&a, &scenarios, outputs),
     }
 }
@@ -214,7 +314,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         cap: a.cap,
         max_real: Some(a.max_real.as_std()),
         live: live.then(|| live_printer(a.events)),
-        keep_outcome: !outputs_wanted(a).is_empty(),
+        keep_outcome: !outputs_wanted(a).is_empty() || a.check_determinism,
     }
 }
 
@@ -308,6 +408,10 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
         mermaid: _, // an output
         html: _,    // an output
         events: _,  // what -v shows, not what happens
+        jobs: _,    // where runs are played, not what happens in them
+        shard: _,   // which seeds: replaced by the seed that failed
+        shard_from_env: _,
+        check_determinism: _, // plays each run twice, changes neither
         cap,
         max_real,
     } = a;
@@ -425,77 +529,397 @@ fn write_trace(file: std::fs::File, o: &crate::team::Outcome) -> std::io::Result
     out.flush()
 }
 
-fn sweep(a: &RunArgs, scenarios: &[Scenario], (from, to): (u64, u64)) -> i32 {
-    let seeds = to - from;
-    let total = seeds * scenarios.len() as u64;
-    let mut progress = Progress::new(total, "run", a.format == Format::Text);
-    let started = std::time::Instant::now();
-    let mut failing: Vec<(String, String, u64, String)> = Vec::new();
-    let mut rows = Vec::new();
-    tracing::info!(runs = total, scenarios = scenarios.len(), from, to, "sweep starts");
-    for s in scenarios {
-        let mut failed_here = 0;
-        let mut real = 0.0;
-        for seed in from..to {
-            let r = run_scenario(s, seed, options(a, false));
-            real += r.real_ms;
-            if r.passed {
-                progress.tick(None);
-            } else {
-                failed_here += 1;
-                let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
-                progress.tick(Some(&format!("FAIL  {} seed {seed}: {why}", s.name)));
-                failing.push((s.name.clone(), s.path.clone(), seed, why));
-            }
-            log_tenths(&progress, total);
-        }
-        rows.push((s.name.clone(), failed_here, real));
+/// A sweep's report, as `--format json` prints it and `handshake merge`
+/// reads it back: everything the text report is made of, so a merge of
+/// shards prints what one unsharded sweep prints. The first four keys are the
+/// ones earlier versions printed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepDoc {
+    pub seeds: SeedRange,
+    pub runs: u64,
+    /// Failing runs: by scenario in the order given, then by seed.
+    pub failed: Vec<FailedSeed>,
+    pub real_seconds: f64,
+    /// Which shard this is; absent for a whole sweep (and a merge of shards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// One row per scenario, in the order given.
+    pub scenarios: Vec<ScenarioRow>,
+    /// The options that change what a run does (`--cap`, `--max-real`), as
+    /// the reproduce lines carry them: shards merge only if these agree.
+    pub options: Vec<String>,
+    /// Present with `--check-determinism`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub determinism: Option<Determinism>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SeedRange {
+    pub from: u64,
+    pub to: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScenarioRow {
+    pub name: String,
+    pub path: String,
+    /// Seeds played (this shard's).
+    pub seeds: u64,
+    pub failed: u64,
+    /// The runs' real time added up.
+    pub real_ms: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FailedSeed {
+    pub scenario: String,
+    pub path: String,
+    pub seed: u64,
+    pub why: String,
+    pub reproduce: String,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Determinism {
+    /// Runs played twice and compared.
+    pub compared: u64,
+    /// Seeds whose two traces differ, in the order of `failed`.
+    pub nondeterministic: Vec<Nondeterministic>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Nondeterministic {
+    pub scenario: String,
+    pub path: String,
+    pub seed: u64,
+    /// The two traces' hashes (FNV-1a, 64 bits, of the JSON Lines `--trace` writes), in hex.
+    pub hashes: [String; 2],
+    pub reproduce: String,
+}
+
+impl SweepDoc {
+    /// Where a failing or nondeterministic seed sorts: scenario order, then seed.
+    pub fn position(&self, name: &str, path: &str, seed: u64) -> (usize, u64) {
+        let at = self.scenarios.iter().position(|r| r.name == name && r.path == path).unwrap_or(usize::MAX);
+        (at, seed)
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    match a.format {
-        Format::Text => {
-            for (name, failed, real) in &rows {
-                println!(
-                    "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
-                    if *failed == 0 { "PASS" } else { "FAIL" },
-                    name,
-                    seeds - failed,
-                    seeds,
-                    noun(seeds, "seed"),
-                    real
-                );
+
+    pub fn passed(&self) -> bool {
+        self.failed.is_empty() && self.determinism.as_ref().is_none_or(|d| d.nondeterministic.is_empty())
+    }
+
+    /// The seeds each scenario played.
+    pub fn seed_count(&self) -> u64 {
+        let SeedRange { from, to } = self.seeds;
+        self.shard.map_or(to - from, |s| s.seeds(from, to))
+    }
+
+    /// Prints the report, text or json, and says how the command exits.
+    pub fn print(&self, format: Format) -> i32 {
+        match format {
+            Format::Text => print!("{}", self.text()),
+            Format::Json => {
+                let value = serde_json::to_value(self).unwrap_or_default();
+                println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
             }
-            if !failing.is_empty() {
-                println!("\nfailing seeds:");
-                for (name, path, seed, why) in &failing {
-                    println!("  {name} seed {seed}: {why}\n    reproduce: {}", reproduce(a, path, *seed));
-                }
-            }
-            println!(
-                "\n{} ({} × {}): {} passed, {} failed  (real {:.2} s)",
-                plural(total, "run"),
-                plural(scenarios.len() as u64, "scenario"),
-                plural(seeds, "seed"),
-                total - failing.len() as u64,
-                failing.len(),
-                elapsed
+        }
+        if self.passed() {
+            EXIT_OK
+        } else {
+            EXIT_FAILED
+        }
+    }
+
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let seeds = self.seed_count();
+        for r in &self.scenarios {
+            let _ = writeln!(
+                out,
+                "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
+                if r.failed == 0 { "PASS" } else { "FAIL" },
+                r.name,
+                r.seeds - r.failed,
+                r.seeds,
+                noun(r.seeds, "seed"),
+                r.real_ms
             );
         }
-        Format::Json => {
-            let doc = serde_json::json!({
-                "seeds": {"from": from, "to": to},
-                "runs": total,
-                "failed": failing.iter().map(|(n, p, s, w)| serde_json::json!({"scenario": n, "path": p, "seed": s, "why": w, "reproduce": reproduce(a, p, *s)})).collect::<Vec<_>>(),
-                "real_seconds": elapsed,
-            });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        if !self.failed.is_empty() {
+            out.push_str("\nfailing seeds:\n");
+            for f in &self.failed {
+                let _ = writeln!(out, "  {} seed {}: {}\n    reproduce: {}", f.scenario, f.seed, f.why, f.reproduce);
+            }
+        }
+        if let Some(d) = &self.determinism {
+            if d.nondeterministic.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "\ndeterminism: each of {} played twice gave the same trace",
+                    plural(d.compared, "run")
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "\nnondeterministic seeds ({} of {} played twice gave two different traces):",
+                    d.nondeterministic.len(),
+                    plural(d.compared, "run")
+                );
+                for n in &d.nondeterministic {
+                    let _ = writeln!(
+                        out,
+                        "  {} seed {}: trace hashes {} and {}\n    reproduce: {}",
+                        n.scenario, n.seed, n.hashes[0], n.hashes[1], n.reproduce
+                    );
+                }
+            }
+        }
+        if let Some(s) = self.shard {
+            let _ = writeln!(
+                out,
+                "\nshard {s} of seeds {}..{}: {} (seed s where (s - {}) % {} = {}); combine the shards' --format json with handshake merge",
+                self.seeds.from,
+                self.seeds.to,
+                plural(seeds, "seed"),
+                self.seeds.from,
+                s.of,
+                s.index - 1
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{} ({} × {}): {} passed, {} failed  (real {:.2} s)",
+            plural(self.runs, "run"),
+            plural(self.scenarios.len() as u64, "scenario"),
+            plural(seeds, "seed"),
+            self.runs - self.failed.len() as u64,
+            self.failed.len(),
+            self.real_seconds
+        );
+        out
+    }
+}
+
+/// What one run left for the report.
+struct Played {
+    passed: bool,
+    why: String,
+    real_ms: f64,
+    /// The trace's hash, with `--check-determinism`.
+    hash: Option<u64>,
+}
+
+fn play(a: &RunArgs, s: &Scenario, seed: u64) -> Played {
+    let mut r = run_scenario(s, seed, options(a, false));
+    let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
+    let hash = r.outcome.take().filter(|_| a.check_determinism).map(|o| trace_hash(&o));
+    Played { passed: r.passed, why, real_ms: r.real_ms, hash }
+}
+
+/// FNV-1a (64 bits) of the event log as `--trace` writes it: the same on
+/// every machine and every build, unlike a hasher with random keys.
+pub fn trace_hash(o: &crate::team::Outcome) -> u64 {
+    struct Fnv(u64);
+    impl Write for Fnv {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            for b in bytes {
+                self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
         }
     }
-    if failing.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    for e in &o.events {
+        let _ = serde_json::to_writer(&mut h, &e.to_json(&o.names));
+        let _ = h.write(b"\n");
     }
+    h.0
+}
+
+fn jobs(a: &RunArgs) -> usize {
+    a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Plays `items` (scenario index, seed), on `jobs` threads, and returns what
+/// each left in the items' order; `done` hears of each as it ends, in any
+/// order. Each thread reads the scenario files again from `sources` (a
+/// scenario holds hooks that stay on one thread) and plays whole runs, each
+/// on its own runtime: a run is the same whichever thread plays it.
+fn play_all(
+    a: &RunArgs,
+    scenarios: &[Scenario],
+    sources: &[(String, String)],
+    items: &[(usize, u64)],
+    jobs: usize,
+    mut done: impl FnMut(usize, &Played),
+) -> Result<Vec<Played>, String> {
+    let jobs = jobs.min(items.len()).max(1);
+    if jobs == 1 {
+        let mut out = Vec::with_capacity(items.len());
+        for (i, &(s, seed)) in items.iter().enumerate() {
+            let p = play(a, &scenarios[s], seed);
+            done(i, &p);
+            out.push(p);
+        }
+        return Ok(out);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<Played>> = (0..items.len()).map(|_| None).collect();
+    let mut error = None;
+    // Names only: a scenario itself cannot cross threads.
+    let ids: Vec<(&str, &str)> = scenarios.iter().map(|s| (s.name.as_str(), s.path.as_str())).collect();
+    let ids = &ids;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Played, String>)>();
+        for _ in 0..jobs {
+            let (tx, next) = (tx.clone(), &next);
+            scope.spawn(move || {
+                let mine: Result<Vec<Scenario>, String> = sources
+                    .iter()
+                    .zip(ids)
+                    .map(|((path, text), &(name, shown))| match load_str(path, text) {
+                        Ok(mine) if mine.name == name && mine.path == shown => Ok(mine),
+                        _ => Err(format!("{path} changed while the sweep ran")),
+                    })
+                    .collect();
+                let mine = match mine {
+                    Ok(m) => m,
+                    Err(e) => {
+                        let _ = tx.send((usize::MAX, Err(e)));
+                        return;
+                    }
+                };
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(s, seed)) = items.get(i) else { break };
+                    if tx.send((i, Ok(play(a, &mine[s], seed)))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, p) in rx {
+            match p {
+                Ok(p) => {
+                    done(i, &p);
+                    slots[i] = Some(p);
+                }
+                Err(e) => {
+                    // Stop handing out work; the threads finish what they hold.
+                    next.store(items.len(), std::sync::atomic::Ordering::Relaxed);
+                    error.get_or_insert(e);
+                }
+            }
+        }
+    });
+    if let Some(e) = error {
+        return Err(e);
+    }
+    Ok(slots.into_iter().map(|p| p.expect("every item was played")).collect())
+}
+
+fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], (from, to): (u64, u64), shard: Option<Shard>) -> i32 {
+    let seeds: Vec<u64> = (from..to).filter(|&s| shard.is_none_or(|sh| sh.has(from, s))).collect();
+    let total = seeds.len() as u64 * scenarios.len() as u64;
+    let times = if a.check_determinism { 2 } else { 1 };
+    // Each run (twice, one after the other, with --check-determinism), by
+    // scenario, then seed: the order the report lists them in.
+    let items: Vec<(usize, u64)> = (0..scenarios.len())
+        .flat_map(|s| seeds.iter().flat_map(move |&seed| std::iter::repeat_n((s, seed), times)))
+        .collect();
+    let sources: Vec<(String, String)> = if jobs(a) > 1 {
+        let read: Result<Vec<_>, String> = files
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(f)
+                    .map(|t| (f.display().to_string(), t))
+                    .map_err(|e| format!("cannot read {} again: {e}", f.display()))
+            })
+            .collect();
+        match read {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}; nothing was run");
+                return EXIT_BAD_INPUT;
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let mut progress = Progress::new(items.len() as u64, "run", a.format == Format::Text);
+    let started = std::time::Instant::now();
+    tracing::info!(runs = total, scenarios = scenarios.len(), from, to, shard = ?shard, jobs = jobs(a), "sweep starts");
+    let played = play_all(a, scenarios, &sources, &items, jobs(a), |i, p| {
+        let (s, seed) = items[i];
+        if p.passed || i % times != 0 {
+            progress.tick(None);
+        } else {
+            progress.tick(Some(&format!("FAIL  {} seed {seed}: {}", scenarios[s].name, p.why)));
+        }
+        log_tenths(&progress, items.len() as u64);
+    });
+    let played = match played {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}; the sweep stopped");
+            return EXIT_FAILED;
+        }
+    };
+    let mut rows: Vec<ScenarioRow> = scenarios
+        .iter()
+        .map(|s| ScenarioRow {
+            name: s.name.clone(),
+            path: s.path.clone(),
+            seeds: seeds.len() as u64,
+            failed: 0,
+            real_ms: 0.0,
+        })
+        .collect();
+    let mut failed = Vec::new();
+    let mut nondeterministic = Vec::new();
+    for (k, runs) in played.chunks(times).enumerate() {
+        let (si, seed) = items[k * times];
+        let (s, first) = (&scenarios[si], &runs[0]);
+        rows[si].real_ms += first.real_ms;
+        if !first.passed {
+            rows[si].failed += 1;
+            failed.push(FailedSeed {
+                scenario: s.name.clone(),
+                path: s.path.clone(),
+                seed,
+                why: first.why.clone(),
+                reproduce: reproduce(a, &s.path, seed),
+            });
+        }
+        if let [one, two] = runs {
+            if one.hash != two.hash || one.passed != two.passed {
+                let hex = |p: &Played| p.hash.map_or_else(|| "none".to_string(), |h| format!("{h:016x}"));
+                nondeterministic.push(Nondeterministic {
+                    scenario: s.name.clone(),
+                    path: s.path.clone(),
+                    seed,
+                    hashes: [hex(one), hex(two)],
+                    reproduce: reproduce(a, &s.path, seed),
+                });
+            }
+        }
+    }
+    let doc = SweepDoc {
+        seeds: SeedRange { from, to },
+        runs: total,
+        failed,
+        real_seconds: started.elapsed().as_secs_f64(),
+        shard,
+        scenarios: rows,
+        options: options_that_change_the_run(a),
+        determinism: a.check_determinism.then_some(Determinism { compared: total, nondeterministic }),
+    };
+    doc.print(a.format)
 }
 
 /// A sweep's progress in the log, every tenth of the way (and at the end).
@@ -544,5 +968,65 @@ mod tests {
         assert_eq!(shell_word("it's.toml"), "'it'\\''s.toml'");
         assert_eq!(shell_word("$HOME"), "'$HOME'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn shards_split_the_seeds_each_into_exactly_one() {
+        for (from, to) in [(1, 2), (1, 11), (5, 8), (0, 100)] {
+            for of in 1..=7 {
+                let shards: Vec<Shard> = (1..=of).map(|index| Shard { index, of }).collect();
+                for seed in from..to {
+                    assert_eq!(
+                        shards.iter().filter(|s| s.has(from, seed)).count(),
+                        1,
+                        "{seed} of {from}..{to} in /{of}"
+                    );
+                }
+                for s in &shards {
+                    assert_eq!(s.seeds(from, to), (from..to).filter(|&x| s.has(from, x)).count() as u64, "{s}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shard_values_are_read_or_refused() {
+        assert_eq!(parse_shard("2/3"), Ok(Shard { index: 2, of: 3 }));
+        for bad in ["0/3", "4/3", "1/0", "x", "1/x", "/3", "3"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_shard_env("JOB_COMPLETION_INDEX/4"), Ok(("JOB_COMPLETION_INDEX".to_string(), 4)));
+        assert!(parse_shard_env("JOB_COMPLETION_INDEX").is_err());
+        assert!(parse_shard_env("/4").is_err());
+        assert!(parse_shard_env("X/0").is_err());
+    }
+
+    #[test]
+    fn a_nondeterministic_seed_is_listed_with_both_hashes_and_fails_the_sweep() {
+        let doc = SweepDoc {
+            seeds: SeedRange { from: 1, to: 3 },
+            runs: 2,
+            failed: Vec::new(),
+            real_seconds: 0.5,
+            shard: None,
+            scenarios: vec![ScenarioRow { name: "a".into(), path: "a.toml".into(), seeds: 2, failed: 0, real_ms: 1.0 }],
+            options: Vec::new(),
+            determinism: Some(Determinism {
+                compared: 2,
+                nondeterministic: vec![Nondeterministic {
+                    scenario: "a".into(),
+                    path: "a.toml".into(),
+                    seed: 2,
+                    hashes: ["00000000000000aa".into(), "00000000000000bb".into()],
+                    reproduce: "handshake run a.toml --seed 2 -v".into(),
+                }],
+            }),
+        };
+        assert!(!doc.passed());
+        let text = doc.text();
+        assert!(text.contains("nondeterministic seeds (1 of 2 runs played twice"), "{text}");
+        assert!(text.contains("  a seed 2: trace hashes 00000000000000aa and 00000000000000bb\n    reproduce: handshake run a.toml --seed 2 -v"), "{text}");
+        let back: SweepDoc = serde_json::from_value(serde_json::to_value(&doc).unwrap()).unwrap();
+        assert_eq!(back, doc);
     }
 }

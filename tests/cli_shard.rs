@@ -1,0 +1,234 @@
+//! Sweeps on every core and on many machines: `run --seeds --jobs N`,
+//! `--shard I/N` (and `--shard-from-env`), `handshake merge`, and
+//! `--check-determinism`, through the real binary. Reports carry real times,
+//! which differ from one run to the next; everything else must match byte
+//! for byte, so comparisons blank out the real times and nothing more.
+
+mod common;
+
+use common::binary::{bin, handshake, invoke, root, Ran, TempDir};
+use common::WRONG_EXPECTATION;
+
+/// The report with every real-time figure replaced by `R`: the `(… ms
+/// real)` of a row, the `(real … s)` of the total, and the json's
+/// `real_ms` and `real_seconds`.
+fn without_real_times(text: &str) -> String {
+    let mut blanked = 0;
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            blanked += 1;
+            if let Some(i) = l.find("\"real_") {
+                let colon = i + l[i..].find(':').expect("a json key");
+                format!("{}: R{}", &l[..colon], if l.ends_with(',') { "," } else { "" })
+            } else if let Some(end) = l.find(" ms real)") {
+                let start = l[..end].rfind('(').expect("an opening bracket");
+                format!("{}(R{}", &l[..start], &l[end..])
+            } else if let Some(start) = l.find("(real ") {
+                let end = start + l[start..].find(" s)").expect("seconds");
+                format!("{}(real R{}", &l[..start], &l[end..])
+            } else {
+                blanked -= 1;
+                l.to_string()
+            }
+        })
+        .collect();
+    assert!(blanked > 0, "no real time in this report:\n{text}");
+    out.join("\n") + "\n"
+}
+
+fn same_report(a: &Ran, b: &Ran) {
+    assert_eq!(a.code, b.code, "exit status\n{}\n{}", a.explain(), b.explain());
+    assert_eq!(
+        without_real_times(&a.stdout),
+        without_real_times(&b.stdout),
+        "the reports differ\n{}\n{}",
+        a.explain(),
+        b.explain()
+    );
+}
+
+/// A folder with a copy of two bundled scenarios and a file that fails on
+/// every seed, so that sweeps have failing seeds to list.
+fn mixed(tag: &str) -> (TempDir, String) {
+    let dir = TempDir::new(tag);
+    for f in ["05-plan-approved.toml", "20-partition-healed.toml", "29-lossy-shutdown-asked-twice.toml"] {
+        let text = std::fs::read_to_string(root().join("scenarios").join(f)).expect("a bundled scenario");
+        dir.write(&format!("sweep/{f}"), &text);
+    }
+    dir.write("sweep/30-wrong.toml", WRONG_EXPECTATION);
+    let folder = dir.path("sweep");
+    (dir, folder)
+}
+
+#[test]
+fn jobs_2_prints_what_jobs_1_prints_text_and_json_with_failing_seeds() {
+    let (_dir, folder) = mixed("jobs");
+    for format in ["text", "json"] {
+        let one = handshake(&["run", &folder, "--seeds", "1..13", "--jobs", "1", "--format", format]);
+        let two = handshake(&["run", &folder, "--seeds", "1..13", "--jobs", "2", "--format", format]);
+        one.expect_code(1);
+        same_report(&one, &two);
+        let three = handshake(&["run", &folder, "--seeds", "1..13", "--jobs", "3", "--format", format]);
+        same_report(&one, &three);
+    }
+    // Every bundled scenario too, where nothing fails.
+    let one = handshake(&["run", "--seeds", "1..6", "--jobs", "1"]);
+    let two = handshake(&["run", "--seeds", "1..6", "--jobs", "2"]);
+    one.expect_code(0);
+    same_report(&one, &two);
+}
+
+#[test]
+fn three_shards_as_processes_merge_into_the_unsharded_report() {
+    let (dir, folder) = mixed("shards");
+    let seeds = "3..23";
+    let whole_text = handshake(&["run", &folder, "--seeds", seeds]);
+    let whole_json = handshake(&["run", &folder, "--seeds", seeds, "--format", "json"]);
+    whole_text.expect_code(1).stdout_has("failing seeds:");
+    // The three shards at once, as three machines would play them.
+    let children: Vec<(String, std::process::Child)> = (1..=3)
+        .map(|i| {
+            let out = dir.path(&format!("shard-{i}.json"));
+            let child = std::process::Command::new(bin())
+                .args(["run", &folder, "--seeds", seeds, "--shard", &format!("{i}/3"), "--format", "json"])
+                .current_dir(root())
+                .env_remove("RUST_LOG")
+                .stdout(std::fs::File::create(&out).expect("a shard's file"))
+                .spawn()
+                .expect("the program starts");
+            (out, child)
+        })
+        .collect();
+    let mut files = Vec::new();
+    for (out, mut child) in children {
+        let status = child.wait().expect("the shard ends");
+        assert_eq!(status.code(), Some(1), "each shard has a failing seed of the wrong file");
+        files.push(out);
+    }
+    // In any order.
+    let named = [files[2].as_str(), files[0].as_str(), files[1].as_str()];
+    let merged_text = handshake(&[&["merge"], &named[..]].concat());
+    same_report(&whole_text, &merged_text);
+    let merged_json = handshake(&[&["merge"], &named[..], &["--format", "json"]].concat());
+    same_report(&whole_json, &merged_json);
+    // The shards split the seeds: every seed in exactly one.
+    let mut played: Vec<u64> = Vec::new();
+    for f in &files {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).expect("shard file")).expect("json");
+        played.extend(doc["failed"].as_array().expect("failed").iter().map(|x| x["seed"].as_u64().expect("a seed")));
+    }
+    played.sort_unstable();
+    assert_eq!(played, (3..23).collect::<Vec<u64>>(), "the wrong file fails on every seed, each in one shard");
+}
+
+#[test]
+fn the_shard_index_can_come_from_the_environment_counted_from_0() {
+    let (_dir, folder) = mixed("env");
+    let env = |v: &str| {
+        invoke(
+            bin(),
+            &["run", &folder, "--seeds", "1..8", "--shard-from-env", "JOB_COMPLETION_INDEX/3", "--format", "json"],
+            root(),
+            &[("JOB_COMPLETION_INDEX", v)],
+        )
+    };
+    let given = handshake(&["run", &folder, "--seeds", "1..8", "--shard", "2/3", "--format", "json"]);
+    same_report(&given, &env("1"));
+    given.stdout_has("\"index\": 2").stdout_has("\"of\": 3");
+    env("3").expect_code(2).ran_nothing().stderr_has("--shard-from-env").stderr_has("from 0 to 2");
+    env("two").expect_code(2).ran_nothing().stderr_has("--shard-from-env");
+    handshake(&["run", &folder, "--seeds", "1..8", "--shard-from-env", "HANDSHAKE_TEST_UNSET_VARIABLE/3"])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has("is not set");
+}
+
+#[test]
+fn bad_shards_and_jobs_are_refused_naming_the_flag() {
+    for bad in ["0/3", "4/3", "1/0", "garbage", "1/x", "/3", "-1/3"] {
+        handshake(&["run", "--seeds", "1..3", "--shard", bad]).expect_code(2).ran_nothing().stderr_has("--shard");
+    }
+    handshake(&["run", "--seeds", "1..3", "--shard-from-env", "NOSLASH"])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has("--shard-from-env");
+    handshake(&["run", "--seeds", "1..3", "--jobs", "0"]).expect_code(2).ran_nothing().stderr_has("--jobs");
+    // Sweep options need a sweep.
+    handshake(&["run", "--shard", "1/2"]).expect_code(2).ran_nothing().stderr_has("--seeds");
+    handshake(&["run", "--jobs", "2"]).expect_code(2).ran_nothing().stderr_has("--seeds");
+}
+
+#[test]
+fn merge_refuses_shards_of_different_sweeps_missing_or_twice() {
+    let (dir, folder) = mixed("refuse");
+    let shard = |name: &str, args: &[&str]| {
+        let r = handshake(&[&["run", &folder, "--format", "json"], args].concat());
+        let path = dir.write(name, &r.stdout);
+        assert!(r.code == 0 || r.code == 1, "{}", r.explain());
+        path
+    };
+    let a1 = shard("a1.json", &["--seeds", "1..7", "--shard", "1/2"]);
+    let a2 = shard("a2.json", &["--seeds", "1..7", "--shard", "2/2"]);
+    let other_range = shard("b2.json", &["--seeds", "1..9", "--shard", "2/2"]);
+    let other_count = shard("c2.json", &["--seeds", "1..7", "--shard", "2/3"]);
+    let other_cap = shard("d2.json", &["--seeds", "1..7", "--shard", "2/2", "--cap", "10m"]);
+    let merge = |files: &[&str]| handshake(&[&["merge"], files].concat());
+    merge(&[&a1, &a2]).expect_code(1).stdout_has("failing seeds:");
+    merge(&[&a1, &other_range]).expect_code(2).ran_nothing().stderr_has("different sweeps").stderr_has("seeds");
+    merge(&[&a1, &other_count]).expect_code(2).ran_nothing().stderr_has("different sweeps").stderr_has("shards");
+    merge(&[&a1, &other_cap]).expect_code(2).ran_nothing().stderr_has("different sweeps").stderr_has("--cap");
+    merge(&[&a1]).expect_code(2).ran_nothing().stderr_has("shard 2/2 missing");
+    merge(&[&a1, &a2, &a1]).expect_code(2).ran_nothing().stderr_has("both shard 1/2");
+    // Different scenarios: the same seeds over one file fewer.
+    let fewer = handshake(&[
+        "run",
+        &format!("{folder}/05-plan-approved.toml"),
+        "--seeds",
+        "1..7",
+        "--shard",
+        "2/2",
+        "--format",
+        "json",
+    ]);
+    let fewer = dir.write("e2.json", &fewer.stdout);
+    merge(&[&a1, &fewer]).expect_code(2).ran_nothing().stderr_has("different scenario files");
+    // Not a shard at all.
+    let text = dir.write("text.json", "PASS  something\n");
+    merge(&[&a1, &text]).expect_code(2).ran_nothing().stderr_has("is not the output of");
+    merge(&[&dir.path("absent.json")]).expect_code(2).ran_nothing().stderr_has("cannot read");
+    handshake(&["merge"]).expect_code(2);
+}
+
+#[test]
+fn check_determinism_plays_every_seed_twice_and_says_so() {
+    let (_dir, folder) = mixed("determinism");
+    let r = handshake(&["run", &folder, "--seeds", "1..5", "--check-determinism", "--jobs", "2"]);
+    r.expect_code(1).stdout_has("determinism: each of 16 runs played twice gave the same trace");
+    let ok = handshake(&["run", "scenarios/05-plan-approved.toml", "--seeds", "1..5", "--check-determinism"]);
+    ok.expect_code(0).stdout_has("determinism: each of 4 runs played twice gave the same trace");
+    let json = handshake(&[
+        "run",
+        "scenarios/05-plan-approved.toml",
+        "--seeds",
+        "1..5",
+        "--check-determinism",
+        "--format",
+        "json",
+    ]);
+    json.expect_code(0).stdout_has("\"compared\": 4").stdout_has("\"nondeterministic\": []");
+}
+
+#[test]
+fn merge_refuses_a_shard_number_out_of_its_range() {
+    let dir = TempDir::new("range");
+    let r =
+        handshake(&["run", "scenarios/05-plan-approved.toml", "--seeds", "1..4", "--shard", "1/2", "--format", "json"]);
+    let edited = r.stdout.replace("\"index\": 1", "\"index\": 3");
+    assert_ne!(edited, r.stdout);
+    let file = dir.write("edited.json", &edited);
+    handshake(&["merge", &file]).expect_code(2).ran_nothing().stderr_has("is not one of 2 shards");
+    let zero = dir.write("zero.json", &r.stdout.replace("\"index\": 1", "\"index\": 0"));
+    handshake(&["merge", &zero]).expect_code(2).ran_nothing().stderr_has("is not one of 2 shards");
+}
