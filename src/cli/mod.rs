@@ -5,6 +5,7 @@ pub mod check;
 pub mod explore;
 pub mod progress;
 pub mod run;
+pub mod shrink;
 
 use crate::scenario::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -100,6 +101,8 @@ Deliveries, timers and the faults you budget for are tried in every order; state
 skipped, and the search is breadth first, so the first violation found has the fewest steps.\n\
 Exit status: 0 nothing broke within the bounds, 1 an invariant broke, 2 bad input.", examples("Examples", EXPLORE_EXAMPLES)))]
     Explore(explore::ExploreArgs),
+    /// Cut a run that breaks an invariant down to a 1-minimal scenario file that still breaks it.
+    Shrink(shrink::ShrinkArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -119,6 +122,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Check(a) => check::main(a),
         Command::Bench(a) => bench::main(a),
         Command::Explore(a) => explore::main(a),
+        Command::Shrink(a) => shrink::main(a),
     }
 }
 
