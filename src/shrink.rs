@@ -145,9 +145,12 @@ struct Probe<'a> {
     seed: u64,
     target: Invariant,
     runs: u64,
-    max_runs: u64,
+    /// Runs of candidates allowed (the cap less the final check).
+    limit: u64,
     capped: bool,
-    cache: HashMap<String, bool>,
+    /// Each candidate's text, and the violations its run reported (`None`:
+    /// it does not load).
+    cache: HashMap<String, Option<Vec<String>>>,
 }
 
 impl Probe<'_> {
@@ -156,23 +159,23 @@ impl Probe<'_> {
     /// cap nothing does.
     fn test(&mut self, doc: &Table) -> bool {
         let Ok(text) = toml::to_string(doc) else { return false };
-        if let Some(&hit) = self.cache.get(&text) {
-            return hit;
-        }
-        if self.runs >= self.max_runs {
-            self.capped = true;
-            return false;
-        }
-        let hit = match load_str(self.path, &text) {
-            Err(_) => false,
-            Ok(s) => {
-                self.runs += 1;
-                let report = run_scenario(&s, self.seed, RunOptions::default());
-                report.violations.iter().any(|v| invariant_of(v) == Some(self.target))
+        let target = self.target;
+        self.violations(text).is_some_and(|v| v.iter().any(|v| invariant_of(v) == Some(target)))
+    }
+
+    fn violations(&mut self, text: String) -> Option<&Vec<String>> {
+        if !self.cache.contains_key(&text) {
+            if self.runs >= self.limit {
+                self.capped = true;
+                return None;
             }
-        };
-        self.cache.insert(text, hit);
-        hit
+            let seen = load_str(self.path, &text).ok().map(|s| {
+                self.runs += 1;
+                run_scenario(&s, self.seed, RunOptions::default()).violations
+            });
+            self.cache.insert(text.clone(), seen);
+        }
+        self.cache.get(&text).and_then(Option::as_ref)
     }
 }
 
@@ -216,8 +219,14 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     let mut doc: Table = src.parse().map_err(|e| ShrinkError::BadInput(format!("{path}: {e}")))?;
     let before = Sizes::of(&doc);
     doc.remove("expect");
+    if opts.max_runs < 3 {
+        return Err(ShrinkError::BadInput(format!(
+            "--max-runs {} is too few: the original, one candidate and the written file take three",
+            opts.max_runs
+        )));
+    }
     let mut probe =
-        Probe { path, seed, target, runs: 1, max_runs: opts.max_runs.max(2), capped: false, cache: HashMap::new() };
+        Probe { path, seed, target, runs: 1, limit: opts.max_runs - 1, capped: false, cache: HashMap::new() };
     if !probe.test(&doc) {
         return Err(ShrinkError::DoesNotReproduce(format!(
             "the file without its [[expect]] entries does not break {target} with seed {seed}"
@@ -249,31 +258,24 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     if before.agents != before.teammates as u64 || after.agents != after.teammates as u64 {
         summary.push(format!("{} → {}", plural(before.agents as usize, "agent"), after.agents));
     }
-    let check = |doc: &Table, expect: &[Invariant]| -> Result<(String, crate::scenario::Report), String> {
-        let text = toml::to_string(&finish(doc, expect)).map_err(|e| format!("cannot write the scenario: {e}"))?;
-        let s = load_str(path, &text).map_err(|e| e.first().map(|e| e.to_string()).unwrap_or_default())?;
-        let report = run_scenario(&s, s.default_seed(), RunOptions::default());
-        Ok((text, report))
-    };
-    let mut doc = doc;
-    doc.insert("seed".into(), Value::Integer(seed as i64));
-    doc.insert("name".into(), Value::String(format!("{original_name}-shrunk")));
-    // A first run tells what the shrunk file breaks besides the target (and the detail for the about).
-    let (_, first) = check(&doc, &[]).map_err(ShrinkError::DoesNotReproduce)?;
-    probe.runs += 1;
-    let detail = first
-        .violations
+    // What the last candidate kept broke, the target first (it was run: the cache has it).
+    let seen = probe.violations(text_of(&doc)).cloned().unwrap_or_default();
+    let detail = seen
         .iter()
         .find(|v| invariant_of(v) == Some(target))
         .map(|v| v.split_once(':').map_or(v.as_str(), |(_, d)| d.trim()).to_string())
-        .ok_or_else(|| ShrinkError::DoesNotReproduce(format!("the shrunk file does not break {target}")))?;
+        .unwrap_or_default();
     let mut broken = vec![target];
-    for i in first.violations.iter().filter_map(|v| invariant_of(v)) {
+    for i in seen.iter().filter_map(|v| invariant_of(v)) {
         if !broken.contains(&i) {
             broken.push(i);
         }
     }
-    let defences_off = load_str(path, &text_of(&doc)).map(|s| s.policy().defences != Defences::default()).unwrap_or(false);
+    let defences_off =
+        load_str(path, &text_of(&doc)).map(|s| s.policy().defences != Defences::default()).unwrap_or(false);
+    let mut doc = doc;
+    doc.insert("seed".into(), Value::Integer(seed as i64));
+    doc.insert("name".into(), Value::String(format!("{original_name}-shrunk")));
     let file = path.rsplit('/').next().unwrap_or(path);
     let about = format!(
         "Breaks {target}: {detail}. Shrunk by `handshake shrink` from {file} seed {seed}: {} ({} re-runs{}).{}",
@@ -288,7 +290,15 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     );
     doc.insert("about".into(), Value::String(about));
     let expect: &[Invariant] = if defences_off { &broken } else { &[] };
-    let (text, report) = check(&doc, expect).map_err(ShrinkError::DoesNotReproduce)?;
+    // The written file, run as `handshake run` runs it (its own seed).
+    let text = write_doc(&finish(&doc, expect));
+    let s = load_str(path, &text).map_err(|e| {
+        ShrinkError::DoesNotReproduce(format!(
+            "the shrunk file does not load ({}): nothing written",
+            e.first().map(|e| e.to_string()).unwrap_or_default()
+        ))
+    })?;
+    let report = run_scenario(&s, s.default_seed(), RunOptions::default());
     probe.runs += 1;
     if !report.violations.iter().any(|v| invariant_of(v) == Some(target)) {
         return Err(ShrinkError::DoesNotReproduce(format!(
@@ -303,7 +313,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         before,
         after,
         runs: probe.runs,
-        max_runs: probe.max_runs,
+        max_runs: opts.max_runs,
         capped: probe.capped,
         minimal,
         changes,
@@ -351,6 +361,58 @@ fn finish(doc: &Table, expect: &[Invariant]) -> Table {
         out.insert("expect".into(), Value::Array(list));
     }
     out
+}
+
+/// The document as a scenario file people write: plain keys first, then
+/// each table, then each list of tables as `[[key]]` entries whose values
+/// (work items, a forged message) stay inline.
+pub fn write_doc(doc: &Table) -> String {
+    let mut out = String::new();
+    let is_list_of_tables =
+        |v: &Value| matches!(v, Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_table()));
+    for (k, v) in doc {
+        if !v.is_table() && !is_list_of_tables(v) {
+            out.push_str(&format!("{} = {v}\n", key(k)));
+        }
+    }
+    fn table(out: &mut String, path: &str, t: &Table) {
+        out.push_str(&format!("\n[{path}]\n"));
+        for (k, v) in t {
+            if !v.is_table() {
+                out.push_str(&format!("{} = {v}\n", key(k)));
+            }
+        }
+        for (k, v) in t {
+            if let Value::Table(sub) = v {
+                table(out, &format!("{path}.{}", key(k)), sub);
+            }
+        }
+    }
+    for (k, v) in doc {
+        if let Value::Table(t) = v {
+            table(&mut out, &key(k), t);
+        }
+    }
+    for (k, v) in doc {
+        if let (true, Value::Array(list)) = (is_list_of_tables(v), v) {
+            for entry in list.iter().filter_map(Value::as_table) {
+                out.push_str(&format!("\n[[{}]]\n", key(k)));
+                for (ek, ev) in entry {
+                    out.push_str(&format!("{} = {ev}\n", key(ek)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A key, quoted unless it is bare.
+fn key(k: &str) -> String {
+    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        k.to_string()
+    } else {
+        Value::String(k.to_string()).to_string()
+    }
 }
 
 // ---- the document's lists ----
