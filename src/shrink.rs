@@ -183,9 +183,8 @@ impl Probe<'_> {
 /// messages and the `about`).
 pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkError> {
     let started = Instant::now();
-    let scenario = load_str(path, src).map_err(|e| {
-        ShrinkError::BadInput(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
-    })?;
+    let scenario = load_str(path, src)
+        .map_err(|e| ShrinkError::BadInput(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")))?;
     let seed = opts.seed.unwrap_or(scenario.default_seed());
     let report = run_scenario(&scenario, seed, RunOptions::default());
     let expected: BTreeSet<Invariant> =
@@ -368,8 +367,7 @@ fn finish(doc: &Table, expect: &[Invariant]) -> Table {
 /// (work items, a forged message) stay inline.
 pub fn write_doc(doc: &Table) -> String {
     let mut out = String::new();
-    let is_list_of_tables =
-        |v: &Value| matches!(v, Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_table()));
+    let is_list_of_tables = |v: &Value| matches!(v, Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_table()));
     for (k, v) in doc {
         if !v.is_table() && !is_list_of_tables(v) {
             out.push_str(&format!("{} = {v}\n", key(k)));
@@ -448,12 +446,7 @@ fn agent_names(t: &Value) -> Vec<String> {
 /// Delta-debugs the list `key` of the document: the kept entries are a
 /// 1-minimal subset (unless the cap stops it). `fix` repairs a candidate
 /// whose entries were removed (given their indices).
-fn ddmin_list(
-    probe: &mut Probe,
-    doc: Table,
-    key: &str,
-    fix: impl Fn(Table, &[Value]) -> Table,
-) -> Table {
+fn ddmin_list(probe: &mut Probe, doc: Table, key: &str, fix: impl Fn(Table, &[Value]) -> Table) -> Table {
     let all = entries(&doc, key);
     if all.is_empty() {
         return doc;
@@ -793,8 +786,10 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
         let what = format!("fault #{} ({kind})", i + 1);
         without(probe, &mut doc, "fault", i, "probability", &what, changes);
         if let Some(n) = f.get("count").and_then(Value::as_integer).filter(|&n| n > 1) {
-            let with = |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
-            let ladder: Vec<u64> = [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
+            let with =
+                |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
+            let ladder: Vec<u64> =
+                [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
             if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
                 doc = with(k);
                 changes.push(format!("{what}: count {n} → {k}"));
@@ -819,6 +814,14 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
             shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
         }
         shorter(probe, &mut doc, "fault", i, "at", 0, &what, changes);
+        let optional_at = matches!(kind.as_str(), "delay" | "drop" | "duplicate" | "reorder" | "partition");
+        if optional_at && duration_at(entries(&doc, "fault")[i].get("at")) == Some(0) {
+            // `at = "0ms"` is the default: say nothing.
+            let d = edit_entry(&doc, "fault", i, |t| drop(t.remove("at")));
+            if probe.test(&d) {
+                doc = d;
+            }
+        }
         if kind == "stall" {
             // An earlier start leaves the end where it was: shorten again.
             let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
@@ -872,7 +875,8 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                     }
                     set_work(&doc, w)
                 };
-                let ladder: Vec<u64> = [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
+                let ladder: Vec<u64> =
+                    [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
                 if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
                     doc = with(k);
                     changes.push(format!("teammate {name}: work item {} steps {n} → {k}", j + 1));
@@ -933,7 +937,10 @@ mod tests {
 
     #[test]
     fn round_durations_lie_below_the_value() {
-        assert_eq!(round_durations(0, 70_000), vec![0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 30_000, 50_000, 60_000]);
+        assert_eq!(
+            round_durations(0, 70_000),
+            vec![0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 30_000, 50_000, 60_000]
+        );
         assert_eq!(round_durations(1000, 1001), vec![1000]);
     }
 }

@@ -81,7 +81,12 @@ fn padded_files_shrink_to_their_essentials() {
         assert_eq!(s.invariant, invariant, "{name}");
         assert!(s.minimal && !s.capped, "{name}");
         assert!(s.runs <= DEFAULT_MAX_RUNS, "{name}: {} runs", s.runs);
-        assert_eq!((s.after.faults, s.after.steps, s.after.teammates), (faults, steps, teammates), "{name}\n{}", s.text);
+        assert_eq!(
+            (s.after.faults, s.after.steps, s.after.teammates),
+            (faults, steps, teammates),
+            "{name}\n{}",
+            s.text
+        );
         assert!(s.before.faults > s.after.faults && s.before.teammates > s.after.teammates);
         assert!(s.passes, "{name}: the written file does not pass under run\n{}", s.text);
         assert!(s.text.contains("-shrunk\"") && s.text.contains("seed = 1"), "{}", s.text);
@@ -153,7 +158,10 @@ fn the_cap_stops_it_and_what_it_has_still_reproduces() {
     assert!(s.passes && breaks(&s.text, s.invariant), "{}", s.text);
     assert!(s.text.contains("stopped by the cap"), "{}", s.text);
     let (path, src) = input("padded-kind-check-off.toml");
-    assert!(matches!(shrink(&path, &src, &Options { max_runs: 2, ..Options::default() }), Err(ShrinkError::BadInput(_))));
+    assert!(matches!(
+        shrink(&path, &src, &Options { max_runs: 2, ..Options::default() }),
+        Err(ShrinkError::BadInput(_))
+    ));
 }
 
 #[test]
@@ -210,7 +218,9 @@ fn big_input(noise: usize) -> String {
             1 => format!("kind = \"drop\"\ntype = \"message\"\nfrom = \"lead\"\nto = \"n{t}\"\ncount = 2"),
             2 => format!("kind = \"crash\"\nagent = \"n{t}\"\nat = \"{at}ms\"\nrestart = \"1s\""),
             3 => format!("kind = \"stall\"\nagent = \"n{t}\"\nat = \"{at}ms\"\nuntil = \"{until}ms\""),
-            4 => format!("kind = \"partition\"\nbetween = [\"lead\", \"n{t}\"]\nat = \"{at}ms\"\nuntil = \"{until}ms\""),
+            4 => {
+                format!("kind = \"partition\"\nbetween = [\"lead\", \"n{t}\"]\nat = \"{at}ms\"\nuntil = \"{until}ms\"")
+            }
             _ => "kind = \"duplicate\"\ntype = \"shutdown_response\"\nprobability = 0.3".to_string(),
         };
         out.push_str(&format!("[[fault]]\n{fault}\n"));
@@ -232,7 +242,13 @@ fn a_big_find_shrinks_within_the_cap() {
     let s = shrink("big.toml", &src, &Options::default()).expect("shrinks");
     eprintln!(
         "big: {} faults, {} steps, {} teammates → {} / {} / {}: {} re-runs, {:?}",
-        s.before.faults, s.before.steps, s.before.teammates, s.after.faults, s.after.steps, s.after.teammates, s.runs,
+        s.before.faults,
+        s.before.steps,
+        s.before.teammates,
+        s.after.faults,
+        s.after.steps,
+        s.after.teammates,
+        s.runs,
         s.elapsed
     );
     assert!(s.minimal && !s.capped && s.runs <= DEFAULT_MAX_RUNS, "{} runs", s.runs);

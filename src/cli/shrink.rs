@@ -25,9 +25,8 @@ pub struct ShrinkArgs {
 }
 
 fn parse_invariant(name: &str) -> Result<Invariant, String> {
-    Invariant::parse(name).ok_or_else(|| {
-        format!("`{name}` is not an invariant: {}", Invariant::ALL.map(|i| i.name()).join(", "))
-    })
+    Invariant::parse(name)
+        .ok_or_else(|| format!("`{name}` is not an invariant: {}", Invariant::ALL.map(|i| i.name()).join(", ")))
 }
 
 /// `dir/stem-shrunk.toml`.
@@ -89,11 +88,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
         s.runs,
         s.max_runs,
         s.elapsed.as_secs_f64() * 1000.0,
-        if s.capped {
-            ": the cap stopped it; the file reproduces but is not shown 1-minimal"
-        } else {
-            ", 1-minimal"
-        }
+        if s.capped { ": the cap stopped it; the file reproduces but is not shown 1-minimal" } else { ", 1-minimal" }
     ));
     if to_stdout {
         print!("{}", s.text);
