@@ -102,6 +102,7 @@ skipped, and the search is breadth first, so the first violation found has the f
 Exit status: 0 nothing broke within the bounds, 1 an invariant broke, 2 bad input.", examples("Examples", EXPLORE_EXAMPLES)))]
     Explore(explore::ExploreArgs),
     /// Cut a run that breaks an invariant down to a 1-minimal scenario file that still breaks it.
+    #[command(after_help = shrink::after_help())]
     Shrink(shrink::ShrinkArgs),
 }
 

@@ -16,12 +16,30 @@ pub struct ShrinkArgs {
     /// Where to write the shrunk scenario; `-` prints it [default: FILE-shrunk.toml next to FILE]
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Stop after this many re-runs and keep the smallest file found so far
+    /// Stop after this many runs (every run counts, the written file's check too) and write the smallest file found so far
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNS)]
     pub max_runs: u64,
     /// The invariant to keep broken [default: the first one the run breaks that the file does not expect]
     #[arg(long, value_name = "NAME", value_parser = parse_invariant)]
     pub invariant: Option<Invariant>,
+}
+
+const EXAMPLES: &[(&str, &str)] = &[
+    ("handshake shrink found.toml --seed 7", "write found-shrunk.toml next to it"),
+    ("handshake shrink found.toml --seed 7 --out regressions/x.toml", "save it as a regression `cargo test` replays"),
+    ("handshake shrink found.toml --out -", "print the file (the summary goes to stderr)"),
+];
+
+/// The command's examples and exit statuses.
+pub fn after_help() -> String {
+    format!(
+        "{}\n\
+Faults, then steps, then teammates are delta-debugged to a 1-minimal set, then simplified (defences back on,\n\
+fixed latency, earlier times, smaller counts, probability 1); the file written expects what it breaks, and is\n\
+run before it is written. See docs/shrink.md.\n\
+Exit status: 0 written, 1 the shrunk file did not reproduce (nothing written), 2 bad input or nothing to shrink.",
+        super::examples("Examples", EXAMPLES)
+    )
 }
 
 fn parse_invariant(name: &str) -> Result<Invariant, String> {
@@ -112,4 +130,18 @@ pub fn main(a: ShrinkArgs) -> i32 {
         ));
     }
     EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_example_is_a_command_clap_accepts() {
+        use clap::Parser;
+        for (command, _) in EXAMPLES {
+            let parsed = super::super::Cli::try_parse_from(command.split_whitespace());
+            assert!(parsed.is_ok(), "{command}: {:?}", parsed.err());
+        }
+    }
 }
