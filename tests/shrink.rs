@@ -105,6 +105,8 @@ fn padded_files_shrink_to_their_essentials() {
         ("padded-sender-auth-off.toml", Invariant::MatchingResponse, 1, 0, 1),
         ("padded-kind-check-off.toml", Invariant::MatchingResponse, 1, 0, 1),
         ("padded-expired-request-obeyed.toml", Invariant::ExpiryPolicy, 1, 1, 1),
+        // Two faults that matter only together: both stay.
+        ("two-delays-add-up.toml", Invariant::ExpiryPolicy, 2, 1, 1),
     ];
     for (name, invariant, faults, steps, teammates) in cases {
         let s = shrunk(name, &Options::default());
