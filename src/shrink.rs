@@ -158,7 +158,7 @@ impl Probe<'_> {
     /// document that does not load does not (and costs no run); past the
     /// cap nothing does.
     fn test(&mut self, doc: &Table) -> bool {
-        let Ok(text) = toml::to_string(doc) else { return false };
+        let text = write_doc(doc);
         let target = self.target;
         self.violations(text).is_some_and(|v| v.iter().any(|v| invariant_of(v) == Some(target)))
     }
@@ -331,7 +331,7 @@ fn plural(n: usize, word: &str) -> String {
 }
 
 fn text_of(doc: &Table) -> String {
-    toml::to_string(doc).unwrap_or_default()
+    write_doc(doc)
 }
 
 /// The document in the order people read it: name, about, seed, the rest,
