@@ -53,11 +53,13 @@ pub struct Options {
     /// The invariant to keep broken; `None`: the first one the run breaks
     /// that the file does not expect.
     pub invariant: Option<Invariant>,
+    /// The written file's `name`; `None`: `<the file's name>-shrunk`.
+    pub name: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None }
+        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None }
     }
 }
 
@@ -274,7 +276,8 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         load_str(path, &text_of(&doc)).map(|s| s.policy().defences != Defences::default()).unwrap_or(false);
     let mut doc = doc;
     doc.insert("seed".into(), Value::Integer(seed as i64));
-    doc.insert("name".into(), Value::String(format!("{original_name}-shrunk")));
+    let name = opts.name.clone().unwrap_or_else(|| format!("{original_name}-shrunk"));
+    doc.insert("name".into(), Value::String(name));
     let file = path.rsplit('/').next().unwrap_or(path);
     let about = format!(
         "Breaks {target}: {detail}. Shrunk by `handshake shrink` from {file} seed {seed}: {} ({} re-runs{}).{}",

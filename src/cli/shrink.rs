@@ -22,6 +22,9 @@ pub struct ShrinkArgs {
     /// The invariant to keep broken [default: the first one the run breaks that the file does not expect]
     #[arg(long, value_name = "NAME", value_parser = parse_invariant)]
     pub invariant: Option<Invariant>,
+    /// The shrunk scenario's name [default: the file's name with -shrunk]
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
 }
 
 const EXAMPLES: &[(&str, &str)] = &[
@@ -62,7 +65,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let opts = Options { seed: a.seed, max_runs: a.max_runs, invariant: a.invariant };
+    let opts = Options { seed: a.seed, max_runs: a.max_runs, invariant: a.invariant, name: a.name };
     let s = match shrink(&shown, &src, &opts) {
         Ok(s) => s,
         Err(e @ (ShrinkError::BadInput(_) | ShrinkError::NothingToShrink(_))) => {
