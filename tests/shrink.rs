@@ -107,6 +107,8 @@ fn padded_files_shrink_to_their_essentials() {
         ("padded-expired-request-obeyed.toml", Invariant::ExpiryPolicy, 1, 1, 1),
         // Two faults that matter only together: both stay.
         ("two-delays-add-up.toml", Invariant::ExpiryPolicy, 2, 1, 1),
+        // Nine of ten delays are needed together, among twenty that are not.
+        ("nine-of-ten-delays.toml", Invariant::ExpiryPolicy, 9, 1, 1),
     ];
     for (name, invariant, faults, steps, teammates) in cases {
         let s = shrunk(name, &Options::default());
