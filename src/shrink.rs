@@ -2,7 +2,8 @@
 //! scenario file that still breaks it.
 //!
 //! The work is done on the TOML document itself (a [`toml::Table`]), so what
-//! the shrinker does not touch stays as the author wrote it. The target is
+//! the shrinker does not touch keeps its value (not its comments or layout:
+//! the file is written anew by [`write_doc`]). The target is
 //! "the run, with the given seed, breaks the same invariant (by name)".
 //!
 //! 1. Delta debugging (Zeller's ddmin) over the `[[fault]]` entries, then the
