@@ -68,6 +68,7 @@ pub mod cli;
 pub mod explore;
 pub mod protocol;
 pub mod scenario;
+pub mod shrink;
 pub mod team;
 pub mod trace;
 pub mod view;

@@ -6,6 +6,7 @@ pub mod explore;
 pub mod merge;
 pub mod progress;
 pub mod run;
+pub mod shrink;
 
 use crate::scenario::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -107,6 +108,9 @@ invariant broke, 2 bad input or a file the explorer cannot model. See docs/explo
     /// Combine the shards of a seed sweep (`run --shard I/N --format json`) into the whole sweep's report.
     #[command(after_help = examples("Examples", merge::MERGE_EXAMPLES))]
     Merge(merge::MergeArgs),
+    /// Cut a run that breaks an invariant down to a 1-minimal scenario file that still breaks it.
+    #[command(after_help = shrink::after_help())]
+    Shrink(shrink::ShrinkArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -136,6 +140,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Bench(a) => bench::main(a),
         Command::Explore(a) => explore::main(a),
         Command::Merge(a) => merge::main(a),
+        Command::Shrink(a) => shrink::main(a),
     }
 }
 

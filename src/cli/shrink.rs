@@ -1,0 +1,150 @@
+//! `handshake shrink`: cut a failing run down to a small scenario file.
+
+use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use crate::scenario::Invariant;
+use crate::shrink::{shrink, Options, ShrinkError, DEFAULT_MAX_RUNS};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct ShrinkArgs {
+    /// The scenario file whose run breaks an invariant
+    pub path: PathBuf,
+    /// The seed of the failing run [default: the file's seed]
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Where to write the shrunk scenario; `-` prints it [default: FILE-shrunk.toml next to FILE]
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Stop after this many runs (every run counts, the written file's check too) and write the smallest file found so far
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNS)]
+    pub max_runs: u64,
+    /// The invariant to keep broken [default: the first one the run breaks that the file does not expect]
+    #[arg(long, value_name = "NAME", value_parser = parse_invariant)]
+    pub invariant: Option<Invariant>,
+    /// The shrunk scenario's name [default: the file's name with -shrunk]
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+const EXAMPLES: &[(&str, &str)] = &[
+    ("handshake shrink found.toml --seed 7", "write found-shrunk.toml next to it"),
+    ("handshake shrink found.toml --seed 7 --out regressions/x.toml", "save it as a regression `cargo test` replays"),
+    ("handshake shrink found.toml --out -", "print the file (the summary goes to stderr)"),
+];
+
+/// The command's examples and exit statuses.
+pub fn after_help() -> String {
+    format!(
+        "{}\n\
+Faults, then steps, then teammates are delta-debugged to a 1-minimal set, then simplified (defences back on,\n\
+fixed latency, earlier times, smaller counts, probability 1); the file written expects what it breaks, and is\n\
+run before it is written. See docs/shrink.md.\n\
+Exit status: 0 written, 1 the shrunk file did not reproduce (nothing written), 2 bad input or nothing to shrink.",
+        super::examples("Examples", EXAMPLES)
+    )
+}
+
+fn parse_invariant(name: &str) -> Result<Invariant, String> {
+    Invariant::parse(name)
+        .ok_or_else(|| format!("`{name}` is not an invariant: {}", Invariant::ALL.map(|i| i.name()).join(", ")))
+}
+
+/// `dir/stem-shrunk.toml`.
+pub fn default_out(path: &Path) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scenario".into());
+    path.with_file_name(format!("{stem}-shrunk.toml"))
+}
+
+pub fn main(a: ShrinkArgs) -> i32 {
+    let shown = a.path.display().to_string();
+    let src = match std::fs::read_to_string(&a.path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot read {shown}: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let opts = Options { seed: a.seed, max_runs: a.max_runs, invariant: a.invariant, name: a.name };
+    let s = match shrink(&shown, &src, &opts) {
+        Ok(s) => s,
+        Err(e @ (ShrinkError::BadInput(_) | ShrinkError::NothingToShrink(_))) => {
+            eprintln!("{e}");
+            return EXIT_BAD_INPUT;
+        }
+        Err(e @ ShrinkError::DoesNotReproduce(_)) => {
+            eprintln!("{e}");
+            return EXIT_FAILED;
+        }
+    };
+    let to_stdout = a.out.as_deref() == Some(Path::new("-"));
+    let out = a.out.clone().unwrap_or_else(|| default_out(&a.path));
+    let say = |line: String| {
+        if to_stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(format!("shrunk {shown} seed {}: breaks {}: {}", s.seed, s.invariant, s.detail));
+    say(format!(
+        "  faults {} → {}, steps {} → {}, teammates {} → {}{}",
+        s.before.faults,
+        s.after.faults,
+        s.before.steps,
+        s.after.steps,
+        s.before.teammates,
+        s.after.teammates,
+        if s.before.agents != s.before.teammates as u64 || s.after.agents != s.after.teammates as u64 {
+            format!(" (agents {} → {})", s.before.agents, s.after.agents)
+        } else {
+            String::new()
+        }
+    ));
+    for c in &s.changes {
+        say(format!("  {c}"));
+    }
+    say(format!(
+        "  {} re-runs (cap {}), {:.1} ms{}",
+        s.runs,
+        s.max_runs,
+        s.elapsed.as_secs_f64() * 1000.0,
+        if s.capped { ": the cap stopped it; the file reproduces but is not shown 1-minimal" } else { ", 1-minimal" }
+    ));
+    if to_stdout {
+        print!("{}", s.text);
+    } else {
+        if let Err(e) = std::fs::write(&out, &s.text) {
+            eprintln!("error: cannot write {}: {e}", out.display());
+            return EXIT_BAD_INPUT;
+        }
+        say(format!(
+            "wrote {} ({})",
+            out.display(),
+            if s.passes {
+                format!(
+                    "`handshake run` passes it: it expects {}",
+                    s.broken.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                "`handshake run` fails it: every defence is on, so the violation is a bug and cannot be expected"
+                    .to_string()
+            }
+        ));
+    }
+    EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_example_is_a_command_clap_accepts() {
+        use clap::Parser;
+        for (command, _) in EXAMPLES {
+            let parsed = super::super::Cli::try_parse_from(command.split_whitespace());
+            assert!(parsed.is_ok(), "{command}: {:?}", parsed.err());
+        }
+    }
+}

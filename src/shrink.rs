@@ -1,0 +1,950 @@
+//! `handshake shrink`: a run that breaks an invariant, cut down to a small
+//! scenario file that still breaks it.
+//!
+//! The work is done on the TOML document itself (a [`toml::Table`]), so what
+//! the shrinker does not touch keeps its value (not its comments or layout:
+//! the file is written anew by [`write_doc`]). The target is
+//! "the run, with the given seed, breaks the same invariant (by name)".
+//!
+//! 1. Delta debugging (Zeller's ddmin) over the `[[fault]]` entries, then the
+//!    `[[step]]` entries, then the teammates (removing a teammate removes the
+//!    steps and faults that name it, and the faults that quote its requests),
+//!    then each `count = N` group's N. The three phases repeat until a round
+//!    removes nothing, so the result is 1-minimal: removing any single
+//!    remaining fault, step or teammate makes the violation disappear.
+//! 2. Then what remains is simplified, each change kept only if the
+//!    violation stays: defences switched back on, a fixed latency, times
+//!    earlier, counts smaller, probability 1, windows (`until`) removed,
+//!    delays and restarts shorter, teammates' work shorter. New values are
+//!    taken from a ladder of round durations (1ms, 2ms, 5ms, 10ms, ... 1m,
+//!    2m, 5m ...), so the file stays readable; a value that only works
+//!    exactly where it is (a delay landing on a deadline) is left as it was.
+//!    If simplifying changed anything, step 1 runs again.
+//! 3. The result is written with `name = "<orig>-shrunk"`, an `about` saying
+//!    what it shows, `seed = S`, and one `[[expect]] violation` per invariant
+//!    its run breaks, so that `handshake run` passes it as a saved regression.
+//!    The file's own `[[expect]]` entries are dropped: they describe the
+//!    original story, and keeping them would make the shrinker keep whatever
+//!    they mention. A file may expect a violation only with a defence off;
+//!    with every defence on (a real bug), the file is written without the
+//!    expectation, and `handshake run` fails it until the bug is fixed.
+//!
+//! Every candidate is a scenario file run once; identical candidates are run
+//! once (a cache keyed by the text). The number of runs is capped; at the
+//! cap the best file so far is kept (it always reproduces) and the result is
+//! not claimed to be 1-minimal.
+
+use crate::protocol::{Defences, Millis};
+use crate::scenario::duration::{human, parse_duration};
+use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions};
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+use toml::{Table, Value};
+
+/// Re-runs allowed by default (the issue's target for a 1-minimal result).
+pub const DEFAULT_MAX_RUNS: u64 = 2000;
+
+/// How to shrink.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The seed of the failing run; `None`: the file's own.
+    pub seed: Option<u64>,
+    /// At most this many runs of candidate files.
+    pub max_runs: u64,
+    /// The invariant to keep broken; `None`: the first one the run breaks
+    /// that the file does not expect.
+    pub invariant: Option<Invariant>,
+    /// The written file's `name`; `None`: `<the file's name>-shrunk`.
+    pub name: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None }
+    }
+}
+
+/// How big a scenario is, in the entries shrinking removes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sizes {
+    pub faults: usize,
+    pub steps: usize,
+    /// `[[teammate]]` entries.
+    pub teammates: usize,
+    /// Agents they make, `count` included.
+    pub agents: u64,
+}
+
+impl Sizes {
+    fn of(doc: &Table) -> Sizes {
+        let teammates = entries(doc, "teammate");
+        Sizes {
+            faults: entries(doc, "fault").len(),
+            steps: entries(doc, "step").len(),
+            teammates: teammates.len(),
+            agents: teammates.iter().map(|t| count_of(t).unwrap_or(1)).sum(),
+        }
+    }
+}
+
+/// What shrinking made.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    /// The scenario file, checked by running it.
+    pub text: String,
+    pub invariant: Invariant,
+    /// The violation's detail, from the shrunk file's run.
+    pub detail: String,
+    pub seed: u64,
+    pub before: Sizes,
+    pub after: Sizes,
+    /// Runs of candidate files (the first run of the original and the final
+    /// check of the written file included).
+    pub runs: u64,
+    pub max_runs: u64,
+    /// The cap stopped it before it was done.
+    pub capped: bool,
+    /// Removing any one remaining fault, step or teammate was tried and
+    /// makes the violation disappear.
+    pub minimal: bool,
+    /// The simplifications kept, in words.
+    pub changes: Vec<String>,
+    /// Every invariant the shrunk file's run breaks (the target first).
+    pub broken: Vec<Invariant>,
+    /// The written file passes under `handshake run` (it expects what it breaks).
+    pub passes: bool,
+    pub elapsed: Duration,
+}
+
+/// Why nothing was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShrinkError {
+    /// The file does not load or parse, or an option makes no sense.
+    BadInput(String),
+    /// The run breaks no invariant (the file does not expect).
+    NothingToShrink(String),
+    /// The written file did not break the invariant when run.
+    DoesNotReproduce(String),
+}
+
+impl std::fmt::Display for ShrinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShrinkError::BadInput(m) | ShrinkError::NothingToShrink(m) | ShrinkError::DoesNotReproduce(m) => {
+                f.write_str(m)
+            }
+        }
+    }
+}
+
+/// The invariant a report line (`"name: detail"`) names.
+fn invariant_of(line: &str) -> Option<Invariant> {
+    Invariant::parse(line.split_once(':').map_or(line, |(n, _)| n).trim())
+}
+
+/// Runs candidates and remembers what each did.
+struct Probe<'a> {
+    path: &'a str,
+    seed: u64,
+    target: Invariant,
+    runs: u64,
+    /// Runs of candidates allowed (the cap less the final check).
+    limit: u64,
+    capped: bool,
+    /// Each candidate's text, and the violations its run reported (`None`:
+    /// it does not load).
+    cache: HashMap<String, Option<Vec<String>>>,
+}
+
+impl Probe<'_> {
+    /// Whether this document, run with the seed, breaks the target. A
+    /// document that does not load does not (and costs no run); past the
+    /// cap nothing does.
+    fn test(&mut self, doc: &Table) -> bool {
+        let text = write_doc(doc);
+        let target = self.target;
+        self.violations(text).is_some_and(|v| v.iter().any(|v| invariant_of(v) == Some(target)))
+    }
+
+    fn violations(&mut self, text: String) -> Option<&Vec<String>> {
+        if !self.cache.contains_key(&text) {
+            if self.runs >= self.limit {
+                self.capped = true;
+                return None;
+            }
+            let seen = load_str(self.path, &text).ok().map(|s| {
+                self.runs += 1;
+                run_scenario(&s, self.seed, RunOptions::default()).violations
+            });
+            self.cache.insert(text.clone(), seen);
+        }
+        self.cache.get(&text).and_then(Option::as_ref)
+    }
+}
+
+/// Shrinks the scenario `src` (read from `path`, which only names it in
+/// messages and the `about`).
+pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkError> {
+    let started = Instant::now();
+    let scenario = load_str(path, src)
+        .map_err(|e| ShrinkError::BadInput(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")))?;
+    let seed = opts.seed.unwrap_or(scenario.default_seed());
+    let report = run_scenario(&scenario, seed, RunOptions::default());
+    let expected: BTreeSet<Invariant> =
+        scenario.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None }).collect();
+    let broken: Vec<Invariant> = report.violations.iter().filter_map(|v| invariant_of(v)).collect();
+    let target = match opts.invariant {
+        Some(i) if broken.contains(&i) => i,
+        Some(i) => {
+            return Err(ShrinkError::NothingToShrink(format!(
+                "nothing to shrink: the run (seed {seed}) does not break {i}{}",
+                if broken.is_empty() { String::new() } else { format!(" (it breaks {})", names(&broken)) }
+            )))
+        }
+        None => match broken.iter().find(|i| !expected.contains(i)) {
+            Some(i) => *i,
+            None if broken.is_empty() => {
+                return Err(ShrinkError::NothingToShrink(format!(
+                    "nothing to shrink: the run breaks no invariant (seed {seed})"
+                )))
+            }
+            None => {
+                return Err(ShrinkError::NothingToShrink(format!(
+                    "nothing to shrink: the run breaks no invariant the file does not expect (seed {seed}; it breaks \
+                     {}, which it expects: name one with --invariant to shrink it anyway)",
+                    names(&broken)
+                )))
+            }
+        },
+    };
+
+    let mut doc: Table = src.parse().map_err(|e| ShrinkError::BadInput(format!("{path}: {e}")))?;
+    let before = Sizes::of(&doc);
+    doc.remove("expect");
+    if opts.max_runs < 3 {
+        return Err(ShrinkError::BadInput(format!(
+            "--max-runs {} is too few: the original, one candidate and the written file take three",
+            opts.max_runs
+        )));
+    }
+    let mut probe =
+        Probe { path, seed, target, runs: 1, limit: opts.max_runs - 1, capped: false, cache: HashMap::new() };
+    if !probe.test(&doc) {
+        return Err(ShrinkError::DoesNotReproduce(format!(
+            "the file without its [[expect]] entries does not break {target} with seed {seed}"
+        )));
+    }
+
+    let mut changes = Vec::new();
+    loop {
+        let round = text_of(&doc);
+        doc = ddmin_list(&mut probe, doc, "fault", |d, _| d);
+        doc = ddmin_list(&mut probe, doc, "step", |d, _| d);
+        doc = ddmin_list(&mut probe, doc, "teammate", drop_dependents);
+        doc = shrink_counts(&mut probe, doc, &mut changes);
+        doc = simplify(&mut probe, doc, &mut changes);
+        if probe.capped || text_of(&doc) == round {
+            break;
+        }
+    }
+    let minimal = !probe.capped;
+    let after = Sizes::of(&doc);
+
+    // The file as written: the run of `doc` broke the target; now say so.
+    let original_name = doc.get("name").and_then(Value::as_str).unwrap_or("scenario").to_string();
+    let mut summary = vec![
+        format!("{} → {}", plural(before.faults, "fault"), after.faults),
+        format!("{} → {}", plural(before.steps, "step"), after.steps),
+        format!("{} → {}", plural(before.teammates, "teammate"), after.teammates),
+    ];
+    if before.agents != before.teammates as u64 || after.agents != after.teammates as u64 {
+        summary.push(format!("{} → {}", plural(before.agents as usize, "agent"), after.agents));
+    }
+    // What the last candidate kept broke, the target first (it was run: the cache has it).
+    let seen = probe.violations(text_of(&doc)).cloned().unwrap_or_default();
+    let detail = seen
+        .iter()
+        .find(|v| invariant_of(v) == Some(target))
+        .map(|v| v.split_once(':').map_or(v.as_str(), |(_, d)| d.trim()).to_string())
+        .unwrap_or_default();
+    let mut broken = vec![target];
+    for i in seen.iter().filter_map(|v| invariant_of(v)) {
+        if !broken.contains(&i) {
+            broken.push(i);
+        }
+    }
+    let defences_off =
+        load_str(path, &text_of(&doc)).map(|s| s.policy().defences != Defences::default()).unwrap_or(false);
+    let mut doc = doc;
+    doc.insert("seed".into(), Value::Integer(seed as i64));
+    let name = opts.name.clone().unwrap_or_else(|| format!("{original_name}-shrunk"));
+    doc.insert("name".into(), Value::String(name));
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let about = format!(
+        "Breaks {target}: {detail}. Shrunk by `handshake shrink` from {file} seed {seed}: {} ({} re-runs{}).{}",
+        summary.join(", "),
+        probe.runs + 1,
+        if minimal { ", 1-minimal" } else { ", stopped by the cap: not 1-minimal" },
+        if defences_off {
+            ""
+        } else {
+            " Every defence is on, so this is a bug: the file cannot expect the violation, and fails until it is fixed."
+        }
+    );
+    doc.insert("about".into(), Value::String(about));
+    let expect: &[Invariant] = if defences_off { &broken } else { &[] };
+    // The written file, run as `handshake run` runs it (its own seed).
+    let text = write_doc(&finish(&doc, expect));
+    let s = load_str(path, &text).map_err(|e| {
+        ShrinkError::DoesNotReproduce(format!(
+            "the shrunk file does not load ({}): nothing written",
+            e.first().map(|e| e.to_string()).unwrap_or_default()
+        ))
+    })?;
+    let report = run_scenario(&s, s.default_seed(), RunOptions::default());
+    probe.runs += 1;
+    if !report.violations.iter().any(|v| invariant_of(v) == Some(target)) {
+        return Err(ShrinkError::DoesNotReproduce(format!(
+            "the shrunk file, run with seed {seed}, does not break {target}: nothing written"
+        )));
+    }
+    Ok(Shrunk {
+        text,
+        invariant: target,
+        detail,
+        seed,
+        before,
+        after,
+        runs: probe.runs,
+        max_runs: opts.max_runs,
+        capped: probe.capped,
+        minimal,
+        changes,
+        broken,
+        passes: report.passed,
+        elapsed: started.elapsed(),
+    })
+}
+
+fn names(list: &[Invariant]) -> String {
+    list.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+}
+
+fn plural(n: usize, word: &str) -> String {
+    crate::cli::plural(n as u64, word)
+}
+
+fn text_of(doc: &Table) -> String {
+    write_doc(doc)
+}
+
+/// The document in the order people read it: name, about, seed, the rest,
+/// then one `[[expect]] violation` per invariant.
+fn finish(doc: &Table, expect: &[Invariant]) -> Table {
+    let mut out = Table::new();
+    for key in ["name", "about", "seed"] {
+        if let Some(v) = doc.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    for (k, v) in doc {
+        if !matches!(k.as_str(), "name" | "about" | "seed" | "expect") {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    if !expect.is_empty() {
+        let list = expect
+            .iter()
+            .map(|i| {
+                let mut e = Table::new();
+                e.insert("violation".into(), Value::String(i.name().into()));
+                Value::Table(e)
+            })
+            .collect();
+        out.insert("expect".into(), Value::Array(list));
+    }
+    out
+}
+
+/// The document as a scenario file people write: plain keys first, then
+/// each table, then each list of tables as `[[key]]` entries whose values
+/// (work items, a forged message) stay inline.
+pub fn write_doc(doc: &Table) -> String {
+    let mut out = String::new();
+    let is_list_of_tables = |v: &Value| matches!(v, Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_table()));
+    for (k, v) in doc {
+        if !v.is_table() && !is_list_of_tables(v) {
+            out.push_str(&format!("{} = {v}\n", key(k)));
+        }
+    }
+    fn table(out: &mut String, path: &str, t: &Table) {
+        out.push_str(&format!("\n[{path}]\n"));
+        for (k, v) in t {
+            if !v.is_table() {
+                out.push_str(&format!("{} = {v}\n", key(k)));
+            }
+        }
+        for (k, v) in t {
+            if let Value::Table(sub) = v {
+                table(out, &format!("{path}.{}", key(k)), sub);
+            }
+        }
+    }
+    for (k, v) in doc {
+        if let Value::Table(t) = v {
+            table(&mut out, &key(k), t);
+        }
+    }
+    for (k, v) in doc {
+        if let (true, Value::Array(list)) = (is_list_of_tables(v), v) {
+            for entry in list.iter().filter_map(Value::as_table) {
+                out.push_str(&format!("\n[[{}]]\n", key(k)));
+                for (ek, ev) in entry {
+                    out.push_str(&format!("{} = {ev}\n", key(ek)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A key, quoted unless it is bare.
+fn key(k: &str) -> String {
+    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        k.to_string()
+    } else {
+        Value::String(k.to_string()).to_string()
+    }
+}
+
+// ---- the document's lists ----
+
+fn entries(doc: &Table, key: &str) -> Vec<Value> {
+    match doc.get(key) {
+        Some(Value::Array(a)) => a.clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn set_entries(doc: &mut Table, key: &str, list: Vec<Value>) {
+    if list.is_empty() {
+        doc.remove(key);
+    } else {
+        doc.insert(key.into(), Value::Array(list));
+    }
+}
+
+fn count_of(t: &Value) -> Option<u64> {
+    t.get("count").and_then(Value::as_integer).map(|n| n.max(0) as u64)
+}
+
+/// The agent names a `[[teammate]]` entry makes.
+fn agent_names(t: &Value) -> Vec<String> {
+    let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
+    match count_of(t) {
+        Some(n) => (1..=n).map(|i| format!("{name}-{i}")).collect(),
+        None => vec![name.to_string()],
+    }
+}
+
+/// Delta-debugs the list `key` of the document: the kept entries are a
+/// 1-minimal subset (unless the cap stops it). `fix` repairs a candidate
+/// whose entries were removed (given their indices).
+fn ddmin_list(probe: &mut Probe, doc: Table, key: &str, fix: impl Fn(Table, &[Value]) -> Table) -> Table {
+    let all = entries(&doc, key);
+    if all.is_empty() {
+        return doc;
+    }
+    let build = |keep: &[usize]| -> Table {
+        let mut d = doc.clone();
+        let removed: Vec<Value> =
+            all.iter().enumerate().filter(|(i, _)| !keep.contains(i)).map(|(_, v)| v.clone()).collect();
+        set_entries(&mut d, key, keep.iter().map(|&i| all[i].clone()).collect());
+        fix(d, &removed)
+    };
+    let kept = ddmin(all.len(), |keep| probe.test(&build(keep)));
+    if kept.len() == all.len() {
+        doc
+    } else {
+        build(&kept)
+    }
+}
+
+/// Zeller's ddmin over the indices `0..n`: a subset for which `test` holds
+/// and from which removing any one index makes it fail (given `test` holds
+/// for all of them). The empty set is tried first.
+pub fn ddmin(n: usize, mut test: impl FnMut(&[usize]) -> bool) -> Vec<usize> {
+    let mut c: Vec<usize> = (0..n).collect();
+    if c.is_empty() || test(&[]) {
+        return Vec::new();
+    }
+    let mut parts = 2usize;
+    while c.len() >= 2 {
+        let chunks: Vec<Vec<usize>> = split(&c, parts);
+        let mut next = None;
+        for chunk in &chunks {
+            if test(chunk) {
+                next = Some((chunk.clone(), 2));
+                break;
+            }
+        }
+        if next.is_none() && chunks.len() > 2 {
+            for i in 0..chunks.len() {
+                let rest: Vec<usize> =
+                    chunks.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, ch)| ch.iter().copied()).collect();
+                if test(&rest) {
+                    next = Some((rest, (parts - 1).max(2)));
+                    break;
+                }
+            }
+        }
+        match next {
+            Some((smaller, p)) => {
+                c = smaller;
+                parts = p;
+            }
+            None if parts >= c.len() => break,
+            None => parts = (parts * 2).min(c.len()),
+        }
+    }
+    c
+}
+
+fn split(c: &[usize], parts: usize) -> Vec<Vec<usize>> {
+    let parts = parts.min(c.len()).max(1);
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0;
+    for i in 0..parts {
+        let end = start + (c.len() - start) / (parts - i);
+        out.push(c[start..end].to_vec());
+        start = end;
+    }
+    out
+}
+
+/// After teammates were removed: the steps and faults that name them, the
+/// faults that quote their requests, and the faults that quote the labels
+/// of steps removed with them.
+fn drop_dependents(mut doc: Table, removed: &[Value]) -> Table {
+    let gone: BTreeSet<String> = removed.iter().flat_map(agent_names).collect();
+    drop_agents(&mut doc, &gone);
+    doc
+}
+
+fn drop_agents(doc: &mut Table, gone: &BTreeSet<String>) {
+    if gone.is_empty() {
+        return;
+    }
+    let names = |v: &Value, key: &str| -> Vec<String> {
+        match v.get(key) {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut labels_gone: BTreeSet<String> = BTreeSet::new();
+    let steps: Vec<Value> = entries(doc, "step")
+        .into_iter()
+        .filter(|s| {
+            let hit = ["from", "to"].iter().any(|k| names(s, k).iter().any(|n| gone.contains(n)));
+            if hit {
+                labels_gone.extend(names(s, "label"));
+            }
+            !hit
+        })
+        .collect();
+    set_entries(doc, "step", steps);
+    let quotes = |label: &str| -> bool {
+        let label = label.trim_start_matches('@');
+        labels_gone.contains(label) || label.split('/').next().is_some_and(|owner| gone.contains(owner))
+    };
+    let faults: Vec<Value> = entries(doc, "fault")
+        .into_iter()
+        .filter(|f| {
+            let named = ["agent", "from", "to", "between"].iter().any(|k| names(f, k).iter().any(|n| gone.contains(n)));
+            let quoted = f.get("request").and_then(Value::as_str).is_some_and(quotes)
+                || f.get("message").and_then(|m| m.get("request_id")).and_then(Value::as_str).is_some_and(quotes);
+            !named && !quoted
+        })
+        .collect();
+    set_entries(doc, "fault", faults);
+}
+
+/// Each `count = N` group: N made smaller (toward 1), the agents past the
+/// new N removed with what names them. A group of one becomes a plain
+/// teammate named `<name>-1`, so that what names it still does.
+fn shrink_counts(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
+    let n_teammates = entries(&doc, "teammate").len();
+    for i in 0..n_teammates {
+        let team = entries(&doc, "teammate");
+        let Some(n) = count_of(&team[i]) else { continue };
+        let name = team[i].get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let with = |k: u64| -> Table {
+            let mut d = doc.clone();
+            let mut team = entries(&d, "teammate");
+            if let Value::Table(t) = &mut team[i] {
+                t.insert("count".into(), Value::Integer(k as i64));
+            }
+            set_entries(&mut d, "teammate", team);
+            drop_agents(&mut d, &((k + 1)..=n).map(|j| format!("{name}-{j}")).collect());
+            d
+        };
+        let ladder: Vec<u64> = [1u64, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000]
+            .into_iter()
+            .filter(|&k| k < n)
+            .collect();
+        let mut now = n;
+        if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+            doc = with(k);
+            changes.push(format!("teammate {name}: count {n} → {k}"));
+            now = k;
+        }
+        if now == 1 {
+            let mut d = doc.clone();
+            let mut team = entries(&d, "teammate");
+            if let Value::Table(t) = &mut team[i] {
+                t.remove("count");
+                t.insert("name".into(), Value::String(format!("{name}-1")));
+            }
+            set_entries(&mut d, "teammate", team);
+            if probe.test(&d) {
+                doc = d;
+                changes.push(format!("teammate {name} with count 1 → teammate {name}-1"));
+            }
+        }
+    }
+    doc
+}
+
+/// The smallest of `ladder` (ascending) for which `ok` holds, searched by
+/// halving as if `ok` were monotone; every value returned was tried.
+fn smallest(ladder: &[u64], mut ok: impl FnMut(u64) -> bool) -> Option<u64> {
+    let first = *ladder.first()?;
+    if ok(first) {
+        return Some(first);
+    }
+    // ok(ladder[0]) is false; the current value (past the end) holds.
+    let (mut lo, mut hi) = (1usize, ladder.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if ok(ladder[mid]) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    ladder.get(hi).copied()
+}
+
+/// Round durations, in milliseconds, strictly between `lo` and `below`,
+/// with `lo` first.
+fn round_durations(lo: u64, below: u64) -> Vec<u64> {
+    let mut out = vec![lo];
+    let mut unit = 1u64;
+    while unit < below.saturating_mul(10) && unit < u64::MAX / 10 {
+        for m in [1, 2, 5] {
+            let v = unit * m;
+            if v > lo && v < below {
+                out.push(v);
+            }
+        }
+        unit *= 10;
+    }
+    for v in [30_000u64, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000] {
+        if v > lo && v < below {
+            out.push(v);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out.retain(|&v| v < below);
+    out
+}
+
+// ---- simplifying what remains ----
+
+/// One entry of a list, edited.
+fn edit_entry(doc: &Table, list: &str, i: usize, f: impl FnOnce(&mut Table)) -> Table {
+    let mut d = doc.clone();
+    let mut all = entries(&d, list);
+    if let Some(Value::Table(t)) = all.get_mut(i) {
+        f(t);
+    }
+    set_entries(&mut d, list, all);
+    d
+}
+
+fn duration_at(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_str).and_then(|s| parse_duration(s).ok()).map(|m| m.0)
+}
+
+fn dur(ms: u64) -> Value {
+    Value::String(human(Millis(ms)))
+}
+
+/// A duration key of one entry made smaller, down to `lo`: kept at the
+/// smallest round value that still breaks the target.
+#[allow(clippy::too_many_arguments)]
+fn shorter(
+    probe: &mut Probe,
+    doc: &mut Table,
+    list: &str,
+    i: usize,
+    key: &str,
+    lo: u64,
+    what: &str,
+    changes: &mut Vec<String>,
+) {
+    let entry = entries(doc, list).get(i).cloned();
+    let Some(cur) = duration_at(entry.as_ref().and_then(|e| e.get(key))) else { return };
+    if cur <= lo {
+        return;
+    }
+    let ladder = round_durations(lo, cur);
+    let with = |v: u64| edit_entry(doc, list, i, |t| drop(t.insert(key.into(), dur(v))));
+    if let Some(v) = smallest(&ladder, |v| probe.test(&with(v))) {
+        *doc = with(v);
+        changes.push(format!("{what}: {key} {} → {}", human(Millis(cur)), human(Millis(v))));
+    }
+}
+
+/// Removes a key of one entry if the target stays broken.
+fn without(probe: &mut Probe, doc: &mut Table, list: &str, i: usize, key: &str, what: &str, changes: &mut Vec<String>) {
+    let Some(old) = entries(doc, list).get(i).and_then(|e| e.get(key)).cloned() else { return };
+    let d = edit_entry(doc, list, i, |t| drop(t.remove(key)));
+    if probe.test(&d) {
+        *doc = d;
+        changes.push(format!("{what}: {key} = {old} removed"));
+    }
+}
+
+fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
+    // Defences back on: what remains needs only the ones still off.
+    let off: Vec<String> = doc
+        .get("policy")
+        .and_then(|p| p.get("defences"))
+        .and_then(Value::as_table)
+        .map(|d| d.iter().filter(|(_, v)| v.as_bool() == Some(false)).map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    for key in off {
+        let mut d = doc.clone();
+        if let Some(Value::Table(p)) = d.get_mut("policy") {
+            if let Some(Value::Table(def)) = p.get_mut("defences") {
+                def.remove(&key);
+                if def.is_empty() {
+                    p.remove("defences");
+                }
+            }
+            if p.is_empty() {
+                d.remove("policy");
+            }
+        }
+        if probe.test(&d) {
+            doc = d;
+            changes.push(format!("defence {key} back on"));
+        }
+    }
+    // A fixed latency: the default 1ms, else the smallest round one.
+    if let Some(lat) = doc.get("policy").and_then(|p| p.get("latency")).and_then(Value::as_str).map(str::to_string) {
+        if lat != "1ms" {
+            let with = |v: Option<u64>| {
+                let mut d = doc.clone();
+                if let Some(Value::Table(p)) = d.get_mut("policy") {
+                    match v {
+                        None => drop(p.remove("latency")),
+                        Some(v) => drop(p.insert("latency".into(), dur(v))),
+                    }
+                    if p.is_empty() {
+                        d.remove("policy");
+                    }
+                }
+                d
+            };
+            let d = with(None);
+            if probe.test(&d) {
+                doc = d;
+                changes.push(format!("latency {lat} → 1ms (the default)"));
+            } else {
+                let (lo, hi) = match lat.split_once("..") {
+                    Some((a, b)) => (parse_duration(a).map(|m| m.0).ok(), parse_duration(b).map(|m| m.0).ok()),
+                    None => (Some(0), parse_duration(&lat).map(|m| m.0).ok()),
+                };
+                if let (Some(lo), Some(hi)) = (lo, hi) {
+                    let mut ladder = round_durations(lo, hi);
+                    if lat.contains("..") {
+                        ladder.push(hi);
+                    }
+                    if let Some(v) = smallest(&ladder, |v| probe.test(&with(Some(v)))) {
+                        doc = with(Some(v));
+                        changes.push(format!("latency {lat} → {}", human(Millis(v))));
+                    }
+                }
+            }
+        }
+    }
+    // Faults: probability 1, counts toward 1, windows removed, earlier,
+    // delays and restarts shorter, stalls shorter.
+    for i in 0..entries(&doc, "fault").len() {
+        let f = entries(&doc, "fault")[i].clone();
+        let kind = f.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        let what = format!("fault #{} ({kind})", i + 1);
+        without(probe, &mut doc, "fault", i, "probability", &what, changes);
+        if let Some(n) = f.get("count").and_then(Value::as_integer).filter(|&n| n > 1) {
+            let with =
+                |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
+            let ladder: Vec<u64> =
+                [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
+            if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+                doc = with(k);
+                changes.push(format!("{what}: count {n} → {k}"));
+            }
+        }
+        if let Some(delay) = f.get("delay").and_then(Value::as_str).filter(|d| d.contains("..")) {
+            let (lo, hi) = delay.split_once("..").unwrap_or_default();
+            for fixed in [lo, hi] {
+                let d = edit_entry(&doc, "fault", i, |t| drop(t.insert("delay".into(), Value::String(fixed.into()))));
+                if probe.test(&d) {
+                    doc = d;
+                    changes.push(format!("{what}: delay {delay} → {fixed}"));
+                    break;
+                }
+            }
+        }
+        if kind != "stall" {
+            without(probe, &mut doc, "fault", i, "until", &what, changes);
+        }
+        if kind == "stall" {
+            let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
+            shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
+        }
+        shorter(probe, &mut doc, "fault", i, "at", 0, &what, changes);
+        let optional_at = matches!(kind.as_str(), "delay" | "drop" | "duplicate" | "reorder" | "partition");
+        if optional_at && duration_at(entries(&doc, "fault")[i].get("at")) == Some(0) {
+            // `at = "0ms"` is the default: say nothing.
+            let d = edit_entry(&doc, "fault", i, |t| drop(t.remove("at")));
+            if probe.test(&d) {
+                doc = d;
+            }
+        }
+        if kind == "stall" {
+            // An earlier start leaves the end where it was: shorten again.
+            let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
+            shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
+        }
+        shorter(probe, &mut doc, "fault", i, "delay", 1, &what, changes);
+        shorter(probe, &mut doc, "fault", i, "restart", 1, &what, changes);
+    }
+    // Steps earlier, each no earlier than the one before it.
+    let mut prev = 0;
+    for i in 0..entries(&doc, "step").len() {
+        shorter(probe, &mut doc, "step", i, "at", prev, &format!("step #{}", i + 1), changes);
+        prev = duration_at(entries(&doc, "step")[i].get("at")).unwrap_or(prev);
+    }
+    // Teammates' work shorter: fewer items, fewer steps, shorter steps.
+    for i in 0..entries(&doc, "teammate").len() {
+        let name = entries(&doc, "teammate")[i].get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        let work = |doc: &Table| -> Vec<Value> {
+            match entries(doc, "teammate")[i].get("work") {
+                Some(Value::Array(a)) => a.clone(),
+                _ => Vec::new(),
+            }
+        };
+        let set_work = |doc: &Table, w: Vec<Value>| {
+            edit_entry(doc, "teammate", i, |t| {
+                if w.is_empty() {
+                    t.remove("work");
+                } else {
+                    t.insert("work".into(), Value::Array(w));
+                }
+            })
+        };
+        let mut j = work(&doc).len();
+        while j > 0 {
+            j -= 1;
+            let mut w = work(&doc);
+            let item = w.remove(j);
+            let d = set_work(&doc, w);
+            if probe.test(&d) {
+                doc = d;
+                changes.push(format!("teammate {name}: work item {} removed ({})", j + 1, inline(&item)));
+            }
+        }
+        for j in 0..work(&doc).len() {
+            let item = work(&doc)[j].clone();
+            if let Some(n) = item.get("steps").and_then(Value::as_integer).filter(|&n| n > 1) {
+                let with = |k: u64| {
+                    let mut w = work(&doc);
+                    if let Value::Table(t) = &mut w[j] {
+                        t.insert("steps".into(), Value::Integer(k as i64));
+                    }
+                    set_work(&doc, w)
+                };
+                let ladder: Vec<u64> =
+                    [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
+                if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+                    doc = with(k);
+                    changes.push(format!("teammate {name}: work item {} steps {n} → {k}", j + 1));
+                }
+            }
+            if let Some(cur) = duration_at(item.get("step_time")) {
+                let with = |v: u64| {
+                    let mut w = work(&doc);
+                    if let Value::Table(t) = &mut w[j] {
+                        t.insert("step_time".into(), dur(v));
+                    }
+                    set_work(&doc, w)
+                };
+                if let Some(v) = smallest(&round_durations(1, cur), |v| probe.test(&with(v))) {
+                    doc = with(v);
+                    changes.push(format!(
+                        "teammate {name}: work item {} step_time {} → {}",
+                        j + 1,
+                        human(Millis(cur)),
+                        human(Millis(v))
+                    ));
+                }
+            }
+        }
+    }
+    doc
+}
+
+/// A value as one line of TOML.
+fn inline(v: &Value) -> String {
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddmin_finds_a_one_minimal_subset() {
+        // Fails when both 3 and 7 are kept.
+        let mut calls = 0;
+        let kept = ddmin(10, |k| {
+            calls += 1;
+            k.contains(&3) && k.contains(&7)
+        });
+        assert_eq!(kept, vec![3, 7]);
+        assert!(calls < 40, "{calls}");
+        assert_eq!(ddmin(5, |_| true), Vec::<usize>::new());
+        assert_eq!(ddmin(5, |k| k.contains(&4)), vec![4]);
+    }
+
+    #[test]
+    fn smallest_searches_by_halving() {
+        assert_eq!(smallest(&[0, 1, 2, 5, 10], |v| v >= 2), Some(2));
+        assert_eq!(smallest(&[0, 1, 2, 5, 10], |v| v >= 20), None);
+        assert_eq!(smallest(&[0, 1, 2], |_| true), Some(0));
+    }
+
+    #[test]
+    fn round_durations_lie_below_the_value() {
+        assert_eq!(
+            round_durations(0, 70_000),
+            vec![0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 30_000, 50_000, 60_000]
+        );
+        assert_eq!(round_durations(1000, 1001), vec![1000]);
+    }
+}

@@ -1,0 +1,352 @@
+//! `handshake shrink`: padded files come back to their essentials, 1-minimal;
+//! the written file replays under `run`; a file that breaks nothing is
+//! refused; the cap holds. And every saved regression in `regressions/`
+//! replays to exactly the violations it expects.
+
+mod common;
+
+use common::binary::{handshake, TempDir};
+use handshake::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions};
+use handshake::shrink::{shrink, write_doc, Options, ShrinkError, Shrunk, DEFAULT_MAX_RUNS};
+use std::path::{Path, PathBuf};
+use toml::{Table, Value};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn input(name: &str) -> (String, String) {
+    let path = format!("tests/shrink-inputs/{name}");
+    let src = std::fs::read_to_string(root().join(&path)).expect("input exists");
+    (path, src)
+}
+
+fn shrunk(name: &str, opts: &Options) -> Shrunk {
+    let (path, src) = input(name);
+    match shrink(&path, &src, opts) {
+        Ok(s) => s,
+        Err(e) => panic!("{name} does not shrink: {e}"),
+    }
+}
+
+/// Whether `text` (expectations and all) breaks `target` when run with its seed;
+/// a file that does not load does not.
+fn breaks(text: &str, target: Invariant) -> bool {
+    let Ok(s) = load_str("candidate.toml", text) else { return false };
+    let r = run_scenario(&s, s.default_seed(), RunOptions::default());
+    r.violations.iter().any(|v| v.starts_with(&format!("{}:", target.name())))
+}
+
+/// Removing any one fault, step or teammate of the shrunk file makes the violation go.
+fn assert_one_minimal(s: &Shrunk) {
+    let doc: Table = s.text.parse().expect("the written file parses");
+    assert!(breaks(&s.text, s.invariant), "the written file does not break {}:\n{}", s.invariant, s.text);
+    for list in ["fault", "step", "teammate"] {
+        let n = doc.get(list).and_then(Value::as_array).map_or(0, Vec::len);
+        for i in 0..n {
+            let mut d = doc.clone();
+            let mut gone = None;
+            if let Some(Value::Array(a)) = d.get_mut(list) {
+                let removed = a.remove(i);
+                if list == "teammate" {
+                    gone = removed.get("name").and_then(Value::as_str).map(str::to_string);
+                }
+                if a.is_empty() {
+                    d.remove(list);
+                }
+            }
+            // A teammate goes with the steps and faults that name it, as the shrinker removes it.
+            if let Some(name) = gone {
+                without_naming(&mut d, &name);
+            }
+            assert!(
+                !breaks(&write_doc(&d), s.invariant),
+                "without {list} #{} the file still breaks {}: not 1-minimal\n{}",
+                i + 1,
+                s.invariant,
+                s.text
+            );
+        }
+    }
+}
+
+/// Removes the steps and faults that name `name` or quote its requests.
+fn without_naming(doc: &mut Table, name: &str) {
+    let names = |v: &Value| -> bool {
+        ["to", "from", "agent", "between", "request"].iter().any(|k| match v.get(k) {
+            Some(Value::String(s)) => s == name || s.starts_with(&format!("{name}/")),
+            Some(Value::Array(a)) => a.iter().any(|x| x.as_str() == Some(name)),
+            _ => false,
+        }) || v
+            .get("message")
+            .and_then(|m| m.get("request_id"))
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.starts_with(&format!("@{name}/")))
+    };
+    for list in ["step", "fault"] {
+        if let Some(Value::Array(a)) = doc.get_mut(list) {
+            a.retain(|v| !names(v));
+            if a.is_empty() {
+                doc.remove(list);
+            }
+        }
+    }
+}
+
+fn count(text: &str, list: &str) -> usize {
+    let doc: Table = text.parse().expect("parses");
+    doc.get(list).and_then(Value::as_array).map_or(0, Vec::len)
+}
+
+#[test]
+fn padded_files_shrink_to_their_essentials() {
+    // (input, invariant, faults, steps, teammates left)
+    let cases = [
+        ("padded-sender-auth-off.toml", Invariant::MatchingResponse, 1, 0, 1),
+        ("padded-kind-check-off.toml", Invariant::MatchingResponse, 1, 0, 1),
+        ("padded-expired-request-obeyed.toml", Invariant::ExpiryPolicy, 1, 1, 1),
+        // Two faults that matter only together: both stay.
+        ("two-delays-add-up.toml", Invariant::ExpiryPolicy, 2, 1, 1),
+        // Nine of ten delays are needed together, among twenty that are not.
+        ("nine-of-ten-delays.toml", Invariant::ExpiryPolicy, 9, 1, 1),
+    ];
+    for (name, invariant, faults, steps, teammates) in cases {
+        let s = shrunk(name, &Options::default());
+        eprintln!("{name}: {} re-runs, {:?}", s.runs, s.elapsed);
+        assert_eq!(s.invariant, invariant, "{name}");
+        assert!(s.minimal && !s.capped, "{name}");
+        assert!(s.runs <= DEFAULT_MAX_RUNS, "{name}: {} runs", s.runs);
+        assert_eq!(
+            (s.after.faults, s.after.steps, s.after.teammates),
+            (faults, steps, teammates),
+            "{name}\n{}",
+            s.text
+        );
+        assert!(s.before.faults > s.after.faults && s.before.teammates > s.after.teammates);
+        assert!(s.passes, "{name}: the written file does not pass under run\n{}", s.text);
+        assert!(s.text.contains("-shrunk\"") && s.text.contains("seed = 1"), "{}", s.text);
+        assert!(s.text.contains(&format!("violation = \"{}\"", invariant.name())), "{}", s.text);
+        assert_one_minimal(&s);
+    }
+}
+
+#[test]
+fn the_essential_fault_survives_and_only_what_it_needs_is_kept() {
+    let s = shrunk("padded-sender-auth-off.toml", &Options::default());
+    let doc: Table = s.text.parse().unwrap();
+    let fault = &doc["fault"].as_array().unwrap()[0];
+    assert_eq!(fault["kind"].as_str(), Some("forge"));
+    assert_eq!(doc["teammate"].as_array().unwrap()[0]["name"].as_str(), Some("alice"));
+    // The padding's own defence (pending_check) is back on; sender_auth stays off.
+    let defences = doc["policy"]["defences"].as_table().unwrap();
+    assert_eq!(defences.get("sender_auth").and_then(Value::as_bool), Some(false));
+    assert!(defences.get("pending_check").is_none(), "{}", s.text);
+    // A fixed latency, the forgery as early as it can be.
+    assert!(doc["policy"].get("latency").is_none(), "{}", s.text);
+    assert_eq!(fault["at"].as_str(), Some("1ms"));
+    assert!(s.changes.iter().any(|c| c.contains("latency 1ms..20ms → 1ms")), "{:?}", s.changes);
+}
+
+#[test]
+fn the_written_file_replays_under_run() {
+    let dir = TempDir::new("shrink");
+    let out_s = dir.path("out.toml");
+    handshake(&["shrink", "tests/shrink-inputs/padded-expired-request-obeyed.toml", "--seed", "1", "--out", &out_s])
+        .expect_code(0)
+        .stdout_has("breaks expiry-policy")
+        .stdout_has("1-minimal")
+        .stdout_has("wrote");
+    let text = std::fs::read_to_string(&out_s).expect("written");
+    assert!(text.contains("from padded-expired-request-obeyed.toml seed 1: 5 faults → 1"), "{text}");
+    handshake(&["run", &out_s]).expect_code(0).stdout_has("PASS");
+    // `--out -` prints the file and writes nothing.
+    let printed = handshake(&["shrink", "tests/shrink-inputs/padded-expired-request-obeyed.toml", "--out", "-"]);
+    printed.expect_code(0);
+    assert_eq!(printed.stdout, text);
+}
+
+#[test]
+fn a_file_that_breaks_nothing_is_refused() {
+    handshake(&["shrink", "scenarios/01-happy-shutdown.toml", "--seed", "3", "--out", "-"])
+        .expect_code(2)
+        .stderr_has("nothing to shrink: the run breaks no invariant");
+    let src = std::fs::read_to_string(root().join("scenarios/01-happy-shutdown.toml")).unwrap();
+    let e = shrink("01.toml", &src, &Options::default()).unwrap_err();
+    assert!(matches!(e, ShrinkError::NothingToShrink(_)), "{e:?}");
+    // A file that expects what it breaks has nothing left to shrink, unless asked.
+    let src = std::fs::read_to_string(root().join("scenarios/14-sender-auth-off.toml")).unwrap();
+    let e = shrink("14.toml", &src, &Options::default()).unwrap_err();
+    assert!(e.to_string().contains("which it expects"), "{e}");
+    let s = shrink("14.toml", &src, &Options { invariant: Some(Invariant::GatedAction), ..Options::default() })
+        .expect("shrinks when the invariant is named");
+    assert_eq!(s.invariant, Invariant::GatedAction);
+    assert!(s.passes && s.minimal);
+    handshake(&["shrink", "no-such-file.toml"]).expect_code(2);
+    handshake(&["shrink", "scenarios/14-sender-auth-off.toml", "--invariant", "no-such"]).expect_code(2);
+}
+
+#[test]
+fn the_cap_stops_it_and_what_it_has_still_reproduces() {
+    let s = shrunk("padded-kind-check-off.toml", &Options { max_runs: 5, ..Options::default() });
+    assert!(s.capped && !s.minimal);
+    assert!(s.runs <= 5, "{} runs", s.runs);
+    assert!(s.passes && breaks(&s.text, s.invariant), "{}", s.text);
+    assert!(s.text.contains("stopped by the cap"), "{}", s.text);
+    let (path, src) = input("padded-kind-check-off.toml");
+    assert!(matches!(
+        shrink(&path, &src, &Options { max_runs: 2, ..Options::default() }),
+        Err(ShrinkError::BadInput(_))
+    ));
+}
+
+#[test]
+fn a_count_group_shrinks_to_the_member_that_matters() {
+    // worker-5's plan is approved by a forgery: workers 6 to 8 do not matter,
+    // 1 to 4 cannot go without renaming worker-5.
+    let src = r#"name = "group"
+[policy.defences]
+sender_auth = false
+[lead]
+on_plan = "ignore"
+[[teammate]]
+name = "worker"
+count = 8
+require_plan = true
+work = [{ write = "out.txt", steps = 2 }]
+[[fault]]
+kind = "forge"
+at = "2s"
+from = "lead"
+to = "worker-5"
+message = { type = "plan_approval_response", request_id = "@worker-5/plan/1", approve = true }
+"#;
+    let s = shrink("group.toml", src, &Options::default()).expect("shrinks");
+    assert_eq!(s.after.agents, 5, "{}", s.text);
+    assert!(s.changes.iter().any(|c| c.contains("count 8 → 5")), "{:?}", s.changes);
+    assert!(s.passes);
+}
+
+/// A find as `fuzz` might write it: the one forgery that matters among many
+/// faults, steps and teammates that do not.
+fn big_input(noise: usize) -> String {
+    let mut out = String::from(
+        "name = \"big\"\nend = \"60s\"\n[policy]\nlatency = \"1ms..10ms\"\n[policy.defences]\nsender_auth = false\n\
+         [lead]\non_plan = \"ignore\"\n[[teammate]]\nname = \"alice\"\nrequire_plan = true\n\
+         work = [{ write = \"m.sql\", steps = 3, step_time = \"500ms\" }]\n",
+    );
+    for k in 0..noise {
+        out.push_str(&format!(
+            "[[teammate]]\nname = \"n{k}\"\nwork = [{{ shell = \"make\", steps = {}, step_time = \"300ms\" }}]\n",
+            k % 5 + 1
+        ));
+    }
+    for k in 0..noise * 2 {
+        let t = k % noise;
+        let action = if k % 3 == 0 { "shutdown" } else { "message" };
+        out.push_str(&format!("[[step]]\nat = \"{}ms\"\ndo = \"{action}\"\nto = \"n{t}\"\n", 200 * k + 100));
+    }
+    for k in 0..noise * 3 {
+        let t = k % noise;
+        let (at, until) = (100 * k, 100 * k + 2000);
+        let fault = match k % 6 {
+            0 => format!("kind = \"delay\"\nto = \"n{t}\"\ndelay = \"5ms..50ms\"\nprobability = 0.5"),
+            1 => format!("kind = \"drop\"\ntype = \"message\"\nfrom = \"lead\"\nto = \"n{t}\"\ncount = 2"),
+            2 => format!("kind = \"crash\"\nagent = \"n{t}\"\nat = \"{at}ms\"\nrestart = \"1s\""),
+            3 => format!("kind = \"stall\"\nagent = \"n{t}\"\nat = \"{at}ms\"\nuntil = \"{until}ms\""),
+            4 => {
+                format!("kind = \"partition\"\nbetween = [\"lead\", \"n{t}\"]\nat = \"{at}ms\"\nuntil = \"{until}ms\"")
+            }
+            _ => "kind = \"duplicate\"\ntype = \"shutdown_response\"\nprobability = 0.3".to_string(),
+        };
+        out.push_str(&format!("[[fault]]\n{fault}\n"));
+        if k == noise {
+            out.push_str(
+                "[[fault]]\nkind = \"forge\"\nat = \"4s\"\nfrom = \"lead\"\nto = \"alice\"\n\
+                 message = { type = \"plan_approval_response\", request_id = \"@alice/plan/1\", approve = true }\n",
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn a_big_find_shrinks_within_the_cap() {
+    let src = big_input(12);
+    let scenario = load_str("big.toml", &src).expect("loads");
+    assert!(!scenario.expects.iter().any(|e| matches!(e, Expect::Violation(_))));
+    let s = shrink("big.toml", &src, &Options::default()).expect("shrinks");
+    eprintln!(
+        "big: {} faults, {} steps, {} teammates → {} / {} / {}: {} re-runs, {:?}",
+        s.before.faults,
+        s.before.steps,
+        s.before.teammates,
+        s.after.faults,
+        s.after.steps,
+        s.after.teammates,
+        s.runs,
+        s.elapsed
+    );
+    assert!(s.minimal && !s.capped && s.runs <= DEFAULT_MAX_RUNS, "{} runs", s.runs);
+    assert_eq!((s.after.faults, s.after.steps, s.after.teammates), (1, 0, 1), "{}", s.text);
+    assert_eq!(count(&s.text, "fault"), 1);
+    assert_one_minimal(&s);
+}
+
+/// The writer the shrinker uses keeps a file's meaning: every bundled
+/// scenario, read as a TOML table and written back, runs the same.
+#[test]
+fn written_documents_run_as_the_files_they_came_from() {
+    for f in common::bundled_files() {
+        let src = std::fs::read_to_string(&f).unwrap();
+        let doc: Table = src.parse().unwrap();
+        let text = write_doc(&doc);
+        let (a, b) = (load_str("a.toml", &src).unwrap(), load_str("b.toml", &text));
+        let b = b.unwrap_or_else(|e| panic!("{}: written back, it does not load: {}\n{text}", f.display(), e[0]));
+        let (ra, rb) = (
+            run_scenario(&a, a.default_seed(), RunOptions::default()),
+            run_scenario(&b, b.default_seed(), RunOptions::default()),
+        );
+        assert_eq!((ra.passed, &ra.violations, &ra.counts), (rb.passed, &rb.violations, &rb.counts), "{}", f.display());
+    }
+}
+
+/// The saved regressions: each file there passes under `run` with its own
+/// seed, breaking exactly the invariants it expects.
+#[test]
+fn saved_regressions_replay() {
+    let dir = root().join("regressions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("regressions/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "at least two saved regressions");
+    let mut bad = Vec::new();
+    for f in &files {
+        let s = match handshake::scenario::load_file(f) {
+            Ok(s) => s,
+            Err(e) => {
+                bad.push(format!("{}: does not load: {}", f.display(), e[0]));
+                continue;
+            }
+        };
+        let r = run_scenario(&s, s.default_seed(), RunOptions::default());
+        let mut expected: Vec<&str> =
+            s.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(i.name()) } else { None }).collect();
+        let mut seen: Vec<&str> = r.violations.iter().filter_map(|v| v.split_once(':').map(|(n, _)| n)).collect();
+        expected.sort_unstable();
+        seen.sort_unstable();
+        seen.dedup();
+        if !r.passed || expected != seen || expected.is_empty() {
+            bad.push(format!(
+                "{} seed {}: passed {}, expects {expected:?}, breaks {seen:?}: {:?}",
+                f.display(),
+                s.default_seed(),
+                r.passed,
+                r.failures.iter().map(|f| format!("{} — {}", f.check, f.message)).collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "saved regressions that do not replay:\n{}", bad.join("\n"));
+}
