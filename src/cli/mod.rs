@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod explore;
+pub mod fuzz;
 pub mod progress;
 pub mod run;
 
@@ -100,6 +101,8 @@ Deliveries, timers and the faults you budget for are tried in every order; state
 skipped, and the search is breadth first, so the first violation found has the fewest steps.\n\
 Exit status: 0 nothing broke within the bounds, 1 an invariant broke, 2 bad input.", examples("Examples", EXPLORE_EXAMPLES)))]
     Explore(explore::ExploreArgs),
+    /// Add random faults to scenarios, seed by seed, and report every invariant broken (swarm testing).
+    Fuzz(fuzz::FuzzArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -119,6 +122,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Check(a) => check::main(a),
         Command::Bench(a) => bench::main(a),
         Command::Explore(a) => explore::main(a),
+        Command::Fuzz(a) => fuzz::main(a),
     }
 }
 
