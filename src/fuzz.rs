@@ -83,6 +83,9 @@ pub struct Case {
     pub findings: Vec<Finding>,
     /// The generated file was refused (a bug of the generator): the errors.
     pub refused: Vec<String>,
+    /// The added faults changed something the file expects (one of its
+    /// `[[expect]]` entries no longer holds): a sign the faults bite.
+    pub changed: bool,
     pub virtual_ms: u64,
     pub stopped_by: &'static str,
 }
@@ -212,6 +215,7 @@ impl Target {
             faults,
             findings: Vec::new(),
             refused: Vec::new(),
+            changed: false,
             virtual_ms: 0,
             stopped_by: "",
         };
@@ -225,6 +229,7 @@ impl Target {
         let report = run_scenario(&s, seed, RunOptions { max_real, ..Default::default() });
         case.virtual_ms = report.virtual_ms;
         case.stopped_by = report.stopped_by;
+        case.changed = report.failures.iter().any(|f| !f.check.starts_with("invariant "));
         case.findings = findings(&self.expected, &report.violations, report.stopped_by);
         case
     }

@@ -103,10 +103,12 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut by_invariant: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
     let mut faults_added = 0u64;
+    let mut changed = 0u64;
     for t in &targets {
         for seed in from..to {
             let case = t.run(seed, max_real);
             faults_added += case.faults.len() as u64;
+            changed += u64::from(case.changed);
             if !case.refused.is_empty() {
                 bar.clear();
                 eprintln!(
@@ -121,7 +123,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                 for i in invariants {
                     *by_invariant.entry(i.to_string()).or_default() += 1;
                 }
-                *by_scenario.entry(t.name.clone()).or_default() += 1;
+                *by_scenario.entry(t.path.clone()).or_default() += 1;
                 let (file, reproduce) = match write_finding(&a.out, t, &case) {
                     Ok(p) => {
                         let p = p.display().to_string();
@@ -159,6 +161,10 @@ pub fn main(a: FuzzArgs) -> i32 {
                 elapsed,
                 total as f64 / elapsed.max(1e-9)
             );
+            println!(
+                "the added faults changed an outcome the file expects in {changed} of them ({:.0}%)",
+                100.0 * changed as f64 / total.max(1) as f64
+            );
             if !by_invariant.is_empty() {
                 println!("finds by invariant:");
                 for (inv, n) in &by_invariant {
@@ -176,6 +182,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                 "scenarios": targets.len(),
                 "runs": total,
                 "faults_added": faults_added,
+                "changed": changed,
                 "found": found,
                 "refused": refused,
                 "by_invariant": by_invariant,
