@@ -238,7 +238,8 @@ impl Bar {
 
     fn tick(&mut self, found: u64) {
         self.done += 1;
-        if self.on && self.last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
+        let last = self.done == self.total;
+        if self.on && (last || self.last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100))) {
             self.last = Some(Instant::now());
             let line = super::progress::line(self.done, self.total, found, self.started.elapsed(), "run");
             let _ = write!(std::io::stderr(), "\r\x1b[K{}", line.replace("failed", "found"));
