@@ -134,3 +134,29 @@ fn bad_input_exits_2_and_fuzzes_nothing() {
         assert!(!r.stdout.contains("FOUND") && !r.stdout.contains(" runs"), "{}", r.explain());
     }
 }
+
+#[test]
+fn a_find_in_a_file_that_expects_violations_keeps_those_it_showed() {
+    // Scenario 14 expects matching-response and gated-action (sender_auth is
+    // off); with the pending and sender checks off too, a replayed or
+    // duplicated answer can change a request already decided: terminal-final,
+    // which the file does not expect.
+    let text = include_str!("../scenarios/14-sender-auth-off.toml")
+        .replace("sender_auth = false", "sender_auth = false\npending_check = false\nsender_check = false");
+    let t = target("14-more-off.toml", &text);
+    let case = (1..400).map(|seed| t.run(seed, None)).find(|c| c.found()).expect("a find within 400 seeds");
+    assert!(case.findings.iter().all(|f| f.invariant != "matching-response" && f.invariant != "gated-action"));
+    let written = t.finding_file(&case, "14-more-off-seed.toml");
+    let s = handshake::scenario::load_str("14-more-off-seed.toml", &written).expect("the written file loads");
+    assert_eq!(s.default_seed(), case.seed);
+    let report = handshake::scenario::run_scenario(&s, case.seed, Default::default());
+    assert!(!report.passed);
+    // The file fails on the find alone: the violations it still expects
+    // happened, and the other expectations are set aside.
+    let failed: Vec<&str> = report.failures.iter().map(|f| f.check.as_str()).collect();
+    let found: Vec<String> = case.findings.iter().map(|f| format!("invariant {}", f.invariant)).collect();
+    assert!(failed.iter().all(|c| found.iter().any(|f| f == c)), "{failed:?} vs {found:?}\n{written}");
+    for kept in &case.expected_seen {
+        assert!(written.contains(&format!("\nviolation = \"{kept}\"")), "{kept} kept\n{written}");
+    }
+}
