@@ -160,3 +160,22 @@ fn a_find_in_a_file_that_expects_violations_keeps_those_it_showed() {
         assert!(written.contains(&format!("\nviolation = \"{kept}\"")), "{kept} kept\n{written}");
     }
 }
+
+#[test]
+fn files_that_share_a_name_write_their_finds_apart() {
+    let dir = TempDir::new("fuzz-same-stem");
+    let a = dir.write("a/off.toml", &defences_off());
+    let b = dir.write("b/off.toml", &defences_off());
+    let out = dir.path("finds");
+    let r =
+        handshake(&["fuzz", a.as_str(), b.as_str(), "--seeds", "1..301", "--out", out.as_str(), "--format", "json"]);
+    r.expect_code(1);
+    let doc: Value = serde_json::from_str(&r.stdout).expect("json");
+    let files: std::collections::BTreeSet<&str> =
+        doc["found"].as_array().expect("found").iter().filter_map(|f| f["file"].as_str()).collect();
+    assert!(
+        files.iter().any(|f| f.contains("a_off-seed")) && files.iter().any(|f| f.contains("b_off-seed")),
+        "{files:?}"
+    );
+    assert_eq!(files.len(), doc["found"].as_array().unwrap().len(), "no find overwrote another's");
+}

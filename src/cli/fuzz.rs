@@ -91,6 +91,7 @@ pub fn main(a: FuzzArgs) -> i32 {
         eprintln!("nothing was fuzzed: fix the file(s) above ({})", plural(problems as u64, "problem"));
         return EXIT_BAD_INPUT;
     }
+    let stems = file_names(&targets);
     let (from, to) = a.seeds;
     let seeds = to - from;
     let total = seeds.saturating_mul(targets.len() as u64);
@@ -104,7 +105,7 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
     let mut faults_added = 0u64;
     let mut changed = 0u64;
-    for t in &targets {
+    for (t, stem) in targets.iter().zip(&stems) {
         for seed in from..to {
             let case = t.run(seed, max_real);
             faults_added += case.faults.len() as u64;
@@ -124,7 +125,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                     *by_invariant.entry(i.to_string()).or_default() += 1;
                 }
                 *by_scenario.entry(t.path.clone()).or_default() += 1;
-                let (file, reproduce) = match write_finding(&a.out, t, &case) {
+                let (file, reproduce) = match write_finding(&a.out, stem, t, &case) {
                     Ok(p) => {
                         let p = p.display().to_string();
                         let r = format!("handshake run {p} --seed {seed}");
@@ -212,10 +213,30 @@ fn print_found(f: &Found) {
     }
 }
 
+/// The name each scenario's finds are written under: its file's stem, or,
+/// when two files share a stem (`a/x.toml`, `b/x.toml`), its path with the
+/// separators turned into `_`, so that no find overwrites another's.
+fn file_names(targets: &[Target]) -> Vec<String> {
+    let stem = |t: &Target| {
+        Path::new(&t.path).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+    };
+    let stems: Vec<String> = targets.iter().map(stem).collect();
+    targets
+        .iter()
+        .zip(&stems)
+        .map(|(t, s)| {
+            if stems.iter().filter(|x| *x == s).count() == 1 {
+                return s.clone();
+            }
+            let p = t.path.strip_suffix(".toml").unwrap_or(&t.path);
+            p.trim_start_matches("./").replace(['/', '\\'], "_")
+        })
+        .collect()
+}
+
 /// Writes the find as `<out>/<file stem>-seed<S>.toml`.
-fn write_finding(out: &Path, t: &Target, case: &Case) -> Result<PathBuf, String> {
+fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case) -> Result<PathBuf, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create the folder {}: {e}", out.display()))?;
-    let stem = Path::new(&t.path).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
     let path = out.join(format!("{stem}-seed{}.toml", case.seed));
     let text = t.finding_file(case, &path.display().to_string());
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
