@@ -152,6 +152,9 @@ impl Target {
         let mut times: BTreeSet<u64> = outcome.events.iter().map(|e| e.t.0).collect();
         times.extend(team.steps.iter().map(|s| s.at.0));
         times.extend(team.timed.iter().map(|(at, _)| at.0));
+        // Deadlines, whether or not they expired: a stall or a partition
+        // that ends just past one is where timers and answers race.
+        times.extend(outcome.requests.iter().map(|r| r.deadline.0).filter(|d| *d != Millis::NEVER.0));
         let limit = team.end.map_or(team.cap, |e| e.min(team.cap)).0;
         let last = times.iter().next_back().copied().unwrap_or(0);
         let span = report.virtual_ms.max(last).min(limit);
@@ -458,6 +461,18 @@ impl Gen<'_> {
         }
     }
 
+    /// The end of a window that starts at `at`: a length after it, or a
+    /// time something happens (a deadline, say) if that comes later.
+    fn until(&mut self, at: u64) -> u64 {
+        if self.rng.gen_bool(0.5) {
+            let t = self.time();
+            if t > at {
+                return t + self.rng.gen_range(0..=2);
+            }
+        }
+        at + self.length()
+    }
+
     fn agent(&mut self) -> String {
         self.t.agents.choose(&mut self.rng).cloned().unwrap_or_else(|| "lead".into())
     }
@@ -486,7 +501,7 @@ impl Gen<'_> {
                     line(&mut f, "at", ms(at));
                 }
                 if self.rng.gen_bool(0.4) {
-                    let until = at.unwrap_or(0) + self.length();
+                    let until = self.until(at.unwrap_or(0));
                     line(&mut f, "until", ms(until));
                 }
                 if self.rng.gen_bool(0.4) {
@@ -543,7 +558,7 @@ impl Gen<'_> {
                 let at = self.time();
                 line(&mut f, "at", ms(at));
                 if self.rng.gen_bool(0.7) {
-                    let until = at + self.length();
+                    let until = self.until(at);
                     line(&mut f, "until", ms(until));
                 }
                 if self.rng.gen_bool(0.3) {
@@ -564,7 +579,7 @@ impl Gen<'_> {
                         line(&mut f, "restart", ms(r));
                     }
                 } else {
-                    let until = at + self.length();
+                    let until = self.until(at);
                     line(&mut f, "until", ms(until));
                 }
             }
