@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod explore;
+pub mod fuzz;
 pub mod merge;
 pub mod progress;
 pub mod run;
@@ -111,6 +112,8 @@ invariant broke, 2 bad input or a file the explorer cannot model. See docs/explo
     /// Cut a run that breaks an invariant down to a 1-minimal scenario file that still breaks it.
     #[command(after_help = shrink::after_help())]
     Shrink(shrink::ShrinkArgs),
+    /// Add random faults to scenarios, seed by seed, and report every invariant broken (swarm testing).
+    Fuzz(fuzz::FuzzArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -141,6 +144,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Explore(a) => explore::main(a),
         Command::Merge(a) => merge::main(a),
         Command::Shrink(a) => shrink::main(a),
+        Command::Fuzz(a) => fuzz::main(a),
     }
 }
 

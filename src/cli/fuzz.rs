@@ -1,0 +1,282 @@
+//! `handshake fuzz`: swarm testing over scenario files (see `crate::fuzz`).
+
+use super::{noun, plural, scenario_files, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use crate::fuzz::{Case, Target};
+use crate::protocol::Millis;
+use crate::scenario::duration::parse_duration;
+use clap::Args;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct FuzzArgs {
+    /// Scenario files or folders of them, subfolders included [default: scenarios/]
+    pub paths: Vec<PathBuf>,
+    /// Seeds A..B (B excluded): each seed adds its own random faults to every scenario
+    #[arg(long, value_parser = parse_seeds, default_value = "1..101")]
+    pub seeds: (u64, u64),
+    /// Folder each find is written to, as a scenario file `handshake run` replays
+    #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
+    pub out: PathBuf,
+    /// Output for people (text) or machines (json)
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Real time one run may take before it is stopped (a stopped run is a find), e.g. "30s"
+    #[arg(long, value_parser = parse_span, default_value = "60s")]
+    pub max_real: Millis,
+}
+
+fn parse_span(s: &str) -> Result<Millis, String> {
+    let d = parse_duration(s)?;
+    if d == Millis::ZERO {
+        return Err(format!("{s:?} would stop every run before it starts: give at least \"1ms\""));
+    }
+    Ok(d)
+}
+
+fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("{s:?}: write a range like 1..201"))?;
+    let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;
+    let b: u64 = b.trim().parse().map_err(|_| format!("{b:?} is not a seed (a whole number)"))?;
+    if b <= a {
+        return Err(format!("{s:?} is empty: the end is excluded, so write {a}..{}", a.saturating_add(1)));
+    }
+    Ok((a, b))
+}
+
+/// One find as reported: where it was written and how to replay it.
+#[derive(serde::Serialize)]
+struct Found {
+    #[serde(flatten)]
+    case: Case,
+    file: Option<String>,
+    reproduce: Option<String>,
+}
+
+pub fn main(a: FuzzArgs) -> i32 {
+    let files = match scenario_files(&a.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    // Every file is loaded (and run once, plain) before any fuzzing: exit 2
+    // promises nothing was fuzzed.
+    let mut targets = Vec::new();
+    let mut problems = 0;
+    for f in &files {
+        let shown = f.display().to_string();
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{shown}: cannot read the file: {e}");
+                problems += 1;
+                continue;
+            }
+        };
+        match Target::new(&shown, text) {
+            Ok(t) => targets.push(t),
+            Err(errors) => {
+                for e in &errors {
+                    eprintln!("{e}");
+                }
+                problems += errors.len();
+            }
+        }
+    }
+    if problems > 0 {
+        eprintln!("nothing was fuzzed: fix the file(s) above ({})", plural(problems as u64, "problem"));
+        return EXIT_BAD_INPUT;
+    }
+    let stems = file_names(&targets);
+    let (from, to) = a.seeds;
+    let seeds = to - from;
+    let total = seeds.saturating_mul(targets.len() as u64);
+    let text = a.format == Format::Text;
+    let mut bar = Bar::new(total, text && std::io::stderr().is_terminal());
+    let started = Instant::now();
+    let max_real = Some(a.max_real.as_std());
+    let mut found: Vec<Found> = Vec::new();
+    let mut refused: Vec<Case> = Vec::new();
+    let mut by_invariant: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
+    let mut faults_added = 0u64;
+    let mut changed = 0u64;
+    for (t, stem) in targets.iter().zip(&stems) {
+        for seed in from..to {
+            let case = t.run(seed, max_real);
+            faults_added += case.faults.len() as u64;
+            changed += u64::from(case.changed);
+            if !case.refused.is_empty() {
+                bar.clear();
+                eprintln!(
+                    "generator bug: {} seed {seed}: the faults were refused: {}",
+                    t.name,
+                    case.refused.join("; ")
+                );
+                refused.push(case);
+            } else if case.found() {
+                let invariants: std::collections::BTreeSet<&str> =
+                    case.findings.iter().map(|f| f.invariant.as_str()).collect();
+                for i in invariants {
+                    *by_invariant.entry(i.to_string()).or_default() += 1;
+                }
+                *by_scenario.entry(t.path.clone()).or_default() += 1;
+                let (file, reproduce) = match write_finding(&a.out, stem, t, &case) {
+                    Ok(p) => {
+                        let p = p.display().to_string();
+                        let r = format!("handshake run {p} --seed {seed}");
+                        (Some(p), Some(r))
+                    }
+                    Err(e) => {
+                        bar.clear();
+                        eprintln!("error: {e}");
+                        (None, None)
+                    }
+                };
+                let f = Found { case, file, reproduce };
+                if text {
+                    bar.clear();
+                    print_found(&f);
+                }
+                found.push(f);
+            }
+            bar.tick(found.len() as u64);
+        }
+    }
+    bar.finish();
+    let elapsed = started.elapsed().as_secs_f64();
+    match a.format {
+        Format::Text => {
+            println!(
+                "\n{} ({} × {}, {} added): {} with a find, {} refused  (real {:.1} s, {:.0} runs/s)",
+                plural(total, "run"),
+                plural(targets.len() as u64, "scenario"),
+                plural(seeds, "seed"),
+                plural(faults_added, "fault"),
+                found.len(),
+                refused.len(),
+                elapsed,
+                total as f64 / elapsed.max(1e-9)
+            );
+            println!(
+                "the added faults changed an outcome the file expects in {changed} of them ({:.0}%)",
+                100.0 * changed as f64 / total.max(1) as f64
+            );
+            if !by_invariant.is_empty() {
+                println!("finds by invariant:");
+                for (inv, n) in &by_invariant {
+                    println!("  {inv:<20} {n} {}", noun(*n, "run"));
+                }
+                println!("finds by scenario:");
+                for (name, n) in &by_scenario {
+                    println!("  {name:<48} {n} {}", noun(*n, "seed"));
+                }
+            }
+        }
+        Format::Json => {
+            let doc = serde_json::json!({
+                "seeds": {"from": from, "to": to},
+                "scenarios": targets.len(),
+                "runs": total,
+                "faults_added": faults_added,
+                "changed": changed,
+                "found": found,
+                "refused": refused,
+                "by_invariant": by_invariant,
+                "by_scenario": by_scenario,
+                "real_seconds": elapsed,
+            });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+    }
+    if found.is_empty() && refused.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}
+
+fn print_found(f: &Found) {
+    let c = &f.case;
+    let first = &c.findings[0];
+    println!("FOUND  {} seed {}: {} — {}", c.scenario, c.seed, first.invariant, first.detail);
+    for more in &c.findings[1..] {
+        println!("       and {} — {}", more.invariant, more.detail);
+    }
+    println!("       {} added ({})", plural(c.faults.len() as u64, "fault"), c.kinds.join(", "));
+    if let Some(r) = &f.reproduce {
+        println!("       reproduce: {r}");
+    }
+}
+
+/// The name each scenario's finds are written under: its file's stem, or,
+/// when two files share a stem (`a/x.toml`, `b/x.toml`), its path with the
+/// separators turned into `_`, so that no find overwrites another's.
+fn file_names(targets: &[Target]) -> Vec<String> {
+    let stem = |t: &Target| {
+        Path::new(&t.path).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+    };
+    let stems: Vec<String> = targets.iter().map(stem).collect();
+    targets
+        .iter()
+        .zip(&stems)
+        .map(|(t, s)| {
+            if stems.iter().filter(|x| *x == s).count() == 1 {
+                return s.clone();
+            }
+            let p = t.path.strip_suffix(".toml").unwrap_or(&t.path);
+            p.trim_start_matches("./").replace(['/', '\\'], "_")
+        })
+        .collect()
+}
+
+/// Writes the find as `<out>/<file stem>-seed<S>.toml`.
+fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create the folder {}: {e}", out.display()))?;
+    let path = out.join(format!("{stem}-seed{}.toml", case.seed));
+    let text = t.finding_file(case, &path.display().to_string());
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The progress bar on stderr, on a terminal only.
+struct Bar {
+    total: u64,
+    done: u64,
+    on: bool,
+    started: Instant,
+    last: Option<Instant>,
+}
+
+impl Bar {
+    fn new(total: u64, on: bool) -> Bar {
+        Bar { total, done: 0, on, started: Instant::now(), last: None }
+    }
+
+    fn tick(&mut self, found: u64) {
+        self.done += 1;
+        let last = self.done == self.total;
+        if self.on && (last || self.last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100))) {
+            self.last = Some(Instant::now());
+            let line = super::progress::line(self.done, self.total, found, self.started.elapsed(), "run");
+            let _ = write!(std::io::stderr(), "\r\x1b[K{}", line.replace("failed", "found"));
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.on {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+            self.last = None;
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.on {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}

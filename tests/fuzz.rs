@@ -1,0 +1,181 @@
+//! `handshake fuzz`: the same seed adds the same faults and gets the same
+//! result; with a defence off, fuzzing finds the violation it lets through and
+//! writes a scenario file that `handshake run` replays to it; bad input is
+//! refused with exit status 2.
+
+mod common;
+
+use common::binary::{handshake, TempDir};
+use common::bundled_files;
+use handshake::fuzz::Target;
+use serde_json::Value;
+
+const PLAN_APPROVED: &str = include_str!("../scenarios/05-plan-approved.toml");
+
+/// Scenario 05 with sender authentication and the sender check off: any
+/// forged approval of alice's plan opens her gate.
+fn defences_off() -> String {
+    let text = PLAN_APPROVED.replace("name = \"plan-approved\"", "name = \"plan-approved-defences-off\"");
+    format!("{text}\n[policy.defences]\nsender_auth = false\nsender_check = false\n")
+}
+
+fn target(path: &str, text: &str) -> Target {
+    match Target::new(path, text.to_string()) {
+        Ok(t) => t,
+        Err(e) => panic!("{path} must load: {e:?}"),
+    }
+}
+
+#[test]
+fn the_same_seed_adds_the_same_faults_and_gets_the_same_result() {
+    for file in bundled_files() {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let path = file.display().to_string();
+        let (a, b) = (target(&path, &text), target(&path, &text));
+        for seed in 1..6 {
+            let (x, y) = (a.run(seed, None), b.run(seed, None));
+            assert!(!x.faults.is_empty(), "{path} seed {seed}: no fault added");
+            assert!(x.refused.is_empty(), "{path} seed {seed}: generated faults refused: {:?}", x.refused);
+            let (x, y) = (serde_json::to_string(&x).unwrap(), serde_json::to_string(&y).unwrap());
+            assert_eq!(x, y, "{path} seed {seed}");
+            assert_eq!(a.case_text(seed, &a.faults(seed).1), b.case_text(seed, &b.faults(seed).1));
+        }
+        // Another seed, other faults (at least once in a few seeds).
+        let faults: Vec<_> = (1..6).map(|s| a.faults(s).1).collect();
+        assert!(faults.windows(2).any(|w| w[0] != w[1]), "{path}: every seed added the same faults");
+    }
+}
+
+#[test]
+fn every_generated_file_is_accepted() {
+    // The generator writes only what the file format accepts: real agents,
+    // real or automatic labels, times within the run.
+    for file in bundled_files() {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let path = file.display().to_string();
+        let t = target(&path, &text);
+        for seed in 100..140 {
+            let (_, faults) = t.faults(seed);
+            if let Err(e) = handshake::scenario::load_str(&path, &t.case_text(seed, &faults)) {
+                panic!("{path} seed {seed}: {e:?}\n{}", faults.concat());
+            }
+        }
+    }
+}
+
+#[test]
+fn with_defences_off_fuzz_finds_a_violation_and_the_written_file_replays_it() {
+    let dir = TempDir::new("fuzz-off");
+    let file = dir.write("05-defences-off.toml", &defences_off());
+    let out = dir.path("finds");
+    let r = handshake(&["fuzz", file.as_str(), "--seeds", "1..301", "--out", out.as_str(), "--format", "json"]);
+    r.expect_code(1);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("json: {e}\n{}", r.explain()));
+    let found = doc["found"].as_array().expect("found");
+    assert!(!found.is_empty(), "{}", r.explain());
+    assert_eq!(doc["runs"], 300);
+    let first = &found[0];
+    let seed = first["seed"].as_u64().expect("seed");
+    let invariant = first["findings"][0]["invariant"].as_str().expect("invariant").to_string();
+    let written = first["file"].as_str().expect("a file was written").to_string();
+    assert_eq!(written, format!("{out}/05-defences-off-seed{seed}.toml"));
+    assert_eq!(first["reproduce"].as_str(), Some(format!("handshake run {written} --seed {seed}").as_str()));
+    let text = std::fs::read_to_string(&written).expect("the find's file");
+    assert!(text.contains("Found by handshake fuzz"), "{text}");
+
+    // `handshake run` replays the file to the same invariant, with the
+    // seed given and with the file's own.
+    for args in [
+        vec!["run", written.as_str(), "--seed", &seed.to_string(), "--format", "json"],
+        vec!["run", written.as_str(), "--format", "json"],
+    ] {
+        let run = handshake(&args);
+        run.expect_code(1);
+        let doc: Value = serde_json::from_str(&run.stdout).expect("json");
+        let report = &doc["scenarios"][0];
+        assert_eq!(report["seed"].as_u64(), Some(seed));
+        let violations: Vec<&str> =
+            report["violations"].as_array().expect("violations").iter().filter_map(Value::as_str).collect();
+        assert!(violations.iter().any(|v| v.starts_with(&format!("{invariant}: "))), "{violations:?}");
+        let failures = report["failures"].as_array().expect("failures");
+        assert!(
+            failures.iter().all(|f| f["check"].as_str().is_some_and(|c| c.starts_with("invariant "))),
+            "only invariants fail: the other expectations are set aside\n{}",
+            run.explain()
+        );
+    }
+
+    // Fuzzing again writes the same file, byte for byte.
+    let again = dir.path("again");
+    let r2 = handshake(&["fuzz", file.as_str(), "--seeds", &format!("{seed}..{}", seed + 1), "--out", again.as_str()]);
+    r2.expect_code(1).stdout_has("FOUND").stdout_has("reproduce: handshake run");
+    let text2 = std::fs::read_to_string(format!("{again}/05-defences-off-seed{seed}.toml")).expect("written again");
+    assert_eq!(text.replace(&out, ""), text2.replace(&again, ""));
+}
+
+#[test]
+fn the_bundled_file_with_its_defences_on_passes_a_few_seeds() {
+    let r = handshake(&["fuzz", "scenarios/05-plan-approved.toml", "--seeds", "1..21", "--out", "/nonexistent/never"]);
+    r.expect_code(0).stdout_has("20 runs");
+}
+
+#[test]
+fn bad_input_exits_2_and_fuzzes_nothing() {
+    let dir = TempDir::new("fuzz-bad");
+    let bad = dir.write("bad.toml", "name = \"bad\"\n[[teammate]]\nnmae = \"alice\"\n");
+    for args in [
+        vec!["fuzz", bad.as_str()],
+        vec!["fuzz", "no/such/file.toml"],
+        vec!["fuzz", "scenarios/05-plan-approved.toml", "--seeds", "5..5"],
+        vec!["fuzz", "scenarios/05-plan-approved.toml", "--seeds", "x"],
+    ] {
+        let r = handshake(&args);
+        r.expect_code(2);
+        assert!(!r.stdout.contains("FOUND") && !r.stdout.contains(" runs"), "{}", r.explain());
+    }
+}
+
+#[test]
+fn a_find_in_a_file_that_expects_violations_keeps_those_it_showed() {
+    // Scenario 14 expects matching-response and gated-action (sender_auth is
+    // off); with the pending and sender checks off too, a replayed or
+    // duplicated answer can change a request already decided: terminal-final,
+    // which the file does not expect.
+    let text = include_str!("../scenarios/14-sender-auth-off.toml")
+        .replace("sender_auth = false", "sender_auth = false\npending_check = false\nsender_check = false");
+    let t = target("14-more-off.toml", &text);
+    let case = (1..400).map(|seed| t.run(seed, None)).find(|c| c.found()).expect("a find within 400 seeds");
+    assert!(case.findings.iter().all(|f| f.invariant != "matching-response" && f.invariant != "gated-action"));
+    let written = t.finding_file(&case, "14-more-off-seed.toml");
+    let s = handshake::scenario::load_str("14-more-off-seed.toml", &written).expect("the written file loads");
+    assert_eq!(s.default_seed(), case.seed);
+    let report = handshake::scenario::run_scenario(&s, case.seed, Default::default());
+    assert!(!report.passed);
+    // The file fails on the find alone: the violations it still expects
+    // happened, and the other expectations are set aside.
+    let failed: Vec<&str> = report.failures.iter().map(|f| f.check.as_str()).collect();
+    let found: Vec<String> = case.findings.iter().map(|f| format!("invariant {}", f.invariant)).collect();
+    assert!(failed.iter().all(|c| found.iter().any(|f| f == c)), "{failed:?} vs {found:?}\n{written}");
+    for kept in &case.expected_seen {
+        assert!(written.contains(&format!("\nviolation = \"{kept}\"")), "{kept} kept\n{written}");
+    }
+}
+
+#[test]
+fn files_that_share_a_name_write_their_finds_apart() {
+    let dir = TempDir::new("fuzz-same-stem");
+    let a = dir.write("a/off.toml", &defences_off());
+    let b = dir.write("b/off.toml", &defences_off());
+    let out = dir.path("finds");
+    let r =
+        handshake(&["fuzz", a.as_str(), b.as_str(), "--seeds", "1..301", "--out", out.as_str(), "--format", "json"]);
+    r.expect_code(1);
+    let doc: Value = serde_json::from_str(&r.stdout).expect("json");
+    let files: std::collections::BTreeSet<&str> =
+        doc["found"].as_array().expect("found").iter().filter_map(|f| f["file"].as_str()).collect();
+    assert!(
+        files.iter().any(|f| f.contains("a_off-seed")) && files.iter().any(|f| f.contains("b_off-seed")),
+        "{files:?}"
+    );
+    assert_eq!(files.len(), doc["found"].as_array().unwrap().len(), "no find overwrote another's");
+}
