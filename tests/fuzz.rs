@@ -179,3 +179,26 @@ fn files_that_share_a_name_write_their_finds_apart() {
     );
     assert_eq!(files.len(), doc["found"].as_array().unwrap().len(), "no find overwrote another's");
 }
+
+/// The finds fuzz made (docs/fuzz-finds/): a teammate freed by its plan's
+/// expiry took up a set-aside shutdown, stopped, and then still acted on the
+/// input that triggered the expiry. Each file failed `final-roster` before
+/// `Teammate::handle` learned to stop there; now each passes with its seed.
+#[test]
+fn the_finds_pass_now_that_the_teammate_takes_up_nothing_after_it_stops() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/fuzz-finds");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("docs/fuzz-finds")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    for f in files {
+        let s = handshake::scenario::load_file(&f).unwrap_or_else(|e| panic!("{}: {}", f.display(), e[0]));
+        let r = handshake::scenario::run_scenario(&s, s.default_seed(), handshake::scenario::RunOptions::default());
+        // Passing: no violation but those a file that switches a defence off expects.
+        let stopped_acting = r.violations.iter().any(|v| v.starts_with("final-roster"));
+        assert!(r.passed && !stopped_acting, "{} seed {}: {:?}", f.display(), s.default_seed(), r.violations);
+    }
+}

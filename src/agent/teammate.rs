@@ -214,6 +214,14 @@ impl Teammate {
             self.crashed();
         }
         self.expire(ctx);
+        // Expiring its own plan can free a teammate to take up a shutdown it
+        // had set aside, approve it and stop at once. Then this input finds
+        // it stopped, as it would have a moment later: a stopped teammate
+        // takes up nothing (found by fuzz: it judged, answered and sent).
+        if matches!(self.phase, Phase::Stopped) {
+            ctx.record(Event::Note { text: "stopped before taking this up: its plan expired first".into() });
+            return;
+        }
         match input {
             Input::Start => self.begin(ctx),
             Input::Deliver(d) => self.on_delivery(d, ctx),
