@@ -1,9 +1,9 @@
 //! `handshake fuzz`: swarm testing over scenario files (see `crate::fuzz`).
 
+use super::run::{parse_seeds, parse_span};
 use super::{noun, plural, scenario_files, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::fuzz::{Case, Target};
 use crate::protocol::Millis;
-use crate::scenario::duration::parse_duration;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -26,24 +26,6 @@ pub struct FuzzArgs {
     /// Real time one run may take before it is stopped (a stopped run is a find), e.g. "30s"
     #[arg(long, value_parser = parse_span, default_value = "60s")]
     pub max_real: Millis,
-}
-
-fn parse_span(s: &str) -> Result<Millis, String> {
-    let d = parse_duration(s)?;
-    if d == Millis::ZERO {
-        return Err(format!("{s:?} would stop every run before it starts: give at least \"1ms\""));
-    }
-    Ok(d)
-}
-
-fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s.split_once("..").ok_or_else(|| format!("{s:?}: write a range like 1..201"))?;
-    let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;
-    let b: u64 = b.trim().parse().map_err(|_| format!("{b:?} is not a seed (a whole number)"))?;
-    if b <= a {
-        return Err(format!("{s:?} is empty: the end is excluded, so write {a}..{}", a.saturating_add(1)));
-    }
-    Ok((a, b))
 }
 
 /// One find as reported: where it was written and how to replay it.

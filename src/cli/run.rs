@@ -82,7 +82,7 @@ fn parse_dur(s: &str) -> Result<Millis, String> {
 
 /// A span that must be there at all: a zero cap or real-time budget would
 /// stop every run before its first event.
-fn parse_span(s: &str) -> Result<Millis, String> {
+pub(crate) fn parse_span(s: &str) -> Result<Millis, String> {
     let d = parse_dur(s)?;
     if d == Millis::ZERO {
         return Err(format!("{s:?} would stop every run before it starts: give at least \"1ms\", e.g. \"30s\""));
@@ -90,7 +90,7 @@ fn parse_span(s: &str) -> Result<Millis, String> {
     Ok(d)
 }
 
-fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
+pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s.split_once("..").ok_or_else(|| format!("{s:?}: write a range like 1..201"))?;
     let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;
     let b: u64 = b.trim().parse().map_err(|_| format!("{b:?} is not a seed (a whole number)"))?;

@@ -250,7 +250,8 @@ fn listed(names: &[String], what: &str) -> String {
 
 /// The labels steps give their requests, with the kind of request each names.
 type Labels = BTreeMap<String, &'static str>;
-const MESSAGE_TYPES: &[&str] = &[
+/// Every message type a filter may name.
+pub const MESSAGE_TYPES: &[&str] = &[
     "message",
     "broadcast",
     "shutdown_request",
