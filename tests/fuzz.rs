@@ -202,3 +202,27 @@ fn the_finds_pass_now_that_the_teammate_takes_up_nothing_after_it_stops() {
         assert!(r.passed && !stopped_acting, "{} seed {}: {:?}", f.display(), s.default_seed(), r.violations);
     }
 }
+
+#[test]
+fn with_shrink_each_find_is_cut_down_and_the_shrunk_file_passes_as_a_regression() {
+    let dir = TempDir::new("fuzz-shrink");
+    let file = dir.write("off.toml", &defences_off());
+    let out = dir.path("finds");
+    let r = handshake(&["fuzz", &file, "--seeds", "1..60", "--out", &out, "--shrink"]);
+    r.expect_code(1);
+    assert!(r.stdout.contains("shrunk: "), "{}", r.explain());
+    let shrunk: Vec<std::path::PathBuf> = std::fs::read_dir(&out)
+        .expect("the finds folder")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.to_string_lossy().ends_with("-shrunk.toml"))
+        .collect();
+    assert!(!shrunk.is_empty(), "{}", r.explain());
+    for p in shrunk {
+        let original = std::path::PathBuf::from(p.to_string_lossy().replace("-shrunk.toml", ".toml"));
+        let (small, big) = (std::fs::read_to_string(&p).unwrap(), std::fs::read_to_string(&original).unwrap());
+        let faults = |t: &str| t.matches("[[fault]]").count();
+        assert!(faults(&small) < faults(&big), "{}: {} faults, the find {}", p.display(), faults(&small), faults(&big));
+        // It expects what it breaks: `run` passes it as a saved regression.
+        handshake(&["run", &p.to_string_lossy()]).expect_code(0);
+    }
+}

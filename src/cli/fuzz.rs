@@ -26,6 +26,9 @@ pub struct FuzzArgs {
     /// Real time one run may take before it is stopped (a stopped run is a find), e.g. "30s"
     #[arg(long, value_parser = parse_span, default_value = "60s")]
     pub max_real: Millis,
+    /// Shrink each find as it is made (as `handshake shrink` does) and write the shrunk file beside it
+    #[arg(long)]
+    pub shrink: bool,
 }
 
 /// One find as reported: where it was written and how to replay it.
@@ -35,6 +38,9 @@ struct Found {
     case: Case,
     file: Option<String>,
     reproduce: Option<String>,
+    /// With `--shrink`: the shrunk file, or why there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shrunk: Option<Result<String, String>>,
 }
 
 pub fn main(a: FuzzArgs) -> i32 {
@@ -119,7 +125,11 @@ pub fn main(a: FuzzArgs) -> i32 {
                         (None, None)
                     }
                 };
-                let f = Found { case, file, reproduce };
+                let shrunk = match (&file, a.shrink) {
+                    (Some(path), true) => Some(shrink_find(path, seed)),
+                    _ => None,
+                };
+                let f = Found { case, file, reproduce, shrunk };
                 if text {
                     bar.clear();
                     print_found(&f);
@@ -193,6 +203,33 @@ fn print_found(f: &Found) {
     if let Some(r) = &f.reproduce {
         println!("       reproduce: {r}");
     }
+    match &f.shrunk {
+        Some(Ok(line)) => println!("       shrunk: {line}"),
+        Some(Err(why)) => println!("       not shrunk: {why}"),
+        None => {}
+    }
+}
+
+/// Shrinks the find written at `path` and writes `<path>-shrunk.toml`
+/// beside it: what it became, or why it was not shrunk.
+fn shrink_find(path: &str, seed: u64) -> Result<String, String> {
+    let src = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let opts = crate::shrink::Options { seed: Some(seed), ..crate::shrink::Options::default() };
+    let s = crate::shrink::shrink(path, &src, &opts).map_err(|e| e.to_string())?;
+    let out = format!("{}-shrunk.toml", path.strip_suffix(".toml").unwrap_or(path));
+    std::fs::write(&out, &s.text).map_err(|e| format!("cannot write {out}: {e}"))?;
+    let (b, a) = (s.before, s.after);
+    Ok(format!(
+        "{out} ({} → {} faults, {} → {} steps, {} → {} teammates, {} runs{}; `handshake run {out}`)",
+        b.faults,
+        a.faults,
+        b.steps,
+        a.steps,
+        b.teammates,
+        a.teammates,
+        s.runs,
+        if s.minimal { ", 1-minimal" } else { "" }
+    ))
 }
 
 /// The name each scenario's finds are written under: its file's stem, or,
