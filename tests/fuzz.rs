@@ -226,3 +226,33 @@ fn with_shrink_each_find_is_cut_down_and_the_shrunk_file_passes_as_a_regression(
         handshake(&["run", &p.to_string_lossy()]).expect_code(0);
     }
 }
+
+#[test]
+fn any_number_of_jobs_reports_the_same_finds_in_the_same_order() {
+    let dir = TempDir::new("fuzz-jobs");
+    let file = dir.write("off.toml", &defences_off());
+    let run = |jobs: &str| {
+        let out = dir.path(&format!("finds-{jobs}"));
+        let r = handshake(&["fuzz", &file, "--seeds", "1..700", "--out", &out, "--jobs", jobs]);
+        r.expect_code(1);
+        // Only the measured real time and the folder differ.
+        let real = regex_free_real(&r.stdout);
+        real.replace(&out, "OUT")
+    };
+    let one = run("1");
+    assert!(one.contains("FOUND"), "{one}");
+    assert_eq!(one, run("2"));
+    assert_eq!(one, run("3"));
+    handshake(&["fuzz", &file, "--jobs", "0"]).expect_code(2).stderr_has("--jobs");
+}
+
+/// The summary line with its measured real time blanked.
+fn regex_free_real(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("(real ") {
+            Some(i) => format!("{}(real …)", &l[..i]),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -26,6 +26,9 @@ pub struct FuzzArgs {
     /// Real time one run may take before it is stopped (a stopped run is a find), e.g. "30s"
     #[arg(long, value_parser = parse_span, default_value = "60s")]
     pub max_real: Millis,
+    /// Threads that play runs; finds are reported in seed order, the same for any number [default: every core]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
     /// Shrink each find as it is made (as `handshake shrink` does) and write the shrunk file beside it
     #[arg(long)]
     pub shrink: bool,
@@ -93,9 +96,16 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
     let mut faults_added = 0u64;
     let mut changed = 0u64;
+    let jobs = match a.jobs {
+        Some(0) => {
+            eprintln!("error: --jobs must be at least 1; nothing was fuzzed");
+            return EXIT_BAD_INPUT;
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     for (t, stem) in targets.iter().zip(&stems) {
-        for seed in from..to {
-            let case = t.run(seed, max_real);
+        for (seed, case) in cases(t, from..to, max_real, jobs) {
             faults_added += case.faults.len() as u64;
             changed += u64::from(case.changed);
             if !case.refused.is_empty() {
@@ -208,6 +218,44 @@ fn print_found(f: &Found) {
         Some(Err(why)) => println!("       not shrunk: {why}"),
         None => {}
     }
+}
+
+/// Each seed's case, in seed order, played `jobs` at a time in batches (a
+/// find is reported when its batch is done). A loaded scenario holds hooks
+/// that may not cross threads, so each thread loads the file again.
+fn cases(
+    t: &Target,
+    seeds: std::ops::Range<u64>,
+    max_real: Option<Duration>,
+    jobs: usize,
+) -> impl Iterator<Item = (u64, Case)> + '_ {
+    const BATCH: u64 = 512;
+    let (from, to) = (seeds.start, seeds.end);
+    (from..to).step_by(BATCH as usize).flat_map(move |start| {
+        let end = start.saturating_add(BATCH).min(to);
+        let batch: Vec<u64> = (start..end).collect();
+        let played: Vec<Case> = if jobs == 1 || batch.len() < 2 {
+            batch.iter().map(|&s| t.run(s, max_real)).collect()
+        } else {
+            let chunk = batch.len().div_ceil(jobs);
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = batch
+                    .chunks(chunk)
+                    .map(|part| {
+                        let (path, text) = (t.path.clone(), t.text.clone());
+                        scope.spawn(move || {
+                            // The file loaded once already: it loads again.
+                            let mine = Target::new(&path, text).expect("a file that loaded once loads again");
+                            part.iter().map(|&s| mine.run(s, max_real)).collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                // A thread that panicked hit a broken invariant of the runtime itself.
+                handles.into_iter().flat_map(|h| h.join().expect("a fuzz thread panicked")).collect()
+            })
+        };
+        batch.into_iter().zip(played)
+    })
 }
 
 /// Shrinks the find written at `path` and writes `<path>-shrunk.toml`
