@@ -12,20 +12,9 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use handshake::explore::{explore, Bounds, Budgets};
 use handshake::scenario::load_str;
 
-/// The bundled scenario 29 with `n` teammates instead of three.
-fn lossy_shutdown(n: usize) -> String {
-    let mut s = format!(
-        "name = \"lossy-shutdown-{n}\"\nabout = \"{n} teammates, each rejects once\"\n\
-         [[teammate]]\nname = \"worker\"\ncount = {n}\non_shutdown = [\"reject\", \"approve\"]\n\
-         reject_reason = \"still busy\"\n"
-    );
-    for at in ["1s", "6s"] {
-        for i in 1..=n {
-            s.push_str(&format!("[[step]]\nat = \"{at}\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n"));
-        }
-    }
-    s
-}
+#[path = "../tests/common/lossy.rs"]
+mod lossy;
+use lossy::lossy_shutdown;
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("explore_lossy_shutdown");

@@ -229,8 +229,18 @@ pub fn reset_peak_memory() {
 
 /// Peak resident memory of this process so far (Linux `VmHWM`), in bytes.
 pub fn peak_memory() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// Resident memory of this process now (Linux `VmRSS`), in bytes.
+pub fn resident_memory() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A memory figure of `/proc/self/status`, in bytes, where the system has one.
+fn status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

@@ -1,6 +1,9 @@
 //! The explorer: every interleaving of a small scenario within fault
 //! budgets, checked by the oracle at every state (issue 11, first part).
 
+mod common;
+
+use common::lossy::lossy_shutdown;
 use handshake::explore::{explore, Action, Bounds, Broke, Budgets, Counterexample, Exploration, Model};
 use handshake::scenario::{load_file, load_str, Invariant, Scenario};
 
@@ -294,23 +297,6 @@ fn the_partial_order_reduction_skips_transitions_but_finds_the_same() {
 /// Searches here are sized for release builds (`cargo test --release --test
 /// explore`); a debug build gets smaller ones of the same shape.
 const RELEASE: bool = !cfg!(debug_assertions);
-
-/// The bundled scenario 29 with `n` teammates instead of three (as in
-/// `benches/explore.rs`): a lead shutting down `n` identical teammates, each
-/// rejecting the first request and approving the second, asked 5 s later.
-fn lossy_shutdown(n: usize) -> String {
-    let mut s = format!(
-        "name = \"lossy-shutdown-{n}\"\nabout = \"{n} teammates, each rejects once\"\n\
-         [[teammate]]\nname = \"worker\"\ncount = {n}\non_shutdown = [\"reject\", \"approve\"]\n\
-         reject_reason = \"still busy\"\n"
-    );
-    for at in ["1s", "6s"] {
-        for i in 1..=n {
-            s.push_str(&format!("[[step]]\nat = \"{at}\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n"));
-        }
-    }
-    s
-}
 
 fn lossy(n: usize, policy: fn(&mut handshake::protocol::Policy)) -> Scenario {
     let mut s = load_str("lossy.toml", &lossy_shutdown(n)).expect("a valid scenario");
@@ -687,7 +673,7 @@ fn sleep_sets_change_no_verdict_and_without_symmetry_no_count_of_distinct_states
 
 #[test]
 fn a_memory_bound_stops_the_search_and_says_so() {
-    let Some(resident) = handshake::explore::resident_bytes() else {
+    let Some(resident) = handshake::bench::resident_memory() else {
         eprintln!("skipped: this system does not tell a process its resident memory (no /proc/self/statm)");
         return;
     };

@@ -150,14 +150,11 @@ pub fn main(a: ExploreArgs) -> i32 {
         }
     }
     let started = std::time::Instant::now();
-    let jobs = match a.jobs {
-        Some(0) => {
-            eprintln!("error: --jobs must be at least 1; nothing was explored");
-            return EXIT_BAD_INPUT;
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    if a.jobs == Some(0) {
+        eprintln!("error: --jobs must be at least 1; nothing was explored");
+        return EXIT_BAD_INPUT;
+    }
+    let jobs = super::jobs_or_every_core(a.jobs);
     let bounds = Bounds {
         max_depth: a.max_depth,
         max_states: a.max_states,

@@ -96,14 +96,11 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
     let mut faults_added = 0u64;
     let mut changed = 0u64;
-    let jobs = match a.jobs {
-        Some(0) => {
-            eprintln!("error: --jobs must be at least 1; nothing was fuzzed");
-            return EXIT_BAD_INPUT;
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    if a.jobs == Some(0) {
+        eprintln!("error: --jobs must be at least 1; nothing was fuzzed");
+        return EXIT_BAD_INPUT;
+    }
+    let jobs = super::jobs_or_every_core(a.jobs);
     for (t, stem) in targets.iter().zip(&stems) {
         for (seed, case) in cases(t, from..to, max_real, jobs) {
             faults_added += case.faults.len() as u64;

@@ -136,6 +136,11 @@ pub enum Format {
     Json,
 }
 
+/// Threads for `--jobs`: as many as asked, else one per core.
+pub fn jobs_or_every_core(asked: Option<usize>) -> usize {
+    asked.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(a) => run::main(a),

@@ -741,7 +741,7 @@ pub fn trace_hash(o: &crate::team::Outcome) -> u64 {
 }
 
 fn jobs(a: &RunArgs) -> usize {
-    a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    super::jobs_or_every_core(a.jobs)
 }
 
 /// Plays `items` (scenario index, seed), on `jobs` threads, and returns what

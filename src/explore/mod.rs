@@ -476,7 +476,8 @@ pub fn explore_with(
                             if out.unique.is_multiple_of(10_000) {
                                 out.depth = out.depth.max(depth + 1);
                                 progress(&out);
-                                if let (Some(limit), Some(used)) = (bounds.max_memory, resident_bytes()) {
+                                if let (Some(limit), Some(used)) = (bounds.max_memory, crate::bench::resident_memory())
+                                {
                                     if used > limit {
                                         out.stopped_by = Some("max-memory");
                                         break 'search;
@@ -598,13 +599,6 @@ fn delivery_key(s: &State, i: usize) -> (u64, AgentId) {
     let mut c = crate::protocol::Canon::new(&[]);
     d.canon(&mut c);
     (c.finish(), d.to)
-}
-
-/// The process's resident memory, where the system tells it (Linux).
-pub fn resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
 }
 
 /// A schedule replayed from the start: where it ends, what it logged, its

@@ -612,28 +612,14 @@ fn script_kind(s: &Script, c: &mut Canon) {
     }
 }
 
+/// A scripted step: what it does, then whom it is for.
 fn script(s: &Script, c: &mut Canon) {
+    script_kind(s, c);
     match s {
-        Script::Shutdown { to, reason, label } => {
-            c.word(10);
-            c.agent(*to);
-            c.opt_text(reason.as_deref());
-            c.opt_text(label.as_deref());
+        Script::Shutdown { to, .. } | Script::SubmitPlan { to, .. } | Script::Say { to: Address::Agent(to), .. } => {
+            c.agent(*to)
         }
-        Script::SubmitPlan { to, plan, label } => {
-            c.word(11);
-            c.agent(*to);
-            c.text(plan);
-            c.opt_text(label.as_deref());
-        }
-        Script::Say { to, text } => {
-            c.word(12);
-            match to {
-                Address::Agent(a) => c.agent(*a),
-                Address::Everyone => c.word(u64::MAX),
-            }
-            c.text(text);
-        }
+        Script::Say { to: Address::Everyone, .. } => c.word(u64::MAX),
     }
 }
 

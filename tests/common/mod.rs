@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod binary;
+pub mod lossy;
 
 use handshake::scenario::{load_str, run_scenario, Report, RunOptions};
 use handshake::team::Outcome;
