@@ -180,3 +180,29 @@ fn a_different_seed_draws_a_different_run() {
         assert!(r.passed, "seed {seed}: {:?}", r.failures);
     }
 }
+
+/// Each thread keeps one runtime and plays run after run on it (a sweep's
+/// worker does). A run must not see the runs before it: every bundled
+/// scenario, played on one thread after all the others (deadlocked and
+/// capped runs among them, whose actors still had work when they ended),
+/// gives the trace it gives on a fresh thread with a fresh runtime.
+#[test]
+fn a_reused_runtime_gives_every_run_the_trace_of_a_fresh_one() {
+    let files = bundled();
+    let scenarios: Vec<Scenario> = files.iter().map(|p| load(p)).collect();
+    let reused: Vec<String> =
+        [1u64, 2].iter().flat_map(|&seed| scenarios.iter().map(move |s| library_trace(s, seed))).collect();
+    let mut i = 0;
+    for seed in [1u64, 2] {
+        for (s, path) in scenarios.iter().zip(&files) {
+            // Loaded again on the fresh thread: a loaded scenario's hooks
+            // may not cross threads.
+            let fresh = std::thread::scope(|scope| {
+                scope.spawn(|| library_trace(&load(path), seed)).join().expect("the fresh thread's run does not panic")
+            });
+            assert!(!fresh.is_empty(), "{} logged nothing", s.name);
+            assert_eq!(reused[i], fresh, "{} --seed {seed}: the reused runtime's trace differs", s.name);
+            i += 1;
+        }
+    }
+}

@@ -5,6 +5,7 @@
 pub mod actor;
 pub mod deadlock;
 pub mod network;
+pub mod queue;
 pub mod sim;
 pub mod world;
 

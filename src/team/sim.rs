@@ -168,19 +168,39 @@ impl Outcome {
 /// Runs a team to the end on a paused clock. A 60 s deadline costs no real
 /// time: the clock jumps whenever every actor is idle.
 pub fn run(spec: TeamSpec) -> Outcome {
-    paused_system().block_on(simulate(spec))
+    thread_local! {
+        // One runtime per thread, used by run after run: building and
+        // dropping one (tokio's scheduler, actix's system and arbiter) was
+        // a tenth of a small run. Nothing of a run outlives it: every actor
+        // is stopped by `Finish` and the world is dropped with the last of
+        // them, so the next run starts from the same state as on a fresh
+        // runtime (the sweep tests compare --jobs 1 with a run per process).
+        static SYSTEM: std::cell::RefCell<Option<actix_rt::SystemRunner>> = const { std::cell::RefCell::new(None) };
+    }
+    let mut spec = Some(spec);
+    let reused = SYSTEM.with(|cell| {
+        // A run started from inside another (a test's hook, say) gets a
+        // runtime of its own.
+        let mut slot = cell.try_borrow_mut().ok()?;
+        let system = slot.get_or_insert_with(paused_system);
+        Some(system.block_on(simulate(spec.take().expect("the spec is taken once"))))
+    });
+    match reused {
+        Some(outcome) => outcome,
+        None => paused_system().block_on(simulate(spec.take().expect("the spec is taken once"))),
+    }
 }
 
-/// An actix system on a single-threaded tokio runtime whose clock starts
-/// paused: the only runtime a simulation may use (see the design's
-/// determinism rules).
+/// An actix system on a single-threaded tokio runtime: the only runtime a
+/// simulation may use (see the design's determinism rules).
+///
+/// It has no clock at all, paused or not: virtual time belongs to the world
+/// and only the driver moves it (see `drive`). Without a time driver the
+/// runtime cannot read real time by accident (tokio's timers panic), and
+/// parking skips the timer wheel, which was a tenth of a small run.
 pub fn paused_system() -> actix_rt::SystemRunner {
     // A current-thread runtime builds on every platform tokio supports.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread tokio runtime");
+    let rt = tokio::runtime::Builder::new_current_thread().build().expect("a current-thread tokio runtime");
     actix_rt::System::with_tokio_rt(move || rt)
 }
 
@@ -211,6 +231,11 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // labels they carry.
     world.agents_report =
         world.tracing() || world.probe.is_some() || !spec.timed.is_empty() || world.net.names_requests();
+    world.learn_labels = world.net.names_requests()
+        || spec
+            .timed
+            .iter()
+            .any(|(_, f)| matches!(f, Scheduled::Forge { id_label: Some(_), .. } | Scheduled::Replay { .. }));
     world.direct_delivery = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty();
     let w = Rc::new(RefCell::new(world));
 
@@ -265,7 +290,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let only_timers_left = matches!(stop, Stop::Cap | Stop::EndTime) && {
         let wb = w.borrow();
         wb.stalls.is_empty()
-            && wb.queue.values().all(|d| matches!(d, Due::Wake { timer: crate::agent::Timer::Deadline, .. }))
+            && wb.queue.iter().all(|d| matches!(d, Due::Wake { timer: crate::agent::Timer::Deadline, .. }))
     };
     let deadlocked = !w.borrow().waits.cycles().is_empty();
     if stop == Stop::Settled && deadlocked {
@@ -273,9 +298,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         // no deadline to break the cycle: it would wait forever. Show that by
         // letting the clock run to the limit, as a real team's would.
         let limit = spec.end.map_or(spec.cap, |e| e.min(spec.cap));
-        let origin = w.borrow().origin;
-        tokio::time::sleep_until(origin + limit.as_std()).await;
-        w.borrow_mut().tick();
+        w.borrow_mut().advance_to(limit);
         stop = if spec.end.is_some_and(|e| e <= spec.cap) { Stop::EndTime } else { Stop::Cap };
     }
     if stop == Stop::Settled {
@@ -316,7 +339,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // The last recorded event, not the last timer: a spare deadline wake-up
     // that finds nothing to do does not lengthen the run.
     let ended_at = events.last().map_or(wb.last_event, |e| e.t);
-    let ended_at = if stop == Stop::Settled { ended_at } else { wb.tick() };
+    let ended_at = if stop == Stop::Settled { ended_at } else { wb.now() };
     tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
     Outcome {
         names: n,
@@ -340,20 +363,32 @@ fn settle(w: &Rc<RefCell<World>>) {
     }
 }
 
-/// The simulation's only timer: sleep until the earliest due event, run every
-/// event due, repeat. When the queue is empty and every actor is idle, the
-/// paused clock jumps to the limit, which is how the run knows it settled.
+/// The simulation's clock: wait until every actor is idle, move time on to
+/// the earliest due event, run every event due, repeat. When the queue is
+/// empty and every actor is idle, time jumps to the limit, which is how the
+/// run knows it settled.
+///
+/// Time moves exactly as a paused tokio clock would move it under a sleep
+/// until the next event (what this loop did before), without the timer
+/// wheel, the parking and the clock reads: a third of a small run's
+/// instructions went there. An event due now is fired as soon as the driver
+/// runs, even while actors still have mail, as that sleep would have been
+/// ready at once; one in the future waits until no mail is left.
 async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop {
-    let (notify, origin) = {
+    let (notify, idle) = {
         let wb = w.borrow();
-        (Rc::clone(&wb.notify), wb.origin)
+        (Rc::clone(&wb.notify), Rc::clone(&wb.idle))
     };
     let limit = end.map_or(cap, |e| e.min(cap));
+    let mut wakes = 0u32;
     loop {
+        wakes = wakes.wrapping_add(1);
         {
-            // The guard is asked here too: a run can spin in the driver alone.
+            // The guard is asked here too, every 64 wake-ups (it reads the
+            // real clock, 1% of a small run when asked at each): a run can
+            // spin in the driver alone.
             let mut wb = w.borrow_mut();
-            if !wb.aborted {
+            if !wb.aborted && wakes % 64 == 1 {
                 if let Some(abort) = &mut wb.abort {
                     let stop = abort();
                     wb.aborted = stop;
@@ -363,15 +398,23 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
                 return Stop::Aborted;
             }
         }
-        let next = w.borrow().queue.first_key_value().map(|(k, _)| k.0);
+        let next = w.borrow().queue.next_time();
         let wake_at = next.map_or(limit, |t| t.min(limit));
-        let sleep = tokio::time::sleep_until(origin + wake_at.as_std());
-        tokio::select! {
-            biased;
-            _ = notify.notified() => continue,
-            _ = sleep => {}
+        if wake_at > w.borrow().now() {
+            // Something scheduled sooner than `next` while we wait (the
+            // notify) is looked at again; otherwise wait for the idle team.
+            let everyone_idle = async {
+                while w.borrow().mail > 0 {
+                    idle.notified().await;
+                }
+            };
+            tokio::select! {
+                biased;
+                _ = notify.notified() => continue,
+                _ = everyone_idle => {}
+            }
         }
-        let now = w.borrow_mut().tick();
+        let now = w.borrow_mut().advance_to(wake_at);
         tracing::debug!(at = %now, queued = w.borrow().queue.len(), "driver wakes");
         match next {
             None => return Stop::Settled,
@@ -379,13 +422,7 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
             Some(_) => {}
         }
         loop {
-            let due = {
-                let mut wb = w.borrow_mut();
-                match wb.queue.first_entry() {
-                    Some(e) if e.key().0 <= now => Some(e.remove()),
-                    _ => None,
-                }
-            };
+            let due = w.borrow_mut().queue.pop_due(now);
             match due {
                 Some(d) => {
                     tracing::trace!(at = %now, event = ?d, "event due");

@@ -43,7 +43,7 @@ pub enum Due {
 }
 
 pub struct World {
-    pub origin: tokio::time::Instant,
+    /// Virtual time. The driver alone moves it, when every actor is idle.
     clock: Millis,
     pub policy: Policy,
     pub names: Vec<String>,
@@ -52,11 +52,15 @@ pub struct World {
     /// from before are then recognised as lost.
     pub epochs: Vec<u32>,
     pub addrs: Vec<Option<Addr<AgentActor>>>,
-    /// Events due, in (time, scheduling order): same-millisecond events run in
-    /// the order they were scheduled, never in an order the runtime picks.
-    pub queue: BTreeMap<(Millis, u64), Due>,
-    next_seq: u64,
+    /// Events due, in (time, scheduling order).
+    pub queue: super::queue::Queue,
     pub notify: Rc<Notify>,
+    /// Inputs handed to mailboxes and not yet handled. At zero every actor
+    /// is idle: the moment a paused tokio clock would jump, and the driver
+    /// may move time on.
+    pub mail: u64,
+    /// Told when `mail` falls to zero.
+    pub idle: Rc<Notify>,
     pub trace: Option<Vec<Stamped>>,
     pub rng: ChaCha8Rng,
     pub files: BTreeMap<String, FileState>,
@@ -83,6 +87,10 @@ pub struct World {
     pub direct_delivery: bool,
     /// Whether agents should build events (for the log, `-v` or a probe).
     pub agents_report: bool,
+    /// Whether a fault names requests by label (a filter's `request`, a
+    /// forgery's `@label`, a replay): only then are labels written out as
+    /// the requests open, a formatted string each.
+    pub learn_labels: bool,
     /// The command buffer actors borrow while they handle an input.
     pub out: Vec<crate::agent::Command>,
     /// Inputs handled so far, and the guard that may stop a runaway run.
@@ -97,17 +105,19 @@ impl World {
     pub fn new(policy: Policy, names: Vec<String>, rng: ChaCha8Rng, net: Network, trace: bool) -> World {
         let n = names.len() - 1;
         World {
-            origin: tokio::time::Instant::now(),
             clock: Millis::ZERO,
             policy,
             names,
             roster: Roster { statuses: vec![RosterStatus::Working; n] },
             epochs: vec![0; n],
             addrs: vec![None; n],
-            queue: BTreeMap::new(),
-            next_seq: 0,
+            queue: Default::default(),
             notify: Rc::new(Notify::new()),
-            trace: trace.then(Vec::new),
+            mail: 0,
+            idle: Rc::new(Notify::new()),
+            // A small run logs dozens of events: start with room for them
+            // rather than grow (and copy) four times.
+            trace: trace.then(|| Vec::with_capacity(64)),
             rng,
             files: BTreeMap::new(),
             net,
@@ -121,29 +131,23 @@ impl World {
             out: Vec::new(),
             direct_delivery: false,
             agents_report: true,
+            learn_labels: true,
             handled: 0,
             abort: None,
             aborted: false,
         }
     }
 
-    /// Virtual time: whole milliseconds since the run began, as of the
-    /// driver's last `tick`. Reading tokio's clock costs two atomic reference
-    /// counts and a lock, about 15% of a handshake, so it is read once per
-    /// wake-up of the driver, not per message.
+    /// Virtual time: whole milliseconds since the run began.
     pub fn now(&self) -> Millis {
         self.clock
     }
 
-    /// Reads the paused clock and remembers the reading (the driver does this
-    /// each time it wakes).
-    pub fn tick(&mut self) -> Millis {
-        self.clock = self.read_clock();
+    /// Moves virtual time on to `t` (never back). Only the driver calls it,
+    /// and only when every actor is idle, as a paused clock would jump.
+    pub fn advance_to(&mut self, t: Millis) -> Millis {
+        self.clock = self.clock.max(t);
         self.clock
-    }
-
-    pub fn read_clock(&self) -> Millis {
-        Millis((tokio::time::Instant::now() - self.origin).as_millis() as u64)
     }
 
     pub fn tracing(&self) -> bool {
@@ -156,7 +160,7 @@ impl World {
         }
         // Labels are learnt whether or not anyone reads the log: faults that
         // name a request (`@label`, `request =`) must act the same either way.
-        if let Event::Opened { id, label, .. } = &event {
+        if let (true, Event::Opened { id, label, .. }) = (self.learn_labels, &event) {
             let text = label.render(|a| self.names[a.index()].clone());
             self.net.labels.insert(text, *id);
         }
@@ -177,10 +181,7 @@ impl World {
     }
 
     pub fn schedule(&mut self, at: Millis, due: Due) {
-        self.next_seq += 1;
-        let wakes_driver = self.queue.first_key_value().is_none_or(|(k, _)| at < k.0);
-        self.queue.insert((at, self.next_seq), due);
-        if wakes_driver {
+        if self.queue.push(at, due) {
             self.notify.notify_one();
         }
     }
@@ -192,8 +193,25 @@ impl World {
             held.push_back(input);
             return;
         }
+        self.post(agent, input);
+    }
+
+    /// Puts an input in an actor's mailbox, counted until it is handled.
+    #[inline(always)]
+    pub fn post(&mut self, agent: AgentId, input: Input) {
         if let Some(addr) = &self.addrs[agent.index()] {
+            self.mail += 1;
             addr.do_send(input);
+        }
+    }
+
+    /// An actor finished an input: when none is left anywhere, the driver
+    /// may move time on.
+    #[inline(always)]
+    pub fn handled_one(&mut self) {
+        self.mail -= 1;
+        if self.mail == 0 {
+            self.idle.notify_one();
         }
     }
 
@@ -224,9 +242,8 @@ impl World {
         if self.direct_delivery && self.roster.is_active(to) {
             // The benchmark path: nothing to log, no latency, no fault can
             // apply. Straight into the mailbox.
-            if let Some(addr) = &self.addrs[to.index()] {
-                addr.do_send(Input::Deliver(Delivery { seq, envelope, sender, to, at: self.clock }));
-            }
+            let at = self.clock;
+            self.post(to, Input::Deliver(Delivery { seq, envelope, sender, to, at }));
             return;
         }
         self.route(seq, sender, to, envelope);
@@ -316,9 +333,7 @@ impl World {
         if let Some((_, held)) = self.stalls.remove(&agent) {
             // Held inputs go to the mailbox, where the stale epoch marks them lost.
             for input in held {
-                if let Some(addr) = &self.addrs[agent.index()] {
-                    addr.do_send(input);
-                }
+                self.post(agent, input);
             }
         }
     }
