@@ -384,7 +384,7 @@ mod tests {
             out.lost.extend(done.lost.iter().filter_map(|(_, l)| l.seq));
             assert!(done.skipped.is_empty(), "no writer crashed");
             *reads += 1;
-            if *reads % 64 == 0 {
+            if reads.is_multiple_of(64) {
                 prune(fs, "lead", drain);
             }
         };

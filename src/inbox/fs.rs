@@ -14,16 +14,32 @@ use std::collections::BTreeMap;
 pub enum FsOp {
     /// Adds bytes at the end, creating the file if needed. A torn write is an
     /// append of the prefix that landed.
-    Append { path: String, bytes: Vec<u8> },
+    Append {
+        path: String,
+        bytes: Vec<u8>,
+    },
     /// Replaces the whole content (creating the file if needed).
-    Write { path: String, bytes: Vec<u8> },
+    Write {
+        path: String,
+        bytes: Vec<u8>,
+    },
     /// Empties the file and keeps it.
-    Truncate { path: String },
+    Truncate {
+        path: String,
+    },
     /// Removes the first `len` bytes.
-    DropPrefix { path: String, len: u64 },
+    DropPrefix {
+        path: String,
+        len: u64,
+    },
     /// Moves a file, replacing any file already at `to`.
-    Rename { from: String, to: String },
-    Remove { path: String },
+    Rename {
+        from: String,
+        to: String,
+    },
+    Remove {
+        path: String,
+    },
 }
 
 /// A file's bytes, and how many bytes have ever been cut from its front.
@@ -141,6 +157,13 @@ impl SimFs {
     }
 
     pub fn append(&mut self, path: &str, bytes: &[u8]) {
+        if self.journal.is_none() {
+            // The common case, without building an `FsOp` to throw away.
+            if let Some(file) = self.files.get_mut(path) {
+                file.bytes.extend_from_slice(bytes);
+                return;
+            }
+        }
         self.apply(FsOp::Append { path: path.to_string(), bytes: bytes.to_vec() });
     }
 

@@ -16,6 +16,7 @@
 
 use crate::protocol::{Message, Millis, RequestId, Text};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// What the reference's lead writes as the content of a shutdown request.
 pub const SHUTDOWN_CONTENT: &str = "Please shut down gracefully.";
@@ -51,6 +52,9 @@ pub enum LineError {
     UnknownType(String),
     #[error("field `{0}` is missing or of the wrong kind")]
     Field(&'static str),
+    /// A JSON object the reader cannot take for another reason (a key twice).
+    #[error("not a message: {0}")]
+    Shape(String),
 }
 
 impl LineError {
@@ -61,163 +65,253 @@ impl LineError {
     }
 }
 
-fn seconds(at: Millis) -> Value {
-    // Milliseconds as seconds: exact enough that `from_seconds` gives the same
-    // millisecond back for any time a run can reach (tested up to 10^12 ms).
-    serde_json::Number::from_f64(at.0 as f64 / 1000.0).map_or(Value::Null, Value::Number)
+/// Milliseconds as seconds: exact enough that `from_seconds` gives the same
+/// millisecond back for any time a run can reach (tested up to 10^12 ms).
+fn seconds(at: Millis) -> f64 {
+    at.0 as f64 / 1000.0
 }
 
-fn from_seconds(v: &Value) -> Option<Millis> {
-    let s = v.as_f64()?;
+fn from_seconds(s: f64) -> Option<Millis> {
     if !(s >= 0.0 && s.is_finite()) {
         return None;
     }
     Some(Millis((s * 1000.0).round() as u64))
 }
 
-fn text(t: &Text) -> Value {
-    Value::String(t.to_string())
+/// Writes JSON values into a line being built. Written by hand rather than
+/// through a `serde_json::Map`: a run appends a line per message, and a map
+/// per line costs more than the rest of the append together.
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl Writer<'_> {
+    fn key(&mut self, key: &str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.value(key);
+        self.out.push(b':');
+    }
+
+    fn value<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        // Strings, numbers and booleans into a Vec: serde_json cannot fail
+        // here (no I/O, no maps with non-string keys, no non-finite floats
+        // reach it), so there is no error to pass on.
+        let _ = serde_json::to_writer(&mut *self.out, value);
+    }
+
+    fn field<T: serde::Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        self.key(key);
+        self.value(value);
+    }
 }
 
 impl Line {
     /// The line as written to the file, ending with its newline. serde_json
     /// escapes newlines inside strings, so the only newline is the last byte.
     pub fn to_json_line(&self) -> String {
-        let mut map = Map::new();
-        map.insert("type".into(), Value::from(self.message.type_name()));
-        map.insert("from".into(), Value::from(self.from.as_str()));
-        let content = match &self.message {
-            Message::Message { text } | Message::Broadcast { text } => text.to_string(),
-            Message::ShutdownRequest { reason, .. } => reason.as_deref().unwrap_or(SHUTDOWN_CONTENT).to_string(),
-            Message::ShutdownResponse { reason, .. } => reason.as_deref().unwrap_or("").to_string(),
-            Message::PlanApprovalRequest { plan, .. } => plan.to_string(),
-            Message::PlanApprovalResponse { feedback, .. } => feedback.as_deref().unwrap_or("").to_string(),
+        let mut out = Vec::with_capacity(160);
+        self.write_json_line(&mut out);
+        // Built from `&str`s and JSON punctuation only.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Appends the line, newline included, to `out`.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.push(b'{');
+        let mut w = Writer { out, first: true };
+        w.field("type", self.message.type_name());
+        w.field("from", self.from.as_str());
+        let content: &str = match &self.message {
+            Message::Message { text } | Message::Broadcast { text } => text,
+            Message::ShutdownRequest { reason, .. } => reason.as_deref().unwrap_or(SHUTDOWN_CONTENT),
+            Message::ShutdownResponse { reason, .. } => reason.as_deref().unwrap_or(""),
+            Message::PlanApprovalRequest { plan, .. } => plan,
+            Message::PlanApprovalResponse { feedback, .. } => feedback.as_deref().unwrap_or(""),
         };
-        map.insert("content".into(), Value::String(content));
-        map.insert("timestamp".into(), seconds(self.at));
+        w.field("content", content);
+        w.field("timestamp", &seconds(self.at));
         if let Some(id) = self.message.request_id() {
-            map.insert("request_id".into(), Value::String(id.to_string()));
+            w.field("request_id", &id);
         }
         match &self.message {
             Message::Message { .. } | Message::Broadcast { .. } => {}
             Message::ShutdownRequest { reason, deadline, .. } => {
                 if let Some(r) = reason {
-                    map.insert("reason".into(), text(r));
+                    w.field("reason", &**r);
                 }
                 if !deadline.is_never() {
-                    map.insert("deadline".into(), seconds(*deadline));
+                    w.field("deadline", &seconds(*deadline));
                 }
             }
             Message::ShutdownResponse { approve, reason, .. } => {
-                map.insert("approve".into(), Value::Bool(*approve));
+                w.field("approve", approve);
                 if let Some(r) = reason {
-                    map.insert("reason".into(), text(r));
+                    w.field("reason", &**r);
                 }
             }
             Message::PlanApprovalRequest { plan, deadline, .. } => {
-                map.insert("plan".into(), text(plan));
+                w.field("plan", &**plan);
                 if !deadline.is_never() {
-                    map.insert("deadline".into(), seconds(*deadline));
+                    w.field("deadline", &seconds(*deadline));
                 }
             }
             Message::PlanApprovalResponse { approve, feedback, .. } => {
-                map.insert("approve".into(), Value::Bool(*approve));
+                w.field("approve", approve);
                 if let Some(f) = feedback {
-                    map.insert("feedback".into(), text(f));
+                    w.field("feedback", &**f);
                 }
             }
         }
-        map.insert("to".into(), Value::from(self.to.as_str()));
+        w.field("to", self.to.as_str());
         if let Some(seq) = self.seq {
-            map.insert("seq".into(), Value::from(seq));
+            w.field("seq", &seq);
         }
         if let Some(inc) = self.incarnation {
-            map.insert("incarnation".into(), Value::from(inc));
+            w.field("incarnation", &inc);
         }
-        // A map of strings, numbers and booleans always serialises.
-        let mut out = Value::Object(map).to_string();
-        out.push('\n');
-        out
+        debug_assert!(out[start..].iter().all(|&b| b != b'\n'));
+        out.extend_from_slice(b"}\n");
     }
 
     /// Parses one line (without its newline). `owner` is the inbox's owner,
     /// the receiver of a line that does not name one. Never panics: whatever
     /// the bytes, the answer is a line or the reason it is not one.
     pub fn parse(bytes: &[u8], owner: &str) -> Result<Line, LineError> {
-        let map: Map<String, Value> =
-            serde_json::from_slice(bytes).map_err(|e| LineError::NotJson(e.to_string()))?;
-        let kind = str_field(&map, "type")?;
-        let message = match kind {
-            "message" => Message::Message { text: str_field(&map, "content")?.into() },
-            "broadcast" => Message::Broadcast { text: str_field(&map, "content")?.into() },
+        let raw: Raw = match serde_json::from_slice(bytes) {
+            Ok(raw) => raw,
+            Err(e) if e.classify() == serde_json::error::Category::Data => return Err(wrong_kind(bytes, e)),
+            Err(e) => return Err(LineError::NotJson(e.to_string())),
+        };
+        raw.into_line(owner)
+    }
+}
+
+/// The keys a line may carry, as their JSON types: what `parse` reads. Other
+/// keys are ignored, as the reference's reader ignores what it does not use.
+#[derive(serde::Deserialize)]
+struct Raw<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    from: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    timestamp: Option<f64>,
+    #[serde(borrow)]
+    request_id: Option<Cow<'a, str>>,
+    approve: Option<bool>,
+    #[serde(borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    plan: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    feedback: Option<Cow<'a, str>>,
+    deadline: Option<f64>,
+    #[serde(borrow)]
+    to: Option<Cow<'a, str>>,
+    seq: Option<u64>,
+    incarnation: Option<u64>,
+}
+
+/// Which key of a JSON object has a value of the wrong kind. Run only for a
+/// line already known to be bad, so it may take its time.
+fn wrong_kind(bytes: &[u8], error: serde_json::Error) -> LineError {
+    let Ok(map) = serde_json::from_slice::<Map<String, Value>>(bytes) else {
+        // Valid JSON but not an object (an array, a number).
+        return LineError::NotJson(error.to_string());
+    };
+    type RightKind = fn(&Value) -> bool;
+    let text: RightKind = Value::is_string;
+    let fields: [(&'static str, RightKind); 13] = [
+        ("type", text),
+        ("from", text),
+        ("content", text),
+        ("timestamp", Value::is_number),
+        ("request_id", text),
+        ("approve", Value::is_boolean),
+        ("reason", text),
+        ("plan", text),
+        ("feedback", text),
+        ("deadline", Value::is_number),
+        ("to", text),
+        ("seq", Value::is_u64),
+        ("incarnation", Value::is_u64),
+    ];
+    for (key, right_kind) in fields {
+        // `null` reads as absent, whatever the key.
+        if map.get(key).is_some_and(|v| !v.is_null() && !right_kind(v)) {
+            return LineError::Field(key);
+        }
+    }
+    // Everything has the right kind, yet serde refused it: a key written twice.
+    LineError::Shape(error.to_string())
+}
+
+impl Raw<'_> {
+    fn into_line(self, owner: &str) -> Result<Line, LineError> {
+        fn need<T>(v: Option<T>, key: &'static str) -> Result<T, LineError> {
+            v.ok_or(LineError::Field(key))
+        }
+        let text = |v: Option<Cow<'_, str>>| -> Option<Text> { v.map(|s| Text::from(&*s)) };
+        let id = |v: Option<Cow<'_, str>>| -> Result<RequestId, LineError> {
+            // The reference draws 8-hex-digit ids; the simulator's are whole
+            // UUIDs, and a line with anything else is refused rather than
+            // given a made-up id.
+            let s = need(v, "request_id")?;
+            uuid::Uuid::parse_str(&s).map(RequestId).map_err(|_| LineError::Field("request_id"))
+        };
+        let deadline = |v: Option<f64>| -> Result<Millis, LineError> {
+            match v {
+                None => Ok(Millis::NEVER),
+                Some(s) => from_seconds(s).ok_or(LineError::Field("deadline")),
+            }
+        };
+        let kind = need(self.kind, "type")?;
+        let message = match &*kind {
+            "message" => Message::Message { text: need(text(self.content), "content")? },
+            "broadcast" => Message::Broadcast { text: need(text(self.content), "content")? },
             "shutdown_request" => Message::ShutdownRequest {
-                request_id: id_field(&map)?,
-                reason: opt_text(&map, "reason")?,
-                deadline: opt_time(&map, "deadline")?.unwrap_or(Millis::NEVER),
+                request_id: id(self.request_id)?,
+                reason: text(self.reason),
+                deadline: deadline(self.deadline)?,
             },
             "shutdown_response" => Message::ShutdownResponse {
-                request_id: id_field(&map)?,
-                approve: bool_field(&map, "approve")?,
-                reason: opt_text(&map, "reason")?,
+                request_id: id(self.request_id)?,
+                approve: need(self.approve, "approve")?,
+                reason: text(self.reason),
             },
             "plan_approval_request" => Message::PlanApprovalRequest {
-                request_id: id_field(&map)?,
-                plan: str_field(&map, "plan")?.into(),
-                deadline: opt_time(&map, "deadline")?.unwrap_or(Millis::NEVER),
+                request_id: id(self.request_id)?,
+                plan: need(text(self.plan), "plan")?,
+                deadline: deadline(self.deadline)?,
             },
             "plan_approval_response" => Message::PlanApprovalResponse {
-                request_id: id_field(&map)?,
-                approve: bool_field(&map, "approve")?,
-                feedback: opt_text(&map, "feedback")?,
+                request_id: id(self.request_id)?,
+                approve: need(self.approve, "approve")?,
+                feedback: text(self.feedback),
             },
             other => return Err(LineError::UnknownType(other.to_string())),
         };
-        let at = map.get("timestamp").and_then(from_seconds).ok_or(LineError::Field("timestamp"))?;
-        let to = match map.get("to") {
-            None => owner.to_string(),
-            Some(v) => v.as_str().ok_or(LineError::Field("to"))?.to_string(),
-        };
-        let seq = match map.get("seq") {
+        let at =
+            need(self.timestamp, "timestamp").and_then(|s| from_seconds(s).ok_or(LineError::Field("timestamp")))?;
+        let incarnation = match self.incarnation {
             None => None,
-            Some(v) => Some(v.as_u64().ok_or(LineError::Field("seq"))?),
+            Some(n) => Some(u32::try_from(n).map_err(|_| LineError::Field("incarnation"))?),
         };
-        let incarnation = match map.get("incarnation") {
-            None => None,
-            Some(v) => Some(v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or(LineError::Field("incarnation"))?),
-        };
-        Ok(Line { from: str_field(&map, "from")?.to_string(), to, at, message, seq, incarnation })
+        Ok(Line {
+            from: need(self.from, "from")?.into_owned(),
+            to: self.to.map_or_else(|| owner.to_string(), Cow::into_owned),
+            at,
+            message,
+            seq: self.seq,
+            incarnation,
+        })
     }
-}
-
-fn str_field<'a>(map: &'a Map<String, Value>, key: &'static str) -> Result<&'a str, LineError> {
-    map.get(key).and_then(Value::as_str).ok_or(LineError::Field(key))
-}
-
-fn bool_field(map: &Map<String, Value>, key: &'static str) -> Result<bool, LineError> {
-    map.get(key).and_then(Value::as_bool).ok_or(LineError::Field(key))
-}
-
-/// Absent and `null` both mean "none": a hand-written line may say either.
-fn opt_text(map: &Map<String, Value>, key: &'static str) -> Result<Option<Text>, LineError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.as_str().into())),
-        Some(_) => Err(LineError::Field(key)),
-    }
-}
-
-fn opt_time(map: &Map<String, Value>, key: &'static str) -> Result<Option<Millis>, LineError> {
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => from_seconds(v).map(Some).ok_or(LineError::Field(key)),
-    }
-}
-
-/// The reference draws 8-hex-digit ids; the simulator's are whole UUIDs, and
-/// a line with anything else is refused rather than given a made-up id.
-fn id_field(map: &Map<String, Value>) -> Result<RequestId, LineError> {
-    let s = str_field(map, "request_id")?;
-    uuid::Uuid::parse_str(s).map(RequestId).map_err(|_| LineError::Field("request_id"))
 }
 
 #[cfg(test)]
@@ -281,14 +375,23 @@ mod tests {
     #[test]
     fn content_is_what_the_reference_would_write() {
         let content = |m: Message| serde_json::from_str::<Value>(&line(m).to_json_line()).unwrap()["content"].clone();
-        assert_eq!(content(Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }), SHUTDOWN_CONTENT);
-        assert_eq!(content(Message::PlanApprovalRequest { request_id: id(), plan: "p".into(), deadline: Millis(1) }), "p");
+        assert_eq!(
+            content(Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }),
+            SHUTDOWN_CONTENT
+        );
+        assert_eq!(
+            content(Message::PlanApprovalRequest { request_id: id(), plan: "p".into(), deadline: Millis(1) }),
+            "p"
+        );
         assert_eq!(content(Message::ShutdownResponse { request_id: id(), approve: true, reason: None }), "");
     }
 
     #[test]
     fn a_line_without_simulator_fields_is_addressed_to_the_owner() {
-        let text = format!(r#"{{"type":"shutdown_request","from":"lead","content":"{SHUTDOWN_CONTENT}","timestamp":1732976400.25,"request_id":"{}"}}"#, id());
+        let text = format!(
+            r#"{{"type":"shutdown_request","from":"lead","content":"{SHUTDOWN_CONTENT}","timestamp":1732976400.25,"request_id":"{}"}}"#,
+            id()
+        );
         let l = Line::parse(text.as_bytes(), "alice").unwrap();
         assert_eq!(l.to, "alice");
         assert_eq!(l.at, Millis(1_732_976_400_250));
@@ -322,12 +425,33 @@ mod tests {
 
     #[test]
     fn whole_objects_with_wrong_fields_are_refused_by_name() {
+        // A key written twice is refused, and is not taken for a torn line.
+        // Keys the reader does not know are ignored, as the reference's reader ignores them.
+        let extra = br#"{"type":"message","from":"x","content":"c","timestamp":1,"note":[1,{"a":2}]}"#;
+        assert_eq!(Line::parse(extra, "a").map(|l| l.message), Ok(Message::Message { text: "c".into() }));
+        let twice = Line::parse(br#"{"type":"message","type":"message","from":"x","content":"c","timestamp":1}"#, "a");
+        assert!(matches!(&twice, Err(LineError::Shape(_))), "{twice:?}");
         let cases = [
-            (r#"{"type":"shutdown_now","from":"x","content":"","timestamp":1}"#, LineError::UnknownType("shutdown_now".into())),
+            (
+                r#"{"type":"shutdown_now","from":"x","content":"","timestamp":1}"#,
+                LineError::UnknownType("shutdown_now".into()),
+            ),
             (r#"{"type":"message","from":"x","timestamp":1}"#, LineError::Field("content")),
             (r#"{"type":"message","from":"x","content":"c","timestamp":-1}"#, LineError::Field("timestamp")),
-            (r#"{"type":"shutdown_response","from":"x","content":"","timestamp":1,"request_id":"abcd1234","approve":true}"#, LineError::Field("request_id")),
-            (r#"{"type":"message","from":"x","content":"c","timestamp":1,"incarnation":5000000000}"#, LineError::Field("incarnation")),
+            (
+                r#"{"type":"shutdown_response","from":"x","content":"","timestamp":1,"request_id":"abcd1234","approve":true}"#,
+                LineError::Field("request_id"),
+            ),
+            (
+                r#"{"type":"message","from":"x","content":"c","timestamp":1,"incarnation":5000000000}"#,
+                LineError::Field("incarnation"),
+            ),
+            (r#"{"type":"message","from":"x","content":"c","timestamp":1,"seq":1.5}"#, LineError::Field("seq")),
+            (r#"{"type":"message","from":7,"content":"c","timestamp":1}"#, LineError::Field("from")),
+            (
+                r#"{"type":"plan_approval_response","from":"x","content":"","timestamp":1,"approve":"yes"}"#,
+                LineError::Field("approve"),
+            ),
             (r#"[1,2]"#, LineError::NotJson(String::new())),
         ];
         for (text, want) in cases {

@@ -161,9 +161,27 @@ mod tests {
         };
         let alice = inbox_path("alice");
         let lead = inbox_path("lead");
-        append_line(&mut sim, &alice, &message("lead", "alice", 1, Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis(60_000) }));
+        append_line(
+            &mut sim,
+            &alice,
+            &message(
+                "lead",
+                "alice",
+                1,
+                Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis(60_000) },
+            ),
+        );
         check(&mut sim);
-        append_line(&mut sim, &lead, &message("alice", "lead", 2, Message::ShutdownResponse { request_id: id, approve: false, reason: Some("tests running".into()) }));
+        append_line(
+            &mut sim,
+            &lead,
+            &message(
+                "alice",
+                "lead",
+                2,
+                Message::ShutdownResponse { request_id: id, approve: false, reason: Some("tests running".into()) },
+            ),
+        );
         append_line_torn(&mut sim, &lead, &message("bob", "lead", 3, Message::Message { text: "half".into() }), 20);
         check(&mut sim);
         append_line(&mut sim, &lead, &message("bob", "lead", 4, Message::Broadcast { text: "all".into() }));
@@ -191,9 +209,24 @@ mod tests {
         let id = RequestId::from_random_bytes([5; 16]);
         let lines = [
             message("lead", "alice", 1, Message::Message { text: "hello".into() }),
-            message("lead", "alice", 2, Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis::NEVER }),
-            message("alice", "alice", 3, Message::PlanApprovalRequest { request_id: id, plan: "p".into(), deadline: Millis(9) }),
-            message("lead", "alice", 4, Message::PlanApprovalResponse { request_id: id, approve: true, feedback: None }),
+            message(
+                "lead",
+                "alice",
+                2,
+                Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis::NEVER },
+            ),
+            message(
+                "alice",
+                "alice",
+                3,
+                Message::PlanApprovalRequest { request_id: id, plan: "p".into(), deadline: Millis(9) },
+            ),
+            message(
+                "lead",
+                "alice",
+                4,
+                Message::PlanApprovalResponse { request_id: id, approve: true, feedback: None },
+            ),
         ];
         for l in &lines {
             append_line(&mut sim, &inbox_path("alice"), l);

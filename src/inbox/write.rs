@@ -28,7 +28,7 @@ pub fn framed(fs: &SimFs, path: &str, line: &Line) -> Vec<u8> {
     if fs.read(path).and_then(<[u8]>::last).is_some_and(|&b| b != b'\n') {
         bytes.push(b'\n');
     }
-    bytes.extend_from_slice(line.to_json_line().as_bytes());
+    line.write_json_line(&mut bytes);
     bytes
 }
 
