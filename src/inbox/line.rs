@@ -353,6 +353,32 @@ mod tests {
     }
 
     #[test]
+    fn the_example_in_docs_inboxes_md_is_what_is_written() {
+        let id = RequestId::from_random_bytes([7; 16]);
+        let request = Line {
+            from: "lead".into(),
+            to: "alice".into(),
+            at: Millis(1000),
+            message: Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis(61_000) },
+            seq: Some(3),
+            incarnation: Some(1),
+        };
+        let response = Line {
+            from: "alice".into(),
+            to: "lead".into(),
+            at: Millis(1250),
+            message: Message::ShutdownResponse { request_id: id, approve: false, reason: Some("tests running".into()) },
+            seq: Some(4),
+            incarnation: None,
+        };
+        let docs = include_str!("../../docs/inboxes.md");
+        for l in [request, response] {
+            let text = l.to_json_line();
+            assert!(docs.contains(text.trim_end()), "docs/inboxes.md should show {text}");
+        }
+    }
+
+    #[test]
     fn lines_carry_the_reference_keys_first() {
         for m in every_kind() {
             let text = line(m.clone()).to_json_line();
