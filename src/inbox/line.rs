@@ -14,7 +14,7 @@
 //! request, the reason or feedback of a response (or empty). The protocol
 //! fields, not `content`, are what a message is parsed back from.
 
-use crate::protocol::{Message, Millis, RequestId, Text};
+use crate::protocol::{AgentId, Delivery, Message, Millis, RequestId, Text};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -110,6 +110,21 @@ impl Writer<'_> {
 }
 
 impl Line {
+    /// The line a routed message becomes in its receiver's file: the name it
+    /// claims to come from (a forgery keeps its false `from`; the file cannot
+    /// tell), its receiver, its send time and the router's number. `name`
+    /// turns an agent id into its name.
+    pub fn from_delivery<'n>(d: &Delivery, name: impl Fn(AgentId) -> &'n str, incarnation: Option<u32>) -> Line {
+        Line {
+            from: name(d.envelope.from).to_string(),
+            to: name(d.to).to_string(),
+            at: d.envelope.sent_at,
+            message: d.envelope.message.clone(),
+            seq: Some(d.seq),
+            incarnation,
+        }
+    }
+
     /// The line as written to the file, ending with its newline. serde_json
     /// escapes newlines inside strings, so the only newline is the last byte.
     pub fn to_json_line(&self) -> String {
@@ -350,6 +365,31 @@ mod tests {
             let back = Line::parse(text.trim_end().as_bytes(), "someone-else").unwrap();
             assert_eq!(back, l, "{text}");
         }
+    }
+
+    #[test]
+    fn a_delivery_becomes_a_line_with_its_claimed_sender() {
+        use crate::protocol::{Address, Envelope};
+        let names = ["lead", "alice", "bob"];
+        let d = Delivery {
+            seq: 12,
+            envelope: Envelope {
+                from: AgentId(0),
+                to: Address::Agent(AgentId(1)),
+                sent_at: Millis(2500),
+                message: Message::Message { text: "hi".into() },
+            },
+            // bob forged it as the lead.
+            sender: AgentId(2),
+            to: AgentId(1),
+            at: Millis(2501),
+        };
+        let l = Line::from_delivery(&d, |a| names[a.index()], Some(4));
+        assert_eq!(
+            (l.from.as_str(), l.to.as_str(), l.at, l.seq, l.incarnation),
+            ("lead", "alice", Millis(2500), Some(12), Some(4))
+        );
+        assert_eq!(l.message, d.envelope.message);
     }
 
     #[test]
