@@ -67,6 +67,7 @@ pub mod bench;
 pub mod cli;
 pub mod explore;
 pub mod fuzz;
+pub mod inbox;
 pub mod protocol;
 pub mod scenario;
 pub mod shrink;

@@ -1,0 +1,531 @@
+//! One inbox line: a message in the reference course's JSON Lines format.
+//!
+//! The reference's `MessageBus.send` writes one JSON object per line with
+//! `type`, `from`, `content` and `timestamp` (Unix seconds, a float), then the
+//! protocol's own fields (`request_id`, `approve`, `plan`, `feedback`, ...)
+//! beside them, not nested. A line written here has the same keys in the same
+//! order, so the reference's reader (and `jq`) reads it, plus the few fields
+//! the simulator needs to route and account for it (`to`, `seq`,
+//! `incarnation`), which a reader that does not know them ignores.
+//!
+//! `content` is what a person reading the file would want to see, as the
+//! reference fills it: the text of a message, the reason of a shutdown request
+//! (or the reference's "Please shut down gracefully."), the plan of a plan
+//! request, the reason or feedback of a response (or empty). The protocol
+//! fields, not `content`, are what a message is parsed back from.
+
+use crate::protocol::{AgentId, Delivery, Message, Millis, RequestId, Text};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// What the reference's lead writes as the content of a shutdown request.
+pub const SHUTDOWN_CONTENT: &str = "Please shut down gracefully.";
+
+/// A message as it sits in its receiver's inbox file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// The name the sender put on it. Anyone who can write the file can put
+    /// any name here: a file has no router to authenticate senders.
+    pub from: String,
+    /// The receiver's name. The reference leaves it out (the file name says
+    /// it); a line without it is read as addressed to the file's owner.
+    pub to: String,
+    /// When it was sent, on the virtual clock; written as seconds, like the
+    /// reference's `time.time()`, but counted from the start of the run.
+    pub at: Millis,
+    pub message: Message,
+    /// The router's number for the message, so that a line lost from a file
+    /// can be named in the trace (`no-silent-loss`).
+    pub seq: Option<u64>,
+    /// Which incarnation of the receiver it was addressed to; a restart
+    /// increments it.
+    pub incarnation: Option<u32>,
+}
+
+/// Why a line is not a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// Not one JSON object: what a writer that died halfway leaves behind.
+    #[error("not a JSON object: {0}")]
+    NotJson(String),
+    #[error("unknown message type {0:?}")]
+    UnknownType(String),
+    #[error("field `{0}` is missing or of the wrong kind")]
+    Field(&'static str),
+    /// A JSON object the reader cannot take for another reason (a key twice).
+    #[error("not a message: {0}")]
+    Shape(String),
+}
+
+impl LineError {
+    /// A torn write shows up as bytes that are not JSON; a whole object with
+    /// the wrong fields was written on purpose, by someone.
+    pub fn is_torn(&self) -> bool {
+        matches!(self, LineError::NotJson(_))
+    }
+}
+
+/// Milliseconds as seconds: exact enough that `from_seconds` gives the same
+/// millisecond back for any time a run can reach (tested up to 10^12 ms).
+fn seconds(at: Millis) -> f64 {
+    at.0 as f64 / 1000.0
+}
+
+fn from_seconds(s: f64) -> Option<Millis> {
+    if !(s >= 0.0 && s.is_finite()) {
+        return None;
+    }
+    Some(Millis((s * 1000.0).round() as u64))
+}
+
+/// Writes JSON values into a line being built. Written by hand rather than
+/// through a `serde_json::Map`: a run appends a line per message, and a map
+/// per line costs more than the rest of the append together.
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl Writer<'_> {
+    fn key(&mut self, key: &str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.value(key);
+        self.out.push(b':');
+    }
+
+    fn value<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        // Strings, numbers and booleans into a Vec: serde_json cannot fail
+        // here (no I/O, no maps with non-string keys, no non-finite floats
+        // reach it), so there is no error to pass on.
+        let _ = serde_json::to_writer(&mut *self.out, value);
+    }
+
+    fn field<T: serde::Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        self.key(key);
+        self.value(value);
+    }
+}
+
+impl Line {
+    /// The line a routed message becomes in its receiver's file: the name it
+    /// claims to come from (a forgery keeps its false `from`; the file cannot
+    /// tell), its receiver, its send time and the router's number. `name`
+    /// turns an agent id into its name.
+    pub fn from_delivery<'n>(d: &Delivery, name: impl Fn(AgentId) -> &'n str, incarnation: Option<u32>) -> Line {
+        Line {
+            from: name(d.envelope.from).to_string(),
+            to: name(d.to).to_string(),
+            at: d.envelope.sent_at,
+            message: d.envelope.message.clone(),
+            seq: Some(d.seq),
+            incarnation,
+        }
+    }
+
+    /// The line as written to the file, ending with its newline. serde_json
+    /// escapes newlines inside strings, so the only newline is the last byte.
+    pub fn to_json_line(&self) -> String {
+        let mut out = Vec::with_capacity(160);
+        self.write_json_line(&mut out);
+        // Built from `&str`s and JSON punctuation only.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Appends the line, newline included, to `out`.
+    pub fn write_json_line(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.push(b'{');
+        let mut w = Writer { out, first: true };
+        w.field("type", self.message.type_name());
+        w.field("from", self.from.as_str());
+        let content: &str = match &self.message {
+            Message::Message { text } | Message::Broadcast { text } => text,
+            Message::ShutdownRequest { reason, .. } => reason.as_deref().unwrap_or(SHUTDOWN_CONTENT),
+            Message::ShutdownResponse { reason, .. } => reason.as_deref().unwrap_or(""),
+            Message::PlanApprovalRequest { plan, .. } => plan,
+            Message::PlanApprovalResponse { feedback, .. } => feedback.as_deref().unwrap_or(""),
+        };
+        w.field("content", content);
+        w.field("timestamp", &seconds(self.at));
+        if let Some(id) = self.message.request_id() {
+            w.field("request_id", &id);
+        }
+        match &self.message {
+            Message::Message { .. } | Message::Broadcast { .. } => {}
+            Message::ShutdownRequest { reason, deadline, .. } => {
+                if let Some(r) = reason {
+                    w.field("reason", &**r);
+                }
+                if !deadline.is_never() {
+                    w.field("deadline", &seconds(*deadline));
+                }
+            }
+            Message::ShutdownResponse { approve, reason, .. } => {
+                w.field("approve", approve);
+                if let Some(r) = reason {
+                    w.field("reason", &**r);
+                }
+            }
+            Message::PlanApprovalRequest { plan, deadline, .. } => {
+                w.field("plan", &**plan);
+                if !deadline.is_never() {
+                    w.field("deadline", &seconds(*deadline));
+                }
+            }
+            Message::PlanApprovalResponse { approve, feedback, .. } => {
+                w.field("approve", approve);
+                if let Some(f) = feedback {
+                    w.field("feedback", &**f);
+                }
+            }
+        }
+        w.field("to", self.to.as_str());
+        if let Some(seq) = self.seq {
+            w.field("seq", &seq);
+        }
+        if let Some(inc) = self.incarnation {
+            w.field("incarnation", &inc);
+        }
+        debug_assert!(out[start..].iter().all(|&b| b != b'\n'));
+        out.extend_from_slice(b"}\n");
+    }
+
+    /// Parses one line (without its newline). `owner` is the inbox's owner,
+    /// the receiver of a line that does not name one. Never panics: whatever
+    /// the bytes, the answer is a line or the reason it is not one.
+    pub fn parse(bytes: &[u8], owner: &str) -> Result<Line, LineError> {
+        let raw: Raw = match serde_json::from_slice(bytes) {
+            Ok(raw) => raw,
+            Err(e) if e.classify() == serde_json::error::Category::Data => return Err(wrong_kind(bytes, e)),
+            Err(e) => return Err(LineError::NotJson(e.to_string())),
+        };
+        raw.into_line(owner)
+    }
+}
+
+/// The keys a line may carry, as their JSON types: what `parse` reads. Other
+/// keys are ignored, as the reference's reader ignores what it does not use.
+#[derive(serde::Deserialize)]
+struct Raw<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    from: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    timestamp: Option<f64>,
+    #[serde(borrow)]
+    request_id: Option<Cow<'a, str>>,
+    approve: Option<bool>,
+    #[serde(borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    plan: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    feedback: Option<Cow<'a, str>>,
+    deadline: Option<f64>,
+    #[serde(borrow)]
+    to: Option<Cow<'a, str>>,
+    seq: Option<u64>,
+    incarnation: Option<u64>,
+}
+
+/// Which key of a JSON object has a value of the wrong kind. Run only for a
+/// line already known to be bad, so it may take its time.
+fn wrong_kind(bytes: &[u8], error: serde_json::Error) -> LineError {
+    let Ok(map) = serde_json::from_slice::<Map<String, Value>>(bytes) else {
+        // Valid JSON but not an object (an array, a number).
+        return LineError::NotJson(error.to_string());
+    };
+    type RightKind = fn(&Value) -> bool;
+    let text: RightKind = Value::is_string;
+    let fields: [(&'static str, RightKind); 13] = [
+        ("type", text),
+        ("from", text),
+        ("content", text),
+        ("timestamp", Value::is_number),
+        ("request_id", text),
+        ("approve", Value::is_boolean),
+        ("reason", text),
+        ("plan", text),
+        ("feedback", text),
+        ("deadline", Value::is_number),
+        ("to", text),
+        ("seq", Value::is_u64),
+        ("incarnation", Value::is_u64),
+    ];
+    for (key, right_kind) in fields {
+        // `null` reads as absent, whatever the key.
+        if map.get(key).is_some_and(|v| !v.is_null() && !right_kind(v)) {
+            return LineError::Field(key);
+        }
+    }
+    // Everything has the right kind, yet serde refused it: a key written twice.
+    LineError::Shape(error.to_string())
+}
+
+impl Raw<'_> {
+    fn into_line(self, owner: &str) -> Result<Line, LineError> {
+        fn need<T>(v: Option<T>, key: &'static str) -> Result<T, LineError> {
+            v.ok_or(LineError::Field(key))
+        }
+        let text = |v: Option<Cow<'_, str>>| -> Option<Text> { v.map(|s| Text::from(&*s)) };
+        let id = |v: Option<Cow<'_, str>>| -> Result<RequestId, LineError> {
+            // The reference draws 8-hex-digit ids; the simulator's are whole
+            // UUIDs, and a line with anything else is refused rather than
+            // given a made-up id.
+            let s = need(v, "request_id")?;
+            uuid::Uuid::parse_str(&s).map(RequestId).map_err(|_| LineError::Field("request_id"))
+        };
+        let deadline = |v: Option<f64>| -> Result<Millis, LineError> {
+            match v {
+                None => Ok(Millis::NEVER),
+                Some(s) => from_seconds(s).ok_or(LineError::Field("deadline")),
+            }
+        };
+        let kind = need(self.kind, "type")?;
+        let message = match &*kind {
+            "message" => Message::Message { text: need(text(self.content), "content")? },
+            "broadcast" => Message::Broadcast { text: need(text(self.content), "content")? },
+            "shutdown_request" => Message::ShutdownRequest {
+                request_id: id(self.request_id)?,
+                reason: text(self.reason),
+                deadline: deadline(self.deadline)?,
+            },
+            "shutdown_response" => Message::ShutdownResponse {
+                request_id: id(self.request_id)?,
+                approve: need(self.approve, "approve")?,
+                reason: text(self.reason),
+            },
+            "plan_approval_request" => Message::PlanApprovalRequest {
+                request_id: id(self.request_id)?,
+                plan: need(text(self.plan), "plan")?,
+                deadline: deadline(self.deadline)?,
+            },
+            "plan_approval_response" => Message::PlanApprovalResponse {
+                request_id: id(self.request_id)?,
+                approve: need(self.approve, "approve")?,
+                feedback: text(self.feedback),
+            },
+            other => return Err(LineError::UnknownType(other.to_string())),
+        };
+        let at =
+            need(self.timestamp, "timestamp").and_then(|s| from_seconds(s).ok_or(LineError::Field("timestamp")))?;
+        let incarnation = match self.incarnation {
+            None => None,
+            Some(n) => Some(u32::try_from(n).map_err(|_| LineError::Field("incarnation"))?),
+        };
+        Ok(Line {
+            from: need(self.from, "from")?.into_owned(),
+            to: self.to.map_or_else(|| owner.to_string(), Cow::into_owned),
+            at,
+            message,
+            seq: self.seq,
+            incarnation,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id() -> RequestId {
+        RequestId::from_random_bytes([9; 16])
+    }
+
+    pub(crate) fn every_kind() -> Vec<Message> {
+        vec![
+            Message::Message { text: "hi\nthere \"quoted\"".into() },
+            Message::Broadcast { text: "all hands".into() },
+            Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER },
+            Message::ShutdownRequest { request_id: id(), reason: Some("release".into()), deadline: Millis(61_000) },
+            Message::ShutdownResponse { request_id: id(), approve: true, reason: None },
+            Message::ShutdownResponse { request_id: id(), approve: false, reason: Some("tests running".into()) },
+            Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into(), deadline: Millis(5) },
+            Message::PlanApprovalResponse { request_id: id(), approve: false, feedback: Some("back up".into()) },
+            Message::PlanApprovalResponse { request_id: id(), approve: true, feedback: None },
+        ]
+    }
+
+    fn line(message: Message) -> Line {
+        Line { from: "lead".into(), to: "alice".into(), at: Millis(1500), message, seq: Some(3), incarnation: Some(2) }
+    }
+
+    #[test]
+    fn every_kind_round_trips() {
+        for m in every_kind() {
+            let l = line(m);
+            let text = l.to_json_line();
+            assert_eq!(text.matches('\n').count(), 1, "one newline, at the end: {text}");
+            assert!(text.ends_with('\n'));
+            let back = Line::parse(text.trim_end().as_bytes(), "someone-else").unwrap();
+            assert_eq!(back, l, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_delivery_becomes_a_line_with_its_claimed_sender() {
+        use crate::protocol::{Address, Envelope};
+        let names = ["lead", "alice", "bob"];
+        let d = Delivery {
+            seq: 12,
+            envelope: Envelope {
+                from: AgentId(0),
+                to: Address::Agent(AgentId(1)),
+                sent_at: Millis(2500),
+                message: Message::Message { text: "hi".into() },
+            },
+            // bob forged it as the lead.
+            sender: AgentId(2),
+            to: AgentId(1),
+            at: Millis(2501),
+        };
+        let l = Line::from_delivery(&d, |a| names[a.index()], Some(4));
+        assert_eq!(
+            (l.from.as_str(), l.to.as_str(), l.at, l.seq, l.incarnation),
+            ("lead", "alice", Millis(2500), Some(12), Some(4))
+        );
+        assert_eq!(l.message, d.envelope.message);
+    }
+
+    #[test]
+    fn the_example_in_docs_inboxes_md_is_what_is_written() {
+        let id = RequestId::from_random_bytes([7; 16]);
+        let request = Line {
+            from: "lead".into(),
+            to: "alice".into(),
+            at: Millis(1000),
+            message: Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis(61_000) },
+            seq: Some(3),
+            incarnation: Some(1),
+        };
+        let response = Line {
+            from: "alice".into(),
+            to: "lead".into(),
+            at: Millis(1250),
+            message: Message::ShutdownResponse { request_id: id, approve: false, reason: Some("tests running".into()) },
+            seq: Some(4),
+            incarnation: None,
+        };
+        let docs = include_str!("../../docs/inboxes.md");
+        for l in [request, response] {
+            let text = l.to_json_line();
+            assert!(docs.contains(text.trim_end()), "docs/inboxes.md should show {text}");
+        }
+    }
+
+    #[test]
+    fn lines_carry_the_reference_keys_first() {
+        for m in every_kind() {
+            let text = line(m.clone()).to_json_line();
+            let v: Value = serde_json::from_str(&text).unwrap();
+            let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(&keys[..4], ["type", "from", "content", "timestamp"], "{text}");
+            assert_eq!(v["type"], m.type_name());
+            assert_eq!(v["from"], "lead");
+            assert!(v["content"].is_string());
+            assert_eq!(v["timestamp"].as_f64(), Some(1.5));
+            if let Some(id) = m.request_id() {
+                assert_eq!(v["request_id"], id.to_string());
+            }
+            if let Some(approve) = m.approval() {
+                assert_eq!(v["approve"], approve);
+            }
+        }
+    }
+
+    #[test]
+    fn content_is_what_the_reference_would_write() {
+        let content = |m: Message| serde_json::from_str::<Value>(&line(m).to_json_line()).unwrap()["content"].clone();
+        assert_eq!(
+            content(Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }),
+            SHUTDOWN_CONTENT
+        );
+        assert_eq!(
+            content(Message::PlanApprovalRequest { request_id: id(), plan: "p".into(), deadline: Millis(1) }),
+            "p"
+        );
+        assert_eq!(content(Message::ShutdownResponse { request_id: id(), approve: true, reason: None }), "");
+    }
+
+    #[test]
+    fn a_line_without_simulator_fields_is_addressed_to_the_owner() {
+        let text = format!(
+            r#"{{"type":"shutdown_request","from":"lead","content":"{SHUTDOWN_CONTENT}","timestamp":1732976400.25,"request_id":"{}"}}"#,
+            id()
+        );
+        let l = Line::parse(text.as_bytes(), "alice").unwrap();
+        assert_eq!(l.to, "alice");
+        assert_eq!(l.at, Millis(1_732_976_400_250));
+        assert_eq!((l.seq, l.incarnation), (None, None));
+        assert_eq!(l.message, Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER });
+    }
+
+    #[test]
+    fn timestamps_keep_their_millisecond() {
+        let mut ms = 0u64;
+        while ms < 1_000_000_000_000 {
+            for at in [ms, ms + 1, ms + 999] {
+                let l = Line { at: Millis(at), ..line(Message::Message { text: "x".into() }) };
+                assert_eq!(Line::parse(l.to_json_line().trim_end().as_bytes(), "a").unwrap().at, Millis(at));
+            }
+            ms = ms * 3 + 7;
+        }
+    }
+
+    #[test]
+    fn every_prefix_of_a_line_is_torn_never_a_panic() {
+        for m in every_kind() {
+            let text = line(m).to_json_line();
+            let body = text.trim_end().as_bytes();
+            for cut in 0..body.len() {
+                let err = Line::parse(&body[..cut], "alice").unwrap_err();
+                assert!(err.is_torn(), "cut {cut}: {err}");
+            }
+        }
+    }
+
+    #[test]
+    fn whole_objects_with_wrong_fields_are_refused_by_name() {
+        // A key written twice is refused, and is not taken for a torn line.
+        // Keys the reader does not know are ignored, as the reference's reader ignores them.
+        let extra = br#"{"type":"message","from":"x","content":"c","timestamp":1,"note":[1,{"a":2}]}"#;
+        assert_eq!(Line::parse(extra, "a").map(|l| l.message), Ok(Message::Message { text: "c".into() }));
+        let twice = Line::parse(br#"{"type":"message","type":"message","from":"x","content":"c","timestamp":1}"#, "a");
+        assert!(matches!(&twice, Err(LineError::Shape(_))), "{twice:?}");
+        let cases = [
+            (
+                r#"{"type":"shutdown_now","from":"x","content":"","timestamp":1}"#,
+                LineError::UnknownType("shutdown_now".into()),
+            ),
+            (r#"{"type":"message","from":"x","timestamp":1}"#, LineError::Field("content")),
+            (r#"{"type":"message","from":"x","content":"c","timestamp":-1}"#, LineError::Field("timestamp")),
+            (
+                r#"{"type":"shutdown_response","from":"x","content":"","timestamp":1,"request_id":"abcd1234","approve":true}"#,
+                LineError::Field("request_id"),
+            ),
+            (
+                r#"{"type":"message","from":"x","content":"c","timestamp":1,"incarnation":5000000000}"#,
+                LineError::Field("incarnation"),
+            ),
+            (r#"{"type":"message","from":"x","content":"c","timestamp":1,"seq":1.5}"#, LineError::Field("seq")),
+            (r#"{"type":"message","from":7,"content":"c","timestamp":1}"#, LineError::Field("from")),
+            (
+                r#"{"type":"plan_approval_response","from":"x","content":"","timestamp":1,"approve":"yes"}"#,
+                LineError::Field("approve"),
+            ),
+            (r#"[1,2]"#, LineError::NotJson(String::new())),
+        ];
+        for (text, want) in cases {
+            let got = Line::parse(text.as_bytes(), "alice").unwrap_err();
+            match want {
+                LineError::NotJson(_) => assert!(got.is_torn(), "{text}: {got}"),
+                want => assert_eq!(got, want, "{text}"),
+            }
+        }
+    }
+}
