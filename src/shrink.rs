@@ -38,6 +38,7 @@ use crate::protocol::{Defences, Millis};
 use crate::scenario::duration::{human, parse_duration};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use toml::{Table, Value};
 
@@ -56,16 +57,19 @@ pub struct Options {
     pub invariant: Option<Invariant>,
     /// The written file's `name`; `None`: `<the file's name>-shrunk`.
     pub name: Option<String>,
+    /// Threads that play candidates (at least 1). The result, `runs` and
+    /// the cap are the same for any number; only `played` and the time differ.
+    pub jobs: usize,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None }
+        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None, jobs: 1 }
     }
 }
 
 /// How big a scenario is, in the entries shrinking removes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Sizes {
     pub faults: usize,
     pub steps: usize,
@@ -99,8 +103,13 @@ pub struct Shrunk {
     pub before: Sizes,
     pub after: Sizes,
     /// Runs of candidate files (the first run of the original and the final
-    /// check of the written file included).
+    /// check of the written file included) as one thread plays them: the
+    /// same for any `jobs`.
     pub runs: u64,
+    /// Runs really played: `runs` with one thread; with more, also the
+    /// candidates played ahead that a success earlier in the order made useless.
+    pub played: u64,
+    pub jobs: usize,
     pub max_runs: u64,
     /// The cap stopped it before it was done.
     pub capped: bool,
@@ -113,6 +122,7 @@ pub struct Shrunk {
     pub broken: Vec<Invariant>,
     /// The written file passes under `handshake run` (it expects what it breaks).
     pub passes: bool,
+    /// Real time, the whole shrink: it depends on the machine, not the input.
     pub elapsed: Duration,
 }
 
@@ -143,17 +153,38 @@ fn invariant_of(line: &str) -> Option<Invariant> {
 }
 
 /// Runs candidates and remembers what each did.
+///
+/// `runs` counts what the one-thread shrinker plays, whatever `--jobs` is:
+/// a candidate played ahead on another thread counts only when the
+/// one-thread order reaches it, so the cap, the count reported and every
+/// decision are the same for any number of threads. `played` counts what
+/// was really played (more, with threads: candidates played ahead that a
+/// success earlier in the order made useless).
 struct Probe<'a> {
     path: &'a str,
     seed: u64,
     target: Invariant,
     runs: u64,
+    played: u64,
     /// Runs of candidates allowed (the cap less the final check).
     limit: u64,
     capped: bool,
-    /// Each candidate's text, and the violations its run reported (`None`:
-    /// it does not load).
-    cache: HashMap<String, Option<Vec<String>>>,
+    cache: HashMap<String, Seen>,
+    pool: Option<&'a Pool>,
+}
+
+/// What a candidate's run reported.
+struct Seen {
+    /// The violations (`None`: the candidate does not load).
+    violations: Option<Vec<String>>,
+    /// The one-thread order has reached it (it counts in `runs`); not yet:
+    /// it was only played ahead.
+    counted: bool,
+}
+
+/// One run of a candidate: the violations it reports, `None` if it does not load.
+fn play(path: &str, text: &str, seed: u64) -> Option<Vec<String>> {
+    load_str(path, text).ok().map(|s| run_scenario(&s, seed, RunOptions::default()).violations)
 }
 
 impl Probe<'_> {
@@ -161,24 +192,138 @@ impl Probe<'_> {
     /// document that does not load does not (and costs no run); past the
     /// cap nothing does.
     fn test(&mut self, doc: &Table) -> bool {
-        let text = write_doc(doc);
+        self.breaks(write_doc(doc))
+    }
+
+    fn breaks(&mut self, text: String) -> bool {
         let target = self.target;
         self.violations(text).is_some_and(|v| v.iter().any(|v| invariant_of(v) == Some(target)))
     }
 
-    fn violations(&mut self, text: String) -> Option<&Vec<String>> {
-        if !self.cache.contains_key(&text) {
-            if self.runs >= self.limit {
-                self.capped = true;
-                return None;
+    /// The first of the candidates `build(0..n)` that breaks the target, as
+    /// if each were tested in turn and the testing stopped there. With a
+    /// pool, the candidates not yet played are played ahead, a few at a
+    /// time, on its threads; the answer, `runs` and the cap are those of
+    /// testing them in turn.
+    fn first(&mut self, n: usize, build: impl Fn(usize) -> Table) -> Option<usize> {
+        let mut texts: Vec<Option<String>> = vec![None; n];
+        let mut text = |i: usize| texts[i].get_or_insert_with(|| write_doc(&build(i))).clone();
+        for i in 0..n {
+            let t = text(i);
+            if let Some(pool) = self.pool.filter(|_| !self.cache.contains_key(&t)) {
+                // No more ahead than the threads play at once, nor than the cap leaves.
+                let room = (self.limit.saturating_sub(self.runs) as usize).min(pool.jobs);
+                let mut ahead: Vec<String> = Vec::new();
+                for j in i..n {
+                    if ahead.len() >= room {
+                        break;
+                    }
+                    let u = text(j);
+                    if !self.cache.contains_key(&u) && !ahead.contains(&u) {
+                        ahead.push(u);
+                    }
+                }
+                // One alone is played here, in turn, as without a pool.
+                if ahead.len() > 1 {
+                    for (u, violations) in ahead.iter().zip(pool.play(&ahead)) {
+                        self.played += u64::from(violations.is_some());
+                        self.cache.insert(u.clone(), Seen { violations, counted: false });
+                    }
+                }
             }
-            let seen = load_str(self.path, &text).ok().map(|s| {
-                self.runs += 1;
-                run_scenario(&s, self.seed, RunOptions::default()).violations
-            });
-            self.cache.insert(text.clone(), seen);
+            if self.breaks(t) {
+                return Some(i);
+            }
         }
-        self.cache.get(&text).and_then(Option::as_ref)
+        None
+    }
+
+    fn violations(&mut self, text: String) -> Option<&Vec<String>> {
+        match self.cache.get_mut(&text) {
+            Some(seen) if seen.counted => {}
+            Some(seen) => {
+                // Played ahead: it counts now, where one thread would have played it.
+                if self.runs >= self.limit {
+                    self.capped = true;
+                    return None;
+                }
+                seen.counted = true;
+                self.runs += u64::from(seen.violations.is_some());
+            }
+            None => {
+                if self.runs >= self.limit {
+                    self.capped = true;
+                    return None;
+                }
+                let violations = play(self.path, &text, self.seed);
+                self.runs += u64::from(violations.is_some());
+                self.played += u64::from(violations.is_some());
+                self.cache.insert(text.clone(), Seen { violations, counted: true });
+            }
+        }
+        self.cache.get(&text).and_then(|s| s.violations.as_ref())
+    }
+}
+
+/// Threads that play candidates, for as long as one shrink lasts. A loaded
+/// scenario holds hooks that may not cross threads, so what crosses is the
+/// candidate's text, and each thread loads it.
+struct Pool {
+    jobs: usize,
+    work: Option<mpsc::Sender<(usize, String)>>,
+    done: mpsc::Receiver<(usize, std::thread::Result<Option<Vec<String>>>)>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Pool {
+    fn new(path: &str, seed: u64, jobs: usize) -> Pool {
+        let (work, queue) = mpsc::channel::<(usize, String)>();
+        let queue = Arc::new(Mutex::new(queue));
+        let (report, done) = mpsc::channel();
+        let threads = (0..jobs)
+            .map(|_| {
+                let (queue, report, path) = (Arc::clone(&queue), report.clone(), path.to_string());
+                std::thread::spawn(move || loop {
+                    // A poisoned lock or a closed queue: the shrink is over.
+                    let next = match queue.lock() {
+                        Ok(q) => q.recv(),
+                        Err(_) => break,
+                    };
+                    let Ok((i, text)) = next else { break };
+                    // A panic is carried back and raised on the shrinking
+                    // thread, as it would be without threads.
+                    let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| play(&path, &text, seed)));
+                    if report.send((i, seen)).is_err() {
+                        break;
+                    }
+                })
+            })
+            .collect();
+        Pool { jobs, work: Some(work), done, threads }
+    }
+
+    /// Each text's run, in the texts' order.
+    fn play(&self, texts: &[String]) -> Vec<Option<Vec<String>>> {
+        let work = self.work.as_ref().expect("the queue is open until the pool is dropped");
+        for (i, t) in texts.iter().enumerate() {
+            work.send((i, t.clone())).expect("the pool's threads wait for work until it is dropped");
+        }
+        let mut out: Vec<Option<Option<Vec<String>>>> = vec![None; texts.len()];
+        for _ in 0..texts.len() {
+            let (i, seen) = self.done.recv().expect("the pool's threads answer every text they take");
+            out[i] = Some(seen.unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        out.into_iter().map(|s| s.expect("every text was answered")).collect()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Closing the queue ends each thread once it is done with what it holds.
+        drop(self.work.take());
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
     }
 }
 
@@ -227,8 +372,21 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
             opts.max_runs
         )));
     }
-    let mut probe =
-        Probe { path, seed, target, runs: 1, limit: opts.max_runs - 1, capped: false, cache: HashMap::new() };
+    if opts.jobs == 0 {
+        return Err(ShrinkError::BadInput("--jobs must be at least 1".into()));
+    }
+    let pool = (opts.jobs > 1).then(|| Pool::new(path, seed, opts.jobs));
+    let mut probe = Probe {
+        path,
+        seed,
+        target,
+        runs: 1,
+        played: 1,
+        limit: opts.max_runs - 1,
+        capped: false,
+        cache: HashMap::new(),
+        pool: pool.as_ref(),
+    };
     if !probe.test(&doc) {
         return Err(ShrinkError::DoesNotReproduce(format!(
             "the file without its [[expect]] entries does not break {target} with seed {seed}"
@@ -303,6 +461,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     })?;
     let report = run_scenario(&s, s.default_seed(), RunOptions::default());
     probe.runs += 1;
+    probe.played += 1;
     if !report.violations.iter().any(|v| invariant_of(v) == Some(target)) {
         return Err(ShrinkError::DoesNotReproduce(format!(
             "the shrunk file, run with seed {seed}, does not break {target}: nothing written"
@@ -316,6 +475,8 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         before,
         after,
         runs: probe.runs,
+        played: probe.played,
+        jobs: opts.jobs,
         max_runs: opts.max_runs,
         capped: probe.capped,
         minimal,
@@ -462,7 +623,7 @@ fn ddmin_list(probe: &mut Probe, doc: Table, key: &str, fix: impl Fn(Table, &[Va
         set_entries(&mut d, key, keep.iter().map(|&i| all[i].clone()).collect());
         fix(d, &removed)
     };
-    let kept = ddmin(all.len(), |keep| probe.test(&build(keep)));
+    let kept = ddmin_by(all.len(), |candidates| probe.first(candidates.len(), |i| build(&candidates[i])));
     if kept.len() == all.len() {
         doc
     } else {
@@ -474,36 +635,51 @@ fn ddmin_list(probe: &mut Probe, doc: Table, key: &str, fix: impl Fn(Table, &[Va
 /// and from which removing any one index makes it fail (given `test` holds
 /// for all of them). The empty set is tried first.
 pub fn ddmin(n: usize, mut test: impl FnMut(&[usize]) -> bool) -> Vec<usize> {
-    let mut c: Vec<usize> = (0..n).collect();
-    if c.is_empty() || test(&[]) {
+    ddmin_by(n, |candidates| candidates.iter().position(|c| test(c)))
+}
+
+/// [`ddmin`], asking `first` for the first of each round's candidates (in
+/// the order ddmin tests them one by one) for which the test holds: the
+/// empty set (first round only), the chunks, then their complements. A
+/// `first` that tries them in turn is ddmin itself; one that tries them at
+/// once and answers the same gets the same result.
+fn ddmin_by(n: usize, mut first: impl FnMut(&[Vec<usize>]) -> Option<usize>) -> Vec<usize> {
+    if n == 0 {
         return Vec::new();
     }
+    let mut c: Vec<usize> = (0..n).collect();
     let mut parts = 2usize;
-    while c.len() >= 2 {
-        let chunks: Vec<Vec<usize>> = split(&c, parts);
-        let mut next = None;
-        for chunk in &chunks {
-            if test(chunk) {
-                next = Some((chunk.clone(), 2));
-                break;
-            }
+    let mut empty_first = true;
+    loop {
+        let chunks: Vec<Vec<usize>> = if c.len() >= 2 { split(&c, parts) } else { Vec::new() };
+        let mut candidates: Vec<Vec<usize>> = Vec::new();
+        if empty_first {
+            candidates.push(Vec::new());
         }
-        if next.is_none() && chunks.len() > 2 {
+        let skip = candidates.len();
+        candidates.extend(chunks.iter().cloned());
+        if chunks.len() > 2 {
             for i in 0..chunks.len() {
-                let rest: Vec<usize> =
-                    chunks.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, ch)| ch.iter().copied()).collect();
-                if test(&rest) {
-                    next = Some((rest, (parts - 1).max(2)));
-                    break;
-                }
+                candidates.push(
+                    chunks.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, ch)| ch.iter().copied()).collect(),
+                );
             }
         }
-        match next {
-            Some((smaller, p)) => {
-                c = smaller;
-                parts = p;
+        if candidates.is_empty() {
+            break;
+        }
+        empty_first = false;
+        match first(&candidates) {
+            Some(k) if k < skip => return Vec::new(),
+            Some(k) if k < skip + chunks.len() => {
+                c = candidates.swap_remove(k);
+                parts = 2;
             }
-            None if parts >= c.len() => break,
+            Some(k) => {
+                c = candidates.swap_remove(k);
+                parts = (parts - 1).max(2);
+            }
+            None if c.len() < 2 || parts >= c.len() => break,
             None => parts = (parts * 2).min(c.len()),
         }
     }
