@@ -238,6 +238,11 @@ impl Probe<'_> {
         None
     }
 
+    /// [`smallest`] of the ladder for which `with(value)` breaks the target.
+    fn smallest(&mut self, ladder: &[u64], with: impl Fn(u64) -> Table) -> Option<u64> {
+        smallest_by(ladder, |values| self.first(values.len(), |i| with(values[i])))
+    }
+
     fn violations(&mut self, text: String) -> Option<&Vec<String>> {
         match self.cache.get_mut(&text) {
             Some(seen) if seen.counted => {}
@@ -265,11 +270,14 @@ impl Probe<'_> {
     }
 }
 
-/// Threads that play candidates, for as long as one shrink lasts. A loaded
-/// scenario holds hooks that may not cross threads, so what crosses is the
-/// candidate's text, and each thread loads it.
+/// Threads that play candidates, for as long as one shrink lasts: `jobs`
+/// less one, as the shrinking thread plays its share instead of waiting. A
+/// loaded scenario holds hooks that may not cross threads, so what crosses
+/// is the candidate's text, and each thread loads it.
 struct Pool {
     jobs: usize,
+    path: String,
+    seed: u64,
     work: Option<mpsc::Sender<(usize, String)>>,
     done: mpsc::Receiver<(usize, std::thread::Result<Option<Vec<String>>>)>,
     threads: Vec<std::thread::JoinHandle<()>>,
@@ -280,7 +288,7 @@ impl Pool {
         let (work, queue) = mpsc::channel::<(usize, String)>();
         let queue = Arc::new(Mutex::new(queue));
         let (report, done) = mpsc::channel();
-        let threads = (0..jobs)
+        let threads = (1..jobs)
             .map(|_| {
                 let (queue, report, path) = (Arc::clone(&queue), report.clone(), path.to_string());
                 std::thread::spawn(move || loop {
@@ -299,17 +307,20 @@ impl Pool {
                 })
             })
             .collect();
-        Pool { jobs, work: Some(work), done, threads }
+        Pool { jobs, path: path.to_string(), seed, work: Some(work), done, threads }
     }
 
-    /// Each text's run, in the texts' order.
+    /// Each text's run, in the texts' order: the first played here, the
+    /// others on the pool's threads.
     fn play(&self, texts: &[String]) -> Vec<Option<Vec<String>>> {
+        let Some((mine, theirs)) = texts.split_first() else { return Vec::new() };
         let work = self.work.as_ref().expect("the queue is open until the pool is dropped");
-        for (i, t) in texts.iter().enumerate() {
-            work.send((i, t.clone())).expect("the pool's threads wait for work until it is dropped");
+        for (i, t) in theirs.iter().enumerate() {
+            work.send((i + 1, t.clone())).expect("the pool's threads wait for work until it is dropped");
         }
         let mut out: Vec<Option<Option<Vec<String>>>> = vec![None; texts.len()];
-        for _ in 0..texts.len() {
+        out[0] = Some(play(&self.path, mine, self.seed));
+        for _ in 0..theirs.len() {
             let (i, seen) = self.done.recv().expect("the pool's threads answer every text they take");
             out[i] = Some(seen.unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
         }
@@ -770,7 +781,7 @@ fn shrink_counts(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -
             .filter(|&k| k < n)
             .collect();
         let mut now = n;
-        if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+        if let Some(k) = probe.smallest(&ladder, with) {
             doc = with(k);
             changes.push(format!("teammate {name}: count {n} → {k}"));
             now = k;
@@ -792,22 +803,35 @@ fn shrink_counts(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -
     doc
 }
 
-/// The smallest of `ladder` (ascending) for which `ok` holds, searched by
-/// halving as if `ok` were monotone; every value returned was tried.
-fn smallest(ladder: &[u64], mut ok: impl FnMut(u64) -> bool) -> Option<u64> {
-    let first = *ladder.first()?;
-    if ok(first) {
-        return Some(first);
-    }
-    // ok(ladder[0]) is false; the current value (past the end) holds.
+/// The smallest of `ladder` (ascending) for which a test holds, searched by
+/// halving as if the test were monotone; every value returned was tried.
+/// `first` answers which of the values it is given, tried in turn, is the
+/// first for which the test holds. The lowest value and the first halving's
+/// are given together: when the lowest fails, the halving's is the next
+/// tried anyway, so a pool can play both at once.
+fn smallest_by(ladder: &[u64], mut first: impl FnMut(&[u64]) -> Option<usize>) -> Option<u64> {
+    let &lowest = ladder.first()?;
     let (mut lo, mut hi) = (1usize, ladder.len());
+    let mut lowest_tried = false;
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if ok(ladder[mid]) {
+        let holds = if lowest_tried {
+            first(&[ladder[mid]]).is_some()
+        } else {
+            lowest_tried = true;
+            match first(&[lowest, ladder[mid]]) {
+                Some(0) => return Some(lowest),
+                found => found.is_some(),
+            }
+        };
+        if holds {
             hi = mid;
         } else {
             lo = mid + 1;
         }
+    }
+    if !lowest_tried && first(&[lowest]).is_some() {
+        return Some(lowest);
     }
     ladder.get(hi).copied()
 }
@@ -878,7 +902,7 @@ fn shorter(
     }
     let ladder = round_durations(lo, cur);
     let with = |v: u64| edit_entry(doc, list, i, |t| drop(t.insert(key.into(), dur(v))));
-    if let Some(v) = smallest(&ladder, |v| probe.test(&with(v))) {
+    if let Some(v) = probe.smallest(&ladder, with) {
         *doc = with(v);
         changes.push(format!("{what}: {key} {} → {}", human(Millis(cur)), human(Millis(v))));
     }
@@ -950,7 +974,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                     if lat.contains("..") {
                         ladder.push(hi);
                     }
-                    if let Some(v) = smallest(&ladder, |v| probe.test(&with(Some(v)))) {
+                    if let Some(v) = probe.smallest(&ladder, |v| with(Some(v))) {
                         doc = with(Some(v));
                         changes.push(format!("latency {lat} → {}", human(Millis(v))));
                     }
@@ -970,7 +994,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                 |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
             let ladder: Vec<u64> =
                 [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
-            if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+            if let Some(k) = probe.smallest(&ladder, with) {
                 doc = with(k);
                 changes.push(format!("{what}: count {n} → {k}"));
             }
@@ -1057,7 +1081,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                 };
                 let ladder: Vec<u64> =
                     [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
-                if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+                if let Some(k) = probe.smallest(&ladder, with) {
                     doc = with(k);
                     changes.push(format!("teammate {name}: work item {} steps {n} → {k}", j + 1));
                 }
@@ -1070,7 +1094,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                     }
                     set_work(&doc, w)
                 };
-                if let Some(v) = smallest(&round_durations(1, cur), |v| probe.test(&with(v))) {
+                if let Some(v) = probe.smallest(&round_durations(1, cur), with) {
                     doc = with(v);
                     changes.push(format!(
                         "teammate {name}: work item {} step_time {} → {}",
@@ -1106,6 +1130,135 @@ mod tests {
         assert!(calls < 40, "{calls}");
         assert_eq!(ddmin(5, |_| true), Vec::<usize>::new());
         assert_eq!(ddmin(5, |k| k.contains(&4)), vec![4]);
+    }
+
+    /// `smallest_by` with each value tried in turn.
+    fn smallest(ladder: &[u64], mut ok: impl FnMut(u64) -> bool) -> Option<u64> {
+        smallest_by(ladder, |values| values.iter().position(|&v| ok(v)))
+    }
+
+    /// The search as it was written before a pool could play its tries
+    /// ahead: `smallest_by` must try the same values in the same order.
+    fn smallest_in_turn(ladder: &[u64], mut ok: impl FnMut(u64) -> bool) -> Option<u64> {
+        let first = *ladder.first()?;
+        if ok(first) {
+            return Some(first);
+        }
+        let (mut lo, mut hi) = (1usize, ladder.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if ok(ladder[mid]) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        ladder.get(hi).copied()
+    }
+
+    /// ddmin as it was written before a pool could play a round's
+    /// candidates ahead: `ddmin` must test the same subsets in the same order.
+    fn ddmin_in_turn(n: usize, mut test: impl FnMut(&[usize]) -> bool) -> Vec<usize> {
+        let mut c: Vec<usize> = (0..n).collect();
+        if c.is_empty() || test(&[]) {
+            return Vec::new();
+        }
+        let mut parts = 2usize;
+        while c.len() >= 2 {
+            let chunks: Vec<Vec<usize>> = split(&c, parts);
+            let mut next = None;
+            for chunk in &chunks {
+                if test(chunk) {
+                    next = Some((chunk.clone(), 2));
+                    break;
+                }
+            }
+            if next.is_none() && chunks.len() > 2 {
+                for i in 0..chunks.len() {
+                    let rest: Vec<usize> = chunks
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .flat_map(|(_, ch)| ch.iter().copied())
+                        .collect();
+                    if test(&rest) {
+                        next = Some((rest, (parts - 1).max(2)));
+                        break;
+                    }
+                }
+            }
+            match next {
+                Some((smaller, p)) => {
+                    c = smaller;
+                    parts = p;
+                }
+                None if parts >= c.len() => break,
+                None => parts = (parts * 2).min(c.len()),
+            }
+        }
+        c
+    }
+
+    /// A test that holds for some subsets and not others, with no pattern
+    /// (monotone or not): which ones depends on `salt`.
+    fn scattered(salt: u64, keep: &[usize], percent: u64) -> bool {
+        let mut h = 0xcbf2_9ce4_8422_2325u64 ^ salt;
+        for &k in keep {
+            h = (h ^ (k as u64 + 1)).wrapping_mul(0x100_0000_01b3);
+        }
+        h = (h ^ (keep.len() as u64)).wrapping_mul(0x100_0000_01b3);
+        (h >> 7) % 100 < percent
+    }
+
+    #[test]
+    fn ddmin_by_rounds_tests_what_ddmin_tested_in_turn() {
+        for n in 0..14 {
+            for salt in 0..40u64 {
+                for percent in [10, 40, 80] {
+                    let (mut old, mut new) = (Vec::new(), Vec::new());
+                    let a = ddmin_in_turn(n, |k| {
+                        old.push(k.to_vec());
+                        scattered(salt, k, percent)
+                    });
+                    let b = ddmin(n, |k| {
+                        new.push(k.to_vec());
+                        scattered(salt, k, percent)
+                    });
+                    assert_eq!((a, old), (b, new), "n {n}, salt {salt}, {percent}%");
+                }
+            }
+            // Monotone: every superset of {1, n-2} holds.
+            let holds = |k: &[usize]| n < 3 || (k.contains(&1) && k.contains(&(n - 2)));
+            let (mut old, mut new) = (Vec::new(), Vec::new());
+            let a = ddmin_in_turn(n, |k| {
+                old.push(k.to_vec());
+                holds(k)
+            });
+            let b = ddmin(n, |k| {
+                new.push(k.to_vec());
+                holds(k)
+            });
+            assert_eq!((a, old), (b, new), "n {n}");
+        }
+    }
+
+    #[test]
+    fn smallest_by_tries_what_the_search_tried_in_turn() {
+        for len in 0..10u64 {
+            let ladder: Vec<u64> = (0..len).map(|i| i * 10).collect();
+            for salt in 0..60u64 {
+                let (mut old, mut new) = (Vec::new(), Vec::new());
+                let a = smallest_in_turn(&ladder, |v| {
+                    old.push(v);
+                    scattered(salt, &[v as usize], 50)
+                });
+                let b = smallest(&ladder, |v| {
+                    new.push(v);
+                    scattered(salt, &[v as usize], 50)
+                });
+                assert_eq!((a, old), (b, new), "ladder {ladder:?}, salt {salt}");
+            }
+        }
     }
 
     #[test]

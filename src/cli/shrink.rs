@@ -102,7 +102,10 @@ pub fn main(a: ShrinkArgs) -> i32 {
     let written = (!to_stdout).then(|| out.display().to_string());
     match a.format {
         Format::Json => {
-            println!("{}", serde_json::to_string_pretty(&json_report(&shown, &s, written.as_deref())).unwrap_or_default())
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json_report(&shown, &s, written.as_deref())).unwrap_or_default()
+            )
         }
         Format::Text => {
             for line in text_report(&shown, &s, written.as_deref()) {
