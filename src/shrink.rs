@@ -109,6 +109,7 @@ pub struct Shrunk {
     /// Runs really played: `runs` with one thread; with more, also the
     /// candidates played ahead that a success earlier in the order made useless.
     pub played: u64,
+    /// Threads that played them: `--jobs`, or fewer if no round could use so many.
     pub jobs: usize,
     pub max_runs: u64,
     /// The cap stopped it before it was done.
@@ -284,30 +285,32 @@ struct Pool {
 }
 
 impl Pool {
-    fn new(path: &str, seed: u64, jobs: usize) -> Pool {
+    /// The pool, or why its threads could not be started.
+    fn new(path: &str, seed: u64, jobs: usize) -> Result<Pool, String> {
         let (work, queue) = mpsc::channel::<(usize, String)>();
         let queue = Arc::new(Mutex::new(queue));
         let (report, done) = mpsc::channel();
-        let threads = (1..jobs)
-            .map(|_| {
-                let (queue, report, path) = (Arc::clone(&queue), report.clone(), path.to_string());
-                std::thread::spawn(move || loop {
-                    // A poisoned lock or a closed queue: the shrink is over.
-                    let next = match queue.lock() {
-                        Ok(q) => q.recv(),
-                        Err(_) => break,
-                    };
-                    let Ok((i, text)) = next else { break };
-                    // A panic is carried back and raised on the shrinking
-                    // thread, as it would be without threads.
-                    let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| play(&path, &text, seed)));
-                    if report.send((i, seen)).is_err() {
-                        break;
-                    }
-                })
-            })
-            .collect();
-        Pool { jobs, path: path.to_string(), seed, work: Some(work), done, threads }
+        let mut pool = Pool { jobs, path: path.to_string(), seed, work: Some(work), done, threads: Vec::new() };
+        for n in 1..jobs {
+            let (queue, report, path) = (Arc::clone(&queue), report.clone(), path.to_string());
+            let spawned = std::thread::Builder::new().name(format!("shrink-{n}")).spawn(move || loop {
+                // A poisoned lock or a closed queue: the shrink is over.
+                let next = match queue.lock() {
+                    Ok(q) => q.recv(),
+                    Err(_) => break,
+                };
+                let Ok((i, text)) = next else { break };
+                // A panic is carried back and raised on the shrinking
+                // thread, as it would be without threads.
+                let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| play(&path, &text, seed)));
+                if report.send((i, seen)).is_err() {
+                    break;
+                }
+            });
+            // Dropping the pool ends the threads already started.
+            pool.threads.push(spawned.map_err(|e| format!("--jobs {jobs}: thread {n} could not be started: {e}"))?);
+        }
+        Ok(pool)
     }
 
     /// Each text's run, in the texts' order: the first played here, the
@@ -386,7 +389,11 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     if opts.jobs == 0 {
         return Err(ShrinkError::BadInput("--jobs must be at least 1".into()));
     }
-    let pool = (opts.jobs > 1).then(|| Pool::new(path, seed, opts.jobs));
+    // No round offers more candidates than the empty list, the chunks and
+    // their complements of the longest list: threads past that would idle.
+    let longest = before.faults.max(before.steps).max(before.teammates);
+    let threads = opts.jobs.min(2 * longest + 1).max(1);
+    let pool = if threads > 1 { Some(Pool::new(path, seed, threads).map_err(ShrinkError::BadInput)?) } else { None };
     let mut probe = Probe {
         path,
         seed,
@@ -487,7 +494,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         after,
         runs: probe.runs,
         played: probe.played,
-        jobs: opts.jobs,
+        jobs: threads,
         max_runs: opts.max_runs,
         capped: probe.capped,
         minimal,

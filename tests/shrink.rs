@@ -396,6 +396,12 @@ fn any_number_of_threads_decides_the_same_and_counts_the_same_re_runs() {
     }
     let (path, src) = input("two-delays-add-up.toml");
     assert!(matches!(shrink(&path, &src, &Options { jobs: 0, ..Options::default() }), Err(ShrinkError::BadInput(_))));
+    // More threads than any round has candidates: only those it can use are started.
+    let one = shrunk("two-delays-add-up.toml", &Options::default());
+    let many = shrunk("two-delays-add-up.toml", &Options { jobs: 10_000, ..Options::default() });
+    assert_eq!(decided(&many), decided(&one));
+    let longest = one.before.faults.max(one.before.steps).max(one.before.teammates);
+    assert!(many.jobs > 1 && many.jobs <= 2 * longest + 1, "{} threads", many.jobs);
 }
 
 /// A report with the one line that depends on the machine (`  real ...`) taken out.
