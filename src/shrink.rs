@@ -33,6 +33,13 @@
 //! once (a cache keyed by the text). The number of runs is capped; at the
 //! cap the best file so far is kept (it always reproduces) and the result is
 //! not claimed to be 1-minimal.
+//!
+//! With `jobs` threads, where the search tests candidates in turn until one
+//! reproduces (a ddmin round, the first steps of a ladder search), the next
+//! few not yet played are played at once and the first that reproduces in
+//! that order is taken. Runs are counted, and capped, as one thread plays
+//! them (a candidate played ahead counts when the order reaches it), so the
+//! file, the count and the report are the same for any number of threads.
 
 use crate::protocol::{Defences, Millis};
 use crate::scenario::duration::{human, parse_duration};
@@ -239,7 +246,8 @@ impl Probe<'_> {
         None
     }
 
-    /// [`smallest`] of the ladder for which `with(value)` breaks the target.
+    /// The smallest value of the ladder for which `with(value)` breaks the
+    /// target ([`smallest_by`]).
     fn smallest(&mut self, ladder: &[u64], with: impl Fn(u64) -> Table) -> Option<u64> {
         smallest_by(ladder, |values| self.first(values.len(), |i| with(values[i])))
     }
