@@ -33,11 +33,19 @@
 //! once (a cache keyed by the text). The number of runs is capped; at the
 //! cap the best file so far is kept (it always reproduces) and the result is
 //! not claimed to be 1-minimal.
+//!
+//! With `jobs` threads, where the search tests candidates in turn until one
+//! reproduces (a ddmin round, the first steps of a ladder search), the next
+//! few not yet played are played at once and the first that reproduces in
+//! that order is taken. Runs are counted, and capped, as one thread plays
+//! them (a candidate played ahead counts when the order reaches it), so the
+//! file, the count and the report are the same for any number of threads.
 
 use crate::protocol::{Defences, Millis};
 use crate::scenario::duration::{human, parse_duration};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use toml::{Table, Value};
 
@@ -56,16 +64,19 @@ pub struct Options {
     pub invariant: Option<Invariant>,
     /// The written file's `name`; `None`: `<the file's name>-shrunk`.
     pub name: Option<String>,
+    /// Threads that play candidates (at least 1). The result, `runs` and
+    /// the cap are the same for any number; only `played` and the time differ.
+    pub jobs: usize,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None }
+        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None, jobs: 1 }
     }
 }
 
 /// How big a scenario is, in the entries shrinking removes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Sizes {
     pub faults: usize,
     pub steps: usize,
@@ -99,8 +110,14 @@ pub struct Shrunk {
     pub before: Sizes,
     pub after: Sizes,
     /// Runs of candidate files (the first run of the original and the final
-    /// check of the written file included).
+    /// check of the written file included) as one thread plays them: the
+    /// same for any `jobs`.
     pub runs: u64,
+    /// Runs really played: `runs` with one thread; with more, also the
+    /// candidates played ahead that a success earlier in the order made useless.
+    pub played: u64,
+    /// Threads that played them: `--jobs`, or fewer if no round could use so many.
+    pub jobs: usize,
     pub max_runs: u64,
     /// The cap stopped it before it was done.
     pub capped: bool,
@@ -113,6 +130,7 @@ pub struct Shrunk {
     pub broken: Vec<Invariant>,
     /// The written file passes under `handshake run` (it expects what it breaks).
     pub passes: bool,
+    /// Real time, the whole shrink: it depends on the machine, not the input.
     pub elapsed: Duration,
 }
 
@@ -143,17 +161,38 @@ fn invariant_of(line: &str) -> Option<Invariant> {
 }
 
 /// Runs candidates and remembers what each did.
+///
+/// `runs` counts what the one-thread shrinker plays, whatever `--jobs` is:
+/// a candidate played ahead on another thread counts only when the
+/// one-thread order reaches it, so the cap, the count reported and every
+/// decision are the same for any number of threads. `played` counts what
+/// was really played (more, with threads: candidates played ahead that a
+/// success earlier in the order made useless).
 struct Probe<'a> {
     path: &'a str,
     seed: u64,
     target: Invariant,
     runs: u64,
+    played: u64,
     /// Runs of candidates allowed (the cap less the final check).
     limit: u64,
     capped: bool,
-    /// Each candidate's text, and the violations its run reported (`None`:
-    /// it does not load).
-    cache: HashMap<String, Option<Vec<String>>>,
+    cache: HashMap<String, Seen>,
+    pool: Option<&'a Pool>,
+}
+
+/// What a candidate's run reported.
+struct Seen {
+    /// The violations (`None`: the candidate does not load).
+    violations: Option<Vec<String>>,
+    /// The one-thread order has reached it (it counts in `runs`); not yet:
+    /// it was only played ahead.
+    counted: bool,
+}
+
+/// One run of a candidate: the violations it reports, `None` if it does not load.
+fn play(path: &str, text: &str, seed: u64) -> Option<Vec<String>> {
+    load_str(path, text).ok().map(|s| run_scenario(&s, seed, RunOptions::default()).violations)
 }
 
 impl Probe<'_> {
@@ -161,24 +200,152 @@ impl Probe<'_> {
     /// document that does not load does not (and costs no run); past the
     /// cap nothing does.
     fn test(&mut self, doc: &Table) -> bool {
-        let text = write_doc(doc);
+        self.breaks(write_doc(doc))
+    }
+
+    fn breaks(&mut self, text: String) -> bool {
         let target = self.target;
         self.violations(text).is_some_and(|v| v.iter().any(|v| invariant_of(v) == Some(target)))
     }
 
-    fn violations(&mut self, text: String) -> Option<&Vec<String>> {
-        if !self.cache.contains_key(&text) {
-            if self.runs >= self.limit {
-                self.capped = true;
-                return None;
+    /// The first of the candidates `build(0..n)` that breaks the target, as
+    /// if each were tested in turn and the testing stopped there. With a
+    /// pool, the candidates not yet played are played ahead, a few at a
+    /// time, on its threads; the answer, `runs` and the cap are those of
+    /// testing them in turn.
+    fn first(&mut self, n: usize, build: impl Fn(usize) -> Table) -> Option<usize> {
+        let mut texts: Vec<Option<String>> = vec![None; n];
+        let mut text = |i: usize| texts[i].get_or_insert_with(|| write_doc(&build(i))).clone();
+        for i in 0..n {
+            let t = text(i);
+            if let Some(pool) = self.pool.filter(|_| !self.cache.contains_key(&t)) {
+                // No more ahead than the threads play at once, nor than the cap leaves.
+                let room = (self.limit.saturating_sub(self.runs) as usize).min(pool.jobs);
+                let mut ahead: Vec<String> = Vec::new();
+                for j in i..n {
+                    if ahead.len() >= room {
+                        break;
+                    }
+                    let u = text(j);
+                    if !self.cache.contains_key(&u) && !ahead.contains(&u) {
+                        ahead.push(u);
+                    }
+                }
+                // One alone is played here, in turn, as without a pool.
+                if ahead.len() > 1 {
+                    for (u, violations) in ahead.iter().zip(pool.play(&ahead)) {
+                        self.played += u64::from(violations.is_some());
+                        self.cache.insert(u.clone(), Seen { violations, counted: false });
+                    }
+                }
             }
-            let seen = load_str(self.path, &text).ok().map(|s| {
-                self.runs += 1;
-                run_scenario(&s, self.seed, RunOptions::default()).violations
-            });
-            self.cache.insert(text.clone(), seen);
+            if self.breaks(t) {
+                return Some(i);
+            }
         }
-        self.cache.get(&text).and_then(Option::as_ref)
+        None
+    }
+
+    /// The smallest value of the ladder for which `with(value)` breaks the
+    /// target ([`smallest_by`]).
+    fn smallest(&mut self, ladder: &[u64], with: impl Fn(u64) -> Table) -> Option<u64> {
+        smallest_by(ladder, |values| self.first(values.len(), |i| with(values[i])))
+    }
+
+    fn violations(&mut self, text: String) -> Option<&Vec<String>> {
+        match self.cache.get_mut(&text) {
+            Some(seen) if seen.counted => {}
+            Some(seen) => {
+                // Played ahead: it counts now, where one thread would have played it.
+                if self.runs >= self.limit {
+                    self.capped = true;
+                    return None;
+                }
+                seen.counted = true;
+                self.runs += u64::from(seen.violations.is_some());
+            }
+            None => {
+                if self.runs >= self.limit {
+                    self.capped = true;
+                    return None;
+                }
+                let violations = play(self.path, &text, self.seed);
+                self.runs += u64::from(violations.is_some());
+                self.played += u64::from(violations.is_some());
+                self.cache.insert(text.clone(), Seen { violations, counted: true });
+            }
+        }
+        self.cache.get(&text).and_then(|s| s.violations.as_ref())
+    }
+}
+
+/// Threads that play candidates, for as long as one shrink lasts: `jobs`
+/// less one, as the shrinking thread plays its share instead of waiting. A
+/// loaded scenario holds hooks that may not cross threads, so what crosses
+/// is the candidate's text, and each thread loads it.
+struct Pool {
+    jobs: usize,
+    path: String,
+    seed: u64,
+    work: Option<mpsc::Sender<(usize, String)>>,
+    done: mpsc::Receiver<(usize, std::thread::Result<Option<Vec<String>>>)>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Pool {
+    /// The pool, or why its threads could not be started.
+    fn new(path: &str, seed: u64, jobs: usize) -> Result<Pool, String> {
+        let (work, queue) = mpsc::channel::<(usize, String)>();
+        let queue = Arc::new(Mutex::new(queue));
+        let (report, done) = mpsc::channel();
+        let mut pool = Pool { jobs, path: path.to_string(), seed, work: Some(work), done, threads: Vec::new() };
+        for n in 1..jobs {
+            let (queue, report, path) = (Arc::clone(&queue), report.clone(), path.to_string());
+            let spawned = std::thread::Builder::new().name(format!("shrink-{n}")).spawn(move || loop {
+                // A poisoned lock or a closed queue: the shrink is over.
+                let next = match queue.lock() {
+                    Ok(q) => q.recv(),
+                    Err(_) => break,
+                };
+                let Ok((i, text)) = next else { break };
+                // A panic is carried back and raised on the shrinking
+                // thread, as it would be without threads.
+                let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| play(&path, &text, seed)));
+                if report.send((i, seen)).is_err() {
+                    break;
+                }
+            });
+            // Dropping the pool ends the threads already started.
+            pool.threads.push(spawned.map_err(|e| format!("--jobs {jobs}: thread {n} could not be started: {e}"))?);
+        }
+        Ok(pool)
+    }
+
+    /// Each text's run, in the texts' order: the first played here, the
+    /// others on the pool's threads.
+    fn play(&self, texts: &[String]) -> Vec<Option<Vec<String>>> {
+        let Some((mine, theirs)) = texts.split_first() else { return Vec::new() };
+        let work = self.work.as_ref().expect("the queue is open until the pool is dropped");
+        for (i, t) in theirs.iter().enumerate() {
+            work.send((i + 1, t.clone())).expect("the pool's threads wait for work until it is dropped");
+        }
+        let mut out: Vec<Option<Option<Vec<String>>>> = vec![None; texts.len()];
+        out[0] = Some(play(&self.path, mine, self.seed));
+        for _ in 0..theirs.len() {
+            let (i, seen) = self.done.recv().expect("the pool's threads answer every text they take");
+            out[i] = Some(seen.unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        out.into_iter().map(|s| s.expect("every text was answered")).collect()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Closing the queue ends each thread once it is done with what it holds.
+        drop(self.work.take());
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
     }
 }
 
@@ -227,8 +394,25 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
             opts.max_runs
         )));
     }
-    let mut probe =
-        Probe { path, seed, target, runs: 1, limit: opts.max_runs - 1, capped: false, cache: HashMap::new() };
+    if opts.jobs == 0 {
+        return Err(ShrinkError::BadInput("--jobs must be at least 1".into()));
+    }
+    // No round offers more candidates than the empty list, the chunks and
+    // their complements of the longest list: threads past that would idle.
+    let longest = before.faults.max(before.steps).max(before.teammates);
+    let threads = opts.jobs.min(2 * longest + 1).max(1);
+    let pool = if threads > 1 { Some(Pool::new(path, seed, threads).map_err(ShrinkError::BadInput)?) } else { None };
+    let mut probe = Probe {
+        path,
+        seed,
+        target,
+        runs: 1,
+        played: 1,
+        limit: opts.max_runs - 1,
+        capped: false,
+        cache: HashMap::new(),
+        pool: pool.as_ref(),
+    };
     if !probe.test(&doc) {
         return Err(ShrinkError::DoesNotReproduce(format!(
             "the file without its [[expect]] entries does not break {target} with seed {seed}"
@@ -303,6 +487,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     })?;
     let report = run_scenario(&s, s.default_seed(), RunOptions::default());
     probe.runs += 1;
+    probe.played += 1;
     if !report.violations.iter().any(|v| invariant_of(v) == Some(target)) {
         return Err(ShrinkError::DoesNotReproduce(format!(
             "the shrunk file, run with seed {seed}, does not break {target}: nothing written"
@@ -316,6 +501,8 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         before,
         after,
         runs: probe.runs,
+        played: probe.played,
+        jobs: threads,
         max_runs: opts.max_runs,
         capped: probe.capped,
         minimal,
@@ -462,7 +649,7 @@ fn ddmin_list(probe: &mut Probe, doc: Table, key: &str, fix: impl Fn(Table, &[Va
         set_entries(&mut d, key, keep.iter().map(|&i| all[i].clone()).collect());
         fix(d, &removed)
     };
-    let kept = ddmin(all.len(), |keep| probe.test(&build(keep)));
+    let kept = ddmin_by(all.len(), |candidates| probe.first(candidates.len(), |i| build(&candidates[i])));
     if kept.len() == all.len() {
         doc
     } else {
@@ -474,36 +661,51 @@ fn ddmin_list(probe: &mut Probe, doc: Table, key: &str, fix: impl Fn(Table, &[Va
 /// and from which removing any one index makes it fail (given `test` holds
 /// for all of them). The empty set is tried first.
 pub fn ddmin(n: usize, mut test: impl FnMut(&[usize]) -> bool) -> Vec<usize> {
-    let mut c: Vec<usize> = (0..n).collect();
-    if c.is_empty() || test(&[]) {
+    ddmin_by(n, |candidates| candidates.iter().position(|c| test(c)))
+}
+
+/// [`ddmin`], asking `first` for the first of each round's candidates (in
+/// the order ddmin tests them one by one) for which the test holds: the
+/// empty set (first round only), the chunks, then their complements. A
+/// `first` that tries them in turn is ddmin itself; one that tries them at
+/// once and answers the same gets the same result.
+fn ddmin_by(n: usize, mut first: impl FnMut(&[Vec<usize>]) -> Option<usize>) -> Vec<usize> {
+    if n == 0 {
         return Vec::new();
     }
+    let mut c: Vec<usize> = (0..n).collect();
     let mut parts = 2usize;
-    while c.len() >= 2 {
-        let chunks: Vec<Vec<usize>> = split(&c, parts);
-        let mut next = None;
-        for chunk in &chunks {
-            if test(chunk) {
-                next = Some((chunk.clone(), 2));
-                break;
-            }
+    let mut empty_first = true;
+    loop {
+        let chunks: Vec<Vec<usize>> = if c.len() >= 2 { split(&c, parts) } else { Vec::new() };
+        let mut candidates: Vec<Vec<usize>> = Vec::new();
+        if empty_first {
+            candidates.push(Vec::new());
         }
-        if next.is_none() && chunks.len() > 2 {
+        let skip = candidates.len();
+        candidates.extend(chunks.iter().cloned());
+        if chunks.len() > 2 {
             for i in 0..chunks.len() {
-                let rest: Vec<usize> =
-                    chunks.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, ch)| ch.iter().copied()).collect();
-                if test(&rest) {
-                    next = Some((rest, (parts - 1).max(2)));
-                    break;
-                }
+                candidates.push(
+                    chunks.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, ch)| ch.iter().copied()).collect(),
+                );
             }
         }
-        match next {
-            Some((smaller, p)) => {
-                c = smaller;
-                parts = p;
+        if candidates.is_empty() {
+            break;
+        }
+        empty_first = false;
+        match first(&candidates) {
+            Some(k) if k < skip => return Vec::new(),
+            Some(k) if k < skip + chunks.len() => {
+                c = candidates.swap_remove(k);
+                parts = 2;
             }
-            None if parts >= c.len() => break,
+            Some(k) => {
+                c = candidates.swap_remove(k);
+                parts = (parts - 1).max(2);
+            }
+            None if c.len() < 2 || parts >= c.len() => break,
             None => parts = (parts * 2).min(c.len()),
         }
     }
@@ -594,7 +796,7 @@ fn shrink_counts(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -
             .filter(|&k| k < n)
             .collect();
         let mut now = n;
-        if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+        if let Some(k) = probe.smallest(&ladder, with) {
             doc = with(k);
             changes.push(format!("teammate {name}: count {n} → {k}"));
             now = k;
@@ -616,22 +818,35 @@ fn shrink_counts(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -
     doc
 }
 
-/// The smallest of `ladder` (ascending) for which `ok` holds, searched by
-/// halving as if `ok` were monotone; every value returned was tried.
-fn smallest(ladder: &[u64], mut ok: impl FnMut(u64) -> bool) -> Option<u64> {
-    let first = *ladder.first()?;
-    if ok(first) {
-        return Some(first);
-    }
-    // ok(ladder[0]) is false; the current value (past the end) holds.
+/// The smallest of `ladder` (ascending) for which a test holds, searched by
+/// halving as if the test were monotone; every value returned was tried.
+/// `first` answers which of the values it is given, tried in turn, is the
+/// first for which the test holds. The lowest value and the first halving's
+/// are given together: when the lowest fails, the halving's is the next
+/// tried anyway, so a pool can play both at once.
+fn smallest_by(ladder: &[u64], mut first: impl FnMut(&[u64]) -> Option<usize>) -> Option<u64> {
+    let &lowest = ladder.first()?;
     let (mut lo, mut hi) = (1usize, ladder.len());
+    let mut lowest_tried = false;
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if ok(ladder[mid]) {
+        let holds = if lowest_tried {
+            first(&[ladder[mid]]).is_some()
+        } else {
+            lowest_tried = true;
+            match first(&[lowest, ladder[mid]]) {
+                Some(0) => return Some(lowest),
+                found => found.is_some(),
+            }
+        };
+        if holds {
             hi = mid;
         } else {
             lo = mid + 1;
         }
+    }
+    if !lowest_tried && first(&[lowest]).is_some() {
+        return Some(lowest);
     }
     ladder.get(hi).copied()
 }
@@ -702,7 +917,7 @@ fn shorter(
     }
     let ladder = round_durations(lo, cur);
     let with = |v: u64| edit_entry(doc, list, i, |t| drop(t.insert(key.into(), dur(v))));
-    if let Some(v) = smallest(&ladder, |v| probe.test(&with(v))) {
+    if let Some(v) = probe.smallest(&ladder, with) {
         *doc = with(v);
         changes.push(format!("{what}: {key} {} → {}", human(Millis(cur)), human(Millis(v))));
     }
@@ -774,7 +989,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                     if lat.contains("..") {
                         ladder.push(hi);
                     }
-                    if let Some(v) = smallest(&ladder, |v| probe.test(&with(Some(v)))) {
+                    if let Some(v) = probe.smallest(&ladder, |v| with(Some(v))) {
                         doc = with(Some(v));
                         changes.push(format!("latency {lat} → {}", human(Millis(v))));
                     }
@@ -794,7 +1009,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                 |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
             let ladder: Vec<u64> =
                 [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
-            if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+            if let Some(k) = probe.smallest(&ladder, with) {
                 doc = with(k);
                 changes.push(format!("{what}: count {n} → {k}"));
             }
@@ -881,7 +1096,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                 };
                 let ladder: Vec<u64> =
                     [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
-                if let Some(k) = smallest(&ladder, |k| probe.test(&with(k))) {
+                if let Some(k) = probe.smallest(&ladder, with) {
                     doc = with(k);
                     changes.push(format!("teammate {name}: work item {} steps {n} → {k}", j + 1));
                 }
@@ -894,7 +1109,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                     }
                     set_work(&doc, w)
                 };
-                if let Some(v) = smallest(&round_durations(1, cur), |v| probe.test(&with(v))) {
+                if let Some(v) = probe.smallest(&round_durations(1, cur), with) {
                     doc = with(v);
                     changes.push(format!(
                         "teammate {name}: work item {} step_time {} → {}",
@@ -930,6 +1145,135 @@ mod tests {
         assert!(calls < 40, "{calls}");
         assert_eq!(ddmin(5, |_| true), Vec::<usize>::new());
         assert_eq!(ddmin(5, |k| k.contains(&4)), vec![4]);
+    }
+
+    /// `smallest_by` with each value tried in turn.
+    fn smallest(ladder: &[u64], mut ok: impl FnMut(u64) -> bool) -> Option<u64> {
+        smallest_by(ladder, |values| values.iter().position(|&v| ok(v)))
+    }
+
+    /// The search as it was written before a pool could play its tries
+    /// ahead: `smallest_by` must try the same values in the same order.
+    fn smallest_in_turn(ladder: &[u64], mut ok: impl FnMut(u64) -> bool) -> Option<u64> {
+        let first = *ladder.first()?;
+        if ok(first) {
+            return Some(first);
+        }
+        let (mut lo, mut hi) = (1usize, ladder.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if ok(ladder[mid]) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        ladder.get(hi).copied()
+    }
+
+    /// ddmin as it was written before a pool could play a round's
+    /// candidates ahead: `ddmin` must test the same subsets in the same order.
+    fn ddmin_in_turn(n: usize, mut test: impl FnMut(&[usize]) -> bool) -> Vec<usize> {
+        let mut c: Vec<usize> = (0..n).collect();
+        if c.is_empty() || test(&[]) {
+            return Vec::new();
+        }
+        let mut parts = 2usize;
+        while c.len() >= 2 {
+            let chunks: Vec<Vec<usize>> = split(&c, parts);
+            let mut next = None;
+            for chunk in &chunks {
+                if test(chunk) {
+                    next = Some((chunk.clone(), 2));
+                    break;
+                }
+            }
+            if next.is_none() && chunks.len() > 2 {
+                for i in 0..chunks.len() {
+                    let rest: Vec<usize> = chunks
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .flat_map(|(_, ch)| ch.iter().copied())
+                        .collect();
+                    if test(&rest) {
+                        next = Some((rest, (parts - 1).max(2)));
+                        break;
+                    }
+                }
+            }
+            match next {
+                Some((smaller, p)) => {
+                    c = smaller;
+                    parts = p;
+                }
+                None if parts >= c.len() => break,
+                None => parts = (parts * 2).min(c.len()),
+            }
+        }
+        c
+    }
+
+    /// A test that holds for some subsets and not others, with no pattern
+    /// (monotone or not): which ones depends on `salt`.
+    fn scattered(salt: u64, keep: &[usize], percent: u64) -> bool {
+        let mut h = 0xcbf2_9ce4_8422_2325u64 ^ salt;
+        for &k in keep {
+            h = (h ^ (k as u64 + 1)).wrapping_mul(0x100_0000_01b3);
+        }
+        h = (h ^ (keep.len() as u64)).wrapping_mul(0x100_0000_01b3);
+        (h >> 7) % 100 < percent
+    }
+
+    #[test]
+    fn ddmin_by_rounds_tests_what_ddmin_tested_in_turn() {
+        for n in 0..14 {
+            for salt in 0..40u64 {
+                for percent in [10, 40, 80] {
+                    let (mut old, mut new) = (Vec::new(), Vec::new());
+                    let a = ddmin_in_turn(n, |k| {
+                        old.push(k.to_vec());
+                        scattered(salt, k, percent)
+                    });
+                    let b = ddmin(n, |k| {
+                        new.push(k.to_vec());
+                        scattered(salt, k, percent)
+                    });
+                    assert_eq!((a, old), (b, new), "n {n}, salt {salt}, {percent}%");
+                }
+            }
+            // Monotone: every superset of {1, n-2} holds.
+            let holds = |k: &[usize]| n < 3 || (k.contains(&1) && k.contains(&(n - 2)));
+            let (mut old, mut new) = (Vec::new(), Vec::new());
+            let a = ddmin_in_turn(n, |k| {
+                old.push(k.to_vec());
+                holds(k)
+            });
+            let b = ddmin(n, |k| {
+                new.push(k.to_vec());
+                holds(k)
+            });
+            assert_eq!((a, old), (b, new), "n {n}");
+        }
+    }
+
+    #[test]
+    fn smallest_by_tries_what_the_search_tried_in_turn() {
+        for len in 0..10u64 {
+            let ladder: Vec<u64> = (0..len).map(|i| i * 10).collect();
+            for salt in 0..60u64 {
+                let (mut old, mut new) = (Vec::new(), Vec::new());
+                let a = smallest_in_turn(&ladder, |v| {
+                    old.push(v);
+                    scattered(salt, &[v as usize], 50)
+                });
+                let b = smallest(&ladder, |v| {
+                    new.push(v);
+                    scattered(salt, &[v as usize], 50)
+                });
+                assert_eq!((a, old), (b, new), "ladder {ladder:?}, salt {salt}");
+            }
+        }
     }
 
     #[test]

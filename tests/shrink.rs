@@ -350,3 +350,149 @@ fn saved_regressions_replay() {
     }
     assert!(bad.is_empty(), "saved regressions that do not replay:\n{}", bad.join("\n"));
 }
+
+/// What a shrink decided, everything but the real time and the runs really
+/// played (which depend on the machine and the number of threads).
+fn decided(s: &Shrunk) -> String {
+    format!(
+        "{}\n{:?} {} {:?} {:?} {:?} {} {} {} {} {:?} {}",
+        s.text,
+        s.invariant,
+        s.detail,
+        s.before,
+        s.after,
+        s.changes,
+        s.runs,
+        s.max_runs,
+        s.capped,
+        s.minimal,
+        s.broken,
+        s.passes
+    )
+}
+
+#[test]
+fn any_number_of_threads_decides_the_same_and_counts_the_same_re_runs() {
+    // (input, cap): the caps stop the shrink early, in ddmin and in the
+    // simplification, where candidates played ahead must not count.
+    let cases = [
+        ("nine-of-ten-delays.toml", DEFAULT_MAX_RUNS),
+        ("nine-of-ten-delays.toml", 7),
+        ("nine-of-ten-delays.toml", 40),
+        ("nine-of-ten-delays.toml", 160),
+        ("two-delays-add-up.toml", DEFAULT_MAX_RUNS),
+        ("padded-kind-check-off.toml", 12),
+    ];
+    for (name, max_runs) in cases {
+        let one = shrunk(name, &Options { max_runs, jobs: 1, ..Options::default() });
+        assert_eq!(one.played, one.runs, "{name}: one thread plays exactly what it counts");
+        assert_eq!(one.jobs, 1);
+        for jobs in [2, 3] {
+            let s = shrunk(name, &Options { max_runs, jobs, ..Options::default() });
+            assert_eq!(decided(&s), decided(&one), "{name}, cap {max_runs}, {jobs} threads");
+            assert!(s.played >= s.runs, "{name}: {jobs} threads played {} of {} counted", s.played, s.runs);
+            assert_eq!(s.jobs, jobs);
+        }
+    }
+    let (path, src) = input("two-delays-add-up.toml");
+    assert!(matches!(shrink(&path, &src, &Options { jobs: 0, ..Options::default() }), Err(ShrinkError::BadInput(_))));
+    // More threads than any round has candidates: only those it can use are started.
+    let one = shrunk("two-delays-add-up.toml", &Options::default());
+    let many = shrunk("two-delays-add-up.toml", &Options { jobs: 10_000, ..Options::default() });
+    assert_eq!(decided(&many), decided(&one));
+    let longest = one.before.faults.max(one.before.steps).max(one.before.teammates);
+    assert!(many.jobs > 1 && many.jobs <= 2 * longest + 1, "{} threads", many.jobs);
+}
+
+/// A report with the one line that depends on the machine (`  real ...`) taken out.
+fn without_real(report: &str) -> String {
+    report.lines().filter(|l| !l.starts_with("  real ")).map(|l| format!("{l}\n")).collect()
+}
+
+#[test]
+fn one_two_and_three_jobs_write_the_same_file_and_print_the_same_report() {
+    let dir = TempDir::new("shrink-jobs");
+    let input = "tests/shrink-inputs/nine-of-ten-delays.toml";
+    let run = |jobs: &str| {
+        let out = dir.path(&format!("j{jobs}/out.toml"));
+        std::fs::create_dir_all(dir.path(&format!("j{jobs}"))).unwrap();
+        let r = handshake(&["shrink", input, "--out", &out, "--jobs", jobs]);
+        r.expect_code(0).stdout_has("  real ").stdout_has(if jobs == "1" { "1 thread:" } else { "threads:" });
+        let file = std::fs::read_to_string(&out).expect("written");
+        (file, without_real(&r.stdout.replace(&format!("j{jobs}/"), "jN/")))
+    };
+    let (file, report) = run("1");
+    assert!(report.contains("re-runs (cap 2000), 1-minimal"), "{report}");
+    for jobs in ["2", "3"] {
+        let (f, r) = run(jobs);
+        assert_eq!(f, file, "--jobs {jobs} wrote another file");
+        assert_eq!(r, report, "--jobs {jobs} printed another report");
+    }
+    // `--out -`: the file on stdout, the report on stderr, the same for any number.
+    let printed = |jobs: &str| {
+        let r = handshake(&["shrink", input, "--out", "-", "--jobs", jobs]);
+        r.expect_code(0);
+        (r.stdout.clone(), without_real(&r.stderr))
+    };
+    let p1 = printed("1");
+    assert_eq!(p1.0, file);
+    assert_eq!(printed("3"), p1);
+    handshake(&["shrink", input, "--jobs", "0"]).expect_code(2).stderr_has("--jobs must be at least 1");
+}
+
+#[test]
+fn the_json_report_says_what_the_text_says_and_parses() {
+    let dir = TempDir::new("shrink-json");
+    let input = "tests/shrink-inputs/padded-sender-auth-off.toml";
+    let json = |jobs: &str| {
+        let out = dir.path(&format!("out-{jobs}.toml"));
+        let r = handshake(&["shrink", input, "--seed", "1", "--out", &out, "--format", "json", "--jobs", jobs]);
+        r.expect_code(0);
+        let doc: serde_json::Value =
+            serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+        (doc, out)
+    };
+    let (doc, out) = json("2");
+    assert_eq!(doc["file"], input);
+    assert_eq!(doc["seed"], 1);
+    assert_eq!(doc["invariant"], "matching-response");
+    assert!(doc["detail"].as_str().is_some_and(|d| d.contains("alice/plan/1")), "{doc}");
+    assert_eq!(doc["broken"], serde_json::json!(["matching-response"]));
+    assert_eq!(doc["before"], serde_json::json!({"faults": 8, "steps": 5, "teammates": 3, "agents": 8}));
+    assert_eq!(doc["after"], serde_json::json!({"faults": 1, "steps": 0, "teammates": 1, "agents": 1}));
+    assert_eq!(
+        (doc["minimal"].as_bool(), doc["capped"].as_bool(), doc["passes"].as_bool()),
+        (Some(true), Some(false), Some(true))
+    );
+    assert_eq!(doc["max_runs"], DEFAULT_MAX_RUNS);
+    assert_eq!(doc["written"], out.as_str());
+    let written = std::fs::read_to_string(&out).expect("written");
+    assert_eq!(doc["text"], written.as_str());
+    assert!(
+        doc["changes"].as_array().is_some_and(|c| c.iter().any(|c| c == "latency 1ms..20ms → 1ms (the default)")),
+        "{doc}"
+    );
+    let reruns = doc["reruns"].as_u64().expect("reruns");
+    assert!(written.contains(&format!("({reruns} re-runs, 1-minimal)")), "{written}");
+    assert!(doc["real_seconds"].as_f64().is_some_and(|t| t > 0.0), "{doc}");
+    assert_eq!(doc["played"]["jobs"], 2);
+    assert!(doc["played"]["runs"].as_u64().is_some_and(|p| p >= reruns), "{doc}");
+    // The text report counts the same re-runs.
+    let text = handshake(&["shrink", input, "--seed", "1", "--out", &dir.path("text.toml"), "--jobs", "1"]);
+    text.expect_code(0).stdout_has(&format!("  {reruns} re-runs (cap 2000), 1-minimal"));
+    // Only the fields marked real (and where it was written) differ with the number of threads.
+    let strip = |mut d: serde_json::Value| {
+        let m = d.as_object_mut().unwrap();
+        for k in ["real_seconds", "played", "written"] {
+            assert!(m.remove(k).is_some(), "{k} missing");
+        }
+        d
+    };
+    assert_eq!(strip(json("1").0), strip(doc));
+    // `--out -` with json: nothing written, the file in the document.
+    let r = handshake(&["shrink", input, "--seed", "1", "--out", "-", "--format", "json"]);
+    r.expect_code(0);
+    let d: serde_json::Value = serde_json::from_str(&r.stdout).expect("one JSON document on stdout");
+    assert!(d["written"].is_null());
+    assert_eq!(d["text"], written.as_str());
+}

@@ -133,7 +133,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                     }
                 };
                 let shrunk = match (&file, a.shrink) {
-                    (Some(path), true) => Some(shrink_find(path, seed)),
+                    (Some(path), true) => Some(shrink_find(path, seed, jobs)),
                     _ => None,
                 };
                 let f = Found { case, file, reproduce, shrunk };
@@ -256,10 +256,12 @@ fn cases(
 }
 
 /// Shrinks the find written at `path` and writes `<path>-shrunk.toml`
-/// beside it: what it became, or why it was not shrunk.
-fn shrink_find(path: &str, seed: u64) -> Result<String, String> {
+/// beside it: what it became, or why it was not shrunk. The fuzzing
+/// threads are done with their batch by now (finds are reported after it),
+/// so the shrink's own `jobs` threads are the only ones running.
+fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
     let src = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let opts = crate::shrink::Options { seed: Some(seed), ..crate::shrink::Options::default() };
+    let opts = crate::shrink::Options { seed: Some(seed), jobs, ..crate::shrink::Options::default() };
     let s = crate::shrink::shrink(path, &src, &opts).map_err(|e| e.to_string())?;
     let out = format!("{}-shrunk.toml", path.strip_suffix(".toml").unwrap_or(path));
     std::fs::write(&out, &s.text).map_err(|e| format!("cannot write {out}: {e}"))?;

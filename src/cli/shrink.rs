@@ -1,8 +1,8 @@
 //! `handshake shrink`: cut a failing run down to a small scenario file.
 
-use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::{plural, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::scenario::Invariant;
-use crate::shrink::{shrink, Options, ShrinkError, DEFAULT_MAX_RUNS};
+use crate::shrink::{shrink, Options, ShrinkError, Shrunk, DEFAULT_MAX_RUNS};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -25,12 +25,19 @@ pub struct ShrinkArgs {
     /// The shrunk scenario's name [default: the file's name with -shrunk]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Threads that play candidates; the file written, the re-runs counted and the report are the same for any number [default: every core]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Output for people (text) or machines (json: one document on stdout, the file's text included)
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }
 
 const EXAMPLES: &[(&str, &str)] = &[
     ("handshake shrink found.toml --seed 7", "write found-shrunk.toml next to it"),
     ("handshake shrink found.toml --seed 7 --out regressions/x.toml", "save it as a regression `cargo test` replays"),
     ("handshake shrink found.toml --out -", "print the file (the summary goes to stderr)"),
+    ("handshake shrink found.toml --jobs 1 --format json", "on one thread, a report for machines"),
 ];
 
 /// The command's examples and exit statuses.
@@ -39,7 +46,8 @@ pub fn after_help() -> String {
         "{}\n\
 Faults, then steps, then teammates are delta-debugged to a 1-minimal set, then simplified (defences back on,\n\
 fixed latency, earlier times, smaller counts, probability 1); the file written expects what it breaks, and is\n\
-run before it is written. See docs/shrink.md.\n\
+run before it is written. Candidates are played on --jobs threads; the file and the report are the same for any\n\
+number (re-runs are counted as one thread plays them; only the `real` line and fields differ). See docs/shrink.md.\n\
 Exit status: 0 written, 1 the shrunk file did not reproduce (nothing written), 2 bad input or nothing to shrink.",
         super::examples("Examples", EXAMPLES)
     )
@@ -58,6 +66,10 @@ pub fn default_out(path: &Path) -> PathBuf {
 
 pub fn main(a: ShrinkArgs) -> i32 {
     let shown = a.path.display().to_string();
+    if a.jobs == Some(0) {
+        eprintln!("error: --jobs must be at least 1; nothing was shrunk");
+        return EXIT_BAD_INPUT;
+    }
     let src = match std::fs::read_to_string(&a.path) {
         Ok(s) => s,
         Err(e) => {
@@ -65,7 +77,8 @@ pub fn main(a: ShrinkArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let opts = Options { seed: a.seed, max_runs: a.max_runs, invariant: a.invariant, name: a.name };
+    let jobs = super::jobs_or_every_core(a.jobs);
+    let opts = Options { seed: a.seed, max_runs: a.max_runs, invariant: a.invariant, name: a.name, jobs };
     let s = match shrink(&shown, &src, &opts) {
         Ok(s) => s,
         Err(e @ (ShrinkError::BadInput(_) | ShrinkError::NothingToShrink(_))) => {
@@ -79,15 +92,43 @@ pub fn main(a: ShrinkArgs) -> i32 {
     };
     let to_stdout = a.out.as_deref() == Some(Path::new("-"));
     let out = a.out.clone().unwrap_or_else(|| default_out(&a.path));
-    let say = |line: String| {
-        if to_stdout {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
+    // Written before anything is reported, so that a report never names a file that is not there.
+    if !to_stdout {
+        if let Err(e) = std::fs::write(&out, &s.text) {
+            eprintln!("error: cannot write {}: {e}", out.display());
+            return EXIT_BAD_INPUT;
         }
-    };
-    say(format!("shrunk {shown} seed {}: breaks {}: {}", s.seed, s.invariant, s.detail));
-    say(format!(
+    }
+    let written = (!to_stdout).then(|| out.display().to_string());
+    match a.format {
+        Format::Json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json_report(&shown, &s, written.as_deref())).unwrap_or_default()
+            )
+        }
+        Format::Text => {
+            for line in text_report(&shown, &s, written.as_deref()) {
+                if to_stdout {
+                    eprintln!("{line}");
+                } else {
+                    println!("{line}");
+                }
+            }
+            if to_stdout {
+                print!("{}", s.text);
+            }
+        }
+    }
+    EXIT_OK
+}
+
+/// The report for people, line by line. Only the line that starts `real`
+/// depends on the machine and `--jobs`; every other is the same for any
+/// number of threads.
+pub fn text_report(shown: &str, s: &Shrunk, written: Option<&str>) -> Vec<String> {
+    let mut lines = vec![format!("shrunk {shown} seed {}: breaks {}: {}", s.seed, s.invariant, s.detail)];
+    lines.push(format!(
         "  faults {} → {}, steps {} → {}, teammates {} → {}{}",
         s.before.faults,
         s.after.faults,
@@ -101,38 +142,54 @@ pub fn main(a: ShrinkArgs) -> i32 {
             String::new()
         }
     ));
-    for c in &s.changes {
-        say(format!("  {c}"));
-    }
-    say(format!(
-        "  {} re-runs (cap {}), {:.1} ms{}",
+    lines.extend(s.changes.iter().map(|c| format!("  {c}")));
+    lines.push(format!(
+        "  {} re-runs (cap {}){}",
         s.runs,
         s.max_runs,
-        s.elapsed.as_secs_f64() * 1000.0,
         if s.capped { ": the cap stopped it; the file reproduces but is not shown 1-minimal" } else { ", 1-minimal" }
     ));
-    if to_stdout {
-        print!("{}", s.text);
-    } else {
-        if let Err(e) = std::fs::write(&out, &s.text) {
-            eprintln!("error: cannot write {}: {e}", out.display());
-            return EXIT_BAD_INPUT;
-        }
-        say(format!(
-            "wrote {} ({})",
-            out.display(),
-            if s.passes {
-                format!(
-                    "`handshake run` passes it: it expects {}",
-                    s.broken.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
-                )
-            } else {
-                "`handshake run` fails it: every defence is on, so the violation is a bug and cannot be expected"
-                    .to_string()
-            }
-        ));
+    lines.push(format!(
+        "  real {:.1} ms, {}: {} played",
+        s.elapsed.as_secs_f64() * 1000.0,
+        plural(s.jobs as u64, "thread"),
+        plural(s.played, "run")
+    ));
+    match written {
+        Some(path) if s.passes => lines.push(format!(
+            "wrote {path} (`handshake run` passes it: it expects {})",
+            s.broken.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+        )),
+        Some(path) => lines.push(format!(
+            "wrote {path} (`handshake run` fails it: every defence is on, so the violation is a bug and cannot be expected)"
+        )),
+        None => {}
     }
-    EXIT_OK
+    lines
+}
+
+/// The report for machines. `real_seconds` and `played` depend on the
+/// machine and `--jobs`; every other field is the same for any number of threads.
+pub fn json_report(shown: &str, s: &Shrunk, written: Option<&str>) -> serde_json::Value {
+    serde_json::json!({
+        "file": shown,
+        "seed": s.seed,
+        "invariant": s.invariant.name(),
+        "detail": s.detail,
+        "broken": s.broken.iter().map(|i| i.name()).collect::<Vec<_>>(),
+        "before": s.before,
+        "after": s.after,
+        "changes": s.changes,
+        "reruns": s.runs,
+        "max_runs": s.max_runs,
+        "capped": s.capped,
+        "minimal": s.minimal,
+        "written": written,
+        "passes": s.passes,
+        "text": s.text,
+        "real_seconds": s.elapsed.as_secs_f64(),
+        "played": {"runs": s.played, "jobs": s.jobs},
+    })
 }
 
 #[cfg(test)]
