@@ -252,6 +252,10 @@ pub struct Delivery {
     pub sender: AgentId,
     pub to: AgentId,
     pub at: Millis,
+    /// The incarnation of `to` the router saw when it accepted the message (a
+    /// crash and restart increments it): a copy still in flight across a
+    /// restart arrives marked as meant for the process that is gone.
+    pub incarnation: u32,
 }
 
 impl Message {
@@ -316,6 +320,7 @@ impl Delivery {
         }
         c.millis(self.envelope.sent_at);
         c.millis(self.at);
+        c.word(self.incarnation as u64);
         self.envelope.message.canon(c);
     }
 }

@@ -89,6 +89,20 @@ struct Agent {
     stalled_until: Millis,
     /// A shutdown it approved after its request had expired.
     obeyed_expired: Option<RequestId>,
+    /// How many times it crashed: which incarnation of it runs (or will run
+    /// after its restart). A request sent to it is meant for this one.
+    incarnation: u32,
+}
+
+/// A request sent to an agent, with the incarnation of the agent it was sent
+/// to, as the oracle derives it (crashes seen before the send), not as the
+/// router stamped it.
+#[derive(Clone, Copy, Debug)]
+struct SentTo {
+    seq: u64,
+    id: RequestId,
+    to: AgentId,
+    incarnation: u32,
 }
 
 /// A file an agent has started but not finished writing. Finished files are
@@ -258,6 +272,13 @@ pub struct Watch {
     replays: Vec<u64>,
     /// All at the instant of the latest event.
     obligations: Vec<Obligation>,
+    /// Every request sent, by seq (sorted): a copy may still arrive, late,
+    /// duplicated or replayed, after its receiver crashed and restarted.
+    requests_sent: Vec<SentTo>,
+    /// Requests delivered to an incarnation later than the one they were
+    /// sent to, and not since delivered to the current one: answering one of
+    /// these breaks current-incarnation. Sorted by (agent, id).
+    stale: Vec<(AgentId, RequestId)>,
 }
 
 impl Watch {
@@ -273,6 +294,7 @@ impl Watch {
             life: Life::Alive,
             stalled_until: Millis::ZERO,
             obeyed_expired: None,
+            incarnation: 0,
         };
         Watch {
             requests: Vec::new(),
@@ -281,6 +303,8 @@ impl Watch {
             unaccounted: Vec::new(),
             replays: Vec::new(),
             obligations: Vec::new(),
+            requests_sent: Vec::new(),
+            stale: Vec::new(),
         }
     }
 
@@ -539,6 +563,13 @@ impl Watch {
                         Err(k) => self.unaccounted.insert(k, u),
                     }
                 }
+                if let (Some(id), crate::protocol::Address::Agent(to)) = (request_id, to) {
+                    if is_request(message_type) {
+                        self.sent_request(*seq, *id, *to, replayed);
+                    } else if is_response(message_type) && !replayed {
+                        self.answered(*from, *id, names, &mut violate);
+                    }
+                }
                 // An approval sent at or after the request's own deadline: the
                 // asker has applied its default by then.
                 if let (Some(id), "shutdown_response", Some(true), false) =
@@ -555,7 +586,11 @@ impl Watch {
             }
             Event::Fault { seq, fault: "replay", .. } if !self.replays.contains(seq) => self.replays.push(*seq),
             Event::Crash { agent, restart_at } => {
-                self.agents[agent.index()].life = Life::Crashed { restart: restart_at.is_some() };
+                let a = &mut self.agents[agent.index()];
+                a.life = Life::Crashed { restart: restart_at.is_some() };
+                a.incarnation += 1;
+                // What the old incarnation was handed died with its mailbox.
+                self.stale.retain(|(who, _)| who != agent);
             }
             Event::Restart { agent } => {
                 let a = &mut self.agents[agent.index()];
@@ -569,13 +604,70 @@ impl Watch {
             Event::Stall { agent, until } => {
                 self.agents[agent.index()].stalled_until = *until;
             }
-            Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => {
-                if let Ok(k) = self.unaccounted.binary_search_by_key(seq, |u| u.seq) {
-                    self.unaccounted.remove(k);
-                }
+            Event::Deliver { seq, to, request_id: Some(id), message_type, .. } if is_request(message_type) => {
+                self.account(*seq);
+                self.delivered_request(*seq, *id, *to);
+            }
+            Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => self.account(*seq),
+            _ => {}
+        }
+    }
+
+    /// Message `seq` was delivered or dropped: no longer unaccounted for.
+    fn account(&mut self, seq: u64) {
+        if let Ok(k) = self.unaccounted.binary_search_by_key(&seq, |u| u.seq) {
+            self.unaccounted.remove(k);
+        }
+    }
+
+    /// Remembers which incarnation of `to` request `id` was sent to. A replay
+    /// is the network handing over a copy of an earlier send, so it was meant
+    /// for whom that send was: the latest send of the same request to `to`.
+    fn sent_request(&mut self, seq: u64, id: RequestId, to: AgentId, replayed: bool) {
+        let Some(agent) = self.agents.get(to.index()) else { return };
+        let original = replayed
+            .then(|| self.requests_sent.iter().rev().find(|s| s.id == id && s.to == to))
+            .flatten()
+            .map(|s| s.incarnation);
+        let incarnation = original.unwrap_or(agent.incarnation);
+        let sent = SentTo { seq, id, to, incarnation };
+        match self.requests_sent.binary_search_by_key(&seq, |s| s.seq) {
+            Ok(k) => self.requests_sent[k] = sent,
+            Err(k) => self.requests_sent.insert(k, sent),
+        }
+    }
+
+    /// A copy of request message `seq` reached `to`: stale if it was sent to
+    /// an earlier incarnation, current otherwise (which makes answering the
+    /// request legitimate again, whatever stale copy came before).
+    fn delivered_request(&mut self, seq: u64, id: RequestId, to: AgentId) {
+        let Some(agent) = self.agents.get(to.index()) else { return };
+        let Ok(k) = self.requests_sent.binary_search_by_key(&seq, |s| s.seq) else { return };
+        let stale = self.requests_sent[k].incarnation < agent.incarnation;
+        let key = (to, id);
+        match (self.stale.binary_search(&key), stale) {
+            (Err(k), true) => self.stale.insert(k, key),
+            (Ok(k), false) => {
+                self.stale.remove(k);
             }
             _ => {}
         }
+    }
+
+    /// `from` sent a response quoting request `id`.
+    fn answered(&mut self, from: AgentId, id: RequestId, names: &Names, violate: &mut impl FnMut(Invariant, String)) {
+        let Ok(k) = self.stale.binary_search(&(from, id)) else { return };
+        self.stale.remove(k);
+        let incarnation = self.agents[from.index()].incarnation;
+        violate(
+            Invariant::CurrentIncarnation,
+            format!(
+                "{} (incarnation {incarnation}) answered [{}], which was sent to an earlier incarnation: the \
+                 process it was meant for is gone, and its asker should settle it by the deadline",
+                names.agent(from),
+                label(names, id)
+            ),
+        );
     }
 
     /// The end-of-run checks (a request still pending, a message never accounted for, and any same-instant obligation still open), for a run that stopped at `ended_at` for `stop`.
@@ -673,6 +765,17 @@ impl Watch {
                 Some(id) => c.id(id),
                 None => c.word(u64::MAX),
             }
+            c.word(a.incarnation as u64);
+        }
+        // Which stale requests an answer would break current-incarnation on.
+        // Not `requests_sent`: the explorer's messages in flight carry the
+        // same incarnation stamps, and the sends that are no longer in
+        // flight are history.
+        let mut stale: Vec<(u32, u32)> = self.stale.iter().map(|(a, id)| (c.agent_index(*a), c.number(*id))).collect();
+        stale.sort_unstable();
+        c.word(stale.len() as u64);
+        for (a, id) in stale {
+            c.word(a as u64 | (id as u64) << 32);
         }
         let mut files: Vec<(u32, &HalfWritten)> =
             self.half_written.iter().map(|f| (c.agent_index(f.agent), f)).collect();
@@ -693,12 +796,20 @@ impl Watch {
     }
 }
 
+fn is_request(message_type: &str) -> bool {
+    matches!(message_type, "shutdown_request" | "plan_approval_request")
+}
+
+fn is_response(message_type: &str) -> bool {
+    matches!(message_type, "shutdown_response" | "plan_approval_response")
+}
+
 /// The request `id` in a table sorted by id.
 fn find(requests: &mut [(RequestId, Tracked)], id: RequestId) -> Option<&mut Tracked> {
     requests.binary_search_by_key(&id, |(k, _)| *k).ok().map(|k| &mut requests[k].1)
 }
 
-/// Checks all eight invariants over a finished run.
+/// Checks every invariant over a finished run.
 pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
     let log = Log { names: &outcome.names, events: &outcome.events, ended_at: outcome.ended_at, stop: outcome.stop };
     check_log(&log, policy, require_plan)
