@@ -876,6 +876,7 @@ mod tests {
 
     const LEAD: AgentId = AgentId(0);
     const ALICE: AgentId = AgentId(1);
+    const AGENT_ADVERSARY: AgentId = AgentId(2);
 
     fn id(n: u8) -> RequestId {
         RequestId::from_random_bytes([n; 16])
@@ -1260,5 +1261,74 @@ mod tests {
         // the same future.
         assert_eq!(hash_of(&plan(1, Status::Approved)), hash_of(&plan(40, Status::Approved)));
         assert_ne!(hash_of(&plan(1, Status::Approved)), hash_of(&plan(1, Status::Rejected)));
+    }
+
+    fn message(seq: u64, from: AgentId, to: AgentId, message_type: &'static str, sent: bool) -> Event {
+        let (request_id, approve) = (Some(id(1)), (message_type == "shutdown_response").then_some(true));
+        if sent {
+            let to = crate::protocol::Address::Agent(to);
+            Event::Send { seq, from, to, message_type, request_id, approve, words: None }
+        } else {
+            Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id }
+        }
+    }
+
+    /// The lead asks alice to shut down at `asked`; alice crashes at 2 s and
+    /// restarts at 5 s; the request reaches her at 11 s and she approves it
+    /// (or, without `answers`, says nothing and the request stays pending).
+    fn respawn_log(asked: u64, answers: bool) -> Vec<(u64, Event)> {
+        let mut log = vec![
+            (asked, opened(1, Kind::Shutdown, LEAD, ALICE)),
+            (asked, message(1, LEAD, ALICE, "shutdown_request", true)),
+            (2_000, Event::Crash { agent: ALICE, restart_at: Some(Millis(5_000)) }),
+            (2_000, status(ALICE, RosterStatus::Crashed)),
+            (5_000, Event::Restart { agent: ALICE }),
+            (5_000, status(ALICE, RosterStatus::Working)),
+        ];
+        log.sort_by_key(|(t, _)| *t);
+        log.push((11_000, message(1, LEAD, ALICE, "shutdown_request", false)));
+        if answers {
+            log.push((11_000, message(2, ALICE, LEAD, "shutdown_response", true)));
+            log.push((11_001, message(2, ALICE, LEAD, "shutdown_response", false)));
+            log.push((11_001, applied(1, Kind::Shutdown, LEAD, ALICE, Status::Approved)));
+        }
+        log
+    }
+
+    #[test]
+    fn answering_a_request_sent_before_the_crash_breaks_current_incarnation() {
+        let v = violations(respawn_log(1_000, true), false);
+        assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::CurrentIncarnation], "{v:?}");
+        assert_eq!((v[0].at, v[0].event), (Millis(11_000), Some(7)), "reported at the answer");
+        assert!(v[0].detail.contains("alice (incarnation 1) answered"), "{}", v[0].detail);
+    }
+
+    #[test]
+    fn a_request_sent_after_the_restart_may_be_answered() {
+        assert_eq!(broken(respawn_log(6_000, true), false), vec![]);
+    }
+
+    #[test]
+    fn a_stale_request_left_unanswered_breaks_nothing() {
+        // Still pending at the end, before its deadline: the run stopped early.
+        let o = Outcome { stop: Stop::EndTime, ..outcome(respawn_log(1_000, false)) };
+        assert_eq!(check(&o, &Policy::default(), &[false, false]), vec![]);
+    }
+
+    #[test]
+    fn a_fresh_copy_after_a_stale_one_makes_the_answer_legitimate() {
+        // A forgery quoting the same id, sent after the restart, reaches alice
+        // first: she may answer it, and the stale copy is answered by that.
+        let mut log = respawn_log(1_000, true);
+        let fresh = |sent| message(9, AGENT_ADVERSARY, ALICE, "shutdown_request", sent);
+        log.insert(7, (11_000, fresh(true)));
+        log.insert(8, (11_000, fresh(false)));
+        assert_eq!(broken(log, false), vec![]);
+    }
+
+    #[test]
+    fn the_state_hash_keeps_which_requests_are_stale() {
+        let run = |asked| fed(&respawn_log(asked, false)).0;
+        assert_ne!(hash_of(&run(1_000)), hash_of(&run(6_000)));
     }
 }
