@@ -168,3 +168,42 @@ fn the_same_file_and_seed_give_the_same_trace() {
         assert_eq!(dump(&a), dump(&b), "{stem}");
     }
 }
+
+// ------------------------------------------------- the explorer
+
+use handshake::explore::{explore, Bounds, Broke, Budgets};
+use handshake::scenario::{load_str, Invariant};
+
+#[test]
+fn the_explorer_finds_the_respawn_bug_in_scenario_30_and_nothing_in_31() {
+    let load = |stem: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"));
+        load_file(&path).expect("bundled")
+    };
+    let off = explore(&load("30-respawn-answers-old-request"), Budgets::default(), Bounds::default());
+    let c = off.counterexample.expect("the respawn bug is reachable with the check off");
+    assert!(matches!(c.broke, Broke::Invariant(Invariant::CurrentIncarnation)), "{}", c.narrate().join("\n"));
+    let on = explore(&load("31-stale-incarnation-ignored"), Budgets::default(), Bounds::default());
+    assert!(on.counterexample.is_none(), "{:?}", on.counterexample.map(|c| c.narrate()));
+    assert_eq!(on.stopped_by, None, "the whole space fits the bounds");
+}
+
+#[test]
+fn with_a_crash_budget_alone_the_explorer_finds_the_bug_only_with_the_check_off() {
+    // No crash and no delay in the file: the explorer's own crash (with a
+    // restart) and its choice of when to deliver are enough.
+    let file = |defences: &str| {
+        let toml = format!(
+            "name = \"ask\"\nabout = \"The lead asks alice to stop.\"\n{defences}\n[[teammate]]\nname = \"alice\"\n\
+             [[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alice\"\n"
+        );
+        load_str("ask.toml", &toml).expect("a valid scenario")
+    };
+    let budgets = Budgets { crash: 1, ..Budgets::default() };
+    let off = explore(&file(CHECK_OFF), budgets, Bounds::default());
+    let c = off.counterexample.expect("a crash between the send and the delivery");
+    assert!(matches!(c.broke, Broke::Invariant(Invariant::CurrentIncarnation)), "{}", c.narrate().join("\n"));
+    let on = explore(&file(""), budgets, Bounds::default());
+    assert!(on.counterexample.is_none(), "{:?}", on.counterexample.map(|c| c.narrate()));
+    assert_eq!(on.stopped_by, None, "the whole space fits the bounds");
+}
