@@ -133,7 +133,14 @@ impl Actor for Ponger {
 fn ping(to: u32, rng: &mut rand_chacha::ChaCha8Rng) -> Input {
     let message = Message::ShutdownRequest { request_id: RequestId::draw(rng), reason: None, deadline: Millis::NEVER };
     let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(AgentId(to)), sent_at: Millis::ZERO, message };
-    Input::Deliver(Delivery { seq: 0, envelope, sender: AgentId::LEAD, to: AgentId(to), at: Millis::ZERO, incarnation: 0 })
+    Input::Deliver(Delivery {
+        seq: 0,
+        envelope,
+        sender: AgentId::LEAD,
+        to: AgentId(to),
+        at: Millis::ZERO,
+        incarnation: 0,
+    })
 }
 
 struct Start(u32);

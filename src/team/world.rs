@@ -280,9 +280,12 @@ impl World {
             Route::HoldReorder => {
                 super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now, incarnation })
             }
-            Route::HoldPartition(i) => {
-                super::network::hold_partition(self, i, seq, Delivery { seq, envelope, sender, to, at: now, incarnation })
-            }
+            Route::HoldPartition(i) => super::network::hold_partition(
+                self,
+                i,
+                seq,
+                Delivery { seq, envelope, sender, to, at: now, incarnation },
+            ),
         }
     }
 
