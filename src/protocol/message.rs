@@ -254,7 +254,10 @@ pub struct Delivery {
     pub at: Millis,
     /// The incarnation of `to` the router saw when it accepted the message (a
     /// crash and restart increments it): a copy still in flight across a
-    /// restart arrives marked as meant for the process that is gone.
+    /// restart arrives marked as meant for the process that is gone. Every
+    /// message is stamped, but only requests are checked against it (see
+    /// `agent::admit`): a response is judged by its asker's request table,
+    /// which survives a restart, and plain text changes nothing.
     pub incarnation: u32,
 }
 

@@ -255,8 +255,9 @@ fn gate_code(s: GateState) -> u8 {
 /// can carry one in every state and clone it per transition: requests (a
 /// sorted vector; a run has a handful), one record per agent, the files left
 /// half-written, the messages not yet accounted for, the replays not yet
-/// sent, and the expiry obligations of the current instant. Nothing on the
-/// path of an event that breaks nothing formats text.
+/// sent, the expiry obligations of the current instant, the requests sent
+/// (with the incarnation each was meant for) and those delivered stale.
+/// Nothing on the path of an event that breaks nothing formats text.
 #[derive(Clone, Debug)]
 pub struct Watch {
     /// Sorted by id.
