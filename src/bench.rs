@@ -133,7 +133,14 @@ impl Actor for Ponger {
 fn ping(to: u32, rng: &mut rand_chacha::ChaCha8Rng) -> Input {
     let message = Message::ShutdownRequest { request_id: RequestId::draw(rng), reason: None, deadline: Millis::NEVER };
     let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(AgentId(to)), sent_at: Millis::ZERO, message };
-    Input::Deliver(Delivery { seq: 0, envelope, sender: AgentId::LEAD, to: AgentId(to), at: Millis::ZERO })
+    Input::Deliver(Delivery {
+        seq: 0,
+        envelope,
+        sender: AgentId::LEAD,
+        to: AgentId(to),
+        at: Millis::ZERO,
+        incarnation: 0,
+    })
 }
 
 struct Start(u32);
@@ -169,6 +176,7 @@ impl Handler<Input> for Ponger {
                 sender: d.to,
                 to: AgentId::LEAD,
                 at: d.at,
+                incarnation: 0,
             }));
         }
     }
@@ -191,6 +199,7 @@ impl Handler<Input> for Pinger {
                     sender: AgentId::LEAD,
                     to: d.sender,
                     at: d.at,
+                    incarnation: 0,
                 }));
             } else if self.done == self.total {
                 if let Some(tx) = self.finished.take() {

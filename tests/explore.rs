@@ -169,6 +169,12 @@ fn rows() -> Vec<Row> {
             switch: |p, on| p.defences.deadline_check = on,
         },
         Row {
+            defence: "incarnation_check",
+            file: "30-respawn-answers-old-request",
+            budgets: b(0, 0, 0),
+            switch: |p, on| p.defences.incarnation_check = on,
+        },
+        Row {
             defence: "strict_hierarchy",
             file: "22-peer-deadlock",
             budgets: b(0, 0, 0),

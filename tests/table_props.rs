@@ -92,6 +92,7 @@ fn defences_with_pending_check() -> impl Strategy<Value = Defences> {
         sender_auth,
         pending_check: true,
         deadline_check: true,
+        incarnation_check: true,
     })
 }
 
@@ -206,8 +207,8 @@ impl Run {
                     Reason::WrongRecipient => !recipient_ok,
                     Reason::NotPending => matches!(m.status, Status::Approved | Status::Rejected),
                     Reason::Late => m.status == Status::Expired || !on_time,
-                    // Only a request's receiver ignores as expired; the table judges responses.
-                    Reason::Expired => false,
+                    // Only a request's receiver ignores as expired or stale; the table judges responses.
+                    Reason::Expired | Reason::StaleIncarnation => false,
                 };
                 prop_assert!(reason_is_true, "ignored as {:?}, which is not so: {:?} to {:?}", reason, response, m);
             }

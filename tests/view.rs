@@ -54,6 +54,7 @@ const LEARN: &[&str] = &[
     "22-peer-deadlock",
     "26-peer-deadlock-without-timeouts",
     "27-three-way-deadlock",
+    "30-respawn-answers-old-request",
 ];
 
 fn docs_dir() -> PathBuf {

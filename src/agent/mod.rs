@@ -123,9 +123,11 @@ pub(crate) struct Admitted {
 }
 
 /// Checks an incoming request as strictly as a requester checks a response:
-/// the asker must be allowed to ask this kind, and the request must not have
-/// reached its deadline. A request that fails is recorded and changes nothing:
-/// no answer is spent on it, so a forgery cannot use up a teammate's "reject".
+/// the asker must be allowed to ask this kind, the request must have been
+/// sent to this incarnation of the receiver (not to the one a crash ended),
+/// and it must not have reached its deadline. A request that fails is
+/// recorded and changes nothing: no answer is spent on it, so a forgery
+/// cannot use up a teammate's "reject".
 // Inlined, with one match on the message and the refusal out of line: every
 // delivered request comes here, and as a call that matched the message three
 // times and returned its verdict through memory it cost 54 instructions of a
@@ -140,10 +142,11 @@ pub(crate) fn admit(d: &Delivery, ctx: &mut Ctx) -> Option<Admitted> {
     let defences = ctx.policy.defences;
     let asker = asker_of(d, ctx);
     let allowed = !defences.sender_check || may_ask(&d.envelope.message, asker, ctx);
-    if allowed && !(defences.deadline_check && ctx.now >= deadline) {
+    let current = !defences.incarnation_check || d.incarnation >= ctx.incarnation;
+    if allowed && current && !(defences.deadline_check && ctx.now >= deadline) {
         return Some(Admitted { request_id, asker });
     }
-    refuse(d, allowed, ctx);
+    refuse(d, allowed, current, ctx);
     None
 }
 
@@ -158,11 +161,19 @@ pub(crate) fn asker_of(d: &Delivery, ctx: &Ctx) -> AgentId {
     }
 }
 
-/// Records why `admit` turned a request away: the sender first, then the deadline.
+/// Records why `admit` turned a request away: the sender first, then the
+/// incarnation, then the deadline. A stale request is named as such even when
+/// its deadline has also passed: the crash is what made it unanswerable.
 #[cold]
 #[inline(never)]
-fn refuse(d: &Delivery, allowed: bool, ctx: &mut Ctx) {
-    let reason = if allowed { Reason::Expired } else { Reason::WrongSender };
+fn refuse(d: &Delivery, allowed: bool, current: bool, ctx: &mut Ctx) {
+    let reason = if !allowed {
+        Reason::WrongSender
+    } else if !current {
+        Reason::StaleIncarnation
+    } else {
+        Reason::Expired
+    };
     ignore_request(d, reason, ctx);
 }
 
@@ -284,6 +295,10 @@ impl Directory for Roster {
 /// What an agent sees of the world while it handles one input.
 pub struct Ctx<'a> {
     pub me: AgentId,
+    /// Which life of `me` this is: a crash and restart increments it. A
+    /// request the router stamped with an earlier one was meant for a
+    /// process that is gone.
+    pub incarnation: u32,
     pub now: Millis,
     pub rng: &'a mut ChaCha8Rng,
     /// A concrete type, not `dyn Directory`: the send rules run twice per

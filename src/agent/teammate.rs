@@ -550,6 +550,8 @@ mod tests {
         roster: Roster,
         policy: Policy,
         now: Millis,
+        /// The incarnation the runtime would run the teammate as.
+        incarnation: u32,
     }
 
     impl Bench {
@@ -559,13 +561,20 @@ mod tests {
                 roster: Roster { statuses: vec![RosterStatus::Working; 2] },
                 policy: Policy::default(),
                 now: Millis::ZERO,
+                incarnation: 0,
             }
         }
 
         fn feed(&mut self, t: &mut Teammate, input: Input) -> Vec<Command> {
             let mut out = Vec::new();
+            // The runtime takes up a restart's incarnation before the agent
+            // sees the restart, and so does this bench.
+            if let Input::Restart { incarnation } = input {
+                self.incarnation = incarnation;
+            }
             let mut ctx = Ctx {
                 me: ALICE,
+                incarnation: self.incarnation,
                 now: self.now,
                 rng: &mut self.rng,
                 dir: &self.roster,
@@ -593,7 +602,17 @@ mod tests {
             deadline: Millis(60_000),
         };
         let envelope = Envelope { from: claimed_from, to: Address::Agent(ALICE), sent_at: Millis::ZERO, message };
-        Input::Deliver(Delivery { seq: n as u64, envelope, sender, to: ALICE, at: Millis::ZERO })
+        Input::Deliver(Delivery { seq: n as u64, envelope, sender, to: ALICE, at: Millis::ZERO, incarnation: 0 })
+    }
+
+    /// A shutdown request the router stamped for alice's incarnation `incarnation`.
+    fn shutdown_request_for(n: u8, incarnation: u32) -> Input {
+        let Input::Deliver(d) = shutdown_request(n, AgentId::LEAD, AgentId::LEAD) else { unreachable!() };
+        Input::Deliver(Delivery { incarnation, ..d })
+    }
+
+    fn ignored_as(out: &[Command], reason: Reason) -> bool {
+        out.iter().any(|c| matches!(c, Command::Record(e) if matches!(**e, Event::RequestIgnored { reason: r, .. } if r == reason)))
     }
 
     fn approvals(out: &[Command]) -> usize {
@@ -709,5 +728,45 @@ mod tests {
         b.policy.defences.deadline_check = false;
         let out = b.feed(&mut t, shutdown_request(2, AgentId::LEAD, AgentId::LEAD));
         assert_eq!(approvals(&out), 1, "with the check off, an expired request is obeyed");
+    }
+
+    #[test]
+    fn a_request_meant_for_the_incarnation_before_a_restart_is_ignored_as_stale() {
+        let mut b = Bench::new();
+        let mut t = writer(1);
+        b.feed(&mut t, Input::Start);
+        b.feed(&mut t, Input::Restart { incarnation: 1 });
+        let out = b.feed(&mut t, shutdown_request_for(1, 0));
+        assert_eq!(approvals(&out), 0, "{out:?}");
+        assert!(ignored_as(&out, Reason::StaleIncarnation), "{out:?}");
+        assert!(!out.iter().any(|c| matches!(c, Command::Send(_))), "no answer at all: {out:?}");
+        assert!(matches!(t.phase(), Phase::Active { .. }));
+        // One sent to the new incarnation is answered as usual.
+        let out = b.feed(&mut t, shutdown_request_for(2, 1));
+        assert_eq!(approvals(&out), 1, "{out:?}");
+    }
+
+    #[test]
+    fn without_the_incarnation_check_a_restarted_teammate_answers_for_its_old_self() {
+        let mut b = Bench::new();
+        b.policy.defences.incarnation_check = false;
+        let mut t = writer(1);
+        b.feed(&mut t, Input::Start);
+        b.feed(&mut t, Input::Restart { incarnation: 1 });
+        let out = b.feed(&mut t, shutdown_request_for(1, 0));
+        assert_eq!(approvals(&out), 1, "the respawn bug: {out:?}");
+        assert!(!ignored_as(&out, Reason::StaleIncarnation), "{out:?}");
+    }
+
+    #[test]
+    fn a_stale_request_past_its_deadline_is_named_stale_not_expired() {
+        let mut b = Bench::new();
+        let mut t = writer(1);
+        b.feed(&mut t, Input::Start);
+        b.feed(&mut t, Input::Restart { incarnation: 1 });
+        b.now = Millis(60_000);
+        let out = b.feed(&mut t, shutdown_request_for(1, 0));
+        assert!(ignored_as(&out, Reason::StaleIncarnation), "{out:?}");
+        assert!(!ignored_as(&out, Reason::Expired), "one reason per request: {out:?}");
     }
 }

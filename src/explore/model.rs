@@ -623,8 +623,9 @@ fn script(s: &Script, c: &mut Canon) {
     }
 }
 
-/// A message in flight as a teammate's signature sees it: from, to, type, answer.
-type Mail = (u32, u32, &'static str, Option<bool>);
+/// A message in flight as a teammate's signature sees it: from, to, type,
+/// answer, and whether it was meant for an earlier incarnation of `to`.
+type Mail = (u32, u32, &'static str, Option<bool>, bool);
 
 /// What teammate `a`'s own corner of the state looks like, with itself
 /// named 1, the lead 0 and every other teammate 2 (`local`): equal for two
@@ -668,12 +669,13 @@ fn signature(s: &State, scripts: &[Script], a: AgentId, local: &[u32]) -> u64 {
         .map(|d| {
             // The adversary is past the team: it has a name of its own, 3.
             let who = |a: AgentId| local.get(a.index()).copied().unwrap_or(3);
-            (who(d.sender), who(d.to), d.envelope.message.type_name(), d.envelope.message.approval())
+            let stale = d.incarnation < s.slots[d.to.index()].incarnation;
+            (who(d.sender), who(d.to), d.envelope.message.type_name(), d.envelope.message.approval(), stale)
         })
         .collect();
     mail.sort_unstable();
-    for (from, to, t, approve) in mail {
-        c.word(from as u64 | (to as u64) << 8 | (approve.map_or(2, |b| b as u64)) << 16);
+    for (from, to, t, approve, stale) in mail {
+        c.word(from as u64 | (to as u64) << 8 | (approve.map_or(2, |b| b as u64)) << 16 | (stale as u64) << 24);
         c.text(t);
     }
     c.finish()
@@ -824,7 +826,8 @@ impl Step<'_> {
         });
         let now = self.s.now;
         let envelope = Envelope { from, to: Address::Agent(to), sent_at: now, message };
-        self.s.flight.push(Delivery { seq, envelope, sender: adversary, to, at: now });
+        let incarnation = self.s.slots[to.index()].incarnation;
+        self.s.flight.push(Delivery { seq, envelope, sender: adversary, to, at: now, incarnation });
     }
 
     /// The file's fault `k`, at its time, as the runtime plays it.
@@ -906,6 +909,7 @@ impl Step<'_> {
         }
         let mut ctx = Ctx {
             me,
+            incarnation: self.s.slots[me.index()].incarnation,
             now: self.s.now,
             rng: &mut rng,
             dir: &self.s.roster,
@@ -957,7 +961,9 @@ impl Step<'_> {
                         }
                     }
                     let now = self.s.now;
-                    self.s.flight.push(Delivery { seq, envelope: env.clone(), sender: me, to, at: now });
+                    // Stamped as the router does: meant for this life of `to`.
+                    let incarnation = self.s.slots[to.index()].incarnation;
+                    self.s.flight.push(Delivery { seq, envelope: env.clone(), sender: me, to, at: now, incarnation });
                 }
             }
             Command::Wake { at, timer } => self.s.schedule(at, me, DueInput::Wake(timer)),

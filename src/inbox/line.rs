@@ -114,14 +114,14 @@ impl Line {
     /// claims to come from (a forgery keeps its false `from`; the file cannot
     /// tell), its receiver, its send time and the router's number. `name`
     /// turns an agent id into its name.
-    pub fn from_delivery<'n>(d: &Delivery, name: impl Fn(AgentId) -> &'n str, incarnation: Option<u32>) -> Line {
+    pub fn from_delivery<'n>(d: &Delivery, name: impl Fn(AgentId) -> &'n str) -> Line {
         Line {
             from: name(d.envelope.from).to_string(),
             to: name(d.to).to_string(),
             at: d.envelope.sent_at,
             message: d.envelope.message.clone(),
             seq: Some(d.seq),
-            incarnation,
+            incarnation: Some(d.incarnation),
         }
     }
 
@@ -383,8 +383,9 @@ mod tests {
             sender: AgentId(2),
             to: AgentId(1),
             at: Millis(2501),
+            incarnation: 4,
         };
-        let l = Line::from_delivery(&d, |a| names[a.index()], Some(4));
+        let l = Line::from_delivery(&d, |a| names[a.index()]);
         assert_eq!(
             (l.from.as_str(), l.to.as_str(), l.at, l.seq, l.incarnation),
             ("lead", "alice", Millis(2500), Some(12), Some(4))

@@ -252,6 +252,13 @@ pub struct Delivery {
     pub sender: AgentId,
     pub to: AgentId,
     pub at: Millis,
+    /// The incarnation of `to` the router saw when it accepted the message (a
+    /// crash and restart increments it): a copy still in flight across a
+    /// restart arrives marked as meant for the process that is gone. Every
+    /// message is stamped, but only requests are checked against it (see
+    /// `agent::admit`): a response is judged by its asker's request table,
+    /// which survives a restart, and plain text changes nothing.
+    pub incarnation: u32,
 }
 
 impl Message {
@@ -316,6 +323,7 @@ impl Delivery {
         }
         c.millis(self.envelope.sent_at);
         c.millis(self.at);
+        c.word(self.incarnation as u64);
         self.envelope.message.canon(c);
     }
 }

@@ -63,11 +63,22 @@ pub struct Defences {
     /// A request that arrives at or after the deadline it carries is ignored:
     /// its asker has already applied the timeout default.
     pub deadline_check: bool,
+    /// A request the router stamped for an earlier incarnation of its
+    /// receiver (sent before a crash and restart) is ignored: the process it
+    /// was meant for is gone, and its asker's deadline settles it.
+    pub incarnation_check: bool,
 }
 
 impl Default for Defences {
     fn default() -> Self {
-        Defences { kind_check: true, sender_check: true, sender_auth: true, pending_check: true, deadline_check: true }
+        Defences {
+            kind_check: true,
+            sender_check: true,
+            sender_auth: true,
+            pending_check: true,
+            deadline_check: true,
+            incarnation_check: true,
+        }
     }
 }
 
@@ -137,7 +148,8 @@ mod tests {
                 sender_check: true,
                 sender_auth: true,
                 pending_check: true,
-                deadline_check: true
+                deadline_check: true,
+                incarnation_check: true
             }
         );
     }

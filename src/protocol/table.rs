@@ -134,10 +134,14 @@ pub enum Reason {
     /// asker has already applied the timeout default, so obeying it now would
     /// make the two sides disagree.
     Expired,
+    /// A request the router stamped for an earlier incarnation of its
+    /// receiver: it was sent before a crash, to a process that is gone, and
+    /// the restarted one must not answer for it.
+    StaleIncarnation,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 7] = [
+    pub const ALL: [Reason; 8] = [
         Reason::UnknownId,
         Reason::KindMismatch,
         Reason::WrongSender,
@@ -145,6 +149,7 @@ impl Reason {
         Reason::NotPending,
         Reason::Late,
         Reason::Expired,
+        Reason::StaleIncarnation,
     ];
 
     /// The reason a scenario file names, as the trace spells it.
@@ -161,6 +166,7 @@ impl Reason {
             Reason::NotPending => "not_pending",
             Reason::Late => "late",
             Reason::Expired => "expired",
+            Reason::StaleIncarnation => "stale_incarnation",
         }
     }
 }

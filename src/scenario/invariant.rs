@@ -23,10 +23,14 @@ pub enum Invariant {
     /// agent never acts again, its state never changes, and a restart brings
     /// back only a crash that scheduled it.
     FinalRoster,
+    /// An agent answers only the requests sent to its current incarnation:
+    /// one sent before its crash was meant for a process that is gone, and
+    /// its asker settles it by the deadline, not by an answer from the restart.
+    CurrentIncarnation,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 8] = [
+    pub const ALL: [Invariant; 9] = [
         Invariant::SingleTerminal,
         Invariant::TerminalFinal,
         Invariant::MatchingResponse,
@@ -35,6 +39,7 @@ impl Invariant {
         Invariant::GracefulComplete,
         Invariant::NoSilentLoss,
         Invariant::FinalRoster,
+        Invariant::CurrentIncarnation,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +52,7 @@ impl Invariant {
             Invariant::GracefulComplete => "graceful-complete",
             Invariant::NoSilentLoss => "no-silent-loss",
             Invariant::FinalRoster => "final-roster",
+            Invariant::CurrentIncarnation => "current-incarnation",
         }
     }
 

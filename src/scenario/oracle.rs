@@ -89,6 +89,20 @@ struct Agent {
     stalled_until: Millis,
     /// A shutdown it approved after its request had expired.
     obeyed_expired: Option<RequestId>,
+    /// How many times it crashed: which incarnation of it runs (or will run
+    /// after its restart). A request sent to it is meant for this one.
+    incarnation: u32,
+}
+
+/// A request sent to an agent, with the incarnation of the agent it was sent
+/// to, as the oracle derives it (crashes seen before the send), not as the
+/// router stamped it.
+#[derive(Clone, Copy, Debug)]
+struct SentTo {
+    seq: u64,
+    id: RequestId,
+    to: AgentId,
+    incarnation: u32,
 }
 
 /// A file an agent has started but not finished writing. Finished files are
@@ -241,8 +255,9 @@ fn gate_code(s: GateState) -> u8 {
 /// can carry one in every state and clone it per transition: requests (a
 /// sorted vector; a run has a handful), one record per agent, the files left
 /// half-written, the messages not yet accounted for, the replays not yet
-/// sent, and the expiry obligations of the current instant. Nothing on the
-/// path of an event that breaks nothing formats text.
+/// sent, the expiry obligations of the current instant, the requests sent
+/// (with the incarnation each was meant for) and those delivered stale.
+/// Nothing on the path of an event that breaks nothing formats text.
 #[derive(Clone, Debug)]
 pub struct Watch {
     /// Sorted by id.
@@ -258,6 +273,13 @@ pub struct Watch {
     replays: Vec<u64>,
     /// All at the instant of the latest event.
     obligations: Vec<Obligation>,
+    /// Every request sent, by seq (sorted): a copy may still arrive, late,
+    /// duplicated or replayed, after its receiver crashed and restarted.
+    requests_sent: Vec<SentTo>,
+    /// Requests delivered to an incarnation later than the one they were
+    /// sent to, and not since delivered to the current one: answering one of
+    /// these breaks current-incarnation. Sorted by (agent, id).
+    stale: Vec<(AgentId, RequestId)>,
 }
 
 impl Watch {
@@ -273,6 +295,7 @@ impl Watch {
             life: Life::Alive,
             stalled_until: Millis::ZERO,
             obeyed_expired: None,
+            incarnation: 0,
         };
         Watch {
             requests: Vec::new(),
@@ -281,6 +304,8 @@ impl Watch {
             unaccounted: Vec::new(),
             replays: Vec::new(),
             obligations: Vec::new(),
+            requests_sent: Vec::new(),
+            stale: Vec::new(),
         }
     }
 
@@ -539,6 +564,13 @@ impl Watch {
                         Err(k) => self.unaccounted.insert(k, u),
                     }
                 }
+                if let (Some(id), crate::protocol::Address::Agent(to)) = (request_id, to) {
+                    if is_request(message_type) {
+                        self.sent_request(*seq, *id, *to, replayed);
+                    } else if is_response(message_type) && !replayed {
+                        self.answered(*from, *id, names, &mut violate);
+                    }
+                }
                 // An approval sent at or after the request's own deadline: the
                 // asker has applied its default by then.
                 if let (Some(id), "shutdown_response", Some(true), false) =
@@ -555,7 +587,11 @@ impl Watch {
             }
             Event::Fault { seq, fault: "replay", .. } if !self.replays.contains(seq) => self.replays.push(*seq),
             Event::Crash { agent, restart_at } => {
-                self.agents[agent.index()].life = Life::Crashed { restart: restart_at.is_some() };
+                let a = &mut self.agents[agent.index()];
+                a.life = Life::Crashed { restart: restart_at.is_some() };
+                a.incarnation += 1;
+                // What the old incarnation was handed died with its mailbox.
+                self.stale.retain(|(who, _)| who != agent);
             }
             Event::Restart { agent } => {
                 let a = &mut self.agents[agent.index()];
@@ -569,13 +605,70 @@ impl Watch {
             Event::Stall { agent, until } => {
                 self.agents[agent.index()].stalled_until = *until;
             }
-            Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => {
-                if let Ok(k) = self.unaccounted.binary_search_by_key(seq, |u| u.seq) {
-                    self.unaccounted.remove(k);
-                }
+            Event::Deliver { seq, to, request_id: Some(id), message_type, .. } if is_request(message_type) => {
+                self.account(*seq);
+                self.delivered_request(*seq, *id, *to);
+            }
+            Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => self.account(*seq),
+            _ => {}
+        }
+    }
+
+    /// Message `seq` was delivered or dropped: no longer unaccounted for.
+    fn account(&mut self, seq: u64) {
+        if let Ok(k) = self.unaccounted.binary_search_by_key(&seq, |u| u.seq) {
+            self.unaccounted.remove(k);
+        }
+    }
+
+    /// Remembers which incarnation of `to` request `id` was sent to. A replay
+    /// is the network handing over a copy of an earlier send, so it was meant
+    /// for whom that send was: the latest send of the same request to `to`.
+    fn sent_request(&mut self, seq: u64, id: RequestId, to: AgentId, replayed: bool) {
+        let Some(agent) = self.agents.get(to.index()) else { return };
+        let original = replayed
+            .then(|| self.requests_sent.iter().rev().find(|s| s.id == id && s.to == to))
+            .flatten()
+            .map(|s| s.incarnation);
+        let incarnation = original.unwrap_or(agent.incarnation);
+        let sent = SentTo { seq, id, to, incarnation };
+        match self.requests_sent.binary_search_by_key(&seq, |s| s.seq) {
+            Ok(k) => self.requests_sent[k] = sent,
+            Err(k) => self.requests_sent.insert(k, sent),
+        }
+    }
+
+    /// A copy of request message `seq` reached `to`: stale if it was sent to
+    /// an earlier incarnation, current otherwise (which makes answering the
+    /// request legitimate again, whatever stale copy came before).
+    fn delivered_request(&mut self, seq: u64, id: RequestId, to: AgentId) {
+        let Some(agent) = self.agents.get(to.index()) else { return };
+        let Ok(k) = self.requests_sent.binary_search_by_key(&seq, |s| s.seq) else { return };
+        let stale = self.requests_sent[k].incarnation < agent.incarnation;
+        let key = (to, id);
+        match (self.stale.binary_search(&key), stale) {
+            (Err(k), true) => self.stale.insert(k, key),
+            (Ok(k), false) => {
+                self.stale.remove(k);
             }
             _ => {}
         }
+    }
+
+    /// `from` sent a response quoting request `id`.
+    fn answered(&mut self, from: AgentId, id: RequestId, names: &Names, violate: &mut impl FnMut(Invariant, String)) {
+        let Ok(k) = self.stale.binary_search(&(from, id)) else { return };
+        self.stale.remove(k);
+        let incarnation = self.agents[from.index()].incarnation;
+        violate(
+            Invariant::CurrentIncarnation,
+            format!(
+                "{} (incarnation {incarnation}) answered [{}], which was sent to an earlier incarnation: the \
+                 process it was meant for is gone, and its asker should settle it by the deadline",
+                names.agent(from),
+                label(names, id)
+            ),
+        );
     }
 
     /// The end-of-run checks (a request still pending, a message never accounted for, and any same-instant obligation still open), for a run that stopped at `ended_at` for `stop`.
@@ -673,6 +766,17 @@ impl Watch {
                 Some(id) => c.id(id),
                 None => c.word(u64::MAX),
             }
+            c.word(a.incarnation as u64);
+        }
+        // Which stale requests an answer would break current-incarnation on.
+        // Not `requests_sent`: the explorer's messages in flight carry the
+        // same incarnation stamps, and the sends that are no longer in
+        // flight are history.
+        let mut stale: Vec<(u32, u32)> = self.stale.iter().map(|(a, id)| (c.agent_index(*a), c.number(*id))).collect();
+        stale.sort_unstable();
+        c.word(stale.len() as u64);
+        for (a, id) in stale {
+            c.word(a as u64 | (id as u64) << 32);
         }
         let mut files: Vec<(u32, &HalfWritten)> =
             self.half_written.iter().map(|f| (c.agent_index(f.agent), f)).collect();
@@ -693,12 +797,20 @@ impl Watch {
     }
 }
 
+fn is_request(message_type: &str) -> bool {
+    matches!(message_type, "shutdown_request" | "plan_approval_request")
+}
+
+fn is_response(message_type: &str) -> bool {
+    matches!(message_type, "shutdown_response" | "plan_approval_response")
+}
+
 /// The request `id` in a table sorted by id.
 fn find(requests: &mut [(RequestId, Tracked)], id: RequestId) -> Option<&mut Tracked> {
     requests.binary_search_by_key(&id, |(k, _)| *k).ok().map(|k| &mut requests[k].1)
 }
 
-/// Checks all eight invariants over a finished run.
+/// Checks every invariant over a finished run.
 pub fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -> Vec<Violation> {
     let log = Log { names: &outcome.names, events: &outcome.events, ended_at: outcome.ended_at, stop: outcome.stop };
     check_log(&log, policy, require_plan)
@@ -765,6 +877,7 @@ mod tests {
 
     const LEAD: AgentId = AgentId(0);
     const ALICE: AgentId = AgentId(1);
+    const AGENT_ADVERSARY: AgentId = AgentId(2);
 
     fn id(n: u8) -> RequestId {
         RequestId::from_random_bytes([n; 16])
@@ -1149,5 +1262,74 @@ mod tests {
         // the same future.
         assert_eq!(hash_of(&plan(1, Status::Approved)), hash_of(&plan(40, Status::Approved)));
         assert_ne!(hash_of(&plan(1, Status::Approved)), hash_of(&plan(1, Status::Rejected)));
+    }
+
+    fn message(seq: u64, from: AgentId, to: AgentId, message_type: &'static str, sent: bool) -> Event {
+        let (request_id, approve) = (Some(id(1)), (message_type == "shutdown_response").then_some(true));
+        if sent {
+            let to = crate::protocol::Address::Agent(to);
+            Event::Send { seq, from, to, message_type, request_id, approve, words: None }
+        } else {
+            Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id }
+        }
+    }
+
+    /// The lead asks alice to shut down at `asked`; alice crashes at 2 s and
+    /// restarts at 5 s; the request reaches her at 11 s and she approves it
+    /// (or, without `answers`, says nothing and the request stays pending).
+    fn respawn_log(asked: u64, answers: bool) -> Vec<(u64, Event)> {
+        let mut log = vec![
+            (asked, opened(1, Kind::Shutdown, LEAD, ALICE)),
+            (asked, message(1, LEAD, ALICE, "shutdown_request", true)),
+            (2_000, Event::Crash { agent: ALICE, restart_at: Some(Millis(5_000)) }),
+            (2_000, status(ALICE, RosterStatus::Crashed)),
+            (5_000, Event::Restart { agent: ALICE }),
+            (5_000, status(ALICE, RosterStatus::Working)),
+        ];
+        log.sort_by_key(|(t, _)| *t);
+        log.push((11_000, message(1, LEAD, ALICE, "shutdown_request", false)));
+        if answers {
+            log.push((11_000, message(2, ALICE, LEAD, "shutdown_response", true)));
+            log.push((11_001, message(2, ALICE, LEAD, "shutdown_response", false)));
+            log.push((11_001, applied(1, Kind::Shutdown, LEAD, ALICE, Status::Approved)));
+        }
+        log
+    }
+
+    #[test]
+    fn answering_a_request_sent_before_the_crash_breaks_current_incarnation() {
+        let v = violations(respawn_log(1_000, true), false);
+        assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::CurrentIncarnation], "{v:?}");
+        assert_eq!((v[0].at, v[0].event), (Millis(11_000), Some(7)), "reported at the answer");
+        assert!(v[0].detail.contains("alice (incarnation 1) answered"), "{}", v[0].detail);
+    }
+
+    #[test]
+    fn a_request_sent_after_the_restart_may_be_answered() {
+        assert_eq!(broken(respawn_log(6_000, true), false), vec![]);
+    }
+
+    #[test]
+    fn a_stale_request_left_unanswered_breaks_nothing() {
+        // Still pending at the end, before its deadline: the run stopped early.
+        let o = Outcome { stop: Stop::EndTime, ..outcome(respawn_log(1_000, false)) };
+        assert_eq!(check(&o, &Policy::default(), &[false, false]), vec![]);
+    }
+
+    #[test]
+    fn a_fresh_copy_after_a_stale_one_makes_the_answer_legitimate() {
+        // A forgery quoting the same id, sent after the restart, reaches alice
+        // first: she may answer it, and the stale copy is answered by that.
+        let mut log = respawn_log(1_000, true);
+        let fresh = |sent| message(9, AGENT_ADVERSARY, ALICE, "shutdown_request", sent);
+        log.insert(7, (11_000, fresh(true)));
+        log.insert(8, (11_000, fresh(false)));
+        assert_eq!(broken(log, false), vec![]);
+    }
+
+    #[test]
+    fn the_state_hash_keeps_which_requests_are_stale() {
+        let run = |asked| fed(&respawn_log(asked, false)).0;
+        assert_ne!(hash_of(&run(1_000)), hash_of(&run(6_000)));
     }
 }

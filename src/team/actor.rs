@@ -119,7 +119,9 @@ impl AgentActor {
         let tracing = w.agents_report;
         // One command buffer for the whole team, lent to whoever runs: a
         // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
-        let mut cx = Ctx { me, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
+        let incarnation = self.epoch;
+        let mut cx =
+            Ctx { me, incarnation, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
         agent.handle(input, &mut cx);
         // In place, by index: carrying out a command never queues another, and
         // this is cheaper than lending the buffer out and draining it.

@@ -239,19 +239,23 @@ impl World {
     pub fn transmit(&mut self, sender: AgentId, to: AgentId, envelope: Envelope) {
         self.next_msg += 1;
         let seq = self.next_msg;
+        // The stamp: which life of `to` this was sent to. A copy that is
+        // still in flight when `to` crashes and restarts arrives marked as
+        // meant for the process that is gone.
+        let incarnation = self.epochs[to.index()];
         if self.direct_delivery && self.roster.is_active(to) {
             // The benchmark path: nothing to log, no latency, no fault can
             // apply. Straight into the mailbox.
             let at = self.clock;
-            self.post(to, Input::Deliver(Delivery { seq, envelope, sender, to, at }));
+            self.post(to, Input::Deliver(Delivery { seq, envelope, sender, to, at, incarnation }));
             return;
         }
-        self.route(seq, sender, to, envelope);
+        self.route(seq, sender, to, incarnation, envelope);
     }
 
     /// Logs a message and sends it through the network's latency and faults.
     #[inline(never)]
-    fn route(&mut self, seq: u64, sender: AgentId, to: AgentId, envelope: Envelope) {
+    fn route(&mut self, seq: u64, sender: AgentId, to: AgentId, incarnation: u32, envelope: Envelope) {
         let message_type = envelope.message.type_name();
         if self.tracing() {
             let m = &envelope.message;
@@ -271,7 +275,7 @@ impl World {
         match route {
             Route::Now => {
                 // The hot path: no latency, no fault. Straight into the mailbox.
-                let delivery = Delivery { seq, envelope, sender, to, at: now };
+                let delivery = Delivery { seq, envelope, sender, to, at: now, incarnation };
                 self.net.capture(&delivery);
                 self.arrive(delivery);
             }
@@ -281,7 +285,8 @@ impl World {
                 }
                 let mut last = now;
                 for delay in delays {
-                    let delivery = Delivery { seq, envelope: envelope.clone(), sender, to, at: now.after(delay) };
+                    let at = now.after(delay);
+                    let delivery = Delivery { seq, envelope: envelope.clone(), sender, to, at, incarnation };
                     self.net.capture(&delivery);
                     last = now.after(delay);
                     self.schedule(last, Due::Deliver(delivery));
@@ -290,11 +295,14 @@ impl World {
             }
             Route::Lost(cause) => self.record(Event::Dropped { seq, to, message_type, cause }),
             Route::HoldReorder => {
-                super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now })
+                super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now, incarnation })
             }
-            Route::HoldPartition(i) => {
-                super::network::hold_partition(self, i, seq, Delivery { seq, envelope, sender, to, at: now })
-            }
+            Route::HoldPartition(i) => super::network::hold_partition(
+                self,
+                i,
+                seq,
+                Delivery { seq, envelope, sender, to, at: now, incarnation },
+            ),
         }
     }
 
