@@ -317,7 +317,10 @@ impl Names {
     /// Learns the label of a request as it is opened; other events pass.
     pub fn learn(&mut self, event: &Event) {
         if let Event::Opened { id, label, .. } = event {
-            let text = label.render(|a| self.agent(a).to_string());
+            let text = match label {
+                crate::protocol::Label::Auto { teammate, .. } => label.render_for(self.agent(*teammate)),
+                crate::protocol::Label::Named(_) => label.render_for(""),
+            };
             self.labels.insert(*id, text);
         }
     }
