@@ -61,6 +61,19 @@ fn mixed(tag: &str) -> (TempDir, String) {
     (dir, folder)
 }
 
+/// The failing seeds come first, then the rows, failing scenarios before
+/// passing ones (the wrong file is the last in file order), then the total.
+fn failures_first(text: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.first(), Some(&"failing seeds:"), "the report opens with the failing seeds:\n{text}");
+    let rows: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("PASS  ") || l.starts_with("FAIL  ")).collect();
+    assert!(rows.len() >= 2 && rows[0].starts_with("FAIL  "), "a failing row first:\n{text}");
+    assert!(rows[1..].iter().all(|r| r.starts_with("PASS  ")), "then the passing rows:\n{text}");
+    let first_row = lines.iter().position(|l| *l == rows[0]).expect("the row is a line");
+    let last_failure = lines.iter().rposition(|l| l.contains("reproduce:")).expect("a reproduce line");
+    assert!(last_failure < first_row, "every failing seed before the rows:\n{text}");
+}
+
 #[test]
 fn jobs_2_prints_what_jobs_1_prints_text_and_json_with_failing_seeds() {
     let (_dir, folder) = mixed("jobs");
@@ -69,6 +82,9 @@ fn jobs_2_prints_what_jobs_1_prints_text_and_json_with_failing_seeds() {
         let two = handshake(&["run", &folder, "--seeds", "1..13", "--jobs", "2", "--format", format]);
         one.expect_code(1);
         same_report(&one, &two);
+        if format == "text" {
+            failures_first(&one.stdout);
+        }
         let three = handshake(&["run", &folder, "--seeds", "1..13", "--jobs", "3", "--format", format]);
         same_report(&one, &three);
     }
@@ -110,6 +126,7 @@ fn three_shards_as_processes_merge_into_the_unsharded_report() {
     let named = [files[2].as_str(), files[0].as_str(), files[1].as_str()];
     let merged_text = handshake(&[&["merge"], &named[..]].concat());
     same_report(&whole_text, &merged_text);
+    failures_first(&merged_text.stdout);
     let merged_json = handshake(&[&["merge"], &named[..], &["--format", "json"]].concat());
     same_report(&whole_json, &merged_json);
     // The shards split the seeds: every seed in exactly one.

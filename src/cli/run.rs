@@ -634,7 +634,18 @@ impl SweepDoc {
         use std::fmt::Write as _;
         let mut out = String::new();
         let seeds = self.seed_count();
-        for r in &self.scenarios {
+        // Failures first, the part a person acts on, before a table that
+        // may run to hundreds of rows; the rows then list the failing
+        // scenarios first, each group in the order the files were given.
+        if !self.failed.is_empty() {
+            out.push_str("failing seeds:\n");
+            for f in &self.failed {
+                let _ = writeln!(out, "  {} seed {}: {}\n    reproduce: {}", f.scenario, f.seed, f.why, f.reproduce);
+            }
+            out.push('\n');
+        }
+        let (failing, passing): (Vec<_>, Vec<_>) = self.scenarios.iter().partition(|r| r.failed > 0);
+        for r in failing.into_iter().chain(passing) {
             let _ = writeln!(
                 out,
                 "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
@@ -645,12 +656,6 @@ impl SweepDoc {
                 noun(r.seeds, "seed"),
                 r.real_ms
             );
-        }
-        if !self.failed.is_empty() {
-            out.push_str("\nfailing seeds:\n");
-            for f in &self.failed {
-                let _ = writeln!(out, "  {} seed {}: {}\n    reproduce: {}", f.scenario, f.seed, f.why, f.reproduce);
-            }
         }
         if let Some(d) = &self.determinism {
             if d.nondeterministic.is_empty() {

@@ -1,0 +1,83 @@
+//! Seed sweeps (issue 12): how many scenario runs a second `run --seeds`
+//! plays, on one thread and on two, side by side in one criterion run.
+//!
+//! One iteration plays every bundled scenario for 100 seeds, each run judged
+//! by the oracle and the file's expectations, as `run --seeds` does. With two
+//! threads each loads the files itself (a loaded scenario's hooks stay on
+//! one thread) and takes every other seed, as `--jobs 2` shares the work.
+//! "The smallest run" is one run of scenario 01, the per-run floor.
+//!
+//! The binary allocates with mimalloc; so does this bench, to measure what
+//! the command does.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use handshake::scenario::{load_str, run_scenario, RunOptions, Scenario};
+use std::path::Path;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const SEEDS: std::ops::Range<u64> = 1..101;
+
+/// Every bundled scenario file: (path, text).
+fn bundled() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("scenarios/ is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("a bundled file is readable");
+            (p.display().to_string(), text)
+        })
+        .collect()
+}
+
+fn load(sources: &[(String, String)]) -> Vec<Scenario> {
+    sources.iter().map(|(path, text)| load_str(path, text).expect("a bundled scenario loads")).collect()
+}
+
+/// Plays this thread's share of the seeds over every scenario; returns the runs that passed.
+fn play_share(scenarios: &[Scenario], share: usize, of: usize) -> usize {
+    let mut passed = 0;
+    for seed in SEEDS.filter(|s| (*s as usize) % of == share) {
+        for s in scenarios {
+            passed += usize::from(run_scenario(s, seed, RunOptions::default()).passed);
+        }
+    }
+    passed
+}
+
+fn bench(c: &mut Criterion) {
+    let sources = bundled();
+    let runs = (sources.len() * SEEDS.count()) as u64;
+    let mut g = c.benchmark_group("sweep_bundled");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(runs));
+    let scenarios = load(&sources);
+    assert_eq!(play_share(&scenarios, 0, 1) as u64, runs, "every bundled run passes");
+    g.bench_function("jobs-1", |b| b.iter(|| play_share(&scenarios, 0, 1)));
+    g.bench_function("jobs-2", |b| {
+        b.iter(|| {
+            std::thread::scope(|scope| {
+                let sources = &sources;
+                let handles: Vec<_> = (0..2).map(|i| scope.spawn(move || play_share(&load(sources), i, 2))).collect();
+                handles.into_iter().map(|h| h.join().expect("a sweep thread does not panic")).sum::<usize>()
+            })
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("sweep_smallest_run");
+    g.throughput(Throughput::Elements(1));
+    let smallest = scenarios.iter().find(|s| s.path.contains("01-")).expect("scenario 01 is bundled");
+    g.bench_function("01-happy-shutdown", |b| b.iter(|| run_scenario(smallest, 7, RunOptions::default())));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
