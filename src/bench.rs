@@ -211,7 +211,7 @@ impl Handler<Input> for Pinger {
 }
 
 /// Bare actix `do_send` ping-pong with the same envelopes and no protocol
-/// logic, on the same paused current-thread runtime: the ceiling to compare with.
+/// logic, on the same current-thread runtime: the ceiling to compare with.
 pub fn baseline(shape: Shape) -> Measured {
     let system = crate::team::sim::paused_system();
     let t = Instant::now();

@@ -1,6 +1,6 @@
 //! Virtual time. The simulation clock counts whole milliseconds from the start
-//! of a run: tokio's paused clock is exact only at that grain, and integer
-//! times make "at or after the deadline" a comparison, never a rounding.
+//! of a run: integer times make "at or after the deadline" a comparison,
+//! never a rounding, and every scenario file speaks in milliseconds or more.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

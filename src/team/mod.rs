@@ -1,6 +1,6 @@
 //! The actix shell: one actor per agent, one world they share (roster,
 //! router, virtual clock, files, event log), and a driver that runs it all
-//! on a paused single-threaded clock.
+//! on one thread, moving virtual time when every actor is idle.
 
 pub mod actor;
 pub mod deadlock;

@@ -165,7 +165,7 @@ impl Outcome {
     }
 }
 
-/// Runs a team to the end on a paused clock. A 60 s deadline costs no real
+/// Runs a team to the end on the virtual clock. A 60 s deadline costs no real
 /// time: the clock jumps whenever every actor is idle.
 pub fn run(spec: TeamSpec) -> Outcome {
     thread_local! {
