@@ -657,6 +657,8 @@ fn expectations_at_end(model: &Model, scenario: &Scenario, seen: &Seen, fp: u64)
         stop: Stop::Settled,
         load_done: 0,
         events,
+        inbox_files: BTreeMap::new(),
+        mirror_error: None,
     };
     let failure = crate::scenario::check::judge_outcome(scenario, &outcome).into_iter().next()?;
     Some(Counterexample {
