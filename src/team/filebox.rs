@@ -167,8 +167,9 @@ pub fn begin(w: &mut World, agent: AgentId) {
     let owner = w.names[agent.index()].clone();
     let Some(inb) = w.inbox.as_mut() else { return };
     if !active {
-        // Down: a restart reads again; a final state never will (see `settle`).
+        // Down: a restart reads again; a final state never will.
         inb.armed[agent.index()] = false;
+        abandon(w, agent);
         return;
     }
     let (batch, token) = begin_read(&inb.fs, &owner, inb.spec.drain);
@@ -196,6 +197,8 @@ pub fn finish(w: &mut World, read: PendingRead) {
         drop(token);
         if active {
             arm(w, agent);
+        } else {
+            abandon(w, agent);
         }
         return;
     }
@@ -241,19 +244,38 @@ pub fn finish(w: &mut World, read: PendingRead) {
     }
 }
 
+/// An owner that will never read again (shut down, killed, crashed for
+/// good): the lines left in its file are lost with it, and the log says how.
+/// One waiting for a restart keeps them.
+fn abandon(w: &mut World, agent: AgentId) {
+    if w.restarts_due.contains(&agent) {
+        return;
+    }
+    let Some(inb) = w.inbox.as_mut() else { return };
+    let seqs: Vec<u64> = inb.unread.iter().filter(|(_, d)| d.to == agent).map(|(s, _)| *s).collect();
+    let left: Vec<Delivery> = seqs.iter().filter_map(|s| inb.unread.remove(s)).collect();
+    inb.waiting[agent.index()] = 0;
+    for d in left {
+        lose_with_owner(w, d);
+    }
+}
+
+fn lose_with_owner(w: &mut World, d: Delivery) {
+    let cause = match w.roster.statuses[d.to.index()] {
+        RosterStatus::Crashed => Cause::Crash,
+        RosterStatus::Killed => Cause::Killed,
+        _ => Cause::Undeliverable,
+    };
+    let message_type = d.envelope.message.type_name();
+    w.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause });
+}
+
 /// The run settled: lines left in the files of agents that will never read
 /// again are lost with their owner, and the log says how.
 pub fn settle(w: &mut World) {
     let Some(inb) = w.inbox.as_mut() else { return };
     let left: Vec<Delivery> = std::mem::take(&mut inb.unread).into_values().collect();
     for d in left {
-        let status = w.roster.statuses[d.to.index()];
-        let cause = match status {
-            RosterStatus::Crashed => Cause::Crash,
-            RosterStatus::Killed => Cause::Killed,
-            _ => Cause::Undeliverable,
-        };
-        let message_type = d.envelope.message.type_name();
-        w.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause });
+        lose_with_owner(w, d);
     }
 }
