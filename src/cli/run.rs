@@ -42,6 +42,9 @@ pub struct RunArgs {
     /// Write one self-contained HTML report of the run to FILE: verdict, picture, requests, events (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// File mode (mailbox = "file"): write each agent's inbox to DIR/<name>.jsonl as the run makes it, in the reference's JSON Lines (one scenario, one seed)
+    #[arg(long, value_name = "DIR")]
+    pub inbox_dir: Option<PathBuf>,
     /// Virtual-time cap for a run that never settles, e.g. "10m" [default: the file's, else 1h]
     #[arg(long, value_parser = parse_span)]
     pub cap: Option<Millis>,
@@ -215,6 +218,23 @@ pub fn main(a: RunArgs) -> i32 {
         eprintln!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
         return EXIT_BAD_INPUT;
     }
+    if a.inbox_dir.is_some() {
+        if scenarios.len() != 1 || a.seeds.is_some() {
+            eprintln!(
+                "error: --inbox-dir writes one run's files: give exactly one scenario file and at most one --seed; \
+                 nothing was run"
+            );
+            return EXIT_BAD_INPUT;
+        }
+        if scenarios[0].team.mailbox.is_none() {
+            eprintln!(
+                "error: --inbox-dir: {} keeps its inboxes in memory; set mailbox = \"file\" in its [policy] to have \
+                 files to write; nothing was run",
+                scenarios[0].path
+            );
+            return EXIT_BAD_INPUT;
+        }
+    }
     let wanted = outputs_wanted(&a);
     if let Some(first) = wanted.first() {
         if scenarios.len() != 1 || a.seeds.is_some() {
@@ -315,6 +335,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         max_real: Some(a.max_real.as_std()),
         live: live.then(|| live_printer(a.events)),
         keep_outcome: !outputs_wanted(a).is_empty() || a.check_determinism,
+        inbox_dir: a.inbox_dir.clone(),
     }
 }
 
@@ -407,6 +428,7 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
         svg: _,     // an output
         mermaid: _, // an output
         html: _,    // an output
+        inbox_dir: _, // an output: the files are a window on the run
         events: _,  // what -v shows, not what happens
         jobs: _,    // where runs are played, not what happens in them
         shard: _,   // which seeds: replaced by the seed that failed
