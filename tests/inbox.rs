@@ -291,8 +291,9 @@ fn file_mode_keys_are_checked_with_their_place() {
     assert!(e.starts_with("bad.toml:4:"), "{e}");
     let e = first_error(&format!("{team}[[fault]]\nkind = \"torn_write\"\nagent = \"alice\"\nat = \"1s\"\n"));
     assert!(e.starts_with("bad.toml:5:") && e.contains("mailbox = \"file\""), "{e}");
-    let e =
-        first_error(&format!("[policy]\nmailbox = \"file\"\n{team}[[fault]]\nkind = \"torn_write\"\nagent = \"alice\"\n"));
+    let e = first_error(&format!(
+        "[policy]\nmailbox = \"file\"\n{team}[[fault]]\nkind = \"torn_write\"\nagent = \"alice\"\n"
+    ));
     assert!(e.contains("missing `at`"), "{e}");
     // Expecting a violation is allowed with the reference's drain, which can lose.
     let ok = format!("name = \"x\"\n[policy]\nmailbox = \"file\"\n{team}[[expect]]\nviolation = \"no-silent-loss\"\n");

@@ -419,19 +419,19 @@ fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
 /// deciding whether a reproduce line must carry it.
 fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
     let RunArgs {
-        paths: _,   // replaced by the one file that failed
-        seed: _,    // replaced by the seed that failed
-        seeds: _,   // replaced by the seed that failed
-        format: _,  // how the report reads, not what happens
-        verbose: _, // always on: the point of reproducing is to watch
-        trace: _,   // an output, not an input
-        svg: _,     // an output
-        mermaid: _, // an output
-        html: _,    // an output
+        paths: _,     // replaced by the one file that failed
+        seed: _,      // replaced by the seed that failed
+        seeds: _,     // replaced by the seed that failed
+        format: _,    // how the report reads, not what happens
+        verbose: _,   // always on: the point of reproducing is to watch
+        trace: _,     // an output, not an input
+        svg: _,       // an output
+        mermaid: _,   // an output
+        html: _,      // an output
         inbox_dir: _, // an output: the files are a window on the run
-        events: _,  // what -v shows, not what happens
-        jobs: _,    // where runs are played, not what happens in them
-        shard: _,   // which seeds: replaced by the seed that failed
+        events: _,    // what -v shows, not what happens
+        jobs: _,      // where runs are played, not what happens in them
+        shard: _,     // which seeds: replaced by the seed that failed
         shard_from_env: _,
         check_determinism: _, // plays each run twice, changes neither
         cap,

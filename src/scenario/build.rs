@@ -5,12 +5,14 @@ use super::duration::{human, parse_duration, parse_latency};
 use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
 use super::invariant::Invariant;
 use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
+use crate::inbox::Drain;
 use crate::protocol::{
     check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, SendError, Status, Text,
     LEAD_NAME,
 };
-use crate::inbox::Drain;
-use crate::team::{FileMailbox, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec};
+use crate::team::{
+    FileMailbox, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec,
+};
 use crate::trace::RosterStatus;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -151,7 +153,8 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
     if src.len() > limits::MAX_FILE_BYTES {
         return Err(vec![too_big(path, src.len() as u64)]);
     }
-    let mut b = Builder { path, index: LineIndex::new(src), errors: Vec::new(), all_defences_on: true, file_mode: false };
+    let mut b =
+        Builder { path, index: LineIndex::new(src), errors: Vec::new(), all_defences_on: true, file_mode: false };
     let (doc, problems) = match file::read(src) {
         Ok(read) => read,
         Err(p) => {
@@ -482,7 +485,7 @@ impl Builder<'_> {
                 ("prune", p.prune.as_ref().map(|x| x.span())),
             ];
             for (key, span) in stray {
-                if let (Some(span), Some(_) | None) = (span, &p.mailbox) {
+                if let Some(span) = span {
                     self.err(span, format!("`{key}` applies to file inboxes only: set mailbox = \"file\" in [policy]"));
                 }
             }

@@ -16,8 +16,8 @@
 use super::world::{Due, World};
 use crate::agent::Input;
 use crate::inbox::{
-    append_line, append_line_torn, begin_read, finish_read, framed, inbox_path, prune, Batch, DiskMirror, Drain,
-    Line, ReadCost, ReadToken, SimFs, Skipped,
+    append_line, append_line_torn, begin_read, finish_read, framed, inbox_path, prune, Batch, DiskMirror, Drain, Line,
+    ReadCost, ReadToken, SimFs, Skipped,
 };
 use crate::protocol::{AgentId, Delivery, Millis};
 use crate::trace::{Cause, Event, RosterStatus};

@@ -248,8 +248,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
             .timed
             .iter()
             .any(|(_, f)| matches!(f, Scheduled::Forge { id_label: Some(_), .. } | Scheduled::Replay { .. }));
-    world.direct_delivery =
-        !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
+    world.direct_delivery = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
     if let Some(m) = spec.mailbox.take() {
         let (mirror, error) = match spec.inbox_dir.take().map(crate::inbox::DiskMirror::new) {
             None => (None, None),
