@@ -301,3 +301,19 @@ fn file_mode_keys_are_checked_with_their_place() {
     let safe = format!("name = \"x\"\n[policy]\nmailbox = \"file\"\ndrain = \"offset\"\n{team}[[expect]]\nviolation = \"no-silent-loss\"\n");
     assert!(load_str("safe.toml", &safe).is_err());
 }
+
+#[test]
+fn the_bench_measures_file_inboxes_as_a_row_of_their_own() {
+    // A tiny load in a debug build: this checks every handshake completes
+    // through the files and the report says which mailbox, not the speed.
+    let args = ["bench", "--mailbox", "file", "--teammates", "3", "--in-flight", "2", "--handshakes", "600"];
+    let r = handshake(&[&args[..], &["--latency-sample", "50", "--repeat", "1", "--format", "json"]].concat());
+    r.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.explain()));
+    assert_eq!(v["mailbox"], "file", "{}", r.explain());
+    assert_eq!(v["handshakes"], 600, "every handshake completes through the files\n{}", r.explain());
+    let memory =
+        handshake(&["bench", "--handshakes", "200", "--latency-sample", "20", "--repeat", "1", "--format", "json"]);
+    let m: serde_json::Value = serde_json::from_str(&memory.stdout).expect("JSON");
+    assert_eq!(m["mailbox"], "memory", "{}", memory.explain());
+}
