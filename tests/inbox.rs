@@ -243,9 +243,19 @@ fn the_binary_writes_the_inbox_dir_and_refuses_it_where_it_means_nothing() {
     let dir = TempDir::new("inbox-cli");
     let out = dir.0.as_path().join("inbox");
     let out_s = out.to_str().unwrap();
-    handshake(&["run", "scenarios/35-drain-offset-loses-none.toml", "--inbox-dir", out_s]).expect_code(0);
+    // Twice: the second run starts the team's files afresh, not after the first's.
+    for _ in 0..2 {
+        handshake(&["run", "scenarios/35-drain-offset-loses-none.toml", "--inbox-dir", out_s]).expect_code(0);
+    }
     let alice = std::fs::read_to_string(out.join("alice.jsonl")).expect("alice's inbox written");
     assert_eq!(alice.lines().count(), 2, "{alice}");
+    let offset = std::fs::read_to_string(out.join("alice.jsonl.offset")).expect("alice's offset written");
+    assert_eq!(offset.trim().parse::<usize>().ok(), Some(alice.len()), "{offset} {alice}");
+    let a_file = dir.0.join("a-file");
+    std::fs::write(&a_file, "not a folder").unwrap();
+    handshake(&["run", "scenarios/35-drain-offset-loses-none.toml", "--inbox-dir", a_file.to_str().unwrap()])
+        .expect_code(2)
+        .ran_nothing();
     handshake(&["run", "scenarios/01-happy-shutdown.toml", "--inbox-dir", out_s])
         .expect_code(2)
         .stderr_has("mailbox = \"file\"")

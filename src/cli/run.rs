@@ -234,6 +234,10 @@ pub fn main(a: RunArgs) -> i32 {
             );
             return EXIT_BAD_INPUT;
         }
+        if let Err(e) = prepare_inbox_dir(a.inbox_dir.as_deref().unwrap_or(Path::new(".")), &scenarios[0]) {
+            eprintln!("error: --inbox-dir: {e}; nothing was run");
+            return EXIT_BAD_INPUT;
+        }
     }
     let wanted = outputs_wanted(&a);
     if let Some(first) = wanted.first() {
@@ -261,6 +265,26 @@ pub fn main(a: RunArgs) -> i32 {
         Some(range) => sweep(&a, &scenarios, &files, range, shard),
         None => single(&a, &scenarios, outputs),
     }
+}
+
+/// Makes the folder `--inbox-dir` names, and removes this team's files a
+/// previous run left there: the mirror appends as the run does, and would
+/// otherwise add to them. Other files are left alone.
+fn prepare_inbox_dir(dir: &Path, s: &Scenario) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot make the folder {}: {e}", dir.display()))?;
+    let names = std::iter::once(crate::protocol::LEAD_NAME).chain(s.team.teammates.iter().map(|(n, _)| n.as_str()));
+    for name in names {
+        for file in [crate::inbox::inbox_path(name), crate::inbox::offset_path(name)] {
+            let path = dir.join(file);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("cannot remove the previous run's {}: {e}", path.display()))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What one run can write beside its report.
