@@ -327,3 +327,34 @@ fn the_bench_measures_file_inboxes_as_a_row_of_their_own() {
     let m: serde_json::Value = serde_json::from_str(&memory.stdout).expect("JSON");
     assert_eq!(m["mailbox"], "memory", "{}", memory.explain());
 }
+
+#[test]
+fn a_duplicated_message_is_two_lines_and_both_are_read() {
+    // As in memory mode (scenario 16): both copies reach alice, the second
+    // answer is ignored, and the run settles rather than polling on.
+    let toml = r#"
+name = "duplicate-in-files"
+about = "A duplicated shutdown request through file inboxes."
+[policy]
+mailbox = "file"
+drain = "offset"
+[[teammate]]
+name = "alice"
+on_shutdown = ["reject", "approve"]
+reject_reason = "busy"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop"
+[[fault]]
+kind = "duplicate"
+type = "shutdown_request"
+count = 1
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert_eq!(delivered(&o, "shutdown_request", "alice"), 2, "{}", dump(&o));
+    assert_eq!(o.stop, handshake::team::Stop::Settled, "{}", dump(&o));
+    assert!(o.ended_at < handshake::protocol::Millis::from_secs(10), "{}", dump(&o));
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+}

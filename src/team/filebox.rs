@@ -21,7 +21,7 @@ use crate::inbox::{
 };
 use crate::protocol::{AgentId, Delivery, Millis};
 use crate::trace::{Cause, Event, RosterStatus};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How file inboxes behave in a run (the scenario's `[policy]` keys).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,8 +59,9 @@ pub struct PendingRead {
 pub struct Inboxes {
     pub spec: FileMailbox,
     pub fs: SimFs,
-    /// The router's copy of each line not yet read or lost, by message number.
-    unread: BTreeMap<u64, Delivery>,
+    /// The router's copy of each line not yet read or lost, by message
+    /// number, oldest first: a duplicated message is two lines of one number.
+    unread: BTreeMap<u64, VecDeque<Delivery>>,
     /// Lines not yet read, per agent: a finished read with more waiting
     /// reads again.
     waiting: Vec<u32>,
@@ -86,6 +87,16 @@ impl Inboxes {
             mirror,
             mirror_error: None,
         }
+    }
+
+    /// The router's copy of the oldest unread line numbered `seq`.
+    fn take(&mut self, seq: u64) -> Option<Delivery> {
+        let copies = self.unread.get_mut(&seq)?;
+        let d = copies.pop_front();
+        if copies.is_empty() {
+            self.unread.remove(&seq);
+        }
+        d
     }
 
     /// Replays the file system's latest changes on disk, if asked to.
@@ -129,7 +140,7 @@ pub fn append(w: &mut World, mut d: Delivery) {
     append_line(&mut inb.fs, &path, &line);
     inb.sync();
     let size = inb.fs.size(&path);
-    inb.unread.insert(seq, d);
+    inb.unread.entry(seq).or_default().push_back(d);
     inb.waiting[to.index()] += 1;
     if w.tracing() {
         w.record(Event::Note { text: format!("message #{seq} appended to {path} ({size} bytes)") });
@@ -209,14 +220,14 @@ pub fn finish(w: &mut World, read: PendingRead) {
     inb.sync();
     let mut lost = Vec::new();
     for (_, line) in &done.lost {
-        if let Some(d) = line.seq.and_then(|s| inb.unread.remove(&s)) {
+        if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
             inb.waiting[agent.index()] -= 1;
             lost.push((d.seq, d.envelope.message.type_name()));
         }
     }
     let mut handed = Vec::with_capacity(batch.lines.len());
     for (_, line) in &batch.lines {
-        if let Some(d) = line.seq.and_then(|s| inb.unread.remove(&s)) {
+        if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
             inb.waiting[agent.index()] -= 1;
             handed.push(d);
         }
@@ -252,8 +263,9 @@ fn abandon(w: &mut World, agent: AgentId) {
         return;
     }
     let Some(inb) = w.inbox.as_mut() else { return };
-    let seqs: Vec<u64> = inb.unread.iter().filter(|(_, d)| d.to == agent).map(|(s, _)| *s).collect();
-    let left: Vec<Delivery> = seqs.iter().filter_map(|s| inb.unread.remove(s)).collect();
+    let seqs: Vec<u64> =
+        inb.unread.iter().filter(|(_, d)| d.front().is_some_and(|d| d.to == agent)).map(|(s, _)| *s).collect();
+    let left: Vec<Delivery> = seqs.iter().filter_map(|s| inb.unread.remove(s)).flatten().collect();
     inb.waiting[agent.index()] = 0;
     for d in left {
         lose_with_owner(w, d);
@@ -274,7 +286,7 @@ fn lose_with_owner(w: &mut World, d: Delivery) {
 /// again are lost with their owner, and the log says how.
 pub fn settle(w: &mut World) {
     let Some(inb) = w.inbox.as_mut() else { return };
-    let left: Vec<Delivery> = std::mem::take(&mut inb.unread).into_values().collect();
+    let left: Vec<Delivery> = std::mem::take(&mut inb.unread).into_values().flatten().collect();
     for d in left {
         lose_with_owner(w, d);
     }
