@@ -62,9 +62,11 @@ pub struct Inboxes {
     /// The router's copy of each line not yet read or lost, by message
     /// number, oldest first: a duplicated message is two lines of one number.
     unread: BTreeMap<u64, VecDeque<Delivery>>,
-    /// Lines not yet read, per agent: a finished read with more waiting
+    /// A line landed in the agent's file since its last read began: a
+    /// finished read with this set reads again. (Counting unread lines
+    /// instead would poll for ever after a line no read can return.)
     /// reads again.
-    waiting: Vec<u32>,
+    dirty: Vec<bool>,
     /// A read is scheduled or in progress for this agent.
     armed: Vec<bool>,
     /// Writers whose next append is cut short, with their restart delay.
@@ -81,7 +83,7 @@ impl Inboxes {
             spec,
             fs,
             unread: BTreeMap::new(),
-            waiting: vec![0; agents],
+            dirty: vec![false; agents],
             armed: vec![false; agents],
             torn: BTreeMap::new(),
             mirror,
@@ -141,7 +143,7 @@ pub fn append(w: &mut World, mut d: Delivery) {
     inb.sync();
     let size = inb.fs.size(&path);
     inb.unread.entry(seq).or_default().push_back(d);
-    inb.waiting[to.index()] += 1;
+    inb.dirty[to.index()] = true;
     if w.tracing() {
         w.record(Event::Note { text: format!("message #{seq} appended to {path} ({size} bytes)") });
     }
@@ -183,6 +185,7 @@ pub fn begin(w: &mut World, agent: AgentId) {
         abandon(w, agent);
         return;
     }
+    inb.dirty[agent.index()] = false;
     let (batch, token) = begin_read(&inb.fs, &owner, inb.spec.drain);
     let cost = inb.spec.cost.of(batch.scanned);
     let (lines, scanned) = (batch.lines.len(), batch.scanned);
@@ -221,18 +224,16 @@ pub fn finish(w: &mut World, read: PendingRead) {
     let mut lost = Vec::new();
     for (_, line) in &done.lost {
         if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
-            inb.waiting[agent.index()] -= 1;
             lost.push((d.seq, d.envelope.message.type_name()));
         }
     }
     let mut handed = Vec::with_capacity(batch.lines.len());
     for (_, line) in &batch.lines {
         if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
-            inb.waiting[agent.index()] -= 1;
             handed.push(d);
         }
     }
-    let more = inb.waiting[agent.index()] > 0;
+    let more = inb.dirty[agent.index()];
     for (seq, message_type) in lost {
         w.record(Event::Dropped { seq, to: agent, message_type, cause: Cause::DrainLoss });
     }
@@ -266,7 +267,6 @@ fn abandon(w: &mut World, agent: AgentId) {
     let seqs: Vec<u64> =
         inb.unread.iter().filter(|(_, d)| d.front().is_some_and(|d| d.to == agent)).map(|(s, _)| *s).collect();
     let left: Vec<Delivery> = seqs.iter().filter_map(|s| inb.unread.remove(s)).flatten().collect();
-    inb.waiting[agent.index()] = 0;
     for d in left {
         lose_with_owner(w, d);
     }
