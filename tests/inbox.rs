@@ -358,3 +358,15 @@ count = 1
     assert!(o.ended_at < handshake::protocol::Millis::from_secs(10), "{}", dump(&o));
     assert!(r.violations.is_empty(), "{:?}", r.violations);
 }
+
+#[test]
+fn a_shrunk_drain_loss_keeps_file_mode_and_may_expect_its_violation() {
+    let dir = TempDir::new("inbox-shrink");
+    let out = dir.0.join("shrunk.toml");
+    let out_s = out.to_str().unwrap();
+    let args = ["shrink", "scenarios/34-drain-truncate-loses-request.toml", "--invariant", "no-silent-loss"];
+    handshake(&[&args[..], &["--out", out_s]].concat()).expect_code(0);
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("mailbox = \"file\"") && text.contains("violation = \"no-silent-loss\""), "{text}");
+    handshake(&["run", out_s]).expect_code(0);
+}
