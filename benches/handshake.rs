@@ -7,10 +7,11 @@
 //! 2. 1,000 teammates, all in flight at once;
 //! 3. 10,000 requests in flight with deadlines armed (1,000 teammates × 10);
 //! 4. the baseline: bare actix do_send ping-pong, same messages, each shape;
-//! 5. a whole scenario end to end (100 teammates shut down).
+//! 5. a whole scenario end to end (100 teammates shut down);
+//! 6. file mode's cost: case 1 through file inboxes (100,000 handshakes a run).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use handshake::bench::{baseline, protocol, Measured, Shape};
+use handshake::bench::{baseline, protocol, protocol_in, Mailbox, Measured, Shape};
 use handshake::scenario::{load_file, run_scenario, RunOptions};
 use std::path::Path;
 use std::time::Duration;
@@ -37,6 +38,20 @@ fn throughput(c: &mut Criterion) {
     g.finish();
 }
 
+/// Every message appended to a JSON Lines file and read back: what file
+/// inboxes cost beside case 1's memory mailboxes.
+fn file_inboxes(c: &mut Criterion) {
+    const FILE_HANDSHAKES: u64 = 100_000;
+    let mut g = c.benchmark_group("handshakes-file-inboxes");
+    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(2));
+    g.throughput(Throughput::Elements(FILE_HANDSHAKES));
+    let shape = Shape { teammates: 1, in_flight: 1, handshakes: FILE_HANDSHAKES };
+    g.bench_function(BenchmarkId::new("protocol", "1-teammate-sequential-file"), |b| {
+        b.iter_custom(|n| timed(n, || protocol_in(shape, Mailbox::File)))
+    });
+    g.finish();
+}
+
 fn scenario(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/21-whole-team-shutdown.toml");
     let s = match load_file(&path) {
@@ -50,5 +65,5 @@ fn scenario(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, throughput, scenario);
+criterion_group!(benches, throughput, file_inboxes, scenario);
 criterion_main!(benches);

@@ -457,8 +457,14 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
             broken.push(i);
         }
     }
-    let defences_off =
-        load_str(path, &text_of(&doc)).map(|s| s.policy().defences != Defences::default()).unwrap_or(false);
+    // The reference's drain in file mode loses messages by design, as a
+    // defence switched off would: the file may expect what it breaks.
+    let defences_off = load_str(path, &text_of(&doc))
+        .map(|s| {
+            s.policy().defences != Defences::default()
+                || s.team.mailbox.as_ref().is_some_and(|m| m.drain == crate::inbox::Drain::ReadThenTruncate)
+        })
+        .unwrap_or(false);
     let mut doc = doc;
     doc.insert("seed".into(), Value::Integer(seed as i64));
     let name = opts.name.clone().unwrap_or_else(|| format!("{original_name}-shrunk"));

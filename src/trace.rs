@@ -69,6 +69,12 @@ pub enum Cause {
     Killed,
     /// The recipient had already stopped when the message arrived.
     Undeliverable,
+    /// File inboxes: appended between a read and its truncate, destroyed
+    /// unread. Nobody injected it: the reference's drain did it.
+    DrainLoss,
+    /// File inboxes: its writer crashed in the middle of the append (an
+    /// injected `torn_write` fault); the reader skips the fragment.
+    TornWrite,
 }
 
 impl Cause {
@@ -79,6 +85,8 @@ impl Cause {
             Cause::Crash => "crash",
             Cause::Killed => "killed",
             Cause::Undeliverable => "undeliverable",
+            Cause::DrainLoss => "drain-loss",
+            Cause::TornWrite => "torn-write",
         }
     }
 }

@@ -2,7 +2,9 @@
 //! measured in the same process, the same run.
 
 use super::{noun, plural, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
-use crate::bench::{baseline, latencies, peak_memory, percentile, protocol, reset_peak_memory, Measured, Shape};
+use crate::bench::{
+    baseline, latencies_in, peak_memory, percentile, protocol_in, reset_peak_memory, Mailbox, Measured, Shape,
+};
 use clap::Args;
 use std::time::Duration;
 
@@ -27,15 +29,42 @@ pub struct BenchArgs {
     /// medians are reported, and the ratio is the median over the pairs
     #[arg(long, default_value_t = 5)]
     pub repeat: u32,
+    /// Where messages wait: the actors' mailboxes (memory), or file inboxes
+    /// (file: each message appended to a JSON Lines file and read back)
+    #[arg(long, value_enum, default_value = "memory")]
+    pub mailbox: MailboxArg,
     /// Run the standard cases of the README's table one after another, each in
     /// a fresh process so that each reports its own peak memory
-    /// (1 teammate; 1,000 in flight; 10,000 in flight; 100,000 teammates)
-    #[arg(long, conflicts_with_all = ["teammates", "in_flight", "handshakes"])]
+    /// (1 teammate; 1,000 in flight; 10,000 in flight; 100,000 teammates; then
+    /// 1 teammate through file inboxes, at most 100,000 handshakes)
+    #[arg(long, conflicts_with_all = ["teammates", "in_flight", "handshakes", "mailbox"])]
     pub suite: bool,
     /// The suite's cases instead of the README's, as TEAMMATESxIN_FLIGHTxHANDSHAKES,...
     /// (for tests of the suite itself)
     #[arg(long, hide = true, requires = "suite", value_parser = parse_cases)]
     pub cases: Option<Cases>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailboxArg {
+    Memory,
+    File,
+}
+
+impl MailboxArg {
+    fn mailbox(self) -> Mailbox {
+        match self {
+            MailboxArg::Memory => Mailbox::Memory,
+            MailboxArg::File => Mailbox::File,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            MailboxArg::Memory => "memory",
+            MailboxArg::File => "file",
+        }
+    }
 }
 
 /// The cases a suite measures.
@@ -78,14 +107,14 @@ fn median(mut runs: Vec<Measured>) -> Measured {
     runs[runs.len() / 2]
 }
 
-fn measure(shape: Shape, latency_sample: u64, repeat: u32, say: &dyn Fn(&str)) -> Case {
+fn measure(shape: Shape, mailbox: Mailbox, latency_sample: u64, repeat: u32, say: &dyn Fn(&str)) -> Case {
     // A short warm-up of both sides first (allocator, page faults, caches),
     // then protocol and baseline alternate so a noisy moment hits both; the
     // medians are compared. The peak memory window opens just before the
     // first measured protocol run, so the peak is the protocol's own.
     let warm = Shape { handshakes: (shape.handshakes / 10).clamp(1, 100_000), ..shape };
     say("warm-up");
-    protocol(warm);
+    protocol_in(warm, mailbox);
     baseline(warm);
     let mut ps = Vec::new();
     let mut bs = Vec::new();
@@ -95,7 +124,7 @@ fn measure(shape: Shape, latency_sample: u64, repeat: u32, say: &dyn Fn(&str)) -
         if i == 0 {
             reset_peak_memory();
         }
-        ps.push(protocol(shape));
+        ps.push(protocol_in(shape, mailbox));
         if i == 0 {
             peak = peak_memory();
         }
@@ -110,7 +139,7 @@ fn measure(shape: Shape, latency_sample: u64, repeat: u32, say: &dyn Fn(&str)) -
     ratios.sort_by(f64::total_cmp);
     let ratio = ratios[ratios.len() / 2];
     say("latency (each handshake timed, separate pass)");
-    let lat = latencies(Shape { handshakes: latency_sample.min(shape.handshakes).max(1), ..shape });
+    let lat = latencies_in(Shape { handshakes: latency_sample.min(shape.handshakes).max(1), ..shape }, mailbox);
     Case {
         shape,
         protocol: median(ps),
@@ -174,14 +203,15 @@ pub fn main(a: BenchArgs) -> i32 {
     let shape = Shape { teammates: a.teammates, in_flight: a.in_flight, handshakes: a.handshakes };
     if a.format == Format::Text {
         println!(
-            "handshake bench: {} × {} in flight = {} outstanding, {} per measurement",
+            "handshake bench: {} × {} in flight = {} outstanding, {} per measurement{}",
             plural(a.teammates.into(), "teammate"),
             a.in_flight,
             a.teammates as u64 * a.in_flight as u64,
-            plural(a.handshakes, "handshake")
+            plural(a.handshakes, "handshake"),
+            if a.mailbox == MailboxArg::File { ", file inboxes" } else { "" }
         );
     }
-    let c = measure(shape, a.latency_sample, a.repeat, &say);
+    let c = measure(shape, a.mailbox.mailbox(), a.latency_sample, a.repeat, &say);
     match a.format {
         Format::Text => {
             let (p, b) = (c.protocol, c.baseline);
@@ -213,7 +243,11 @@ pub fn main(a: BenchArgs) -> i32 {
                 );
             }
         }
-        Format::Json => println!("{}", serde_json::to_string_pretty(&case_json(&c)).unwrap_or_default()),
+        Format::Json => {
+            let mut doc = case_json(&c);
+            doc["mailbox"] = a.mailbox.as_str().into();
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default())
+        }
     }
     EXIT_OK
 }
@@ -230,16 +264,24 @@ fn suite(a: &BenchArgs) -> i32 {
         Shape { teammates: 100_000, in_flight: 1, handshakes: 100_000 },
     ];
     let shapes = a.cases.as_ref().map_or(standard.to_vec(), |c| c.0.clone());
+    let mut runs: Vec<(Shape, MailboxArg)> = shapes.iter().map(|s| (*s, MailboxArg::Memory)).collect();
+    if a.cases.is_none() {
+        // The README's table ends with the first case again through file
+        // inboxes: file mode's cost as a row of its own, beside the memory
+        // figure it is paid on (fewer handshakes: each is far dearer).
+        runs.push((Shape { handshakes: 100_000, ..standard[0] }, MailboxArg::File));
+    }
     let mut cases = Vec::new();
-    for (i, shape) in shapes.iter().enumerate() {
+    for (i, (shape, mailbox)) in runs.iter().enumerate() {
         eprintln!(
-            "case {}/{}: {} × {} in flight",
+            "case {}/{}: {} × {} in flight, {} mailbox",
             i + 1,
-            shapes.len(),
+            runs.len(),
             plural(shape.teammates.into(), "teammate"),
-            shape.in_flight
+            shape.in_flight,
+            mailbox.as_str()
         );
-        match measure_in_child(*shape, a) {
+        match measure_in_child(*shape, *mailbox, a) {
             Ok(case) => cases.push(case),
             Err(e) => {
                 eprintln!("error: case {} failed: {e}", i + 1);
@@ -265,7 +307,7 @@ fn suite(a: &BenchArgs) -> i32 {
 
 /// Measures one shape in a new process of this program and reads its report.
 /// The child's progress goes straight to our stderr.
-fn measure_in_child(shape: Shape, a: &BenchArgs) -> Result<serde_json::Value, String> {
+fn measure_in_child(shape: Shape, mailbox: MailboxArg, a: &BenchArgs) -> Result<serde_json::Value, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start it again: {e}"))?;
     let args = [
         "bench".to_string(),
@@ -274,6 +316,7 @@ fn measure_in_child(shape: Shape, a: &BenchArgs) -> Result<serde_json::Value, St
         format!("--handshakes={}", shape.handshakes),
         format!("--latency-sample={}", a.latency_sample),
         format!("--repeat={}", a.repeat),
+        format!("--mailbox={}", mailbox.as_str()),
         "--format=json".to_string(),
     ];
     let out = std::process::Command::new(&exe)
@@ -289,15 +332,16 @@ fn measure_in_child(shape: Shape, a: &BenchArgs) -> Result<serde_json::Value, St
 
 fn print_table(cases: &[serde_json::Value]) {
     println!(
-        "| teammates × in flight | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio | p50 µs | p99 µs | max µs | peak MB |"
+        "| teammates × in flight, mailbox | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio | p50 µs | p99 µs | max µs | peak MB |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for c in cases {
         let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
         println!(
-            "| {} × {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
+            "| {} × {}, {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
             c["teammates"],
             c["in_flight"],
+            c["mailbox"].as_str().unwrap_or("memory"),
             f(&c["protocol"]["per_second"]),
             f(&c["protocol"]["ns_per_handshake"]),
             f(&c["baseline"]["per_second"]),

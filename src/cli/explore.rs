@@ -106,6 +106,17 @@ pub fn main(a: ExploreArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    // The explorer's states are memory mailboxes: exploring a file-mode
+    // scenario as if it were one would check another protocol than the file's.
+    if scenario.team.mailbox.is_some() {
+        eprintln!(
+            "error: {}: the explorer cannot model file inboxes (mailbox = \"file\"): their files, polls and \
+             reads in progress are not part of its states",
+            a.path.display()
+        );
+        eprintln!("nothing was explored: `handshake run` plays it; remove mailbox = \"file\" to explore the protocol");
+        return EXIT_BAD_INPUT;
+    }
     // The file's own faults: played, turned into budgets, covered, or refused.
     let mut budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();

@@ -42,6 +42,9 @@ pub struct RunArgs {
     /// Write one self-contained HTML report of the run to FILE: verdict, picture, requests, events (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// File mode (mailbox = "file"): write each agent's inbox to DIR/<name>.jsonl as the run makes it, in the reference's JSON Lines (one scenario, one seed)
+    #[arg(long, value_name = "DIR")]
+    pub inbox_dir: Option<PathBuf>,
     /// Virtual-time cap for a run that never settles, e.g. "10m" [default: the file's, else 1h]
     #[arg(long, value_parser = parse_span)]
     pub cap: Option<Millis>,
@@ -215,6 +218,27 @@ pub fn main(a: RunArgs) -> i32 {
         eprintln!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
         return EXIT_BAD_INPUT;
     }
+    if a.inbox_dir.is_some() {
+        if scenarios.len() != 1 || a.seeds.is_some() {
+            eprintln!(
+                "error: --inbox-dir writes one run's files: give exactly one scenario file and at most one --seed; \
+                 nothing was run"
+            );
+            return EXIT_BAD_INPUT;
+        }
+        if scenarios[0].team.mailbox.is_none() {
+            eprintln!(
+                "error: --inbox-dir: {} keeps its inboxes in memory; set mailbox = \"file\" in its [policy] to have \
+                 files to write; nothing was run",
+                scenarios[0].path
+            );
+            return EXIT_BAD_INPUT;
+        }
+        if let Err(e) = prepare_inbox_dir(a.inbox_dir.as_deref().unwrap_or(Path::new(".")), &scenarios[0]) {
+            eprintln!("error: --inbox-dir: {e}; nothing was run");
+            return EXIT_BAD_INPUT;
+        }
+    }
     let wanted = outputs_wanted(&a);
     if let Some(first) = wanted.first() {
         if scenarios.len() != 1 || a.seeds.is_some() {
@@ -241,6 +265,26 @@ pub fn main(a: RunArgs) -> i32 {
         Some(range) => sweep(&a, &scenarios, &files, range, shard),
         None => single(&a, &scenarios, outputs),
     }
+}
+
+/// Makes the folder `--inbox-dir` names, and removes this team's files a
+/// previous run left there: the mirror appends as the run does, and would
+/// otherwise add to them. Other files are left alone.
+fn prepare_inbox_dir(dir: &Path, s: &Scenario) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot make the folder {}: {e}", dir.display()))?;
+    let names = std::iter::once(crate::protocol::LEAD_NAME).chain(s.team.teammates.iter().map(|(n, _)| n.as_str()));
+    for name in names {
+        for file in [crate::inbox::inbox_path(name), crate::inbox::offset_path(name)] {
+            let path = dir.join(file);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(format!("cannot remove the previous run's {}: {e}", path.display()))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What one run can write beside its report.
@@ -315,6 +359,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         max_real: Some(a.max_real.as_std()),
         live: live.then(|| live_printer(a.events)),
         keep_outcome: !outputs_wanted(a).is_empty() || a.check_determinism,
+        inbox_dir: a.inbox_dir.clone(),
     }
 }
 
@@ -398,18 +443,19 @@ fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
 /// deciding whether a reproduce line must carry it.
 fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
     let RunArgs {
-        paths: _,   // replaced by the one file that failed
-        seed: _,    // replaced by the seed that failed
-        seeds: _,   // replaced by the seed that failed
-        format: _,  // how the report reads, not what happens
-        verbose: _, // always on: the point of reproducing is to watch
-        trace: _,   // an output, not an input
-        svg: _,     // an output
-        mermaid: _, // an output
-        html: _,    // an output
-        events: _,  // what -v shows, not what happens
-        jobs: _,    // where runs are played, not what happens in them
-        shard: _,   // which seeds: replaced by the seed that failed
+        paths: _,     // replaced by the one file that failed
+        seed: _,      // replaced by the seed that failed
+        seeds: _,     // replaced by the seed that failed
+        format: _,    // how the report reads, not what happens
+        verbose: _,   // always on: the point of reproducing is to watch
+        trace: _,     // an output, not an input
+        svg: _,       // an output
+        mermaid: _,   // an output
+        html: _,      // an output
+        inbox_dir: _, // an output: the files are a window on the run
+        events: _,    // what -v shows, not what happens
+        jobs: _,      // where runs are played, not what happens in them
+        shard: _,     // which seeds: replaced by the seed that failed
         shard_from_env: _,
         check_determinism: _, // plays each run twice, changes neither
         cap,

@@ -257,6 +257,9 @@ pub fn plan_file_faults(scenario: &Scenario) -> Result<FilePlan, String> {
     for (at, f) in &scenario.team.timed {
         match f {
             Scheduled::Crash { .. } | Scheduled::Forge { .. } => plan.played += 1,
+            Scheduled::TornWrite { agent, .. } => {
+                cannot.push(format!("the torn write of {} at {at} (a file inbox's fault)", names(*agent)))
+            }
             Scheduled::Stall { agent, .. } => cannot.push(format!(
                 "the stall of {} at {at} (a stalled agent's timers freeze with its inbox; the explorer has no such state)",
                 names(*agent)
@@ -657,6 +660,8 @@ fn expectations_at_end(model: &Model, scenario: &Scenario, seen: &Seen, fp: u64)
         stop: Stop::Settled,
         load_done: 0,
         events,
+        inbox_files: BTreeMap::new(),
+        mirror_error: None,
     };
     let failure = crate::scenario::check::judge_outcome(scenario, &outcome).into_iter().next()?;
     Some(Counterexample {

@@ -5,11 +5,14 @@ use super::duration::{human, parse_duration, parse_latency};
 use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
 use super::invariant::Invariant;
 use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
+use crate::inbox::Drain;
 use crate::protocol::{
     check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, SendError, Status, Text,
     LEAD_NAME,
 };
-use crate::team::{Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec};
+use crate::team::{
+    FileMailbox, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec,
+};
 use crate::trace::RosterStatus;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -150,7 +153,8 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
     if src.len() > limits::MAX_FILE_BYTES {
         return Err(vec![too_big(path, src.len() as u64)]);
     }
-    let mut b = Builder { path, index: LineIndex::new(src), errors: Vec::new(), all_defences_on: true };
+    let mut b =
+        Builder { path, index: LineIndex::new(src), errors: Vec::new(), all_defences_on: true, file_mode: false };
     let (doc, problems) = match file::read(src) {
         Ok(read) => read,
         Err(p) => {
@@ -204,6 +208,8 @@ struct Builder<'a> {
     errors: Vec<ScenarioError>,
     /// No defence is switched off, so no violation can be expected.
     all_defences_on: bool,
+    /// `mailbox = "file"`: file-only faults (torn_write) are allowed.
+    file_mode: bool,
 }
 
 /// The longest end or cap a file may set: a year as durations are written
@@ -303,6 +309,13 @@ impl Builder<'_> {
             None => Latency::Fixed(Millis(1)),
         };
         let (end, cap) = self.end_and_cap(&doc);
+        let mailbox = self.mailbox(&doc);
+        self.file_mode = mailbox.is_some();
+        // The reference's drain loses messages by design: like a defence
+        // switched off, it makes a violation (no-silent-loss) possible.
+        if mailbox.as_ref().is_some_and(|m| m.drain == Drain::ReadThenTruncate) {
+            self.all_defences_on = false;
+        }
         let lead = LeadSpec {
             on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
             feedback: doc.lead.feedback.as_deref().map(Text::from),
@@ -356,6 +369,7 @@ impl Builder<'_> {
         team.timed = timed;
         team.end = end;
         team.cap = cap;
+        team.mailbox = mailbox;
         Scenario {
             path: self.path.to_string(),
             name: doc.name.as_ref().map(|n| n.get_ref().clone()).unwrap_or_default(),
@@ -445,6 +459,69 @@ impl Builder<'_> {
             }
         }
         policy
+    }
+
+    /// File mode's settings, or `None` for memory mode. A file-mode key
+    /// without `mailbox = "file"` would do nothing: refused.
+    fn mailbox(&mut self, doc: &FileDoc) -> Option<FileMailbox> {
+        let p = &doc.policy;
+        let file = match &p.mailbox {
+            None => false,
+            Some(m) => match m.get_ref().as_str() {
+                "memory" => false,
+                "file" => true,
+                other => {
+                    self.err(m.span(), format!("mailbox = {other:?}: use \"memory\" or \"file\""));
+                    false
+                }
+            },
+        };
+        if !file {
+            let stray = [
+                ("drain", p.drain.as_ref().map(|x| x.span())),
+                ("inbox_poll", p.inbox_poll.as_ref().map(|x| x.span())),
+                ("read_cost", p.read_cost.as_ref().map(|x| x.span())),
+                ("read_cost_per_kib", p.read_cost_per_kib.as_ref().map(|x| x.span())),
+                ("prune", p.prune.as_ref().map(|x| x.span())),
+            ];
+            for (key, span) in stray {
+                if let Some(span) = span {
+                    self.err(span, format!("`{key}` applies to file inboxes only: set mailbox = \"file\" in [policy]"));
+                }
+            }
+            return None;
+        }
+        let mut m = FileMailbox::default();
+        if let Some(d) = &p.drain {
+            match d.get_ref().as_str() {
+                "truncate" => m.drain = Drain::ReadThenTruncate,
+                "offset" => m.drain = Drain::CommittedOffset,
+                other => self.err(d.span(), format!("drain = {other:?}: use \"truncate\" or \"offset\"")),
+            }
+        }
+        if let Some(d) = &p.inbox_poll {
+            if let Some(t) = self.duration(d, "inbox_poll") {
+                if t == Millis::ZERO {
+                    self.err(d.span(), "inbox_poll = \"0ms\": an owner would read without end; use at least \"1ms\"");
+                } else {
+                    m.poll = t;
+                }
+            }
+        }
+        if let Some(d) = &p.read_cost {
+            if let Some(t) = self.duration(d, "read_cost") {
+                m.cost.per_read = t;
+            }
+        }
+        if let Some(d) = &p.read_cost_per_kib {
+            if let Some(t) = self.duration(d, "read_cost_per_kib") {
+                m.cost.per_kib = t;
+            }
+        }
+        if let Some(x) = &p.prune {
+            m.prune = *x.get_ref();
+        }
+        Some(m)
     }
 
     /// A timeout of zero would expire every request the moment it is sent.
@@ -800,7 +877,7 @@ impl Builder<'_> {
         };
         let at = match &d.at {
             Some(a) => self.duration(a, &format!("fault #{n} `at`")),
-            None if matches!(kind, "crash" | "stall" | "forge" | "replay") => {
+            None if matches!(kind, "crash" | "stall" | "forge" | "replay" | "torn_write") => {
                 needs(self, false, "at");
                 None
             }
@@ -933,6 +1010,34 @@ impl Builder<'_> {
                     }
                 };
                 partitions.push(Partition { a, b, one_way, at, until, drop });
+            }
+            "torn_write" => {
+                if !self.file_mode {
+                    self.err(
+                        d.kind.span(),
+                        format!("fault #{n}: a torn write tears an append to an inbox file: set mailbox = \"file\" in [policy]"),
+                    );
+                    return;
+                }
+                if !needs(self, d.agent.is_some(), "agent") {
+                    return;
+                }
+                let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
+                if agent.is_lead() {
+                    self.err(
+                        d.agent.as_ref().unwrap().span(),
+                        format!("fault #{n}: the lead cannot crash in this version; pick a teammate"),
+                    );
+                    return;
+                }
+                let restart_after = match &d.restart {
+                    Some(r) => match self.duration(r, "restart") {
+                        Some(m) => Some(m),
+                        None => return,
+                    },
+                    None => None,
+                };
+                timed.push((at, Scheduled::TornWrite { agent, restart_after }));
             }
             "crash" | "stall" => {
                 if !needs(self, d.agent.is_some(), "agent") {
@@ -1235,7 +1340,8 @@ impl Builder<'_> {
         if self.all_defences_on {
             self.err(
                 v.span(),
-                "expecting a violation needs a defence switched off ([policy.defences]); with all on, none can happen",
+                "expecting a violation needs a defence switched off ([policy.defences]) or drain = \"truncate\" \
+                 with mailbox = \"file\"; with all on, none can happen",
             );
             return None;
         }

@@ -113,11 +113,14 @@ pub struct RunOptions {
     pub live: Option<crate::trace::LiveSink>,
     /// Keep the outcome (events) in the report, for `--trace`.
     pub keep_outcome: bool,
+    /// File mode: write the inbox files here as the run makes them (`--inbox-dir`).
+    pub inbox_dir: Option<std::path::PathBuf>,
 }
 
 pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let mut spec = s.team_spec(seed, opts.cap);
     spec.live = opts.live.take();
+    spec.inbox_dir = opts.inbox_dir.take();
     // The real-time guard lives outside the simulation: it can only stop a
     // run, never change what happens in it, so determinism is untouched.
     let started = std::time::Instant::now();
@@ -127,7 +130,16 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let real = started.elapsed();
     let violations = oracle::check(&outcome, s.policy(), &s.require_plan());
     let deadlocks = deadlocks(&outcome);
-    let failures = judge(s, &outcome, &violations, &deadlocks, budget);
+    let mut failures = judge(s, &outcome, &violations, &deadlocks, budget);
+    if let Some(e) = &outcome.mirror_error {
+        // The run itself is sound, but the files the user asked to see are not.
+        failures.push(Failure {
+            check: "inbox-dir".into(),
+            at_ms: 0,
+            message: format!("the inbox files could not be written: {e}"),
+            context: Vec::new(),
+        });
+    }
     let counts = count(&outcome);
     let pending = outcome
         .requests

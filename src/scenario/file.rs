@@ -78,6 +78,17 @@ pub struct PolicyDoc {
     pub timeouts: Option<bool>,
     /// `"fail"`: any deadlock fails the run.
     pub deadlocks: Option<S<String>>,
+    /// `"memory"` (default) or `"file"`: inboxes as JSON Lines files.
+    pub mailbox: Option<S<String>>,
+    /// File mode: `"truncate"` (the reference's) or `"offset"` (safe).
+    pub drain: Option<S<String>>,
+    /// File mode: how often an owner reads its file.
+    pub inbox_poll: Option<S<String>>,
+    /// File mode: what one read costs its reader, and what each KiB of the file adds.
+    pub read_cost: Option<S<String>>,
+    pub read_cost_per_kib: Option<S<String>>,
+    /// File mode: cut what has been read from the front of the file.
+    pub prune: Option<S<bool>>,
 }
 
 /// One answer, or a list used in order whose last answer repeats; one answer
@@ -212,6 +223,12 @@ pub const POLICY_KEYS: &[&str] = &[
     "defences",
     "timeouts",
     "deadlocks",
+    "mailbox",
+    "drain",
+    "inbox_poll",
+    "read_cost",
+    "read_cost_per_kib",
+    "prune",
 ];
 pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback"];
 pub const TEAMMATE_KEYS: &[&str] =
@@ -235,7 +252,7 @@ pub const EXPECT_KEYS: &[&str] = &[
     "broken",
 ];
 pub const FAULT_KINDS: &[&str] =
-    &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
+    &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay", "torn_write"];
 pub const FAULT_KEYS: &[&str] = &[
     "kind",
     "at",
@@ -261,7 +278,7 @@ pub fn fault_keys(kind: &str) -> &'static [&'static str] {
         "delay" => &["at", "until", "from", "to", "type", "request", "count", "probability", "delay"],
         "drop" | "duplicate" | "reorder" => &["at", "until", "from", "to", "type", "request", "count", "probability"],
         "partition" => &["at", "until", "between", "direction", "mode"],
-        "crash" => &["at", "agent", "restart"],
+        "crash" | "torn_write" => &["at", "agent", "restart"],
         "stall" => &["at", "until", "agent"],
         "forge" => &["at", "from", "to", "message"],
         "replay" => &["at", "request", "type"],
@@ -568,6 +585,15 @@ impl Reader<'_> {
             defences: f.take("defences").and_then(|v| self.defences(v)),
             timeouts: self.flag(f.take("timeouts"), "timeouts"),
             deadlocks: self.string(f.take("deadlocks"), "deadlocks", "\"fail\" or \"allow\""),
+            mailbox: self.string(f.take("mailbox"), "mailbox", "\"memory\" or \"file\""),
+            drain: self.string(f.take("drain"), "drain", "\"truncate\" or \"offset\""),
+            inbox_poll: self.duration(f.take("inbox_poll"), "inbox_poll"),
+            read_cost: self.duration(f.take("read_cost"), "read_cost"),
+            read_cost_per_kib: self.duration(f.take("read_cost_per_kib"), "read_cost_per_kib"),
+            prune: f.take("prune").and_then(|v| {
+                let span = v.span();
+                self.flag(Some(v), "prune").map(|b| Spanned::new(span, b))
+            }),
         };
         self.leftover(f, "[policy]", POLICY_KEYS);
         doc

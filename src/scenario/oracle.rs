@@ -609,6 +609,19 @@ impl Watch {
                 self.account(*seq);
                 self.delivered_request(*seq, *id, *to);
             }
+            Event::Dropped { seq, to, cause: crate::trace::Cause::DrainLoss, .. } => {
+                // Accounted for (the trace names the cause), but no fault was
+                // injected: the reference's drain destroyed it by design.
+                self.account(*seq);
+                violate(
+                    Invariant::NoSilentLoss,
+                    format!(
+                        "message #{seq} to {} was appended between the read and the truncate of its inbox and \
+                         destroyed unread (drain = \"truncate\"); no fault took it",
+                        who(*to)
+                    ),
+                );
+            }
             Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => self.account(*seq),
             _ => {}
         }
@@ -895,6 +908,8 @@ mod tests {
             ended_at,
             stop: Stop::Settled,
             load_done: 0,
+            inbox_files: BTreeMap::new(),
+            mirror_error: None,
         }
     }
 

@@ -4,11 +4,13 @@
 
 pub mod actor;
 pub mod deadlock;
+pub mod filebox;
 pub mod network;
 pub mod queue;
 pub mod sim;
 pub mod world;
 
+pub use filebox::FileMailbox;
 pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition, Scheduled};
 pub use sim::{run, LeadSpec, Outcome, Step, Stop, TeamSpec};
 pub use world::FileState;

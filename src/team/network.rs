@@ -104,6 +104,12 @@ pub enum Scheduled {
         agent: AgentId,
         restart_after: Option<Millis>,
     },
+    /// File mode: from now on, `agent`'s next append is cut short and the
+    /// agent crashes in the middle of it (restarted after `restart_after`).
+    TornWrite {
+        agent: AgentId,
+        restart_after: Option<Millis>,
+    },
     Restart {
         agent: AgentId,
     },
@@ -271,7 +277,10 @@ pub fn fire(w: &mut World, f: Scheduled) {
             // agent reads it (a stall can hold it) makes it void.
             let incarnation = w.epochs[agent.index()];
             w.to_mailbox(agent, Input::Restart { incarnation });
+            // File mode: the new incarnation finds what the file kept.
+            super::filebox::arm(w, agent);
         }
+        Scheduled::TornWrite { agent, restart_after } => super::filebox::tear_next(w, agent, restart_after),
         Scheduled::Stall { agent, until } => {
             // Overlapping stalls merge: the agent reads again when the last ends,
             // and what it holds stays held.

@@ -61,6 +61,10 @@ pub struct TeamSpec {
     pub abort: Option<crate::trace::AbortGuard>,
     /// Sees every event agents report, even with `trace` off.
     pub probe: Option<crate::trace::Probe>,
+    /// `Some`: inboxes are files (`mailbox = "file"`); `None`: memory.
+    pub mailbox: Option<super::FileMailbox>,
+    /// File mode: replay the inbox files on real files in this directory.
+    pub inbox_dir: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for TeamSpec {
@@ -99,6 +103,8 @@ impl TeamSpec {
             live: None,
             abort: None,
             probe: None,
+            mailbox: None,
+            inbox_dir: None,
         }
     }
 
@@ -122,6 +128,8 @@ impl TeamSpec {
             live: None,
             abort: None,
             probe: None,
+            mailbox: self.mailbox.clone(),
+            inbox_dir: self.inbox_dir.clone(),
         }
     }
 }
@@ -153,6 +161,10 @@ pub struct Outcome {
     pub stop: Stop,
     /// Handshakes the load generator completed.
     pub load_done: u64,
+    /// File mode: the inbox files as the run left them, and the disk
+    /// mirror's first failure, if any.
+    pub inbox_files: BTreeMap<String, Vec<u8>>,
+    pub mirror_error: Option<String>,
 }
 
 impl Outcome {
@@ -236,7 +248,17 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
             .timed
             .iter()
             .any(|(_, f)| matches!(f, Scheduled::Forge { id_label: Some(_), .. } | Scheduled::Replay { .. }));
-    world.direct_delivery = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty();
+    world.direct_delivery = !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
+    if let Some(m) = spec.mailbox.take() {
+        let (mirror, error) = match spec.inbox_dir.take().map(crate::inbox::DiskMirror::new) {
+            None => (None, None),
+            Some(Ok(m)) => (Some(m), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+        };
+        let mut inboxes = super::filebox::Inboxes::new(m, team, mirror);
+        inboxes.mirror_error = error;
+        world.inbox = Some(inboxes);
+    }
     let w = Rc::new(RefCell::new(world));
 
     let defences = spec.policy.defences;
@@ -341,6 +363,10 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let ended_at = events.last().map_or(wb.last_event, |e| e.t);
     let ended_at = if stop == Stop::Settled { ended_at } else { wb.now() };
     tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
+    let (inbox_files, mirror_error) = match wb.inbox.take() {
+        Some(i) => (i.fs.files().map(|(p, f)| (p.to_string(), f.bytes.clone())).collect(), i.mirror_error),
+        None => (BTreeMap::new(), None),
+    };
     Outcome {
         names: n,
         roster: wb.roster.statuses.clone(),
@@ -350,6 +376,8 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         ended_at,
         stop,
         load_done,
+        inbox_files,
+        mirror_error,
     }
 }
 
@@ -357,6 +385,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
 /// its messages forever, and the trace says so.
 fn settle(w: &Rc<RefCell<World>>) {
     let mut wb = w.borrow_mut();
+    super::filebox::settle(&mut wb);
     for (seq, d) in wb.net.drain_partition_held() {
         let message_type = d.envelope.message.type_name();
         wb.record(crate::trace::Event::Dropped { seq, to: d.to, message_type, cause: crate::trace::Cause::Partition });

@@ -40,6 +40,10 @@ pub enum Due {
     Input { agent: AgentId, input: Input },
     /// A fault that acts on the world at this time.
     Fault(super::network::Scheduled),
+    /// File mode: an agent polls its inbox file (the read begins).
+    ReadInbox { agent: AgentId },
+    /// File mode: a read's cost is paid (the read ends).
+    InboxRead(Box<super::filebox::PendingRead>),
 }
 
 pub struct World {
@@ -97,6 +101,8 @@ pub struct World {
     pub handled: u64,
     pub abort: Option<crate::trace::AbortGuard>,
     pub aborted: bool,
+    /// File mode's inboxes; `None` in memory mode, whose paths never look further.
+    pub inbox: Option<super::filebox::Inboxes>,
 }
 
 impl World {
@@ -135,6 +141,7 @@ impl World {
             handled: 0,
             abort: None,
             aborted: false,
+            inbox: None,
         }
     }
 
@@ -312,6 +319,10 @@ impl World {
         let seq = delivery.seq;
         let to = delivery.to;
         let status = self.roster.statuses[to.index()];
+        if self.inbox.is_some() && super::filebox::receives(self, to) {
+            super::filebox::append(self, delivery);
+            return;
+        }
         if !status.is_active() {
             let cause = match status {
                 RosterStatus::Crashed => Cause::Crash,
@@ -366,6 +377,8 @@ impl World {
                 }
             }
             Due::Fault(f) => super::network::fire(self, f),
+            Due::ReadInbox { agent } => super::filebox::begin(self, agent),
+            Due::InboxRead(read) => super::filebox::finish(self, *read),
         }
     }
 }

@@ -1,0 +1,293 @@
+//! File mode: each agent's inbox is an append-only JSON Lines file in the
+//! simulated file system (`crate::inbox`), as in the reference course.
+//!
+//! A message that arrives is appended to its receiver's file instead of
+//! being put in the actor's mailbox. The owner reads the file on its own
+//! schedule (a poll every `inbox_poll`, on the clock's ticks), and a read
+//! takes virtual time (its cost grows with the file): only when it is done
+//! do the lines reach the actor, and only then does the drain truncate or
+//! commit. Whatever lands in between is where the reference loses messages.
+//!
+//! The world keeps the router's copy of every line not yet read, by message
+//! number, so a line read back is handed over as the router authenticated it
+//! (sender, incarnation stamp): a file cannot say who wrote it, the router
+//! can, and the protocol's checks stay what they are in memory mode.
+
+use super::world::{Due, World};
+use crate::agent::Input;
+use crate::inbox::{
+    append_line, append_line_torn, begin_read, finish_read, framed, inbox_path, prune, Batch, DiskMirror, Drain, Line,
+    ReadCost, ReadToken, SimFs, Skipped,
+};
+use crate::protocol::{AgentId, Delivery, Millis};
+use crate::trace::{Cause, Event, RosterStatus};
+use std::collections::{BTreeMap, VecDeque};
+
+/// How file inboxes behave in a run (the scenario's `[policy]` keys).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileMailbox {
+    pub drain: Drain,
+    /// An owner reads its file at the next multiple of this after a line lands.
+    pub poll: Millis,
+    pub cost: ReadCost,
+    /// Cut what has been read from the front of the file after each read.
+    pub prune: bool,
+}
+
+impl Default for FileMailbox {
+    fn default() -> Self {
+        FileMailbox {
+            drain: Drain::ReadThenTruncate,
+            poll: Millis(100),
+            cost: ReadCost { per_read: Millis(1), per_kib: Millis::ZERO },
+            prune: false,
+        }
+    }
+}
+
+/// A read begun, waiting for its cost to be paid.
+#[derive(Debug)]
+pub struct PendingRead {
+    pub agent: AgentId,
+    /// The incarnation that began it: a crash in between voids the read.
+    pub epoch: u32,
+    pub token: ReadToken,
+    pub batch: Batch,
+}
+
+/// The file inboxes of one run.
+pub struct Inboxes {
+    pub spec: FileMailbox,
+    pub fs: SimFs,
+    /// The router's copy of each line not yet read or lost, by message
+    /// number, oldest first: a duplicated message is two lines of one number.
+    unread: BTreeMap<u64, VecDeque<Delivery>>,
+    /// A line landed in the agent's file since its last read began: a
+    /// finished read with this set reads again. (Counting unread lines
+    /// instead would poll for ever after a line no read can return.)
+    /// reads again.
+    dirty: Vec<bool>,
+    /// A read is scheduled or in progress for this agent.
+    armed: Vec<bool>,
+    /// Writers whose next append is cut short, with their restart delay.
+    torn: BTreeMap<AgentId, Option<Millis>>,
+    mirror: Option<DiskMirror>,
+    /// The first failure of the disk mirror: the run goes on, the CLI reports it.
+    pub mirror_error: Option<String>,
+}
+
+impl Inboxes {
+    pub fn new(spec: FileMailbox, agents: usize, mirror: Option<DiskMirror>) -> Inboxes {
+        let fs = if mirror.is_some() { SimFs::with_journal() } else { SimFs::new() };
+        Inboxes {
+            spec,
+            fs,
+            unread: BTreeMap::new(),
+            dirty: vec![false; agents],
+            armed: vec![false; agents],
+            torn: BTreeMap::new(),
+            mirror,
+            mirror_error: None,
+        }
+    }
+
+    /// The router's copy of the oldest unread line numbered `seq`.
+    fn take(&mut self, seq: u64) -> Option<Delivery> {
+        let copies = self.unread.get_mut(&seq)?;
+        let d = copies.pop_front();
+        if copies.is_empty() {
+            self.unread.remove(&seq);
+        }
+        d
+    }
+
+    /// Replays the file system's latest changes on disk, if asked to.
+    fn sync(&mut self) {
+        if let (Some(m), None) = (&self.mirror, &self.mirror_error) {
+            if let Err(e) = m.follow(&mut self.fs) {
+                self.mirror_error = Some(e.to_string());
+            }
+        }
+    }
+}
+
+/// Whether a message to `to` goes into its file: the file outlives a crash
+/// that will be restarted, not a final state.
+pub fn receives(w: &World, to: AgentId) -> bool {
+    let status = w.roster.statuses[to.index()];
+    status.is_active() || (status == RosterStatus::Crashed && w.restarts_due.contains(&to))
+}
+
+/// A message reaches its receiver: one line appended to the receiver's file.
+#[inline(never)]
+pub fn append(w: &mut World, mut d: Delivery) {
+    d.at = w.now();
+    let (seq, to, sender) = (d.seq, d.to, d.sender);
+    let names = &w.names;
+    let line = Line::from_delivery(&d, |a| names[a.index()].as_str());
+    let owner = names[to.index()].clone();
+    let path = inbox_path(&owner);
+    let Some(inb) = w.inbox.as_mut() else { return };
+    if let Some(restart_after) = inb.torn.remove(&sender) {
+        // Half the line lands, then the writer dies.
+        let whole = framed(&inb.fs, &path, &line).len();
+        append_line_torn(&mut inb.fs, &path, &line, whole / 2);
+        inb.sync();
+        let message_type = d.envelope.message.type_name();
+        w.record(Event::Dropped { seq, to, message_type, cause: Cause::TornWrite });
+        w.schedule(w.now(), Due::Fault(super::network::Scheduled::Crash { agent: sender, restart_after }));
+        arm(w, to);
+        return;
+    }
+    append_line(&mut inb.fs, &path, &line);
+    inb.sync();
+    let size = inb.fs.size(&path);
+    inb.unread.entry(seq).or_default().push_back(d);
+    inb.dirty[to.index()] = true;
+    if w.tracing() {
+        w.record(Event::Note { text: format!("message #{seq} appended to {path} ({size} bytes)") });
+    }
+    arm(w, to);
+}
+
+/// Makes sure `agent` will read its file at its next poll.
+pub fn arm(w: &mut World, agent: AgentId) {
+    let now = w.now();
+    let Some(inb) = w.inbox.as_mut() else { return };
+    if std::mem::replace(&mut inb.armed[agent.index()], true) {
+        return;
+    }
+    let poll = inb.spec.poll.0.max(1);
+    let at = Millis((now.0 / poll + 1) * poll);
+    w.schedule(at, Due::ReadInbox { agent });
+}
+
+/// Arms a torn write: `writer`'s next append is cut short and it crashes.
+pub fn tear_next(w: &mut World, writer: AgentId, restart_after: Option<Millis>) {
+    let name = w.names[writer.index()].clone();
+    if let Some(inb) = w.inbox.as_mut() {
+        inb.torn.insert(writer, restart_after);
+        w.record(Event::Note { text: format!("{name}'s next append will be torn: it crashes in the middle of it") });
+    }
+}
+
+/// The owner's poll: the first step of a read. The lines reach the owner
+/// when the read's cost has been paid.
+pub fn begin(w: &mut World, agent: AgentId) {
+    let now = w.now();
+    let epoch = w.epochs[agent.index()];
+    let active = w.roster.statuses[agent.index()].is_active();
+    let owner = w.names[agent.index()].clone();
+    let Some(inb) = w.inbox.as_mut() else { return };
+    if !active {
+        // Down: a restart reads again; a final state never will.
+        inb.armed[agent.index()] = false;
+        abandon(w, agent);
+        return;
+    }
+    inb.dirty[agent.index()] = false;
+    let (batch, token) = begin_read(&inb.fs, &owner, inb.spec.drain);
+    let cost = inb.spec.cost.of(batch.scanned);
+    let (lines, scanned) = (batch.lines.len(), batch.scanned);
+    w.schedule(now.after(cost), Due::InboxRead(Box::new(PendingRead { agent, epoch, token, batch })));
+    if w.tracing() {
+        let s = if lines == 1 { "" } else { "s" };
+        let text = format!("{owner} reads {} ({lines} line{s}, {scanned} bytes): busy for {cost}", inbox_path(&owner));
+        w.record(Event::Note { text });
+    }
+}
+
+/// The read's cost is paid: truncate or commit, then hand the lines over.
+pub fn finish(w: &mut World, read: PendingRead) {
+    let PendingRead { agent, epoch, token, batch } = read;
+    let owner = w.names[agent.index()].clone();
+    let stale = w.epochs[agent.index()] != epoch;
+    let active = w.roster.statuses[agent.index()].is_active();
+    let Some(inb) = w.inbox.as_mut() else { return };
+    inb.armed[agent.index()] = false;
+    if stale {
+        // The reader crashed mid-read and never truncated or committed: its
+        // lines are still in the file, for the next incarnation.
+        drop(token);
+        if active {
+            arm(w, agent);
+        } else {
+            abandon(w, agent);
+        }
+        return;
+    }
+    let done = finish_read(&mut inb.fs, token);
+    if inb.spec.prune {
+        prune(&mut inb.fs, &owner, inb.spec.drain);
+    }
+    inb.sync();
+    let mut lost = Vec::new();
+    for (_, line) in &done.lost {
+        if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
+            lost.push((d.seq, d.envelope.message.type_name()));
+        }
+    }
+    let mut handed = Vec::with_capacity(batch.lines.len());
+    for (_, line) in &batch.lines {
+        if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
+            handed.push(d);
+        }
+    }
+    let more = inb.dirty[agent.index()];
+    for (seq, message_type) in lost {
+        w.record(Event::Dropped { seq, to: agent, message_type, cause: Cause::DrainLoss });
+    }
+    for s in batch.skipped.iter().chain(&done.skipped) {
+        let text = match s {
+            Skipped::Torn { offset, bytes } => {
+                format!("{owner} skips a torn line at byte {offset} of {} ({} bytes)", inbox_path(&owner), bytes.len())
+            }
+            other => format!("{owner} skips a line that is not a message at byte {}", other.offset()),
+        };
+        w.record(Event::Note { text });
+    }
+    let now = w.now();
+    for mut d in handed {
+        d.at = now;
+        w.to_mailbox(agent, Input::Deliver(d));
+    }
+    if more {
+        arm(w, agent);
+    }
+}
+
+/// An owner that will never read again (shut down, killed, crashed for
+/// good): the lines left in its file are lost with it, and the log says how.
+/// One waiting for a restart keeps them.
+fn abandon(w: &mut World, agent: AgentId) {
+    if w.restarts_due.contains(&agent) {
+        return;
+    }
+    let Some(inb) = w.inbox.as_mut() else { return };
+    let seqs: Vec<u64> =
+        inb.unread.iter().filter(|(_, d)| d.front().is_some_and(|d| d.to == agent)).map(|(s, _)| *s).collect();
+    let left: Vec<Delivery> = seqs.iter().filter_map(|s| inb.unread.remove(s)).flatten().collect();
+    for d in left {
+        lose_with_owner(w, d);
+    }
+}
+
+fn lose_with_owner(w: &mut World, d: Delivery) {
+    let cause = match w.roster.statuses[d.to.index()] {
+        RosterStatus::Crashed => Cause::Crash,
+        RosterStatus::Killed => Cause::Killed,
+        _ => Cause::Undeliverable,
+    };
+    let message_type = d.envelope.message.type_name();
+    w.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause });
+}
+
+/// The run settled: lines left in the files of agents that will never read
+/// again are lost with their owner, and the log says how.
+pub fn settle(w: &mut World) {
+    let Some(inb) = w.inbox.as_mut() else { return };
+    let left: Vec<Delivery> = std::mem::take(&mut inb.unread).into_values().flatten().collect();
+    for d in left {
+        lose_with_owner(w, d);
+    }
+}

@@ -1,0 +1,372 @@
+//! File inboxes in runs (issue 13, points 2 and 3): with `mailbox = "file"`
+//! each arrival is appended to the receiver's JSON Lines file and its owner
+//! reads the file on its own schedule. The bundled scenarios 32 to 38 each
+//! reproduce one way a file mailbox fails (a leftover request after a
+//! respawn, the reference's drain losing a line, a torn write, a file that
+//! grows until a reply is late) or the defence against it; these tests hold
+//! each to its story, and check determinism, `--inbox-dir` and memory mode.
+
+mod common;
+
+use common::binary::{handshake, TempDir};
+use common::{dump, run_toml};
+use handshake::protocol::Reason;
+use handshake::scenario::{load_file, load_str, run_scenario, Report, RunOptions};
+use handshake::team::Outcome;
+use handshake::trace::{Cause, Event, RosterStatus};
+use std::path::Path;
+
+fn bundled(stem: &str) -> (Report, Outcome) {
+    run_bundled(stem, None)
+}
+
+fn run_bundled(stem: &str, inbox_dir: Option<&Path>) -> (Report, Outcome) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"));
+    let s = load_file(&path).unwrap_or_else(|e| panic!("{stem} must load: {e:?}"));
+    let opts = RunOptions { keep_outcome: true, inbox_dir: inbox_dir.map(Path::to_path_buf), ..RunOptions::default() };
+    let mut r = run_scenario(&s, s.default_seed(), opts);
+    let o = r.outcome.take().expect("kept");
+    (r, o)
+}
+
+fn reports(r: &Report, invariant: &str) -> bool {
+    r.violations.iter().any(|v| v.starts_with(invariant))
+}
+
+fn drops(o: &Outcome, cause: Cause) -> usize {
+    o.events.iter().filter(|e| matches!(&e.event, Event::Dropped { cause: c, .. } if *c == cause)).count()
+}
+
+fn delivered(o: &Outcome, message_type: &str, to: &str) -> usize {
+    o.events
+        .iter()
+        .filter(|e| {
+            matches!(&e.event, Event::Deliver { message_type: m, to: t, .. }
+                if *m == message_type && o.names.agents[t.index()] == to)
+        })
+        .count()
+}
+
+fn notes_with(o: &Outcome, words: &str) -> usize {
+    o.events.iter().filter(|e| matches!(&e.event, Event::Note { text } if text.contains(words))).count()
+}
+
+const FILE_SCENARIOS: &[&str] = &[
+    "32-leftover-shutdown-kills-respawn",
+    "33-leftover-shutdown-ignored",
+    "34-drain-truncate-loses-request",
+    "35-drain-offset-loses-none",
+    "36-torn-write-skipped",
+    "37-inbox-growth-misses-deadline",
+    "38-inbox-pruned-meets-deadline",
+];
+
+#[test]
+fn every_file_scenario_passes_and_names_a_real_world_failure() {
+    for stem in FILE_SCENARIOS {
+        let (r, o) = bundled(stem);
+        assert!(r.passed, "{stem} fails: {:?}\n{}", r.failures, dump(&o));
+        let s = load_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"))).unwrap();
+        assert!(s.team.mailbox.is_some(), "{stem} must run in file mode");
+        assert!(s.about.len() > 200, "{stem}'s about must tell the story");
+    }
+}
+
+#[test]
+fn a_leftover_shutdown_line_kills_the_respawned_teammate_without_the_check() {
+    let (r, o) = bundled("32-leftover-shutdown-kills-respawn");
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Shutdown), "{}", dump(&o));
+    // The request was never in flight during the crash: it waited in the file.
+    assert_eq!(drops(&o, Cause::Crash), 0, "{}", dump(&o));
+    assert_eq!(delivered(&o, "shutdown_request", "alice"), 1, "{}", dump(&o));
+    assert!(reports(&r, "current-incarnation"), "{:?}", r.violations);
+}
+
+#[test]
+fn the_incarnation_check_ignores_the_leftover_line() {
+    let (r, o) = bundled("33-leftover-shutdown-ignored");
+    let ignored = o
+        .events
+        .iter()
+        .filter(|e| matches!(&e.event, Event::RequestIgnored { reason: Reason::StaleIncarnation, .. }))
+        .count();
+    assert_eq!(ignored, 1, "{}", dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Idle), "{}", dump(&o));
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+}
+
+#[test]
+fn in_memory_the_old_incarnation_answers_before_its_crash() {
+    // The same script without files: the request is in alice's mailbox at
+    // once and the alice it was meant for answers it; in scenario 32 it
+    // waited in the file for her next poll, which her crash cut off.
+    let toml = r#"
+name = "leftover-in-memory"
+about = "Scenario 32 with memory mailboxes."
+[policy.defences]
+incarnation_check = false
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+[[fault]]
+kind = "crash"
+agent = "alice"
+at = "1050ms"
+restart = "2s"
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Shutdown), "{}", dump(&o));
+    assert!(!reports(&r, "current-incarnation"), "{:?}", r.violations);
+    assert!(!o.events.iter().any(|e| matches!(e.event, Event::Crash { .. })), "{}", dump(&o));
+    assert!(o.inbox_files.is_empty());
+}
+
+#[test]
+fn read_then_truncate_loses_the_line_appended_mid_read_and_the_oracle_counts_it() {
+    let (r, o) = bundled("34-drain-truncate-loses-request");
+    assert_eq!(drops(&o, Cause::DrainLoss), 1, "{}", dump(&o));
+    assert_eq!(delivered(&o, "shutdown_request", "alice"), 0, "{}", dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Killed));
+    assert!(reports(&r, "no-silent-loss"), "{:?}", r.violations);
+}
+
+#[test]
+fn a_committed_offset_loses_nothing() {
+    let (r, o) = bundled("35-drain-offset-loses-none");
+    assert_eq!(drops(&o, Cause::DrainLoss), 0, "{}", dump(&o));
+    let sent = o.events.iter().filter(|e| matches!(e.event, Event::Send { .. })).count();
+    let got = o.events.iter().filter(|e| matches!(e.event, Event::Deliver { .. })).count();
+    assert_eq!(sent, got, "every message sent is read\n{}", dump(&o));
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+    assert!(o.inbox_files.contains_key("alice.jsonl.offset"), "{:?}", o.inbox_files.keys());
+}
+
+#[test]
+fn a_torn_line_is_skipped_and_nothing_after_it_is_lost() {
+    let (r, o) = bundled("36-torn-write-skipped");
+    assert_eq!(drops(&o, Cause::TornWrite), 1, "{}", dump(&o));
+    assert_eq!(notes_with(&o, "skips a torn line"), 1, "{}", dump(&o));
+    assert_eq!(delivered(&o, "shutdown_request", "bob"), 1, "{}", dump(&o));
+    assert_eq!(o.status_of("bob"), Some(RosterStatus::Shutdown));
+    // The writer died in the middle of the append.
+    assert!(o.events.iter().any(|e| matches!(&e.event, Event::Crash { agent, .. } if agent.index() == 1)));
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+    // The fragment is still in the file, ended by a newline, before the whole line.
+    let bob = String::from_utf8(o.inbox_files["bob.jsonl"].clone()).unwrap();
+    let lines: Vec<&str> = bob.lines().collect();
+    assert_eq!(lines.len(), 2, "{bob}");
+    assert!(serde_json::from_str::<serde_json::Value>(lines[0]).is_err(), "{bob}");
+    assert!(serde_json::from_str::<serde_json::Value>(lines[1]).is_ok(), "{bob}");
+}
+
+/// The bytes each of `agent`'s reads went through, from the trace's notes.
+fn read_sizes(o: &Outcome, agent: &str) -> Vec<u64> {
+    let prefix = format!("{agent} reads {agent}.jsonl (");
+    o.events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Note { text } if text.starts_with(&prefix) => {
+                let rest = text.split(", ").nth(1)?;
+                rest.split(' ').next()?.parse().ok()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_unpruned_inbox_makes_the_reply_late_and_pruning_fixes_it() {
+    let (_, grown) = bundled("37-inbox-growth-misses-deadline");
+    assert_eq!(grown.status_of("alice"), Some(RosterStatus::Killed), "{}", dump(&grown));
+    let sizes = read_sizes(&grown, "alice");
+    assert!(sizes.len() >= 2 && sizes.windows(2).all(|w| w[0] <= w[1]), "{sizes:?}");
+
+    let (_, pruned) = bundled("38-inbox-pruned-meets-deadline");
+    assert_eq!(pruned.status_of("alice"), Some(RosterStatus::Shutdown), "{}", dump(&pruned));
+    let after = read_sizes(&pruned, "alice");
+    assert_eq!(after.len(), sizes.len(), "{after:?} {sizes:?}");
+    // The request's read goes through the request alone.
+    assert!(after.last() < sizes.last(), "{after:?} {sizes:?}");
+    assert!(*after.last().unwrap() < 1024, "{after:?}");
+}
+
+#[test]
+fn file_mode_is_deterministic() {
+    for stem in FILE_SCENARIOS {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"));
+        let s = load_file(&path).unwrap();
+        for seed in [1, 7, 42] {
+            let run = || {
+                let mut r = run_scenario(&s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
+                let o = r.outcome.take().unwrap();
+                (handshake::cli::run::trace_hash(&o), o.inbox_files)
+            };
+            assert_eq!(run(), run(), "{stem} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn inbox_dir_files_equal_the_simulated_ones_and_parse_as_the_reference_format() {
+    for stem in FILE_SCENARIOS {
+        let dir = TempDir::new("inbox-dir");
+        let (_, o) = run_bundled(stem, Some(dir.0.as_path()));
+        assert!(o.mirror_error.is_none(), "{:?}", o.mirror_error);
+        assert!(!o.inbox_files.is_empty(), "{stem}");
+        for (name, bytes) in &o.inbox_files {
+            let on_disk = std::fs::read(dir.0.as_path().join(name)).unwrap_or_else(|e| panic!("{stem}: {name}: {e}"));
+            assert_eq!(&on_disk, bytes, "{stem}: {name}");
+            if !name.ends_with(".jsonl") {
+                continue;
+            }
+            let text = String::from_utf8(on_disk).unwrap();
+            for line in text.lines() {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                    assert_eq!(*stem, "36-torn-write-skipped", "{stem}: {name}: not JSON: {line}");
+                    continue;
+                };
+                let obj = v.as_object().unwrap_or_else(|| panic!("{stem}: {name}: not an object: {line}"));
+                let keys: Vec<&str> = obj.keys().map(String::as_str).take(4).collect();
+                assert_eq!(keys, ["type", "from", "content", "timestamp"], "{stem}: {name}: {line}");
+                assert!(obj["timestamp"].is_number() && obj["content"].is_string(), "{line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_binary_writes_the_inbox_dir_and_refuses_it_where_it_means_nothing() {
+    let dir = TempDir::new("inbox-cli");
+    let out = dir.0.as_path().join("inbox");
+    let out_s = out.to_str().unwrap();
+    // Twice: the second run starts the team's files afresh, not after the first's.
+    for _ in 0..2 {
+        handshake(&["run", "scenarios/35-drain-offset-loses-none.toml", "--inbox-dir", out_s]).expect_code(0);
+    }
+    let alice = std::fs::read_to_string(out.join("alice.jsonl")).expect("alice's inbox written");
+    assert_eq!(alice.lines().count(), 2, "{alice}");
+    let offset = std::fs::read_to_string(out.join("alice.jsonl.offset")).expect("alice's offset written");
+    assert_eq!(offset.trim().parse::<usize>().ok(), Some(alice.len()), "{offset} {alice}");
+    let a_file = dir.0.join("a-file");
+    std::fs::write(&a_file, "not a folder").unwrap();
+    handshake(&["run", "scenarios/35-drain-offset-loses-none.toml", "--inbox-dir", a_file.to_str().unwrap()])
+        .expect_code(2)
+        .ran_nothing();
+    handshake(&["run", "scenarios/01-happy-shutdown.toml", "--inbox-dir", out_s])
+        .expect_code(2)
+        .stderr_has("mailbox = \"file\"")
+        .ran_nothing();
+    handshake(&["run", "scenarios/35-drain-offset-loses-none.toml", "--seeds", "1..3", "--inbox-dir", out_s])
+        .expect_code(2)
+        .ran_nothing();
+}
+
+#[test]
+fn the_explorer_refuses_file_mode() {
+    handshake(&["explore", "scenarios/35-drain-offset-loses-none.toml"])
+        .expect_code(2)
+        .stderr_has("cannot model file inboxes");
+    handshake(&["explore", "scenarios/35-drain-offset-loses-none.toml", "--without-file-faults"]).expect_code(2);
+}
+
+#[test]
+fn memory_mode_keeps_no_files() {
+    let (r, o) = bundled("01-happy-shutdown");
+    assert!(r.passed);
+    assert!(o.inbox_files.is_empty());
+    assert_eq!(notes_with(&o, ".jsonl"), 0, "{}", dump(&o));
+}
+
+fn first_error(toml: &str) -> String {
+    match load_str("bad.toml", &format!("name = \"x\"\n{toml}")) {
+        Ok(_) => panic!("must be refused:\n{toml}"),
+        Err(e) => e[0].to_string(),
+    }
+}
+
+#[test]
+fn file_mode_keys_are_checked_with_their_place() {
+    let team = "[[teammate]]\nname = \"alice\"\n";
+    let e = first_error(&format!("[policy]\ndrain = \"offset\"\n{team}"));
+    assert!(e.starts_with("bad.toml:3:9") && e.contains("mailbox = \"file\""), "{e}");
+    let e = first_error(&format!("[policy]\nmailbox = \"disk\"\n{team}"));
+    assert!(e.starts_with("bad.toml:3:") && e.contains("\"memory\" or \"file\""), "{e}");
+    let e = first_error(&format!("[policy]\nmailbox = \"file\"\ndrain = \"rename\"\n{team}"));
+    assert!(e.starts_with("bad.toml:4:") && e.contains("\"truncate\" or \"offset\""), "{e}");
+    let e = first_error(&format!("[policy]\nmailbox = \"file\"\ninbox_poll = \"0ms\"\n{team}"));
+    assert!(e.starts_with("bad.toml:4:"), "{e}");
+    let e = first_error(&format!("{team}[[fault]]\nkind = \"torn_write\"\nagent = \"alice\"\nat = \"1s\"\n"));
+    assert!(e.starts_with("bad.toml:5:") && e.contains("mailbox = \"file\""), "{e}");
+    let e = first_error(&format!(
+        "[policy]\nmailbox = \"file\"\n{team}[[fault]]\nkind = \"torn_write\"\nagent = \"alice\"\n"
+    ));
+    assert!(e.contains("missing `at`"), "{e}");
+    // Expecting a violation is allowed with the reference's drain, which can lose.
+    let ok = format!("name = \"x\"\n[policy]\nmailbox = \"file\"\n{team}[[expect]]\nviolation = \"no-silent-loss\"\n");
+    assert!(load_str("ok.toml", &ok).is_ok());
+    let safe = format!("name = \"x\"\n[policy]\nmailbox = \"file\"\ndrain = \"offset\"\n{team}[[expect]]\nviolation = \"no-silent-loss\"\n");
+    assert!(load_str("safe.toml", &safe).is_err());
+}
+
+#[test]
+fn the_bench_measures_file_inboxes_as_a_row_of_their_own() {
+    // A tiny load in a debug build: this checks every handshake completes
+    // through the files and the report says which mailbox, not the speed.
+    let args = ["bench", "--mailbox", "file", "--teammates", "3", "--in-flight", "2", "--handshakes", "600"];
+    let r = handshake(&[&args[..], &["--latency-sample", "50", "--repeat", "1", "--format", "json"]].concat());
+    r.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.explain()));
+    assert_eq!(v["mailbox"], "file", "{}", r.explain());
+    assert_eq!(v["handshakes"], 600, "every handshake completes through the files\n{}", r.explain());
+    let memory =
+        handshake(&["bench", "--handshakes", "200", "--latency-sample", "20", "--repeat", "1", "--format", "json"]);
+    let m: serde_json::Value = serde_json::from_str(&memory.stdout).expect("JSON");
+    assert_eq!(m["mailbox"], "memory", "{}", memory.explain());
+}
+
+#[test]
+fn a_duplicated_message_is_two_lines_and_both_are_read() {
+    // As in memory mode (scenario 16): both copies reach alice, the second
+    // answer is ignored, and the run settles rather than polling on.
+    let toml = r#"
+name = "duplicate-in-files"
+about = "A duplicated shutdown request through file inboxes."
+[policy]
+mailbox = "file"
+drain = "offset"
+[[teammate]]
+name = "alice"
+on_shutdown = ["reject", "approve"]
+reject_reason = "busy"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop"
+[[fault]]
+kind = "duplicate"
+type = "shutdown_request"
+count = 1
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert_eq!(delivered(&o, "shutdown_request", "alice"), 2, "{}", dump(&o));
+    assert_eq!(o.stop, handshake::team::Stop::Settled, "{}", dump(&o));
+    assert!(o.ended_at < handshake::protocol::Millis::from_secs(10), "{}", dump(&o));
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+}
+
+#[test]
+fn a_shrunk_drain_loss_keeps_file_mode_and_may_expect_its_violation() {
+    let dir = TempDir::new("inbox-shrink");
+    let out = dir.0.join("shrunk.toml");
+    let out_s = out.to_str().unwrap();
+    let args = ["shrink", "scenarios/34-drain-truncate-loses-request.toml", "--invariant", "no-silent-loss"];
+    handshake(&[&args[..], &["--out", out_s]].concat()).expect_code(0);
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("mailbox = \"file\"") && text.contains("violation = \"no-silent-loss\""), "{text}");
+    handshake(&["run", out_s]).expect_code(0);
+}
