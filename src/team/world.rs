@@ -121,9 +121,12 @@ impl World {
             notify: Rc::new(Notify::new()),
             mail: 0,
             idle: Rc::new(Notify::new()),
-            // A small run logs dozens of events: start with room for them
-            // rather than grow (and copy) four times.
-            trace: trace.then(|| Vec::with_capacity(64)),
+            // A run logs a few dozen events, and about ten more per teammate
+            // (start, a request, its answer, a status, deliveries): room for
+            // them from the start rather than growing (and copying) the log
+            // four or five times. Capped: the bench's 100,000 teammates run
+            // without a log, and a huge team's log grows as it needs.
+            trace: trace.then(|| Vec::with_capacity((64 + 12 * n).min(1 << 16))),
             rng,
             files: BTreeMap::new(),
             net,
