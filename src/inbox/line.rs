@@ -329,6 +329,19 @@ impl Raw<'_> {
     }
 }
 
+/// A plain note from bob to alice, the lines the inbox's tests fill files with.
+#[cfg(test)]
+pub(crate) fn note(at: Millis, text: &str) -> Line {
+    Line {
+        from: "bob".into(),
+        to: "alice".into(),
+        at,
+        message: Message::Message { text: text.into() },
+        seq: None,
+        incarnation: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

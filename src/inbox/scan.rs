@@ -66,17 +66,10 @@ pub fn scan(bytes: &[u8], start: u64, owner: &str) -> Scanned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Message, Millis};
+    use crate::protocol::Millis;
 
     fn line(text: &str) -> Line {
-        Line {
-            from: "bob".into(),
-            to: "alice".into(),
-            at: Millis(7),
-            message: Message::Message { text: text.into() },
-            seq: None,
-            incarnation: None,
-        }
+        crate::inbox::line::note(Millis(7), text)
     }
 
     #[test]

@@ -50,17 +50,10 @@ pub fn append_line_torn(fs: &mut SimFs, path: &str, line: &Line, landed: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{Message, Millis};
+    use crate::protocol::Millis;
 
     fn line(text: &str) -> Line {
-        Line {
-            from: "bob".into(),
-            to: "alice".into(),
-            at: Millis(0),
-            message: Message::Message { text: text.into() },
-            seq: None,
-            incarnation: None,
-        }
+        crate::inbox::line::note(Millis(0), text)
     }
 
     #[test]
