@@ -66,7 +66,8 @@ fn mixed(tag: &str) -> (TempDir, String) {
 fn failures_first(text: &str) {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.first(), Some(&"failing seeds:"), "the report opens with the failing seeds:\n{text}");
-    let rows: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("PASS  ") || l.starts_with("FAIL  ")).collect();
+    let rows: Vec<&str> =
+        lines.iter().copied().filter(|l| l.starts_with("PASS  ") || l.starts_with("FAIL  ")).collect();
     assert!(rows.len() >= 2 && rows[0].starts_with("FAIL  "), "a failing row first:\n{text}");
     assert!(rows[1..].iter().all(|r| r.starts_with("PASS  ")), "then the passing rows:\n{text}");
     let first_row = lines.iter().position(|l| *l == rows[0]).expect("the row is a line");

@@ -46,95 +46,90 @@ impl Handler<Input> for AgentActor {
     type Result = ();
 
     fn handle(&mut self, input: Input, _: &mut Context<Self>) {
-        let world = Rc::clone(&self.world);
-        let mut guard = world.borrow_mut();
-        self.take(&mut guard, input);
+        // The fields one by one, so that the world's borrow and the actor's
+        // own state are disjoint (no reference count to bump per input).
+        let mut guard = self.world.borrow_mut();
+        take(self.id, &mut self.epoch, &mut self.agent, &mut self.stopped, &mut guard, input);
         // Counted after the input's own sends, so the count never touches
         // zero while this input is still making work for others.
         guard.handled_one();
     }
 }
 
-impl AgentActor {
-    /// Hands one input to the agent's logic and carries out its commands.
-    fn take(&mut self, w: &mut World, input: Input) {
-        let me = self.id;
-        w.handled += 1;
-        if w.handled.is_multiple_of(1024) && !w.aborted {
-            if let Some(abort) = &mut w.abort {
-                w.aborted = abort();
-            }
+/// Hands one input to agent `me`'s logic and carries out its commands.
+fn take(me: AgentId, epoch: &mut u32, agent: &mut Option<Agent>, stopped: &mut bool, w: &mut World, input: Input) {
+    w.handled += 1;
+    if w.handled.is_multiple_of(1024) && !w.aborted {
+        if let Some(abort) = &mut w.abort {
+            w.aborted = abort();
         }
-        if w.aborted {
-            return;
-        }
-        if w.epochs[me.index()] != self.epoch {
-            match input {
-                // A new incarnation after a crash, unless a later crash or a
-                // kill overtook the restart (it waited behind a stall): then
-                // it is void, or a killed agent would come back to life.
-                Input::Restart { incarnation } if incarnation == w.epochs[me.index()] => self.epoch = incarnation,
-                Input::Restart { .. } => {
-                    let name = &w.names[me.index()];
-                    let text = format!("{name}'s restart is void: a later crash or kill overtook it");
-                    w.record(Event::Note { text });
-                    return;
-                }
-                Input::Deliver(d) => {
-                    // The message was in the mailbox when the agent crashed or was killed.
-                    let cause = if w.roster.statuses[me.index()] == RosterStatus::Killed {
-                        Cause::Killed
-                    } else {
-                        Cause::Crash
-                    };
-                    let message_type = d.envelope.message.type_name();
-                    w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause });
-                    return;
-                }
-                _ => return,
-            }
-        }
-        let Some(agent) = self.agent.as_mut() else { return };
-        if self.stopped {
-            if let Input::Deliver(d) = input {
-                let message_type = d.envelope.message.type_name();
-                w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause: Cause::Undeliverable });
-            }
-            return;
-        }
-        if let Input::Deliver(d) = &input {
-            if w.tracing() {
-                let m = &d.envelope.message;
-                w.record(Event::Deliver {
-                    seq: d.seq,
-                    sender: d.sender,
-                    claimed_from: d.envelope.from,
-                    to: me,
-                    message_type: m.type_name(),
-                    request_id: m.request_id(),
-                });
-            }
-        }
-        let now = w.now();
-        let tracing = w.agents_report;
-        // One command buffer for the whole team, lent to whoever runs: a
-        // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
-        let incarnation = self.epoch;
-        let mut cx =
-            Ctx { me, incarnation, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
-        agent.handle(input, &mut cx);
-        // In place, by index: carrying out a command never queues another, and
-        // this is cheaper than lending the buffer out and draining it.
-        let queued = w.out.len();
-        for i in 0..queued {
-            let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
-            if perform(w, me, self.epoch, cmd) {
-                self.stopped = true;
-            }
-        }
-        debug_assert_eq!(w.out.len(), queued, "carrying out a command queued another; it would be lost");
-        w.out.clear();
     }
+    if w.aborted {
+        return;
+    }
+    if w.epochs[me.index()] != *epoch {
+        match input {
+            // A new incarnation after a crash, unless a later crash or a
+            // kill overtook the restart (it waited behind a stall): then
+            // it is void, or a killed agent would come back to life.
+            Input::Restart { incarnation } if incarnation == w.epochs[me.index()] => *epoch = incarnation,
+            Input::Restart { .. } => {
+                let name = &w.names[me.index()];
+                let text = format!("{name}'s restart is void: a later crash or kill overtook it");
+                w.record(Event::Note { text });
+                return;
+            }
+            Input::Deliver(d) => {
+                // The message was in the mailbox when the agent crashed or was killed.
+                let cause =
+                    if w.roster.statuses[me.index()] == RosterStatus::Killed { Cause::Killed } else { Cause::Crash };
+                let message_type = d.envelope.message.type_name();
+                w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause });
+                return;
+            }
+            _ => return,
+        }
+    }
+    let Some(agent) = agent.as_mut() else { return };
+    if *stopped {
+        if let Input::Deliver(d) = input {
+            let message_type = d.envelope.message.type_name();
+            w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause: Cause::Undeliverable });
+        }
+        return;
+    }
+    if let Input::Deliver(d) = &input {
+        if w.tracing() {
+            let m = &d.envelope.message;
+            w.record(Event::Deliver {
+                seq: d.seq,
+                sender: d.sender,
+                claimed_from: d.envelope.from,
+                to: me,
+                message_type: m.type_name(),
+                request_id: m.request_id(),
+            });
+        }
+    }
+    let now = w.now();
+    let tracing = w.agents_report;
+    // One command buffer for the whole team, lent to whoever runs: a
+    // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
+    let incarnation = *epoch;
+    let mut cx =
+        Ctx { me, incarnation, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
+    agent.handle(input, &mut cx);
+    // In place, by index: carrying out a command never queues another, and
+    // this is cheaper than lending the buffer out and draining it.
+    let queued = w.out.len();
+    for i in 0..queued {
+        let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
+        if perform(w, me, *epoch, cmd) {
+            *stopped = true;
+        }
+    }
+    debug_assert_eq!(w.out.len(), queued, "carrying out a command queued another; it would be lost");
+    w.out.clear();
 }
 
 /// Carries out one command for agent `me`; true when the agent stops.
