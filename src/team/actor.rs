@@ -57,6 +57,9 @@ impl Handler<Input> for AgentActor {
 }
 
 /// Hands one input to agent `me`'s logic and carries out its commands.
+// Always inlined: called out of line, the input (104 bytes) was copied once
+// more into its arguments (callgrind: 15 instructions an input).
+#[inline(always)]
 fn take(me: AgentId, epoch: &mut u32, agent: &mut Option<Agent>, stopped: &mut bool, w: &mut World, input: Input) {
     w.handled += 1;
     if w.handled.is_multiple_of(1024) && !w.aborted {

@@ -256,8 +256,13 @@ impl World {
         if self.direct_delivery && self.roster.is_active(to) {
             // The benchmark path: nothing to log, no latency, no fault can
             // apply. Straight into the mailbox.
-            let at = self.clock;
-            self.post(to, Input::Deliver(Delivery { seq, envelope, sender, to, at, incarnation }));
+            // By hand rather than through `post`: the delivery is then built
+            // where `do_send` takes it, not built and copied (104 bytes)
+            // once more on its way in (callgrind: 20 instructions a send).
+            if let Some(addr) = &self.addrs[to.index()] {
+                self.mail += 1;
+                addr.do_send(Input::Deliver(Delivery { seq, envelope, sender, to, at: self.clock, incarnation }));
+            }
             return;
         }
         self.route(seq, sender, to, incarnation, envelope);
