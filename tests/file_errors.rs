@@ -440,3 +440,32 @@ fn a_bad_duration_shows_what_a_good_one_looks_like() {
     }
     assert!(!msg.contains("expected number"), "{msg}");
 }
+
+/// The faults that stop a teammate (crash, stall, torn write) refuse the
+/// lead in their own words, and a torn write wants file inboxes.
+#[test]
+fn faults_that_stop_a_teammate_refuse_the_lead_and_a_torn_write_wants_file_mode() {
+    let team = "name = \"t\"\nabout = \"a\"\n[[teammate]]\nname = \"alice\"\n";
+    let file_mode = "[policy]\nmailbox = \"file\"\n";
+    let fault = |kind: &str, agent: &str, extra: &str| {
+        format!("[[fault]]\nkind = \"{kind}\"\nagent = \"{agent}\"\nat = \"1s\"\n{extra}")
+    };
+    let cases = [
+        (format!("{team}{}", fault("crash", "lead", "")), "the lead cannot crash in this version"),
+        (format!("{team}{}", fault("stall", "lead", "until = \"2s\"\n")), "the lead cannot stall in this version"),
+        (format!("{team}{file_mode}{}", fault("torn_write", "lead", "")), "the lead cannot crash in this version"),
+        (format!("{team}{}", fault("torn_write", "alice", "")), "set mailbox = \"file\" in [policy]"),
+        (format!("{team}{}", fault("stall", "alice", "")), "until"),
+    ];
+    for (src, words) in cases {
+        let text = all(&errors(&src));
+        assert!(text.contains(words), "{words:?} not in:\n{text}\nfor:\n{src}");
+    }
+    for ok in [
+        format!("{team}{file_mode}{}", fault("torn_write", "alice", "restart = \"3s\"\n")),
+        format!("{team}{}", fault("crash", "alice", "restart = \"3s\"\n")),
+        format!("{team}{}", fault("stall", "alice", "until = \"2s\"\n")),
+    ] {
+        assert!(load_str("x.toml", &ok).is_ok(), "refused:\n{ok}");
+    }
+}

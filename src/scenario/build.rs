@@ -1011,8 +1011,10 @@ impl Builder<'_> {
                 };
                 partitions.push(Partition { a, b, one_way, at, until, drop });
             }
-            "torn_write" => {
-                if !self.file_mode {
+            // Each stops a teammate at a time: a crash (maybe restarted), a
+            // stall, or a crash in the middle of an append (file mode only).
+            "crash" | "stall" | "torn_write" => {
+                if kind == "torn_write" && !self.file_mode {
                     self.err(
                         d.kind.span(),
                         format!("fault #{n}: a torn write tears an append to an inbox file: set mailbox = \"file\" in [policy]"),
@@ -1024,10 +1026,18 @@ impl Builder<'_> {
                 }
                 let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
                 if agent.is_lead() {
+                    let verb = if kind == "stall" { "stall" } else { "crash" };
                     self.err(
                         d.agent.as_ref().unwrap().span(),
-                        format!("fault #{n}: the lead cannot crash in this version; pick a teammate"),
+                        format!("fault #{n}: the lead cannot {verb} in this version; pick a teammate"),
                     );
+                    return;
+                }
+                if kind == "stall" {
+                    if !needs(self, until.is_some(), "until") {
+                        return;
+                    }
+                    timed.push((at, Scheduled::Stall { agent, until: until.unwrap() }));
                     return;
                 }
                 let restart_after = match &d.restart {
@@ -1037,35 +1047,14 @@ impl Builder<'_> {
                     },
                     None => None,
                 };
-                timed.push((at, Scheduled::TornWrite { agent, restart_after }));
-            }
-            "crash" | "stall" => {
-                if !needs(self, d.agent.is_some(), "agent") {
-                    return;
-                }
-                let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
-                if agent.is_lead() {
-                    self.err(
-                        d.agent.as_ref().unwrap().span(),
-                        format!("fault #{n}: the lead cannot {kind} in this version; pick a teammate"),
-                    );
-                    return;
-                }
-                if kind == "crash" {
-                    let restart_after = match &d.restart {
-                        Some(r) => match self.duration(r, "restart") {
-                            Some(m) => Some(m),
-                            None => return,
-                        },
-                        None => None,
-                    };
-                    timed.push((at, Scheduled::Crash { agent, restart_after }));
-                } else {
-                    if !needs(self, until.is_some(), "until") {
-                        return;
-                    }
-                    timed.push((at, Scheduled::Stall { agent, until: until.unwrap() }));
-                }
+                timed.push((
+                    at,
+                    if kind == "crash" {
+                        Scheduled::Crash { agent, restart_after }
+                    } else {
+                        Scheduled::TornWrite { agent, restart_after }
+                    },
+                ));
             }
             "forge" => {
                 let (true, true, true) = (
