@@ -251,7 +251,7 @@ impl Handler<Input> for Pinger {
 /// Bare actix `do_send` ping-pong with the same envelopes and no protocol
 /// logic, on the same current-thread runtime: the ceiling to compare with.
 pub fn baseline(shape: Shape) -> Measured {
-    let system = crate::team::sim::paused_system();
+    let system = crate::team::sim::system();
     let t = Instant::now();
     let done = system.block_on(async move {
         let (tx, rx) = tokio::sync::oneshot::channel();

@@ -31,10 +31,7 @@ use std::fmt::Write as _;
 /// The fault kinds the swarm chooses from.
 pub const KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
 
-use crate::scenario::build::MESSAGE_TYPES;
-
-const PROTOCOL_TYPES: &[&str] =
-    &["shutdown_request", "shutdown_response", "plan_approval_request", "plan_approval_response"];
+use crate::protocol::message::{MESSAGE_TYPES, PROTOCOL_TYPES};
 
 /// The marker line before the added faults.
 pub const ADDED: &str = "# ---- faults added by handshake fuzz";

@@ -325,10 +325,7 @@ impl Names {
     /// Learns the label of a request as it is opened; other events pass.
     pub fn learn(&mut self, event: &Event) {
         if let Event::Opened { id, label, .. } = event {
-            let text = match label {
-                crate::protocol::Label::Auto { teammate, .. } => label.render_for(self.agent(*teammate)),
-                crate::protocol::Label::Named(_) => label.render_for(""),
-            };
+            let text = label.render(|a| self.agent(a));
             self.labels.insert(*id, text);
         }
     }

@@ -161,9 +161,8 @@ pub fn main(a: ExploreArgs) -> i32 {
         }
     }
     let started = std::time::Instant::now();
-    if a.jobs == Some(0) {
-        eprintln!("error: --jobs must be at least 1; nothing was explored");
-        return EXIT_BAD_INPUT;
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored") {
+        return code;
     }
     let jobs = super::jobs_or_every_core(a.jobs);
     let bounds = Bounds {

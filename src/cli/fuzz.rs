@@ -96,9 +96,8 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
     let mut faults_added = 0u64;
     let mut changed = 0u64;
-    if a.jobs == Some(0) {
-        eprintln!("error: --jobs must be at least 1; nothing was fuzzed");
-        return EXIT_BAD_INPUT;
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "fuzzed") {
+        return code;
     }
     let jobs = super::jobs_or_every_core(a.jobs);
     for (t, stem) in targets.iter().zip(&stems) {

@@ -141,6 +141,15 @@ pub fn jobs_or_every_core(asked: Option<usize>) -> usize {
     asked.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// `--jobs 0`, refused alike by every command that takes it: the error,
+/// naming what was not done, and the exit status to return.
+pub fn refuse_zero_jobs(asked: Option<usize>, not_done: &str) -> Option<i32> {
+    (asked == Some(0)).then(|| {
+        eprintln!("error: --jobs must be at least 1; nothing was {not_done}");
+        EXIT_BAD_INPUT
+    })
+}
+
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(a) => run::main(a),

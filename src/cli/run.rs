@@ -181,9 +181,8 @@ fn resolve_shard(a: &RunArgs) -> Result<Option<Shard>, String> {
 }
 
 pub fn main(a: RunArgs) -> i32 {
-    if a.jobs == Some(0) {
-        eprintln!("error: --jobs must be at least 1; nothing was run");
-        return EXIT_BAD_INPUT;
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "run") {
+        return code;
     }
     let shard = match resolve_shard(&a) {
         Ok(s) => s,

@@ -66,9 +66,8 @@ pub fn default_out(path: &Path) -> PathBuf {
 
 pub fn main(a: ShrinkArgs) -> i32 {
     let shown = a.path.display().to_string();
-    if a.jobs == Some(0) {
-        eprintln!("error: --jobs must be at least 1; nothing was shrunk");
-        return EXIT_BAD_INPUT;
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "shrunk") {
+        return code;
     }
     let src = match std::fs::read_to_string(&a.path) {
         Ok(s) => s,

@@ -866,7 +866,7 @@ impl Step<'_> {
             .iter()
             .filter_map(|a| a.table())
             .flat_map(|t| t.iter())
-            .find_map(|r| (r.label.render(|a| names[a.index()].clone()) == label).then_some(r.id))
+            .find_map(|r| (r.label.render(|a| names[a.index()].as_str()) == label).then_some(r.id))
     }
 
     fn deliver(&mut self, d: Delivery) {

@@ -154,6 +154,20 @@ pub enum Role {
     Response,
 }
 
+/// Every message type as the wire spells it (`Message::type_name`): the
+/// two plain ones, then the four of the two protocols.
+pub const MESSAGE_TYPES: [&str; 6] = [
+    "message",
+    "broadcast",
+    "shutdown_request",
+    "shutdown_response",
+    "plan_approval_request",
+    "plan_approval_response",
+];
+
+/// The four message types of the two protocols.
+pub const PROTOCOL_TYPES: &[&str] = MESSAGE_TYPES.split_at(2).1;
+
 impl Message {
     /// The `type` tag, as written on the wire.
     pub fn type_name(&self) -> &'static str {
@@ -378,6 +392,12 @@ mod tests {
             Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into(), deadline: Millis(5) },
             Message::PlanApprovalResponse { request_id: id(), approve: false, feedback: Some("back up first".into()) },
         ];
+        // The list of type names is the variants' own, in order, and the
+        // protocol ones are those with a protocol.
+        let names: Vec<&str> = all.iter().map(Message::type_name).collect();
+        assert_eq!(names, MESSAGE_TYPES);
+        let protocol: Vec<&str> = all.iter().filter(|m| m.protocol().is_some()).map(Message::type_name).collect();
+        assert_eq!(protocol, PROTOCOL_TYPES);
         for m in all {
             let back = Message::from_json(&serde_json::to_string(&m).unwrap()).unwrap();
             assert_eq!(back.type_name(), m.type_name());

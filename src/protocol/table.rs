@@ -54,40 +54,22 @@ pub enum Label {
 }
 
 impl Label {
-    /// Renders the label with the team's names.
-    pub fn render(&self, name_of: impl Fn(AgentId) -> String) -> String {
+    /// Renders the label, `name_of` giving the team's names. By hand rather
+    /// than `format!`: every run names every request it made, and the
+    /// formatting machinery was 1,100 instructions a label.
+    pub fn render<'n>(&self, name_of: impl Fn(AgentId) -> &'n str) -> String {
         match self {
             Label::Named(t) => t.to_string(),
-            Label::Auto { teammate, .. } => self.render_for(&name_of(*teammate)),
-        }
-    }
-
-    /// Renders the label, `teammate` being the name of the teammate it is
-    /// about. By hand rather than `format!`: every run names every request
-    /// it made, and the formatting machinery was 1,100 instructions a label.
-    pub fn render_for(&self, teammate: &str) -> String {
-        match self {
-            Label::Named(t) => t.to_string(),
-            Label::Auto { kind, n, .. } => {
+            Label::Auto { teammate, kind, n } => {
+                let teammate = name_of(*teammate);
                 let kind = kind.as_str();
-                let mut digits = [0u8; 10];
-                let mut at = digits.len();
-                let mut rest = *n;
-                loop {
-                    at -= 1;
-                    digits[at] = b'0' + (rest % 10) as u8;
-                    rest /= 10;
-                    if rest == 0 {
-                        break;
-                    }
-                }
-                let mut out = String::with_capacity(teammate.len() + kind.len() + 2 + digits.len() - at);
+                let mut out = String::with_capacity(teammate.len() + kind.len() + 12);
                 out.push_str(teammate);
                 out.push('/');
                 out.push_str(kind);
                 out.push('/');
-                // ASCII digits.
-                out.extend(digits[at..].iter().map(|&d| d as char));
+                // Writing into a String cannot fail.
+                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{n}"));
                 out
             }
         }
@@ -609,12 +591,11 @@ mod tests {
         for n in [0, 1, 9, 10, 12, 999, 1000, u32::MAX] {
             for kind in [Kind::Shutdown, Kind::Plan] {
                 let label = Label::Auto { teammate: ALICE, kind, n };
-                assert_eq!(label.render_for("alice"), format!("alice/{kind}/{n}"));
-                assert_eq!(label.render(|_| "alice".to_string()), format!("alice/{kind}/{n}"));
+                assert_eq!(label.render(|_| "alice"), format!("alice/{kind}/{n}"));
             }
         }
         let named = Label::Named("stop-alice".into());
-        assert_eq!(named.render_for("ignored"), "stop-alice");
+        assert_eq!(named.render(|_| "ignored"), "stop-alice");
     }
 
     struct Fixture {
@@ -1015,8 +996,8 @@ mod tests {
                 label: Some("stop-alice".into()),
             },
         );
-        assert_eq!(t.get(id).unwrap().label.render(|_| "x".into()), "stop-alice");
+        assert_eq!(t.get(id).unwrap().label.render(|_| "x"), "stop-alice");
         let auto = Label::Auto { teammate: ALICE, kind: Kind::Plan, n: 2 };
-        assert_eq!(auto.render(|_| "alice".into()), "alice/plan/2");
+        assert_eq!(auto.render(|_| "alice"), "alice/plan/2");
     }
 }

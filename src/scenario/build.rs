@@ -257,14 +257,7 @@ fn listed(names: &[String], what: &str) -> String {
 /// The labels steps give their requests, with the kind of request each names.
 type Labels = BTreeMap<String, &'static str>;
 /// Every message type a filter may name.
-pub const MESSAGE_TYPES: &[&str] = &[
-    "message",
-    "broadcast",
-    "shutdown_request",
-    "shutdown_response",
-    "plan_approval_request",
-    "plan_approval_response",
-];
+pub use crate::protocol::message::MESSAGE_TYPES;
 
 impl Builder<'_> {
     fn err(&mut self, span: Range<usize>, message: impl Into<String>) {

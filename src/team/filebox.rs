@@ -268,18 +268,8 @@ fn abandon(w: &mut World, agent: AgentId) {
         inb.unread.iter().filter(|(_, d)| d.front().is_some_and(|d| d.to == agent)).map(|(s, _)| *s).collect();
     let left: Vec<Delivery> = seqs.iter().filter_map(|s| inb.unread.remove(s)).flatten().collect();
     for d in left {
-        lose_with_owner(w, d);
+        w.lost_with_receiver(&d);
     }
-}
-
-fn lose_with_owner(w: &mut World, d: Delivery) {
-    let cause = match w.roster.statuses[d.to.index()] {
-        RosterStatus::Crashed => Cause::Crash,
-        RosterStatus::Killed => Cause::Killed,
-        _ => Cause::Undeliverable,
-    };
-    let message_type = d.envelope.message.type_name();
-    w.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause });
 }
 
 /// The run settled: lines left in the files of agents that will never read
@@ -288,6 +278,6 @@ pub fn settle(w: &mut World) {
     let Some(inb) = w.inbox.as_mut() else { return };
     let left: Vec<Delivery> = std::mem::take(&mut inb.unread).into_values().flatten().collect();
     for d in left {
-        lose_with_owner(w, d);
+        w.lost_with_receiver(&d);
     }
 }

@@ -189,18 +189,12 @@ pub fn run(spec: TeamSpec) -> Outcome {
         // runtime (the sweep tests compare --jobs 1 with a run per process).
         static SYSTEM: std::cell::RefCell<Option<actix_rt::SystemRunner>> = const { std::cell::RefCell::new(None) };
     }
-    let mut spec = Some(spec);
-    let reused = SYSTEM.with(|cell| {
+    SYSTEM.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => slot.get_or_insert_with(system).block_on(simulate(spec)),
         // A run started from inside another (a test's hook, say) gets a
         // runtime of its own.
-        let mut slot = cell.try_borrow_mut().ok()?;
-        let system = slot.get_or_insert_with(paused_system);
-        Some(system.block_on(simulate(spec.take().expect("the spec is taken once"))))
-    });
-    match reused {
-        Some(outcome) => outcome,
-        None => paused_system().block_on(simulate(spec.take().expect("the spec is taken once"))),
-    }
+        Err(_) => system().block_on(simulate(spec)),
+    })
 }
 
 /// An actix system on a single-threaded tokio runtime: the only runtime a
@@ -210,7 +204,7 @@ pub fn run(spec: TeamSpec) -> Outcome {
 /// and only the driver moves it (see `drive`). Without a time driver the
 /// runtime cannot read real time by accident (tokio's timers panic), and
 /// parking skips the timer wheel, which was a tenth of a small run.
-pub fn paused_system() -> actix_rt::SystemRunner {
+pub fn system() -> actix_rt::SystemRunner {
     // A current-thread runtime builds on every platform tokio supports.
     let rt = tokio::runtime::Builder::new_current_thread().build().expect("a current-thread tokio runtime");
     actix_rt::System::with_tokio_rt(move || rt)
@@ -417,13 +411,8 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
             // real clock, 1% of a small run when asked at each): a run can
             // spin in the driver alone.
             let mut wb = w.borrow_mut();
-            if !wb.aborted && wakes % 64 == 1 {
-                if let Some(abort) = &mut wb.abort {
-                    let stop = abort();
-                    wb.aborted = stop;
-                }
-            }
-            if wb.aborted {
+            let stop = if wakes % 64 == 1 { wb.guard_says_stop() } else { wb.aborted };
+            if stop {
                 return Stop::Aborted;
             }
         }

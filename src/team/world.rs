@@ -171,7 +171,7 @@ impl World {
         // Labels are learnt whether or not anyone reads the log: faults that
         // name a request (`@label`, `request =`) must act the same either way.
         if let (true, Event::Opened { id, label, .. }) = (self.learn_labels, &event) {
-            let text = label.render(|a| self.names[a.index()].clone());
+            let text = label.render(|a| self.names[a.index()].as_str());
             self.net.labels.insert(text, *id);
         }
         if !self.tracing() {
@@ -324,7 +324,6 @@ impl World {
     /// A message reaches `to`'s mailbox, unless `to` can no longer receive.
     #[inline]
     pub fn arrive(&mut self, mut delivery: Delivery) {
-        let seq = delivery.seq;
         let to = delivery.to;
         let status = self.roster.statuses[to.index()];
         if self.inbox.is_some() && super::filebox::receives(self, to) {
@@ -332,17 +331,34 @@ impl World {
             return;
         }
         if !status.is_active() {
-            let cause = match status {
-                RosterStatus::Crashed => Cause::Crash,
-                RosterStatus::Killed => Cause::Killed,
-                _ => Cause::Undeliverable,
-            };
-            let message_type = delivery.envelope.message.type_name();
-            self.record(Event::Dropped { seq, to, message_type, cause });
+            self.lost_with_receiver(&delivery);
             return;
         }
         delivery.at = self.now();
         self.to_mailbox(to, Input::Deliver(delivery));
+    }
+
+    /// A message its receiver can no longer take: the log says it is lost,
+    /// and how (the receiver crashed, was killed, or shut down).
+    pub fn lost_with_receiver(&mut self, d: &Delivery) {
+        let cause = match self.roster.statuses[d.to.index()] {
+            RosterStatus::Crashed => Cause::Crash,
+            RosterStatus::Killed => Cause::Killed,
+            _ => Cause::Undeliverable,
+        };
+        let message_type = d.envelope.message.type_name();
+        self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause });
+    }
+
+    /// Asks the real-time guard whether to stop (once it has said yes, the
+    /// answer stays yes); true when the run must stop.
+    pub fn guard_says_stop(&mut self) -> bool {
+        if !self.aborted {
+            if let Some(abort) = &mut self.abort {
+                self.aborted = abort();
+            }
+        }
+        self.aborted
     }
 
     pub fn set_status(&mut self, agent: AgentId, status: RosterStatus) {
