@@ -3,6 +3,11 @@
 //! fastest of REPEAT runs (default 1).
 use handshake::bench::{baseline, protocol, Measured, Shape};
 
+// The allocator the `handshake` binary uses, so that a profile of this
+// example shows what `handshake bench` spends.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "usage: load protocol|baseline TEAMMATES IN_FLIGHT HANDSHAKES [REPEAT]";
 
 fn main() {

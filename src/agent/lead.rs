@@ -69,7 +69,7 @@ impl Lead {
         &self.requests.table
     }
 
-    pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
+    pub fn handle(&mut self, input: &Input, ctx: &mut Ctx) {
         // Deadlines first: anything due by now expires before this input is
         // looked at, so a reply at the deadline always finds the request expired.
         self.expire(ctx);
@@ -77,19 +77,19 @@ impl Lead {
             Input::Start => self.start_load(ctx),
             Input::Deliver(d) => match &d.envelope.message {
                 Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
-                    if let Some((_, Verdict::Applied { kind: Kind::Shutdown, .. })) = self.requests.judge(&d, ctx) {
+                    if let Some((_, Verdict::Applied { kind: Kind::Shutdown, .. })) = self.requests.judge(d, ctx) {
                         self.next_load(d.sender, ctx);
                     }
                 }
                 Message::PlanApprovalRequest { .. } => {
-                    if let Some(a) = super::admit(&d, ctx) {
+                    if let Some(a) = super::admit(d, ctx) {
                         self.review(a.asker, a.request_id, ctx);
                     }
                 }
                 // Only a forgery asks the lead to shut down: `admit` records
                 // it as such, and the lead never obeys one anyway.
                 Message::ShutdownRequest { .. } => {
-                    super::admit(&d, ctx);
+                    super::admit(d, ctx);
                 }
                 Message::Message { .. } | Message::Broadcast { .. } => {}
             },
@@ -98,17 +98,27 @@ impl Lead {
             Input::Restart { .. } => self.requests.timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
-                self.requests.ask_shutdown(to, reason, label, ctx);
+                self.requests.ask_shutdown(*to, reason.clone(), label.clone(), ctx);
             }
             Input::Script(Script::SubmitPlan { to, plan, label }) => {
                 // Refused by the send rules (the lead does not submit plans), and recorded as such.
-                self.requests.ask_plan(to, plan, label, ctx);
+                self.requests.ask_plan(*to, plan.clone(), label.clone(), ctx);
             }
-            Input::Script(Script::Say { to, text }) => ctx.say(to, text),
+            Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
         }
     }
 
+    /// Applies the timeout policy to every request due by now. Nearly every
+    /// input finds none: that check is inlined, the work is not.
+    #[inline(always)]
     fn expire(&mut self, ctx: &mut Ctx) {
+        if self.requests.may_expire(ctx.now) {
+            self.expire_due(ctx);
+        }
+    }
+
+    #[inline(never)]
+    fn expire_due(&mut self, ctx: &mut Ctx) {
         for e in self.requests.expire(ctx.now) {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });

@@ -361,7 +361,7 @@ pub enum Agent {
 }
 
 impl Agent {
-    pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
+    pub fn handle(&mut self, input: &Input, ctx: &mut Ctx) {
         match self {
             Agent::Lead(l) => l.handle(input, ctx),
             Agent::Teammate(t) => t.handle(input, ctx),
@@ -420,5 +420,13 @@ mod tests {
         // aligned copy; a large unboxed variant would put a tag in front and
         // slow every message down (see `Command::Record`).
         assert_eq!(std::mem::size_of::<Command>(), std::mem::size_of::<Envelope>());
+    }
+
+    #[test]
+    fn an_input_is_its_delivery_and_nothing_more() {
+        // The variant hides in the delivery's address tag (the largest
+        // niche), so actix copies exactly the delivery's bytes; the layout
+        // of `Envelope` and `Delivery` is chosen for that copy.
+        assert_eq!(std::mem::size_of::<Input>(), std::mem::size_of::<crate::protocol::Delivery>());
     }
 }

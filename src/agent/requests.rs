@@ -114,17 +114,22 @@ impl Requests {
         Some((r.request_id, verdict))
     }
 
+    /// Whether a request may be due by `now`. The armed time is never later
+    /// than the earliest pending deadline (a new request arms an earlier one;
+    /// answers only remove deadlines), so before it nothing can be due and
+    /// the queue need not be looked at. Every input asks this first.
+    #[inline(always)]
+    pub fn may_expire(&self, now: Millis) -> bool {
+        self.armed.is_some_and(|a| now >= a)
+    }
+
     /// Expires every request due by now, earliest first; the caller applies
     /// each default. Allocates only when something expires, which is rare.
     pub fn expire(&mut self, now: Millis) -> Vec<Expiry> {
         let mut due = Vec::new();
-        // The armed time is never later than the earliest pending deadline
-        // (a new request arms an earlier one; answers only remove deadlines),
-        // so before it nothing can be due and the queue need not be looked at.
-        if self.armed.is_none_or(|a| now < a) {
-            return due;
+        if self.may_expire(now) {
+            self.table.expire_due(now, &mut due);
         }
-        self.table.expire_due(now, &mut due);
         due
     }
 

@@ -204,7 +204,7 @@ impl Teammate {
         }
     }
 
-    pub fn handle(&mut self, input: Input, ctx: &mut Ctx) {
+    pub fn handle(&mut self, input: &Input, ctx: &mut Ctx) {
         if matches!(self.phase, Phase::Stopped) {
             return;
         }
@@ -227,12 +227,12 @@ impl Teammate {
             Input::Deliver(d) => self.on_delivery(d, ctx),
             Input::Wake(Timer::Deadline) => self.requests().timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => self.step_done(ctx),
-            Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(to, plan, label, ctx),
+            Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(*to, plan.clone(), label.clone(), ctx),
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 // Refused by the send rules: only the lead asks for shutdowns.
-                self.requests().ask_shutdown(to, reason, label, ctx);
+                self.requests().ask_shutdown(*to, reason.clone(), label.clone(), ctx);
             }
-            Input::Script(Script::Say { to, text }) => ctx.say(to, text),
+            Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
             Input::Restart { .. } => {
                 // The old incarnation's timer died with it.
                 if let Some(r) = &mut self.requests {
@@ -281,19 +281,21 @@ impl Teammate {
         self.start_next(ctx);
     }
 
-    fn on_delivery(&mut self, d: Delivery, ctx: &mut Ctx) {
+    fn on_delivery(&mut self, d: &Delivery, ctx: &mut Ctx) {
         match &d.envelope.message {
             Message::ShutdownRequest { .. } | Message::PlanApprovalRequest { .. } => {
-                let Some(admitted) = admit(&d, ctx) else { return };
+                let Some(admitted) = admit(d, ctx) else { return };
                 if let Phase::Waiting { set_aside, .. } = &mut self.phase {
                     ctx.record(Event::Deferred { agent: ctx.me, request_id: admitted.request_id });
-                    set_aside.push_back(d);
+                    // A copy: the runtime owns the input (its texts are
+                    // shared, so this costs a reference count each).
+                    set_aside.push_back(d.clone());
                 } else {
-                    self.answer(&d, admitted.asker, ctx);
+                    self.answer(d, admitted.asker, ctx);
                 }
             }
             Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
-                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = self.requests().judge(&d, ctx) {
+                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = self.requests().judge(d, ctx) {
                     self.plan_decided(id, to == crate::protocol::Status::Approved, false, ctx);
                 }
             }
@@ -366,7 +368,17 @@ impl Teammate {
         }
     }
 
+    /// Applies the timeout policy to our requests due by now. Nearly every
+    /// input finds none: that check is inlined, the work is not.
+    #[inline(always)]
     fn expire(&mut self, ctx: &mut Ctx) {
+        if self.requests.as_ref().is_some_and(|r| r.may_expire(ctx.now)) {
+            self.expire_due(ctx);
+        }
+    }
+
+    #[inline(never)]
+    fn expire_due(&mut self, ctx: &mut Ctx) {
         let due = match &mut self.requests {
             Some(r) => r.expire(ctx.now),
             None => return,
@@ -582,7 +594,7 @@ mod tests {
                 out: &mut out,
                 tracing: true,
             };
-            t.handle(input, &mut ctx);
+            t.handle(&input, &mut ctx);
             out
         }
     }

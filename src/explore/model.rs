@@ -917,7 +917,7 @@ impl Step<'_> {
             out: &mut out,
             tracing: true,
         };
-        Arc::make_mut(&mut self.s.agents[me.index()]).handle(input, &mut ctx);
+        Arc::make_mut(&mut self.s.agents[me.index()]).handle(&input, &mut ctx);
         // An invariant: 2^64 words is 2^66 bytes of ids, never drawn here.
         self.s.slots[me.index()].rng = u64::try_from(rng.get_word_pos()).expect("an RNG position within 64 bits");
         for cmd in out.drain(..) {

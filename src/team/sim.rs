@@ -422,7 +422,7 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
             // Something scheduled sooner than `next` while we wait (the
             // notify) is looked at again; otherwise wait for the idle team.
             let everyone_idle = async {
-                while w.borrow().mail > 0 {
+                while w.borrow().busy() {
                     idle.notified().await;
                 }
             };

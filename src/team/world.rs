@@ -59,11 +59,12 @@ pub struct World {
     /// Events due, in (time, scheduling order).
     pub queue: super::queue::Queue,
     pub notify: Rc<Notify>,
-    /// Inputs handed to mailboxes and not yet handled. At zero every actor
-    /// is idle: the moment a paused tokio clock would jump, and the driver
-    /// may move time on.
-    pub mail: u64,
-    /// Told when `mail` falls to zero.
+    /// Inputs handed to mailboxes so far. When `handled` catches up with it
+    /// every actor is idle: the moment a paused tokio clock would jump, and
+    /// the driver may move time on. (Two totals rather than one count of
+    /// mail waiting: `handled` is kept anyway, so an input costs one count.)
+    pub posted: u64,
+    /// Told when `handled` catches up with `posted`.
     pub idle: Rc<Notify>,
     pub trace: Option<Vec<Stamped>>,
     pub rng: ChaCha8Rng,
@@ -119,7 +120,7 @@ impl World {
             addrs: vec![None; n],
             queue: Default::default(),
             notify: Rc::new(Notify::new()),
-            mail: 0,
+            posted: 0,
             idle: Rc::new(Notify::new()),
             // A run logs a few dozen events, and about ten more per teammate
             // (start, a request, its answer, a status, deliveries): room for
@@ -210,19 +211,24 @@ impl World {
     #[inline(always)]
     pub fn post(&mut self, agent: AgentId, input: Input) {
         if let Some(addr) = &self.addrs[agent.index()] {
-            self.mail += 1;
+            self.posted += 1;
             addr.do_send(input);
         }
     }
 
-    /// An actor finished an input: when none is left anywhere, the driver
-    /// may move time on.
+    /// An actor finished an input (counted in `handled` as it began): when
+    /// none is left anywhere, the driver may move time on.
     #[inline(always)]
     pub fn handled_one(&mut self) {
-        self.mail -= 1;
-        if self.mail == 0 {
+        if self.handled == self.posted {
             self.idle.notify_one();
         }
+    }
+
+    /// Whether some mailbox still holds an input.
+    #[inline]
+    pub fn busy(&self) -> bool {
+        self.posted != self.handled
     }
 
     /// Routes an accepted envelope: one delivery per recipient, each through
@@ -260,7 +266,7 @@ impl World {
             // where `do_send` takes it, not built and copied (104 bytes)
             // once more on its way in (callgrind: 20 instructions a send).
             if let Some(addr) = &self.addrs[to.index()] {
-                self.mail += 1;
+                self.posted += 1;
                 addr.do_send(Input::Deliver(Delivery { seq, envelope, sender, to, at: self.clock, incarnation }));
             }
             return;
