@@ -9,13 +9,16 @@ use handshake::cli::{self, Cli};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Gives freed memory back to the system at once rather than a second later
-/// (mimalloc's default). A team of 100,000 builds and drops more than it
-/// keeps; held for that second, the garbage lifted the bench's peak from
-/// 184 MB (glibc) to 273 MB, past the 200 MB the README promises; returned
-/// at once, 187 MB. A sweep of small runs hardly notices: 1,074 `madvise`
-/// calls over 38,000 runs (strace).
-fn return_freed_memory_at_once() {
+/// Gives freed memory back to the system within a millisecond rather than a
+/// second (mimalloc's default). A team of 100,000 builds and drops more than
+/// it keeps, and the bench runs the baseline's team after it; held for that
+/// second, the garbage lifted the bench's peak from 184 MB (glibc) to 273 MB,
+/// past the 200 MB the README promises. `bench --teammates 100000
+/// --handshakes 100000`: 1 s 252 MB, 50 ms 214-224, 10 ms 200-203, 1 ms 189,
+/// 0 (at once) 188 MB, with throughput within the machine's noise of glibc's
+/// from 1 ms up. A sweep of small runs hardly purges at all (strace: 448
+/// `madvise` calls over 38,000 runs; 1,074 at 0).
+fn return_freed_memory_soon() {
     // `mi_option_purge_delay` in mimalloc 3's list of options, which the
     // Rust bindings do not name; asked only of the version it was read from.
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
@@ -24,13 +27,13 @@ fn return_freed_memory_at_once() {
     unsafe {
         // The version reads as major, minor and patch in two digits each (30302).
         if libmimalloc_sys::mi_version() / 10_000 == 3 {
-            libmimalloc_sys::mi_option_set(PURGE_DELAY, 0);
+            libmimalloc_sys::mi_option_set(PURGE_DELAY, 1);
         }
     }
 }
 
 fn main() {
-    return_freed_memory_at_once();
+    return_freed_memory_soon();
     // Behave like a Unix filter: `handshake run -v | head` ends quietly when
     // the reader goes away, instead of panicking on a broken pipe.
     #[cfg(unix)]
