@@ -9,29 +9,12 @@
 mod common;
 
 use common::binary::{handshake, TempDir};
-use common::{dump, run_toml};
+use common::{bundled, dump, reports, run_bundled, run_toml};
 use handshake::protocol::Reason;
-use handshake::scenario::{load_file, load_str, run_scenario, Report, RunOptions};
+use handshake::scenario::{load_file, load_str, run_scenario, RunOptions};
 use handshake::team::Outcome;
 use handshake::trace::{Cause, Event, RosterStatus};
 use std::path::Path;
-
-fn bundled(stem: &str) -> (Report, Outcome) {
-    run_bundled(stem, None)
-}
-
-fn run_bundled(stem: &str, inbox_dir: Option<&Path>) -> (Report, Outcome) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"));
-    let s = load_file(&path).unwrap_or_else(|e| panic!("{stem} must load: {e:?}"));
-    let opts = RunOptions { keep_outcome: true, inbox_dir: inbox_dir.map(Path::to_path_buf), ..RunOptions::default() };
-    let mut r = run_scenario(&s, s.default_seed(), opts);
-    let o = r.outcome.take().expect("kept");
-    (r, o)
-}
-
-fn reports(r: &Report, invariant: &str) -> bool {
-    r.violations.iter().any(|v| v.starts_with(invariant))
-}
 
 fn drops(o: &Outcome, cause: Cause) -> usize {
     o.events.iter().filter(|e| matches!(&e.event, Event::Dropped { cause: c, .. } if *c == cause)).count()

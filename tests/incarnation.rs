@@ -6,26 +6,14 @@
 
 mod common;
 
-use common::{dump, run_toml};
+use common::{bundled, dump, reports, run_toml};
 use handshake::protocol::Reason;
-use handshake::scenario::{load_file, run_scenario, Report, RunOptions};
+use handshake::scenario::load_file;
 use handshake::team::Outcome;
 use handshake::trace::{Event, RosterStatus};
 
 fn ignored_requests(o: &Outcome, reason: Reason) -> usize {
     o.events.iter().filter(|e| matches!(&e.event, Event::RequestIgnored { reason: r, .. } if *r == reason)).count()
-}
-
-fn reports(r: &Report, invariant: &str) -> bool {
-    r.violations.iter().any(|v| v.starts_with(invariant))
-}
-
-fn bundled(stem: &str) -> (Report, Outcome) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"));
-    let s = load_file(&path).unwrap_or_else(|e| panic!("{stem} must load: {e:?}"));
-    let mut r = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
-    let o = r.outcome.take().expect("kept");
-    (r, o)
 }
 
 /// Alice crashes at 2 s and is back at 5 s; the lead asks her to shut down

@@ -220,7 +220,7 @@ impl World {
     /// none is left anywhere, the driver may move time on.
     #[inline(always)]
     pub fn handled_one(&mut self) {
-        if self.handled == self.posted {
+        if !self.busy() {
             self.idle.notify_one();
         }
     }

@@ -5,7 +5,7 @@
 pub mod binary;
 pub mod lossy;
 
-use handshake::scenario::{load_str, run_scenario, Report, RunOptions};
+use handshake::scenario::{load_file, load_str, run_scenario, Report, RunOptions};
 use handshake::team::Outcome;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +31,27 @@ pub fn run_toml(toml: &str, seed: u64) -> (Report, Outcome) {
     let mut r = run_scenario(&s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
     let o = r.outcome.take().expect("kept");
     (r, o)
+}
+
+/// Runs the bundled scenario `scenarios/<stem>.toml` on its own seed,
+/// keeping the outcome.
+pub fn bundled(stem: &str) -> (Report, Outcome) {
+    run_bundled(stem, None)
+}
+
+/// [`bundled`], mirroring file inboxes to `inbox_dir` when given.
+pub fn run_bundled(stem: &str, inbox_dir: Option<&Path>) -> (Report, Outcome) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"));
+    let s = load_file(&path).unwrap_or_else(|e| panic!("{stem} must load: {e:?}"));
+    let opts = RunOptions { keep_outcome: true, inbox_dir: inbox_dir.map(Path::to_path_buf), ..RunOptions::default() };
+    let mut r = run_scenario(&s, s.default_seed(), opts);
+    let o = r.outcome.take().expect("kept");
+    (r, o)
+}
+
+/// Whether the oracle reported a violation of `invariant`.
+pub fn reports(r: &Report, invariant: &str) -> bool {
+    r.violations.iter().any(|v| v.starts_with(invariant))
 }
 
 /// The run's events as sentences, for failure messages.
