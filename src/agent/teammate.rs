@@ -14,6 +14,10 @@
 //!                                     ▼
 //!                    Stopping (finish or redo the item) ──▶ Stopped (final)
 //! ```
+//!
+//! Graceful is a promise: a shutdown it could not honour (an item a crash
+//! interrupted, behind a plan gate that is closed) is rejected with that
+//! reason, and it stays where it is.
 
 use super::{admit, asker_of, still_current, Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
@@ -88,7 +92,9 @@ pub enum Phase {
     Active { item: Item },
     /// Its own plan `plan` is pending: it answers nothing, and puts the
     /// requests that reach it aside until the plan is decided. An item begun
-    /// before the plan went out goes on.
+    /// before the plan went out goes on, and reads still start (as in the
+    /// reference's runtime, the gate holds back only mutating actions); the
+    /// first mutating action waits for the verdict.
     Waiting { plan: RequestId, item: Item, set_aside: VecDeque<Delivery> },
     /// It approved a shutdown: it finishes the item (or redoes the one a crash
     /// interrupted), then stops. Never holds `Item::None`: with nothing to
@@ -314,6 +320,17 @@ impl Teammate {
                 }
                 match answer {
                     Answer::Approve => {
+                        if let Some(reason) = self.cannot_stop_gracefully() {
+                            // Approving would promise a graceful stop it
+                            // cannot keep: it would stop with the file
+                            // half-written. A refusal must say why.
+                            ctx.record(Event::Note { text: "would approve, but cannot finish its work first: rejects".into() });
+                            ctx.send(
+                                Address::Agent(asker),
+                                Message::ShutdownResponse { request_id, approve: false, reason: Some(reason.into()) },
+                            );
+                            return;
+                        }
                         let sent = ctx.send(
                             Address::Agent(asker),
                             Message::ShutdownResponse { request_id, approve: true, reason: None },
@@ -351,6 +368,26 @@ impl Teammate {
             }
             _ => {}
         }
+    }
+
+    /// Why a graceful stop cannot be promised now, if it cannot: the item a
+    /// crash interrupted must be redone before stopping, and a closed plan
+    /// gate forbids redoing it (only a new plan, approved, would open it).
+    /// An item in progress can always be finished: the gate is asked when an
+    /// action starts, not at each of its steps.
+    fn cannot_stop_gracefully(&self) -> Option<String> {
+        if self.item() != Item::Interrupted {
+            return None;
+        }
+        let work = self.spec.work.get(self.next_item)?;
+        let crate::protocol::GateError::Closed { action, state } = self.gate.check(work.action).err()? else {
+            return None;
+        };
+        let what = match &work.path {
+            Some(path) => format!("{} of {path}", action.as_str()),
+            None => action.as_str().to_string(),
+        };
+        Some(format!("cannot stop gracefully: the interrupted {what} cannot be redone while the plan gate is {state}"))
     }
 
     /// Active → Stopping, or straight to Stopped with nothing to finish.
@@ -415,7 +452,11 @@ impl Teammate {
                 let plan: Text = format!("{} (revision {})", self.spec.plan, self.revisions).into();
                 self.submit(AgentId::LEAD, plan, None, ctx);
             } else {
-                ctx.record(Event::Note { text: format!("plan rejected {} times: giving up", self.revisions + 1) });
+                let times = match self.revisions + 1 {
+                    1 => "once".to_string(),
+                    n => format!("{n} times"),
+                };
+                ctx.record(Event::Note { text: format!("plan rejected {times}: giving up") });
             }
         }
         self.take_back(set_aside, ctx);
@@ -496,7 +537,9 @@ impl Teammate {
             }
             return;
         }
-        if matches!(self.phase, Phase::Waiting { .. }) {
+        // Waiting on a plan, it still reads (the gate holds back only what
+        // changes the world); a mutating action waits for the verdict.
+        if matches!(self.phase, Phase::Waiting { .. }) && action.is_mutating() {
             return;
         }
         ctx.record(Event::Act { agent: ctx.me, action, path, blocked: None });
@@ -633,6 +676,119 @@ mod tests {
                 matches!(c, Command::Send(e) if matches!(e.message, Message::ShutdownResponse { approve: true, .. }))
             })
             .count()
+    }
+
+    /// The id of the plan request a teammate sent, if it sent one.
+    fn plan_sent(out: &[Command]) -> Option<RequestId> {
+        out.iter().find_map(|c| match c {
+            Command::Send(e) => match &e.message {
+                Message::PlanApprovalRequest { request_id, .. } => Some(*request_id),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// The lead's verdict on plan `id`, as the router delivers it.
+    fn plan_verdict(id: RequestId, approve: bool) -> Input {
+        let message = Message::PlanApprovalResponse { request_id: id, approve, feedback: None };
+        let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(ALICE), sent_at: Millis::ZERO, message };
+        Input::Deliver(Delivery { seq: 99, envelope, sender: AgentId::LEAD, to: ALICE, at: Millis::ZERO, incarnation: 0 })
+    }
+
+    /// The actions it started, `(action, blocked)`, in order.
+    fn acts(out: &[Command]) -> Vec<(Action, Option<GateState>)> {
+        out.iter()
+            .filter_map(|c| match c {
+                Command::Record(e) => match &**e {
+                    Event::Act { action, blocked, .. } => Some((*action, *blocked)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn shutdown_answers(out: &[Command]) -> Vec<(bool, Option<Text>)> {
+        out.iter()
+            .filter_map(|c| match c {
+                Command::Send(e) => match &e.message {
+                    Message::ShutdownResponse { approve, reason, .. } => Some((*approve, reason.clone())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_gated_teammate_reads_while_its_plan_is_pending_and_its_first_write_is_blocked() {
+        let mut b = Bench::new();
+        let spec = TeammateSpec {
+            require_plan: true,
+            work: vec![
+                WorkItem { action: Action::Read, path: Some("a.rs".into()), steps: 1, step_time: Millis(10) },
+                WorkItem { action: Action::Write, path: Some("a.rs".into()), steps: 1, step_time: Millis(10) },
+            ],
+            ..TeammateSpec::default()
+        };
+        let mut t = Teammate::new(spec, Defences::default());
+        let out = b.feed(&mut t, Input::Start);
+        let plan = plan_sent(&out).expect("the plan goes out first");
+        assert_eq!(acts(&out), vec![(Action::Read, None)], "the read starts with the plan pending: {out:?}");
+        assert!(matches!(t.phase(), Phase::Waiting { item: Item::Doing { done: 0 }, .. }), "{:?}", t.phase());
+        let out = b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        assert_eq!(acts(&out), vec![(Action::Write, Some(GateState::Pending))], "the runtime blocks it: {out:?}");
+        assert!(matches!(t.phase(), Phase::Waiting { item: Item::None, .. }), "then it waits: {:?}", t.phase());
+        let out = b.feed(&mut t, plan_verdict(plan, true));
+        assert_eq!(acts(&out), vec![(Action::Write, None)], "approved: the write runs: {out:?}");
+    }
+
+    #[test]
+    fn a_shutdown_it_cannot_honour_is_rejected_with_the_reason() {
+        // The interrupted item must be redone before a graceful stop, and a
+        // second plan, rejected, closed the gate in front of it.
+        let mut b = Bench::new();
+        let spec = TeammateSpec {
+            require_plan: true,
+            max_revisions: 0,
+            on_shutdown: Answers::always(Answer::Approve),
+            work: vec![WorkItem { action: Action::Write, path: Some("a.rs".into()), steps: 4, step_time: Millis(10) }],
+            ..TeammateSpec::default()
+        };
+        let mut t = Teammate::new(spec, Defences::default());
+        let first = plan_sent(&b.feed(&mut t, Input::Start)).expect("a plan");
+        b.feed(&mut t, plan_verdict(first, true));
+        b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        let out = b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p2".into(), label: None }));
+        let second = plan_sent(&out).expect("a second plan");
+        b.feed(&mut t, plan_verdict(second, false));
+        assert_eq!(t.gate.state(), GateState::Rejected);
+        b.feed(&mut t, Input::Restart { incarnation: 1 });
+        assert_eq!(*t.phase(), Phase::Active { item: Item::Interrupted });
+        let out = b.feed(&mut t, shutdown_request_for(1, 1));
+        let answers = shutdown_answers(&out);
+        assert_eq!(answers.len(), 1, "{out:?}");
+        let (approve, reason) = &answers[0];
+        assert!(!approve, "approving would stop it with a.rs half-written: {out:?}");
+        let reason = reason.as_deref().unwrap_or_default();
+        assert!(reason.contains("interrupted write of a.rs") && reason.contains("rejected"), "{reason}");
+        assert_eq!(*t.phase(), Phase::Active { item: Item::Interrupted }, "it stays, and does not stop");
+        assert!(!out.contains(&Command::Stop));
+    }
+
+    #[test]
+    fn an_interrupted_item_behind_an_open_gate_is_redone_before_stopping() {
+        let mut b = Bench::new();
+        let mut t = writer(2);
+        b.feed(&mut t, Input::Start);
+        b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        // Crashed: the restart redoes it at once, so stop the redo from
+        // starting by asking while it is still interrupted.
+        t.crashed();
+        let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
+        assert_eq!(approvals(&out), 1, "{out:?}");
+        assert_eq!(*t.phase(), Phase::Stopping { item: Item::Doing { done: 0 } }, "redone before the stop");
     }
 
     #[test]
