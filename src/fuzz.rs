@@ -1,9 +1,16 @@
 //! Swarm testing: for each scenario and seed, a random subset of the fault
-//! kinds, random faults of those kinds added to the scenario's own, a run on
-//! the actor runtime, and the oracle's verdict.
+//! kinds and of the scripted actions, random faults and steps of those kinds
+//! added to the scenario's own, a run on the actor runtime, and the oracle's
+//! verdict.
 //!
-//! The faults are generated as `[[fault]]` tables appended to the file's own
-//! text, and that text is loaded like any scenario file: what was run is a
+//! Steps matter as much as faults: a fuzzer finds only what it can write, and
+//! a graceful shutdown that left a half-written file slipped through 3.1 M
+//! runs that added faults only, because it needed a second plan submitted
+//! mid-write. So a seed may also add a plan, a shutdown request, a message or
+//! a broadcast at a time of its choosing.
+//!
+//! The additions are generated as `[[fault]]` and `[[step]]` tables appended to
+//! the file's own text, and that text is loaded like any scenario file: what was run is a
 //! scenario file, so a find is written out as one and `handshake run` replays
 //! it (the seed of the run is the fuzz seed).
 //!
@@ -31,10 +38,13 @@ use std::fmt::Write as _;
 /// The fault kinds the swarm chooses from.
 pub const KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
 
+/// The scripted actions it chooses from (`do = ...` of an added `[[step]]`).
+pub const STEPS: &[&str] = &["submit_plan", "shutdown", "message", "broadcast"];
+
 use crate::protocol::message::{MESSAGE_TYPES, PROTOCOL_TYPES};
 
-/// The marker line before the added faults.
-pub const ADDED: &str = "# ---- faults added by handshake fuzz";
+/// The marker line before the added faults and steps.
+pub const ADDED: &str = "# ---- faults and steps added by handshake fuzz";
 
 /// A scenario ready to be fuzzed: its text, and what one plain run of it
 /// shows (who is in the team, which requests are made, when things happen).
@@ -56,19 +66,25 @@ pub struct Target {
     span: u64,
     /// Timeouts of the policy, to aim delays at deadlines (`None`: never).
     timeouts: Vec<u64>,
+    /// Where the file's own steps begin, and when they run (see `step_headers`).
+    step_headers: Vec<(usize, u64)>,
+    /// No added step may come before this: the file's last step, when its
+    /// steps cannot be found in its text.
+    steps_from: u64,
     salt: u64,
 }
 
-/// One seed's case: the faults added, and what the run showed.
+/// One seed's case: the faults and steps added, and what the run showed.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Case {
     pub scenario: String,
     pub path: String,
     pub seed: u64,
-    /// The kinds chosen for this seed (the swarm's subset).
+    /// The kinds chosen for this seed (the swarm's subset): fault kinds and
+    /// step actions.
     pub kinds: Vec<&'static str>,
-    /// The added `[[fault]]` tables, as TOML text.
-    pub faults: Vec<String>,
+    /// The added `[[fault]]` and `[[step]]` tables, as TOML text.
+    pub added: Vec<String>,
     /// Invariants broken that the file does not expect: `invariant: detail`.
     pub findings: Vec<Finding>,
     /// Expected invariants (a defence is off) that this run did break: the
@@ -76,7 +92,7 @@ pub struct Case {
     pub expected_seen: Vec<String>,
     /// The generated file was refused (a bug of the generator): the errors.
     pub refused: Vec<String>,
-    /// The added faults changed something the file expects (one of its
+    /// The additions changed something the file expects (one of its
     /// `[[expect]]` entries no longer holds): a sign the faults bite.
     pub changed: bool,
     pub virtual_ms: u64,
@@ -93,6 +109,70 @@ pub struct Finding {
 impl Case {
     pub fn found(&self) -> bool {
         !self.findings.is_empty()
+    }
+
+    /// How many of the added tables are steps (the rest are faults).
+    pub fn steps_added(&self) -> usize {
+        self.added.iter().filter(|t| is_step(t)).count()
+    }
+
+    pub fn faults_added(&self) -> usize {
+        self.added.len() - self.steps_added()
+    }
+
+    /// "3 faults and 1 step added (delay, crash, submit_plan)".
+    pub fn summary(&self) -> String {
+        let (f, s) = (self.faults_added(), self.steps_added());
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let what = match (f, s) {
+            (_, 0) => plural(f, "fault"),
+            (0, _) => plural(s, "step"),
+            _ => format!("{} and {}", plural(f, "fault"), plural(s, "step")),
+        };
+        format!("{what} added ({})", self.kinds.join(", "))
+    }
+}
+
+/// Whether an added table is a `[[step]]` (else a `[[fault]]`).
+pub fn is_step(table: &str) -> bool {
+    table.starts_with("[[step]]")
+}
+
+/// The comment line before each added step, which may sit among the file's own.
+const STEP_MARK: &str = "# (step added by handshake fuzz)\n";
+
+/// The `at` of a step the generator wrote (`at = "123ms"`, its second line).
+fn step_time(table: &str) -> Option<u64> {
+    let line = table.lines().nth(1)?;
+    line.strip_prefix("at = \"")?.strip_suffix("ms\"")?.parse().ok()
+}
+
+/// Where each of the file's `[[step]]` tables begins, with its time, in file
+/// order; empty when they cannot all be found by their header lines (a step
+/// written inline, say), and then added steps come after the file's last.
+fn step_headers(text: &str) -> Vec<(usize, u64)> {
+    let mut offsets = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("[[step]]") {
+            offsets.push(at);
+        }
+        at += line.len();
+    }
+    let times: Option<Vec<u64>> = toml::from_str::<toml::Table>(text).ok().and_then(|doc| match doc.get("step") {
+        None => Some(Vec::new()),
+        Some(toml::Value::Array(steps)) => steps
+            .iter()
+            .map(|s| {
+                let at = s.get("at")?.as_str()?;
+                crate::scenario::duration::parse_duration(at).ok().map(|m| m.0)
+            })
+            .collect(),
+        Some(_) => None,
+    });
+    match times {
+        Some(times) if times.len() == offsets.len() => offsets.into_iter().zip(times).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -158,10 +238,17 @@ impl Target {
             .iter()
             .filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None })
             .collect();
+        let step_headers = step_headers(&text);
+        let steps_from = match step_headers.is_empty() {
+            true => team.steps.iter().map(|s| s.at.0).max().unwrap_or(0),
+            false => 0,
+        };
         Ok(Target {
             path: path.to_string(),
             name: scenario.name.clone(),
             salt: fnv(&scenario.name),
+            step_headers,
+            steps_from,
             text,
             scenario,
             expected,
@@ -180,20 +267,42 @@ impl Target {
         ChaCha8Rng::seed_from_u64(seed ^ self.salt.rotate_left(29))
     }
 
-    /// The kinds chosen for a seed and the `[[fault]]` tables added.
-    pub fn faults(&self, seed: u64) -> (Vec<&'static str>, Vec<String>) {
+    /// The kinds chosen for a seed and the `[[fault]]` and `[[step]]` tables added.
+    pub fn additions(&self, seed: u64) -> (Vec<&'static str>, Vec<String>) {
         let mut g = Gen { t: self, rng: self.rng(seed) };
-        g.faults()
+        g.additions()
     }
 
-    /// The scenario's text with the seed's faults appended.
-    pub fn case_text(&self, seed: u64, faults: &[String]) -> String {
-        let mut text = self.text.clone();
+    /// The scenario's text with the seed's additions: the faults appended,
+    /// each step placed among the file's own (a file lists its steps in time
+    /// order), marked as added.
+    pub fn case_text(&self, seed: u64, added: &[String]) -> String {
+        let mut steps: Vec<(u64, &String)> =
+            added.iter().filter(|t| is_step(t)).map(|t| (step_time(t).unwrap_or(0), t)).collect();
+        steps.sort_by_key(|(at, _)| *at);
+        let mut text = String::with_capacity(self.text.len() + 64 * added.len());
+        let mut copied = 0;
+        let mut next = steps.into_iter().peekable();
+        // Each before the first of the file's steps that comes later.
+        for &(offset, at) in &self.step_headers {
+            while let Some((_, t)) = next.next_if(|(t, _)| *t < at) {
+                text.push_str(&self.text[copied..offset]);
+                copied = offset;
+                text.push_str(STEP_MARK);
+                text.push_str(t);
+                text.push('\n');
+            }
+        }
+        text.push_str(&self.text[copied..]);
         if !text.ends_with('\n') {
             text.push('\n');
         }
         let _ = writeln!(text, "\n{ADDED} (seed {seed}) ----");
-        for f in faults {
+        for (_, t) in next {
+            text.push_str(STEP_MARK);
+            text.push_str(t);
+        }
+        for f in added.iter().filter(|t| !is_step(t)) {
             text.push_str(f);
         }
         text
@@ -201,14 +310,14 @@ impl Target {
 
     /// Runs one seed: adds its faults, runs, and asks the oracle.
     pub fn run(&self, seed: u64, max_real: Option<std::time::Duration>) -> Case {
-        let (kinds, faults) = self.faults(seed);
-        let text = self.case_text(seed, &faults);
+        let (kinds, added) = self.additions(seed);
+        let text = self.case_text(seed, &added);
         let mut case = Case {
             scenario: self.name.clone(),
             path: self.path.clone(),
             seed,
             kinds,
-            faults,
+            added,
             findings: Vec::new(),
             expected_seen: Vec::new(),
             refused: Vec::new(),
@@ -246,15 +355,13 @@ impl Target {
         let what: Vec<String> =
             case.findings.iter().map(|f| format!("{} ({})", f.invariant, one_line(&f.detail, 160))).collect();
         let about = format!(
-            "Found by handshake fuzz, seed {}, in {} ({}): with {} added fault{} ({}), the oracle reports {}. \
-             The original's expectations other than violations are set aside (commented out): the added faults may \
+            "Found by handshake fuzz, seed {}, in {} ({}): with {}, the oracle reports {}. \
+             The original's expectations other than violations are set aside (commented out): the additions may \
              legitimately change them.",
             case.seed,
             self.path,
             self.name,
-            case.faults.len(),
-            if case.faults.len() == 1 { "" } else { "s" },
-            case.kinds.join(", "),
+            case.summary(),
             what.join("; ")
         );
         let mut out = String::new();
@@ -262,7 +369,7 @@ impl Target {
         let _ = writeln!(out, "# Reproduce: handshake run {shown_path} --seed {}", case.seed);
         let _ = writeln!(out, "seed = {}", case.seed);
         let _ = writeln!(out, "about = {}", toml_string(&about));
-        let body = self.case_text(case.seed, &case.faults);
+        let body = self.case_text(case.seed, &case.added);
         let body = without_top_keys(&body, &["about", "seed"]);
         let keep: BTreeSet<String> = case.expected_seen.iter().cloned().collect();
         out.push_str(&set_aside_expectations(&body, &keep));
@@ -400,23 +507,79 @@ struct Gen<'t> {
 }
 
 impl Gen<'_> {
-    fn faults(&mut self) -> (Vec<&'static str>, Vec<String>) {
-        // The swarm: each kind is in this seed's subset with even odds (at
-        // least one), then one or two faults of each kind chosen.
+    fn additions(&mut self) -> (Vec<&'static str>, Vec<String>) {
+        // The swarm: each fault kind is in this seed's subset with even odds
+        // (at least one), each step action with odds one in three (a step
+        // changes the story more than a fault does), then one or two of each
+        // kind chosen.
         let mut kinds: Vec<&'static str> = KINDS.iter().copied().filter(|_| self.rng.gen_bool(0.5)).collect();
         if kinds.is_empty() {
             kinds.push(KINDS[self.rng.gen_range(0..KINDS.len())]);
         }
+        kinds.extend(STEPS.iter().copied().filter(|_| self.rng.gen_bool(1.0 / 3.0)));
         let mut out = Vec::new();
         for kind in &kinds {
             let n = self.rng.gen_range(1..=2);
             for _ in 0..n {
-                if let Some(f) = self.fault(kind) {
-                    out.push(f);
+                let table = if STEPS.contains(kind) { self.step(kind) } else { self.fault(kind) };
+                if let Some(t) = table {
+                    out.push(t);
                 }
             }
         }
         (kinds, out)
+    }
+
+    /// A scripted action at a time of the seed's choosing: what a real team
+    /// does besides failing (a second plan mid-write, a shutdown nobody
+    /// planned for, chatter).
+    fn step(&mut self, action: &'static str) -> Option<String> {
+        let at = self.time().max(self.t.steps_from);
+        let mut f = format!("[[step]]\nat = {}\ndo = \"{action}\"\n", ms(at));
+        let line = |f: &mut String, key: &str, value: String| {
+            let _ = writeln!(f, "{key} = {value}");
+        };
+        match action {
+            "submit_plan" => {
+                let from = self.teammate()?;
+                line(&mut f, "from", Self::quoted(&from));
+                // To a peer only where the hierarchy allows it; the send
+                // rules would refuse it anyway, and a refused step tests less.
+                if !self.t.scenario.team.policy.strict_hierarchy && self.rng.gen_bool(0.5) {
+                    let to = self.teammate()?;
+                    if to != from {
+                        line(&mut f, "to", Self::quoted(&to));
+                    }
+                }
+                line(&mut f, "plan", Self::quoted("a plan added by fuzz"));
+            }
+            "shutdown" => {
+                let to = self.teammate()?;
+                line(&mut f, "to", Self::quoted(&to));
+                if self.rng.gen_bool(0.3) {
+                    line(&mut f, "reason", Self::quoted("added by fuzz"));
+                }
+            }
+            "message" => {
+                let from = self.agent();
+                let mut to = self.agent();
+                if to == from {
+                    to = self.agent();
+                }
+                if to == from {
+                    return None;
+                }
+                line(&mut f, "from", Self::quoted(&from));
+                line(&mut f, "to", Self::quoted(&to));
+                line(&mut f, "text", Self::quoted("a message added by fuzz"));
+            }
+            _ => {
+                let from = self.agent();
+                line(&mut f, "from", Self::quoted(&from));
+                line(&mut f, "text", Self::quoted("a broadcast added by fuzz"));
+            }
+        }
+        Some(f)
     }
 
     /// A time within the active span: next to something that happened in

@@ -34,14 +34,14 @@ fn the_same_seed_adds_the_same_faults_and_gets_the_same_result() {
         let (a, b) = (target(&path, &text), target(&path, &text));
         for seed in 1..6 {
             let (x, y) = (a.run(seed, None), b.run(seed, None));
-            assert!(!x.faults.is_empty(), "{path} seed {seed}: no fault added");
+            assert!(!x.added.is_empty(), "{path} seed {seed}: no fault added");
             assert!(x.refused.is_empty(), "{path} seed {seed}: generated faults refused: {:?}", x.refused);
             let (x, y) = (serde_json::to_string(&x).unwrap(), serde_json::to_string(&y).unwrap());
             assert_eq!(x, y, "{path} seed {seed}");
-            assert_eq!(a.case_text(seed, &a.faults(seed).1), b.case_text(seed, &b.faults(seed).1));
+            assert_eq!(a.case_text(seed, &a.additions(seed).1), b.case_text(seed, &b.additions(seed).1));
         }
         // Another seed, other faults (at least once in a few seeds).
-        let faults: Vec<_> = (1..6).map(|s| a.faults(s).1).collect();
+        let faults: Vec<_> = (1..6).map(|s| a.additions(s).1).collect();
         assert!(faults.windows(2).any(|w| w[0] != w[1]), "{path}: every seed added the same faults");
     }
 }
@@ -55,7 +55,7 @@ fn every_generated_file_is_accepted() {
         let path = file.display().to_string();
         let t = target(&path, &text);
         for seed in 100..140 {
-            let (_, faults) = t.faults(seed);
+            let (_, faults) = t.additions(seed);
             if let Err(e) = handshake::scenario::load_str(&path, &t.case_text(seed, &faults)) {
                 panic!("{path} seed {seed}: {e:?}\n{}", faults.concat());
             }
@@ -255,4 +255,34 @@ fn regex_free_real(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[test]
+fn fuzz_adds_steps_too_each_placed_in_time_order_among_the_files_own() {
+    // A fuzzer finds only what it can write: the graceful-shutdown bug of
+    // scenario 39 needed a second plan mid-write, a step no fault makes.
+    let path = "scenarios/39-unfinishable-work-refuses-shutdown.toml";
+    let text = std::fs::read_to_string(path).expect("read");
+    let t = target(path, &text);
+    let mut kinds_seen = std::collections::BTreeSet::new();
+    let mut before_the_files_first = 0;
+    for seed in 1..200 {
+        let (kinds, added) = t.additions(seed);
+        kinds_seen.extend(kinds.iter().copied().filter(|k| handshake::fuzz::STEPS.contains(k)));
+        let case = t.case_text(seed, &added);
+        let doc: toml::Table = toml::from_str(&case).expect("a TOML file");
+        let times: Vec<u64> = doc["step"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|s| handshake::scenario::duration::parse_duration(s["at"].as_str().unwrap()).unwrap().0)
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "seed {seed}: steps out of order: {times:?}");
+        let added_steps = added.iter().filter(|a| handshake::fuzz::is_step(a)).count();
+        assert_eq!(times.len(), 2 + added_steps, "seed {seed}: every added step is in the file");
+        assert_eq!(case.matches("# (step added by handshake fuzz)").count(), added_steps, "seed {seed}");
+        before_the_files_first += usize::from(times.len() > 2 && times[0] < 1000);
+    }
+    assert_eq!(kinds_seen.len(), handshake::fuzz::STEPS.len(), "every kind of step is drawn: {kinds_seen:?}");
+    assert!(before_the_files_first > 0, "some seed adds a step before the file's own first one");
 }

@@ -15,9 +15,12 @@
 //!                    Stopping (finish or redo the item) ──▶ Stopped (final)
 //! ```
 //!
-//! Graceful is a promise: a shutdown it could not honour (an item a crash
-//! interrupted, behind a plan gate that is closed) is rejected with that
-//! reason, and it stays where it is.
+//! Graceful is a promise, and one that must survive a crash (the approval is
+//! durable; the step in progress is not): a shutdown is approved only if the
+//! item in hand could be redone from its first step. A mutating item behind a
+//! closed plan gate could not, so the shutdown is rejected with that reason,
+//! and the teammate stays where it is (the lead may ask again once the item is
+//! done).
 
 use super::{admit, asker_of, still_current, Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
@@ -324,7 +327,9 @@ impl Teammate {
                             // Approving would promise a graceful stop it
                             // cannot keep: it would stop with the file
                             // half-written. A refusal must say why.
-                            ctx.record(Event::Note { text: "would approve, but cannot finish its work first: rejects".into() });
+                            ctx.record(Event::Note {
+                                text: "would approve, but cannot promise a graceful stop: rejects".into(),
+                            });
                             ctx.send(
                                 Address::Agent(asker),
                                 Message::ShutdownResponse { request_id, approve: false, reason: Some(reason.into()) },
@@ -370,13 +375,15 @@ impl Teammate {
         }
     }
 
-    /// Why a graceful stop cannot be promised now, if it cannot: the item a
-    /// crash interrupted must be redone before stopping, and a closed plan
-    /// gate forbids redoing it (only a new plan, approved, would open it).
-    /// An item in progress can always be finished: the gate is asked when an
-    /// action starts, not at each of its steps.
+    /// Why a graceful stop cannot be promised now, if it cannot. Graceful
+    /// means the item in hand is finished first, and an approved shutdown
+    /// outlives a crash, which makes the item start over: so the promise holds
+    /// only if the item could be *redone*, and a mutating item behind a closed
+    /// plan gate could not (the gate is asked when an action starts; one under
+    /// way when the gate closed goes on, but would be blocked after a crash).
     fn cannot_stop_gracefully(&self) -> Option<String> {
-        if self.item() != Item::Interrupted {
+        let item = self.item();
+        if !item.unfinished() {
             return None;
         }
         let work = self.spec.work.get(self.next_item)?;
@@ -387,7 +394,17 @@ impl Teammate {
             Some(path) => format!("{} of {path}", action.as_str()),
             None => action.as_str().to_string(),
         };
-        Some(format!("cannot stop gracefully: the interrupted {what} cannot be redone while the plan gate is {state}"))
+        Some(match item {
+            Item::Interrupted => {
+                format!(
+                    "cannot stop gracefully: the interrupted {what} cannot be redone while the plan gate is {state}"
+                )
+            }
+            _ => format!(
+                "cannot promise a graceful stop: the {what} under way could not be redone after a crash while the \
+                 plan gate is {state}"
+            ),
+        })
     }
 
     /// Active → Stopping, or straight to Stopped with nothing to finish.
@@ -693,7 +710,14 @@ mod tests {
     fn plan_verdict(id: RequestId, approve: bool) -> Input {
         let message = Message::PlanApprovalResponse { request_id: id, approve, feedback: None };
         let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(ALICE), sent_at: Millis::ZERO, message };
-        Input::Deliver(Delivery { seq: 99, envelope, sender: AgentId::LEAD, to: ALICE, at: Millis::ZERO, incarnation: 0 })
+        Input::Deliver(Delivery {
+            seq: 99,
+            envelope,
+            sender: AgentId::LEAD,
+            to: ALICE,
+            at: Millis::ZERO,
+            incarnation: 0,
+        })
     }
 
     /// The actions it started, `(action, blocked)`, in order.
@@ -760,7 +784,8 @@ mod tests {
         let first = plan_sent(&b.feed(&mut t, Input::Start)).expect("a plan");
         b.feed(&mut t, plan_verdict(first, true));
         b.feed(&mut t, Input::Wake(Timer::WorkStep));
-        let out = b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p2".into(), label: None }));
+        let out =
+            b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p2".into(), label: None }));
         let second = plan_sent(&out).expect("a second plan");
         b.feed(&mut t, plan_verdict(second, false));
         assert_eq!(t.gate.state(), GateState::Rejected);
@@ -775,6 +800,39 @@ mod tests {
         assert!(reason.contains("interrupted write of a.rs") && reason.contains("rejected"), "{reason}");
         assert_eq!(*t.phase(), Phase::Active { item: Item::Interrupted }, "it stays, and does not stop");
         assert!(!out.contains(&Command::Stop));
+    }
+
+    #[test]
+    fn a_graceful_stop_is_not_promised_while_a_write_goes_on_behind_a_closed_gate() {
+        // The write began before a second plan closed the gate, so it goes
+        // on; but an approved shutdown outlives a crash, and after one the
+        // gate would forbid redoing it (found by fuzz once it added steps).
+        let mut b = Bench::new();
+        let spec = TeammateSpec {
+            require_plan: true,
+            max_revisions: 0,
+            work: vec![WorkItem { action: Action::Write, path: Some("a.rs".into()), steps: 4, step_time: Millis(10) }],
+            ..TeammateSpec::default()
+        };
+        let mut t = Teammate::new(spec, Defences::default());
+        let first = plan_sent(&b.feed(&mut t, Input::Start)).expect("a plan");
+        b.feed(&mut t, plan_verdict(first, true));
+        let out =
+            b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p2".into(), label: None }));
+        b.feed(&mut t, plan_verdict(plan_sent(&out).expect("a second plan"), false));
+        assert_eq!(*t.phase(), Phase::Active { item: Item::Doing { done: 0 } });
+        let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
+        let answers = shutdown_answers(&out);
+        assert_eq!(answers.len(), 1, "{out:?}");
+        assert!(!answers[0].0, "rejected: {out:?}");
+        assert!(answers[0].1.as_deref().unwrap_or_default().contains("could not be redone after a crash"), "{out:?}");
+        // The write goes on and ends; asked again, it approves and stops.
+        for _ in 0..4 {
+            b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        }
+        let out = b.feed(&mut t, shutdown_request(2, AgentId::LEAD, AgentId::LEAD));
+        assert_eq!(approvals(&out), 1, "{out:?}");
+        assert_eq!(*t.phase(), Phase::Stopped);
     }
 
     #[test]

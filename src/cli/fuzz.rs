@@ -94,7 +94,7 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut refused: Vec<Case> = Vec::new();
     let mut by_invariant: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
-    let mut faults_added = 0u64;
+    let (mut faults_added, mut steps_added) = (0u64, 0u64);
     let mut changed = 0u64;
     if let Some(code) = super::refuse_zero_jobs(a.jobs, "fuzzed") {
         return code;
@@ -102,12 +102,13 @@ pub fn main(a: FuzzArgs) -> i32 {
     let jobs = super::jobs_or_every_core(a.jobs);
     for (t, stem) in targets.iter().zip(&stems) {
         for (seed, case) in cases(t, from..to, max_real, jobs) {
-            faults_added += case.faults.len() as u64;
+            faults_added += case.faults_added() as u64;
+            steps_added += case.steps_added() as u64;
             changed += u64::from(case.changed);
             if !case.refused.is_empty() {
                 bar.clear();
                 eprintln!(
-                    "generator bug: {} seed {seed}: the faults were refused: {}",
+                    "generator bug: {} seed {seed}: the additions were refused: {}",
                     t.name,
                     case.refused.join("; ")
                 );
@@ -150,18 +151,19 @@ pub fn main(a: FuzzArgs) -> i32 {
     match a.format {
         Format::Text => {
             println!(
-                "\n{} ({} × {}, {} added): {} with a find, {} refused  (real {:.1} s, {:.0} runs/s)",
+                "\n{} ({} × {}, {} and {} added): {} with a find, {} refused  (real {:.1} s, {:.0} runs/s)",
                 plural(total, "run"),
                 plural(targets.len() as u64, "scenario"),
                 plural(seeds, "seed"),
                 plural(faults_added, "fault"),
+                plural(steps_added, "step"),
                 found.len(),
                 refused.len(),
                 elapsed,
                 total as f64 / elapsed.max(1e-9)
             );
             println!(
-                "the added faults changed an outcome the file expects in {changed} of them ({:.0}%)",
+                "the additions changed an outcome the file expects in {changed} of them ({:.0}%)",
                 100.0 * changed as f64 / total.max(1) as f64
             );
             if !by_invariant.is_empty() {
@@ -181,6 +183,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                 "scenarios": targets.len(),
                 "runs": total,
                 "faults_added": faults_added,
+                "steps_added": steps_added,
                 "changed": changed,
                 "found": found,
                 "refused": refused,
@@ -205,7 +208,7 @@ fn print_found(f: &Found) {
     for more in &c.findings[1..] {
         println!("       and {} — {}", more.invariant, more.detail);
     }
-    println!("       {} added ({})", plural(c.faults.len() as u64, "fault"), c.kinds.join(", "));
+    println!("       {}", c.summary());
     if let Some(r) = &f.reproduce {
         println!("       reproduce: {r}");
     }
