@@ -69,8 +69,17 @@ pub struct Inboxes {
     dirty: Vec<bool>,
     /// A read is scheduled or in progress for this agent.
     armed: Vec<bool>,
-    /// Writers whose next append is cut short, with their restart delay.
-    torn: BTreeMap<AgentId, Option<Millis>>,
+    /// Writers whose next append is cut short: the incarnation the tear was
+    /// armed for (a torn append is that process's last act, so a later one
+    /// is not torn) and the restart delay.
+    torn: BTreeMap<AgentId, (u32, Option<Millis>)>,
+    /// Each broadcast's message numbers, first to last, by its first: its
+    /// copies are one writer's appends in a row, so a writer that dies in
+    /// the middle of one never makes the rest. (One entry a broadcast.)
+    broadcasts: BTreeMap<u64, u64>,
+    /// The first message number of each broadcast whose writer died in the
+    /// middle of it.
+    cut: std::collections::BTreeSet<u64>,
     mirror: Option<DiskMirror>,
     /// The first failure of the disk mirror: the run goes on, the CLI reports it.
     pub mirror_error: Option<String>,
@@ -86,6 +95,8 @@ impl Inboxes {
             dirty: vec![false; agents],
             armed: vec![false; agents],
             torn: BTreeMap::new(),
+            broadcasts: BTreeMap::new(),
+            cut: Default::default(),
             mirror,
             mirror_error: None,
         }
@@ -99,6 +110,19 @@ impl Inboxes {
             self.unread.remove(&seq);
         }
         d
+    }
+
+    /// A broadcast numbered `first..=last` is being sent. Recorded before its
+    /// copies go out (`last` is then open), as a copy that arrives at once
+    /// may be torn while the rest are still to be sent.
+    pub fn broadcast(&mut self, first: u64, last: u64) {
+        self.broadcasts.insert(first, last);
+    }
+
+    /// The broadcast message `seq` is a copy of, by its first number.
+    fn broadcast_of(&self, seq: u64) -> Option<u64> {
+        let (&first, &last) = self.broadcasts.range(..=seq).next_back()?;
+        (seq <= last).then_some(first)
     }
 
     /// Replays the file system's latest changes on disk, if asked to.
@@ -123,22 +147,29 @@ pub fn receives(w: &World, to: AgentId) -> bool {
 pub fn append(w: &mut World, mut d: Delivery) {
     d.at = w.now();
     let (seq, to, sender) = (d.seq, d.to, d.sender);
+    if unmade(w, &d) {
+        return;
+    }
     let names = &w.names;
     let line = Line::from_delivery(&d, |a| names[a.index()].as_str());
     let owner = names[to.index()].clone();
     let path = inbox_path(&owner);
-    let Some(inb) = w.inbox.as_mut() else { return };
-    if let Some(restart_after) = inb.torn.remove(&sender) {
+    if let Some(restart_after) = tears(w, sender) {
+        let Some(inb) = w.inbox.as_mut() else { return };
         // Half the line lands, then the writer dies.
         let whole = framed(&inb.fs, &path, &line).len();
         append_line_torn(&mut inb.fs, &path, &line, whole / 2);
         inb.sync();
+        if let Some(first) = inb.broadcast_of(seq) {
+            inb.cut.insert(first);
+        }
         let message_type = d.envelope.message.type_name();
         w.record(Event::Dropped { seq, to, message_type, cause: Cause::TornWrite });
         w.schedule(w.now(), Due::Fault(super::network::Scheduled::Crash { agent: sender, restart_after }));
         arm(w, to);
         return;
     }
+    let Some(inb) = w.inbox.as_mut() else { return };
     append_line(&mut inb.fs, &path, &line);
     inb.sync();
     let size = inb.fs.size(&path);
@@ -148,6 +179,43 @@ pub fn append(w: &mut World, mut d: Delivery) {
         w.record(Event::Note { text: format!("message #{seq} appended to {path} ({size} bytes)") });
     }
     arm(w, to);
+}
+
+/// A copy of a broadcast whose writer died in the middle of it: the writer
+/// never got to this append. Lost to the torn write, and the log says so.
+fn unmade(w: &mut World, d: &Delivery) -> bool {
+    let Some(inb) = w.inbox.as_ref() else { return false };
+    if inb.cut.is_empty() || !inb.broadcast_of(d.seq).is_some_and(|first| inb.cut.contains(&first)) {
+        return false;
+    }
+    let (writer, owner) = (&w.names[d.sender.index()], &w.names[d.to.index()]);
+    let text = format!(
+        "message #{} is never appended to {}: {writer} died in the middle of the broadcast",
+        d.seq,
+        inbox_path(owner)
+    );
+    w.record(Event::Note { text });
+    let message_type = d.envelope.message.type_name();
+    w.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::TornWrite });
+    true
+}
+
+/// Whether `writer`'s append now is the torn one, and if so the crash's
+/// restart delay. A tear armed for an incarnation that has since stopped
+/// (shut down, killed, crashed) is spent without tearing anything: the
+/// append is a message it finished sending before it stopped.
+fn tears(w: &mut World, writer: AgentId) -> Option<Option<Millis>> {
+    let inb = w.inbox.as_mut()?;
+    let &(epoch, restart_after) = inb.torn.get(&writer)?;
+    inb.torn.remove(&writer);
+    let status = w.roster.statuses[writer.index()];
+    if status.is_active() && w.epochs[writer.index()] == epoch {
+        return Some(restart_after);
+    }
+    let name = &w.names[writer.index()];
+    let text = format!("{name} stopped ({status}) before its next append: the torn write tears nothing");
+    w.record(Event::Note { text });
+    None
 }
 
 /// Makes sure `agent` will read its file at its next poll.
@@ -163,12 +231,18 @@ pub fn arm(w: &mut World, agent: AgentId) {
 }
 
 /// Arms a torn write: `writer`'s next append is cut short and it crashes.
+/// A writer that is not running has no append to cut: nothing is armed.
 pub fn tear_next(w: &mut World, writer: AgentId, restart_after: Option<Millis>) {
     let name = w.names[writer.index()].clone();
-    if let Some(inb) = w.inbox.as_mut() {
-        inb.torn.insert(writer, restart_after);
-        w.record(Event::Note { text: format!("{name}'s next append will be torn: it crashes in the middle of it") });
+    let status = w.roster.statuses[writer.index()];
+    let epoch = w.epochs[writer.index()];
+    let Some(inb) = w.inbox.as_mut() else { return };
+    if !status.is_active() {
+        w.record(Event::Note { text: format!("{name} is not running ({status}): no append to tear") });
+        return;
     }
+    inb.torn.insert(writer, (epoch, restart_after));
+    w.record(Event::Note { text: format!("{name}'s next append will be torn: it crashes in the middle of it") });
 }
 
 /// The owner's poll: the first step of a read. The lines reach the owner
