@@ -457,3 +457,49 @@ at = "1010ms"
         .count();
     assert_eq!(appended_after, 0, "{}", dump(&o));
 }
+
+/// A file without its name: `copies` broadcasts of `text_kib` KiB from the lead, all at 1 s, to a
+/// team of `team` file inboxes that keep what they read (offset drain).
+fn broadcasts(team: usize, text_kib: usize, copies: usize) -> String {
+    let text = "x".repeat(text_kib * 1024);
+    let mut toml = format!(
+        "about = \"Big broadcasts to many file inboxes.\"\n[policy]\nmailbox = \"file\"\ndrain = \"offset\"\n[[teammate]]\nname = \"w\"\ncount = {team}\n"
+    );
+    for _ in 0..copies {
+        toml.push_str(&format!("[[step]]\nat = \"1s\"\ndo = \"broadcast\"\ntext = \"{text}\"\n"));
+    }
+    toml
+}
+
+#[test]
+fn a_broadcast_too_big_for_the_inbox_files_is_refused_where_the_file_asks_for_it() {
+    // 10 KiB to 100,000 inboxes is 1 GB of lines: main ran it to 2.5 GB.
+    let e = first_error(&broadcasts(100_000, 10, 1));
+    assert!(e.starts_with("bad.toml:11:6: step #1: a broadcast of 10240 bytes"), "{e}");
+    assert!(e.contains("256 MiB"), "{e}");
+    // Within the bound, it loads.
+    let fits = format!("name = \"x\"\n{}", broadcasts(100_000, 2, 1));
+    assert!(load_str("ok.toml", &fits).is_ok());
+    // The binary refuses it before running anything.
+    let dir = TempDir::new("inbox-bomb");
+    let path = dir.write("bomb.toml", &format!("name = \"x\"\n{}", broadcasts(100_000, 10, 1)));
+    handshake(&["run", &path]).expect_code(2).stderr_has("bomb.toml:11:6").ran_nothing();
+}
+
+#[test]
+fn a_run_that_would_pass_the_inbox_bound_stops_there_with_the_reason() {
+    // Two broadcasts of 70 KiB to 2,000 inboxes: each fits the bound alone
+    // (140 MB), together they do not. The run stops at the append that
+    // would pass it, says why, and fails; it neither aborts nor grows.
+    let s = load_str("two.toml", &format!("name = \"x\"\n{}", broadcasts(2_000, 70, 2)))
+        .expect("each broadcast fits on its own");
+    let mut r = run_scenario(&s, 1, RunOptions { keep_outcome: true, ..RunOptions::default() });
+    let o = r.outcome.take().unwrap();
+    assert_eq!(r.stopped_by, "inbox bound", "{:?}", r.failures);
+    assert!(!r.passed);
+    assert!(r.failures.iter().any(|f| f.check == "inbox bound" && f.message.contains("256 MiB")), "{:?}", r.failures);
+    assert_eq!(notes_with(&o, "would take the inbox files past their bound"), 1);
+    let held: usize = o.inbox_files.values().map(Vec::len).sum();
+    assert!(held as u64 <= handshake::inbox::MAX_HELD_BYTES, "{held}");
+    assert!(held as u64 > handshake::inbox::MAX_HELD_BYTES - (1 << 20), "stopped at the bound, not before: {held}");
+}
