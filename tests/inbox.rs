@@ -353,3 +353,153 @@ fn a_shrunk_drain_loss_keeps_file_mode_and_may_expect_its_violation() {
     assert!(text.contains("mailbox = \"file\"") && text.contains("violation = \"no-silent-loss\""), "{text}");
     handshake(&["run", out_s]).expect_code(0);
 }
+
+/// Alice approves a shutdown and stops at 1.101 s; her answer takes 50 ms to
+/// reach the lead's file. `{at}` is when a torn write is armed for her.
+fn approval_then_tear(at: &str) -> String {
+    format!(
+        r#"
+name = "tear-after-stop"
+about = "A torn write armed for a writer that has stopped, or stops before its next append."
+[policy]
+mailbox = "file"
+latency = "50ms"
+[[teammate]]
+name = "alice"
+on_shutdown = "approve"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+[[fault]]
+kind = "torn_write"
+agent = "alice"
+at = "{at}"
+[[expect]]
+request = "stop-alice"
+status = "approved"
+[[expect]]
+teammate = "alice"
+status = "shutdown"
+"#
+    )
+}
+
+#[test]
+fn a_torn_write_armed_for_a_stopped_writer_tears_nothing() {
+    // Armed at 1.12 s, after alice stopped: nothing to arm, and her approval,
+    // already on its way, reaches the lead whole.
+    let (r, o) = run_toml(&approval_then_tear("1120ms"), 1);
+    assert!(r.passed, "{:?}\n{}", r.failures, dump(&o));
+    assert_eq!(drops(&o, Cause::TornWrite), 0, "{}", dump(&o));
+    assert_eq!(notes_with(&o, "alice is not running (shutdown): no append to tear"), 1, "{}", dump(&o));
+    assert_eq!(delivered(&o, "shutdown_response", "lead"), 1, "{}", dump(&o));
+    assert!(!o.events.iter().any(|e| matches!(e.event, Event::Crash { .. })), "{}", dump(&o));
+}
+
+#[test]
+fn an_append_after_the_writer_stopped_is_not_torn() {
+    // Armed at 1.05 s while alice runs; she stops at 1.101 s and her answer
+    // lands at 1.151 s: a torn append is a crashing writer's last act, and
+    // this writer stopped gracefully with its answer sent.
+    let (r, o) = run_toml(&approval_then_tear("1050ms"), 1);
+    assert!(r.passed, "{:?}\n{}", r.failures, dump(&o));
+    assert_eq!(drops(&o, Cause::TornWrite), 0, "{}", dump(&o));
+    assert_eq!(notes_with(&o, "alice stopped (shutdown) before its next append"), 1, "{}", dump(&o));
+    assert_eq!(delivered(&o, "shutdown_response", "lead"), 1, "{}", dump(&o));
+    let lead = String::from_utf8(o.inbox_files["lead.jsonl"].clone()).unwrap();
+    assert!(lead.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()), "{lead}");
+}
+
+#[test]
+fn a_writer_that_dies_mid_broadcast_appends_none_of_the_rest() {
+    // w-1 broadcasts to the six others at 1 s; the copies land between 1.004
+    // and 1.029 s (seed 1). The tear is armed at 1.01 s: two copies have
+    // landed, the next is torn, and the three after it are never written.
+    let toml = r#"
+name = "torn-broadcast"
+about = "A writer crashes in the middle of a broadcast."
+[policy]
+mailbox = "file"
+drain = "offset"
+latency = "1ms..40ms"
+[[teammate]]
+name = "w"
+count = 6
+[[step]]
+at = "1s"
+do = "broadcast"
+from = "w-1"
+text = "all hands"
+[[fault]]
+kind = "torn_write"
+agent = "w-1"
+at = "1010ms"
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, dump(&o));
+    let inboxes: Vec<(&String, &Vec<u8>)> = o.inbox_files.iter().filter(|(p, _)| p.ends_with(".jsonl")).collect();
+    let landed: Vec<&String> = inboxes.iter().filter(|(_, b)| b.ends_with(b"\n")).map(|(p, _)| *p).collect();
+    let torn: Vec<&String> = inboxes.iter().filter(|(_, b)| !b.ends_with(b"\n")).map(|(p, _)| *p).collect();
+    assert_eq!(landed.len(), 2, "{landed:?}\n{}", dump(&o));
+    assert_eq!(torn.len(), 1, "{torn:?}\n{}", dump(&o));
+    // The torn copy and the three after it: lost to the fault, never appended.
+    assert_eq!(drops(&o, Cause::TornWrite), 4, "{}", dump(&o));
+    assert_eq!(notes_with(&o, "died in the middle of the broadcast"), 3, "{}", dump(&o));
+    assert_eq!(inboxes.len(), 3, "no file for the copies never written: {:?}", o.inbox_files.keys());
+    let crash = o.events.iter().position(|e| matches!(e.event, Event::Crash { .. })).expect("w-1 crashes");
+    let appended_after = o.events[crash..]
+        .iter()
+        .filter(
+            |e| matches!(&e.event, Event::Note { text } if text.contains(" appended to ") && text.ends_with(" bytes)")),
+        )
+        .count();
+    assert_eq!(appended_after, 0, "{}", dump(&o));
+}
+
+/// A file without its name: `copies` broadcasts of `text_kib` KiB from the lead, all at 1 s, to a
+/// team of `team` file inboxes that keep what they read (offset drain).
+fn broadcasts(team: usize, text_kib: usize, copies: usize) -> String {
+    let text = "x".repeat(text_kib * 1024);
+    let mut toml = format!(
+        "about = \"Big broadcasts to many file inboxes.\"\n[policy]\nmailbox = \"file\"\ndrain = \"offset\"\n[[teammate]]\nname = \"w\"\ncount = {team}\n"
+    );
+    for _ in 0..copies {
+        toml.push_str(&format!("[[step]]\nat = \"1s\"\ndo = \"broadcast\"\ntext = \"{text}\"\n"));
+    }
+    toml
+}
+
+#[test]
+fn a_broadcast_too_big_for_the_inbox_files_is_refused_where_the_file_asks_for_it() {
+    // 10 KiB to 100,000 inboxes is 1 GB of lines: main ran it to 2.5 GB.
+    let e = first_error(&broadcasts(100_000, 10, 1));
+    assert!(e.starts_with("bad.toml:11:6: step #1: a broadcast of 10240 bytes"), "{e}");
+    assert!(e.contains("256 MiB"), "{e}");
+    // Within the bound, it loads.
+    let fits = format!("name = \"x\"\n{}", broadcasts(100_000, 2, 1));
+    assert!(load_str("ok.toml", &fits).is_ok());
+    // The binary refuses it before running anything.
+    let dir = TempDir::new("inbox-bomb");
+    let path = dir.write("bomb.toml", &format!("name = \"x\"\n{}", broadcasts(100_000, 10, 1)));
+    handshake(&["run", &path]).expect_code(2).stderr_has("bomb.toml:11:6").ran_nothing();
+}
+
+#[test]
+fn a_run_that_would_pass_the_inbox_bound_stops_there_with_the_reason() {
+    // Two broadcasts of 70 KiB to 2,000 inboxes: each fits the bound alone
+    // (140 MB), together they do not. The run stops at the append that
+    // would pass it, says why, and fails; it neither aborts nor grows.
+    let s = load_str("two.toml", &format!("name = \"x\"\n{}", broadcasts(2_000, 70, 2)))
+        .expect("each broadcast fits on its own");
+    let mut r = run_scenario(&s, 1, RunOptions { keep_outcome: true, ..RunOptions::default() });
+    let o = r.outcome.take().unwrap();
+    assert_eq!(r.stopped_by, "inbox bound", "{:?}", r.failures);
+    assert!(!r.passed);
+    assert!(r.failures.iter().any(|f| f.check == "inbox bound" && f.message.contains("256 MiB")), "{:?}", r.failures);
+    assert_eq!(notes_with(&o, "would take the inbox files past their bound"), 1);
+    let held: usize = o.inbox_files.values().map(Vec::len).sum();
+    assert!(held as u64 <= handshake::inbox::MAX_HELD_BYTES, "{held}");
+    assert!(held as u64 > handshake::inbox::MAX_HELD_BYTES - (1 << 20), "stopped at the bound, not before: {held}");
+}

@@ -8,6 +8,13 @@
 
 use std::collections::BTreeMap;
 
+/// The most the simulated inbox files may hold together at any moment:
+/// 256 MiB. A scenario file of a few KB can ask for far more (one 10 KB
+/// broadcast to 100,000 file inboxes is 1 GB of lines), and the files are
+/// the bulk of a file-mode run's memory, so this bound is what keeps that
+/// memory within a stated size (see `docs/inboxes.md`, "Bounds").
+pub const MAX_HELD_BYTES: u64 = 256 * 1024 * 1024;
+
 /// One change to the file system, as a value: the simulator's record of what
 /// happened, and what the disk mirror replays.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +72,9 @@ impl SimFile {
 #[derive(Clone, Debug, Default)]
 pub struct SimFs {
     files: BTreeMap<String, SimFile>,
+    /// Bytes in all the files together, kept as they change: what
+    /// [`MAX_HELD_BYTES`] bounds.
+    held: u64,
     /// Every change in order, kept only when asked for: a long run appends
     /// millions of lines and most runs mirror nothing.
     journal: Option<Vec<FsOp>>,
@@ -77,7 +87,7 @@ impl SimFs {
 
     /// A file system that remembers every change, for the disk mirror.
     pub fn with_journal() -> SimFs {
-        SimFs { files: BTreeMap::new(), journal: Some(Vec::new()) }
+        SimFs { journal: Some(Vec::new()), ..SimFs::default() }
     }
 
     /// The changes made since the last call, oldest first.
@@ -102,6 +112,17 @@ impl SimFs {
         self.files.get(path).map_or(0, |f| f.bytes.len() as u64)
     }
 
+    /// Bytes in all the files together.
+    pub fn held(&self) -> u64 {
+        self.held
+    }
+
+    /// The files' paths and bytes, handed over rather than copied: at the end
+    /// of a run they may be most of its memory.
+    pub fn into_files(self) -> BTreeMap<String, Vec<u8>> {
+        self.files.into_iter().map(|(p, f)| (p, f.bytes)).collect()
+    }
+
     /// Every file, in path order.
     pub fn files(&self) -> impl Iterator<Item = (&str, &SimFile)> {
         self.files.iter().map(|(p, f)| (p.as_str(), f))
@@ -111,20 +132,24 @@ impl SimFs {
     /// (truncating or renaming what is not there is not an error a caller
     /// could do anything about), and report `false`.
     pub fn apply(&mut self, op: FsOp) -> bool {
+        let len = |f: &SimFile| f.bytes.len() as u64;
         let changed = match &op {
             FsOp::Append { path, bytes } => {
                 self.files.entry(path.clone()).or_default().bytes.extend_from_slice(bytes);
+                self.held += bytes.len() as u64;
                 true
             }
             FsOp::Write { path, bytes } => {
                 let file = self.files.entry(path.clone()).or_default();
+                self.held = self.held - len(file) + bytes.len() as u64;
                 // A rewrite starts a new history: positions in the old content mean nothing.
                 *file = SimFile { bytes: bytes.clone(), dropped: 0 };
                 true
             }
             FsOp::Truncate { path } => match self.files.get_mut(path) {
                 Some(file) => {
-                    file.dropped += file.bytes.len() as u64;
+                    self.held -= len(file);
+                    file.dropped += len(file);
                     file.bytes.clear();
                     true
                 }
@@ -135,18 +160,27 @@ impl SimFs {
                     let cut = (*len).min(file.bytes.len() as u64);
                     file.bytes.drain(..cut as usize);
                     file.dropped += cut;
+                    self.held -= cut;
                     true
                 }
                 None => false,
             },
             FsOp::Rename { from, to } => match self.files.remove(from) {
                 Some(file) => {
-                    self.files.insert(to.clone(), file);
+                    if let Some(replaced) = self.files.insert(to.clone(), file) {
+                        self.held -= len(&replaced);
+                    }
                     true
                 }
                 None => false,
             },
-            FsOp::Remove { path } => self.files.remove(path).is_some(),
+            FsOp::Remove { path } => match self.files.remove(path) {
+                Some(file) => {
+                    self.held -= len(&file);
+                    true
+                }
+                None => false,
+            },
         };
         if changed {
             if let Some(journal) = &mut self.journal {
@@ -161,6 +195,7 @@ impl SimFs {
             // The common case, without building an `FsOp` to throw away.
             if let Some(file) = self.files.get_mut(path) {
                 file.bytes.extend_from_slice(bytes);
+                self.held += bytes.len() as u64;
                 return;
             }
         }
@@ -235,6 +270,30 @@ mod tests {
         assert!(fs.drop_prefix("a", 100));
         assert_eq!(fs.size("a"), 0);
         assert_eq!(fs.file("a").map(SimFile::end), Some(10));
+    }
+
+    #[test]
+    fn held_counts_the_bytes_of_every_file_through_every_change() {
+        let mut fs = SimFs::with_journal();
+        let total = |fs: &SimFs| fs.files().map(|(_, f)| f.bytes.len() as u64).sum::<u64>();
+        fs.append("a", b"0123456789");
+        fs.append("b", b"xyz");
+        fs.append_torn("b", b"hello\n", 2);
+        assert_eq!(fs.held(), 15);
+        fs.drop_prefix("a", 4);
+        fs.write("o", b"12\n");
+        fs.write("o", b"1\n");
+        assert_eq!(fs.held(), total(&fs));
+        fs.rename("a", "b");
+        assert_eq!(fs.held(), total(&fs));
+        fs.truncate("b");
+        fs.remove("o");
+        assert_eq!((fs.held(), total(&fs)), (0, 0));
+        let mut plain = SimFs::new();
+        plain.append("a", b"one");
+        plain.append("a", b"two");
+        assert_eq!(plain.held(), 6);
+        assert_eq!(plain.into_files()["a"], b"onetwo");
     }
 
     #[test]

@@ -25,8 +25,8 @@ pub mod write;
 
 pub use cost::ReadCost;
 pub use drain::{begin_read, committed, finish_read, offset_path, prune, Batch, Drain, Finished, ReadToken};
-pub use fs::{FsOp, SimFile, SimFs};
-pub use line::{Line, LineError, SHUTDOWN_CONTENT};
+pub use fs::{FsOp, SimFile, SimFs, MAX_HELD_BYTES};
+pub use line::{Line, LineError, SharedText, SHUTDOWN_CONTENT};
 pub use mirror::{DiskMirror, MirrorError};
 pub use scan::{scan, Scanned, Skipped};
-pub use write::{append_line, append_line_torn, framed, inbox_path};
+pub use write::{append_line, append_line_torn, framed, framed_shared, inbox_path};

@@ -13,7 +13,7 @@
 //! still glue lines; the simulator does not model that race.
 
 use super::fs::SimFs;
-use super::line::Line;
+use super::line::{Line, SharedText};
 
 /// The file a named agent's inbox lives in, as in the reference's
 /// `.team/inbox/<name>.jsonl` (the directory is the mirror's business).
@@ -24,11 +24,17 @@ pub fn inbox_path(owner: &str) -> String {
 /// The bytes an append of `line` to `path` writes now: the line, preceded by
 /// a newline when the file ends in a fragment.
 pub fn framed(fs: &SimFs, path: &str, line: &Line) -> Vec<u8> {
+    framed_shared(fs, path, line, &mut SharedText::default())
+}
+
+/// As [`framed`], escaping a text shared with the last line once (see
+/// [`SharedText`]).
+pub fn framed_shared(fs: &SimFs, path: &str, line: &Line, shared: &mut SharedText) -> Vec<u8> {
     let mut bytes = Vec::new();
     if fs.read(path).and_then(<[u8]>::last).is_some_and(|&b| b != b'\n') {
         bytes.push(b'\n');
     }
-    line.write_json_line(&mut bytes);
+    line.write_json_line_shared(&mut bytes, shared);
     bytes
 }
 

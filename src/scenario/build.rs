@@ -340,6 +340,10 @@ impl Builder<'_> {
             }
         }
 
+        if self.file_mode {
+            self.broadcast_bound(&doc.steps, teammates.len() as u64 + 1);
+        }
+
         let mut link_faults = Vec::new();
         let mut partitions = Vec::new();
         let mut timed = Vec::new();
@@ -693,6 +697,32 @@ impl Builder<'_> {
                     format!("{what}: no agent is named {:?} (the team is {})", s.get_ref(), team.describe()),
                 );
                 None
+            }
+        }
+    }
+
+    /// File mode: a broadcast whose copies alone would take the inbox files
+    /// past their bound is refused here, where the file says so, rather than
+    /// stopping the run at its first append past the bound. Each copy's line
+    /// holds the text at least once, and a broadcast may reach every agent
+    /// but its sender: text bytes × (team − 1) is a floor on what it writes.
+    fn broadcast_bound(&mut self, steps: &[S<StepDoc>], team: u64) {
+        let bound = crate::inbox::MAX_HELD_BYTES;
+        let reach = team.saturating_sub(1);
+        for s in steps {
+            let d = s.get_ref();
+            if d.action.get_ref() != "broadcast" {
+                continue;
+            }
+            let text = d.text.as_deref().map_or(0, str::len) as u64;
+            let bytes = text.saturating_mul(reach);
+            if bytes > bound {
+                let message = format!(
+                    "step #{}: a broadcast of {text} bytes of text to {reach} file inboxes writes at least {bytes} bytes, more than the inbox files may hold ({} MiB): shorten the text or the team",
+                    d.n,
+                    bound >> 20
+                );
+                self.err(d.action.span(), message);
             }
         }
     }

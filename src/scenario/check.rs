@@ -162,6 +162,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
             Stop::EndTime => "end",
             Stop::Cap => "cap",
             Stop::Aborted => "real-time guard",
+            Stop::InboxBound => "inbox bound",
         },
         pending,
         deadlocks,
@@ -218,6 +219,17 @@ fn judge(
             check: "real-time guard".into(),
             at_ms: o.ended_at.0,
             message: format!("the run used more than {:.1}s of real time and was stopped", budget.as_secs_f64()),
+            context: context(o, last, |_| true, 8),
+        });
+    }
+    if o.stop == Stop::InboxBound {
+        failures.push(Failure {
+            check: "inbox bound".into(),
+            at_ms: o.ended_at.0,
+            message: format!(
+                "the inbox files would have held more than {} MiB at once, the most a file-mode run may hold; the run was stopped",
+                crate::inbox::MAX_HELD_BYTES >> 20
+            ),
             context: context(o, last, |_| true, 8),
         });
     }

@@ -16,8 +16,8 @@
 use super::world::{Due, World};
 use crate::agent::Input;
 use crate::inbox::{
-    append_line, append_line_torn, begin_read, finish_read, framed, inbox_path, prune, Batch, DiskMirror, Drain, Line,
-    ReadCost, ReadToken, SimFs, Skipped,
+    begin_read, finish_read, framed_shared, inbox_path, prune, DiskMirror, Drain, Line, ReadCost, ReadToken,
+    SharedText, SimFs, Skipped, MAX_HELD_BYTES,
 };
 use crate::protocol::{AgentId, Delivery, Millis};
 use crate::trace::{Cause, Event, RosterStatus};
@@ -52,7 +52,12 @@ pub struct PendingRead {
     /// The incarnation that began it: a crash in between voids the read.
     pub epoch: u32,
     pub token: ReadToken,
-    pub batch: Batch,
+    /// The message numbers of the lines read, in file order: all a finished
+    /// read needs of them (the router's copies say the rest). The parsed
+    /// lines are dropped as the read begins, not held while it is paid for:
+    /// 100,000 owners reading a big broadcast at once held a copy each.
+    pub seqs: Vec<u64>,
+    pub skipped: Vec<Skipped>,
 }
 
 /// The file inboxes of one run.
@@ -60,8 +65,18 @@ pub struct Inboxes {
     pub spec: FileMailbox,
     pub fs: SimFs,
     /// The router's copy of each line not yet read or lost, by message
-    /// number, oldest first: a duplicated message is two lines of one number.
-    unread: BTreeMap<u64, VecDeque<Delivery>>,
+    /// number (one a line: a queue a line cost four times the copy).
+    unread: BTreeMap<u64, Delivery>,
+    /// Lines in `unread` and `copies` together.
+    unread_lines: u64,
+    /// The later copies of a duplicated message (two lines of one number),
+    /// oldest first; `unread` holds the first.
+    copies: BTreeMap<u64, VecDeque<Delivery>>,
+    /// The append that would have taken the files past their bound: the run
+    /// stops there (see [`MAX_HELD_BYTES`]).
+    pub full: bool,
+    /// The last text appended, escaped once for all the lines that share it.
+    shared: SharedText,
     /// A line landed in the agent's file since its last read began: a
     /// finished read with this set reads again. (Counting unread lines
     /// instead would poll for ever after a line no read can return.)
@@ -69,8 +84,17 @@ pub struct Inboxes {
     dirty: Vec<bool>,
     /// A read is scheduled or in progress for this agent.
     armed: Vec<bool>,
-    /// Writers whose next append is cut short, with their restart delay.
-    torn: BTreeMap<AgentId, Option<Millis>>,
+    /// Writers whose next append is cut short: the incarnation the tear was
+    /// armed for (a torn append is that process's last act, so a later one
+    /// is not torn) and the restart delay.
+    torn: BTreeMap<AgentId, (u32, Option<Millis>)>,
+    /// Each broadcast's message numbers, first to last, by its first: its
+    /// copies are one writer's appends in a row, so a writer that dies in
+    /// the middle of one never makes the rest. (One entry a broadcast.)
+    broadcasts: BTreeMap<u64, u64>,
+    /// The first message number of each broadcast whose writer died in the
+    /// middle of it.
+    cut: std::collections::BTreeSet<u64>,
     mirror: Option<DiskMirror>,
     /// The first failure of the disk mirror: the run goes on, the CLI reports it.
     pub mirror_error: Option<String>,
@@ -83,9 +107,15 @@ impl Inboxes {
             spec,
             fs,
             unread: BTreeMap::new(),
+            copies: BTreeMap::new(),
+            unread_lines: 0,
+            full: false,
+            shared: SharedText::default(),
             dirty: vec![false; agents],
             armed: vec![false; agents],
             torn: BTreeMap::new(),
+            broadcasts: BTreeMap::new(),
+            cut: Default::default(),
             mirror,
             mirror_error: None,
         }
@@ -93,12 +123,48 @@ impl Inboxes {
 
     /// The router's copy of the oldest unread line numbered `seq`.
     fn take(&mut self, seq: u64) -> Option<Delivery> {
-        let copies = self.unread.get_mut(&seq)?;
-        let d = copies.pop_front();
-        if copies.is_empty() {
-            self.unread.remove(&seq);
+        let d = self.unread.remove(&seq)?;
+        self.unread_lines -= 1;
+        if let Some(later) = self.copies.get_mut(&seq) {
+            if let Some(next) = later.pop_front() {
+                self.unread.insert(seq, next);
+            }
+            if later.is_empty() {
+                self.copies.remove(&seq);
+            }
         }
-        d
+        Some(d)
+    }
+
+    fn keep(&mut self, d: Delivery) {
+        self.unread_lines += 1;
+        match self.unread.entry(d.seq) {
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(d);
+            }
+            std::collections::btree_map::Entry::Occupied(_) => self.copies.entry(d.seq).or_default().push_back(d),
+        }
+    }
+
+    /// Every copy still unread of message `seq`, oldest first.
+    fn take_all(&mut self, seq: u64) -> Vec<Delivery> {
+        let first = self.unread.remove(&seq);
+        let all: Vec<Delivery> = first.into_iter().chain(self.copies.remove(&seq).into_iter().flatten()).collect();
+        self.unread_lines -= all.len() as u64;
+        all
+    }
+
+    /// A broadcast numbered `first..=last` is being sent. Recorded before its
+    /// copies go out (`last` is then open), as a copy that arrives at once
+    /// may be torn while the rest are still to be sent.
+    pub fn broadcast(&mut self, first: u64, last: u64) {
+        self.broadcasts.insert(first, last);
+    }
+
+    /// The broadcast message `seq` is a copy of, by its first number.
+    fn broadcast_of(&self, seq: u64) -> Option<u64> {
+        let (&first, &last) = self.broadcasts.range(..=seq).next_back()?;
+        (seq <= last).then_some(first)
     }
 
     /// Replays the file system's latest changes on disk, if asked to.
@@ -123,31 +189,111 @@ pub fn receives(w: &World, to: AgentId) -> bool {
 pub fn append(w: &mut World, mut d: Delivery) {
     d.at = w.now();
     let (seq, to, sender) = (d.seq, d.to, d.sender);
+    // Stopped by the bound: the rest of the instant's appends are not made
+    // (nor their lines built, a broadcast's worth of copies).
+    if w.inbox.as_ref().is_none_or(|i| i.full) || unmade(w, &d) {
+        return;
+    }
     let names = &w.names;
     let line = Line::from_delivery(&d, |a| names[a.index()].as_str());
     let owner = names[to.index()].clone();
     let path = inbox_path(&owner);
     let Some(inb) = w.inbox.as_mut() else { return };
-    if let Some(restart_after) = inb.torn.remove(&sender) {
+    let bytes = framed_shared(&inb.fs, &path, &line, &mut inb.shared);
+    drop(line);
+    if over_bound(w, &d, &path, bytes.len()) {
+        return;
+    }
+    if let Some(restart_after) = tears(w, sender) {
+        let Some(inb) = w.inbox.as_mut() else { return };
         // Half the line lands, then the writer dies.
-        let whole = framed(&inb.fs, &path, &line).len();
-        append_line_torn(&mut inb.fs, &path, &line, whole / 2);
+        inb.fs.append_torn(&path, &bytes, bytes.len() / 2);
         inb.sync();
+        if let Some(first) = inb.broadcast_of(seq) {
+            inb.cut.insert(first);
+        }
         let message_type = d.envelope.message.type_name();
         w.record(Event::Dropped { seq, to, message_type, cause: Cause::TornWrite });
         w.schedule(w.now(), Due::Fault(super::network::Scheduled::Crash { agent: sender, restart_after }));
         arm(w, to);
         return;
     }
-    append_line(&mut inb.fs, &path, &line);
+    let Some(inb) = w.inbox.as_mut() else { return };
+    inb.fs.append(&path, &bytes);
+    drop(bytes);
     inb.sync();
     let size = inb.fs.size(&path);
-    inb.unread.entry(seq).or_default().push_back(d);
+    inb.keep(d);
     inb.dirty[to.index()] = true;
     if w.tracing() {
         w.record(Event::Note { text: format!("message #{seq} appended to {path} ({size} bytes)") });
     }
     arm(w, to);
+}
+
+/// What the router's copy of an unread line costs, counted against the
+/// bound with the files' bytes: a delivery in a map entry (about 130 bytes)
+/// and its note in the log.
+pub const UNREAD_LINE_BYTES: u64 = 160;
+
+/// Whether appending `len` bytes would take the files past their bound. If
+/// so the append is not made and the run stops here, with the reason in
+/// the log: a clear end rather than memory running out (`docs/inboxes.md`).
+fn over_bound(w: &mut World, d: &Delivery, path: &str, len: usize) -> bool {
+    let Some(inb) = w.inbox.as_mut() else { return false };
+    // The router's copy of each unread line is counted with the files: with
+    // short lines it costs more than the line itself.
+    let held = inb.fs.held() + (inb.unread_lines + 1) * UNREAD_LINE_BYTES;
+    if held.saturating_add(len as u64) <= MAX_HELD_BYTES {
+        return false;
+    }
+    inb.full = true;
+    w.aborted = true;
+    let text = format!(
+        "message #{} ({len} bytes) would take the inbox files past their bound ({held} bytes held with the router's copies, at most {} MiB): the run stops",
+        d.seq,
+        MAX_HELD_BYTES >> 20
+    );
+    tracing::debug!(at = %w.now(), path, "inbox bound reached");
+    w.record(Event::Note { text });
+    true
+}
+
+/// A copy of a broadcast whose writer died in the middle of it: the writer
+/// never got to this append. Lost to the torn write, and the log says so.
+fn unmade(w: &mut World, d: &Delivery) -> bool {
+    let Some(inb) = w.inbox.as_ref() else { return false };
+    if inb.cut.is_empty() || !inb.broadcast_of(d.seq).is_some_and(|first| inb.cut.contains(&first)) {
+        return false;
+    }
+    let (writer, owner) = (&w.names[d.sender.index()], &w.names[d.to.index()]);
+    let text = format!(
+        "message #{} is never appended to {}: {writer} died in the middle of the broadcast",
+        d.seq,
+        inbox_path(owner)
+    );
+    w.record(Event::Note { text });
+    let message_type = d.envelope.message.type_name();
+    w.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::TornWrite });
+    true
+}
+
+/// Whether `writer`'s append now is the torn one, and if so the crash's
+/// restart delay. A tear armed for an incarnation that has since stopped
+/// (shut down, killed, crashed) is spent without tearing anything: the
+/// append is a message it finished sending before it stopped.
+fn tears(w: &mut World, writer: AgentId) -> Option<Option<Millis>> {
+    let inb = w.inbox.as_mut()?;
+    let &(epoch, restart_after) = inb.torn.get(&writer)?;
+    inb.torn.remove(&writer);
+    let status = w.roster.statuses[writer.index()];
+    if status.is_active() && w.epochs[writer.index()] == epoch {
+        return Some(restart_after);
+    }
+    let name = &w.names[writer.index()];
+    let text = format!("{name} stopped ({status}) before its next append: the torn write tears nothing");
+    w.record(Event::Note { text });
+    None
 }
 
 /// Makes sure `agent` will read its file at its next poll.
@@ -163,12 +309,18 @@ pub fn arm(w: &mut World, agent: AgentId) {
 }
 
 /// Arms a torn write: `writer`'s next append is cut short and it crashes.
+/// A writer that is not running has no append to cut: nothing is armed.
 pub fn tear_next(w: &mut World, writer: AgentId, restart_after: Option<Millis>) {
     let name = w.names[writer.index()].clone();
-    if let Some(inb) = w.inbox.as_mut() {
-        inb.torn.insert(writer, restart_after);
-        w.record(Event::Note { text: format!("{name}'s next append will be torn: it crashes in the middle of it") });
+    let status = w.roster.statuses[writer.index()];
+    let epoch = w.epochs[writer.index()];
+    let Some(inb) = w.inbox.as_mut() else { return };
+    if !status.is_active() {
+        w.record(Event::Note { text: format!("{name} is not running ({status}): no append to tear") });
+        return;
     }
+    inb.torn.insert(writer, (epoch, restart_after));
+    w.record(Event::Note { text: format!("{name}'s next append will be torn: it crashes in the middle of it") });
 }
 
 /// The owner's poll: the first step of a read. The lines reach the owner
@@ -189,7 +341,9 @@ pub fn begin(w: &mut World, agent: AgentId) {
     let (batch, token) = begin_read(&inb.fs, &owner, inb.spec.drain);
     let cost = inb.spec.cost.of(batch.scanned);
     let (lines, scanned) = (batch.lines.len(), batch.scanned);
-    w.schedule(now.after(cost), Due::InboxRead(Box::new(PendingRead { agent, epoch, token, batch })));
+    let seqs = batch.lines.iter().filter_map(|(_, line)| line.seq).collect();
+    let read = PendingRead { agent, epoch, token, seqs, skipped: batch.skipped };
+    w.schedule(now.after(cost), Due::InboxRead(Box::new(read)));
     if w.tracing() {
         let s = if lines == 1 { "" } else { "s" };
         let text = format!("{owner} reads {} ({lines} line{s}, {scanned} bytes): busy for {cost}", inbox_path(&owner));
@@ -199,7 +353,7 @@ pub fn begin(w: &mut World, agent: AgentId) {
 
 /// The read's cost is paid: truncate or commit, then hand the lines over.
 pub fn finish(w: &mut World, read: PendingRead) {
-    let PendingRead { agent, epoch, token, batch } = read;
+    let PendingRead { agent, epoch, token, seqs, skipped } = read;
     let owner = w.names[agent.index()].clone();
     let stale = w.epochs[agent.index()] != epoch;
     let active = w.roster.statuses[agent.index()].is_active();
@@ -227,9 +381,9 @@ pub fn finish(w: &mut World, read: PendingRead) {
             lost.push((d.seq, d.envelope.message.type_name()));
         }
     }
-    let mut handed = Vec::with_capacity(batch.lines.len());
-    for (_, line) in &batch.lines {
-        if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
+    let mut handed = Vec::with_capacity(seqs.len());
+    for s in seqs {
+        if let Some(d) = inb.take(s) {
             handed.push(d);
         }
     }
@@ -237,7 +391,7 @@ pub fn finish(w: &mut World, read: PendingRead) {
     for (seq, message_type) in lost {
         w.record(Event::Dropped { seq, to: agent, message_type, cause: Cause::DrainLoss });
     }
-    for s in batch.skipped.iter().chain(&done.skipped) {
+    for s in skipped.iter().chain(&done.skipped) {
         let text = match s {
             Skipped::Torn { offset, bytes } => {
                 format!("{owner} skips a torn line at byte {offset} of {} ({} bytes)", inbox_path(&owner), bytes.len())
@@ -264,9 +418,8 @@ fn abandon(w: &mut World, agent: AgentId) {
         return;
     }
     let Some(inb) = w.inbox.as_mut() else { return };
-    let seqs: Vec<u64> =
-        inb.unread.iter().filter(|(_, d)| d.front().is_some_and(|d| d.to == agent)).map(|(s, _)| *s).collect();
-    let left: Vec<Delivery> = seqs.iter().filter_map(|s| inb.unread.remove(s)).flatten().collect();
+    let seqs: Vec<u64> = inb.unread.iter().filter(|(_, d)| d.to == agent).map(|(s, _)| *s).collect();
+    let left: Vec<Delivery> = seqs.into_iter().flat_map(|s| inb.take_all(s)).collect();
     for d in left {
         w.lost_with_receiver(&d);
     }
@@ -276,7 +429,8 @@ fn abandon(w: &mut World, agent: AgentId) {
 /// again are lost with their owner, and the log says how.
 pub fn settle(w: &mut World) {
     let Some(inb) = w.inbox.as_mut() else { return };
-    let left: Vec<Delivery> = std::mem::take(&mut inb.unread).into_values().flatten().collect();
+    let seqs: Vec<u64> = inb.unread.keys().copied().collect();
+    let left: Vec<Delivery> = seqs.into_iter().flat_map(|s| inb.take_all(s)).collect();
     for d in left {
         w.lost_with_receiver(&d);
     }

@@ -145,6 +145,9 @@ pub enum Stop {
     Cap,
     /// The abort guard said stop.
     Aborted,
+    /// File mode: an append would have taken the inbox files past their
+    /// bound (`crate::inbox::MAX_HELD_BYTES`).
+    InboxBound,
 }
 
 /// What a run leaves behind.
@@ -359,7 +362,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let ended_at = if stop == Stop::Settled { ended_at } else { wb.now() };
     tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
     let (inbox_files, mirror_error) = match wb.inbox.take() {
-        Some(i) => (i.fs.files().map(|(p, f)| (p.to_string(), f.bytes.clone())).collect(), i.mirror_error),
+        Some(i) => (i.fs.into_files(), i.mirror_error),
         None => (BTreeMap::new(), None),
     };
     Outcome {
@@ -414,7 +417,8 @@ async fn drive(w: &Rc<RefCell<World>>, end: Option<Millis>, cap: Millis) -> Stop
             let mut wb = w.borrow_mut();
             let stop = if wakes % 64 == 1 { wb.guard_says_stop() } else { wb.aborted };
             if stop {
-                return Stop::Aborted;
+                let full = wb.inbox.as_ref().is_some_and(|i| i.full);
+                return if full { Stop::InboxBound } else { Stop::Aborted };
             }
         }
         let next = w.borrow().queue.next_time();

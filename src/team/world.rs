@@ -238,11 +238,18 @@ impl World {
         match env.to {
             Address::Agent(to) => self.transmit(sender, to, env),
             Address::Everyone => {
+                let first = self.next_msg + 1;
+                if let Some(inb) = &mut self.inbox {
+                    inb.broadcast(first, u64::MAX);
+                }
                 for i in 0..self.roster.statuses.len() {
                     let to = AgentId(i as u32);
                     if to != sender && self.roster.is_active(to) {
                         self.transmit(sender, to, env.clone());
                     }
+                }
+                if let Some(inb) = &mut self.inbox {
+                    inb.broadcast(first, self.next_msg);
                 }
             }
         }

@@ -1017,6 +1017,7 @@ impl<'a> Builder<'a> {
                 crate::team::Stop::EndTime => "reached its end time",
                 crate::team::Stop::Cap => "hit the time cap",
                 crate::team::Stop::Aborted => "stopped by the real-time guard",
+                crate::team::Stop::InboxBound => "stopped by the inbox bound",
             },
         }
     }
