@@ -378,7 +378,7 @@ impl Target {
 }
 
 /// The finds of a run: invariants broken that were not expected, and a run
-/// the real-time guard stopped.
+/// the real-time guard or the inbox bound stopped.
 pub fn findings(expected: &BTreeSet<Invariant>, violations: &[String], stopped_by: &str) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     for v in violations {
@@ -388,11 +388,17 @@ pub fn findings(expected: &BTreeSet<Invariant>, violations: &[String], stopped_b
         }
         out.push(Finding { invariant: name.to_string(), detail: detail.to_string() });
     }
-    if stopped_by == "real-time guard" {
-        out.push(Finding {
+    // A run stopped by a guard was not judged to its end: that is a find too.
+    match stopped_by {
+        "real-time guard" => out.push(Finding {
             invariant: "real-time guard".into(),
             detail: "the run used more real time than allowed and was stopped".into(),
-        });
+        }),
+        "inbox bound" => out.push(Finding {
+            invariant: "inbox bound".into(),
+            detail: "the inbox files would have held more than their bound, and the run was stopped".into(),
+        }),
+        _ => {}
     }
     out
 }
@@ -805,6 +811,17 @@ impl Gen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_a_guard_stopped_is_a_find() {
+        let none = BTreeSet::new();
+        assert!(findings(&none, &[], "settled").is_empty());
+        for guard in ["real-time guard", "inbox bound"] {
+            let f = findings(&none, &[], guard);
+            assert_eq!(f.len(), 1, "{guard}");
+            assert_eq!(f[0].invariant, guard);
+        }
+    }
 
     #[test]
     fn top_keys_are_cut_and_expectations_set_aside() {
