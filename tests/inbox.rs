@@ -503,3 +503,17 @@ fn a_run_that_would_pass_the_inbox_bound_stops_there_with_the_reason() {
     assert!(held as u64 <= handshake::inbox::MAX_HELD_BYTES, "{held}");
     assert!(held as u64 > handshake::inbox::MAX_HELD_BYTES - (1 << 20), "stopped at the bound, not before: {held}");
 }
+
+#[test]
+fn a_torn_append_in_the_writers_own_turn_is_its_last_act() {
+    // With no latency alice's approval is appended while she is still taking
+    // up the request. The tear kills her there: the rest of that turn (the
+    // graceful stop the approval began) dies with her.
+    let toml = approval_then_tear("500ms").replace("latency = \"50ms\"", "latency = \"0ms\"");
+    let (r, o) = run_toml(&toml, 1);
+    assert_eq!(drops(&o, Cause::TornWrite), 1, "{}", dump(&o));
+    assert!(o.events.iter().any(|e| matches!(e.event, Event::Crash { .. })), "the writer crashes: {}", dump(&o));
+    let stopped = o.events.iter().any(|e| matches!(e.event, Event::Status { status: RosterStatus::Shutdown, .. }));
+    assert!(!stopped, "a writer that died mid-append does not also shut down gracefully: {}", dump(&o));
+    assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, dump(&o));
+}

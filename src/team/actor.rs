@@ -134,6 +134,11 @@ fn take(me: AgentId, epoch: &mut u32, agent: &mut Option<Agent>, stopped: &mut b
         if perform(w, me, *epoch, cmd) {
             *stopped = true;
         }
+        if w.epochs[me.index()] != *epoch {
+            // It died carrying out its own command (a torn append in file
+            // mode): what it had yet to do dies with it.
+            break;
+        }
     }
     debug_assert_eq!(w.out.len(), queued, "carrying out a command queued another; it would be lost");
     w.out.clear();

@@ -214,7 +214,10 @@ pub fn append(w: &mut World, mut d: Delivery) {
         }
         let message_type = d.envelope.message.type_name();
         w.record(Event::Dropped { seq, to, message_type, cause: Cause::TornWrite });
-        w.schedule(w.now(), Due::Fault(super::network::Scheduled::Crash { agent: sender, restart_after }));
+        // At once, not queued for this instant: the torn append is the
+        // writer's last act, even when it lands inside the writer's own turn
+        // (no latency), whose remaining commands then die with it.
+        super::network::fire(w, super::network::Scheduled::Crash { agent: sender, restart_after });
         arm(w, to);
         return;
     }
