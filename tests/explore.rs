@@ -789,3 +789,52 @@ fn a_crash_may_be_final_and_the_kill_default_leaves_such_a_teammate_crashed() {
         ]
     );
 }
+
+// ------------------------------------------------- issue 19: the explorer and the runner agree
+
+/// Issue 19, point 4. With a crash and a duplicate, the explorer once let a
+/// restarted alice take deliveries before her own restart: the requests her
+/// dead incarnation had set aside were still set aside, and she answered
+/// them (`current-incarnation`, with every defence on). The runtime puts the
+/// restart in her new, empty mailbox, so it is always her first input; the
+/// explorer now enables no delivery to her until she has taken it up.
+#[test]
+fn a_restarted_teammate_takes_up_its_restart_before_any_delivery() {
+    let stems = if RELEASE {
+        &["22-peer-deadlock", "26-peer-deadlock-without-timeouts", "28-three-way-deadlock-without-timeouts"][..]
+    } else {
+        &["22-peer-deadlock", "26-peer-deadlock-without-timeouts"][..]
+    };
+    for stem in stems {
+        let x = explore(&bundled(stem), budgets(0, 1, 1), Bounds { max_states: 1_000_000, ..Bounds::default() });
+        assert!(x.counterexample.is_none(), "{stem}: {:?}", x.counterexample.map(|c| (c.detail, c.actions)));
+        assert_eq!(x.stopped_by, None, "{stem}");
+    }
+    // And in the model itself: between the restart and its take-up, no
+    // delivery to alice is offered (one to bob is).
+    let s = bundled("22-peer-deadlock");
+    let model = Model::new(&s, budgets(0, 0, 1), false);
+    let alice = handshake::protocol::AgentId(1);
+    let mut state = model.start();
+    let mut actions = Vec::new();
+    // Until both plans are on their way.
+    while state.flight().len() < 2 {
+        model.actions(&state, &mut actions);
+        let fire = actions.iter().find(|a| matches!(a, Action::Fire(_))).expect("a timer").clone();
+        model.apply(&mut state, &fire, None);
+    }
+    model.apply(&mut state, &Action::Crash { agent: alice, restart: true }, None);
+    model.apply(&mut state, &Action::Restart(alice), None);
+    assert!(state.taking_up_restart(alice));
+    model.actions(&state, &mut actions);
+    for a in &actions {
+        if let Action::Deliver(i) = a {
+            assert_ne!(state.flight()[*i].to, alice, "a delivery to alice before her restart: {actions:?}");
+        }
+    }
+    assert!(actions.iter().any(|a| matches!(a, Action::Deliver(_))), "the one to bob is offered: {actions:?}");
+    assert!(actions.contains(&Action::Fire(alice)), "{actions:?}");
+    let mut log = Vec::new();
+    model.apply(&mut state, &Action::Fire(alice), Some(&mut log));
+    assert!(!state.taking_up_restart(alice), "{log:?}");
+}

@@ -43,7 +43,8 @@ pub enum Action {
     },
     /// A crashed teammate comes back: the restart is logged now, and the
     /// teammate takes it up as its next input (another agent's step may come
-    /// first, as in the runtime, where the restart waits in its mailbox).
+    /// first, as in the runtime, where the restart waits in its mailbox; a
+    /// delivery to the teammate itself may not: it queues behind the restart).
     Restart(AgentId),
     /// The adversary sends this message, claiming `from`.
     Inject {
@@ -186,9 +187,29 @@ impl State {
             .map(|(_, d)| d.agent)
     }
 
+    /// Whether `a` was restarted and has not yet taken the restart up. Its
+    /// mailbox then holds the restart first: the runtime puts the restart in
+    /// the new incarnation's empty mailbox (the crash lost what was there, and
+    /// nothing reaches a crashed agent), so nothing delivered to it can come
+    /// before. Until then no delivery to it is enabled: delivered earlier, a
+    /// request the dead incarnation set aside would still be set aside, and
+    /// be answered by a process it was never sent to.
+    pub fn taking_up_restart(&self, a: AgentId) -> bool {
+        self.timers.iter().any(|d| d.agent == a && matches!(d.input, DueInput::Restart(_)))
+    }
+
     /// The message in flight with router number `seq`.
     pub fn in_flight(&self, seq: u64) -> Option<usize> {
         self.flight.iter().position(|d| d.seq == seq)
+    }
+
+    /// Due now, ahead of every timer due now: the runtime puts a restart in
+    /// the agent's mailbox when it happens, so the agent takes it up before
+    /// anything handed to it later (a scripted step due this millisecond).
+    fn schedule_first(&mut self, agent: AgentId, input: DueInput) {
+        let due = Due { at: self.now, order: 0, agent, input };
+        let i = self.timers.partition_point(|d| (d.at, d.order) <= (due.at, due.order));
+        self.timers.insert(i, due);
     }
 
     fn schedule(&mut self, at: Millis, agent: AgentId, input: DueInput) {
@@ -337,7 +358,10 @@ impl Model {
     /// is named by its place in this list).
     pub fn actions(&self, s: &State, out: &mut Vec<Action>) {
         out.clear();
-        out.extend((0..s.flight.len()).map(Action::Deliver));
+        // Nearly always none: a restart is taken up in its agent's next step.
+        let restarting: SmallVec<[AgentId; 2]> =
+            s.timers.iter().filter(|d| matches!(d.input, DueInput::Restart(_))).map(|d| d.agent).collect();
+        out.extend((0..s.flight.len()).filter(|&i| !restarting.contains(&s.flight[i].to)).map(Action::Deliver));
         if s.timers.first().is_some_and(|d| self.may_reach(s, d.at)) {
             out.extend(s.due_now().map(Action::Fire));
         }
@@ -402,7 +426,7 @@ impl Model {
     /// it takes an action the search would not have offered, like `Wait`).
     pub fn enabled(&self, s: &State, a: &Action) -> bool {
         match a {
-            Action::Deliver(i) => *i < s.flight.len(),
+            Action::Deliver(i) => *i < s.flight.len() && !s.taking_up_restart(s.flight[*i].to),
             Action::Fire(a) => {
                 s.due_now().any(|x| x == *a) && s.timers.first().is_some_and(|d| self.may_reach(s, d.at))
             }
@@ -793,7 +817,13 @@ impl Step<'_> {
         self.record(Event::Crash { agent: a, restart_at });
         self.s.roster.statuses[a.index()] = RosterStatus::Crashed;
         self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
-        self.s.timers.retain(|d| d.agent != a || !d.input.dies_with_agent());
+        // A scripted step is the world's, not the process's: the runtime hands
+        // it to the agent at its time if the agent runs then (`Fire` skips it
+        // otherwise), so a restarted teammate still takes up its later steps.
+        let restart = restart_at.is_some();
+        self.s.timers.retain(|d| {
+            d.agent != a || !d.input.dies_with_agent() || (restart && matches!(d.input, DueInput::Script(_)))
+        });
         self.s.slots[a.index()].incarnation += 1;
     }
 
@@ -804,8 +834,7 @@ impl Step<'_> {
         self.s.roster.statuses[a.index()] = RosterStatus::Working;
         self.record(Event::Status { agent: a, status: RosterStatus::Working });
         let incarnation = self.s.slots[a.index()].incarnation;
-        let now = self.s.now;
-        self.s.schedule(now, a, DueInput::Restart(incarnation));
+        self.s.schedule_first(a, DueInput::Restart(incarnation));
     }
 
     /// The adversary sends `message`, claiming to be `from`.
