@@ -838,3 +838,37 @@ fn a_restarted_teammate_takes_up_its_restart_before_any_delivery() {
     model.apply(&mut state, &Action::Fire(alice), Some(&mut log));
     assert!(!state.taking_up_restart(alice), "{log:?}");
 }
+
+/// Issue 19, point 4: when the written file does not replay the schedule,
+/// the refusal says where its run parts from the schedule, not a guess
+/// about same-millisecond order. Here the schedule's crash is taken out of
+/// what is written, so the file's run never crashes alice.
+#[test]
+fn a_file_that_does_not_replay_its_schedule_says_where_its_run_parts_from_it() {
+    use handshake::explore::Taken;
+    let text = r#"
+name = "respawn"
+[policy.defences]
+incarnation_check = false
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+"#;
+    let s = load_str("respawn.toml", text).expect("valid");
+    let mut c = explore(&s, budgets(0, 0, 1), Bounds::default()).counterexample.expect("a violation");
+    assert_eq!(c.broke, Broke::Invariant(Invariant::CurrentIncarnation), "{}", c.detail);
+    handshake::explore::replay::scenario_file(text, "respawn.toml", &c).expect("the honest schedule is written");
+    for t in &mut c.taken {
+        if let Taken::Crash { at, .. } | Taken::Restart { at, .. } = *t {
+            *t = Taken::Wait { at };
+        }
+    }
+    let e = handshake::explore::replay::scenario_file(text, "respawn.toml", &c).expect_err("the crash is not written");
+    assert!(!e.contains("its own way"), "{e}");
+    assert!(e.contains("does not break invariant current-incarnation"), "{e}");
+    assert!(e.contains("parts from the schedule after") && e.contains("the schedule has `alice CRASHED"), "{e}");
+}
