@@ -12,7 +12,7 @@ use super::Budgets;
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::oracle::{Violation, Watch};
-use crate::scenario::Scenario;
+use crate::scenario::{Expect, Invariant, Scenario};
 use crate::team::{FileState, Scheduled, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use rand::SeedableRng;
@@ -236,6 +236,9 @@ pub struct Model {
     /// timer fires past the moment a message in flight is due by. `None`:
     /// no bound, any message may arrive after any timer.
     latency_bound: Option<Millis>,
+    /// The invariants the file expects broken (it switches a defence off to
+    /// show one): a finding of these does not end the search.
+    expected: Vec<Invariant>,
     start: State,
 }
 
@@ -319,6 +322,14 @@ impl Model {
             groups,
             faults: faults.into_iter().map(|(_, f)| f).collect(),
             latency_bound: None,
+            expected: scenario
+                .expects
+                .iter()
+                .filter_map(|e| match e {
+                    Expect::Violation(i) => Some(*i),
+                    _ => None,
+                })
+                .collect(),
             start,
         }
     }
@@ -334,6 +345,18 @@ impl Model {
     fn may_reach(&self, s: &State, at: Millis) -> bool {
         let Some(bound) = self.latency_bound else { return true };
         s.flight.iter().all(|d| at <= d.envelope.sent_at.after(bound))
+    }
+
+    /// Whether the file expects `f` (an invariant it switches a defence off
+    /// to show broken): the search records it and goes on.
+    pub fn expects(&self, f: &Finding) -> bool {
+        matches!(f, Finding::Broken(v) if self.expected.contains(&v.invariant))
+    }
+
+    /// The first of `found` the file does not expect, else the first.
+    fn first_unexpected(&self, found: Vec<Violation>) -> Option<Finding> {
+        let k = found.iter().position(|v| !self.expected.contains(&v.invariant)).unwrap_or(0);
+        found.into_iter().nth(k).map(Finding::Broken)
     }
 
     /// Whether the file's own crashes and forgeries are part of the model.
@@ -444,19 +467,34 @@ impl Model {
     }
 
     /// Carries out `action` (which must be enabled), appending the events
-    /// it makes to `log` when one is given. Returns the first thing it broke.
+    /// it makes to `log` when one is given. Returns the first thing it broke
+    /// that the file does not expect, or else the first it does.
     pub fn apply(&self, s: &mut State, action: &Action, log: Option<&mut Vec<Stamped>>) -> Option<Finding> {
+        let mut step = self.carry_out(s, action, log);
+        step.found.take().or_else(|| step.expected.drain(..).next().map(Finding::Broken))
+    }
+
+    /// As [`Model::apply`], for the search: returns only what the file does
+    /// not expect, and adds to `expected` the first violation of each
+    /// invariant it does expect (the same action may break both kinds).
+    pub fn apply_noting(&self, s: &mut State, action: &Action, expected: &mut Vec<Violation>) -> Option<Finding> {
+        let mut step = self.carry_out(s, action, None);
+        expected.append(&mut step.expected);
+        step.found.take()
+    }
+
+    fn carry_out<'a>(&'a self, s: &'a mut State, action: &Action, log: Option<&'a mut Vec<Stamped>>) -> Step<'a> {
         s.formed_deadlock = false;
-        let mut step = Step { m: self, s, log, found: None, scratch: Vec::new() };
+        let mut step = Step { m: self, s, log, found: None, expected: Vec::new(), scratch: Vec::new() };
         step.act(action);
-        step.found
+        step
     }
 
     /// The end-of-run checks, for a state where nothing more can happen.
     pub fn at_end(&self, s: &State) -> Option<Finding> {
         let mut out = Vec::new();
         s.watch.finish(&self.policy, &self.bare_names, s.now, Stop::Settled, &mut out);
-        out.into_iter().next().map(Finding::Broken)
+        self.first_unexpected(out)
     }
 
     /// The fingerprint of `s`: equal for states that behave the same from
@@ -714,7 +752,10 @@ struct Step<'a> {
     m: &'a Model,
     s: &'a mut State,
     log: Option<&'a mut Vec<Stamped>>,
+    /// The first thing broken that the file does not expect.
     found: Option<Finding>,
+    /// The first violation of each invariant the file expects broken.
+    expected: Vec<Violation>,
     /// Violations the watcher reports for one event.
     scratch: Vec<Violation>,
 }
@@ -741,9 +782,12 @@ impl Step<'_> {
         self.scratch.clear();
         self.s.watch.observe(&self.m.policy, &self.m.bare_names, self.s.events, &stamped, &mut self.scratch);
         self.s.events += 1;
-        if self.found.is_none() {
-            if let Some(v) = self.scratch.drain(..).next() {
-                self.found = Some(Finding::Broken(v));
+        // Rare: most events break nothing.
+        for v in self.scratch.drain(..) {
+            if !self.m.expected.contains(&v.invariant) {
+                self.found.get_or_insert(Finding::Broken(v));
+            } else if !self.expected.iter().any(|e| e.invariant == v.invariant) {
+                self.expected.push(v);
             }
         }
         if let Some(log) = self.log.as_deref_mut() {
