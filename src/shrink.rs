@@ -25,9 +25,11 @@
 //!    its run breaks, so that `handshake run` passes it as a saved regression.
 //!    The file's own `[[expect]]` entries are dropped: they describe the
 //!    original story, and keeping them would make the shrinker keep whatever
-//!    they mention. A file may expect a violation only with a defence off;
-//!    with every defence on (a real bug), the file is written without the
-//!    expectation, and `handshake run` fails it until the bug is fixed.
+//!    they mention. A file may expect a violation only with a defence off
+//!    (or, for no-silent-loss alone, with `drain = "truncate"`, which loses
+//!    messages by design); with every defence on (a real bug), the file is
+//!    written without the expectation, and `handshake run` fails it until
+//!    the bug is fixed.
 //!
 //! Every candidate is a scenario file run once; identical candidates are run
 //! once (a cache keyed by the text). The number of runs is capped; at the
@@ -43,7 +45,7 @@
 
 use crate::protocol::{Defences, Millis};
 use crate::scenario::duration::{human, parse_duration};
-use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions};
+use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -457,14 +459,8 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
             broken.push(i);
         }
     }
-    // The reference's drain in file mode loses messages by design, as a
-    // defence switched off would: the file may expect what it breaks.
-    let defences_off = load_str(path, &text_of(&doc))
-        .map(|s| {
-            s.policy().defences != Defences::default()
-                || s.team.mailbox.as_ref().is_some_and(|m| m.drain == crate::inbox::Drain::ReadThenTruncate)
-        })
-        .unwrap_or(false);
+    let expectable = load_str(path, &text_of(&doc)).map_or_else(|_| Vec::new(), |s| expectable(&s, &broken));
+    let a_bug = !expectable.contains(&target);
     let mut doc = doc;
     doc.insert("seed".into(), Value::Integer(seed as i64));
     let name = opts.name.clone().unwrap_or_else(|| format!("{original_name}-shrunk"));
@@ -475,14 +471,14 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         summary.join(", "),
         probe.runs + 1,
         if minimal { ", 1-minimal" } else { ", stopped by the cap: not 1-minimal" },
-        if defences_off {
-            ""
-        } else {
+        if a_bug {
             " Every defence is on, so this is a bug: the file cannot expect the violation, and fails until it is fixed."
+        } else {
+            ""
         }
     );
     doc.insert("about".into(), Value::String(about));
-    let expect: &[Invariant] = if defences_off { &broken } else { &[] };
+    let expect: &[Invariant] = &expectable;
     // The written file, run as `handshake run` runs it (its own seed).
     let text = write_doc(&finish(&doc, expect));
     let s = load_str(path, &text).map_err(|e| {
@@ -517,6 +513,21 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         passes: report.passed,
         elapsed: started.elapsed(),
     })
+}
+
+/// What a file may expect of what its run breaks (`broken`): everything,
+/// with a defence switched off; with every defence on, no-silent-loss alone,
+/// and only where the reference's drain in file mode loses messages by
+/// design. Anything else broken with every defence on is a bug.
+fn expectable(s: &Scenario, broken: &[Invariant]) -> Vec<Invariant> {
+    let truncate = s.team.mailbox.as_ref().is_some_and(|m| m.drain == crate::inbox::Drain::ReadThenTruncate);
+    if s.policy().defences != Defences::default() {
+        broken.to_vec()
+    } else if truncate {
+        broken.iter().copied().filter(|i| *i == Invariant::NoSilentLoss).collect()
+    } else {
+        Vec::new()
+    }
 }
 
 fn names(list: &[Invariant]) -> String {
@@ -1138,6 +1149,24 @@ fn inline(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19, point 6: with every defence on, the truncate drain excuses
+    /// no-silent-loss alone (it loses messages by design); a graceful-complete
+    /// broken there is a bug, and the shrunk file must not expect it.
+    #[test]
+    fn with_every_defence_on_only_the_truncate_drains_loss_may_be_expected() {
+        let file = |policy: &str| {
+            let text = format!("name = \"x\"\n{policy}[[teammate]]\nname = \"alice\"\n");
+            load_str("x.toml", &text).expect("valid")
+        };
+        let broken = [Invariant::GracefulComplete, Invariant::NoSilentLoss];
+        let truncate = "[policy]\nmailbox = \"file\"\ndrain = \"truncate\"\n";
+        assert_eq!(expectable(&file(truncate), &broken), vec![Invariant::NoSilentLoss]);
+        assert_eq!(expectable(&file(truncate), &broken[..1]), Vec::<Invariant>::new());
+        let off = format!("{truncate}[policy.defences]\nkind_check = false\n");
+        assert_eq!(expectable(&file(&off), &broken), broken.to_vec());
+        assert_eq!(expectable(&file(""), &broken), Vec::<Invariant>::new());
+    }
 
     #[test]
     fn ddmin_finds_a_one_minimal_subset() {

@@ -467,9 +467,19 @@ fn explore_plays_a_files_crashes_and_forgeries_and_refuses_what_it_cannot_model(
         .expect_code(0)
         .stdout_has("left out");
     // A file that switches a defence off expects its violation: finding it passes, as `run` does.
-    handshake(&["explore", "scenarios/12-kind-check-off.toml"])
-        .expect_code(0)
-        .stdout_has("the file expects this violation");
+    handshake(&["explore", "scenarios/12-kind-check-off.toml"]).expect_code(0).stdout_has("found, as the file expects");
+    // Issue 19, point 5: an expected violation does not end the search. The
+    // same file without its gated-action expectation fails, as `run` fails it.
+    let whole = std::fs::read_to_string("scenarios/12-kind-check-off.toml").expect("bundled");
+    let cut = whole.rfind("[[expect]]\nviolation = \"gated-action\"").expect("12 expects gated-action");
+    let dir = TempDir::new("expected-then-unexpected");
+    let p5 = dir.write("p5.toml", &whole[..cut]);
+    handshake(&["run", &p5]).expect_code(1).stdout_has("invariant gated-action");
+    handshake(&["explore", &p5])
+        .expect_code(1)
+        .stdout_has("✓ invariant matching-response")
+        .stdout_has("found, as the file expects")
+        .stdout_has("✗ invariant gated-action");
     let quiet = handshake(&["explore", HAPPY]);
     assert!(!quiet.stdout.contains("the file's faults"), "{}", quiet.explain());
 }

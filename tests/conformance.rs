@@ -903,3 +903,70 @@ to = "bob"
         panic!("{e}");
     }
 }
+
+/// Issue 19, point 4: a crash while requests are set aside. Alice waits on
+/// bob (who leaves her plan unanswered) and has set bob's own plan aside
+/// when she crashes; she restarts, takes up her own scripted step, and the
+/// lead's shutdown reaches her new incarnation (which sets it aside in turn,
+/// still waiting, and is killed by the default). A duplicate of each
+/// request makes a second copy arrive, too. The runtime takes the restart
+/// before anything delivered to the new incarnation; the explorer must too.
+/// Before, it also lost a crashed teammate's scripted steps for good, where
+/// the runtime hands them to the restarted teammate: alice's message at 3s
+/// had no explorer action.
+#[test]
+fn a_crash_while_requests_are_set_aside() {
+    let file = r#"
+name = "crash-while-requests-set-aside"
+about = "Alice waits on bob with bob's request set aside, crashes and restarts; her new life gets mail."
+[policy]
+strict_hierarchy = false
+[[teammate]]
+name = "alice"
+[[teammate]]
+name = "bob"
+on_plan = "ignore"
+[[step]]
+at = "1s"
+do = "submit_plan"
+from = "alice"
+to = "bob"
+plan = "rename the users table"
+label = "alice-asks-bob"
+[[step]]
+at = "1500ms"
+do = "submit_plan"
+from = "bob"
+to = "alice"
+plan = "add a column"
+label = "bob-asks-alice"
+[[step]]
+at = "3s"
+do = "message"
+from = "alice"
+to = "lead"
+text = "back"
+[[step]]
+at = "4s"
+do = "shutdown"
+to = "alice"
+[[fault]]
+kind = "crash"
+agent = "alice"
+at = "2s"
+restart = "500ms"
+[[fault]]
+kind = "duplicate"
+type = ["plan_approval_request", "shutdown_request"]
+"#;
+    let s = load_str("set-aside.toml", file).expect("valid");
+    let o = actors(&s, 0);
+    let said = |what: &str| o.events.iter().any(|e| e.describe(&o.names).contains(what));
+    assert!(said("puts [bob-asks-alice] aside"), "the crash finds a request set aside");
+    assert!(said("alice restarts"));
+    assert!(said("alice → lead  message \"back\""), "the restarted alice takes up her step");
+    assert!(said("puts [alice/shutdown/1] aside"), "the new incarnation gets mail");
+    if let Err(e) = conform_inline(file, SEEDS) {
+        panic!("{e}");
+    }
+}

@@ -209,6 +209,10 @@ fn defence_table() -> String {
             s.team.policy.defences = handshake::protocol::Defences::default();
             s.team.policy.strict_hierarchy = true;
             (row.switch)(&mut s.team.policy, on);
+            // What the search finds first, whatever the file expects (24 and
+            // 30 expect theirs, which would not end the search): the table
+            // counts the states before it.
+            s.expects.retain(|e| !matches!(e, handshake::scenario::Expect::Violation(_)));
             // The hierarchy's row asks for deadlocks: any deadlock is what it prevents.
             s.team.policy.fail_on_deadlock = row.defence == "strict_hierarchy";
             explore(&s, row.budgets, Bounds::default())
@@ -268,7 +272,9 @@ fn every_counterexample_the_tests_find_is_written_as_a_file_that_replays_it() {
     });
     for (text, budgets) in inline.into_iter().chain(bundled) {
         let s = load_str("found.toml", &text).expect("valid");
-        let c = explore(&s, budgets, Bounds::default()).counterexample.expect("a violation");
+        // The bundled files expect theirs: found, then the search goes on.
+        let x = explore(&s, budgets, Bounds::default());
+        let c = x.counterexample.or_else(|| x.expected.into_iter().next()).expect("a violation");
         let written = handshake::explore::replay::scenario_file(&text, "replay.toml", &c)
             .unwrap_or_else(|e| panic!("{}: {e}", s.name));
         // The file replays the violation, expects it, and so passes as a regression.
@@ -362,6 +368,10 @@ fn assert_same_search(what: &str, a: &Exploration, b: &Exploration) {
         (b.states, b.unique, b.depth, b.stopped_by, b.slept, &b.symmetric),
         "{what}: (states, unique, depth, stopped_by, slept, symmetric)"
     );
+    assert_eq!(a.expected.len(), b.expected.len(), "{what}: expected violations found");
+    for (x, y) in a.expected.iter().zip(&b.expected) {
+        assert_eq!((x.broke, &x.detail, &x.actions), (y.broke, &y.detail, &y.actions), "{what}: an expected one");
+    }
     match (&a.counterexample, &b.counterexample) {
         (None, None) => {}
         (Some(x), Some(y)) => {
@@ -457,7 +467,9 @@ fn the_search_is_the_same_for_any_number_of_jobs() {
             assert_same_search(&format!("{what}: 1 job vs {jobs}"), &one, &many);
         }
         stopped_at_max_states += usize::from(one.stopped_by == Some("max-states"));
-        if let Some(c) = &one.counterexample {
+        // What the file expects broken (24 and 14 switch a defence off) is
+        // found too, without ending the search.
+        for c in one.counterexample.iter().chain(&one.expected) {
             violations += 1;
             assert!(breaks_what_it_says(s, c), "{what}: {:?} does not replay: {:?}", c.broke, c.actions);
         }
@@ -788,4 +800,114 @@ fn a_crash_may_be_final_and_the_kill_default_leaves_such_a_teammate_crashed() {
             want("no crash", RosterStatus::Killed),
         ]
     );
+}
+
+// ------------------------------------------------- issue 19: the explorer and the runner agree
+
+/// Issue 19, point 4. With a crash and a duplicate, the explorer once let a
+/// restarted alice take deliveries before her own restart: the requests her
+/// dead incarnation had set aside were still set aside, and she answered
+/// them (`current-incarnation`, with every defence on). The runtime puts the
+/// restart in her new, empty mailbox, so it is always her first input; the
+/// explorer now enables no delivery to her until she has taken it up.
+#[test]
+fn a_restarted_teammate_takes_up_its_restart_before_any_delivery() {
+    let stems = if RELEASE {
+        &["22-peer-deadlock", "26-peer-deadlock-without-timeouts", "28-three-way-deadlock-without-timeouts"][..]
+    } else {
+        &["22-peer-deadlock", "26-peer-deadlock-without-timeouts"][..]
+    };
+    for stem in stems {
+        let x = explore(&bundled(stem), budgets(0, 1, 1), Bounds { max_states: 1_000_000, ..Bounds::default() });
+        assert!(x.counterexample.is_none(), "{stem}: {:?}", x.counterexample.map(|c| (c.detail, c.actions)));
+        assert_eq!(x.stopped_by, None, "{stem}");
+    }
+    // And in the model itself: between the restart and its take-up, no
+    // delivery to alice is offered (one to bob is).
+    let s = bundled("22-peer-deadlock");
+    let model = Model::new(&s, budgets(0, 0, 1), false);
+    let alice = handshake::protocol::AgentId(1);
+    let mut state = model.start();
+    let mut actions = Vec::new();
+    // Until both plans are on their way.
+    while state.flight().len() < 2 {
+        model.actions(&state, &mut actions);
+        let fire = actions.iter().find(|a| matches!(a, Action::Fire(_))).expect("a timer").clone();
+        model.apply(&mut state, &fire, None);
+    }
+    model.apply(&mut state, &Action::Crash { agent: alice, restart: true }, None);
+    model.apply(&mut state, &Action::Restart(alice), None);
+    assert!(state.taking_up_restart(alice));
+    model.actions(&state, &mut actions);
+    for a in &actions {
+        if let Action::Deliver(i) = a {
+            assert_ne!(state.flight()[*i].to, alice, "a delivery to alice before her restart: {actions:?}");
+        }
+    }
+    assert!(actions.iter().any(|a| matches!(a, Action::Deliver(_))), "the one to bob is offered: {actions:?}");
+    assert!(actions.contains(&Action::Fire(alice)), "{actions:?}");
+    let mut log = Vec::new();
+    model.apply(&mut state, &Action::Fire(alice), Some(&mut log));
+    assert!(!state.taking_up_restart(alice), "{log:?}");
+}
+
+/// Issue 19, point 4: when the written file does not replay the schedule,
+/// the refusal says where its run parts from the schedule, not a guess
+/// about same-millisecond order. Here the schedule's crash is taken out of
+/// what is written, so the file's run never crashes alice.
+#[test]
+fn a_file_that_does_not_replay_its_schedule_says_where_its_run_parts_from_it() {
+    use handshake::explore::Taken;
+    let text = r#"
+name = "respawn"
+[policy.defences]
+incarnation_check = false
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop-alice"
+"#;
+    let s = load_str("respawn.toml", text).expect("valid");
+    let mut c = explore(&s, budgets(0, 0, 1), Bounds::default()).counterexample.expect("a violation");
+    assert_eq!(c.broke, Broke::Invariant(Invariant::CurrentIncarnation), "{}", c.detail);
+    handshake::explore::replay::scenario_file(text, "respawn.toml", &c).expect("the honest schedule is written");
+    for t in &mut c.taken {
+        if let Taken::Crash { at, .. } | Taken::Restart { at, .. } = *t {
+            *t = Taken::Wait { at };
+        }
+    }
+    let e = handshake::explore::replay::scenario_file(text, "respawn.toml", &c).expect_err("the crash is not written");
+    assert!(!e.contains("its own way"), "{e}");
+    assert!(e.contains("does not break invariant current-incarnation"), "{e}");
+    assert!(e.contains("parts from the schedule after") && e.contains("the schedule has `alice CRASHED"), "{e}");
+}
+
+/// Issue 19, point 5. Scenario 12 without its `gated-action` expectation:
+/// `run` fails on gated-action, which the file no longer expects. The
+/// explorer stopped at the first violation it met, matching-response, which
+/// the file does expect, and passed. An expected violation is now kept as
+/// found and the search goes on; the unexpected one is the counterexample.
+#[test]
+fn an_expected_violation_does_not_end_the_search_for_an_unexpected_one() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/12-kind-check-off.toml");
+    let whole = std::fs::read_to_string(path).expect("bundled");
+    let cut = whole.rfind("[[expect]]\nviolation = \"gated-action\"").expect("12 expects gated-action");
+    let text = &whole[..cut];
+    let s = load_str("p5.toml", text).expect("valid");
+    let r = handshake::scenario::run_scenario(&s, s.default_seed(), Default::default());
+    assert!(!r.passed && r.violations.iter().any(|v| v.starts_with("gated-action")), "{:?}", r.violations);
+    let x = explore(&s, Budgets::default(), Bounds::default());
+    let found: Vec<Broke> = x.expected.iter().map(|c| c.broke).collect();
+    assert_eq!(found, vec![Broke::Invariant(Invariant::MatchingResponse)], "found as expected");
+    let c = x.counterexample.expect("the unexpected gated-action");
+    assert_eq!(c.broke, Broke::Invariant(Invariant::GatedAction), "{}", c.detail);
+    // The whole file, which expects both: both found as expected, nothing else.
+    let s = load_str("12.toml", &whole).expect("valid");
+    let x = explore(&s, Budgets { forge: 1, crash: 1, ..Budgets::default() }, Bounds::default());
+    assert!(x.counterexample.is_none(), "{:?}", x.counterexample.map(|c| c.detail));
+    assert_eq!(x.stopped_by, None);
+    assert!(!x.expected.is_empty());
 }

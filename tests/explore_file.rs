@@ -111,12 +111,15 @@ fn the_files_forgery_is_played_with_its_label_resolved() {
     // Scenario 12 switches off the kind check and sender authentication and
     // forges a shutdown approval quoting alice's plan by label: played at its
     // time, it opens her gate (the violation the file expects).
+    // Found as expected (issue 19: that does not end the search), and nothing else is.
     let s = bundled("12-kind-check-off");
-    let c = explore(&s, Budgets::default(), Bounds::default()).counterexample.expect("the forgery breaks it");
+    let x = explore(&s, Budgets::default(), Bounds::default());
+    assert!(x.counterexample.is_none(), "{:?}", x.counterexample.map(|c| c.detail));
+    let c = x.expected.first().expect("the forgery breaks it");
     assert!(matches!(c.broke, Broke::Invariant(_)), "{:?}", c.broke);
     assert!(c.narrate().iter().any(|l| l.contains("adversary")), "{:?}", c.narrate());
     let alone = explore(&s, Budgets::default(), Bounds { file_faults: false, ..Bounds::default() });
-    assert!(alone.counterexample.is_none(), "without the file's forgery nothing forges");
+    assert!(alone.counterexample.is_none() && alone.expected.is_empty(), "without the file's forgery nothing forges");
 }
 
 #[test]

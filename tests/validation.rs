@@ -66,6 +66,31 @@ fn expecting_a_violation_needs_a_defence_switched_off() {
     assert!(load_str("x.toml", ok).is_ok());
 }
 
+/// Issue 19, point 6. The reference's drain (`drain = "truncate"`) loses
+/// messages by design, so with every defence on a file may expect
+/// no-silent-loss; it excused any invariant, and `shrink` turned a real
+/// graceful-complete bug into a file that passed.
+#[test]
+fn with_every_defence_on_the_truncate_drain_lets_a_file_expect_no_silent_loss_only() {
+    let truncate = format!("[policy]\nmailbox = \"file\"\ndrain = \"truncate\"\n{ALICE}");
+    let (line, col, msg) = refuse(&format!("{truncate}[[expect]]\nviolation = \"graceful-complete\"\n"));
+    assert_eq!((line, col), (9, 13), "{msg}");
+    assert!(msg.contains("no-silent-loss only") && msg.contains("graceful-complete violation is a bug"), "{msg}");
+    let ok = format!("name = \"x\"\nabout = \"y\"\n{truncate}[[expect]]\nviolation = \"no-silent-loss\"\n");
+    assert!(load_str("x.toml", &ok).is_ok());
+    // With a defence off as well, any invariant may be expected, as in memory mode.
+    let off = format!(
+        "name = \"x\"\nabout = \"y\"\n{truncate}[policy.defences]\nkind_check = false\n[[expect]]\n\
+         violation = \"graceful-complete\"\n"
+    );
+    assert!(load_str("x.toml", &off).is_ok());
+    // The offset drain loses nothing: no violation may be expected there.
+    let (_, _, msg) = refuse(&format!(
+        "[policy]\nmailbox = \"file\"\ndrain = \"offset\"\n{ALICE}[[expect]]\nviolation = \"no-silent-loss\"\n"
+    ));
+    assert!(msg.contains("needs a defence switched off"), "{msg}");
+}
+
 #[test]
 fn the_lead_is_not_a_teammate_in_an_expectation() {
     let (line, _, msg) = refuse("[[expect]]\nteammate = \"lead\"\nstatus = \"working\"\n");

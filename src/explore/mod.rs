@@ -93,8 +93,14 @@ pub struct Exploration {
     pub slept: u64,
     /// Interchangeable teammates, as the size of each group (empty: no symmetry used).
     pub symmetric: Vec<usize>,
-    /// The shortest schedule that breaks an invariant, if any.
+    /// The shortest schedule that breaks an invariant the file does not
+    /// expect, if any: the search stops there.
     pub counterexample: Option<Counterexample>,
+    /// For each invariant the file expects broken (it switches a defence off
+    /// to show it), the shortest schedule that breaks it, in the order found.
+    /// These do not stop the search: it goes on looking for what the file
+    /// does not expect, as `run` fails a run that breaks one.
+    pub expected: Vec<Counterexample>,
     /// The shortest schedule that forms a deadlock, where the policy allows
     /// deadlocks (where it does not, that schedule is the counterexample).
     pub deadlock: Option<Counterexample>,
@@ -364,7 +370,10 @@ struct Child {
     state: Option<Box<State>>,
     fp: u64,
     sleep: Sleep,
+    /// What it broke that the file does not expect.
     found: Option<Finding>,
+    /// What it broke that the file expects (empty, nearly always).
+    expected: Vec<oracle::Violation>,
     /// It closed a wait-for cycle.
     deadlock: bool,
 }
@@ -405,6 +414,7 @@ pub fn explore_with(
         slept: 0,
         symmetric: model.symmetry_groups().iter().map(Vec::len).collect(),
         counterexample: None,
+        expected: Vec::new(),
         deadlock: None,
     };
     // The first transition that formed a deadlock: its parent and action.
@@ -424,17 +434,21 @@ pub fn explore_with(
             let expanded = expand_all(&model, &batch, depth, &bounds, &seen, jobs);
             for (entry, result) in batch.iter().zip(expanded) {
                 let (children, slept) = match result {
-                    Expanded::End(None) if bounds.expectations => {
-                        if let Some(c) = expectations_at_end(&model, scenario, &seen, entry.fp) {
-                            out.counterexample = Some(c);
-                            return out;
+                    Expanded::End(found) => {
+                        if let Some(f) = found {
+                            if !model.expects(&f) {
+                                out.counterexample = Some(rebuild(&model, &seen, entry.fp, None, Some(f)));
+                                return out;
+                            }
+                            note_expected(&model, &seen, &mut out.expected, entry.fp, None, f);
+                        }
+                        if bounds.expectations {
+                            if let Some(c) = expectations_at_end(&model, scenario, &seen, entry.fp) {
+                                out.counterexample = Some(c);
+                                return out;
+                            }
                         }
                         continue;
-                    }
-                    Expanded::End(None) => continue,
-                    Expanded::End(Some(f)) => {
-                        out.counterexample = Some(rebuild(&model, &seen, entry.fp, None, Some(f)));
-                        return out;
                     }
                     Expanded::Bounded => {
                         out.stopped_by = Some("max-depth");
@@ -448,6 +462,10 @@ pub fn explore_with(
                     // Every transition is judged, even one into a state seen
                     // before: the same state reached another way may not
                     // have broken anything.
+                    for v in child.expected {
+                        let f = Finding::Broken(v);
+                        note_expected(&model, &seen, &mut out.expected, entry.fp, Some(child.action), f);
+                    }
                     if child.found.is_some() {
                         out.depth = out.depth.max(depth + 1);
                         out.counterexample = Some(rebuild(&model, &seen, entry.fp, Some(child.action), child.found));
@@ -503,6 +521,16 @@ pub fn explore_with(
     }
     out.deadlock = deadlock.map(|(fp, k)| rebuild(&model, &seen, fp, Some(k), None));
     out
+}
+
+/// Keeps the schedule to `fp` (then `last`) as the first found to break an
+/// invariant the file expects, unless one was kept for that invariant already.
+fn note_expected(model: &Model, seen: &Seen, kept: &mut Vec<Counterexample>, fp: u64, last: Option<u32>, f: Finding) {
+    let Finding::Broken(v) = &f else { return };
+    if kept.iter().any(|c| c.broke == Broke::Invariant(v.invariant)) {
+        return;
+    }
+    kept.push(rebuild(model, seen, fp, last, Some(f)));
 }
 
 /// Expands a batch, split over `jobs` threads, results in the batch's order.
@@ -580,13 +608,15 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
             taken_here.push(d);
         }
         let mut next = Box::new((**state).clone());
-        let found = model.apply(&mut next, action, None);
+        // What the file expects broken does not end the search: its state is explored on.
+        let mut expected = Vec::new();
+        let found = model.apply_noting(&mut next, action, &mut expected);
         let fp = if found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.
         let known = found.is_none() && seen.get(&fp).is_some_and(|old| is_subset(&old.sleep, &sleep));
         let deadlock = next.formed_deadlock;
         let state = if known { None } else { Some(next) };
-        children.push(Child { action: k as u32, state, fp, sleep, found, deadlock });
+        children.push(Child { action: k as u32, state, fp, sleep, found, expected, deadlock });
     }
     Expanded::Children { children, slept }
 }

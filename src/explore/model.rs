@@ -12,7 +12,7 @@ use super::Budgets;
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::oracle::{Violation, Watch};
-use crate::scenario::Scenario;
+use crate::scenario::{Expect, Invariant, Scenario};
 use crate::team::{FileState, Scheduled, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use rand::SeedableRng;
@@ -43,7 +43,8 @@ pub enum Action {
     },
     /// A crashed teammate comes back: the restart is logged now, and the
     /// teammate takes it up as its next input (another agent's step may come
-    /// first, as in the runtime, where the restart waits in its mailbox).
+    /// first, as in the runtime, where the restart waits in its mailbox; a
+    /// delivery to the teammate itself may not: it queues behind the restart).
     Restart(AgentId),
     /// The adversary sends this message, claiming `from`.
     Inject {
@@ -186,9 +187,29 @@ impl State {
             .map(|(_, d)| d.agent)
     }
 
+    /// Whether `a` was restarted and has not yet taken the restart up. Its
+    /// mailbox then holds the restart first: the runtime puts the restart in
+    /// the new incarnation's empty mailbox (the crash lost what was there, and
+    /// nothing reaches a crashed agent), so nothing delivered to it can come
+    /// before. Until then no delivery to it is enabled: delivered earlier, a
+    /// request the dead incarnation set aside would still be set aside, and
+    /// be answered by a process it was never sent to.
+    pub fn taking_up_restart(&self, a: AgentId) -> bool {
+        self.timers.iter().any(|d| d.agent == a && matches!(d.input, DueInput::Restart(_)))
+    }
+
     /// The message in flight with router number `seq`.
     pub fn in_flight(&self, seq: u64) -> Option<usize> {
         self.flight.iter().position(|d| d.seq == seq)
+    }
+
+    /// Due now, ahead of every timer due now: the runtime puts a restart in
+    /// the agent's mailbox when it happens, so the agent takes it up before
+    /// anything handed to it later (a scripted step due this millisecond).
+    fn schedule_first(&mut self, agent: AgentId, input: DueInput) {
+        let due = Due { at: self.now, order: 0, agent, input };
+        let i = self.timers.partition_point(|d| (d.at, d.order) <= (due.at, due.order));
+        self.timers.insert(i, due);
     }
 
     fn schedule(&mut self, at: Millis, agent: AgentId, input: DueInput) {
@@ -215,6 +236,9 @@ pub struct Model {
     /// timer fires past the moment a message in flight is due by. `None`:
     /// no bound, any message may arrive after any timer.
     latency_bound: Option<Millis>,
+    /// The invariants the file expects broken (it switches a defence off to
+    /// show one): a finding of these does not end the search.
+    expected: Vec<Invariant>,
     start: State,
 }
 
@@ -298,6 +322,14 @@ impl Model {
             groups,
             faults: faults.into_iter().map(|(_, f)| f).collect(),
             latency_bound: None,
+            expected: scenario
+                .expects
+                .iter()
+                .filter_map(|e| match e {
+                    Expect::Violation(i) => Some(*i),
+                    _ => None,
+                })
+                .collect(),
             start,
         }
     }
@@ -313,6 +345,18 @@ impl Model {
     fn may_reach(&self, s: &State, at: Millis) -> bool {
         let Some(bound) = self.latency_bound else { return true };
         s.flight.iter().all(|d| at <= d.envelope.sent_at.after(bound))
+    }
+
+    /// Whether the file expects `f` (an invariant it switches a defence off
+    /// to show broken): the search records it and goes on.
+    pub fn expects(&self, f: &Finding) -> bool {
+        matches!(f, Finding::Broken(v) if self.expected.contains(&v.invariant))
+    }
+
+    /// The first of `found` the file does not expect, else the first.
+    fn first_unexpected(&self, found: Vec<Violation>) -> Option<Finding> {
+        let k = found.iter().position(|v| !self.expected.contains(&v.invariant)).unwrap_or(0);
+        found.into_iter().nth(k).map(Finding::Broken)
     }
 
     /// Whether the file's own crashes and forgeries are part of the model.
@@ -337,7 +381,10 @@ impl Model {
     /// is named by its place in this list).
     pub fn actions(&self, s: &State, out: &mut Vec<Action>) {
         out.clear();
-        out.extend((0..s.flight.len()).map(Action::Deliver));
+        // Nearly always none: a restart is taken up in its agent's next step.
+        let restarting: SmallVec<[AgentId; 2]> =
+            s.timers.iter().filter(|d| matches!(d.input, DueInput::Restart(_))).map(|d| d.agent).collect();
+        out.extend((0..s.flight.len()).filter(|&i| !restarting.contains(&s.flight[i].to)).map(Action::Deliver));
         if s.timers.first().is_some_and(|d| self.may_reach(s, d.at)) {
             out.extend(s.due_now().map(Action::Fire));
         }
@@ -402,7 +449,7 @@ impl Model {
     /// it takes an action the search would not have offered, like `Wait`).
     pub fn enabled(&self, s: &State, a: &Action) -> bool {
         match a {
-            Action::Deliver(i) => *i < s.flight.len(),
+            Action::Deliver(i) => *i < s.flight.len() && !s.taking_up_restart(s.flight[*i].to),
             Action::Fire(a) => {
                 s.due_now().any(|x| x == *a) && s.timers.first().is_some_and(|d| self.may_reach(s, d.at))
             }
@@ -420,19 +467,34 @@ impl Model {
     }
 
     /// Carries out `action` (which must be enabled), appending the events
-    /// it makes to `log` when one is given. Returns the first thing it broke.
+    /// it makes to `log` when one is given. Returns the first thing it broke
+    /// that the file does not expect, or else the first it does.
     pub fn apply(&self, s: &mut State, action: &Action, log: Option<&mut Vec<Stamped>>) -> Option<Finding> {
+        let mut step = self.carry_out(s, action, log);
+        step.found.take().or_else(|| step.expected.drain(..).next().map(Finding::Broken))
+    }
+
+    /// As [`Model::apply`], for the search: returns only what the file does
+    /// not expect, and adds to `expected` the first violation of each
+    /// invariant it does expect (the same action may break both kinds).
+    pub fn apply_noting(&self, s: &mut State, action: &Action, expected: &mut Vec<Violation>) -> Option<Finding> {
+        let mut step = self.carry_out(s, action, None);
+        expected.append(&mut step.expected);
+        step.found.take()
+    }
+
+    fn carry_out<'a>(&'a self, s: &'a mut State, action: &Action, log: Option<&'a mut Vec<Stamped>>) -> Step<'a> {
         s.formed_deadlock = false;
-        let mut step = Step { m: self, s, log, found: None, scratch: Vec::new() };
+        let mut step = Step { m: self, s, log, found: None, expected: Vec::new(), scratch: Vec::new() };
         step.act(action);
-        step.found
+        step
     }
 
     /// The end-of-run checks, for a state where nothing more can happen.
     pub fn at_end(&self, s: &State) -> Option<Finding> {
         let mut out = Vec::new();
         s.watch.finish(&self.policy, &self.bare_names, s.now, Stop::Settled, &mut out);
-        out.into_iter().next().map(Finding::Broken)
+        self.first_unexpected(out)
     }
 
     /// The fingerprint of `s`: equal for states that behave the same from
@@ -690,7 +752,10 @@ struct Step<'a> {
     m: &'a Model,
     s: &'a mut State,
     log: Option<&'a mut Vec<Stamped>>,
+    /// The first thing broken that the file does not expect.
     found: Option<Finding>,
+    /// The first violation of each invariant the file expects broken.
+    expected: Vec<Violation>,
     /// Violations the watcher reports for one event.
     scratch: Vec<Violation>,
 }
@@ -717,9 +782,12 @@ impl Step<'_> {
         self.scratch.clear();
         self.s.watch.observe(&self.m.policy, &self.m.bare_names, self.s.events, &stamped, &mut self.scratch);
         self.s.events += 1;
-        if self.found.is_none() {
-            if let Some(v) = self.scratch.drain(..).next() {
-                self.found = Some(Finding::Broken(v));
+        // Rare: most events break nothing.
+        for v in self.scratch.drain(..) {
+            if !self.m.expected.contains(&v.invariant) {
+                self.found.get_or_insert(Finding::Broken(v));
+            } else if !self.expected.iter().any(|e| e.invariant == v.invariant) {
+                self.expected.push(v);
             }
         }
         if let Some(log) = self.log.as_deref_mut() {
@@ -793,7 +861,13 @@ impl Step<'_> {
         self.record(Event::Crash { agent: a, restart_at });
         self.s.roster.statuses[a.index()] = RosterStatus::Crashed;
         self.record(Event::Status { agent: a, status: RosterStatus::Crashed });
-        self.s.timers.retain(|d| d.agent != a || !d.input.dies_with_agent());
+        // A scripted step is the world's, not the process's: the runtime hands
+        // it to the agent at its time if the agent runs then (`Fire` skips it
+        // otherwise), so a restarted teammate still takes up its later steps.
+        let restart = restart_at.is_some();
+        self.s.timers.retain(|d| {
+            d.agent != a || !d.input.dies_with_agent() || (restart && matches!(d.input, DueInput::Script(_)))
+        });
         self.s.slots[a.index()].incarnation += 1;
     }
 
@@ -804,8 +878,7 @@ impl Step<'_> {
         self.s.roster.statuses[a.index()] = RosterStatus::Working;
         self.record(Event::Status { agent: a, status: RosterStatus::Working });
         let incarnation = self.s.slots[a.index()].incarnation;
-        let now = self.s.now;
-        self.s.schedule(now, a, DueInput::Restart(incarnation));
+        self.s.schedule_first(a, DueInput::Restart(incarnation));
     }
 
     /// The adversary sends `message`, claiming to be `from`.

@@ -7,12 +7,13 @@
 //! millisecond in an order the runtime would not choose. Each action after
 //! the first at the same time is moved one millisecond later; a timer keeps
 //! its own time. Because that can change what happens, the file is only
-//! offered after it has been run and has broken the same invariant.
+//! offered after it has been run and has broken the same invariant; when it
+//! does not, the refusal says where its run parted from the schedule.
 
 use super::{Broke, Counterexample, Taken};
 use crate::protocol::{Message, Millis};
 use crate::scenario::{load_str, run_scenario, RunOptions};
-use crate::trace::Event;
+use crate::trace::{Event, Stamped};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
 
@@ -21,12 +22,13 @@ use toml::{Table, Value};
 /// every violation the replay shows, and then passes as a saved regression.
 pub fn scenario_file(original: &str, path: &str, c: &Counterexample) -> Result<String, String> {
     let first = write(original, c, &[])?;
-    let (broke, seen) = replay(path, &first, c)?;
+    let (broke, seen, events) = replay(path, &first, c)?;
     if !broke {
         return Err(format!(
-            "this schedule could not be written as a scenario file that replays it: the file does not break {} \
-             (the runtime orders same-millisecond events its own way)",
-            c.broke
+            "this schedule could not be written as a scenario file that replays it: running the file does not break \
+             {}, because {}",
+            c.broke,
+            parting(c, &events)
         ));
     }
     if seen.is_empty() || !defences_off(original) {
@@ -34,7 +36,7 @@ pub fn scenario_file(original: &str, path: &str, c: &Counterexample) -> Result<S
     }
     let text = write(original, c, &seen)?;
     match replay(path, &text, c)? {
-        (true, _) => Ok(text),
+        (true, ..) => Ok(text),
         _ => Ok(first),
     }
 }
@@ -47,14 +49,16 @@ fn defences_off(original: &str) -> bool {
         .is_some_and(|d| d.values().any(|v| v.as_bool() == Some(false)))
 }
 
-/// Runs the written file: whether it breaks what the schedule broke, and
-/// every invariant it breaks.
-fn replay(path: &str, text: &str, c: &Counterexample) -> Result<(bool, Vec<String>), String> {
+/// Runs the written file: whether it breaks what the schedule broke, every
+/// invariant it breaks, and what its run logged.
+fn replay(path: &str, text: &str, c: &Counterexample) -> Result<(bool, Vec<String>, Vec<Stamped>), String> {
     let scenario = load_str(path, text).map_err(|e| {
         let first = e.first().map(|e| e.to_string()).unwrap_or_default();
         format!("the file written for this schedule does not load: {first}")
     })?;
-    let report = run_scenario(&scenario, scenario.default_seed(), RunOptions::default());
+    let options = RunOptions { keep_outcome: true, ..RunOptions::default() };
+    let mut report = run_scenario(&scenario, scenario.default_seed(), options);
+    let events = report.outcome.take().map(|o| o.events).unwrap_or_default();
     let mut seen: Vec<String> =
         report.violations.iter().filter_map(|v| v.split_once(':').map(|(name, _)| name.to_string())).collect();
     seen.sort();
@@ -65,7 +69,63 @@ fn replay(path: &str, text: &str, c: &Counterexample) -> Result<(bool, Vec<Strin
         // The file keeps its expectations then: the run must fail one.
         Broke::Expectation => !report.passed,
     };
-    Ok((broke, seen))
+    Ok((broke, seen, events))
+}
+
+/// Why the written file's run (`run`) did not do what the schedule did: the
+/// first thing one logged and the other did not, with times left out (the
+/// file moves same-millisecond actions apart, so times may differ while
+/// what happens does not).
+fn parting(c: &Counterexample, run: &[Stamped]) -> String {
+    let schedule = comparable(c, &c.events);
+    let run = comparable(c, run);
+    let k = schedule.iter().zip(&run).take_while(|(a, b)| a.1 == b.1).count();
+    let at = |lines: &[(Millis, String)]| lines.get(k).map(|(t, l)| format!("{l}` (at {t})"));
+    match (at(&schedule), at(&run)) {
+        (Some(want), Some(got)) => format!(
+            "its run parts from the schedule after {k} events alike: the schedule has `{want}, the run has `{got}"
+        ),
+        (Some(want), None) => format!("its run stops after {k} events alike, before the schedule's `{want}"),
+        (None, Some(got)) => format!(
+            "its run does everything the schedule does and then more (`{got}), and that is not where the violation is"
+        ),
+        (None, None) => "its run logs what the schedule logs, yet the oracle does not find the violation in it: \
+                         the explorer's watcher and the oracle disagree (a bug: please report it)"
+            .to_string(),
+    }
+}
+
+/// Events as two runs of the same team can be compared: each line without
+/// its time and with every duration in it blanked, leaving out the
+/// network's notes (the written file adds delays) and the runtime's own
+/// narration, which the explorer does not write.
+fn comparable(c: &Counterexample, events: &[Stamped]) -> Vec<(Millis, String)> {
+    let mut names = c.names.clone();
+    names.learn_labels(events);
+    events
+        .iter()
+        .filter(|e| !matches!(e.event, Event::Fault { .. } | Event::Note { .. }))
+        .map(|e| {
+            let line = e.describe(&names);
+            let what = line.trim_start().split_once("  ").map_or(line.as_str(), |(_, w)| w);
+            let words: Vec<String> = what.split(' ').map(blank_duration).collect();
+            (e.t, words.join(" "))
+        })
+        .collect()
+}
+
+/// A word of a narrated event with the duration in it (`1s`, `2m1.500s`)
+/// blanked, and the brackets or commas around it kept.
+fn blank_duration(word: &str) -> String {
+    let core = word.trim_matches(|ch: char| matches!(ch, '(' | ')' | ',' | ';' | ':'));
+    let duration = core.starts_with(|ch: char| ch.is_ascii_digit())
+        && core.ends_with(['s', 'm', 'h'])
+        && core.chars().all(|ch| ch.is_ascii_digit() || matches!(ch, '.' | 'm' | 's' | 'h'));
+    if duration {
+        word.replacen(core, "…", 1)
+    } else {
+        word.to_string()
+    }
 }
 
 fn ms(m: Millis) -> Value {
@@ -73,16 +133,22 @@ fn ms(m: Millis) -> Value {
 }
 
 /// The replay time of each action: its own time, or one millisecond after
-/// the action before it when they shared a millisecond. Timers keep theirs.
+/// the latest action before it when they shared a millisecond. Timers keep
+/// theirs. The latest, not the one just before: a timer in between (a
+/// restart taken up) keeps its earlier time, and an action after it must
+/// still come after the actions already moved (or a delivery meant for the
+/// restarted teammate would reach it while it is down).
 fn replay_times(taken: &[Taken]) -> Vec<Millis> {
     let mut out: Vec<Millis> = Vec::with_capacity(taken.len());
+    let mut latest = Millis::ZERO;
     for (i, t) in taken.iter().enumerate() {
         let at = t.at();
-        let r = match (t, out.last()) {
-            (Taken::Fire { .. }, _) | (_, None) => at,
-            (_, Some(prev)) if i > 0 && taken[i - 1].at() == at => at.max(prev.after(Millis(1))),
-            (_, Some(prev)) => at.max(*prev),
+        let r = match t {
+            Taken::Fire { .. } => at,
+            _ if i > 0 && taken[i - 1].at() == at => at.max(latest.after(Millis(1))),
+            _ => at.max(latest),
         };
+        latest = latest.max(r);
         out.push(r);
     }
     out

@@ -153,8 +153,14 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
     if src.len() > limits::MAX_FILE_BYTES {
         return Err(vec![too_big(path, src.len() as u64)]);
     }
-    let mut b =
-        Builder { path, index: LineIndex::new(src), errors: Vec::new(), all_defences_on: true, file_mode: false };
+    let mut b = Builder {
+        path,
+        index: LineIndex::new(src),
+        errors: Vec::new(),
+        all_defences_on: true,
+        truncate_drain: false,
+        file_mode: false,
+    };
     let (doc, problems) = match file::read(src) {
         Ok(read) => read,
         Err(p) => {
@@ -206,8 +212,13 @@ struct Builder<'a> {
     path: &'a str,
     index: LineIndex<'a>,
     errors: Vec<ScenarioError>,
-    /// No defence is switched off, so no violation can be expected.
+    /// No defence is switched off, so no violation can be expected (but
+    /// no-silent-loss, where `truncate_drain` says so).
     all_defences_on: bool,
+    /// File mode with the reference's drain (read, then truncate), which
+    /// loses messages by design: no-silent-loss may break with every
+    /// defence on, and only that.
+    truncate_drain: bool,
     /// `mailbox = "file"`: file-only faults (torn_write) are allowed.
     file_mode: bool,
 }
@@ -304,11 +315,7 @@ impl Builder<'_> {
         let (end, cap) = self.end_and_cap(&doc);
         let mailbox = self.mailbox(&doc);
         self.file_mode = mailbox.is_some();
-        // The reference's drain loses messages by design: like a defence
-        // switched off, it makes a violation (no-silent-loss) possible.
-        if mailbox.as_ref().is_some_and(|m| m.drain == Drain::ReadThenTruncate) {
-            self.all_defences_on = false;
-        }
+        self.truncate_drain = mailbox.as_ref().is_some_and(|m| m.drain == Drain::ReadThenTruncate);
         let lead = LeadSpec {
             on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
             feedback: doc.lead.feedback.as_deref().map(Text::from),
@@ -1349,15 +1356,27 @@ impl Builder<'_> {
             return Some(Expect::Deadlock { members: members.get_ref().clone(), broken: d.broken });
         }
         let v = d.violation.as_ref()?;
-        if self.all_defences_on {
+        let invariant = Invariant::parse(v.get_ref());
+        if self.all_defences_on && self.truncate_drain && invariant.is_some_and(|i| i != Invariant::NoSilentLoss) {
             self.err(
                 v.span(),
-                "expecting a violation needs a defence switched off ([policy.defences]) or drain = \"truncate\" \
-                 with mailbox = \"file\"; with all on, none can happen",
+                format!(
+                    "with every defence on, drain = \"truncate\" lets a file expect no-silent-loss only (the drain \
+                     loses messages by design, and breaks nothing else): a {} violation is a bug, not an expectation",
+                    v.get_ref()
+                ),
             );
             return None;
         }
-        match Invariant::parse(v.get_ref()) {
+        if self.all_defences_on && !self.truncate_drain {
+            self.err(
+                v.span(),
+                "expecting a violation needs a defence switched off ([policy.defences]), or, for no-silent-loss \
+                 only, drain = \"truncate\" with mailbox = \"file\"; with all on, none can happen",
+            );
+            return None;
+        }
+        match invariant {
             Some(i) => Some(Expect::Violation(i)),
             None => {
                 let names: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
