@@ -8,6 +8,7 @@ pub mod merge;
 pub mod progress;
 pub mod run;
 pub mod shrink;
+mod sweep;
 
 use crate::scenario::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
