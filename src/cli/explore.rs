@@ -289,7 +289,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         }
     }
     if let (Some(c), Some(out)) = (&x.counterexample, &a.write) {
-        let original = std::fs::read_to_string(&a.path).unwrap_or_default();
+        let original = crate::scenario::read_file(&a.path).unwrap_or_default();
         let written = crate::explore::replay::scenario_file(&original, &out.to_string_lossy(), c)
             .and_then(|text| std::fs::write(out, text).map_err(|e| format!("cannot write {}: {e}", out.display())));
         match written {

@@ -42,8 +42,13 @@ pub fn main(a: MergeArgs) -> i32 {
     }
 }
 
+/// The most of a shard's report that is read: about a million failing seeds
+/// listed, far more than a sweep worth merging lists, and a bound on what a
+/// wrong file (or `/dev/zero`) can make the merge hold.
+pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 fn read(f: &std::path::Path) -> Result<SweepDoc, String> {
-    let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+    let text = crate::input::read_text(f, MAX_REPORT_BYTES).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         format!("{} is not the output of `handshake run --seeds A..B --format json` (this version's): {e}", f.display())
     })

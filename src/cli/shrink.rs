@@ -69,10 +69,10 @@ pub fn main(a: ShrinkArgs) -> i32 {
     if let Some(code) = super::refuse_zero_jobs(a.jobs, "shrunk") {
         return code;
     }
-    let src = match std::fs::read_to_string(&a.path) {
+    let src = match crate::scenario::read_file(&a.path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot read {shown}: {e}");
+            eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     };

@@ -156,9 +156,9 @@ pub fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], range: (u64
         let read: Result<Vec<_>, String> = files
             .iter()
             .map(|f| {
-                std::fs::read_to_string(f)
+                crate::scenario::read_file(f)
                     .map(|t| (f.display().to_string(), t))
-                    .map_err(|e| format!("cannot read {} again: {e}", f.display()))
+                    .map_err(|e| format!("cannot read {} again: {}", f.display(), e.message))
             })
             .collect();
         match read {

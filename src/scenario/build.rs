@@ -151,7 +151,7 @@ impl Scenario {
 /// Parses and checks a scenario. All problems found are returned, first one first.
 pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
     if src.len() > limits::MAX_FILE_BYTES {
-        return Err(vec![too_big(path, src.len() as u64)]);
+        return Err(vec![too_big(path, Some(src.len() as u64))]);
     }
     let mut b =
         Builder { path, index: LineIndex::new(src), errors: Vec::new(), all_defences_on: true, file_mode: false };
@@ -175,29 +175,34 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
 }
 
 pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>> {
-    let shown = path.display().to_string();
-    let whole = |message: String| vec![ScenarioError { path: shown.clone(), line: 0, col: 0, message }];
-    // Sized before it is read: a huge file is refused without loading it.
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() > limits::MAX_FILE_BYTES as u64 => return Err(vec![too_big(&shown, m.len())]),
-        _ => {}
-    }
-    match std::fs::read_to_string(path) {
-        Ok(src) => load_str(&shown, &src),
-        Err(e) => Err(whole(format!("cannot read the file: {e}"))),
-    }
+    let src = read_file(path).map_err(|e| vec![e])?;
+    load_str(&path.display().to_string(), &src)
 }
 
-fn too_big(path: &str, bytes: u64) -> ScenarioError {
-    let mib = bytes as f64 / (1024.0 * 1024.0);
+/// A scenario file's text, read within the file-size bound whatever the file
+/// is (a pipe has no size to check first, `/dev/zero` says 0), or why not.
+pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
+    use crate::input::{read_text, ReadError};
+    let shown = path.display().to_string();
+    read_text(path, limits::MAX_FILE_BYTES as u64).map_err(|e| match e {
+        ReadError::TooBig { bytes, .. } => too_big(&shown, bytes),
+        e => ScenarioError { path: shown.clone(), line: 0, col: 0, message: e.to_string() },
+    })
+}
+
+/// `bytes` is the file's size, or `None` for a pipe read past the bound.
+fn too_big(path: &str, bytes: Option<u64>) -> ScenarioError {
+    let max = format!("a scenario file may be at most {} MiB", limits::MAX_FILE_BYTES / (1024 * 1024));
+    let what = match bytes {
+        Some(n) => format!("the file is {:.1} MiB; {max}", n as f64 / (1024.0 * 1024.0)),
+        None => format!("{max}, and the pipe gave more"),
+    };
     ScenarioError {
         path: path.to_string(),
         line: 0,
         col: 0,
         message: format!(
-            "the file is {mib:.1} MiB; a scenario file may be at most {} MiB (parsing takes up to about 100 times \
-             a file's size): for many identical teammates use `count`",
-            limits::MAX_FILE_BYTES / (1024 * 1024)
+            "{what} (parsing takes up to about 100 times a file's size): for many identical teammates use `count`"
         ),
     }
 }
