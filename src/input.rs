@@ -1,4 +1,6 @@
-//! Reading a file a user names (a scenario, a shard's report) within a bound.
+//! Reading a file a user names (a scenario, a shard's report) within a
+//! bound, and printing the strings it held without letting them act on the
+//! terminal or pass for a line of a report.
 //!
 //! A size from the file's metadata is not a bound: `/dev/zero` says 0 bytes
 //! and never ends, a pipe has no size at all. So the bytes read are counted
@@ -147,6 +149,31 @@ fn open(path: &Path) -> Result<(File, Kind), ReadError> {
         return Err(ReadError::NotAFile("a folder"));
     }
     Ok((file, Kind::Regular(meta.len())))
+}
+
+/// A character a printed line must not carry as it is: a control character
+/// (a newline, a terminal escape) or a mark that reverses text on screen.
+pub fn hidden(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A string from a file as printed: control characters (a newline, a
+/// terminal escape) and the marks that reverse text on screen are written as
+/// escapes, so that a name cannot forge a line of a report or drive the
+/// terminal. Anything else is printed as it is.
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if hidden(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(all(test, unix))]

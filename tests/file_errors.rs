@@ -469,3 +469,23 @@ fn faults_that_stop_a_teammate_refuse_the_lead_and_a_torn_write_wants_file_mode(
         assert!(load_str("x.toml", &ok).is_ok(), "refused:\n{ok}");
     }
 }
+
+// ------------------------------------------ issue 19, point 11: small gaps
+
+#[test]
+fn a_name_with_a_newline_or_a_terminal_escape_is_refused_at_its_place() {
+    for (written, shown) in [("x\\nPASS  forged", "'\\n'"), ("x\\u001b[2J", "'\\u{1b}'"), ("a\\tb", "'\\t'")] {
+        let src = format!("name = \"{written}\"\n{ALICE}");
+        let e = &errors(&src)[0];
+        assert_eq!((e.line, e.col), (1, 8), "the value of `name`: {e}");
+        assert!(e.message.contains(&format!("`name` holds the control character {shown}")), "{e}");
+        assert!(e.message.contains("may hold no control characters"), "says what is allowed: {e}");
+    }
+    // `about` may run over lines, but not move the cursor.
+    let ok = format!("name = \"x\"\nabout = \"\"\"\none\n\ttwo\n\"\"\"\n{ALICE}");
+    assert!(load_str("x.toml", &ok).is_ok());
+    let src = format!("name = \"x\"\nabout = \"a\\u001b[31mred\"\n{ALICE}");
+    let e = &errors(&src)[0];
+    assert_eq!((e.line, e.col), pos(&src, "\"a"), "{e}");
+    assert!(e.message.contains("`about` holds the control character '\\u{1b}' (line breaks and tabs are fine)"), "{e}");
+}

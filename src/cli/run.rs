@@ -1,6 +1,6 @@
 //! `handshake run`: play scenario files and report.
 
-use super::{noun, plural, scenario_files, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::{noun, plural, scenario_files, shown, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::protocol::Millis;
 use crate::scenario::discover::load_all;
 use crate::scenario::duration::parse_duration;
@@ -104,6 +104,7 @@ pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
 
 /// One shard of a sweep: `index` of `of`, 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Shard {
     pub index: u64,
     pub of: u64,
@@ -513,7 +514,7 @@ fn print_report(r: &Report, a: &RunArgs) {
     println!(
         "{}  {:<48} seed {:<4} {:>4} {:<4} {:>3} {:<10} {:>2} ignored {:>2} expired {:>2} refused  {:>8} virtual {:>7.2} ms real",
         if r.passed { "PASS" } else { "FAIL" },
-        r.name,
+        shown(&r.name),
         r.seed,
         c.messages,
         noun(c.messages as u64, "msg"),
@@ -541,11 +542,11 @@ fn print_report(r: &Report, a: &RunArgs) {
         }
     }
     if let Some(f) = r.failures.first() {
-        println!("      ✗ {} — {} (at {})", f.check, f.message, Millis(f.at_ms));
+        println!("      ✗ {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms));
         if !f.context.is_empty() {
             println!("        what led to it:");
             for line in &f.context {
-                println!("        {line}");
+                println!("        {}", shown(line));
             }
         }
         if r.failures.len() > 1 {
@@ -555,7 +556,7 @@ fn print_report(r: &Report, a: &RunArgs) {
                 noun(r.failures.len() as u64 - 1, "check")
             );
             for f in &r.failures[1..] {
-                println!("        ✗ {} — {}", f.check, f.message);
+                println!("        ✗ {} — {}", f.check, shown(&f.message));
             }
         }
         if !a.verbose {
@@ -578,6 +579,7 @@ fn write_trace(file: std::fs::File, o: &crate::team::Outcome) -> std::io::Result
 /// shards prints what one unsharded sweep prints. The first four keys are the
 /// ones earlier versions printed.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SweepDoc {
     pub seeds: SeedRange,
     pub runs: u64,
@@ -598,12 +600,14 @@ pub struct SweepDoc {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SeedRange {
     pub from: u64,
     pub to: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScenarioRow {
     pub name: String,
     pub path: String,
@@ -615,6 +619,7 @@ pub struct ScenarioRow {
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FailedSeed {
     pub scenario: String,
     pub path: String,
@@ -624,6 +629,7 @@ pub struct FailedSeed {
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Determinism {
     /// Runs played twice and compared.
     pub compared: u64,
@@ -632,6 +638,7 @@ pub struct Determinism {
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Nondeterministic {
     pub scenario: String,
     pub path: String,
@@ -684,7 +691,14 @@ impl SweepDoc {
         if !self.failed.is_empty() {
             out.push_str("failing seeds:\n");
             for f in &self.failed {
-                let _ = writeln!(out, "  {} seed {}: {}\n    reproduce: {}", f.scenario, f.seed, f.why, f.reproduce);
+                let _ = writeln!(
+                    out,
+                    "  {} seed {}: {}\n    reproduce: {}",
+                    shown(&f.scenario),
+                    f.seed,
+                    shown(&f.why),
+                    shown(&f.reproduce)
+                );
             }
             out.push('\n');
         }
@@ -694,8 +708,8 @@ impl SweepDoc {
                 out,
                 "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
                 if r.failed == 0 { "PASS" } else { "FAIL" },
-                r.name,
-                r.seeds - r.failed,
+                shown(&r.name),
+                r.seeds.saturating_sub(r.failed),
                 r.seeds,
                 noun(r.seeds, "seed"),
                 r.real_ms
@@ -719,7 +733,11 @@ impl SweepDoc {
                     let _ = writeln!(
                         out,
                         "  {} seed {}: trace hashes {} and {}\n    reproduce: {}",
-                        n.scenario, n.seed, n.hashes[0], n.hashes[1], n.reproduce
+                        shown(&n.scenario),
+                        n.seed,
+                        shown(&n.hashes[0]),
+                        shown(&n.hashes[1]),
+                        shown(&n.reproduce)
                     );
                 }
             }
@@ -742,7 +760,7 @@ impl SweepDoc {
             plural(self.runs, "run"),
             plural(self.scenarios.len() as u64, "scenario"),
             plural(seeds, "seed"),
-            self.runs - self.failed.len() as u64,
+            self.runs.saturating_sub(self.failed.len() as u64),
             self.failed.len(),
             self.real_seconds
         );

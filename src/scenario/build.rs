@@ -280,6 +280,25 @@ impl Builder<'_> {
         }
     }
 
+    /// Refuses a text that would print as something else: a report prints
+    /// `name` on its own line, so a newline or a terminal escape in it could
+    /// forge a line (`PASS ...`) or move the cursor. `allowed` are the
+    /// control characters this text may hold (`about` is wrapped as words).
+    fn printable(&mut self, text: &Option<S<String>>, key: &str, allowed: &str) {
+        let Some(t) = text else { return };
+        if let Some(c) = t.get_ref().chars().find(|&c| crate::input::hidden(c) && !allowed.contains(c)) {
+            let also = if allowed.is_empty() { "" } else { " (line breaks and tabs are fine)" };
+            self.err(
+                t.span(),
+                format!(
+                    "`{key}` holds the control character {:?}{also}: reports print it as it is, so it may hold no \
+                     control characters (newlines, tabs, terminal escapes) or text-reversing marks",
+                    c
+                ),
+            );
+        }
+    }
+
     fn answers(&mut self, a: &Option<S<AnswersDoc>>, what: &str) -> Option<Answers> {
         let a = a.as_ref()?;
         let list = a.get_ref().clone();
@@ -294,6 +313,8 @@ impl Builder<'_> {
         if let Some(name) = doc.name.as_ref().filter(|n| n.get_ref().trim().is_empty()) {
             self.err(name.span(), "`name` cannot be empty");
         }
+        self.printable(&doc.name, "name", "");
+        self.printable(&doc.about, "about", "\n\t");
         let policy = self.policy(&doc);
         self.all_defences_on = policy.defences == crate::protocol::Defences::default();
         let latency = match &doc.policy.latency {
