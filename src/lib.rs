@@ -69,6 +69,7 @@ pub mod explore;
 pub mod fuzz;
 pub mod inbox;
 pub mod input;
+pub mod output;
 pub mod protocol;
 pub mod scenario;
 pub mod shrink;

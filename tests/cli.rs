@@ -563,3 +563,50 @@ fn a_pipe_nobody_writes_to_and_a_socket_are_refused_at_once() {
     let _ = cat.wait();
     assert_eq!(code, Some(0), "{err}");
 }
+
+// ------------------------------------------ issue 19, point 11: small gaps
+
+/// Every option that writes a file refuses a symbolic link there, before
+/// anything runs, and leaves the file it points to alone. Before, --trace
+/// (and the others) wrote through the link.
+#[cfg(unix)]
+#[test]
+fn no_output_option_writes_through_a_symbolic_link() {
+    let dir = TempDir::new("links");
+    let precious = dir.write("precious.txt", "keep me\n");
+    let link = dir.path("out");
+    std::os::unix::fs::symlink(&precious, &link).expect("a link");
+    for flag in ["--trace", "--svg", "--mermaid", "--html"] {
+        handshake(&["run", HAPPY, flag, &link])
+            .expect_code(2)
+            .ran_nothing()
+            .stderr_has(&format!("{flag}: {link} is a symbolic link"))
+            .stderr_has("remove the link or name another file")
+            .stderr_has("nothing was run");
+    }
+    let broken = "scenarios/12-kind-check-off.toml";
+    handshake(&["explore", broken, "--write", &link])
+        .expect_code(2)
+        .stderr_has(&format!("--write: {link} is a symbolic link"))
+        .stderr_has("nothing was explored");
+    handshake(&["shrink", "tests/shrink-inputs/padded-kind-check-off.toml", "--out", &link])
+        .expect_code(2)
+        .stderr_has(&format!("--out: {link} is a symbolic link"))
+        .stderr_has("nothing was shrunk");
+    assert_eq!(std::fs::read_to_string(&precious).expect("still there"), "keep me\n");
+    // A link to a device is no file to overwrite: /dev/stdout stays usable.
+    let null = dir.path("null");
+    std::os::unix::fs::symlink("/dev/null", &null).expect("a link");
+    handshake(&["run", HAPPY, "--trace", &null]).expect_code(0);
+}
+
+#[test]
+fn shrink_refuses_an_empty_name_naming_the_flag() {
+    let input = "tests/shrink-inputs/padded-kind-check-off.toml";
+    for bad in ["", "  ", "a\nPASS  forged"] {
+        let r = handshake(&["shrink", input, "--name", bad, "--out", "-"]);
+        r.expect_code(2).stderr_has("--name");
+        assert!(!r.stderr.contains(input), "the flag is at fault, not the file:\n{}", r.explain());
+        assert!(r.stdout.is_empty(), "nothing shrunk:\n{}", r.explain());
+    }
+}

@@ -312,10 +312,10 @@ fn outputs_wanted(a: &RunArgs) -> Vec<(Output, &Path)> {
     all.into_iter().filter_map(|(output, p)| p.as_deref().map(|p| (output, p))).collect()
 }
 
-/// Opens an output file for writing, or says why it cannot be.
+/// Opens an output file for writing (never through a link to a file), or
+/// says why it cannot be.
 fn open_output(output: Output, path: &Path) -> Result<std::fs::File, String> {
-    std::fs::File::create(path)
-        .map_err(|e| format!("cannot write the {} file {}: {e}", output.option(), path.display()))
+    crate::output::create(path).map_err(|e| format!("{}: {e}", output.option()))
 }
 
 /// Writes what each output option asked for; the picture is drawn once even

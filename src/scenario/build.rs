@@ -270,8 +270,21 @@ impl Builder<'_> {
         self.errors.push(ScenarioError { path: self.path.to_string(), line, col, message: message.into() });
     }
 
+    /// A duration the file gives, at most `MAX_RUN`: nothing in a run can
+    /// take longer than the run (an `inbox_poll = "2y"` would never poll),
+    /// and tokio clamps timers past about two years.
     fn duration(&mut self, s: &S<String>, what: &str) -> Option<Millis> {
         match parse_duration(s.get_ref()) {
+            Ok(m) if m > MAX_RUN => {
+                let message = format!(
+                    "{what} = {:?} is longer than a run may be ({}): give at most \"{}\"",
+                    s.get_ref(),
+                    human(MAX_RUN),
+                    human(MAX_RUN)
+                );
+                self.err(s.span(), message);
+                None
+            }
             Ok(m) => Some(m),
             Err(e) => {
                 self.err(s.span(), format!("{what}: {e}"));
@@ -319,6 +332,16 @@ impl Builder<'_> {
         self.all_defences_on = policy.defences == crate::protocol::Defences::default();
         let latency = match &doc.policy.latency {
             Some(l) => match parse_latency(l.get_ref()) {
+                Ok(Latency::Fixed(most) | Latency::Range(_, most)) if most > MAX_RUN => {
+                    let message = format!(
+                        "latency = {:?}: a delay longer than a run may be ({}) would never end; give at most \"{}\"",
+                        l.get_ref(),
+                        human(MAX_RUN),
+                        human(MAX_RUN)
+                    );
+                    self.err(l.span(), message);
+                    Latency::Fixed(Millis(1))
+                }
                 Ok(l) => l,
                 Err(e) => {
                     self.err(l.span(), format!("latency: {e}"));
@@ -407,20 +430,12 @@ impl Builder<'_> {
     /// The run's end and cap: each at most `MAX_RUN`, and an end the cap
     /// would cut short says how to raise the cap.
     fn end_and_cap(&mut self, doc: &FileDoc) -> (Option<Millis>, Millis) {
+        // Virtual time is cheap, but tokio clamps timers past about two years
+        // and the driver would spin: a year is more than any scenario needs,
+        // and `duration` refuses more.
         let end = doc.end.as_ref().and_then(|e| self.duration(e, "end"));
         let cap = doc.cap.as_ref().and_then(|c| self.duration(c, "cap"));
-        // Virtual time is cheap, but tokio clamps timers past about two years
-        // and the driver would spin: a year is more than any scenario needs.
-        for (key, value, given) in [("end", end, &doc.end), ("cap", cap, &doc.cap)] {
-            if let (Some(v), Some(given)) = (value, given) {
-                if v > MAX_RUN {
-                    let message = format!("{key} = {} is longer than a run may be ({})", human(v), human(MAX_RUN));
-                    self.err(given.span(), message);
-                }
-            }
-        }
-        // An end past the longest run was refused above: no cap could reach it.
-        if let (Some(e), Some(given)) = (end.filter(|e| *e <= MAX_RUN), &doc.end) {
+        if let (Some(e), Some(given)) = (end, &doc.end) {
             let wanted = human(e);
             match cap {
                 None if e > DEFAULT_CAP => self.err(
@@ -539,6 +554,18 @@ impl Builder<'_> {
         }
         if let Some(x) = &p.prune {
             m.prune = *x.get_ref();
+            // A truncating drain empties the file at every read: nothing is
+            // left before a committed position to cut.
+            if m.prune && m.drain == Drain::ReadThenTruncate {
+                let drain = if p.drain.is_some() { "drain = \"truncate\"" } else { "the default drain (\"truncate\")" };
+                self.err(
+                    x.span(),
+                    format!(
+                        "prune = true does nothing with {drain}, which empties the file at every read: prune \
+                         works with drain = \"offset\" (set it), or leave prune out"
+                    ),
+                );
+            }
         }
         Some(m)
     }
@@ -1334,7 +1361,14 @@ impl Builder<'_> {
                 self.err(members.span(), "a deadlock needs at least two teammates waiting on each other");
                 return None;
             }
-            for name in members.get_ref() {
+            for (i, name) in members.get_ref().iter().enumerate() {
+                if members.get_ref()[..i].contains(name) {
+                    self.err(
+                        members.span(),
+                        format!("deadlock names {name:?} twice: a deadlock lists each teammate in it once"),
+                    );
+                    return None;
+                }
                 let named = S::new(members.span(), name.clone());
                 let id = self.agent(&named, team, "deadlock")?;
                 if id.is_lead() {
