@@ -564,6 +564,22 @@ fn a_pipe_nobody_writes_to_and_a_socket_are_refused_at_once() {
     assert_eq!(code, Some(0), "{err}");
 }
 
+/// A sweep's threads load the scenario from the text read once: a pipe
+/// cannot be read a second time (before, `--jobs 2` failed on one).
+#[cfg(unix)]
+#[test]
+fn a_sweep_on_two_threads_plays_a_scenario_from_a_pipe() {
+    let mut cat = std::process::Command::new("cat")
+        .arg(common::binary::root().join(HAPPY))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cat starts");
+    let pipe = std::process::Stdio::from(cat.stdout.take().expect("cat's output"));
+    let (code, err) = bounded(&["run", "/dev/stdin", "--seeds", "1..9", "--jobs", "2"], pipe, 30);
+    let _ = cat.wait();
+    assert_eq!(code, Some(0), "{err}");
+}
+
 // ------------------------------------------ issue 19, point 11: small gaps
 
 /// Every option that writes a file refuses a symbolic link there, before

@@ -351,7 +351,10 @@ fn merge_refuses_a_report_that_disagrees_with_itself_or_its_shard() {
     refused(&|d| d["failed"][0]["scenario"] = "nobody".into(), &["the report has no row for that scenario"]);
     // A range that ends before it starts, and more shards than any machine gave.
     refused(&|d| d["seeds"]["to"] = 0.into(), &["seeds 1..0 is empty"]);
-    refused(&|d| d["shard"]["of"] = 1_000_000_000_000u64.into(), &["shard 1/1000000000000 of seeds 1..11 has 1 seeds"]);
+    refused(
+        &|d| d["shard"]["of"] = 1_000_000_000_000u64.into(),
+        &["shard 1/1000000000000 of seeds 1..11 has 1 seed per scenario"],
+    );
     // The untouched pair still merges.
     let one_file = dir.write("one.json", &one.to_string());
     handshake(&["merge", &one_file, &two_file]).expect_code(1).stdout_has("failing seeds:");

@@ -50,7 +50,7 @@ pub fn main(a: MergeArgs) -> i32 {
 pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
 
 fn read(f: &std::path::Path) -> Result<SweepDoc, String> {
-    let text = crate::input::read_text(f, MAX_REPORT_BYTES).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+    let text = crate::input::read_text(f, MAX_REPORT_BYTES).map_err(|e| format!("{}: {e}", f.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         format!("{} is not the output of `handshake run --seeds A..B --format json` (this version's): {e}", f.display())
     })

@@ -2,7 +2,7 @@
 
 use super::{noun, plural, scenario_files, shown, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::protocol::Millis;
-use crate::scenario::discover::load_all;
+use crate::scenario::discover::load_all_with_text;
 use crate::scenario::duration::parse_duration;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
 use crate::trace::{Names, Stamped};
@@ -209,7 +209,8 @@ pub fn main(a: RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let (scenarios, errors) = load_all(&files);
+    let (loaded, errors) = load_all_with_text(&files);
+    let (scenarios, sources): (Vec<Scenario>, Vec<(String, String)>) = loaded.into_iter().unzip();
     if !errors.is_empty() {
         for e in &errors {
             eprintln!("{e}");
@@ -261,7 +262,7 @@ pub fn main(a: RunArgs) -> i32 {
         }
     }
     match a.seeds {
-        Some(range) => super::sweep::sweep(&a, &scenarios, &files, range, shard),
+        Some(range) => super::sweep::sweep(&a, &scenarios, &sources, range, shard),
         None => single(&a, &scenarios, outputs),
     }
 }

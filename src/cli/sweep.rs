@@ -13,7 +13,6 @@ use super::run::{
 use super::{EXIT_BAD_INPUT, EXIT_FAILED};
 use crate::scenario::{load_str, Scenario};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The runs of a sweep, numbered from 0 in the order the report lists them:
@@ -143,7 +142,14 @@ fn without_index<T>(v: Vec<(usize, T)>) -> Vec<T> {
     v.into_iter().map(|(_, x)| x).collect()
 }
 
-pub fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], range: (u64, u64), shard: Option<Shard>) -> i32 {
+/// `sources` are the files' texts, as `(path shown, text)`, read once.
+pub fn sweep(
+    a: &RunArgs,
+    scenarios: &[Scenario],
+    sources: &[(String, String)],
+    range: (u64, u64),
+    shard: Option<Shard>,
+) -> i32 {
     let times = if a.check_determinism { 2 } else { 1 };
     let plan = match Plan::new(range, shard, scenarios.len(), times) {
         Ok(p) => p,
@@ -152,25 +158,6 @@ pub fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], range: (u64
             return EXIT_BAD_INPUT;
         }
     };
-    let sources: Vec<(String, String)> = if jobs(a) > 1 {
-        let read: Result<Vec<_>, String> = files
-            .iter()
-            .map(|f| {
-                crate::scenario::read_file(f)
-                    .map(|t| (f.display().to_string(), t))
-                    .map_err(|e| format!("cannot read {} again: {}", f.display(), e.message))
-            })
-            .collect();
-        match read {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}; nothing was run");
-                return EXIT_BAD_INPUT;
-            }
-        }
-    } else {
-        Vec::new()
-    };
     let (from, to) = range;
     let total = plan.runs();
     let ids: Vec<(String, String)> = scenarios.iter().map(|s| (s.name.clone(), s.path.clone())).collect();
@@ -178,7 +165,7 @@ pub fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], range: (u64
     let mut progress = Progress::new(plan.plays(), "run", a.format == super::Format::Text);
     let started = std::time::Instant::now();
     tracing::info!(runs = total, scenarios = scenarios.len(), from, to, shard = ?shard, jobs = jobs(a), "sweep starts");
-    let played = play_all(a, scenarios, &sources, plan, jobs(a), |k, runs| {
+    let played = play_all(a, scenarios, sources, plan, jobs(a), |k, runs| {
         let (s, seed) = plan.run(k);
         let failure = (!runs[0].passed).then(|| format!("FAIL  {} seed {seed}: {}", scenarios[s].name, runs[0].why));
         progress.tick(failure.as_deref());
@@ -211,8 +198,9 @@ pub fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], range: (u64
 /// plays of one run are handed out one after the other, so with two threads
 /// or more they usually land on different threads, and a run waits for its
 /// second play only while that play is in flight: the runs held back number
-/// about the threads, never the range. Each thread reads the scenario files
-/// again from `sources` (a scenario holds hooks that stay on one thread) and
+/// about the threads, never the range. Each thread loads its own scenarios
+/// from the texts in `sources` (a scenario holds hooks that stay on one
+/// thread; the files are not read again: a pipe cannot be) and
 /// plays whole runs, each on its own runtime: a run is the same whichever
 /// thread plays it.
 fn play_all(
@@ -254,7 +242,7 @@ fn play_all(
                     .zip(ids)
                     .map(|((path, text), &(name, shown))| match load_str(path, text) {
                         Ok(mine) if mine.name == name && mine.path == shown => Ok(mine),
-                        _ => Err(format!("{path} changed while the sweep ran")),
+                        _ => Err(format!("{path} did not load again from its own text")),
                     })
                     .collect();
                 let mine = match mine {
