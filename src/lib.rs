@@ -68,6 +68,8 @@ pub mod cli;
 pub mod explore;
 pub mod fuzz;
 pub mod inbox;
+pub mod input;
+pub mod output;
 pub mod protocol;
 pub mod scenario;
 pub mod shrink;

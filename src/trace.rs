@@ -643,7 +643,9 @@ impl Stamped {
             },
             Event::Note { text } => text.clone(),
         };
-        format!("{:>9}  {}", self.t.to_string(), text)
+        // A file's strings (labels, texts, reasons) are in the line: none
+        // may end it early or move the cursor.
+        format!("{:>9}  {}", self.t.to_string(), crate::input::shown(&text))
     }
 }
 

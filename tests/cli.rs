@@ -474,3 +474,155 @@ fn bench_refuses_an_empty_load() {
         handshake(&["bench", flag, "0"]).expect_code(2).stderr_has("at least 1");
     }
 }
+
+// ------------------------------------------- issue 19, point 8: what is read
+
+/// `handshake args` under a 1 GB address-space limit, stopped after
+/// `seconds` if it has not ended: the status, or `None` if it was stopped.
+/// Before, these inputs were read without end (a hang, or memory to the limit).
+#[cfg(unix)]
+fn bounded(args: &[&str], stdin: std::process::Stdio, seconds: u64) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 1000000 && exec \"$0\" \"$@\""])
+        .arg(common::binary::bin())
+        .args(args)
+        .current_dir(common::binary::root())
+        .env_remove("RUST_LOG")
+        .stdin(stdin)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the program starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("waitable") {
+            break status.code().or(Some(128 + 99));
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut err).ok();
+    (code, err)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_character_device_is_refused_without_reading_it() {
+    for command in ["check", "run", "explore", "shrink", "fuzz", "merge"] {
+        let (code, err) = bounded(&[command, "/dev/zero"], std::process::Stdio::null(), 10);
+        assert_eq!(code, Some(2), "{command} /dev/zero: {err}");
+        assert!(err.contains("/dev/zero") && err.contains("character device"), "{command}: {err}");
+        assert!(err.contains("a regular file, or a pipe"), "says what is allowed: {err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_pipe_is_read_to_the_bound_and_refused() {
+    let mut yes =
+        std::process::Command::new("yes").arg("#x").stdout(std::process::Stdio::piped()).spawn().expect("yes starts");
+    let pipe = std::process::Stdio::from(yes.stdout.take().expect("yes's output"));
+    let (code, err) = bounded(&["run", "/dev/stdin"], pipe, 20);
+    let _ = yes.kill();
+    let _ = yes.wait();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("/dev/stdin: a scenario file may be at most 4 MiB, and the pipe gave more"), "{err}");
+    assert!(err.contains("nothing was run"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pipe_nobody_writes_to_and_a_socket_are_refused_at_once() {
+    let dir = TempDir::new("kinds");
+    let fifo = dir.path("nobody.toml");
+    let c = std::ffi::CString::new(fifo.as_str()).expect("a path");
+    // SAFETY: mkfifo on a path in this test's own folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let (code, err) = bounded(&["check", &fifo], std::process::Stdio::null(), 10);
+    assert_eq!(code, Some(2), "a FIFO with no writer: {err}");
+    assert!(err.contains(&format!("{fifo}: the pipe gave nothing: no program was writing to it")), "{err}");
+    let socket = dir.path("s.toml");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("a socket");
+    let (code, err) = bounded(&["run", &socket], std::process::Stdio::null(), 10);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(&format!("{socket}: this is a socket, not a file")), "{err}");
+    // A pipe with a scenario in it is read as a file is.
+    let mut cat = std::process::Command::new("cat")
+        .arg(common::binary::root().join(HAPPY))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cat starts");
+    let pipe = std::process::Stdio::from(cat.stdout.take().expect("cat's output"));
+    let (code, err) = bounded(&["run", "/dev/stdin"], pipe, 20);
+    let _ = cat.wait();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// A sweep's threads load the scenario from the text read once: a pipe
+/// cannot be read a second time (before, `--jobs 2` failed on one).
+#[cfg(unix)]
+#[test]
+fn a_sweep_on_two_threads_plays_a_scenario_from_a_pipe() {
+    let mut cat = std::process::Command::new("cat")
+        .arg(common::binary::root().join(HAPPY))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cat starts");
+    let pipe = std::process::Stdio::from(cat.stdout.take().expect("cat's output"));
+    let (code, err) = bounded(&["run", "/dev/stdin", "--seeds", "1..9", "--jobs", "2"], pipe, 30);
+    let _ = cat.wait();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+// ------------------------------------------ issue 19, point 11: small gaps
+
+/// Every option that writes a file refuses a symbolic link there, before
+/// anything runs, and leaves the file it points to alone. Before, --trace
+/// (and the others) wrote through the link.
+#[cfg(unix)]
+#[test]
+fn no_output_option_writes_through_a_symbolic_link() {
+    let dir = TempDir::new("links");
+    let precious = dir.write("precious.txt", "keep me\n");
+    let link = dir.path("out");
+    std::os::unix::fs::symlink(&precious, &link).expect("a link");
+    for flag in ["--trace", "--svg", "--mermaid", "--html"] {
+        handshake(&["run", HAPPY, flag, &link])
+            .expect_code(2)
+            .ran_nothing()
+            .stderr_has(&format!("{flag}: {link} is a symbolic link"))
+            .stderr_has("remove the link or name another file")
+            .stderr_has("nothing was run");
+    }
+    let broken = "scenarios/12-kind-check-off.toml";
+    handshake(&["explore", broken, "--write", &link])
+        .expect_code(2)
+        .stderr_has(&format!("--write: {link} is a symbolic link"))
+        .stderr_has("nothing was explored");
+    handshake(&["shrink", "tests/shrink-inputs/padded-kind-check-off.toml", "--out", &link])
+        .expect_code(2)
+        .stderr_has(&format!("--out: {link} is a symbolic link"))
+        .stderr_has("nothing was shrunk");
+    assert_eq!(std::fs::read_to_string(&precious).expect("still there"), "keep me\n");
+    // A link to a device is no file to overwrite: /dev/stdout stays usable.
+    let null = dir.path("null");
+    std::os::unix::fs::symlink("/dev/null", &null).expect("a link");
+    handshake(&["run", HAPPY, "--trace", &null]).expect_code(0);
+}
+
+#[test]
+fn shrink_refuses_an_empty_name_naming_the_flag() {
+    let input = "tests/shrink-inputs/padded-kind-check-off.toml";
+    for bad in ["", "  ", "a\nPASS  forged"] {
+        let r = handshake(&["shrink", input, "--name", bad, "--out", "-"]);
+        r.expect_code(2).stderr_has("--name");
+        assert!(!r.stderr.contains(input), "the flag is at fault, not the file:\n{}", r.explain());
+        assert!(r.stdout.is_empty(), "nothing shrunk:\n{}", r.explain());
+    }
+}

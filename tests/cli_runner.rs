@@ -504,9 +504,15 @@ fn explore_refuses_a_bad_thread_count_or_memory_bound_before_searching() {
         .expect_code(2)
         .stderr_has("--jobs")
         .stderr_has("nothing was explored");
-    for (size, says) in
-        [("0", "more than zero"), ("12XB", "`XB` is not a unit"), ("lots", "lots"), ("-1GB", "more than zero")]
-    {
+    for (size, says) in [
+        ("0", "more than zero"),
+        ("12XB", "`XB` is not a unit"),
+        ("lots", "lots"),
+        ("-1GB", "more than zero"),
+        // Issue 19, point 11: one byte was taken as a bound.
+        ("1", "give at least 16MiB"),
+        ("16000KB", "give at least 16MiB"),
+    ] {
         let flag = format!("--max-memory={size}");
         let r = handshake(&["explore", HAPPY, &flag]);
         r.expect_code(2).stderr_has("--max-memory").stderr_has(says);
@@ -526,14 +532,15 @@ fn explore_stops_at_the_memory_bound_and_says_so() {
         return;
     }
     // Memory is looked at every 10,000 distinct states; scenario 29 with a
-    // drop has more than four times as many.
+    // drop has more than four times as many. The smallest bound the flag
+    // takes is below what the program holds at the first look.
     let lossy = "scenarios/29-lossy-shutdown-asked-twice.toml";
-    handshake(&["explore", lossy, "--drop", "1", "--max-memory", "1"])
+    handshake(&["explore", lossy, "--drop", "1", "--max-memory", "16MiB"])
         .expect_code(0)
         .stdout_has("(10000 unique)")
         .stdout_has("stopped at --max-memory")
         .stdout_has("no invariant violated within the bounds");
-    let doc = explore_json(&["explore", lossy, "--drop", "1", "--max-memory", "1", "--format", "json"]);
+    let doc = explore_json(&["explore", lossy, "--drop", "1", "--max-memory", "16MiB", "--format", "json"]);
     assert_eq!(doc["stopped_by"], "max-memory", "{doc}");
     assert_eq!(doc["unique"], 10_000, "{doc}");
 }

@@ -250,3 +250,126 @@ fn merge_refuses_a_shard_number_out_of_its_range() {
     let zero = dir.write("zero.json", &r.stdout.replace("\"index\": 1", "\"index\": 0"));
     handshake(&["merge", &zero]).expect_code(2).ran_nothing().stderr_has("is not one of 2 shards");
 }
+
+/// Issue 19, point 7: a sweep keeps a row per scenario and its failing
+/// seeds, never a row per run, so the longest range there is plays in the
+/// memory a short one does. Before, the seeds were listed first: under a
+/// 300 MB address-space limit the sweep aborted (`memory allocation of …
+/// failed`, exit 134), and unlimited it held 390 MB after 3 s.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_longest_seed_range_plays_in_the_memory_of_a_short_one() {
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 300000 && exec \"$0\" \"$@\""])
+        .arg(bin())
+        .args(["run", "scenarios/01-happy-shutdown.toml", "--seeds", "0..18446744073709551615", "--jobs", "2"])
+        .args(["--format", "json"])
+        .current_dir(root())
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the program starts");
+    let peak_kb = |pid: u32| -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    let mut peak = 0;
+    for _ in 0..25 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if let Some(status) = child.try_wait().expect("the child can be waited for") {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err).ok();
+            panic!("the sweep ended by itself after a moment ({status}):\n{err}");
+        }
+        peak = peak.max(peak_kb(child.id()).unwrap_or(0));
+    }
+    child.kill().expect("the sweep can be stopped");
+    let _ = child.wait();
+    assert!(peak > 0, "the peak memory was read");
+    assert!(peak < 64 * 1024, "a sweep held {peak} kB after 2.5 s: memory grows with the range");
+}
+
+/// Issue 19, point 10: a report whose numbers disagree with each other or
+/// with its shard is refused, naming the file and the disagreement, before
+/// anything is merged. Before, each of these was merged (the first printed
+/// `FAIL … 17/20` beside `0 failed` and exited 0).
+#[test]
+fn merge_refuses_a_report_that_disagrees_with_itself_or_its_shard() {
+    let (dir, folder) = mixed("tampered");
+    let shard = |i: u64| {
+        let r = handshake(&["run", &folder, "--seeds", "1..11", "--shard", &format!("{i}/2"), "--format", "json"]);
+        r.expect_code(1);
+        serde_json::from_str::<serde_json::Value>(&r.stdout).expect("json")
+    };
+    let (one, two) = (shard(1), shard(2));
+    let two_file = dir.write("two.json", &two.to_string());
+    let row = |doc: &serde_json::Value, name: &str| {
+        doc["scenarios"].as_array().unwrap().iter().position(|r| r["name"] == name).expect("a row")
+    };
+    let (passing, wrong) = (row(&one, "plan-approved"), row(&one, "wrong-expectation"));
+    assert_eq!(one["failed"][0]["scenario"], "wrong-expectation", "the wrong file fails on every seed");
+    let mut n = 0;
+    let mut refused = |edit: &dyn Fn(&mut serde_json::Value), says: &[&str]| {
+        let mut doc = one.clone();
+        edit(&mut doc);
+        n += 1;
+        let file = dir.write(&format!("edited-{n}.json"), &serde_json::to_string_pretty(&doc).unwrap());
+        let r = handshake(&["merge", &file, &two_file]);
+        r.expect_code(2).ran_nothing().stderr_has(&file).stderr_has("nothing was merged");
+        for s in says {
+            r.stderr_has(s);
+        }
+        assert!(r.stdout.is_empty(), "nothing printed:\n{}", r.explain());
+    };
+    refused(
+        &|d| d["scenarios"][passing]["failed"] = 3.into(),
+        &["plan-approved says 3 failed, but lists 0 failing seeds"],
+    );
+    refused(
+        &|d| d["scenarios"][wrong]["failed"] = 0.into(),
+        &["wrong-expectation says 0 failed, but lists 5 failing seeds"],
+    );
+    refused(
+        &|d| d["failed"][0]["seed"] = 99.into(),
+        &["failing seed 99 of wrong-expectation", "outside the sweep's seeds 1..11"],
+    );
+    refused(
+        &|d| {
+            let again = d["failed"][1].clone();
+            d["failed"].as_array_mut().unwrap().push(again);
+        },
+        &["failing seed 3 of wrong-expectation", "is listed twice"],
+    );
+    refused(&|d| d["failed"][0]["seed"] = 2.into(), &["failing seed 2", "is shard 2/2's, not shard 1/2's"]);
+    refused(&|d| d["real_seconds"] = (-1.5).into(), &["real_seconds is -1.5", "never negative"]);
+    refused(&|d| d["scenarios"][0]["real_ms"] = (-2.0).into(), &["real_ms of", "never negative"]);
+    refused(&|d| d["extra"] = 1.into(), &["unknown field `extra`"]);
+    refused(&|d| d["failed"][0]["note"] = "x".into(), &["unknown field `note`"]);
+    refused(&|d| d["scenarios"][0]["failed"] = 9.into(), &["failed on 9 of its 5 seeds"]);
+    refused(&|d| d["failed"][0]["scenario"] = "nobody".into(), &["the report has no row for that scenario"]);
+    // A range that ends before it starts, and more shards than any machine gave.
+    refused(&|d| d["seeds"]["to"] = 0.into(), &["seeds 1..0 is empty"]);
+    refused(
+        &|d| d["shard"]["of"] = 1_000_000_000_000u64.into(),
+        &["shard 1/1000000000000 of seeds 1..11 has 1 seed per scenario"],
+    );
+    // The untouched pair still merges.
+    let one_file = dir.write("one.json", &one.to_string());
+    handshake(&["merge", &one_file, &two_file]).expect_code(1).stdout_has("failing seeds:");
+}
+
+/// A name in a report is printed escaped: a newline in it cannot start a
+/// line of its own (issue 19, point 11).
+#[test]
+fn merge_prints_a_name_with_control_characters_escaped() {
+    let dir = TempDir::new("escaped");
+    let r = handshake(&["run", "scenarios/05-plan-approved.toml", "--seeds", "1..3", "--format", "json"]);
+    let mut doc: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    doc["scenarios"][0]["name"] = "x\nPASS  forged\u{1b}[2J".into();
+    let file = dir.write("named.json", &doc.to_string());
+    let merged = handshake(&["merge", &file]);
+    merged.expect_code(0).stdout_has("PASS  x\\nPASS  forged\\u{1b}[2J");
+    assert!(!merged.stdout.lines().any(|l| l.starts_with("PASS  forged")), "{}", merged.explain());
+}

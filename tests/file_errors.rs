@@ -469,3 +469,66 @@ fn faults_that_stop_a_teammate_refuse_the_lead_and_a_torn_write_wants_file_mode(
         assert!(load_str("x.toml", &ok).is_ok(), "refused:\n{ok}");
     }
 }
+
+// ------------------------------------------ issue 19, point 11: small gaps
+
+#[test]
+fn a_name_with_a_newline_or_a_terminal_escape_is_refused_at_its_place() {
+    for (written, shown) in [("x\\nPASS  forged", "'\\n'"), ("x\\u001b[2J", "'\\u{1b}'"), ("a\\tb", "'\\t'")] {
+        let src = format!("name = \"{written}\"\n{ALICE}");
+        let e = &errors(&src)[0];
+        assert_eq!((e.line, e.col), (1, 8), "the value of `name`: {e}");
+        assert!(e.message.contains(&format!("`name` holds the control character {shown}")), "{e}");
+        assert!(e.message.contains("may hold no control characters"), "says what is allowed: {e}");
+    }
+    // `about` may run over lines, but not move the cursor.
+    let ok = format!("name = \"x\"\nabout = \"\"\"\none\n\ttwo\n\"\"\"\n{ALICE}");
+    assert!(load_str("x.toml", &ok).is_ok());
+    let src = format!("name = \"x\"\nabout = \"a\\u001b[31mred\"\n{ALICE}");
+    let e = &errors(&src)[0];
+    assert_eq!((e.line, e.col), pos(&src, "\"a"), "{e}");
+    assert!(e.message.contains("`about` holds the control character '\\u{1b}' (line breaks and tabs are fine)"), "{e}");
+}
+
+#[test]
+fn prune_with_a_truncating_drain_is_refused_with_the_reason() {
+    for drain in ["drain = \"truncate\"\n", ""] {
+        let src = format!("{HEAD}[policy]\nmailbox = \"file\"\n{drain}prune = true\n{ALICE}");
+        let e = &errors(&src)[0];
+        assert_eq!((e.line, e.col), pos(&src, "true"), "{e}");
+        assert!(e.message.contains("prune = true does nothing with"), "{e}");
+        assert!(e.message.contains("drain = \"offset\""), "says what works: {e}");
+    }
+    let ok = format!("{HEAD}[policy]\nmailbox = \"file\"\ndrain = \"offset\"\nprune = true\n{ALICE}");
+    assert!(load_str("x.toml", &ok).is_ok());
+}
+
+#[test]
+fn a_deadlock_naming_a_teammate_twice_is_refused() {
+    let team = format!("{ALICE}[[teammate]]\nname = \"bob\"\n");
+    let (line, col, message) = refuse(&format!("{team}[[expect]]\ndeadlock = [\"alice\", \"alice\"]\n"));
+    let src = format!("{HEAD}{team}[[expect]]\ndeadlock = [\"alice\", \"alice\"]\n");
+    assert_eq!((line, col), pos(&src, "[\"alice\""), "{message}");
+    assert!(message.contains("deadlock names \"alice\" twice"), "{message}");
+    assert!(message.contains("each teammate in it once"), "{message}");
+}
+
+#[test]
+fn no_duration_in_a_file_may_be_longer_than_a_run() {
+    let file = "[policy]\nmailbox = \"file\"\n";
+    for (body, key) in [
+        (format!("{file}inbox_poll = \"2y\"\n{ALICE}"), "inbox_poll = \"2y\""),
+        (format!("{file}read_cost = \"400d\"\n{ALICE}"), "read_cost = \"400d\""),
+        (format!("[policy]\nshutdown_timeout = \"2y\"\n{ALICE}"), "shutdown_timeout = \"2y\""),
+        (format!("{ALICE}[[step]]\nat = \"2y\"\ndo = \"shutdown\"\nto = \"alice\"\n"), "step #1 `at` = \"2y\""),
+    ] {
+        let src = format!("{HEAD}{body}");
+        let value = key.rsplit_once(" = ").unwrap().1;
+        let e = &errors(&src)[0];
+        assert_eq!((e.line, e.col), pos(&src, value), "{e}");
+        assert!(e.message.contains(&format!("{key} is longer than a run may be (1y): give at most \"1y\"")), "{e}");
+    }
+    let (_, _, message) = refuse(&format!("[policy]\nlatency = \"1ms..2y\"\n{ALICE}"));
+    assert!(message.contains("a delay longer than a run may be (1y)"), "{message}");
+    assert!(load_str("x.toml", &format!("{HEAD}cap = \"1y\"\n{file}inbox_poll = \"1y\"\n{ALICE}")).is_ok());
+}

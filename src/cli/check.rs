@@ -24,7 +24,7 @@ pub fn main(a: CheckArgs) -> i32 {
         eprintln!("{e}");
     }
     for s in &ok {
-        println!("ok    {}  ({})", s.path, s.name);
+        println!("ok    {}  ({})", super::shown(&s.path), super::shown(&s.name));
     }
     let bad = files.len() - ok.len();
     println!("{} {}: {} ok, {} bad", files.len(), noun(files.len() as u64, "file"), ok.len(), bad);

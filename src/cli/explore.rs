@@ -69,7 +69,12 @@ fn parse_latency(text: &str) -> Result<Latency, String> {
     crate::scenario::duration::parse_duration(text).map(Latency).map_err(|e| format!("`{text}`: {e}"))
 }
 
-/// `2GB`, `512MB`, `1.5GiB`, `800000000`: a size in bytes.
+/// The least `--max-memory` takes: the program holds about 20 MB before it
+/// explores a state, so a smaller bound could only stop every search at its
+/// first look (a bound of one byte is a typo, not a budget).
+const MIN_MEMORY: u64 = 16 * 1024 * 1024;
+
+/// `2GB`, `512MB`, `1.5GiB`, `800000000`: a size in bytes, at least `MIN_MEMORY`.
 fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
@@ -88,12 +93,23 @@ fn parse_size(text: &str) -> Result<u64, String> {
     if n.is_nan() || n <= 0.0 || !n.is_finite() {
         return Err(format!("`{text}`: a memory bound must be more than zero"));
     }
-    Ok((n * scale) as u64)
+    let bytes = (n * scale) as u64;
+    if bytes < MIN_MEMORY {
+        return Err(format!(
+            "`{text}` is less than the program itself takes: give at least 16MiB (the explorer alone holds about 20 MB)"
+        ));
+    }
+    Ok(bytes)
 }
 
 pub fn main(a: ExploreArgs) -> i32 {
     if a.max_depth == 0 || a.max_states == 0 {
         eprintln!("error: --max-depth and --max-states must be at least 1; nothing was explored");
+        return EXIT_BAD_INPUT;
+    }
+    // Refused before the search, not after it: exit 2 promises nothing ran.
+    if let Some(Err(e)) = a.write.as_deref().map(crate::output::check) {
+        eprintln!("error: --write: {e}; nothing was explored");
         return EXIT_BAD_INPUT;
     }
     let scenario = match load_file(&a.path) {
@@ -295,9 +311,9 @@ pub fn main(a: ExploreArgs) -> i32 {
     // What the file does not expect first; else the first thing it does.
     let found = x.counterexample.as_ref().or(x.expected.first());
     if let (Some(c), Some(out)) = (found, &a.write) {
-        let original = std::fs::read_to_string(&a.path).unwrap_or_default();
+        let original = crate::scenario::read_file(&a.path).unwrap_or_default();
         let written = crate::explore::replay::scenario_file(&original, &out.to_string_lossy(), c)
-            .and_then(|text| std::fs::write(out, text).map_err(|e| format!("cannot write {}: {e}", out.display())));
+            .and_then(|text| crate::output::write(out, &text));
         match written {
             Ok(()) => eprintln!("wrote {}: `handshake run {} -v` replays the violation", out.display(), out.display()),
             Err(e) => eprintln!("no scenario written: {e}"),

@@ -60,10 +60,10 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut problems = 0;
     for f in &files {
         let shown = f.display().to_string();
-        let text = match std::fs::read_to_string(f) {
+        let text = match crate::scenario::read_file(f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{shown}: cannot read the file: {e}");
+                eprintln!("{e}");
                 problems += 1;
                 continue;
             }
@@ -262,11 +262,11 @@ fn cases(
 /// threads are done with their batch by now (finds are reported after it),
 /// so the shrink's own `jobs` threads are the only ones running.
 fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
-    let src = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let src = crate::scenario::read_file(Path::new(path)).map_err(|e| e.to_string())?;
     let opts = crate::shrink::Options { seed: Some(seed), jobs, ..crate::shrink::Options::default() };
     let s = crate::shrink::shrink(path, &src, &opts).map_err(|e| e.to_string())?;
     let out = format!("{}-shrunk.toml", path.strip_suffix(".toml").unwrap_or(path));
-    std::fs::write(&out, &s.text).map_err(|e| format!("cannot write {out}: {e}"))?;
+    crate::output::write(Path::new(&out), &s.text)?;
     let (b, a) = (s.before, s.after);
     Ok(format!(
         "{out} ({} → {} faults, {} → {} steps, {} → {} teammates, {} runs{}; `handshake run {out}`)",
@@ -307,7 +307,7 @@ fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case) -> Result<Path
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create the folder {}: {e}", out.display()))?;
     let path = out.join(format!("{stem}-seed{}.toml", case.seed));
     let text = t.finding_file(case, &path.display().to_string());
-    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    crate::output::write(&path, &text)?;
     Ok(path)
 }
 

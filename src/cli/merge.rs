@@ -2,9 +2,11 @@
 //! A..B --shard I/N --format json`, combined into the report the whole sweep
 //! prints (real times aside: they are added up).
 
-use super::run::{Determinism, ScenarioRow, Shard, SweepDoc};
+use super::run::{Determinism, ScenarioRow, SeedRange, Shard, SweepDoc};
+use super::shown;
 use super::{Format, EXIT_BAD_INPUT};
 use clap::Args;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -42,8 +44,13 @@ pub fn main(a: MergeArgs) -> i32 {
     }
 }
 
+/// The most of a shard's report that is read: about a million failing seeds
+/// listed, far more than a sweep worth merging lists, and a bound on what a
+/// wrong file (or `/dev/zero`) can make the merge hold.
+pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 fn read(f: &std::path::Path) -> Result<SweepDoc, String> {
-    let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+    let text = crate::input::read_text(f, MAX_REPORT_BYTES).map_err(|e| format!("{}: {e}", f.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         format!("{} is not the output of `handshake run --seeds A..B --format json` (this version's): {e}", f.display())
     })
@@ -53,8 +60,12 @@ fn read(f: &std::path::Path) -> Result<SweepDoc, String> {
 /// are not the shards of one sweep.
 pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
     let (first_file, first) = docs.first().ok_or("no shard to merge")?;
+    for (file, d) in docs {
+        agrees_with_itself(file, d)?;
+    }
     let of = first.shard.map_or(1, |s| s.of);
-    let mut by_index: Vec<Option<&str>> = vec![None; of as usize];
+    // By shard index: sized by the files given, not by the `of` a file claims.
+    let mut by_index: BTreeMap<u64, &str> = BTreeMap::new();
     for (file, d) in docs {
         let differ = |what: String| format!("{file} and {first_file} come from different sweeps: {what}");
         if d.seeds != first.seeds {
@@ -78,25 +89,17 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
             return Err(differ("one was played with --check-determinism, the other without".to_string()));
         }
         let shard = d.shard.unwrap_or(Shard { index: 1, of: 1 });
-        if shard.index == 0 || shard.index > shard.of {
-            return Err(format!("{file}: shard {shard} is not one of {}", shards(shard.of)));
-        }
-        let slot = &mut by_index[(shard.index - 1) as usize];
-        if let Some(other) = slot {
+        if let Some(other) = by_index.insert(shard.index, file) {
             return Err(format!("{other} and {file} are both shard {shard}: each shard once"));
         }
-        *slot = Some(file);
-        let expected = shard.seeds(d.seeds.from, d.seeds.to);
-        if d.scenarios.iter().any(|r| r.seeds != expected) || d.runs != expected * d.scenarios.len() as u64 {
-            return Err(format!(
-                "{file}: shard {shard} of seeds {}..{} has {expected} seeds per scenario, but the file says otherwise",
-                d.seeds.from, d.seeds.to
-            ));
-        }
     }
-    let missing: Vec<String> =
-        by_index.iter().enumerate().filter(|(_, f)| f.is_none()).map(|(i, _)| format!("{}/{of}", i + 1)).collect();
-    if !missing.is_empty() {
+    if (by_index.len() as u64) < of {
+        const NAMED: usize = 10;
+        let absent = (1..=of).filter(|i| !by_index.contains_key(i));
+        let mut missing: Vec<String> = absent.take(NAMED + 1).map(|i| format!("{i}/{of}")).collect();
+        if missing.len() > NAMED {
+            missing[NAMED] = format!("and {} more", of - by_index.len() as u64 - NAMED as u64);
+        }
         return Err(format!("shard {} missing: give all {} files", missing.join(", "), of));
     }
     let mut out = SweepDoc {
@@ -142,10 +145,147 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
     Ok(out)
 }
 
+/// Whether a report's numbers agree with each other and with its shard: a
+/// report edited by hand, or cut short, would otherwise be merged into a
+/// sweep's report that contradicts itself (a row that says 3 seeds failed
+/// beside a total of 0). Each disagreement is named, with the file.
+fn agrees_with_itself(file: &str, d: &SweepDoc) -> Result<(), String> {
+    let SeedRange { from, to } = d.seeds;
+    if to <= from {
+        return Err(format!("{file}: seeds {from}..{to} is empty: a sweep's range ends after it starts"));
+    }
+    let shard = d.shard.unwrap_or(Shard { index: 1, of: 1 });
+    if shard.of == 0 || shard.index == 0 || shard.index > shard.of {
+        return Err(format!("{file}: shard {shard} is not one of {}", shards(shard.of)));
+    }
+    let times = std::iter::once(("real_seconds".to_string(), d.real_seconds))
+        .chain(d.scenarios.iter().map(|r| (format!("real_ms of {}", shown(&r.name)), r.real_ms)));
+    for (what, t) in times {
+        if !(t >= 0.0 && t.is_finite()) {
+            return Err(format!("{file}: {what} is {t}: a time taken is never negative"));
+        }
+    }
+    let expected = shard.seeds(from, to);
+    let runs = expected.checked_mul(d.scenarios.len() as u64);
+    if d.scenarios.iter().any(|r| r.seeds != expected) || Some(d.runs) != runs {
+        return Err(format!(
+            "{file}: shard {shard} of seeds {from}..{to} has {} per scenario, but the file says otherwise",
+            super::plural(expected, "seed")
+        ));
+    }
+    if let Some(r) = d.scenarios.iter().find(|r| r.failed > r.seeds) {
+        return Err(format!("{file}: {} failed on {} of its {} seeds", shown(&r.name), r.failed, r.seeds));
+    }
+    // A scenario given twice has two rows: its seeds may then be listed twice.
+    let mut rows: BTreeMap<(&str, &str), (u64, u64)> = BTreeMap::new();
+    for r in &d.scenarios {
+        let (copies, failed) = rows.entry((&r.name, &r.path)).or_default();
+        *copies += 1;
+        *failed += r.failed;
+    }
+    let listing = Listing { file, rows, from, to, shard };
+    let failed = listing.count("failing", d.failed.iter().map(|f| (f.scenario.as_str(), f.path.as_str(), f.seed)))?;
+    for (&(name, path), &(_, says)) in &listing.rows {
+        let lists: u64 = failed.range((name, path, 0)..=(name, path, u64::MAX)).map(|(_, n)| n).sum();
+        if says != lists {
+            return Err(format!(
+                "{file}: {} says {says} failed, but lists {}: the count and the list of failing seeds must agree",
+                shown(name),
+                super::plural(lists, "failing seed")
+            ));
+        }
+    }
+    if let Some(det) = &d.determinism {
+        if det.compared != d.runs {
+            return Err(format!(
+                "{file}: {} played, but {} compared: with --check-determinism every run is",
+                super::plural(d.runs, "run"),
+                det.compared
+            ));
+        }
+        let seeds = det.nondeterministic.iter().map(|n| (n.scenario.as_str(), n.path.as_str(), n.seed));
+        listing.count("nondeterministic", seeds)?;
+    }
+    Ok(())
+}
+
+/// What a report's lists of seeds are checked against.
+struct Listing<'a> {
+    file: &'a str,
+    /// By (name, path): how many rows, and the failures they count.
+    rows: BTreeMap<(&'a str, &'a str), (u64, u64)>,
+    from: u64,
+    to: u64,
+    shard: Shard,
+}
+
+impl<'a> Listing<'a> {
+    /// How often each (name, path, seed) is listed, or the first seed that
+    /// is not one of the report's: an unknown scenario, outside the range,
+    /// another shard's, or listed twice.
+    fn count(
+        &self,
+        what: &str,
+        seeds: impl Iterator<Item = (&'a str, &'a str, u64)>,
+    ) -> Result<BTreeMap<(&'a str, &'a str, u64), u64>, String> {
+        let Listing { file, from, to, shard, .. } = *self;
+        let mut counted: BTreeMap<(&str, &str, u64), u64> = BTreeMap::new();
+        for (name, path, seed) in seeds {
+            let at = format!("{file}: {what} seed {seed} of {} ({})", shown(name), shown(path));
+            let Some(&(copies, _)) = self.rows.get(&(name, path)) else {
+                return Err(format!("{at}: the report has no row for that scenario"));
+            };
+            if !(from..to).contains(&seed) {
+                return Err(format!("{at} is outside the sweep's seeds {from}..{to}"));
+            }
+            if !shard.has(from, seed) {
+                let belongs = Shard { index: (seed - from) % shard.of + 1, of: shard.of };
+                return Err(format!(
+                    "{at} is shard {belongs}'s, not shard {shard}'s: seed s is shard (s - {from}) % {} + 1",
+                    shard.of
+                ));
+            }
+            let n = counted.entry((name, path, seed)).or_default();
+            *n += 1;
+            if *n > copies {
+                return Err(format!("{at} is listed twice: each seed once"));
+            }
+        }
+        Ok(counted)
+    }
+}
+
 fn shards(n: u64) -> String {
     if n == 1 {
         "an unsharded sweep".to_string()
     } else {
         format!("{n} shards")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard_of(of: u64) -> SweepDoc {
+        SweepDoc {
+            seeds: SeedRange { from: 1, to: 3 },
+            runs: 1,
+            failed: Vec::new(),
+            real_seconds: 0.1,
+            shard: Some(Shard { index: 1, of }),
+            scenarios: vec![ScenarioRow { name: "a".into(), path: "a.toml".into(), seeds: 1, failed: 0, real_ms: 1.0 }],
+            options: Vec::new(),
+            determinism: None,
+        }
+    }
+
+    #[test]
+    fn a_report_claiming_a_trillion_shards_is_refused_without_making_room_for_them() {
+        let e = merge(&[("a.json".to_string(), shard_of(1_000_000_000_000))]).unwrap_err();
+        assert!(e.starts_with("shard 2/1000000000000, 3/1000000000000,"), "{e}");
+        assert!(e.contains(", and 999999999989 more missing: give all 1000000000000 files"), "{e}");
+        let whole = SweepDoc { seeds: SeedRange { from: 1, to: 2 }, shard: None, ..shard_of(1) };
+        assert_eq!(merge(&[("a.json".to_string(), whole.clone())]), Ok(whole));
     }
 }

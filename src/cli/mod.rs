@@ -8,6 +8,7 @@ pub mod merge;
 pub mod progress;
 pub mod run;
 pub mod shrink;
+mod sweep;
 
 use crate::scenario::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -193,6 +194,8 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     expand(paths).map_err(|e| e.to_string())
 }
 
+pub use crate::input::shown;
+
 /// `1 handshake`, `2 handshakes`.
 pub fn plural(n: u64, word: &str) -> String {
     format!("{n} {}", noun(n, word))
@@ -238,6 +241,15 @@ mod tests {
             assert!(parsed.is_ok(), "{command}: {:?}", parsed.err());
         }
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn strings_from_files_are_shown_without_control_characters() {
+        assert_eq!(shown("happy-shutdown"), "happy-shutdown");
+        assert_eq!(shown("a\nPASS  forged"), "a\\nPASS  forged");
+        assert_eq!(shown("\x1b[2Jx"), "\\u{1b}[2Jx");
+        assert_eq!(shown("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(shown("größe ok"), "größe ok");
     }
 
     #[test]

@@ -1,11 +1,10 @@
 //! `handshake run`: play scenario files and report.
 
-use super::progress::Progress;
-use super::{noun, plural, scenario_files, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::{noun, plural, scenario_files, shown, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::protocol::Millis;
-use crate::scenario::discover::load_all;
+use crate::scenario::discover::load_all_with_text;
 use crate::scenario::duration::parse_duration;
-use crate::scenario::{load_str, run_scenario, Report, RunOptions, Scenario};
+use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
 use crate::trace::{Names, Stamped};
 use clap::Args;
 use std::io::Write;
@@ -105,6 +104,7 @@ pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
 
 /// One shard of a sweep: `index` of `of`, 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Shard {
     pub index: u64,
     pub of: u64,
@@ -209,7 +209,8 @@ pub fn main(a: RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    let (scenarios, errors) = load_all(&files);
+    let (loaded, errors) = load_all_with_text(&files);
+    let (scenarios, sources): (Vec<Scenario>, Vec<(String, String)>) = loaded.into_iter().unzip();
     if !errors.is_empty() {
         for e in &errors {
             eprintln!("{e}");
@@ -261,7 +262,7 @@ pub fn main(a: RunArgs) -> i32 {
         }
     }
     match a.seeds {
-        Some(range) => sweep(&a, &scenarios, &files, range, shard),
+        Some(range) => super::sweep::sweep(&a, &scenarios, &sources, range, shard),
         None => single(&a, &scenarios, outputs),
     }
 }
@@ -312,10 +313,10 @@ fn outputs_wanted(a: &RunArgs) -> Vec<(Output, &Path)> {
     all.into_iter().filter_map(|(output, p)| p.as_deref().map(|p| (output, p))).collect()
 }
 
-/// Opens an output file for writing, or says why it cannot be.
+/// Opens an output file for writing (never through a link to a file), or
+/// says why it cannot be.
 fn open_output(output: Output, path: &Path) -> Result<std::fs::File, String> {
-    std::fs::File::create(path)
-        .map_err(|e| format!("cannot write the {} file {}: {e}", output.option(), path.display()))
+    crate::output::create(path).map_err(|e| format!("{}: {e}", output.option()))
 }
 
 /// Writes what each output option asked for; the picture is drawn once even
@@ -431,7 +432,7 @@ fn single(a: &RunArgs, scenarios: &[Scenario], mut outputs: Vec<(Output, PathBuf
 
 /// The command that plays this run again: the program as it was started,
 /// the file, the seed, and every option that changes what the run does.
-fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
+pub(super) fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
     let mut words = vec![program(), "run".to_string(), shell_word(path), "--seed".to_string(), seed.to_string()];
     words.extend(options_that_change_the_run(a));
     words.push("-v".to_string());
@@ -440,7 +441,7 @@ fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
 
 /// Spelled out field by field, so a new option cannot be added without
 /// deciding whether a reproduce line must carry it.
-fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
+pub(super) fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
     let RunArgs {
         paths: _,     // replaced by the one file that failed
         seed: _,      // replaced by the seed that failed
@@ -514,7 +515,7 @@ fn print_report(r: &Report, a: &RunArgs) {
     println!(
         "{}  {:<48} seed {:<4} {:>4} {:<4} {:>3} {:<10} {:>2} ignored {:>2} expired {:>2} refused  {:>8} virtual {:>7.2} ms real",
         if r.passed { "PASS" } else { "FAIL" },
-        r.name,
+        shown(&r.name),
         r.seed,
         c.messages,
         noun(c.messages as u64, "msg"),
@@ -542,11 +543,11 @@ fn print_report(r: &Report, a: &RunArgs) {
         }
     }
     if let Some(f) = r.failures.first() {
-        println!("      ✗ {} — {} (at {})", f.check, f.message, Millis(f.at_ms));
+        println!("      ✗ {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms));
         if !f.context.is_empty() {
             println!("        what led to it:");
             for line in &f.context {
-                println!("        {line}");
+                println!("        {}", shown(line));
             }
         }
         if r.failures.len() > 1 {
@@ -556,7 +557,7 @@ fn print_report(r: &Report, a: &RunArgs) {
                 noun(r.failures.len() as u64 - 1, "check")
             );
             for f in &r.failures[1..] {
-                println!("        ✗ {} — {}", f.check, f.message);
+                println!("        ✗ {} — {}", f.check, shown(&f.message));
             }
         }
         if !a.verbose {
@@ -579,6 +580,7 @@ fn write_trace(file: std::fs::File, o: &crate::team::Outcome) -> std::io::Result
 /// shards prints what one unsharded sweep prints. The first four keys are the
 /// ones earlier versions printed.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SweepDoc {
     pub seeds: SeedRange,
     pub runs: u64,
@@ -599,12 +601,14 @@ pub struct SweepDoc {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SeedRange {
     pub from: u64,
     pub to: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScenarioRow {
     pub name: String,
     pub path: String,
@@ -616,6 +620,7 @@ pub struct ScenarioRow {
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FailedSeed {
     pub scenario: String,
     pub path: String,
@@ -625,6 +630,7 @@ pub struct FailedSeed {
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Determinism {
     /// Runs played twice and compared.
     pub compared: u64,
@@ -633,6 +639,7 @@ pub struct Determinism {
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Nondeterministic {
     pub scenario: String,
     pub path: String,
@@ -685,7 +692,14 @@ impl SweepDoc {
         if !self.failed.is_empty() {
             out.push_str("failing seeds:\n");
             for f in &self.failed {
-                let _ = writeln!(out, "  {} seed {}: {}\n    reproduce: {}", f.scenario, f.seed, f.why, f.reproduce);
+                let _ = writeln!(
+                    out,
+                    "  {} seed {}: {}\n    reproduce: {}",
+                    shown(&f.scenario),
+                    f.seed,
+                    shown(&f.why),
+                    shown(&f.reproduce)
+                );
             }
             out.push('\n');
         }
@@ -695,8 +709,8 @@ impl SweepDoc {
                 out,
                 "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
                 if r.failed == 0 { "PASS" } else { "FAIL" },
-                r.name,
-                r.seeds - r.failed,
+                shown(&r.name),
+                r.seeds.saturating_sub(r.failed),
                 r.seeds,
                 noun(r.seeds, "seed"),
                 r.real_ms
@@ -720,7 +734,11 @@ impl SweepDoc {
                     let _ = writeln!(
                         out,
                         "  {} seed {}: trace hashes {} and {}\n    reproduce: {}",
-                        n.scenario, n.seed, n.hashes[0], n.hashes[1], n.reproduce
+                        shown(&n.scenario),
+                        n.seed,
+                        shown(&n.hashes[0]),
+                        shown(&n.hashes[1]),
+                        shown(&n.reproduce)
                     );
                 }
             }
@@ -743,7 +761,7 @@ impl SweepDoc {
             plural(self.runs, "run"),
             plural(self.scenarios.len() as u64, "scenario"),
             plural(seeds, "seed"),
-            self.runs - self.failed.len() as u64,
+            self.runs.saturating_sub(self.failed.len() as u64),
             self.failed.len(),
             self.real_seconds
         );
@@ -752,15 +770,16 @@ impl SweepDoc {
 }
 
 /// What one run left for the report.
-struct Played {
-    passed: bool,
-    why: String,
-    real_ms: f64,
+#[derive(Clone)]
+pub(super) struct Played {
+    pub(super) passed: bool,
+    pub(super) why: String,
+    pub(super) real_ms: f64,
     /// The trace's hash, with `--check-determinism`.
-    hash: Option<u64>,
+    pub(super) hash: Option<u64>,
 }
 
-fn play(a: &RunArgs, s: &Scenario, seed: u64) -> Played {
+pub(super) fn play(a: &RunArgs, s: &Scenario, seed: u64) -> Played {
     let mut r = run_scenario(s, seed, options(a, false));
     let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
     let hash = r.outcome.take().filter(|_| a.check_determinism).map(|o| trace_hash(&o));
@@ -790,194 +809,8 @@ pub fn trace_hash(o: &crate::team::Outcome) -> u64 {
     h.0
 }
 
-fn jobs(a: &RunArgs) -> usize {
+pub(super) fn jobs(a: &RunArgs) -> usize {
     super::jobs_or_every_core(a.jobs)
-}
-
-/// Plays `items` (scenario index, seed), on `jobs` threads, and returns what
-/// each left in the items' order; `done` hears of each as it ends, in any
-/// order. Each thread reads the scenario files again from `sources` (a
-/// scenario holds hooks that stay on one thread) and plays whole runs, each
-/// on its own runtime: a run is the same whichever thread plays it.
-fn play_all(
-    a: &RunArgs,
-    scenarios: &[Scenario],
-    sources: &[(String, String)],
-    items: &[(usize, u64)],
-    jobs: usize,
-    mut done: impl FnMut(usize, &Played),
-) -> Result<Vec<Played>, String> {
-    let jobs = jobs.min(items.len()).max(1);
-    if jobs == 1 {
-        let mut out = Vec::with_capacity(items.len());
-        for (i, &(s, seed)) in items.iter().enumerate() {
-            let p = play(a, &scenarios[s], seed);
-            done(i, &p);
-            out.push(p);
-        }
-        return Ok(out);
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<Played>> = (0..items.len()).map(|_| None).collect();
-    let mut error = None;
-    // Names only: a scenario itself cannot cross threads.
-    let ids: Vec<(&str, &str)> = scenarios.iter().map(|s| (s.name.as_str(), s.path.as_str())).collect();
-    let ids = &ids;
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Played, String>)>();
-        for _ in 0..jobs {
-            let (tx, next) = (tx.clone(), &next);
-            scope.spawn(move || {
-                let mine: Result<Vec<Scenario>, String> = sources
-                    .iter()
-                    .zip(ids)
-                    .map(|((path, text), &(name, shown))| match load_str(path, text) {
-                        Ok(mine) if mine.name == name && mine.path == shown => Ok(mine),
-                        _ => Err(format!("{path} changed while the sweep ran")),
-                    })
-                    .collect();
-                let mine = match mine {
-                    Ok(m) => m,
-                    Err(e) => {
-                        let _ = tx.send((usize::MAX, Err(e)));
-                        return;
-                    }
-                };
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(&(s, seed)) = items.get(i) else { break };
-                    if tx.send((i, Ok(play(a, &mine[s], seed)))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        for (i, p) in rx {
-            match p {
-                Ok(p) => {
-                    done(i, &p);
-                    slots[i] = Some(p);
-                }
-                Err(e) => {
-                    // Stop handing out work; the threads finish what they hold.
-                    next.store(items.len(), std::sync::atomic::Ordering::Relaxed);
-                    error.get_or_insert(e);
-                }
-            }
-        }
-    });
-    if let Some(e) = error {
-        return Err(e);
-    }
-    Ok(slots.into_iter().map(|p| p.expect("every item was played")).collect())
-}
-
-fn sweep(a: &RunArgs, scenarios: &[Scenario], files: &[PathBuf], (from, to): (u64, u64), shard: Option<Shard>) -> i32 {
-    let seeds: Vec<u64> = (from..to).filter(|&s| shard.is_none_or(|sh| sh.has(from, s))).collect();
-    let total = seeds.len() as u64 * scenarios.len() as u64;
-    let times = if a.check_determinism { 2 } else { 1 };
-    // Each run (twice, one after the other, with --check-determinism), by
-    // scenario, then seed: the order the report lists them in.
-    let items: Vec<(usize, u64)> = (0..scenarios.len())
-        .flat_map(|s| seeds.iter().flat_map(move |&seed| std::iter::repeat_n((s, seed), times)))
-        .collect();
-    let sources: Vec<(String, String)> = if jobs(a) > 1 {
-        let read: Result<Vec<_>, String> = files
-            .iter()
-            .map(|f| {
-                std::fs::read_to_string(f)
-                    .map(|t| (f.display().to_string(), t))
-                    .map_err(|e| format!("cannot read {} again: {e}", f.display()))
-            })
-            .collect();
-        match read {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}; nothing was run");
-                return EXIT_BAD_INPUT;
-            }
-        }
-    } else {
-        Vec::new()
-    };
-    let mut progress = Progress::new(items.len() as u64, "run", a.format == Format::Text);
-    let started = std::time::Instant::now();
-    tracing::info!(runs = total, scenarios = scenarios.len(), from, to, shard = ?shard, jobs = jobs(a), "sweep starts");
-    let played = play_all(a, scenarios, &sources, &items, jobs(a), |i, p| {
-        let (s, seed) = items[i];
-        if p.passed || i % times != 0 {
-            progress.tick(None);
-        } else {
-            progress.tick(Some(&format!("FAIL  {} seed {seed}: {}", scenarios[s].name, p.why)));
-        }
-        log_tenths(&progress, items.len() as u64);
-    });
-    let played = match played {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}; the sweep stopped");
-            return EXIT_FAILED;
-        }
-    };
-    let mut rows: Vec<ScenarioRow> = scenarios
-        .iter()
-        .map(|s| ScenarioRow {
-            name: s.name.clone(),
-            path: s.path.clone(),
-            seeds: seeds.len() as u64,
-            failed: 0,
-            real_ms: 0.0,
-        })
-        .collect();
-    let mut failed = Vec::new();
-    let mut nondeterministic = Vec::new();
-    for (k, runs) in played.chunks(times).enumerate() {
-        let (si, seed) = items[k * times];
-        let (s, first) = (&scenarios[si], &runs[0]);
-        rows[si].real_ms += first.real_ms;
-        if !first.passed {
-            rows[si].failed += 1;
-            failed.push(FailedSeed {
-                scenario: s.name.clone(),
-                path: s.path.clone(),
-                seed,
-                why: first.why.clone(),
-                reproduce: reproduce(a, &s.path, seed),
-            });
-        }
-        if let [one, two] = runs {
-            if one.hash != two.hash || one.passed != two.passed {
-                let hex = |p: &Played| p.hash.map_or_else(|| "none".to_string(), |h| format!("{h:016x}"));
-                nondeterministic.push(Nondeterministic {
-                    scenario: s.name.clone(),
-                    path: s.path.clone(),
-                    seed,
-                    hashes: [hex(one), hex(two)],
-                    reproduce: reproduce(a, &s.path, seed),
-                });
-            }
-        }
-    }
-    let doc = SweepDoc {
-        seeds: SeedRange { from, to },
-        runs: total,
-        failed,
-        real_seconds: started.elapsed().as_secs_f64(),
-        shard,
-        scenarios: rows,
-        options: options_that_change_the_run(a),
-        determinism: a.check_determinism.then_some(Determinism { compared: total, nondeterministic }),
-    };
-    doc.print(a.format)
-}
-
-/// A sweep's progress in the log, every tenth of the way (and at the end).
-fn log_tenths(p: &Progress, total: u64) {
-    let (done, failed) = (p.done(), p.failed());
-    if (done * 10 / total) > ((done - 1) * 10 / total) {
-        tracing::info!(done, total, failed, "sweep progress");
-    }
 }
 
 /// Greedy word wrap for the `about` paragraph.

@@ -23,7 +23,7 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "NAME", value_parser = parse_invariant)]
     pub invariant: Option<Invariant>,
     /// The shrunk scenario's name [default: the file's name with -shrunk]
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_name)]
     pub name: Option<String>,
     /// Threads that play candidates; the file written, the re-runs counted and the report are the same for any number [default: every core]
     #[arg(long, value_name = "N")]
@@ -53,6 +53,22 @@ Exit status: 0 written, 1 the shrunk file did not reproduce (nothing written), 2
     )
 }
 
+/// The name the shrunk file gets, held to the file's own rule for `name`:
+/// refused here, before anything runs, rather than by the check of the file
+/// written at the end (which blamed the input file).
+fn parse_name(name: &str) -> Result<String, String> {
+    if name.trim().is_empty() {
+        return Err("the shrunk scenario needs a name: give a non-empty one, like --name my-regression".to_string());
+    }
+    if let Some(c) = name.chars().find(|&c| crate::input::hidden(c)) {
+        return Err(format!(
+            "the name holds the control character {c:?}: a scenario's name may hold no control characters \
+             (newlines, tabs, terminal escapes)"
+        ));
+    }
+    Ok(name.to_string())
+}
+
 fn parse_invariant(name: &str) -> Result<Invariant, String> {
     Invariant::parse(name)
         .ok_or_else(|| format!("`{name}` is not an invariant: {}", Invariant::ALL.map(|i| i.name()).join(", ")))
@@ -69,10 +85,18 @@ pub fn main(a: ShrinkArgs) -> i32 {
     if let Some(code) = super::refuse_zero_jobs(a.jobs, "shrunk") {
         return code;
     }
-    let src = match std::fs::read_to_string(&a.path) {
+    let to_stdout = a.out.as_deref() == Some(Path::new("-"));
+    let out = a.out.clone().unwrap_or_else(|| default_out(&a.path));
+    // Refused before shrinking, which can take minutes, not after it.
+    if let (false, Err(e)) = (to_stdout, crate::output::check(&out)) {
+        let flag = if a.out.is_some() { "--out" } else { "the shrunk file (see --out)" };
+        eprintln!("error: {flag}: {e}; nothing was shrunk");
+        return EXIT_BAD_INPUT;
+    }
+    let src = match crate::scenario::read_file(&a.path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: cannot read {shown}: {e}");
+            eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     };
@@ -89,12 +113,10 @@ pub fn main(a: ShrinkArgs) -> i32 {
             return EXIT_FAILED;
         }
     };
-    let to_stdout = a.out.as_deref() == Some(Path::new("-"));
-    let out = a.out.clone().unwrap_or_else(|| default_out(&a.path));
     // Written before anything is reported, so that a report never names a file that is not there.
     if !to_stdout {
-        if let Err(e) = std::fs::write(&out, &s.text) {
-            eprintln!("error: cannot write {}: {e}", out.display());
+        if let Err(e) = crate::output::write(&out, &s.text) {
+            eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     }

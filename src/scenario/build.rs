@@ -151,7 +151,7 @@ impl Scenario {
 /// Parses and checks a scenario. All problems found are returned, first one first.
 pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
     if src.len() > limits::MAX_FILE_BYTES {
-        return Err(vec![too_big(path, src.len() as u64)]);
+        return Err(vec![too_big(path, Some(src.len() as u64))]);
     }
     let mut b = Builder {
         path,
@@ -181,29 +181,34 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
 }
 
 pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>> {
-    let shown = path.display().to_string();
-    let whole = |message: String| vec![ScenarioError { path: shown.clone(), line: 0, col: 0, message }];
-    // Sized before it is read: a huge file is refused without loading it.
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() > limits::MAX_FILE_BYTES as u64 => return Err(vec![too_big(&shown, m.len())]),
-        _ => {}
-    }
-    match std::fs::read_to_string(path) {
-        Ok(src) => load_str(&shown, &src),
-        Err(e) => Err(whole(format!("cannot read the file: {e}"))),
-    }
+    let src = read_file(path).map_err(|e| vec![e])?;
+    load_str(&path.display().to_string(), &src)
 }
 
-fn too_big(path: &str, bytes: u64) -> ScenarioError {
-    let mib = bytes as f64 / (1024.0 * 1024.0);
+/// A scenario file's text, read within the file-size bound whatever the file
+/// is (a pipe has no size to check first, `/dev/zero` says 0), or why not.
+pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
+    use crate::input::{read_text, ReadError};
+    let shown = path.display().to_string();
+    read_text(path, limits::MAX_FILE_BYTES as u64).map_err(|e| match e {
+        ReadError::TooBig { bytes, .. } => too_big(&shown, bytes),
+        e => ScenarioError { path: shown.clone(), line: 0, col: 0, message: e.to_string() },
+    })
+}
+
+/// `bytes` is the file's size, or `None` for a pipe read past the bound.
+fn too_big(path: &str, bytes: Option<u64>) -> ScenarioError {
+    let max = format!("a scenario file may be at most {} MiB", limits::MAX_FILE_BYTES / (1024 * 1024));
+    let what = match bytes {
+        Some(n) => format!("the file is {:.1} MiB; {max}", n as f64 / (1024.0 * 1024.0)),
+        None => format!("{max}, and the pipe gave more"),
+    };
     ScenarioError {
         path: path.to_string(),
         line: 0,
         col: 0,
         message: format!(
-            "the file is {mib:.1} MiB; a scenario file may be at most {} MiB (parsing takes up to about 100 times \
-             a file's size): for many identical teammates use `count`",
-            limits::MAX_FILE_BYTES / (1024 * 1024)
+            "{what} (parsing takes up to about 100 times a file's size): for many identical teammates use `count`"
         ),
     }
 }
@@ -276,13 +281,45 @@ impl Builder<'_> {
         self.errors.push(ScenarioError { path: self.path.to_string(), line, col, message: message.into() });
     }
 
+    /// A duration the file gives, at most `MAX_RUN`: nothing in a run can
+    /// take longer than the run (an `inbox_poll = "2y"` would never poll),
+    /// and tokio clamps timers past about two years.
     fn duration(&mut self, s: &S<String>, what: &str) -> Option<Millis> {
         match parse_duration(s.get_ref()) {
+            Ok(m) if m > MAX_RUN => {
+                let message = format!(
+                    "{what} = {:?} is longer than a run may be ({}): give at most \"{}\"",
+                    s.get_ref(),
+                    human(MAX_RUN),
+                    human(MAX_RUN)
+                );
+                self.err(s.span(), message);
+                None
+            }
             Ok(m) => Some(m),
             Err(e) => {
                 self.err(s.span(), format!("{what}: {e}"));
                 None
             }
+        }
+    }
+
+    /// Refuses a text that would print as something else: a report prints
+    /// `name` on its own line, so a newline or a terminal escape in it could
+    /// forge a line (`PASS ...`) or move the cursor. `allowed` are the
+    /// control characters this text may hold (`about` is wrapped as words).
+    fn printable(&mut self, text: &Option<S<String>>, key: &str, allowed: &str) {
+        let Some(t) = text else { return };
+        if let Some(c) = t.get_ref().chars().find(|&c| crate::input::hidden(c) && !allowed.contains(c)) {
+            let also = if allowed.is_empty() { "" } else { " (line breaks and tabs are fine)" };
+            self.err(
+                t.span(),
+                format!(
+                    "`{key}` holds the control character {:?}{also}: reports print it as it is, so it may hold no \
+                     control characters (newlines, tabs, terminal escapes) or text-reversing marks",
+                    c
+                ),
+            );
         }
     }
 
@@ -300,10 +337,22 @@ impl Builder<'_> {
         if let Some(name) = doc.name.as_ref().filter(|n| n.get_ref().trim().is_empty()) {
             self.err(name.span(), "`name` cannot be empty");
         }
+        self.printable(&doc.name, "name", "");
+        self.printable(&doc.about, "about", "\n\t");
         let policy = self.policy(&doc);
         self.all_defences_on = policy.defences == crate::protocol::Defences::default();
         let latency = match &doc.policy.latency {
             Some(l) => match parse_latency(l.get_ref()) {
+                Ok(Latency::Fixed(most) | Latency::Range(_, most)) if most > MAX_RUN => {
+                    let message = format!(
+                        "latency = {:?}: a delay longer than a run may be ({}) would never end; give at most \"{}\"",
+                        l.get_ref(),
+                        human(MAX_RUN),
+                        human(MAX_RUN)
+                    );
+                    self.err(l.span(), message);
+                    Latency::Fixed(Millis(1))
+                }
                 Ok(l) => l,
                 Err(e) => {
                     self.err(l.span(), format!("latency: {e}"));
@@ -392,20 +441,12 @@ impl Builder<'_> {
     /// The run's end and cap: each at most `MAX_RUN`, and an end the cap
     /// would cut short says how to raise the cap.
     fn end_and_cap(&mut self, doc: &FileDoc) -> (Option<Millis>, Millis) {
+        // Virtual time is cheap, but tokio clamps timers past about two years
+        // and the driver would spin: a year is more than any scenario needs,
+        // and `duration` refuses more.
         let end = doc.end.as_ref().and_then(|e| self.duration(e, "end"));
         let cap = doc.cap.as_ref().and_then(|c| self.duration(c, "cap"));
-        // Virtual time is cheap, but tokio clamps timers past about two years
-        // and the driver would spin: a year is more than any scenario needs.
-        for (key, value, given) in [("end", end, &doc.end), ("cap", cap, &doc.cap)] {
-            if let (Some(v), Some(given)) = (value, given) {
-                if v > MAX_RUN {
-                    let message = format!("{key} = {} is longer than a run may be ({})", human(v), human(MAX_RUN));
-                    self.err(given.span(), message);
-                }
-            }
-        }
-        // An end past the longest run was refused above: no cap could reach it.
-        if let (Some(e), Some(given)) = (end.filter(|e| *e <= MAX_RUN), &doc.end) {
+        if let (Some(e), Some(given)) = (end, &doc.end) {
             let wanted = human(e);
             match cap {
                 None if e > DEFAULT_CAP => self.err(
@@ -524,6 +565,18 @@ impl Builder<'_> {
         }
         if let Some(x) = &p.prune {
             m.prune = *x.get_ref();
+            // A truncating drain empties the file at every read: nothing is
+            // left before a committed position to cut.
+            if m.prune && m.drain == Drain::ReadThenTruncate {
+                let drain = if p.drain.is_some() { "drain = \"truncate\"" } else { "the default drain (\"truncate\")" };
+                self.err(
+                    x.span(),
+                    format!(
+                        "prune = true does nothing with {drain}, which empties the file at every read: prune \
+                         works with drain = \"offset\" (set it), or leave prune out"
+                    ),
+                );
+            }
         }
         Some(m)
     }
@@ -1345,7 +1398,14 @@ impl Builder<'_> {
                 self.err(members.span(), "a deadlock needs at least two teammates waiting on each other");
                 return None;
             }
-            for name in members.get_ref() {
+            for (i, name) in members.get_ref().iter().enumerate() {
+                if members.get_ref()[..i].contains(name) {
+                    self.err(
+                        members.span(),
+                        format!("deadlock names {name:?} twice: a deadlock lists each teammate in it once"),
+                    );
+                    return None;
+                }
                 let named = S::new(members.span(), name.clone());
                 let id = self.agent(&named, team, "deadlock")?;
                 if id.is_lead() {

@@ -1,6 +1,6 @@
 //! Finding and loading scenario files: paths may be files or folders.
 
-use super::build::{load_file, Scenario, ScenarioError};
+use super::build::{load_str, read_file, Scenario, ScenarioError};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -56,11 +56,23 @@ fn whole_file(p: &Path, message: String) -> ScenarioError {
 
 /// Loads every file, collecting every error of every file.
 pub fn load_all(files: &[PathBuf]) -> (Vec<Scenario>, Vec<ScenarioError>) {
+    let (ok, errors) = load_all_with_text(files);
+    (ok.into_iter().map(|(s, _)| s).collect(), errors)
+}
+
+/// A file's path as shown, and the text it held.
+pub type Source = (String, String);
+
+/// Like [`load_all`], each scenario with the text it was loaded from: a
+/// sweep's threads load their own copies from it, since a pipe cannot be
+/// read twice and a file may change meanwhile.
+pub fn load_all_with_text(files: &[PathBuf]) -> (Vec<(Scenario, Source)>, Vec<ScenarioError>) {
     let mut ok = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        match load_file(f) {
-            Ok(s) => ok.push(s),
+        let shown = f.display().to_string();
+        match read_file(f).map_err(|e| vec![e]).and_then(|text| load_str(&shown, &text).map(|s| (s, text))) {
+            Ok((s, text)) => ok.push((s, (shown, text))),
             Err(e) => errors.extend(e),
         }
     }

@@ -5,7 +5,7 @@ pub mod duration;
 pub mod file;
 pub mod invariant;
 
-pub use build::{load_file, load_str, Expect, FileExpect, Scenario, ScenarioError};
+pub use build::{load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};
 pub use invariant::Invariant;
 pub mod check;
 pub mod oracle;
