@@ -25,6 +25,18 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MirrorError + '_ {
     move |source| MirrorError::Io { path: path.to_path_buf(), source }
 }
 
+/// Opens without following a symbolic link at the last component: a link
+/// planted in the folder would otherwise have the file it points to written
+/// (the open fails instead, and the run reports the mirror's error).
+fn no_links(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options
+}
+
 /// A directory that mirrors a simulated file system.
 #[derive(Debug)]
 pub struct DiskMirror {
@@ -64,7 +76,9 @@ impl DiskMirror {
         let mut tmp = real.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
-        fs::write(&tmp, bytes).map_err(io(&tmp))?;
+        let mut file =
+            no_links(OpenOptions::new().write(true).create(true).truncate(true)).open(&tmp).map_err(io(&tmp))?;
+        file.write_all(bytes).map_err(io(&tmp))?;
         fs::rename(&tmp, real).map_err(io(real))
     }
 
@@ -74,7 +88,7 @@ impl DiskMirror {
             FsOp::Append { path, bytes } => {
                 let real = self.real(path)?;
                 Self::parent_dir(&real)?;
-                let mut file = OpenOptions::new().create(true).append(true).open(&real).map_err(io(&real))?;
+                let mut file = no_links(OpenOptions::new().create(true).append(true)).open(&real).map_err(io(&real))?;
                 file.write_all(bytes).map_err(io(&real))
             }
             FsOp::Write { path, bytes } => {
@@ -84,7 +98,7 @@ impl DiskMirror {
             }
             FsOp::Truncate { path } => {
                 let real = self.real(path)?;
-                OpenOptions::new().write(true).open(&real).and_then(|f| f.set_len(0)).map_err(io(&real))
+                no_links(OpenOptions::new().write(true)).open(&real).and_then(|f| f.set_len(0)).map_err(io(&real))
             }
             FsOp::DropPrefix { path, len } => {
                 let real = self.real(path)?;
@@ -246,6 +260,27 @@ mod tests {
         }
         assert_eq!(parsed, lines.len());
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_in_the_folder_is_not_written_through() {
+        let dir = temp_dir("links");
+        let mirror = DiskMirror::new(&dir).unwrap();
+        let outside = dir.with_extension("outside");
+        fs::write(&outside, b"keep").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("alice.jsonl")).unwrap();
+        for op in [
+            FsOp::Append { path: "alice.jsonl".into(), bytes: b"x".to_vec() },
+            FsOp::Truncate { path: "alice.jsonl".into() },
+        ] {
+            assert!(mirror.apply(&op).is_err(), "{op:?}");
+        }
+        std::os::unix::fs::symlink(&outside, dir.join("bob.jsonl.tmp")).unwrap();
+        assert!(mirror.apply(&FsOp::Write { path: "bob.jsonl".into(), bytes: b"y".to_vec() }).is_err());
+        assert_eq!(fs::read(&outside).unwrap(), b"keep", "the file the links point to is untouched");
+        let _ = fs::remove_dir_all(&dir);
+        let _ = fs::remove_file(&outside);
     }
 
     #[test]
