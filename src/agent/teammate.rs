@@ -10,8 +10,10 @@
 //! ```text
 //!   NotStarted ──start / restart──▶ Active ◀──────plan decided──────┐
 //!                                     │  └──own plan submitted──▶ Waiting
-//!                      shutdown approved (requests set aside meanwhile)
-//!                                     ▼
+//!                                     │      (reads go on; requests set aside)
+//!          shutdown asked: could the item in hand be redone after a crash?
+//!             yes: approve │                 no: reject with the reason,
+//!                          ▼                     stay Active
 //!                    Stopping (finish or redo the item) ──▶ Stopped (final)
 //! ```
 //!
