@@ -73,6 +73,8 @@ pub mod output;
 pub mod protocol;
 pub mod scenario;
 pub mod shrink;
+pub mod sweep;
 pub mod team;
 pub mod trace;
 pub mod view;
+pub mod words;

@@ -535,7 +535,7 @@ fn names(list: &[Invariant]) -> String {
 }
 
 fn plural(n: usize, word: &str) -> String {
-    crate::cli::plural(n as u64, word)
+    crate::words::plural(n as u64, word)
 }
 
 fn text_of(doc: &Table) -> String {

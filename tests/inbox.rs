@@ -186,7 +186,7 @@ fn file_mode_is_deterministic() {
             let run = || {
                 let mut r = run_scenario(&s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
                 let o = r.outcome.take().unwrap();
-                (handshake::cli::run::trace_hash(&o), o.inbox_files)
+                (handshake::sweep::trace_hash(&o), o.inbox_files)
             };
             assert_eq!(run(), run(), "{stem} seed {seed}");
         }

@@ -195,20 +195,7 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 pub use crate::input::shown;
-
-/// `1 handshake`, `2 handshakes`.
-pub fn plural(n: u64, word: &str) -> String {
-    format!("{n} {}", noun(n, word))
-}
-
-/// The word alone, made plural unless `n` is one.
-pub fn noun(n: u64, word: &str) -> String {
-    if n == 1 {
-        word.to_string()
-    } else {
-        format!("{word}s")
-    }
-}
+pub use crate::words::{noun, plural};
 
 #[cfg(test)]
 mod tests {
@@ -250,12 +237,5 @@ mod tests {
         assert_eq!(shown("\x1b[2Jx"), "\\u{1b}[2Jx");
         assert_eq!(shown("abc\u{202e}fed"), "abc\\u{202e}fed");
         assert_eq!(shown("größe ok"), "größe ok");
-    }
-
-    #[test]
-    fn plurals() {
-        assert_eq!(plural(0, "run"), "0 runs");
-        assert_eq!(plural(1, "run"), "1 run");
-        assert_eq!(plural(2, "seed"), "2 seeds");
     }
 }

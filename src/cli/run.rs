@@ -1,10 +1,12 @@
 //! `handshake run`: play scenario files and report.
 
+use super::progress::Progress;
 use super::{noun, plural, scenario_files, shown, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::protocol::Millis;
 use crate::scenario::discover::load_all_with_text;
 use crate::scenario::duration::parse_duration;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
+use crate::sweep::{Settings, Shard, Sweep};
 use crate::trace::{Names, Stamped};
 use clap::Args;
 use std::io::Write;
@@ -100,37 +102,6 @@ pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
         return Err(format!("{s:?} is empty: the end is excluded, so write {a}..{}", a + 1));
     }
     Ok((a, b))
-}
-
-/// One shard of a sweep: `index` of `of`, 1-based.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Shard {
-    pub index: u64,
-    pub of: u64,
-}
-
-impl Shard {
-    /// Whether `seed` of the sweep starting at `from` is this shard's.
-    pub fn has(self, from: u64, seed: u64) -> bool {
-        (seed - from) % self.of == self.index - 1
-    }
-
-    /// How many seeds of `from..to` are this shard's.
-    pub fn seeds(self, from: u64, to: u64) -> u64 {
-        let (len, first) = (to - from, self.index - 1);
-        if len > first {
-            (len - first - 1) / self.of + 1
-        } else {
-            0
-        }
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.of)
-    }
 }
 
 fn shard_count(n: &str) -> Result<u64, String> {
@@ -262,7 +233,7 @@ pub fn main(a: RunArgs) -> i32 {
         }
     }
     match a.seeds {
-        Some(range) => super::sweep::sweep(&a, &scenarios, &sources, range, shard),
+        Some(range) => sweep(&a, &scenarios, &sources, range, shard),
         None => single(&a, &scenarios, outputs),
     }
 }
@@ -430,9 +401,56 @@ fn single(a: &RunArgs, scenarios: &[Scenario], mut outputs: Vec<(Output, PathBuf
     }
 }
 
+/// `--seeds`: the sweep played by the library, its progress shown as it
+/// goes, its report printed.
+fn sweep(
+    a: &RunArgs,
+    scenarios: &[Scenario],
+    sources: &[(String, String)],
+    seeds: (u64, u64),
+    shard: Option<Shard>,
+) -> i32 {
+    let settings = Settings {
+        scenarios,
+        sources,
+        seeds,
+        shard,
+        cap: a.cap,
+        max_real: a.max_real.as_std(),
+        check_determinism: a.check_determinism,
+        jobs: jobs(a),
+        options: options_that_change_the_run(a),
+    };
+    let sweep = match Sweep::new(settings) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}; nothing was run");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let mut progress = Progress::new(sweep.plays(), "run", a.format == Format::Text);
+    let played = sweep.play(
+        |path, seed| reproduce(a, path, seed),
+        |s, seed, runs| {
+            let failure = (!runs[0].passed).then(|| format!("FAIL  {} seed {seed}: {}", s.name, runs[0].why));
+            progress.tick(failure.as_deref());
+            for _ in 1..runs.len() {
+                progress.tick(None);
+            }
+        },
+    );
+    match played {
+        Ok(doc) => super::sweep::print(&doc, a.format),
+        Err(e) => {
+            eprintln!("error: {e}; the sweep stopped");
+            EXIT_FAILED
+        }
+    }
+}
+
 /// The command that plays this run again: the program as it was started,
 /// the file, the seed, and every option that changes what the run does.
-pub(super) fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
+fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
     let mut words = vec![program(), "run".to_string(), shell_word(path), "--seed".to_string(), seed.to_string()];
     words.extend(options_that_change_the_run(a));
     words.push("-v".to_string());
@@ -441,7 +459,7 @@ pub(super) fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
 
 /// Spelled out field by field, so a new option cannot be added without
 /// deciding whether a reproduce line must carry it.
-pub(super) fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
+fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
     let RunArgs {
         paths: _,     // replaced by the one file that failed
         seed: _,      // replaced by the seed that failed
@@ -575,241 +593,7 @@ fn write_trace(file: std::fs::File, o: &crate::team::Outcome) -> std::io::Result
     out.flush()
 }
 
-/// A sweep's report, as `--format json` prints it and `handshake merge`
-/// reads it back: everything the text report is made of, so a merge of
-/// shards prints what one unsharded sweep prints. The first four keys are the
-/// ones earlier versions printed.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SweepDoc {
-    pub seeds: SeedRange,
-    pub runs: u64,
-    /// Failing runs: by scenario in the order given, then by seed.
-    pub failed: Vec<FailedSeed>,
-    pub real_seconds: f64,
-    /// Which shard this is; absent for a whole sweep (and a merge of shards).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<Shard>,
-    /// One row per scenario, in the order given.
-    pub scenarios: Vec<ScenarioRow>,
-    /// The options that change what a run does (`--cap`, `--max-real`), as
-    /// the reproduce lines carry them: shards merge only if these agree.
-    pub options: Vec<String>,
-    /// Present with `--check-determinism`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub determinism: Option<Determinism>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SeedRange {
-    pub from: u64,
-    pub to: u64,
-}
-
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScenarioRow {
-    pub name: String,
-    pub path: String,
-    /// Seeds played (this shard's).
-    pub seeds: u64,
-    pub failed: u64,
-    /// The runs' real time added up.
-    pub real_ms: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FailedSeed {
-    pub scenario: String,
-    pub path: String,
-    pub seed: u64,
-    pub why: String,
-    pub reproduce: String,
-}
-
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Determinism {
-    /// Runs played twice and compared.
-    pub compared: u64,
-    /// Seeds whose two traces differ, in the order of `failed`.
-    pub nondeterministic: Vec<Nondeterministic>,
-}
-
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Nondeterministic {
-    pub scenario: String,
-    pub path: String,
-    pub seed: u64,
-    /// The two traces' hashes (FNV-1a, 64 bits, of the JSON Lines `--trace` writes), in hex.
-    pub hashes: [String; 2],
-    pub reproduce: String,
-}
-
-impl SweepDoc {
-    /// Where a failing or nondeterministic seed sorts: scenario order, then seed.
-    pub fn position(&self, name: &str, path: &str, seed: u64) -> (usize, u64) {
-        let at = self.scenarios.iter().position(|r| r.name == name && r.path == path).unwrap_or(usize::MAX);
-        (at, seed)
-    }
-
-    pub fn passed(&self) -> bool {
-        self.failed.is_empty() && self.determinism.as_ref().is_none_or(|d| d.nondeterministic.is_empty())
-    }
-
-    /// The seeds each scenario played.
-    pub fn seed_count(&self) -> u64 {
-        let SeedRange { from, to } = self.seeds;
-        self.shard.map_or(to - from, |s| s.seeds(from, to))
-    }
-
-    /// Prints the report, text or json, and says how the command exits.
-    pub fn print(&self, format: Format) -> i32 {
-        match format {
-            Format::Text => print!("{}", self.text()),
-            Format::Json => {
-                let value = serde_json::to_value(self).unwrap_or_default();
-                println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
-            }
-        }
-        if self.passed() {
-            EXIT_OK
-        } else {
-            EXIT_FAILED
-        }
-    }
-
-    pub fn text(&self) -> String {
-        use std::fmt::Write as _;
-        let mut out = String::new();
-        let seeds = self.seed_count();
-        // Failures first, the part a person acts on, before a table that
-        // may run to hundreds of rows; the rows then list the failing
-        // scenarios first, each group in the order the files were given.
-        if !self.failed.is_empty() {
-            out.push_str("failing seeds:\n");
-            for f in &self.failed {
-                let _ = writeln!(
-                    out,
-                    "  {} seed {}: {}\n    reproduce: {}",
-                    shown(&f.scenario),
-                    f.seed,
-                    shown(&f.why),
-                    shown(&f.reproduce)
-                );
-            }
-            out.push('\n');
-        }
-        let (failing, passing): (Vec<_>, Vec<_>) = self.scenarios.iter().partition(|r| r.failed > 0);
-        for r in failing.into_iter().chain(passing) {
-            let _ = writeln!(
-                out,
-                "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
-                if r.failed == 0 { "PASS" } else { "FAIL" },
-                shown(&r.name),
-                r.seeds.saturating_sub(r.failed),
-                r.seeds,
-                noun(r.seeds, "seed"),
-                r.real_ms
-            );
-        }
-        if let Some(d) = &self.determinism {
-            if d.nondeterministic.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "\ndeterminism: each of {} played twice gave the same trace",
-                    plural(d.compared, "run")
-                );
-            } else {
-                let _ = writeln!(
-                    out,
-                    "\nnondeterministic seeds ({} of {} played twice gave two different traces):",
-                    d.nondeterministic.len(),
-                    plural(d.compared, "run")
-                );
-                for n in &d.nondeterministic {
-                    let _ = writeln!(
-                        out,
-                        "  {} seed {}: trace hashes {} and {}\n    reproduce: {}",
-                        shown(&n.scenario),
-                        n.seed,
-                        shown(&n.hashes[0]),
-                        shown(&n.hashes[1]),
-                        shown(&n.reproduce)
-                    );
-                }
-            }
-        }
-        if let Some(s) = self.shard {
-            let _ = writeln!(
-                out,
-                "\nshard {s} of seeds {}..{}: {} (seed s where (s - {}) % {} = {}); combine the shards' --format json with handshake merge",
-                self.seeds.from,
-                self.seeds.to,
-                plural(seeds, "seed"),
-                self.seeds.from,
-                s.of,
-                s.index - 1
-            );
-        }
-        let _ = writeln!(
-            out,
-            "\n{} ({} × {}): {} passed, {} failed  (real {:.2} s)",
-            plural(self.runs, "run"),
-            plural(self.scenarios.len() as u64, "scenario"),
-            plural(seeds, "seed"),
-            self.runs.saturating_sub(self.failed.len() as u64),
-            self.failed.len(),
-            self.real_seconds
-        );
-        out
-    }
-}
-
-/// What one run left for the report.
-#[derive(Clone)]
-pub(super) struct Played {
-    pub(super) passed: bool,
-    pub(super) why: String,
-    pub(super) real_ms: f64,
-    /// The trace's hash, with `--check-determinism`.
-    pub(super) hash: Option<u64>,
-}
-
-pub(super) fn play(a: &RunArgs, s: &Scenario, seed: u64) -> Played {
-    let mut r = run_scenario(s, seed, options(a, false));
-    let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
-    let hash = r.outcome.take().filter(|_| a.check_determinism).map(|o| trace_hash(&o));
-    Played { passed: r.passed, why, real_ms: r.real_ms, hash }
-}
-
-/// FNV-1a (64 bits) of the event log as `--trace` writes it: the same on
-/// every machine and every build, unlike a hasher with random keys.
-pub fn trace_hash(o: &crate::team::Outcome) -> u64 {
-    struct Fnv(u64);
-    impl Write for Fnv {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            for b in bytes {
-                self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-            }
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-    for e in &o.events {
-        let _ = serde_json::to_writer(&mut h, &e.to_json(&o.names));
-        let _ = h.write(b"\n");
-    }
-    h.0
-}
-
-pub(super) fn jobs(a: &RunArgs) -> usize {
+fn jobs(a: &RunArgs) -> usize {
     super::jobs_or_every_core(a.jobs)
 }
 
@@ -854,25 +638,6 @@ mod tests {
     }
 
     #[test]
-    fn shards_split_the_seeds_each_into_exactly_one() {
-        for (from, to) in [(1, 2), (1, 11), (5, 8), (0, 100)] {
-            for of in 1..=7 {
-                let shards: Vec<Shard> = (1..=of).map(|index| Shard { index, of }).collect();
-                for seed in from..to {
-                    assert_eq!(
-                        shards.iter().filter(|s| s.has(from, seed)).count(),
-                        1,
-                        "{seed} of {from}..{to} in /{of}"
-                    );
-                }
-                for s in &shards {
-                    assert_eq!(s.seeds(from, to), (from..to).filter(|&x| s.has(from, x)).count() as u64, "{s}");
-                }
-            }
-        }
-    }
-
-    #[test]
     fn shard_values_are_read_or_refused() {
         assert_eq!(parse_shard("2/3"), Ok(Shard { index: 2, of: 3 }));
         for bad in ["0/3", "4/3", "1/0", "x", "1/x", "/3", "3"] {
@@ -882,34 +647,5 @@ mod tests {
         assert!(parse_shard_env("JOB_COMPLETION_INDEX").is_err());
         assert!(parse_shard_env("/4").is_err());
         assert!(parse_shard_env("X/0").is_err());
-    }
-
-    #[test]
-    fn a_nondeterministic_seed_is_listed_with_both_hashes_and_fails_the_sweep() {
-        let doc = SweepDoc {
-            seeds: SeedRange { from: 1, to: 3 },
-            runs: 2,
-            failed: Vec::new(),
-            real_seconds: 0.5,
-            shard: None,
-            scenarios: vec![ScenarioRow { name: "a".into(), path: "a.toml".into(), seeds: 2, failed: 0, real_ms: 1.0 }],
-            options: Vec::new(),
-            determinism: Some(Determinism {
-                compared: 2,
-                nondeterministic: vec![Nondeterministic {
-                    scenario: "a".into(),
-                    path: "a.toml".into(),
-                    seed: 2,
-                    hashes: ["00000000000000aa".into(), "00000000000000bb".into()],
-                    reproduce: "handshake run a.toml --seed 2 -v".into(),
-                }],
-            }),
-        };
-        assert!(!doc.passed());
-        let text = doc.text();
-        assert!(text.contains("nondeterministic seeds (1 of 2 runs played twice"), "{text}");
-        assert!(text.contains("  a seed 2: trace hashes 00000000000000aa and 00000000000000bb\n    reproduce: handshake run a.toml --seed 2 -v"), "{text}");
-        let back: SweepDoc = serde_json::from_value(serde_json::to_value(&doc).unwrap()).unwrap();
-        assert_eq!(back, doc);
     }
 }

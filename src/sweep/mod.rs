@@ -1,0 +1,279 @@
+//! A seed sweep: every scenario played on every seed of a range (or one
+//! shard's), on as many threads as asked, each run compared with a second
+//! play of itself when determinism is checked; and the shards of a sweep
+//! merged back into its report. What `run --seeds` and `merge` do, as values:
+//! the commands parse their arguments and print what this returns.
+//!
+//! A range may be as long as `u64` allows, so nothing here is sized by it:
+//! runs are numbered and worked out from their number when a thread takes
+//! one, results are added up as they arrive, and only what the report lists
+//! (a row per scenario, the failing seeds) is kept.
+
+pub mod merge;
+pub mod plan;
+pub mod report;
+pub mod tally;
+
+pub use merge::merge;
+pub use plan::{Plan, Shard};
+pub use report::{Determinism, FailedSeed, Nondeterministic, ScenarioRow, SeedRange, SweepDoc};
+pub use tally::Tally;
+
+use crate::protocol::Millis;
+use crate::scenario::{load_str, run_scenario, RunOptions, Scenario};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What a sweep plays and how.
+pub struct Settings<'a> {
+    pub scenarios: &'a [Scenario],
+    /// The files' texts, as `(path shown, text)`, read once: each thread
+    /// loads its own scenarios from them.
+    pub sources: &'a [(String, String)],
+    /// `from..to`, `to` excluded.
+    pub seeds: (u64, u64),
+    /// The shard to play; none for the whole sweep.
+    pub shard: Option<Shard>,
+    /// Virtual-time cap for a run (the file's, else the default, when none).
+    pub cap: Option<Millis>,
+    /// Real time one run may take before it is stopped.
+    pub max_real: Duration,
+    /// Play every run twice and compare the traces' hashes.
+    pub check_determinism: bool,
+    /// Threads that play runs.
+    pub jobs: usize,
+    /// The options that change what a run does, as the reproduce lines carry
+    /// them: the report records them, and shards merge only if they agree.
+    pub options: Vec<String>,
+}
+
+/// A sweep ready to play: its settings and the plan they make.
+pub struct Sweep<'a> {
+    settings: Settings<'a>,
+    plan: Plan,
+}
+
+/// What one run left for the report.
+#[derive(Clone, Debug)]
+pub struct Played {
+    pub passed: bool,
+    /// The first failed check, with its message; empty if the run passed.
+    pub why: String,
+    pub real_ms: f64,
+    /// The trace's hash, when determinism is checked.
+    pub hash: Option<u64>,
+}
+
+impl<'a> Sweep<'a> {
+    /// The sweep, or why it cannot be played (nothing has run then).
+    pub fn new(settings: Settings<'a>) -> Result<Sweep<'a>, String> {
+        let times = if settings.check_determinism { 2 } else { 1 };
+        let plan = Plan::new(settings.seeds, settings.shard, settings.scenarios.len(), times)?;
+        Ok(Sweep { settings, plan })
+    }
+
+    /// Plays the sweep will make, counting both plays of a run compared with itself.
+    pub fn plays(&self) -> u64 {
+        self.plan.plays()
+    }
+
+    /// Plays every run and returns the report, or why the sweep stopped.
+    /// `replay(path, seed)` is the command that plays one run again, for the
+    /// report's reproduce lines; `seen` hears of each run (the scenario, the
+    /// seed, and its plays) as it ends, in any order.
+    pub fn play(
+        &self,
+        replay: impl Fn(&str, u64) -> String,
+        mut seen: impl FnMut(&Scenario, u64, &[Played]),
+    ) -> Result<SweepDoc, String> {
+        let Settings { scenarios, seeds: (from, to), shard, check_determinism, .. } = self.settings;
+        let plan = self.plan;
+        let total = plan.runs();
+        let ids: Vec<(String, String)> = scenarios.iter().map(|s| (s.name.clone(), s.path.clone())).collect();
+        let mut tally = Tally::new(&ids, plan.seeds_per_scenario());
+        let started = std::time::Instant::now();
+        let jobs = self.settings.jobs;
+        tracing::info!(runs = total, scenarios = scenarios.len(), from, to, shard = ?shard, jobs, "sweep starts");
+        let mut count = Count { plays: plan.plays(), done: 0, failed: 0 };
+        self.play_all(|k, runs| {
+            let (s, seed) = plan.run(k);
+            seen(&scenarios[s], seed, runs);
+            count.add(runs);
+            tally.add(s, seed, runs, || replay(&scenarios[s].path, seed));
+        })?;
+        let (rows, failed, nondeterministic) = tally.finish();
+        Ok(SweepDoc {
+            seeds: SeedRange { from, to },
+            runs: total,
+            failed,
+            real_seconds: started.elapsed().as_secs_f64(),
+            shard,
+            scenarios: rows,
+            options: self.settings.options.clone(),
+            determinism: check_determinism.then_some(Determinism { compared: total, nondeterministic }),
+        })
+    }
+
+    /// Plays every run of the plan, each `times` times, on `jobs` threads;
+    /// `done` hears of each run `k` once all its plays have ended, in any
+    /// order. The plays of one run are handed out one after the other, so
+    /// with two threads or more they usually land on different threads, and
+    /// a run waits for its second play only while that play is in flight: the
+    /// runs held back number about the threads, never the range. Each thread
+    /// loads its own scenarios from the texts in `sources` (a scenario holds
+    /// hooks that stay on one thread; the files are not read again: a pipe
+    /// cannot be) and plays whole runs, each on its own runtime: a run is the
+    /// same whichever thread plays it.
+    fn play_all(&self, mut done: impl FnMut(u64, &[Played])) -> Result<(), String> {
+        let Settings { scenarios, sources, .. } = self.settings;
+        let plan = self.plan;
+        let (plays, times) = (plan.plays(), plan.times());
+        // What a thread needs to play a run: a scenario stays on its thread.
+        let how = How {
+            cap: self.settings.cap,
+            max_real: self.settings.max_real,
+            check_determinism: self.settings.check_determinism,
+        };
+        let jobs = u64::try_from(self.settings.jobs).unwrap_or(u64::MAX).min(plays).max(1);
+        if jobs == 1 {
+            for k in 0..plan.runs() {
+                let (s, seed) = plan.run(k);
+                let runs: Vec<Played> = (0..times).map(|_| how.play(&scenarios[s], seed)).collect();
+                done(k, &runs);
+            }
+            return Ok(());
+        }
+        let next = AtomicU64::new(0);
+        // Takes the next play's number, or none when every play is taken (never
+        // counting past the last: a sweep may have `u64::MAX` of them).
+        let take = || next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |i| (i < plays).then_some(i + 1)).ok();
+        let mut error = None;
+        let ids: Vec<(&str, &str)> = scenarios.iter().map(|s| (s.name.as_str(), s.path.as_str())).collect();
+        let (ids, take) = (&ids, &take);
+        // First plays waiting for their second, by run.
+        let mut waiting: BTreeMap<u64, Played> = BTreeMap::new();
+        std::thread::scope(|scope| {
+            // Bounded: threads wait for the report to catch up rather than
+            // queue results without limit.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Result<Played, String>)>(4 * jobs as usize);
+            for _ in 0..jobs {
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    let mine: Result<Vec<Scenario>, String> = sources
+                        .iter()
+                        .zip(ids)
+                        .map(|((path, text), &(name, shown))| match load_str(path, text) {
+                            Ok(mine) if mine.name == name && mine.path == shown => Ok(mine),
+                            _ => Err(format!("{path} did not load again from its own text")),
+                        })
+                        .collect();
+                    let mine = match mine {
+                        Ok(m) => m,
+                        Err(e) => {
+                            let _ = tx.send((0, Err(e)));
+                            return;
+                        }
+                    };
+                    while let Some(i) = take() {
+                        let (s, seed) = plan.run(i / times);
+                        if tx.send((i, Ok(how.play(&mine[s], seed)))).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            for (i, played) in rx {
+                match played {
+                    Ok(p) if times == 1 => done(i, &[p]),
+                    Ok(p) => {
+                        let k = i / times;
+                        match waiting.remove(&k) {
+                            None => {
+                                waiting.insert(k, p);
+                            }
+                            Some(other) if i % times == 0 => done(k, &[p, other]),
+                            Some(other) => done(k, &[other, p]),
+                        }
+                    }
+                    Err(e) => {
+                        // Stop handing out work; the threads finish what they hold.
+                        next.store(plays, Ordering::Relaxed);
+                        error.get_or_insert(e);
+                    }
+                }
+            }
+        });
+        error.map_or(Ok(()), Err)
+    }
+}
+
+/// How each run is played: the settings a thread takes with it.
+#[derive(Clone, Copy)]
+struct How {
+    cap: Option<Millis>,
+    max_real: Duration,
+    check_determinism: bool,
+}
+
+impl How {
+    /// One play of scenario `s` on `seed`.
+    fn play(self, s: &Scenario, seed: u64) -> Played {
+        let options = RunOptions {
+            cap: self.cap,
+            max_real: Some(self.max_real),
+            live: None,
+            keep_outcome: self.check_determinism,
+            inbox_dir: None,
+        };
+        let mut r = run_scenario(s, seed, options);
+        let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
+        let hash = r.outcome.take().filter(|_| self.check_determinism).map(|o| trace_hash(&o));
+        Played { passed: r.passed, why, real_ms: r.real_ms, hash }
+    }
+}
+
+/// Plays done and runs failed, for the log's progress lines.
+struct Count {
+    plays: u64,
+    done: u64,
+    failed: u64,
+}
+
+impl Count {
+    /// One run's plays, logged whenever they end a tenth of the way (and at the end).
+    fn add(&mut self, runs: &[Played]) {
+        self.done += runs.len() as u64;
+        self.failed += u64::from(!runs[0].passed);
+        let (done, total, failed) = (self.done, self.plays, self.failed);
+        let tenth = |n: u64| u128::from(n) * 10 / u128::from(total);
+        if tenth(done) > tenth(done - 1) {
+            tracing::info!(done, total, failed, "sweep progress");
+        }
+    }
+}
+
+/// FNV-1a (64 bits) of the event log as `--trace` writes it: the same on
+/// every machine and every build, unlike a hasher with random keys.
+pub fn trace_hash(o: &crate::team::Outcome) -> u64 {
+    struct Fnv(u64);
+    impl Write for Fnv {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            for b in bytes {
+                self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    for e in &o.events {
+        let _ = serde_json::to_writer(&mut h, &e.to_json(&o.names));
+        let _ = h.write(b"\n");
+    }
+    h.0
+}

@@ -1,0 +1,218 @@
+//! A sweep's report: what `run --seeds` prints and `merge` reads back and
+//! combines, as a value (the command prints it).
+
+use super::plan::Shard;
+use crate::input::shown;
+use crate::words::{noun, plural};
+
+/// A sweep's report, as `--format json` prints it and `handshake merge`
+/// reads it back: everything the text report is made of, so a merge of
+/// shards prints what one unsharded sweep prints. The first four keys are the
+/// ones earlier versions printed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepDoc {
+    pub seeds: SeedRange,
+    pub runs: u64,
+    /// Failing runs: by scenario in the order given, then by seed.
+    pub failed: Vec<FailedSeed>,
+    pub real_seconds: f64,
+    /// Which shard this is; absent for a whole sweep (and a merge of shards).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// One row per scenario, in the order given.
+    pub scenarios: Vec<ScenarioRow>,
+    /// The options that change what a run does (`--cap`, `--max-real`), as
+    /// the reproduce lines carry them: shards merge only if these agree.
+    pub options: Vec<String>,
+    /// Present with `--check-determinism`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub determinism: Option<Determinism>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedRange {
+    pub from: u64,
+    pub to: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioRow {
+    pub name: String,
+    pub path: String,
+    /// Seeds played (this shard's).
+    pub seeds: u64,
+    pub failed: u64,
+    /// The runs' real time added up.
+    pub real_ms: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailedSeed {
+    pub scenario: String,
+    pub path: String,
+    pub seed: u64,
+    pub why: String,
+    pub reproduce: String,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Determinism {
+    /// Runs played twice and compared.
+    pub compared: u64,
+    /// Seeds whose two traces differ, in the order of `failed`.
+    pub nondeterministic: Vec<Nondeterministic>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nondeterministic {
+    pub scenario: String,
+    pub path: String,
+    pub seed: u64,
+    /// The two traces' hashes (FNV-1a, 64 bits, of the JSON Lines `--trace` writes), in hex.
+    pub hashes: [String; 2],
+    pub reproduce: String,
+}
+
+impl SweepDoc {
+    /// Where a failing or nondeterministic seed sorts: scenario order, then seed.
+    pub fn position(&self, name: &str, path: &str, seed: u64) -> (usize, u64) {
+        let at = self.scenarios.iter().position(|r| r.name == name && r.path == path).unwrap_or(usize::MAX);
+        (at, seed)
+    }
+
+    pub fn passed(&self) -> bool {
+        self.failed.is_empty() && self.determinism.as_ref().is_none_or(|d| d.nondeterministic.is_empty())
+    }
+
+    /// The seeds each scenario played.
+    pub fn seed_count(&self) -> u64 {
+        let SeedRange { from, to } = self.seeds;
+        self.shard.map_or(to - from, |s| s.seeds(from, to))
+    }
+
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let seeds = self.seed_count();
+        // Failures first, the part a person acts on, before a table that
+        // may run to hundreds of rows; the rows then list the failing
+        // scenarios first, each group in the order the files were given.
+        if !self.failed.is_empty() {
+            out.push_str("failing seeds:\n");
+            for f in &self.failed {
+                let _ = writeln!(
+                    out,
+                    "  {} seed {}: {}\n    reproduce: {}",
+                    shown(&f.scenario),
+                    f.seed,
+                    shown(&f.why),
+                    shown(&f.reproduce)
+                );
+            }
+            out.push('\n');
+        }
+        let (failing, passing): (Vec<_>, Vec<_>) = self.scenarios.iter().partition(|r| r.failed > 0);
+        for r in failing.into_iter().chain(passing) {
+            let _ = writeln!(
+                out,
+                "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
+                if r.failed == 0 { "PASS" } else { "FAIL" },
+                shown(&r.name),
+                r.seeds.saturating_sub(r.failed),
+                r.seeds,
+                noun(r.seeds, "seed"),
+                r.real_ms
+            );
+        }
+        if let Some(d) = &self.determinism {
+            if d.nondeterministic.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "\ndeterminism: each of {} played twice gave the same trace",
+                    plural(d.compared, "run")
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "\nnondeterministic seeds ({} of {} played twice gave two different traces):",
+                    d.nondeterministic.len(),
+                    plural(d.compared, "run")
+                );
+                for n in &d.nondeterministic {
+                    let _ = writeln!(
+                        out,
+                        "  {} seed {}: trace hashes {} and {}\n    reproduce: {}",
+                        shown(&n.scenario),
+                        n.seed,
+                        shown(&n.hashes[0]),
+                        shown(&n.hashes[1]),
+                        shown(&n.reproduce)
+                    );
+                }
+            }
+        }
+        if let Some(s) = self.shard {
+            let _ = writeln!(
+                out,
+                "\nshard {s} of seeds {}..{}: {} (seed s where (s - {}) % {} = {}); combine the shards' --format json with handshake merge",
+                self.seeds.from,
+                self.seeds.to,
+                plural(seeds, "seed"),
+                self.seeds.from,
+                s.of,
+                s.index - 1
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{} ({} × {}): {} passed, {} failed  (real {:.2} s)",
+            plural(self.runs, "run"),
+            plural(self.scenarios.len() as u64, "scenario"),
+            plural(seeds, "seed"),
+            self.runs.saturating_sub(self.failed.len() as u64),
+            self.failed.len(),
+            self.real_seconds
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nondeterministic_seed_is_listed_with_both_hashes_and_fails_the_sweep() {
+        let doc = SweepDoc {
+            seeds: SeedRange { from: 1, to: 3 },
+            runs: 2,
+            failed: Vec::new(),
+            real_seconds: 0.5,
+            shard: None,
+            scenarios: vec![ScenarioRow { name: "a".into(), path: "a.toml".into(), seeds: 2, failed: 0, real_ms: 1.0 }],
+            options: Vec::new(),
+            determinism: Some(Determinism {
+                compared: 2,
+                nondeterministic: vec![Nondeterministic {
+                    scenario: "a".into(),
+                    path: "a.toml".into(),
+                    seed: 2,
+                    hashes: ["00000000000000aa".into(), "00000000000000bb".into()],
+                    reproduce: "handshake run a.toml --seed 2 -v".into(),
+                }],
+            }),
+        };
+        assert!(!doc.passed());
+        let text = doc.text();
+        assert!(text.contains("nondeterministic seeds (1 of 2 runs played twice"), "{text}");
+        assert!(text.contains("  a seed 2: trace hashes 00000000000000aa and 00000000000000bb\n    reproduce: handshake run a.toml --seed 2 -v"), "{text}");
+        let back: SweepDoc = serde_json::from_value(serde_json::to_value(&doc).unwrap()).unwrap();
+        assert_eq!(back, doc);
+    }
+}
