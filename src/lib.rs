@@ -68,6 +68,7 @@ pub mod cli;
 pub mod explore;
 pub mod fuzz;
 pub mod inbox;
+pub mod oracle;
 pub mod input;
 pub mod output;
 pub mod protocol;

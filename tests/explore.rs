@@ -346,7 +346,7 @@ fn verdict(x: &Exploration) -> Option<(Broke, usize)> {
 /// Whether the counterexample's own events, fed to the oracle, break what it
 /// says they break (its schedule is the run, not just a story).
 fn breaks_what_it_says(s: &Scenario, c: &Counterexample) -> bool {
-    use handshake::scenario::oracle::{check_log, Log};
+    use handshake::oracle::{check_log, Log};
     use handshake::team::Stop;
     let ended_at = c.events.last().map_or(handshake::protocol::Millis::ZERO, |e| e.t);
     match c.broke {

@@ -3,7 +3,7 @@
 
 use super::duration::{human, parse_duration, parse_latency};
 use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
-use super::invariant::Invariant;
+use crate::oracle::Invariant;
 use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use crate::inbox::Drain;
 use crate::protocol::{

@@ -3,8 +3,7 @@
 //! led to it.
 
 use super::build::{Expect, FileExpect, Scenario};
-use super::invariant::Invariant;
-use super::oracle::{self, Violation};
+use crate::oracle::{self, Invariant, Violation};
 use crate::protocol::Request;
 use crate::protocol::{AgentId, GateState, Millis, Reason, Status};
 use crate::team::{run, Outcome, Stop};

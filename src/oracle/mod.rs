@@ -9,7 +9,8 @@
 //! transition adds, instead of rereading the path at every state (O(depth)
 //! per state). Both go through the same code, so there is one oracle, not two.
 
-use super::invariant::Invariant;
+mod invariant;
+pub use invariant::Invariant;
 use crate::protocol::{
     AgentId, Canon, GateState, Kind, Millis, Policy, RequestId, Status, Text, TimeoutDefault, Verdict,
 };
