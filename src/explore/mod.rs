@@ -21,8 +21,8 @@ pub mod replay;
 
 pub use model::{Action, Finding, Model, State};
 
-use crate::protocol::{AgentId, Message, Millis};
 use crate::oracle::{self, Invariant};
+use crate::protocol::{AgentId, Message, Millis};
 use crate::scenario::Scenario;
 use crate::team::Stop;
 use crate::trace::{Names, Stamped};

@@ -10,8 +10,8 @@
 
 use super::Budgets;
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
-use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::oracle::{Invariant, Violation, Watch};
+use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::{Expect, Scenario};
 use crate::team::{FileState, Scheduled, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};

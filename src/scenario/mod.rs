@@ -4,9 +4,9 @@ pub mod build;
 pub mod duration;
 pub mod file;
 
-pub use build::{load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};
 /// The invariants moved to [`crate::oracle`]; this path stays for code written against it.
 pub use crate::oracle::Invariant;
+pub use build::{load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};
 pub mod check;
 
 pub use check::{deadlocks, run_scenario, DeadlockReport, Report, RunOptions};
