@@ -11,3 +11,4 @@ pub mod check;
 
 pub use check::{deadlocks, run_scenario, DeadlockReport, Report, RunOptions};
 pub mod discover;
+pub mod replay;
