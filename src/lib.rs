@@ -4,7 +4,8 @@
 //! The pure protocol core lives in [`protocol`] (messages, send rules, the
 //! request table and its state machine, deadlines, the plan gate); what the
 //! lead and teammates decide is in [`agent`]; [`team`] runs them as actix
-//! actors on a virtual clock; [`scenario`] reads scenario files and judges runs.
+//! actors on a virtual clock; [`oracle`] holds the invariants every run is
+//! judged by, one file each; [`scenario`] reads scenario files and judges runs.
 //!
 //! Run a team from code: alice is writing a file when the lead asks her to
 //! shut down; she approves, finishes the file, and stops.
@@ -69,6 +70,7 @@ pub mod explore;
 pub mod fuzz;
 pub mod inbox;
 pub mod input;
+pub mod oracle;
 pub mod output;
 pub mod protocol;
 pub mod scenario;

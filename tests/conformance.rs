@@ -69,8 +69,9 @@
 mod common;
 
 use handshake::explore::{Action, Budgets, Finding, Model, State};
+use handshake::oracle::{self, Invariant};
 use handshake::protocol::{AgentId, Message, Millis, RequestId};
-use handshake::scenario::{load_file, load_str, oracle, Invariant, Scenario};
+use handshake::scenario::{load_file, load_str, Scenario};
 use handshake::team::{run, LinkEffect, Outcome, Scheduled, Stop};
 use handshake::trace::{Cause, Event, Names, Stamped};
 use std::collections::{BTreeMap, HashMap};

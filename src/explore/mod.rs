@@ -17,13 +17,36 @@
 //! the result does not depend on the number of threads.
 
 pub mod model;
-pub mod replay;
+
+/// Writing a counterexample back as a scenario file is the file format's
+/// work, so it lives in [`crate::scenario::replay`]; this path stays only
+/// because `cli/explore.rs` still names it.
+pub mod replay {
+    pub use crate::scenario::replay::scenario_file;
+}
 
 pub use model::{Action, Finding, Model, State};
 
+/// What the explorer reads of a scenario. The file format lives in
+/// `scenario/`, a layer above this one, which implements it; the explorer
+/// never reads a file, so it does not depend on that layer.
+pub trait Subject {
+    /// The team, its script and the faults the file schedules.
+    fn team(&self) -> &TeamSpec;
+    /// Whether each agent (the lead first) needs a plan before acting.
+    fn require_plan(&self) -> Vec<bool>;
+    /// The invariants the file expects to see broken (it switches a
+    /// defence off to show it): finding one does not end the search.
+    fn expected_violations(&self) -> Vec<Invariant>;
+    /// The first of the file's own expectations that a schedule's outcome
+    /// fails, as which check and why, judged as `run` judges them.
+    fn first_failed_expectation(&self, outcome: &Outcome) -> Option<(String, String)>;
+}
+
+use crate::oracle::{self, Invariant};
 use crate::protocol::{AgentId, Message, Millis};
-use crate::scenario::{oracle, Invariant, Scenario};
 use crate::team::Stop;
+use crate::team::{Outcome, TeamSpec};
 use crate::trace::{Names, Stamped};
 use std::collections::{BTreeMap, HashMap};
 
@@ -253,14 +276,14 @@ pub struct FilePlan {
 /// partition, a replay (the network resends as the original sender, which
 /// no adversary can), or a drop or duplicate of every matching message
 /// (no budget bounds it).
-pub fn plan_file_faults(scenario: &Scenario) -> Result<FilePlan, String> {
+pub fn plan_file_faults(scenario: &dyn Subject) -> Result<FilePlan, String> {
     use crate::team::{LinkEffect, Scheduled};
     let names = |a: AgentId| {
-        scenario.team.teammates.get(a.index().wrapping_sub(1)).map_or("lead".to_string(), |(n, _)| n.clone())
+        scenario.team().teammates.get(a.index().wrapping_sub(1)).map_or("lead".to_string(), |(n, _)| n.clone())
     };
     let mut plan = FilePlan::default();
     let mut cannot = Vec::new();
-    for (at, f) in &scenario.team.timed {
+    for (at, f) in &scenario.team().timed {
         match f {
             Scheduled::Crash { .. } | Scheduled::Forge { .. } => plan.played += 1,
             Scheduled::TornWrite { agent, .. } => {
@@ -277,14 +300,14 @@ pub fn plan_file_faults(scenario: &Scenario) -> Result<FilePlan, String> {
             _ => {}
         }
     }
-    if !scenario.team.partitions.is_empty() {
+    if !scenario.team().partitions.is_empty() {
         cannot.push(format!(
             "{} partition{} (held messages and heals are not modelled; a lost message is --drop)",
-            scenario.team.partitions.len(),
-            if scenario.team.partitions.len() == 1 { "" } else { "s" }
+            scenario.team().partitions.len(),
+            if scenario.team().partitions.len() == 1 { "" } else { "s" }
         ));
     }
-    for f in &scenario.team.link_faults {
+    for f in &scenario.team().link_faults {
         match (&f.effect, f.count) {
             (LinkEffect::Delay(_) | LinkEffect::Reorder, _) => plan.covered += 1,
             (LinkEffect::Drop, Some(n)) => plan.budgets.drop += n,
@@ -335,7 +358,7 @@ impl std::hash::Hasher for PassThrough {
 
 /// Explores `scenario` within `bounds`, injecting at most `budgets` faults.
 /// The file's own `[[fault]]`s are not played: the explorer injects its own.
-pub fn explore(scenario: &Scenario, budgets: Budgets, bounds: Bounds) -> Exploration {
+pub fn explore(scenario: &dyn Subject, budgets: Budgets, bounds: Bounds) -> Exploration {
     explore_with(scenario, budgets, bounds, &mut |_| {})
 }
 
@@ -391,7 +414,7 @@ const BATCH: usize = 2048;
 /// breadth-first search would. So the result (counts, the counterexample)
 /// is the same for any number of jobs.
 pub fn explore_with(
-    scenario: &Scenario,
+    scenario: &dyn Subject,
     budgets: Budgets,
     bounds: Bounds,
     progress: &mut dyn FnMut(&Exploration),
@@ -676,7 +699,7 @@ fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, logged: b
 
 /// The file's expectations judged at the end of the schedule to `fp`, as
 /// `run` judges them: a counterexample if one fails.
-fn expectations_at_end(model: &Model, scenario: &Scenario, seen: &Seen, fp: u64) -> Option<Counterexample> {
+fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u64) -> Option<Counterexample> {
     let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, None, true);
     let names = model.names().to_vec();
     let mut labelled = Names { agents: names.clone(), labels: BTreeMap::new() };
@@ -693,10 +716,10 @@ fn expectations_at_end(model: &Model, scenario: &Scenario, seen: &Seen, fp: u64)
         inbox_files: BTreeMap::new(),
         mirror_error: None,
     };
-    let failure = crate::scenario::check::judge_outcome(scenario, &outcome).into_iter().next()?;
+    let (check, why) = scenario.first_failed_expectation(&outcome)?;
     Some(Counterexample {
         broke: Broke::Expectation,
-        detail: format!("{}: {}", failure.check, failure.message),
+        detail: format!("{check}: {why}"),
         actions: taken.iter().map(|t: &Taken| t.describe(&names)).collect(),
         taken,
         sent_in,

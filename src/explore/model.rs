@@ -9,10 +9,10 @@
 //! conformance test) passes a log to `apply`.
 
 use super::Budgets;
+use super::Subject;
 use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
+use crate::oracle::{Invariant, Violation, Watch};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
-use crate::scenario::oracle::{Violation, Watch};
-use crate::scenario::{Expect, Invariant, Scenario};
 use crate::team::{FileState, Scheduled, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use rand::SeedableRng;
@@ -247,16 +247,16 @@ impl Model {
     /// With `symmetry`, identical teammates are interchangeable in the
     /// fingerprint. The file's own `[[fault]]`s are not part of this model
     /// (see [`Model::playing_file_faults`]).
-    pub fn new(scenario: &Scenario, budgets: Budgets, symmetry: bool) -> Model {
+    pub fn new(scenario: &dyn Subject, budgets: Budgets, symmetry: bool) -> Model {
         Model::build(scenario, budgets, symmetry, Vec::new())
     }
 
     /// As [`Model::new`], with the file's crashes (and their restarts) and
     /// forgeries played at their times. Its other faults are not: see
     /// [`super::plan_file_faults`], which says what becomes of each.
-    pub fn playing_file_faults(scenario: &Scenario, budgets: Budgets, symmetry: bool) -> Model {
+    pub fn playing_file_faults(scenario: &dyn Subject, budgets: Budgets, symmetry: bool) -> Model {
         let faults: Vec<(Millis, Scheduled)> = scenario
-            .team
+            .team()
             .timed
             .iter()
             .filter(|(_, f)| matches!(f, Scheduled::Crash { .. } | Scheduled::Forge { .. }))
@@ -265,8 +265,8 @@ impl Model {
         Model::build(scenario, budgets, symmetry, faults)
     }
 
-    fn build(scenario: &Scenario, budgets: Budgets, symmetry: bool, faults: Vec<(Millis, Scheduled)>) -> Model {
-        let spec = &scenario.team;
+    fn build(scenario: &dyn Subject, budgets: Budgets, symmetry: bool, faults: Vec<(Millis, Scheduled)>) -> Model {
+        let spec = scenario.team();
         let policy = spec.policy.clone();
         let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
         names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
@@ -322,14 +322,7 @@ impl Model {
             groups,
             faults: faults.into_iter().map(|(_, f)| f).collect(),
             latency_bound: None,
-            expected: scenario
-                .expects
-                .iter()
-                .filter_map(|e| match e {
-                    Expect::Violation(i) => Some(*i),
-                    _ => None,
-                })
-                .collect(),
+            expected: scenario.expected_violations(),
             start,
         }
     }
@@ -632,9 +625,9 @@ impl Model {
 
 /// Teammates with the same behaviour and the same plan gate, in groups of
 /// two or more. Their names differ; nothing else about them does.
-fn groups(scenario: &Scenario) -> Vec<Vec<AgentId>> {
+fn groups(scenario: &dyn Subject) -> Vec<Vec<AgentId>> {
     let mut by_spec: Vec<(String, Vec<AgentId>)> = Vec::new();
-    for (i, (_, spec)) in scenario.team.teammates.iter().enumerate() {
+    for (i, (_, spec)) in scenario.team().teammates.iter().enumerate() {
         let key = format!("{spec:?}");
         let a = AgentId(i as u32 + 1);
         match by_spec.iter_mut().find(|(k, _)| *k == key) {

@@ -3,9 +3,9 @@
 
 use super::duration::{human, parse_duration, parse_latency};
 use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
-use super::invariant::Invariant;
 use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use crate::inbox::Drain;
+use crate::oracle::Invariant;
 use crate::protocol::{
     check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, SendError, Status, Text,
     LEAD_NAME,

@@ -3,11 +3,10 @@
 //! led to it.
 
 use super::build::{Expect, FileExpect, Scenario};
-use super::invariant::Invariant;
-use super::oracle::{self, Violation};
+use crate::oracle::{self, Invariant, Violation};
 use crate::protocol::Request;
 use crate::protocol::{AgentId, GateState, Millis, Reason, Status};
-use crate::team::{run, Outcome, Stop};
+use crate::team::{run, Outcome, Stop, TeamSpec};
 use crate::trace::{ignored_reason, Event, Stamped};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -484,5 +483,32 @@ pub fn describe_expect(e: &Expect) -> String {
             format!("a deadlock among {} forms{how}", members.join(", "))
         }
         Expect::Violation(i) => format!("the oracle reports {i}"),
+    }
+}
+
+/// The explorer's view of a scenario: it searches the team's schedules and
+/// judges them by the same oracle and, with `--expect`, by the file's own
+/// expectations.
+impl crate::explore::Subject for Scenario {
+    fn team(&self) -> &TeamSpec {
+        &self.team
+    }
+
+    fn require_plan(&self) -> Vec<bool> {
+        Scenario::require_plan(self)
+    }
+
+    fn expected_violations(&self) -> Vec<Invariant> {
+        self.expects
+            .iter()
+            .filter_map(|e| match e {
+                Expect::Violation(i) => Some(*i),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn first_failed_expectation(&self, outcome: &Outcome) -> Option<(String, String)> {
+        judge_outcome(self, outcome).into_iter().next().map(|f| (f.check, f.message))
     }
 }

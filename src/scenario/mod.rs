@@ -3,12 +3,12 @@
 pub mod build;
 pub mod duration;
 pub mod file;
-pub mod invariant;
 
+/// The invariants moved to [`crate::oracle`]; this path stays for code written against it.
+pub use crate::oracle::Invariant;
 pub use build::{load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};
-pub use invariant::Invariant;
 pub mod check;
-pub mod oracle;
 
 pub use check::{deadlocks, run_scenario, DeadlockReport, Report, RunOptions};
 pub mod discover;
+pub mod replay;

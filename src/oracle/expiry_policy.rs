@@ -1,0 +1,319 @@
+//! expiry-policy: an expired request applies its policy's default, and the
+//! default takes effect: a kill kills the target, a keep does not, a reject
+//! leaves the author's gate shut. A teammate that shuts down on a request
+//! that had already expired breaks it too: its lead no longer waits for
+//! that answer, so the two disagree.
+//!
+//! Observes each expiry (the default it applied, then the events at the
+//! same instant, which must carry its effect), each approval sent at or
+//! after its request's deadline, and each shutdown. Checks at the end that
+//! no kill a default required is still missing.
+
+use super::{place, At, Book, End, Invariant, Violation};
+use crate::protocol::{AgentId, Canon, GateState, Millis, RequestId, TimeoutDefault};
+use crate::trace::{Event, Names, RosterStatus, Stamped};
+use std::hash::Hash;
+
+/// What it keeps: the obligations of the current instant, and who approved
+/// a shutdown after its request had expired.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ExpiryPolicy {
+    /// All at the instant of the latest event.
+    obligations: Vec<Obligation>,
+    /// A shutdown each agent approved after its request had expired: sorted
+    /// by agent, and only those that did (rarely any).
+    obeyed_expired: Vec<(AgentId, RequestId)>,
+}
+
+/// What an expiry's default requires of the events at its own instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Need {
+    /// Default kill: the target must be killed.
+    Killed,
+    /// Default keep: the target must not be killed.
+    NotKilled,
+    /// Default reject: the author's gate must not open.
+    GateShut,
+}
+
+/// An expiry's default whose effect is judged by what else happens at the
+/// same instant: the lookahead of a whole-log reading, turned into a promise
+/// the watcher keeps until the instant is over.
+#[derive(Clone, Copy, Debug)]
+struct Obligation {
+    need: Need,
+    /// The instant of the expiry.
+    t: Millis,
+    /// Index of the `Expired` event, which the violation names.
+    event: usize,
+    id: RequestId,
+    /// The agent to be killed, not killed, or whose gate must stay shut.
+    agent: AgentId,
+}
+
+impl Obligation {
+    /// Whether `e` is the event the obligation is about: the kill, or the
+    /// gate opening.
+    fn meets(&self, e: &Event) -> bool {
+        match self.need {
+            Need::Killed | Need::NotKilled => {
+                matches!(e, Event::Status { agent, status: RosterStatus::Killed } if *agent == self.agent)
+            }
+            Need::GateShut => {
+                matches!(e, Event::Gate { agent, state: GateState::Approved } if *agent == self.agent)
+            }
+        }
+    }
+
+    fn violation(&self, names: &Names) -> Violation {
+        let (id, who) = (super::label(names, self.id), names.agent(self.agent));
+        let detail = match self.need {
+            Need::Killed => format!("[{id}] expired with default kill, but {who} was not killed"),
+            Need::NotKilled => format!("[{id}] expired with default keep, yet {who} was killed"),
+            Need::GateShut => format!("[{id}] expired with default reject, yet {who}'s gate opened"),
+        };
+        Violation { invariant: Invariant::ExpiryPolicy, at: self.t, event: Some(self.event), detail }
+    }
+}
+
+impl ExpiryPolicy {
+    /// Judges the obligations left open by the events before `e`, first
+    /// of all. An event at the same instant discharges one (the kill came)
+    /// or breaks it at once (a kill or an opened gate the default forbids);
+    /// an event at another instant ends the instant, which breaks a kill
+    /// that never came. A broken one is placed at its expiry (see [`place`]).
+    pub(super) fn end_instant(&mut self, names: &Names, e: &Stamped, out: &mut Vec<Violation>) {
+        if self.obligations.is_empty() {
+            return;
+        }
+        self.obligations.retain(|o| {
+            let (broken, open) = if o.t != e.t {
+                (o.need == Need::Killed, false)
+            } else if o.meets(&e.event) {
+                (o.need != Need::Killed, false)
+            } else {
+                (false, true)
+            };
+            if broken {
+                place(out, o.violation(names));
+            }
+            open
+        });
+    }
+
+    pub(super) fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
+        match e {
+            Event::Expired { id, kind, default } => {
+                let Some(r) = book.request(*id) else { return };
+                let wanted = at.policy.on_expiry(*kind);
+                if *default != wanted {
+                    let detail = format!(
+                        "[{}] expired and applied {}, but the policy says {}",
+                        at.label(*id),
+                        default.as_str(),
+                        wanted.as_str()
+                    );
+                    out.push(at.violation(Invariant::ExpiryPolicy, detail));
+                    return;
+                }
+                // The default's effect must follow at the same instant: what
+                // comes next at `t` says whether it did.
+                let (need, agent) = match default {
+                    // Shut down or already killed: nothing left to kill. A
+                    // crashed teammate must still be killed, or a restart
+                    // would bring back what the policy stopped.
+                    TimeoutDefault::Kill if book.agent(r.target).life.is_final() => return,
+                    TimeoutDefault::Kill => (Need::Killed, r.target),
+                    TimeoutDefault::Reject => (Need::GateShut, r.requester),
+                    TimeoutDefault::Keep => (Need::NotKilled, r.target),
+                    // Whether an approved plan opens a gate depends on whether
+                    // it is the gate's current plan; the gate checks that.
+                    TimeoutDefault::Approve => return,
+                };
+                self.obligations.push(Obligation { need, t: at.t, event: at.i, id: *id, agent });
+            }
+            Event::Status { agent, status: RosterStatus::Shutdown } => {
+                let Some(id) = self.obeyed(*agent) else { return };
+                let Some(r) = book.request(id) else { return };
+                let default = at.policy.on_expiry(r.kind).as_str();
+                let detail = format!(
+                    "{} shut down on [{}], which had expired at {} (default {default}): the lead no longer waits \
+                     for that answer, so the two disagree",
+                    at.who(*agent),
+                    at.label(id),
+                    r.deadline
+                );
+                out.push(at.violation(Invariant::ExpiryPolicy, detail));
+            }
+            // An approval sent at or after the request's own deadline: the
+            // asker has applied its default by then.
+            Event::Send {
+                from, message_type: "shutdown_response", request_id: Some(id), approve: Some(true), ..
+            } if !at.replayed => {
+                let Some(r) = book.request(*id) else { return };
+                if r.target == *from && at.t >= r.deadline && book.life(*from).is_some() {
+                    match self.obeyed_expired.binary_search_by_key(from, |(a, _)| *a) {
+                        Ok(k) => self.obeyed_expired[k].1 = *id,
+                        Err(k) => self.obeyed_expired.insert(k, (*from, *id)),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The run is over, so the instant of the latest expiry is too: a kill
+    /// it required that has not come never will.
+    pub(super) fn finish(&self, end: &End, out: &mut Vec<Violation>) {
+        for o in self.obligations.iter().filter(|o| o.need == Need::Killed) {
+            place(out, o.violation(end.names));
+        }
+    }
+
+    fn obeyed(&self, agent: AgentId) -> Option<RequestId> {
+        self.obeyed_expired.binary_search_by_key(&agent, |(a, _)| *a).ok().map(|k| self.obeyed_expired[k].1)
+    }
+
+    /// Hashes what it keeps of `agent`, in the walk over agents.
+    pub(super) fn canon_agent(&self, agent: AgentId, c: &mut Canon) {
+        match self.obeyed(agent) {
+            Some(id) => c.id(id),
+            None => c.word(u64::MAX),
+        }
+    }
+
+    /// Hashes the open obligations.
+    pub(super) fn canon(&self, c: &mut Canon) {
+        c.word(self.obligations.len() as u64);
+        for o in &self.obligations {
+            o.need.hash(c);
+            c.millis(o.t);
+            c.id(o.id);
+            c.agent(o.agent);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use crate::oracle::{Invariant, Watch};
+    use crate::protocol::{Kind, Millis, Policy, Status, TimeoutDefault};
+    use crate::team::Stop;
+    use crate::trace::{Event, RosterStatus};
+
+    #[test]
+    fn shutting_down_on_an_expired_request_breaks_expiry_policy() {
+        let approve = |t| {
+            (
+                t,
+                Event::Send {
+                    seq: 2,
+                    from: ALICE,
+                    to: crate::protocol::Address::Agent(LEAD),
+                    message_type: "shutdown_response",
+                    request_id: Some(id(1)),
+                    approve: Some(true),
+                    words: None,
+                },
+            )
+        };
+        let keep = Policy { on_shutdown_timeout: crate::protocol::OnShutdownTimeout::Keep, ..Policy::default() };
+        let run = |answer_at: u64| {
+            let mut log = vec![(0, opened(1, Kind::Shutdown, LEAD, ALICE))];
+            if answer_at >= 60_000 {
+                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }));
+            }
+            log.push(approve(answer_at));
+            log.push((answer_at, status(ALICE, RosterStatus::Shutdown)));
+            log.push((
+                answer_at + 1,
+                Event::Dropped {
+                    seq: 2,
+                    to: LEAD,
+                    message_type: "shutdown_response",
+                    cause: crate::trace::Cause::Drop,
+                },
+            ));
+            if answer_at < 60_000 {
+                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }));
+            }
+            check(&outcome(log), &keep, &[false, false]).into_iter().map(|v| v.invariant).collect::<Vec<_>>()
+        };
+        assert!(run(1_000).is_empty(), "an answer in time that is lost on the wire is no one's fault");
+        assert_eq!(run(70_000), vec![Invariant::ExpiryPolicy]);
+    }
+
+    fn kill_default_expires() -> Event {
+        Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Kill }
+    }
+
+    #[test]
+    fn a_kill_default_is_an_obligation_on_its_own_instant() {
+        let opened = (0, opened(1, Kind::Shutdown, LEAD, ALICE));
+        let note = |t| (t, Event::Note { text: "something else".into() });
+        let expired = (60_000, kill_default_expires());
+        let killed = (60_000, status(ALICE, RosterStatus::Killed));
+
+        // The kill two events after the expiry, at the same instant: kept.
+        let (w, pushed) = fed(&[opened.clone(), expired.clone(), note(60_000), killed, note(61_000)]);
+        assert!(pushed.iter().all(Vec::is_empty), "{pushed:?}");
+        let mut end = Vec::new();
+        w.finish(&Policy::default(), &outcome(vec![]).names, Millis(61_000), Stop::Settled, &mut end);
+        assert!(end.is_empty(), "{end:?}");
+
+        // No kill: broken when an event at a later instant arrives, before it
+        // is read, and reported at the expiry.
+        let (_, pushed) = fed(&[opened.clone(), expired.clone(), note(60_000), note(61_000)]);
+        assert!(pushed[..3].iter().all(Vec::is_empty), "{pushed:?}");
+        assert_eq!(pushed[3].len(), 1, "{pushed:?}");
+        let v = &pushed[3][0];
+        assert_eq!((v.invariant, v.at, v.event), (Invariant::ExpiryPolicy, Millis(60_000), Some(1)));
+        assert!(v.detail.contains("expired with default kill, but alice was not killed"), "{}", v.detail);
+
+        // No kill and the run ends at that instant: broken at `finish`, the
+        // same report.
+        let (w, pushed) = fed(&[opened, expired, note(60_000)]);
+        assert!(pushed.iter().all(Vec::is_empty), "{pushed:?}");
+        let mut end = Vec::new();
+        w.finish(&Policy::default(), &outcome(vec![]).names, Millis(60_000), Stop::EndTime, &mut end);
+        assert_eq!(end.len(), 1, "{end:?}");
+        assert_eq!(end[0], *v);
+    }
+
+    #[test]
+    fn a_forbidden_kill_breaks_a_keep_default_at_once() {
+        let keep = Policy { on_shutdown_timeout: crate::protocol::OnShutdownTimeout::Keep, ..Policy::default() };
+        let o = outcome(vec![
+            (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
+            (60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }),
+            (60_000, status(ALICE, RosterStatus::Killed)),
+        ]);
+        let mut w = Watch::new(&[false, false]);
+        let mut out = Vec::new();
+        for (i, e) in o.events.iter().enumerate() {
+            w.observe(&keep, &o.names, i, e, &mut out);
+        }
+        // Reported by the kill itself, not when the instant ends.
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].invariant, out[0].event), (Invariant::ExpiryPolicy, Some(1)));
+        assert!(out[0].detail.contains("default keep, yet alice was killed"), "{}", out[0].detail);
+        assert_eq!(check(&o, &keep, &[false, false]), out);
+    }
+
+    #[test]
+    fn a_late_obligation_is_reported_at_its_expiry_among_the_others() {
+        // A kill that never comes, and between the expiry and the end of its
+        // instant a response for an id nobody issued: the expiry's report
+        // comes first, in event order, as when the oracle looked ahead.
+        let log = vec![
+            (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
+            (60_000, kill_default_expires()),
+            (60_000, applied(9, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (61_000, Event::Note { text: "later".into() }),
+        ];
+        let v = violations(log, false);
+        let found: Vec<(Invariant, Option<usize>)> = v.iter().map(|v| (v.invariant, v.event)).collect();
+        assert_eq!(found, vec![(Invariant::ExpiryPolicy, Some(1)), (Invariant::MatchingResponse, Some(2))], "{v:?}");
+    }
+}

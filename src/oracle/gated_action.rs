@@ -1,0 +1,173 @@
+//! gated-action: no gated mutating action runs before its plan is approved,
+//! and not behind a gate that a response that does not match opened.
+//!
+//! Observes each plan request to the lead (the author's gate waits on it),
+//! each verdict on it and its expiry (which open or shut the gate), and
+//! each mutating action. The gate is derived from requests and verdicts,
+//! not from what the agent says of its own gate, so a lying agent cannot
+//! hide a write. Checks nothing at the end.
+
+use super::matching_response::mismatches;
+use super::{At, Book, Invariant, Violation};
+use crate::protocol::{AgentId, Canon, GateState, Kind, RequestId, Status, TimeoutDefault, Verdict};
+use crate::trace::Event;
+
+/// What it keeps: the gate of each agent that needs a plan. An agent that
+/// needs none has a gate that never moves, so it is not kept.
+#[derive(Clone, Debug)]
+pub(super) struct GatedAction {
+    /// Sorted by agent.
+    gates: Vec<(AgentId, Gate)>,
+}
+
+/// An agent's plan gate as the oracle derives it.
+#[derive(Clone, Copy, Debug)]
+struct Gate {
+    state: GateState,
+    /// The plan the gate follows: the latest one sent to the lead.
+    current: Option<RequestId>,
+    /// Whether the decision that opened it was legitimate (a matching
+    /// response or the timeout policy). A gate opened by a forgery must not
+    /// license a write.
+    legit: bool,
+}
+
+/// The gate of an agent that needs no plan.
+const OPEN: Gate = Gate { state: GateState::NotRequired, current: None, legit: false };
+
+impl GatedAction {
+    /// Gates for a team whose agents need a plan where `require_plan` says.
+    pub(super) fn new(require_plan: &[bool]) -> GatedAction {
+        let shut = Gate { state: GateState::Required, current: None, legit: false };
+        let gates = require_plan.iter().enumerate().filter(|(_, p)| **p);
+        GatedAction { gates: gates.map(|(i, _)| (AgentId(i as u32), shut)).collect() }
+    }
+
+    fn gate(&self, agent: AgentId) -> Gate {
+        self.gates.binary_search_by_key(&agent, |(a, _)| *a).map_or(OPEN, |k| self.gates[k].1)
+    }
+
+    fn gate_mut(&mut self, agent: AgentId) -> Option<&mut Gate> {
+        let k = self.gates.binary_search_by_key(&agent, |(a, _)| *a).ok()?;
+        Some(&mut self.gates[k].1)
+    }
+
+    pub(super) fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
+        match e {
+            Event::Opened { id, kind: Kind::Plan, requester, target, .. } if target.is_lead() => {
+                if let Some(g) = self.gate_mut(*requester) {
+                    *g = Gate { state: GateState::Pending, current: Some(*id), legit: false };
+                }
+            }
+            Event::Verdict {
+                at: by, request_id, response_kind, sender, verdict: Verdict::Applied { to, .. }, ..
+            } => {
+                let Some(r) = book.request(*request_id) else { return };
+                if r.kind != Kind::Plan {
+                    return;
+                }
+                if let Some(g) = self.gate_mut(r.requester).filter(|g| g.current == Some(*request_id)) {
+                    if g.state == GateState::Pending {
+                        g.state = if *to == Status::Approved { GateState::Approved } else { GateState::Rejected };
+                        g.legit = mismatches(r, *response_kind, *sender, *by, at).is_empty();
+                    }
+                }
+            }
+            Event::Expired { id, kind: Kind::Plan, default } => {
+                let Some(r) = book.request(*id) else { return };
+                if let Some(g) = self.gate_mut(r.requester).filter(|g| g.current == Some(*id)) {
+                    if g.state == GateState::Pending {
+                        let approve = *default == TimeoutDefault::Approve;
+                        g.state = if approve { GateState::Approved } else { GateState::Rejected };
+                        g.legit = true;
+                    }
+                }
+            }
+            Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
+                let g = self.gate(*agent);
+                let what = || path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
+                let act = action.as_str();
+                if !matches!(g.state, GateState::NotRequired | GateState::Approved) {
+                    let state = g.state;
+                    let plan = g.current.map(|id| format!(" (current plan [{}])", at.label(id))).unwrap_or_default();
+                    let detail =
+                        format!("{} ran {act}{} while its plan gate was {state}{plan}", at.who(*agent), what());
+                    out.push(at.violation(Invariant::GatedAction, detail));
+                } else if g.state == GateState::Approved && !g.legit {
+                    let detail = format!(
+                        "{} ran {act}{} behind a gate opened by a response that does not match",
+                        at.who(*agent),
+                        what()
+                    );
+                    out.push(at.violation(Invariant::GatedAction, detail));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Hashes the gate of `agent`, in the walk over agents.
+    pub(super) fn canon_agent(&self, agent: AgentId, c: &mut Canon) {
+        let g = self.gate(agent);
+        c.word(gate_code(g.state) as u64 | ((g.state == GateState::Approved && g.legit) as u64) << 8);
+        match g.current {
+            Some(id) => c.id(id),
+            None => c.word(u64::MAX),
+        }
+    }
+}
+
+/// The one code a gate state hashes as (`GateState` has no `Hash`).
+fn gate_code(s: GateState) -> u8 {
+    match s {
+        GateState::NotRequired => 0,
+        GateState::Required => 1,
+        GateState::Pending => 2,
+        GateState::Approved => 3,
+        GateState::Rejected => 4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use crate::oracle::Invariant;
+    use crate::protocol::{Kind, Policy, Status};
+    use crate::team::Stop;
+
+    #[test]
+    fn a_write_after_a_later_plan_was_rejected_breaks_gated_action() {
+        // The gate is derived from the requests: the agent's own gate events
+        // are not consulted, so a lying agent cannot hide the write.
+        let first = vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (2, write_starts()),
+        ];
+        assert!(broken(first.clone(), true).is_empty());
+        let mut second = first;
+        second.push((10, opened(2, Kind::Plan, ALICE, LEAD)));
+        second.push((12, applied(2, Kind::Plan, ALICE, LEAD, Status::Rejected)));
+        second.push((13, write_starts()));
+        let v = violations(second, true);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].invariant, Invariant::GatedAction);
+        assert!(v[0].detail.contains("rejected"), "{}", v[0].detail);
+    }
+
+    #[test]
+    fn a_write_while_a_later_plan_is_pending_breaks_gated_action() {
+        let log = vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (10, opened(2, Kind::Plan, ALICE, LEAD)),
+            (11, write_starts()),
+        ];
+        // The run ends before the second plan's deadline, so it may still be pending.
+        let mut o = outcome(log);
+        o.stop = Stop::EndTime;
+        let found: Vec<Invariant> =
+            check(&o, &Policy::default(), &[false, true]).into_iter().map(|v| v.invariant).collect();
+        assert_eq!(found, vec![Invariant::GatedAction]);
+    }
+}

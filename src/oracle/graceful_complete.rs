@@ -1,0 +1,98 @@
+//! graceful-complete: a graceful shutdown leaves no partial write.
+//!
+//! Observes each file step (which files each agent has started and not
+//! finished) and each shutdown, which must find none of its agent's.
+//! Checks nothing at the end: a kill or a crash may leave a file half
+//! written; only a graceful stop promises not to.
+
+use super::{At, Book, Invariant, Violation};
+use crate::protocol::{AgentId, Canon, Text};
+use crate::trace::{Event, RosterStatus};
+
+/// What it keeps: the files left half-written.
+#[derive(Clone, Debug, Default)]
+pub(super) struct GracefulComplete {
+    /// Sorted by agent, then path, the order it reports them in.
+    half_written: Vec<HalfWritten>,
+}
+
+/// A file an agent has started but not finished writing. Finished files are
+/// dropped: only a half-written one can break graceful-complete, and a later
+/// step brings a file back. The path is shared text, so cloning a watcher
+/// does not copy it.
+#[derive(Clone, Debug)]
+struct HalfWritten {
+    agent: AgentId,
+    path: Text,
+    done: u32,
+    total: u32,
+}
+
+impl GracefulComplete {
+    pub(super) fn observe(&mut self, _book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
+        match e {
+            Event::FileStep { agent, path, done, total } => {
+                let found = self.half_written.binary_search_by(|f| (f.agent, &*f.path).cmp(&(*agent, path.as_str())));
+                match (found, done < total) {
+                    (Ok(k), true) => (self.half_written[k].done, self.half_written[k].total) = (*done, *total),
+                    (Ok(k), false) => {
+                        self.half_written.remove(k);
+                    }
+                    (Err(k), true) => self.half_written.insert(
+                        k,
+                        HalfWritten { agent: *agent, path: Text::from(path.as_str()), done: *done, total: *total },
+                    ),
+                    (Err(_), false) => {}
+                }
+            }
+            Event::Status { agent, status: RosterStatus::Shutdown } => {
+                let from = self.half_written.partition_point(|f| f.agent < *agent);
+                for f in self.half_written[from..].iter().take_while(|f| f.agent == *agent) {
+                    let detail = format!(
+                        "{} shut down gracefully with {} half-written ({}/{})",
+                        at.who(*agent),
+                        f.path,
+                        f.done,
+                        f.total
+                    );
+                    out.push(at.violation(Invariant::GracefulComplete, detail));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Hashes the half-written files.
+    pub(super) fn canon(&self, c: &mut Canon) {
+        let mut files: Vec<(u32, &HalfWritten)> =
+            self.half_written.iter().map(|f| (c.agent_index(f.agent), f)).collect();
+        files.sort_by(|a, b| (a.0, &*a.1.path).cmp(&(b.0, &*b.1.path)));
+        c.word(files.len() as u64);
+        for (agent, f) in files {
+            c.word(agent as u64 | (f.done as u64) << 32);
+            c.text(&f.path);
+            c.word(f.total as u64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use crate::oracle::Invariant;
+    use crate::trace::RosterStatus;
+
+    #[test]
+    fn shutting_down_with_a_file_half_written_breaks_graceful_complete() {
+        let shut_down_after = |steps: u32| {
+            let mut log: Vec<(u64, _)> = vec![(0, write_starts())];
+            log.extend((1..=steps).map(|k| (k as u64 * 500, write_step(k))));
+            log.push((3_000, status(ALICE, RosterStatus::Shutdown)));
+            violations(log, false)
+        };
+        assert_eq!(shut_down_after(4), vec![], "the file was finished (4/4)");
+        let v = shut_down_after(2);
+        assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::GracefulComplete]);
+        assert!(v[0].detail.contains("alice shut down gracefully with a.rs half-written (2/4)"), "{}", v[0].detail);
+    }
+}
