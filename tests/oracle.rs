@@ -67,14 +67,7 @@ fn naming_scenario(dir: &str) -> Vec<String> {
 
 #[test]
 fn the_oracle_the_runtime_and_the_explorer_do_not_depend_on_the_scenario_format() {
-    for dir in ["oracle", "team"] {
+    for dir in ["oracle", "team", "explore"] {
         assert_eq!(naming_scenario(dir), Vec::<String>::new(), "src/{dir} names the scenario layer above it");
     }
-    // One path is left, a re-export: cli/explore.rs still names
-    // `explore::replay::scenario_file`, which now lives in scenario/.
-    let explore = naming_scenario("explore");
-    assert!(
-        explore.len() == 1 && explore[0].ends_with("pub use crate::scenario::replay::scenario_file;"),
-        "src/explore names the scenario layer above it: {explore:#?}"
-    );
 }

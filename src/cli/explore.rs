@@ -312,7 +312,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     let found = x.counterexample.as_ref().or(x.expected.first());
     if let (Some(c), Some(out)) = (found, &a.write) {
         let original = crate::scenario::read_file(&a.path).unwrap_or_default();
-        let written = crate::explore::replay::scenario_file(&original, &out.to_string_lossy(), c)
+        let written = crate::scenario::replay::scenario_file(&original, &out.to_string_lossy(), c)
             .and_then(|text| crate::output::write(out, &text));
         match written {
             Ok(()) => eprintln!("wrote {}: `handshake run {} -v` replays the violation", out.display(), out.display()),

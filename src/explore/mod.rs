@@ -18,13 +18,6 @@
 
 pub mod model;
 
-/// Writing a counterexample back as a scenario file is the file format's
-/// work, so it lives in [`crate::scenario::replay`]; this path stays only
-/// because `cli/explore.rs` still names it.
-pub mod replay {
-    pub use crate::scenario::replay::scenario_file;
-}
-
 pub use model::{Action, Finding, Model, State};
 
 /// What the explorer reads of a scenario. The file format lives in
