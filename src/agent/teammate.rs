@@ -611,14 +611,11 @@ mod tests {
     use super::*;
     use crate::agent::Roster;
     use crate::protocol::{Envelope, Policy, Reason};
-    use rand::SeedableRng;
-    use rand_chacha::ChaCha8Rng;
-
     const ALICE: AgentId = AgentId(1);
     const ADVERSARY: AgentId = AgentId(2);
 
     struct Bench {
-        rng: ChaCha8Rng,
+        ids: crate::agent::ids::Stream,
         roster: Roster,
         policy: Policy,
         now: Millis,
@@ -629,7 +626,7 @@ mod tests {
     impl Bench {
         fn new() -> Bench {
             Bench {
-                rng: ChaCha8Rng::seed_from_u64(1),
+                ids: None,
                 roster: Roster { statuses: vec![RosterStatus::Working; 2] },
                 policy: Policy::default(),
                 now: Millis::ZERO,
@@ -648,7 +645,7 @@ mod tests {
                 me: ALICE,
                 incarnation: self.incarnation,
                 now: self.now,
-                rng: &mut self.rng,
+                ids: crate::agent::Ids::new(1, ALICE, &mut self.ids),
                 dir: &self.roster,
                 policy: &self.policy,
                 out: &mut out,
