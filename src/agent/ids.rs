@@ -32,42 +32,63 @@ pub fn network_stream(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
 
-/// An agent's stream as a shell keeps it: made on its first draw, so that
-/// teammates who never ask anything (all of the bench's 100,000) cost one
-/// word each rather than a 300-byte generator. It belongs to the agent, not
-/// to one of its lives: it survives crashes and restarts, as the request
-/// table does, so a restarted agent never draws an id it already used.
-pub type Stream = Option<Box<ChaCha8Rng>>;
-
-/// What an agent draws its ids through while it handles one input.
-pub struct Ids<'a> {
+/// The request-id streams of a team, as a shell keeps them: one lane per
+/// agent, its stream made on its first draw, so that teammates who never ask
+/// anything (all of the bench's 100,000) cost one word each rather than a
+/// 300-byte generator. A stream belongs to the agent, not to one of its
+/// lives: it survives crashes and restarts, as the request table does, so a
+/// restarted agent never draws an id it already used.
+///
+/// An agent's `Ctx` lends it the whole set (one pointer, as a single team
+/// generator was), and its lane is looked up only when the agent draws: an
+/// input that opens no request pays nothing for the streams.
+#[derive(Default)]
+pub struct IdStreams {
     seed: u64,
-    agent: AgentId,
-    /// Where a stream made here starts, in ChaCha words: a shell that keeps
-    /// only how far the agent has drawn (the explorer) remakes it there.
+    /// Where a stream made now starts, in ChaCha words: 0 in the runtime,
+    /// which keeps every stream; the explorer keeps only how far each agent
+    /// has drawn, and remakes a stream there when the agent draws again.
     from: u64,
-    stream: &'a mut Stream,
+    /// By agent. The lead's too, though it draws for nearly every request:
+    /// kept apart and unboxed it cost more, not less (callgrind: 19
+    /// instructions a handshake over the single team generator, against 9
+    /// in the list).
+    lanes: Vec<Option<Box<ChaCha8Rng>>>,
 }
 
-impl<'a> Ids<'a> {
-    /// The ids of `agent`, from the stream the shell keeps for it.
+impl IdStreams {
+    /// The streams of a team of `team` agents in a run with `seed`.
+    pub fn new(seed: u64, team: usize) -> IdStreams {
+        IdStreams { seed, from: 0, lanes: vec![None; team] }
+    }
+
+    /// Agent `agent`'s next request id.
+    // Always inlined: it is the lead's work for every request it opens
+    // (out of line, 15 instructions more a handshake).
     #[inline(always)]
-    pub fn new(seed: u64, agent: AgentId, stream: &'a mut Stream) -> Ids<'a> {
-        Ids { seed, agent, from: 0, stream }
-    }
-
-    /// The ids of `agent`, which has drawn up to word `from` of its stream;
-    /// `stream` is `None` and is made there if the agent draws.
-    pub fn resume(seed: u64, agent: AgentId, from: u64, stream: &'a mut Stream) -> Ids<'a> {
-        Ids { seed, agent, from, stream }
-    }
-
-    /// The agent's next request id.
-    #[inline]
-    pub fn draw(&mut self) -> RequestId {
-        let (seed, agent, from) = (self.seed, self.agent, self.from);
-        let rng = self.stream.get_or_insert_with(|| make(seed, agent, from));
+    pub fn draw(&mut self, agent: AgentId) -> RequestId {
+        let (seed, from) = (self.seed, self.from);
+        let rng = self.lanes[agent.index()].get_or_insert_with(|| make(seed, agent, from));
         RequestId::draw(&mut **rng)
+    }
+
+    /// Before `agent` steps in a run with `seed`, having drawn `words` of
+    /// its stream so far: the explorer's way in (see `take_words`).
+    pub fn resume(&mut self, seed: u64, agent: AgentId, words: u64) {
+        self.seed = seed;
+        self.from = words;
+        if self.lanes.len() <= agent.index() {
+            self.lanes.resize_with(agent.index() + 1, || None);
+        }
+        self.lanes[agent.index()] = None;
+    }
+
+    /// After `agent` stepped: how far into its stream it has drawn, if it
+    /// drew, and its lane emptied for the next `resume`.
+    pub fn take_words(&mut self, agent: AgentId) -> Option<u64> {
+        let rng = self.lanes.get_mut(agent.index())?.take()?;
+        // An invariant: 2^64 words is 2^66 bytes of ids, never drawn in a run.
+        Some(u64::try_from(rng.get_word_pos()).expect("an RNG position within 64 bits"))
     }
 }
 
@@ -82,22 +103,14 @@ fn make(seed: u64, agent: AgentId, from: u64) -> Box<ChaCha8Rng> {
     Box::new(rng)
 }
 
-/// How far into its stream an agent has drawn, in ChaCha words (0 if it
-/// never drew): all the explorer keeps of a stream between steps.
-pub fn words_drawn(stream: &Stream) -> u64 {
-    // An invariant: 2^64 words is 2^66 bytes of ids, never drawn in a run.
-    stream.as_ref().map_or(0, |rng| u64::try_from(rng.get_word_pos()).expect("an RNG position within 64 bits"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::RngCore;
 
     fn first_ids(seed: u64, agent: u32, n: usize) -> Vec<String> {
-        let mut stream = None;
-        let mut ids = Ids::new(seed, AgentId(agent), &mut stream);
-        (0..n).map(|_| ids.draw().to_string()).collect()
+        let mut ids = IdStreams::new(seed, agent as usize + 1);
+        (0..n).map(|_| ids.draw(AgentId(agent)).to_string()).collect()
     }
 
     /// The derivation is part of what a trace says: a change to it changes
@@ -140,15 +153,16 @@ mod tests {
     /// the stream goes on with the ids the kept stream would have drawn.
     #[test]
     fn a_stream_resumed_where_it_stopped_goes_on_alike() {
-        let whole = first_ids(3, 4, 5);
-        let mut kept = None;
-        let mut ids = Ids::new(3, AgentId(4), &mut kept);
-        let mut drawn: Vec<String> = (0..2).map(|_| ids.draw().to_string()).collect();
-        let from = words_drawn(&kept);
-        let mut remade = None;
-        let mut ids = Ids::resume(3, AgentId(4), from, &mut remade);
-        drawn.extend((0..3).map(|_| ids.draw().to_string()));
+        let (seed, agent) = (3, AgentId(4));
+        let whole = first_ids(seed, 4, 5);
+        let mut ids = IdStreams::default();
+        ids.resume(seed, agent, 0);
+        assert_eq!(ids.take_words(agent), None, "no draw, nothing to keep");
+        ids.resume(seed, agent, 0);
+        let mut drawn: Vec<String> = (0..2).map(|_| ids.draw(agent).to_string()).collect();
+        let words = ids.take_words(agent).expect("it drew");
+        ids.resume(seed, agent, words);
+        drawn.extend((0..3).map(|_| ids.draw(agent).to_string()));
         assert_eq!(drawn, whole);
-        assert_eq!(words_drawn(&None), 0);
     }
 }

@@ -17,7 +17,7 @@ use crate::protocol::{
 use crate::trace::{Event, RosterStatus};
 use serde::Deserialize;
 
-pub use ids::{agent_stream, network_stream, Ids};
+pub use ids::{agent_stream, network_stream, IdStreams};
 pub use lead::Lead;
 pub(crate) use requests::Requests;
 pub use teammate::{Teammate, TeammateSpec, WorkItem};
@@ -302,7 +302,7 @@ pub struct Ctx<'a> {
     pub incarnation: u32,
     pub now: Millis,
     /// The agent's own request-id stream (see `ids`).
-    pub ids: ids::Ids<'a>,
+    pub ids: &'a mut ids::IdStreams,
     /// A concrete type, not `dyn Directory`: the send rules run twice per
     /// handshake and inline better without a virtual call.
     pub dir: &'a Roster,

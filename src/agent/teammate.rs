@@ -615,7 +615,7 @@ mod tests {
     const ADVERSARY: AgentId = AgentId(2);
 
     struct Bench {
-        ids: crate::agent::ids::Stream,
+        ids: crate::agent::IdStreams,
         roster: Roster,
         policy: Policy,
         now: Millis,
@@ -626,7 +626,7 @@ mod tests {
     impl Bench {
         fn new() -> Bench {
             Bench {
-                ids: None,
+                ids: crate::agent::IdStreams::new(1, 2),
                 roster: Roster { statuses: vec![RosterStatus::Working; 2] },
                 policy: Policy::default(),
                 now: Millis::ZERO,
@@ -645,7 +645,7 @@ mod tests {
                 me: ALICE,
                 incarnation: self.incarnation,
                 now: self.now,
-                ids: crate::agent::Ids::new(1, ALICE, &mut self.ids),
+                ids: &mut self.ids,
                 dir: &self.roster,
                 policy: &self.policy,
                 out: &mut out,

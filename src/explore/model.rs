@@ -9,8 +9,7 @@
 //! conformance test) passes a log to `apply`.
 
 use super::Budgets;
-use crate::agent::ids::words_drawn;
-use crate::agent::{Agent, Command, Ctx, Ids, Input, Lead, Roster, Script, Teammate, Timer};
+use crate::agent::{Agent, Command, Ctx, IdStreams, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::scenario::oracle::{Violation, Watch};
 use crate::scenario::{Expect, Invariant, Scenario};
@@ -756,6 +755,9 @@ fn signature(s: &State, scripts: &[Script], a: AgentId, local: &[u32]) -> u64 {
 
 thread_local! {
     static COMMANDS: std::cell::RefCell<Vec<Command>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The agents' id streams while one steps: only the stepping agent's
+    /// lane is ever filled, remade from its slot's word position.
+    static ID_STREAMS: std::cell::RefCell<IdStreams> = std::cell::RefCell::new(IdStreams::default());
 }
 
 /// One action being carried out.
@@ -988,22 +990,23 @@ impl Step<'_> {
         // the seed and its asker's own history, so states reached by
         // different orders compare equal. The slot keeps how far it has
         // drawn; the stream is remade there only if this step draws.
-        let mut stream = None;
-        let ids = Ids::resume(self.m.seed, me, self.s.slots[me.index()].rng, &mut stream);
+        let mut ids = ID_STREAMS.with(|c| std::mem::take(&mut *c.borrow_mut()));
+        ids.resume(self.m.seed, me, self.s.slots[me.index()].rng);
         let mut ctx = Ctx {
             me,
             incarnation: self.s.slots[me.index()].incarnation,
             now: self.s.now,
-            ids,
+            ids: &mut ids,
             dir: &self.s.roster,
             policy: &self.m.policy,
             out: &mut out,
             tracing: true,
         };
         Arc::make_mut(&mut self.s.agents[me.index()]).handle(&input, &mut ctx);
-        if stream.is_some() {
-            self.s.slots[me.index()].rng = words_drawn(&stream);
+        if let Some(words) = ids.take_words(me) {
+            self.s.slots[me.index()].rng = words;
         }
+        ID_STREAMS.with(|c| *c.borrow_mut() = ids);
         for cmd in out.drain(..) {
             self.perform(me, cmd);
         }

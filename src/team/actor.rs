@@ -2,7 +2,7 @@
 //! mailbox, let the logic decide, carry out the commands through the world.
 
 use super::world::{Due, FileState, World};
-use crate::agent::{Agent, Command, Ctx, Ids, Input};
+use crate::agent::{Agent, Command, Ctx, Input};
 use crate::protocol::AgentId;
 use crate::trace::{Cause, Event, RosterStatus};
 use actix::{Actor, ActorContext, Context, Handler, Message};
@@ -123,10 +123,10 @@ fn take(me: AgentId, epoch: &mut u32, agent: &mut Option<Agent>, stopped: &mut b
     // One command buffer for the whole team, lent to whoever runs: a
     // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
     let incarnation = *epoch;
-    // The agent's own id stream, kept by the world rather than the actor:
-    // it outlives the agent's crashes, as its request table does.
-    let ids = Ids::new(w.seed, me, &mut w.ids[me.index()]);
-    let mut cx = Ctx { me, incarnation, now, ids, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
+    // The id streams are the world's, not the actor's: an agent's outlives
+    // its crashes, as its request table does.
+    let mut cx =
+        Ctx { me, incarnation, now, ids: &mut w.ids, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
     agent.handle(input, &mut cx);
     // In place, by index: carrying out a command never queues another, and
     // this is cheaper than lending the buffer out and draining it.

@@ -6,8 +6,7 @@
 
 use super::actor::AgentActor;
 use super::network::{Network, Route};
-use crate::agent::ids::Stream;
-use crate::agent::{Input, Roster, Timer};
+use crate::agent::{IdStreams, Input, Roster, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
 use crate::trace::{Cause, Event, RosterStatus, Stamped};
 use actix::Addr;
@@ -68,11 +67,9 @@ pub struct World {
     /// Told when `handled` catches up with `posted`.
     pub idle: Rc<Notify>,
     pub trace: Option<Vec<Stamped>>,
-    /// The run's seed, from which every random draw's stream derives.
-    pub seed: u64,
     /// Each agent's request-id stream (`agent::ids`), made on its first
     /// draw: one word per agent until then.
-    pub ids: Vec<Stream>,
+    pub ids: IdStreams,
     /// The network's own stream (latency draws, a fault's odds), so that
     /// how often the network draws never changes an agent's ids.
     pub net_rng: ChaCha8Rng,
@@ -136,8 +133,7 @@ impl World {
             // four or five times. Capped: the bench's 100,000 teammates run
             // without a log, and a huge team's log grows as it needs.
             trace: trace.then(|| Vec::with_capacity((64 + 12 * n).min(1 << 16))),
-            seed,
-            ids: vec![None; n],
+            ids: IdStreams::new(seed, n),
             net_rng: crate::agent::network_stream(seed),
             files: BTreeMap::new(),
             net,
