@@ -17,7 +17,7 @@
 //!   - a timer due before the next event the actors logged was handled by
 //!     the runtime and said nothing: `Fire`, which must say nothing either;
 //!   - `forge` (with the `send` after it) → `Inject` of the scenario's forged
-//!     message, quoting the explorer's own id for the request it names;
+//!     message, quoting the id the actors' forgery quoted;
 //!   - `crash` → `Crash` (final when the crash schedules no restart),
 //!     `restart` → `Restart`;
 //!   - the network's notes at send time, right after the `send` they are
@@ -27,14 +27,13 @@
 //!     the `Wait` before the delivery, so it has no action of its own.
 //! * every action must be enabled (`Model::enabled`), and the events the
 //!   explorer logs for it must equal the actors' events for that step: same
-//!   kinds, agents, message numbers, times, statuses, words. Request ids are
-//!   drawn from different RNGs (one per run in the runtime, one per agent in
-//!   the explorer), so they are compared through a bijection built as the
-//!   replay goes: the first time an id shows on either side it is paired,
-//!   and any later disagreement fails.
+//!   kinds, agents, message numbers, times, statuses, words, request ids.
+//!   Both shells draw each agent's ids from the same stream, derived from
+//!   the seed and the agent (`agent::ids`, issue 20 point 4), so the ids
+//!   are compared as they are, like every other field.
 //! * at the end, timers due before the run's limit are fired (they must say
-//!   nothing), and the end states must be equal: roster, every request (by
-//!   the bijection), the files.
+//!   nothing), and the end states must be equal: roster, every request
+//!   (ids included), the files.
 //!
 //! One thing in the actors' log has no counterpart in the explorer by
 //! design, and is the only thing not compared: the runtime's own narration
@@ -74,12 +73,13 @@ use handshake::protocol::{AgentId, Message, Millis, RequestId};
 use handshake::scenario::{load_file, load_str, Scenario};
 use handshake::team::{run, LinkEffect, Outcome, Scheduled, Stop};
 use handshake::trace::{Cause, Event, Names, Stamped};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-/// Seeds each checked scenario is run with. With the default fixed latency
-/// a seed only changes the request ids, and a run costs a few milliseconds.
+/// Seeds each checked scenario is run with (the explorer draws its ids as
+/// the actors do with the same seed). With the default fixed latency a seed
+/// only changes the request ids, and a run costs a few milliseconds.
 const SEEDS: std::ops::Range<u64> = 0..50;
 
 /// Scenario 21 (100 workers, latency drawn from 1..20 ms) is the one whose
@@ -171,62 +171,12 @@ fn network_note(e: &Event) -> Option<u64> {
     }
 }
 
-/// Every request id an event carries, in a fixed order.
-fn ids_mut(e: &mut Event) -> Vec<&mut RequestId> {
-    match e {
-        Event::Send { request_id, .. } | Event::Deliver { request_id, .. } => request_id.iter_mut().collect(),
-        Event::Opened { id, .. } | Event::Expired { id, .. } => vec![id],
-        Event::Verdict { request_id, .. }
-        | Event::Deferred { request_id, .. }
-        | Event::RequestIgnored { request_id, .. }
-        | Event::NoAnswer { request_id, .. } => vec![request_id],
-        Event::Deadlock { requests, .. } => requests.iter_mut().collect(),
-        Event::DeadlockBroken { by, .. } => vec![by],
-        _ => Vec::new(),
-    }
-}
-
-/// Request ids paired across the two runs, one to one.
-#[derive(Clone, Default)]
-struct Ids {
-    to_actor: HashMap<RequestId, RequestId>,
-    to_explorer: HashMap<RequestId, RequestId>,
-}
-
-impl Ids {
-    fn pair(&mut self, actor: RequestId, explorer: RequestId) -> Result<(), String> {
-        match (self.to_actor.get(&explorer), self.to_explorer.get(&actor)) {
-            (None, None) => {
-                self.to_actor.insert(explorer, actor);
-                self.to_explorer.insert(actor, explorer);
-                Ok(())
-            }
-            (Some(a), Some(x)) if *a == actor && *x == explorer => Ok(()),
-            (a, x) => Err(format!(
-                "request ids disagree: the actors' {actor} is paired with the explorer's {x:?}, and the explorer's \
-                 {explorer} with the actors' {a:?}"
-            )),
-        }
-    }
-}
-
-/// Whether the explorer's event `x` is the actors' event `a`, pairing ids.
-fn same(a: &Stamped, x: &Stamped, ids: &mut Ids) -> Result<(), String> {
+/// Whether the explorer's event `x` is the actors' event `a`.
+fn same(a: &Stamped, x: &Stamped) -> Result<(), String> {
     if a.event.kind() != x.event.kind() {
         return Err(format!("kinds differ: {} vs {}", a.event.kind(), x.event.kind()));
     }
     let (mut a, mut x) = (a.clone(), x.clone());
-    {
-        let (ia, ix) = (ids_mut(&mut a.event), ids_mut(&mut x.event));
-        if ia.len() != ix.len() {
-            return Err(format!("{} request ids vs {}", ia.len(), ix.len()));
-        }
-        for (ida, idx) in ia.into_iter().zip(ix) {
-            ids.pair(*ida, *idx)?;
-            // The explorer's id, renamed to the actors' for the comparison.
-            *idx = *ida;
-        }
-    }
     // Whether a restart follows, not when: the explorer decides that later.
     for e in [&mut a.event, &mut x.event] {
         if let Event::Crash { restart_at: Some(t), .. } = e {
@@ -234,10 +184,7 @@ fn same(a: &Stamped, x: &Stamped, ids: &mut Ids) -> Result<(), String> {
         }
     }
     if a != x {
-        return Err(format!(
-            "fields differ (the explorer's ids shown as the actors' ids they are paired with):\n  actors:   \
-             {a:?}\n  explorer: {x:?}"
-        ));
+        return Err(format!("fields differ:\n  actors:   {a:?}\n  explorer: {x:?}"));
     }
     Ok(())
 }
@@ -255,7 +202,6 @@ struct Replay<'a> {
     at: usize,
     /// The explorer's events so far.
     log: Vec<Stamped>,
-    ids: Ids,
     summary: Summary,
     /// The first invariant the explorer's watcher saw break on this path.
     found: Option<Invariant>,
@@ -272,7 +218,7 @@ impl<'a> Replay<'a> {
             crash: count(|e| matches!(e, Event::Crash { .. })),
             forge: count(|e| matches!(e, Event::Forge { .. })),
         };
-        let model = Model::new(scenario, budgets, false);
+        let model = Model::new(scenario, budgets, false).with_seed(seed);
         let state = model.start();
         let file =
             std::path::Path::new(&scenario.path).file_stem().map_or(String::new(), |s| s.to_string_lossy().into());
@@ -285,7 +231,6 @@ impl<'a> Replay<'a> {
             actor_names: &outcome.names,
             at: 0,
             log: Vec::new(),
-            ids: Ids::default(),
             summary: Summary { narration, ..Summary::default() },
             found: None,
         }
@@ -379,8 +324,7 @@ impl<'a> Replay<'a> {
             let mut state = self.state.clone();
             let mut log = Vec::new();
             let _ = self.model.apply(&mut state, &Action::Fire(agent), Some(&mut log));
-            let mut ids = self.ids.clone();
-            if log.first().is_some_and(|x| same(e, x, &mut ids).is_ok()) {
+            if log.first().is_some_and(|x| same(e, x).is_ok()) {
                 return agent;
             }
         }
@@ -395,8 +339,8 @@ impl<'a> Replay<'a> {
         Ok(())
     }
 
-    /// The forged message the scenario injects at `t`, quoting the
-    /// explorer's id where the actors' forgery quotes a real request.
+    /// The forged message the scenario injects at `t`, quoting the id the
+    /// actors' forgery quoted where it quotes a real request.
     fn forged(&self, t: Millis, from: AgentId, to: AgentId, message_type: &str) -> Result<Message, String> {
         let found = self.scenario.team.timed.iter().find_map(|(at, f)| match f {
             Scheduled::Forge { claimed_from, to: d, message, .. }
@@ -415,7 +359,7 @@ impl<'a> Replay<'a> {
             _ => return Err(self.fail("a forgery not followed by its send", &[])),
         };
         if let Some(id) = quoted {
-            message.set_request_id(self.ids.to_explorer.get(&id).copied().unwrap_or(id));
+            message.set_request_id(id);
         }
         Ok(message)
     }
@@ -489,7 +433,7 @@ impl<'a> Replay<'a> {
             why = Some(format!("the actors logged {} events, the explorer {}", segment.len(), explorer.len()));
         }
         for (k, (a, x)) in segment.iter().zip(explorer).enumerate() {
-            if let Err(e) = same(a, x, &mut self.ids) {
+            if let Err(e) = same(a, x) {
                 why = Some(format!("event {k} of the step: {e}"));
                 break;
             }
@@ -565,11 +509,10 @@ impl<'a> Replay<'a> {
             return Err(self.fail(&why, &[]));
         }
         for (a, x) in outcome.requests.iter().zip(explorer) {
-            let paired = self.ids.pair(a.id, x.id);
-            let equal = (a.kind, a.requester, a.target, a.sent_at, a.deadline, a.status, &a.label)
-                == (x.kind, x.requester, x.target, x.sent_at, x.deadline, x.status, &x.label);
-            if paired.is_err() || !equal {
-                let why = format!("requests differ at the end: actors {a:?}, explorer {x:?} ({paired:?})");
+            let equal = (a.id, a.kind, a.requester, a.target, a.sent_at, a.deadline, a.status, &a.label)
+                == (x.id, x.kind, x.requester, x.target, x.sent_at, x.deadline, x.status, &x.label);
+            if !equal {
+                let why = format!("requests differ at the end: actors {a:?}, explorer {x:?}");
                 return Err(self.fail(&why, &[]));
             }
         }
@@ -692,8 +635,8 @@ fn a_doctored_actor_log_is_caught() {
     });
     assert!(e.contains("step "), "{e}");
 
-    // The second request's answer quotes the first request's id: the
-    // bijection catches it.
+    // The second request's answer quotes the first request's id: the ids
+    // are compared as they are, and the verdict's differs.
     let e = doctored(&|o| {
         let opened: Vec<RequestId> = o
             .events
@@ -713,7 +656,7 @@ fn a_doctored_actor_log_is_caught() {
             *request_id = first;
         }
     });
-    assert!(e.contains("request ids disagree"), "{e}");
+    assert!(e.contains("fields differ") && e.contains("Verdict"), "{e}");
 
     // The end state: a request's final status.
     let e = doctored(&|o| o.requests[0].status = handshake::protocol::Status::Expired);

@@ -1,10 +1,11 @@
 //! What the lead and the teammates decide, as pure state machines.
 //!
-//! Each agent gets an `Input` and a `Ctx` (the time, the RNG, a view of the
+//! Each agent gets an `Input` and a `Ctx` (the time, its request ids, a view of the
 //! team) and answers with `Command`s in `ctx.out`; the actor runtime in
 //! `team` performs them. Nothing here touches actix, a clock or I/O, which is
 //! what lets the same logic run in actors, in tests and in an explorer.
 
+pub mod ids;
 pub mod lead;
 mod requests;
 pub mod teammate;
@@ -14,9 +15,9 @@ use crate::protocol::{
     check_send, Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, Reason, RequestId, Text,
 };
 use crate::trace::{Event, RosterStatus};
-use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 
+pub use ids::{agent_stream, network_stream, IdStreams};
 pub use lead::Lead;
 pub(crate) use requests::Requests;
 pub use teammate::{Teammate, TeammateSpec, WorkItem};
@@ -300,7 +301,8 @@ pub struct Ctx<'a> {
     /// process that is gone.
     pub incarnation: u32,
     pub now: Millis,
-    pub rng: &'a mut ChaCha8Rng,
+    /// The agent's own request-id stream (see `ids`).
+    pub ids: &'a mut ids::IdStreams,
     /// A concrete type, not `dyn Directory`: the send rules run twice per
     /// handshake and inline better without a virtual call.
     pub dir: &'a Roster,

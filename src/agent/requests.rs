@@ -39,7 +39,7 @@ impl Requests {
         build: impl FnOnce(RequestId, Millis) -> Message,
         ctx: &mut Ctx,
     ) -> Option<RequestId> {
-        let id = RequestId::draw(ctx.rng);
+        let id = ctx.ids.draw(ctx.me);
         let timeout = ctx.policy.timeout(kind);
         // The request carries its deadline, so the receiver can tell when an
         // answer would come too late to count.

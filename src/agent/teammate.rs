@@ -613,14 +613,11 @@ mod tests {
     use super::*;
     use crate::agent::Roster;
     use crate::protocol::{Envelope, Policy, Reason};
-    use rand::SeedableRng;
-    use rand_chacha::ChaCha8Rng;
-
     const ALICE: AgentId = AgentId(1);
     const ADVERSARY: AgentId = AgentId(2);
 
     struct Bench {
-        rng: ChaCha8Rng,
+        ids: crate::agent::IdStreams,
         roster: Roster,
         policy: Policy,
         now: Millis,
@@ -631,7 +628,7 @@ mod tests {
     impl Bench {
         fn new() -> Bench {
             Bench {
-                rng: ChaCha8Rng::seed_from_u64(1),
+                ids: crate::agent::IdStreams::new(1, 2),
                 roster: Roster { statuses: vec![RosterStatus::Working; 2] },
                 policy: Policy::default(),
                 now: Millis::ZERO,
@@ -650,7 +647,7 @@ mod tests {
                 me: ALICE,
                 incarnation: self.incarnation,
                 now: self.now,
-                rng: &mut self.rng,
+                ids: &mut self.ids,
                 dir: &self.roster,
                 policy: &self.policy,
                 out: &mut out,

@@ -31,6 +31,9 @@ pub trait Subject {
     /// The invariants the file expects to see broken (it switches a
     /// defence off to show it): finding one does not end the search.
     fn expected_violations(&self) -> Vec<Invariant>;
+    /// The seed `run` plays the file with by default: the agents' request
+    /// ids are drawn from streams derived from it, in both shells.
+    fn seed(&self) -> u64;
     /// The first of the file's own expectations that a schedule's outcome
     /// fails, as which check and why, judged as `run` judges them.
     fn first_failed_expectation(&self, outcome: &Outcome) -> Option<(String, String)>;

@@ -10,13 +10,11 @@
 
 use super::Budgets;
 use super::Subject;
-use crate::agent::{Agent, Command, Ctx, Input, Lead, Roster, Script, Teammate, Timer};
+use crate::agent::{Agent, Command, Ctx, IdStreams, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::oracle::{Invariant, Violation, Watch};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
 use crate::team::{FileState, Scheduled, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -103,9 +101,9 @@ pub enum Finding {
 /// What a state knows of one agent besides its own state.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
-    /// How far into its RNG the agent has drawn (a ChaCha word position,
-    /// which an explored run never takes past 64 bits): 8 bytes instead of
-    /// a 300-byte generator, remade when used.
+    /// How far into its request-id stream the agent has drawn (a ChaCha
+    /// word position, which an explored run never takes past 64 bits): 8
+    /// bytes instead of a 300-byte generator, remade when used.
     rng: u64,
     /// A crash increments it.
     incarnation: u32,
@@ -239,6 +237,10 @@ pub struct Model {
     /// The invariants the file expects broken (it switches a defence off to
     /// show one): a finding of these does not end the search.
     expected: Vec<Invariant>,
+    /// The seed the agents' request-id streams derive from: the one `run`
+    /// uses by default, so that `explore FILE` and `run FILE` name every
+    /// request alike.
+    seed: u64,
     start: State,
 }
 
@@ -323,8 +325,16 @@ impl Model {
             faults: faults.into_iter().map(|(_, f)| f).collect(),
             latency_bound: None,
             expected: scenario.expected_violations(),
+            seed: scenario.seed(),
             start,
         }
+    }
+
+    /// The agents draw their request ids as in a run with `seed` (by
+    /// default, the scenario's own seed).
+    pub fn with_seed(mut self, seed: u64) -> Model {
+        self.seed = seed;
+        self
     }
 
     /// Messages arrive within `bound` of being sent (see `latency_bound`).
@@ -738,6 +748,9 @@ fn signature(s: &State, scripts: &[Script], a: AgentId, local: &[u32]) -> u64 {
 
 thread_local! {
     static COMMANDS: std::cell::RefCell<Vec<Command>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The agents' id streams while one steps: only the stepping agent's
+    /// lane is ever filled, remade from its slot's word position.
+    static ID_STREAMS: std::cell::RefCell<IdStreams> = std::cell::RefCell::new(IdStreams::default());
 }
 
 /// One action being carried out.
@@ -966,26 +979,27 @@ impl Step<'_> {
     fn step(&mut self, me: AgentId, input: Input) {
         // The commands' buffer is reused: a step is the explorer's innermost loop.
         let mut out = COMMANDS.with(|c| std::mem::take(&mut *c.borrow_mut()));
-        // Each agent its own generator, so an id depends only on its asker's
-        // own history and states reached by different orders compare equal.
-        let mut rng = ChaCha8Rng::seed_from_u64(me.0 as u64);
-        let pos = self.s.slots[me.index()].rng;
-        if pos != 0 {
-            rng.set_word_pos(pos as u128);
-        }
+        // Each agent its own stream, as in the runtime: an id depends only on
+        // the seed and its asker's own history, so states reached by
+        // different orders compare equal. The slot keeps how far it has
+        // drawn; the stream is remade there only if this step draws.
+        let mut ids = ID_STREAMS.with(|c| std::mem::take(&mut *c.borrow_mut()));
+        ids.resume(self.m.seed, me, self.s.slots[me.index()].rng);
         let mut ctx = Ctx {
             me,
             incarnation: self.s.slots[me.index()].incarnation,
             now: self.s.now,
-            rng: &mut rng,
+            ids: &mut ids,
             dir: &self.s.roster,
             policy: &self.m.policy,
             out: &mut out,
             tracing: true,
         };
         Arc::make_mut(&mut self.s.agents[me.index()]).handle(&input, &mut ctx);
-        // An invariant: 2^64 words is 2^66 bytes of ids, never drawn here.
-        self.s.slots[me.index()].rng = u64::try_from(rng.get_word_pos()).expect("an RNG position within 64 bits");
+        if let Some(words) = ids.take_words(me) {
+            self.s.slots[me.index()].rng = words;
+        }
+        ID_STREAMS.with(|c| *c.borrow_mut() = ids);
         for cmd in out.drain(..) {
             self.perform(me, cmd);
         }

@@ -508,6 +508,10 @@ impl crate::explore::Subject for Scenario {
             .collect()
     }
 
+    fn seed(&self) -> u64 {
+        self.default_seed()
+    }
+
     fn first_failed_expectation(&self, outcome: &Outcome) -> Option<(String, String)> {
         judge_outcome(self, outcome).into_iter().next().map(|f| (f.check, f.message))
     }

@@ -123,8 +123,10 @@ fn take(me: AgentId, epoch: &mut u32, agent: &mut Option<Agent>, stopped: &mut b
     // One command buffer for the whole team, lent to whoever runs: a
     // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
     let incarnation = *epoch;
+    // The id streams are the world's, not the actor's: an agent's outlives
+    // its crashes, as its request table does.
     let mut cx =
-        Ctx { me, incarnation, now, rng: &mut w.rng, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
+        Ctx { me, incarnation, now, ids: &mut w.ids, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
     agent.handle(input, &mut cx);
     // In place, by index: carrying out a command never queues another, and
     // this is cheaper than lending the buffer out and draining it.

@@ -323,7 +323,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
             for (p, seq, d) in held {
                 if p == partition {
                     let now = w.now();
-                    let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.rng));
+                    let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.net_rng));
                     w.schedule(now.after(delay), Due::Deliver(d));
                 } else {
                     w.net.partition_held.push((p, seq, d));

@@ -9,8 +9,6 @@ use crate::agent::{Agent, Answer, Answers, Input, Lead, Script, Teammate, Teamma
 use crate::protocol::{AgentId, Millis, Policy, Request, Text, LEAD_NAME};
 use crate::trace::{Names, RosterStatus, Stamped};
 use actix::Actor;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -232,7 +230,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     net.faults = std::mem::take(&mut spec.link_faults);
     net.partitions = std::mem::take(&mut spec.partitions);
     net.capture = spec.timed.iter().any(|(_, f)| matches!(f, Scheduled::Replay { .. }));
-    let mut world = World::new(spec.policy.clone(), names, ChaCha8Rng::seed_from_u64(spec.seed), net, spec.trace);
+    let mut world = World::new(spec.policy.clone(), names, spec.seed, net, spec.trace);
     world.live = spec.live.take();
     world.abort = spec.abort.take();
     world.probe = spec.probe.take();

@@ -6,7 +6,7 @@
 
 use super::actor::AgentActor;
 use super::network::{Network, Route};
-use crate::agent::{Input, Roster, Timer};
+use crate::agent::{IdStreams, Input, Roster, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
 use crate::trace::{Cause, Event, RosterStatus, Stamped};
 use actix::Addr;
@@ -67,7 +67,12 @@ pub struct World {
     /// Told when `handled` catches up with `posted`.
     pub idle: Rc<Notify>,
     pub trace: Option<Vec<Stamped>>,
-    pub rng: ChaCha8Rng,
+    /// Each agent's request-id stream (`agent::ids`), made on its first
+    /// draw: one word per agent until then.
+    pub ids: IdStreams,
+    /// The network's own stream (latency draws, a fault's odds), so that
+    /// how often the network draws never changes an agent's ids.
+    pub net_rng: ChaCha8Rng,
     pub files: BTreeMap<String, FileState>,
     pub net: Network,
     /// Inputs held for a stalled agent, with the time the stall ends.
@@ -109,7 +114,7 @@ pub struct World {
 impl World {
     /// `names` lists the team (lead first) and then the adversary, which can
     /// forge messages but is not a member and cannot receive.
-    pub fn new(policy: Policy, names: Vec<String>, rng: ChaCha8Rng, net: Network, trace: bool) -> World {
+    pub fn new(policy: Policy, names: Vec<String>, seed: u64, net: Network, trace: bool) -> World {
         let n = names.len() - 1;
         World {
             clock: Millis::ZERO,
@@ -128,7 +133,8 @@ impl World {
             // four or five times. Capped: the bench's 100,000 teammates run
             // without a log, and a huge team's log grows as it needs.
             trace: trace.then(|| Vec::with_capacity((64 + 12 * n).min(1 << 16))),
-            rng,
+            ids: IdStreams::new(seed, n),
+            net_rng: crate::agent::network_stream(seed),
             files: BTreeMap::new(),
             net,
             stalls: BTreeMap::new(),
@@ -299,7 +305,7 @@ impl World {
             });
         }
         let now = self.now();
-        let route = self.net.route(now, sender, to, &envelope.message, &mut self.rng);
+        let route = self.net.route(now, sender, to, &envelope.message, &mut self.net_rng);
         match route {
             Route::Now => {
                 // The hot path: no latency, no fault. Straight into the mailbox.
