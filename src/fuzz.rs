@@ -501,6 +501,11 @@ fn set_aside_expectations(text: &str, keep: &BTreeSet<String>) -> String {
     out
 }
 
+/// One `key = value` line of a generated table.
+fn key_line(table: &mut String, key: &str, value: String) {
+    let _ = writeln!(table, "{key} = {value}");
+}
+
 /// A duration as a file writes it, exact to the millisecond.
 fn ms(t: u64) -> String {
     format!("\"{t}ms\"")
@@ -542,28 +547,25 @@ impl Gen<'_> {
     fn step(&mut self, action: &'static str) -> Option<String> {
         let at = self.time().max(self.t.steps_from);
         let mut f = format!("[[step]]\nat = {}\ndo = \"{action}\"\n", ms(at));
-        let line = |f: &mut String, key: &str, value: String| {
-            let _ = writeln!(f, "{key} = {value}");
-        };
         match action {
             "submit_plan" => {
                 let from = self.teammate()?;
-                line(&mut f, "from", Self::quoted(&from));
+                key_line(&mut f, "from", Self::quoted(&from));
                 // To a peer only where the hierarchy allows it; the send
                 // rules would refuse it anyway, and a refused step tests less.
                 if !self.t.scenario.team.policy.strict_hierarchy && self.rng.gen_bool(0.5) {
                     let to = self.teammate()?;
                     if to != from {
-                        line(&mut f, "to", Self::quoted(&to));
+                        key_line(&mut f, "to", Self::quoted(&to));
                     }
                 }
-                line(&mut f, "plan", Self::quoted("a plan added by fuzz"));
+                key_line(&mut f, "plan", Self::quoted("a plan added by fuzz"));
             }
             "shutdown" => {
                 let to = self.teammate()?;
-                line(&mut f, "to", Self::quoted(&to));
+                key_line(&mut f, "to", Self::quoted(&to));
                 if self.rng.gen_bool(0.3) {
-                    line(&mut f, "reason", Self::quoted("added by fuzz"));
+                    key_line(&mut f, "reason", Self::quoted("added by fuzz"));
                 }
             }
             "message" => {
@@ -575,14 +577,14 @@ impl Gen<'_> {
                 if to == from {
                     return None;
                 }
-                line(&mut f, "from", Self::quoted(&from));
-                line(&mut f, "to", Self::quoted(&to));
-                line(&mut f, "text", Self::quoted("a message added by fuzz"));
+                key_line(&mut f, "from", Self::quoted(&from));
+                key_line(&mut f, "to", Self::quoted(&to));
+                key_line(&mut f, "text", Self::quoted("a message added by fuzz"));
             }
             _ => {
                 let from = self.agent();
-                line(&mut f, "from", Self::quoted(&from));
-                line(&mut f, "text", Self::quoted("a broadcast added by fuzz"));
+                key_line(&mut f, "from", Self::quoted(&from));
+                key_line(&mut f, "text", Self::quoted("a broadcast added by fuzz"));
             }
         }
         Some(f)
@@ -650,45 +652,42 @@ impl Gen<'_> {
 
     fn fault(&mut self, kind: &'static str) -> Option<String> {
         let mut f = format!("[[fault]]\nkind = \"{kind}\"\n");
-        let line = |f: &mut String, key: &str, value: String| {
-            let _ = writeln!(f, "{key} = {value}");
-        };
         match kind {
             "delay" | "drop" | "duplicate" | "reorder" => {
                 let at = if self.rng.gen_bool(0.6) { Some(self.time()) } else { None };
                 if let Some(at) = at {
-                    line(&mut f, "at", ms(at));
+                    key_line(&mut f, "at", ms(at));
                 }
                 if self.rng.gen_bool(0.4) {
                     let until = self.until(at.unwrap_or(0));
-                    line(&mut f, "until", ms(until));
+                    key_line(&mut f, "until", ms(until));
                 }
                 if self.rng.gen_bool(0.4) {
                     let a = self.agent();
-                    line(&mut f, "from", Self::quoted(&a));
+                    key_line(&mut f, "from", Self::quoted(&a));
                 }
                 if self.rng.gen_bool(0.4) {
                     let a = self.agent();
-                    line(&mut f, "to", Self::quoted(&a));
+                    key_line(&mut f, "to", Self::quoted(&a));
                 }
                 if self.rng.gen_bool(0.5) {
                     let n = self.rng.gen_range(1..=2);
                     let types: Vec<String> =
                         MESSAGE_TYPES.choose_multiple(&mut self.rng, n).map(|t| Self::quoted(t)).collect();
-                    line(&mut f, "type", format!("[{}]", types.join(", ")));
+                    key_line(&mut f, "type", format!("[{}]", types.join(", ")));
                 }
                 if self.rng.gen_bool(0.3) {
                     if let Some(l) = self.label() {
-                        line(&mut f, "request", Self::quoted(&l));
+                        key_line(&mut f, "request", Self::quoted(&l));
                     }
                 }
                 if self.rng.gen_bool(0.5) {
                     let c = self.rng.gen_range(1..=3u32);
-                    line(&mut f, "count", c.to_string());
+                    key_line(&mut f, "count", c.to_string());
                 }
                 if self.rng.gen_bool(0.3) {
                     let p = f64::from(self.rng.gen_range(1..=100u32)) / 100.0;
-                    line(&mut f, "probability", format!("{p:?}"));
+                    key_line(&mut f, "probability", format!("{p:?}"));
                 }
                 if kind == "delay" {
                     let d = if self.rng.gen_bool(0.7) {
@@ -698,7 +697,7 @@ impl Gen<'_> {
                         let hi = lo + self.length();
                         format!("\"{lo}ms..{hi}ms\"")
                     };
-                    line(&mut f, "delay", d);
+                    key_line(&mut f, "delay", d);
                 }
             }
             "partition" => {
@@ -713,33 +712,33 @@ impl Gen<'_> {
                 if a == b {
                     return None;
                 }
-                line(&mut f, "between", format!("[{}, {}]", Self::quoted(&a), Self::quoted(&b)));
+                key_line(&mut f, "between", format!("[{}, {}]", Self::quoted(&a), Self::quoted(&b)));
                 let at = self.time();
-                line(&mut f, "at", ms(at));
+                key_line(&mut f, "at", ms(at));
                 if self.rng.gen_bool(0.7) {
                     let until = self.until(at);
-                    line(&mut f, "until", ms(until));
+                    key_line(&mut f, "until", ms(until));
                 }
                 if self.rng.gen_bool(0.3) {
-                    line(&mut f, "direction", "\"one_way\"".into());
+                    key_line(&mut f, "direction", "\"one_way\"".into());
                 }
                 if self.rng.gen_bool(0.3) {
-                    line(&mut f, "mode", "\"drop\"".into());
+                    key_line(&mut f, "mode", "\"drop\"".into());
                 }
             }
             "crash" | "stall" => {
                 let who = self.teammate()?;
-                line(&mut f, "agent", Self::quoted(&who));
+                key_line(&mut f, "agent", Self::quoted(&who));
                 let at = self.time();
-                line(&mut f, "at", ms(at));
+                key_line(&mut f, "at", ms(at));
                 if kind == "crash" {
                     if self.rng.gen_bool(0.5) {
                         let r = self.length();
-                        line(&mut f, "restart", ms(r));
+                        key_line(&mut f, "restart", ms(r));
                     }
                 } else {
                     let until = self.until(at);
-                    line(&mut f, "until", ms(until));
+                    key_line(&mut f, "until", ms(until));
                 }
             }
             "forge" if !self.t.requests.is_empty() && self.rng.gen_bool(0.5) => {
@@ -747,9 +746,9 @@ impl Gen<'_> {
                 // claiming to be the target, to the real requester.
                 let (label, kind, requester, target) =
                     self.t.requests.choose(&mut self.rng).cloned().expect("not empty");
-                line(&mut f, "at", ms(self.time()));
-                line(&mut f, "from", Self::quoted(&target));
-                line(&mut f, "to", Self::quoted(&requester));
+                key_line(&mut f, "at", ms(self.time()));
+                key_line(&mut f, "from", Self::quoted(&target));
+                key_line(&mut f, "to", Self::quoted(&requester));
                 let id = Self::quoted(&format!("@{label}"));
                 let approve = self.rng.gen_bool(0.7);
                 let message = match (kind, approve) {
@@ -763,7 +762,7 @@ impl Gen<'_> {
                         format!("{{ type = \"plan_approval_response\", request_id = {id}, approve = {approve} }}")
                     }
                 };
-                line(&mut f, "message", message);
+                key_line(&mut f, "message", message);
             }
             "forge" => {
                 let from = self.agent();
@@ -771,9 +770,9 @@ impl Gen<'_> {
                 if to == from {
                     to = self.agent();
                 }
-                line(&mut f, "at", ms(self.time()));
-                line(&mut f, "from", Self::quoted(&from));
-                line(&mut f, "to", Self::quoted(&to));
+                key_line(&mut f, "at", ms(self.time()));
+                key_line(&mut f, "from", Self::quoted(&from));
+                key_line(&mut f, "to", Self::quoted(&to));
                 let id = match self.label() {
                     Some(l) if self.rng.gen_bool(0.85) => Self::quoted(&format!("@{l}")),
                     _ => {
@@ -792,15 +791,15 @@ impl Gen<'_> {
                     3 => format!("{{ type = \"plan_approval_response\", request_id = {id}, approve = {approve} }}"),
                     _ => "{ type = \"message\", text = \"forged\" }".to_string(),
                 };
-                line(&mut f, "message", message);
+                key_line(&mut f, "message", message);
             }
             _ => {
                 let l = self.label()?;
-                line(&mut f, "at", ms(self.time()));
-                line(&mut f, "request", Self::quoted(&l));
+                key_line(&mut f, "at", ms(self.time()));
+                key_line(&mut f, "request", Self::quoted(&l));
                 if self.rng.gen_bool(0.5) {
                     let t = PROTOCOL_TYPES.choose(&mut self.rng).expect("not empty");
-                    line(&mut f, "type", Self::quoted(t));
+                    key_line(&mut f, "type", Self::quoted(t));
                 }
             }
         }

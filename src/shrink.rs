@@ -43,7 +43,7 @@
 //! them (a candidate played ahead counts when the order reaches it), so the
 //! file, the count and the report are the same for any number of threads.
 
-use crate::protocol::{Defences, Millis};
+use crate::protocol::Millis;
 use crate::scenario::duration::{human, parse_duration};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario};
 use std::collections::{BTreeSet, HashMap};
@@ -515,19 +515,10 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     })
 }
 
-/// What a file may expect of what its run breaks (`broken`): everything,
-/// with a defence switched off; with every defence on, no-silent-loss alone,
-/// and only where the reference's drain in file mode loses messages by
-/// design. Anything else broken with every defence on is a bug.
+/// What a file may expect of what its run breaks (`broken`): the rule the
+/// file check applies ([`Scenario::may_expect`]).
 fn expectable(s: &Scenario, broken: &[Invariant]) -> Vec<Invariant> {
-    let truncate = s.team.mailbox.as_ref().is_some_and(|m| m.drain == crate::inbox::Drain::ReadThenTruncate);
-    if s.policy().defences != Defences::default() {
-        broken.to_vec()
-    } else if truncate {
-        broken.iter().copied().filter(|i| *i == Invariant::NoSilentLoss).collect()
-    } else {
-        Vec::new()
-    }
+    broken.iter().copied().filter(|&i| s.may_expect(i)).collect()
 }
 
 fn names(list: &[Invariant]) -> String {

@@ -146,6 +146,22 @@ impl Scenario {
     pub fn require_plan(&self) -> Vec<bool> {
         std::iter::once(false).chain(self.team.teammates.iter().map(|(_, t)| t.require_plan)).collect()
     }
+
+    /// Whether this file may expect `invariant` broken (see [`may_expect`]).
+    pub fn may_expect(&self, invariant: Invariant) -> bool {
+        let truncate = self.team.mailbox.as_ref().is_some_and(|m| m.drain == Drain::ReadThenTruncate);
+        may_expect(self.policy().defences == crate::protocol::Defences::default(), truncate, invariant)
+    }
+}
+
+/// Which broken invariants a file may expect: any, with a defence switched
+/// off (the file shows what the defence prevents); with every defence on,
+/// no-silent-loss alone, and only under the reference's drain in file mode
+/// (read, then truncate), which loses messages by design. Anything else
+/// broken with every defence on is a bug, not an expectation. The file check
+/// and `shrink` both ask this.
+pub fn may_expect(all_defences_on: bool, truncate_drain: bool, invariant: Invariant) -> bool {
+    !all_defences_on || (truncate_drain && invariant == Invariant::NoSilentLoss)
 }
 
 /// Parses and checks a scenario. All problems found are returned, first one first.
@@ -1417,7 +1433,8 @@ impl Builder<'_> {
         }
         let v = d.violation.as_ref()?;
         let invariant = Invariant::parse(v.get_ref());
-        if self.all_defences_on && self.truncate_drain && invariant.is_some_and(|i| i != Invariant::NoSilentLoss) {
+        let allowed = |i| may_expect(self.all_defences_on, self.truncate_drain, i);
+        if self.truncate_drain && invariant.is_some_and(|i| !allowed(i)) {
             self.err(
                 v.span(),
                 format!(
@@ -1428,7 +1445,8 @@ impl Builder<'_> {
             );
             return None;
         }
-        if self.all_defences_on && !self.truncate_drain {
+        // Not even no-silent-loss: with these settings nothing may be expected.
+        if !allowed(Invariant::NoSilentLoss) {
             self.err(
                 v.span(),
                 "expecting a violation needs a defence switched off ([policy.defences]), or, for no-silent-loss \

@@ -132,7 +132,7 @@ fn take(me: AgentId, epoch: &mut u32, agent: &mut Option<Agent>, stopped: &mut b
     // this is cheaper than lending the buffer out and draining it.
     let queued = w.out.len();
     // Asked once a turn, not once a command (the handshake path's cost).
-    let may_die = w.inbox.is_some() && super::filebox::armed_to_tear(w, me);
+    let may_die = super::filebox::armed_to_tear(w, me);
     for i in 0..queued {
         let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
         if perform(w, me, *epoch, cmd) {

@@ -281,16 +281,17 @@ fn unmade(w: &mut World, d: &Delivery) -> bool {
     true
 }
 
-/// Whether `writer`'s append now is the torn one, and if so the crash's
-/// restart delay. A tear armed for an incarnation that has since stopped
-/// (shut down, killed, crashed) is spent without tearing anything: the
-/// append is a message it finished sending before it stopped.
 /// Whether `writer`'s next append is armed to tear (so it may die in the
-/// middle of its own turn).
+/// middle of its own turn). In memory mode, one test of the inbox's absence.
+#[inline]
 pub fn armed_to_tear(w: &World, writer: AgentId) -> bool {
     w.inbox.as_ref().is_some_and(|i| i.torn.contains_key(&writer))
 }
 
+/// Whether `writer`'s append now is the torn one, and if so the crash's
+/// restart delay. A tear armed for an incarnation that has since stopped
+/// (shut down, killed, crashed) is spent without tearing anything: the
+/// append is a message it finished sending before it stopped.
 fn tears(w: &mut World, writer: AgentId) -> Option<Option<Millis>> {
     let inb = w.inbox.as_mut()?;
     let &(epoch, restart_after) = inb.torn.get(&writer)?;
