@@ -5,8 +5,9 @@
 use crate::agent::lead::Load;
 use crate::agent::{Answer, Answers, Input, TeammateSpec};
 use crate::protocol::{Address, AgentId, Delivery, Envelope, Message, Millis, RequestId, Verdict};
-use crate::team::{run, Latency, TeamSpec};
+use crate::team::run;
 use crate::trace::Event;
+use crate::world::{Latency, TeamSpec};
 use actix::{Actor, Addr, AsyncContext, Context, Handler};
 use rand::SeedableRng;
 use std::cell::RefCell;
@@ -79,10 +80,10 @@ pub enum Mailbox {
 fn spec_in(shape: Shape, mailbox: Mailbox) -> TeamSpec {
     let mut spec = load_spec(shape);
     if mailbox == Mailbox::File {
-        spec.mailbox = Some(crate::team::FileMailbox {
+        spec.mailbox = Some(crate::world::FileMailbox {
             poll: Millis(1),
             cost: crate::inbox::ReadCost::FREE,
-            ..crate::team::FileMailbox::default()
+            ..crate::world::FileMailbox::default()
         });
     }
     spec

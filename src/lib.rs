@@ -80,3 +80,4 @@ pub mod team;
 pub mod trace;
 pub mod view;
 pub mod words;
+pub mod world;

@@ -147,3 +147,35 @@ fn the_scan_sees_every_way_of_naming_a_module() {
         [("x", "y"), ("y", "x")].iter().map(|(a, b)| (a.to_string(), [b.to_string()].into())).collect();
     assert_eq!(cycle(&ring), Some(vec!["x".to_string(), "y".to_string(), "x".to_string()]));
 }
+
+/// Issue 20 point 1: the world both shells run is pure. No actix, no tokio,
+/// no clock, no files, no threads: what it does depends on its state and
+/// its inputs alone, so the explorer can copy it and the actors can share it.
+#[test]
+fn the_world_is_pure_and_below_both_shells() {
+    let src = src();
+    let mut files = Vec::new();
+    rust_files(&src.join("world"), &mut files);
+    assert!(files.len() >= 5, "{files:?}");
+    let mut offenders = Vec::new();
+    for f in &files {
+        let code = code(f);
+        for word in
+            ["actix", "tokio", "std::time", "Instant", "SystemTime", "std::fs", "std::thread", "std::net", "RefCell"]
+        {
+            if code.contains(word) {
+                offenders.push(format!("{}: {word}", f.strip_prefix(&src).unwrap().display()));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "the world must stay pure: {offenders:?}");
+    let graph = graph();
+    for shell in ["team", "explore"] {
+        assert!(graph[shell].contains("world"), "{shell} runs the world: {:?}", graph[shell]);
+    }
+    for above in ["team", "explore", "scenario", "oracle", "cli"] {
+        assert!(!graph["world"].contains(above), "world imports {above}, a layer above it");
+    }
+    // The explorer is the world's second shell, not a user of the first.
+    assert!(!graph["explore"].contains("team"), "explore imports team: {:?}", graph["explore"]);
+}

@@ -42,7 +42,7 @@ pub fn network_stream(seed: u64) -> ChaCha8Rng {
 /// An agent's `Ctx` lends it the whole set (one pointer, as a single team
 /// generator was), and its lane is looked up only when the agent draws: an
 /// input that opens no request pays nothing for the streams.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct IdStreams {
     seed: u64,
     /// Where a stream made now starts, in ChaCha words: 0 in the runtime,

@@ -296,7 +296,7 @@ fn write_outputs(
     outputs: Vec<(Output, PathBuf, std::fs::File)>,
     s: &Scenario,
     report: &Report,
-    outcome: &crate::team::Outcome,
+    outcome: &crate::world::Outcome,
     reproduce: &str,
 ) -> Result<(), String> {
     let opts = crate::view::ViewOptions::titled(&s.name);
@@ -584,7 +584,7 @@ fn print_report(r: &Report, a: &RunArgs) {
     }
 }
 
-fn write_trace(file: std::fs::File, o: &crate::team::Outcome) -> std::io::Result<()> {
+fn write_trace(file: std::fs::File, o: &crate::world::Outcome) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(file);
     for e in &o.events {
         serde_json::to_writer(&mut out, &e.to_json(&o.names))?;

@@ -41,9 +41,9 @@ pub trait Subject {
 
 use crate::oracle::{self, Invariant};
 use crate::protocol::{AgentId, Message, Millis};
-use crate::team::Stop;
-use crate::team::{Outcome, TeamSpec};
 use crate::trace::{Names, Stamped};
+use crate::world::Stop;
+use crate::world::{Outcome, TeamSpec};
 use std::collections::{BTreeMap, HashMap};
 
 /// Faults the explorer may inject, as many of each as given.
@@ -273,7 +273,7 @@ pub struct FilePlan {
 /// no adversary can), or a drop or duplicate of every matching message
 /// (no budget bounds it).
 pub fn plan_file_faults(scenario: &dyn Subject) -> Result<FilePlan, String> {
-    use crate::team::{LinkEffect, Scheduled};
+    use crate::world::{LinkEffect, Scheduled};
     let names = |a: AgentId| {
         scenario.team().teammates.get(a.index().wrapping_sub(1)).map_or("lead".to_string(), |(n, _)| n.clone())
     };
@@ -700,7 +700,7 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
     let names = model.names().to_vec();
     let mut labelled = Names { agents: names.clone(), labels: BTreeMap::new() };
     labelled.learn_labels(&events);
-    let outcome = crate::team::Outcome {
+    let outcome = crate::world::Outcome {
         names: labelled,
         roster: state.roster().to_vec(),
         requests: state.agents().iter().filter_map(|a| a.table()).flat_map(|t| t.iter().cloned()).collect(),

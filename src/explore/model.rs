@@ -13,8 +13,8 @@ use super::Subject;
 use crate::agent::{Agent, Command, Ctx, IdStreams, Input, Lead, Roster, Script, Teammate, Timer};
 use crate::oracle::{Invariant, Violation, Watch};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Directory, Envelope, Message, Millis, Policy, RequestId};
-use crate::team::{FileState, Scheduled, Stop};
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
+use crate::world::{FileState, Scheduled, Stop};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -768,7 +768,7 @@ struct Step<'a> {
 
 impl Step<'_> {
     fn record(&mut self, event: Event) {
-        let follows = crate::team::deadlock::observe(&mut self.s.waits, &event, &self.m.policy);
+        let follows = crate::world::deadlock::observe(&mut self.s.waits, &event, &self.m.policy);
         self.witness(event);
         for e in follows {
             if matches!(e, Event::Deadlock { .. }) {

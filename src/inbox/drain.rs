@@ -77,8 +77,9 @@ pub struct Batch {
 }
 
 /// Proof of a read begun; give it back to [`finish_read`]. A reader that
-/// crashes drops it, and then the read never happened.
-#[derive(Debug, PartialEq, Eq)]
+/// crashes drops it, and then the read never happened. Clone, because the
+/// explorer copies a world with a read in progress into each of its futures.
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[must_use = "a read that is never finished is read again"]
 pub struct ReadToken {
     owner: String,

@@ -113,7 +113,7 @@ impl Writer<'_> {
 /// The last message text written, escaped as a JSON string. The copies of
 /// a broadcast share one text (`Arc`), so a line of the same text reuses it:
 /// 100,000 copies of a 10 KB broadcast were 1 GB of escaping.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SharedText {
     text: Option<Text>,
     json: Vec<u8>,

@@ -127,8 +127,8 @@ mod tests {
     use super::super::fixture::*;
     use crate::oracle::Invariant;
     use crate::protocol::{AgentId, Kind, Millis, Policy, Status};
-    use crate::team::{Outcome, Stop};
     use crate::trace::{Event, RosterStatus};
+    use crate::world::{Outcome, Stop};
 
     fn message(seq: u64, from: AgentId, to: AgentId, message_type: &'static str, sent: bool) -> Event {
         let (request_id, approve) = (Some(id(1)), (message_type == "shutdown_response").then_some(true));

@@ -199,8 +199,8 @@ mod tests {
     use super::super::fixture::*;
     use crate::oracle::{Invariant, Watch};
     use crate::protocol::{Kind, Millis, Policy, Status, TimeoutDefault};
-    use crate::team::Stop;
     use crate::trace::{Event, RosterStatus};
+    use crate::world::Stop;
 
     #[test]
     fn shutting_down_on_an_expired_request_breaks_expiry_policy() {

@@ -6,8 +6,8 @@
 use super::{check_log, Invariant, Log, Violation, Watch};
 use crate::protocol::Action;
 use crate::protocol::{AgentId, Canon, Kind, Label, Millis, Policy, RequestId, Status, Verdict};
-use crate::team::{Outcome, Stop};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
+use crate::world::{Outcome, Stop};
 use std::collections::BTreeMap;
 
 /// The oracle's `check`, shadowed: every log a test here judges is also

@@ -133,7 +133,7 @@ mod tests {
     use super::super::fixture::*;
     use crate::oracle::Invariant;
     use crate::protocol::{Kind, Policy, Status};
-    use crate::team::Stop;
+    use crate::world::Stop;
 
     #[test]
     fn a_write_after_a_later_plan_was_rejected_breaks_gated_action() {

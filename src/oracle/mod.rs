@@ -32,8 +32,8 @@ mod terminal_final;
 mod fixture;
 
 use crate::protocol::{AgentId, Canon, Kind, Millis, Policy, RequestId, Status};
-use crate::team::{Outcome, Stop};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
+use crate::world::{Outcome, Stop};
 use current_incarnation::CurrentIncarnation;
 use expiry_policy::ExpiryPolicy;
 use final_roster::FinalRoster;

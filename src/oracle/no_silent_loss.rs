@@ -9,8 +9,8 @@
 
 use super::{At, Book, End, Invariant, Violation};
 use crate::protocol::{Address, AgentId, Millis};
-use crate::team::Stop;
 use crate::trace::{Cause, Event};
+use crate::world::Stop;
 use std::collections::BTreeMap;
 
 /// What it keeps: the messages sent and not yet delivered or dropped.
@@ -83,8 +83,8 @@ mod tests {
     use super::super::fixture::*;
     use crate::oracle::Invariant;
     use crate::protocol::Address;
-    use crate::team::{Outcome, Stop};
     use crate::trace::{Cause, Event};
+    use crate::world::{Outcome, Stop};
 
     fn note(seq: u64) -> Event {
         Event::Send {

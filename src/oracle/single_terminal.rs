@@ -7,8 +7,8 @@
 
 use super::{At, Book, End, Invariant, Life, Violation};
 use crate::protocol::{AgentId, Canon, Millis, Status};
-use crate::team::Stop;
 use crate::trace::{Event, RosterStatus};
+use crate::world::Stop;
 
 /// What it keeps: when each stalled agent's latest stall ends.
 #[derive(Clone, Debug, Default)]
@@ -82,8 +82,8 @@ mod tests {
     use super::super::fixture::*;
     use crate::oracle::Invariant;
     use crate::protocol::{Kind, Millis, Policy};
-    use crate::team::Stop;
     use crate::trace::Event;
+    use crate::world::Stop;
 
     #[test]
     fn a_request_pending_behind_a_stall_that_outlasts_the_run_is_no_violation() {

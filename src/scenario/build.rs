@@ -10,10 +10,10 @@ use crate::protocol::{
     check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, SendError, Status, Text,
     LEAD_NAME,
 };
-use crate::team::{
+use crate::trace::RosterStatus;
+use crate::world::{
     FileMailbox, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec,
 };
-use crate::trace::RosterStatus;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;

@@ -6,8 +6,9 @@ use super::build::{Expect, FileExpect, Scenario};
 use crate::oracle::{self, Invariant, Violation};
 use crate::protocol::Request;
 use crate::protocol::{AgentId, GateState, Millis, Reason, Status};
-use crate::team::{run, Outcome, Stop, TeamSpec};
+use crate::team::run;
 use crate::trace::{ignored_reason, Event, Stamped};
+use crate::world::{Outcome, Stop, TeamSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Counts a report shows.

@@ -2,7 +2,7 @@
 //! `"1m30s"`, and ranges `"1ms..20ms"` drawn from the seed.
 
 use crate::protocol::Millis;
-use crate::team::Latency;
+use crate::world::Latency;
 
 /// What a good duration looks like, for every message about a bad one.
 pub const LIKE: &str = "write a number and a unit, like \"500ms\", \"5s\", \"2m\" or \"1h30m\"";

@@ -257,7 +257,7 @@ impl Count {
 
 /// FNV-1a (64 bits) of the event log as `--trace` writes it: the same on
 /// every machine and every build, unlike a hasher with random keys.
-pub fn trace_hash(o: &crate::team::Outcome) -> u64 {
+pub fn trace_hash(o: &crate::world::Outcome) -> u64 {
     struct Fnv(u64);
     impl Write for Fnv {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {

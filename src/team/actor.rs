@@ -1,13 +1,16 @@
-//! The actix shell around an agent's pure logic: take an input from the
-//! mailbox, let the logic decide, carry out the commands through the world.
+//! The actix shell around the world: one actor and one mailbox per agent.
+//! An actor takes an input from its mailbox and hands it, with the agent's
+//! logic, to the world's turn ([`crate::world::turn`]), which decides and
+//! carries out; the world hands inputs back through [`Actors::post`].
 
-use super::world::{Due, FileState, World};
-use crate::agent::{Agent, Command, Ctx, Input};
+use crate::agent::{Agent, Input};
 use crate::protocol::AgentId;
-use crate::trace::{Cause, Event, RosterStatus};
-use actix::{Actor, ActorContext, Context, Handler, Message};
+use crate::trace::Stamped;
+use crate::world::{turn, Life, Shell, World};
+use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use std::cell::RefCell;
 use std::rc::Rc;
+use tokio::sync::Notify;
 
 impl Message for Input {
     type Result = ();
@@ -19,16 +22,105 @@ impl Message for Finish {
     type Result = Option<Agent>;
 }
 
+/// The world as the actors share it: one thread, so an `Rc<RefCell<..>>`,
+/// never borrowed across an await.
+pub type Shared = Rc<RefCell<World<Actors>>>;
+
+/// What the actix shell lends the world: the actors' mailboxes, the
+/// driver's wake-ups, and the run's hooks.
+pub struct Actors {
+    pub addrs: Vec<Option<Addr<AgentActor>>>,
+    /// Inputs handed to mailboxes so far. When the world's `handled` catches
+    /// up with it every actor is idle: the moment a paused tokio clock would
+    /// jump, and the driver may move time on. (Two totals rather than one
+    /// count of mail waiting: `handled` is kept anyway, so an input costs one
+    /// count.)
+    pub posted: u64,
+    /// Told when something is queued sooner than the driver waits for.
+    pub notify: Rc<Notify>,
+    /// Told when `handled` catches up with `posted`.
+    pub idle: Rc<Notify>,
+    /// Called with every event as it happens (the CLI's `-v`).
+    pub live: Option<crate::trace::LiveSink>,
+    /// Sees the events agents report even with the log off (benchmarks time
+    /// handshakes with it).
+    pub probe: Option<crate::trace::Probe>,
+    pub abort: Option<crate::trace::AbortGuard>,
+    /// File mode: replays the inbox files on real files in a directory.
+    pub mirror: Option<crate::inbox::DiskMirror>,
+}
+
+impl Actors {
+    pub fn new(team: usize) -> Actors {
+        Actors {
+            addrs: vec![None; team],
+            posted: 0,
+            notify: Rc::new(Notify::new()),
+            idle: Rc::new(Notify::new()),
+            live: None,
+            probe: None,
+            abort: None,
+            mirror: None,
+        }
+    }
+}
+
+impl Shell for Actors {
+    /// Into the actor's mailbox, counted until it is handled.
+    #[inline(always)]
+    fn post(&mut self, agent: AgentId, input: Input) {
+        if let Some(addr) = &self.addrs[agent.index()] {
+            self.posted += 1;
+            addr.do_send(input);
+        }
+    }
+
+    #[inline(always)]
+    fn sooner(&mut self) {
+        self.notify.notify_one();
+    }
+
+    #[inline(always)]
+    fn listening(&self) -> bool {
+        self.live.is_some()
+    }
+
+    fn hear(&mut self, event: &Stamped, names: &[String]) {
+        if let Some(live) = &mut self.live {
+            live(event, names);
+        }
+    }
+
+    #[inline(always)]
+    fn probe(&mut self, event: &crate::trace::Event) {
+        if let Some(probe) = &mut self.probe {
+            probe(event);
+        }
+    }
+
+    fn must_stop(&mut self) -> bool {
+        self.abort.as_mut().is_some_and(|abort| abort())
+    }
+
+    fn files_changed(&mut self, fs: &mut crate::inbox::SimFs) -> Result<(), String> {
+        match &self.mirror {
+            Some(m) => m.follow(fs).map(|_| ()).map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether some mailbox still holds an input.
+#[inline]
+pub fn busy(w: &World<Actors>) -> bool {
+    w.shell.posted != w.handled
+}
+
 pub struct AgentActor {
     pub id: AgentId,
-    /// The incarnation this actor runs; the world bumps it on a crash or kill.
-    pub epoch: u32,
+    pub life: Life,
     pub agent: Option<Agent>,
-    pub world: Rc<RefCell<World>>,
-    /// The agent shut down gracefully. The actor stays alive until the end of
-    /// the run so that a message still reaching it is recorded, not silently
-    /// dropped with the mailbox.
-    pub stopped: bool,
+    pub world: Shared,
 }
 
 impl Actor for AgentActor {
@@ -55,145 +147,15 @@ impl Handler<Input> for AgentActor {
         // The fields one by one, so that the world's borrow and the actor's
         // own state are disjoint (no reference count to bump per input).
         let mut guard = self.world.borrow_mut();
-        take(self.id, &mut self.epoch, &mut self.agent, &mut self.stopped, &mut guard, &input);
+        if let Some(agent) = self.agent.as_mut() {
+            turn(&mut guard, self.id, &mut self.life, agent, &input);
+        }
         // Looked at after the input's own sends, so the team never looks idle
         // while this input is still making work for others.
-        guard.handled_one();
-    }
-}
-
-/// Hands one input to agent `me`'s logic and carries out its commands.
-// The input by reference, all the way down to the agent: moved, it was
-// copied (104 bytes) at each step, and each copy's reads waited on the
-// previous copy's differently cut stores (perf: a third of the handler).
-#[inline(always)]
-fn take(me: AgentId, epoch: &mut u32, agent: &mut Option<Agent>, stopped: &mut bool, w: &mut World, input: &Input) {
-    w.handled += 1;
-    // The real-time guard reads the clock: asked every 1,024 inputs.
-    let stop = if w.handled.is_multiple_of(1024) { w.guard_says_stop() } else { w.aborted };
-    if stop {
-        return;
-    }
-    if w.epochs[me.index()] != *epoch {
-        match input {
-            // A new incarnation after a crash, unless a later crash or a
-            // kill overtook the restart (it waited behind a stall): then
-            // it is void, or a killed agent would come back to life.
-            Input::Restart { incarnation } if *incarnation == w.epochs[me.index()] => *epoch = *incarnation,
-            Input::Restart { .. } => {
-                let name = &w.names[me.index()];
-                let text = format!("{name}'s restart is void: a later crash or kill overtook it");
-                w.record(Event::Note { text });
-                return;
-            }
-            Input::Deliver(d) => {
-                // The message was in the mailbox when the agent crashed or was killed.
-                let cause =
-                    if w.roster.statuses[me.index()] == RosterStatus::Killed { Cause::Killed } else { Cause::Crash };
-                let message_type = d.envelope.message.type_name();
-                w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause });
-                return;
-            }
-            _ => return,
+        if !busy(&guard) {
+            guard.shell.idle.notify_one();
         }
     }
-    let Some(agent) = agent.as_mut() else { return };
-    if *stopped {
-        if let Input::Deliver(d) = input {
-            let message_type = d.envelope.message.type_name();
-            w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause: Cause::Undeliverable });
-        }
-        return;
-    }
-    if let Input::Deliver(d) = input {
-        if w.tracing() {
-            let m = &d.envelope.message;
-            w.record(Event::Deliver {
-                seq: d.seq,
-                sender: d.sender,
-                claimed_from: d.envelope.from,
-                to: me,
-                message_type: m.type_name(),
-                request_id: m.request_id(),
-            });
-        }
-    }
-    let now = w.now();
-    let tracing = w.agents_report;
-    // One command buffer for the whole team, lent to whoever runs: a
-    // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
-    let incarnation = *epoch;
-    // The id streams are the world's, not the actor's: an agent's outlives
-    // its crashes, as its request table does.
-    let mut cx =
-        Ctx { me, incarnation, now, ids: &mut w.ids, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
-    agent.handle(input, &mut cx);
-    // In place, by index: carrying out a command never queues another, and
-    // this is cheaper than lending the buffer out and draining it.
-    let queued = w.out.len();
-    // Asked once a turn, not once a command (the handshake path's cost).
-    let may_die = super::filebox::armed_to_tear(w, me);
-    for i in 0..queued {
-        let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
-        if perform(w, me, *epoch, cmd) {
-            *stopped = true;
-        }
-        if may_die && w.epochs[me.index()] != *epoch {
-            // It died carrying out its own command (a torn append in file
-            // mode): what it had yet to do dies with it.
-            break;
-        }
-    }
-    debug_assert_eq!(w.out.len(), queued, "carrying out a command queued another; it would be lost");
-    w.out.clear();
-}
-
-/// Carries out one command for agent `me`; true when the agent stops.
-// Out of line on purpose: the command is then handed over in memory, whole,
-// instead of being split into registers and stored back piece by piece
-// before the delivery is built from it, a copy whose wide loads wait on the
-// narrow stores (perf put a sixth of the handler's time there).
-#[inline(never)]
-fn perform(w: &mut World, me: AgentId, epoch: u32, cmd: Command) -> bool {
-    match cmd {
-        Command::Send(env) => w.send(me, env),
-        Command::Wake { at, timer } => w.schedule(at, Due::Wake { agent: me, epoch, timer }),
-        Command::Record(e) => w.record(*e),
-        Command::Status(s) => w.set_status(me, s),
-        Command::FileStep { path, done, total } => {
-            // Most steps write a file already begun: no new key to allocate.
-            let state = FileState { done, total, writer: me };
-            match w.files.get_mut(&*path) {
-                Some(f) => *f = state,
-                None => {
-                    w.files.insert(path.to_string(), state);
-                }
-            }
-            w.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
-        }
-        Command::Kill(target) => {
-            // A crashed teammate waiting for its restart is killed too: the
-            // policy's word is final, and the restart must not bring it back.
-            // One already down for good (shut down, killed, crashed with no
-            // restart) stays as it is: a final state never changes.
-            let status = w.roster.statuses[target.index()];
-            let name = &w.names[target.index()];
-            if status.is_active() || w.restarts_due.remove(&target) {
-                tracing::debug!(at = %w.now(), agent = %name, "killed: no answer to its shutdown request in time");
-                let text = format!("{name} did not answer its shutdown request in time: force-stopped");
-                w.halt(target, RosterStatus::Killed);
-                w.record(Event::Alert { agent: target, text });
-            } else {
-                let text = format!("the kill default finds {name} already {status}: nothing to kill");
-                w.record(Event::Note { text });
-            }
-        }
-        Command::Stop => {
-            tracing::debug!(at = %w.now(), agent = %w.names[me.index()], "agent stops (graceful shutdown)");
-            return true;
-        }
-    }
-    false
 }
 
 impl Handler<Finish> for AgentActor {

@@ -5,8 +5,8 @@
 
 use crate::protocol::{Millis, RequestId, Status};
 use crate::scenario::Report;
-use crate::team::Outcome;
 use crate::trace::Event;
+use crate::world::Outcome;
 use std::fmt::Write;
 
 /// What the page says about the run besides the outcome itself.

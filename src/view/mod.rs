@@ -2,7 +2,7 @@
 //! Lamport diagram on a piecewise time axis) and the same run as Mermaid
 //! `sequenceDiagram` text to paste into Markdown.
 //!
-//! Both are pure functions of an [`Outcome`](crate::team::Outcome): the same run gives
+//! Both are pure functions of an [`Outcome`](crate::world::Outcome): the same run gives
 //! the same bytes. They share one layout [`model`] built from the event log
 //! (lanes, rows, arrows, marks, spans, request bars); each renderer only
 //! draws the model, so a new event kind is one arm in the model builder.
@@ -36,7 +36,7 @@ pub mod model;
 pub mod svg;
 
 use crate::protocol::Millis;
-use crate::team::Outcome;
+use crate::world::Outcome;
 
 /// How to draw a run.
 #[derive(Clone, Debug)]

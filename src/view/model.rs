@@ -5,8 +5,8 @@
 
 use super::ViewOptions;
 use crate::protocol::{Address, AgentId, GateState, Kind, Millis, RequestId, TimeoutDefault, Verdict};
-use crate::team::Outcome;
 use crate::trace::{Cause, Event, Names, RosterStatus};
+use crate::world::Outcome;
 use std::collections::BTreeMap;
 
 /// What an agent's lifeline shows at a point in time.
@@ -1013,11 +1013,11 @@ impl<'a> Builder<'a> {
             bars: self.bars,
             ended_at: self.o.ended_at,
             stop: match self.o.stop {
-                crate::team::Stop::Settled => "settled",
-                crate::team::Stop::EndTime => "reached its end time",
-                crate::team::Stop::Cap => "hit the time cap",
-                crate::team::Stop::Aborted => "stopped by the real-time guard",
-                crate::team::Stop::InboxBound => "stopped by the inbox bound",
+                crate::world::Stop::Settled => "settled",
+                crate::world::Stop::EndTime => "reached its end time",
+                crate::world::Stop::Cap => "hit the time cap",
+                crate::world::Stop::Aborted => "stopped by the real-time guard",
+                crate::world::Stop::InboxBound => "stopped by the inbox bound",
             },
         }
     }

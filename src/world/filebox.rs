@@ -13,11 +13,11 @@
 //! (sender, incarnation stamp): a file cannot say who wrote it, the router
 //! can, and the protocol's checks stay what they are in memory mode.
 
-use super::world::{Due, World};
+use super::{Due, Shell, World};
 use crate::agent::Input;
 use crate::inbox::{
-    begin_read, finish_read, framed_shared, inbox_path, prune, DiskMirror, Drain, Line, ReadCost, ReadToken,
-    SharedText, SimFs, Skipped, MAX_HELD_BYTES,
+    begin_read, finish_read, framed_shared, inbox_path, prune, Drain, Line, ReadCost, ReadToken, SharedText, SimFs,
+    Skipped, MAX_HELD_BYTES,
 };
 use crate::protocol::{AgentId, Delivery, Millis};
 use crate::trace::{Cause, Event, RosterStatus};
@@ -46,7 +46,7 @@ impl Default for FileMailbox {
 }
 
 /// A read begun, waiting for its cost to be paid.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct PendingRead {
     pub agent: AgentId,
     /// The incarnation that began it: a crash in between voids the read.
@@ -61,6 +61,7 @@ pub struct PendingRead {
 }
 
 /// The file inboxes of one run.
+#[derive(Clone)]
 pub struct Inboxes {
     pub spec: FileMailbox,
     pub fs: SimFs,
@@ -95,14 +96,15 @@ pub struct Inboxes {
     /// The first message number of each broadcast whose writer died in the
     /// middle of it.
     cut: std::collections::BTreeSet<u64>,
-    mirror: Option<DiskMirror>,
     /// The first failure of the disk mirror: the run goes on, the CLI reports it.
     pub mirror_error: Option<String>,
 }
 
 impl Inboxes {
-    pub fn new(spec: FileMailbox, agents: usize, mirror: Option<DiskMirror>) -> Inboxes {
-        let fs = if mirror.is_some() { SimFs::with_journal() } else { SimFs::new() };
+    /// `journal`: the file system keeps its changes for a shell that
+    /// mirrors them on disk.
+    pub fn new(spec: FileMailbox, agents: usize, journal: bool) -> Inboxes {
+        let fs = if journal { SimFs::with_journal() } else { SimFs::new() };
         Inboxes {
             spec,
             fs,
@@ -116,7 +118,6 @@ impl Inboxes {
             torn: BTreeMap::new(),
             broadcasts: BTreeMap::new(),
             cut: Default::default(),
-            mirror,
             mirror_error: None,
         }
     }
@@ -166,27 +167,28 @@ impl Inboxes {
         let (&first, &last) = self.broadcasts.range(..=seq).next_back()?;
         (seq <= last).then_some(first)
     }
+}
 
-    /// Replays the file system's latest changes on disk, if asked to.
-    fn sync(&mut self) {
-        if let (Some(m), None) = (&self.mirror, &self.mirror_error) {
-            if let Err(e) = m.follow(&mut self.fs) {
-                self.mirror_error = Some(e.to_string());
-            }
+/// The file system changed: the shell may replay it on disk; its first
+/// failure is kept (the run goes on, the CLI reports it).
+fn sync(shell: &mut impl Shell, inb: &mut Inboxes) {
+    if inb.mirror_error.is_none() {
+        if let Err(e) = shell.files_changed(&mut inb.fs) {
+            inb.mirror_error = Some(e);
         }
     }
 }
 
 /// Whether a message to `to` goes into its file: the file outlives a crash
 /// that will be restarted, not a final state.
-pub fn receives(w: &World, to: AgentId) -> bool {
+pub fn receives<S: Shell>(w: &World<S>, to: AgentId) -> bool {
     let status = w.roster.statuses[to.index()];
     status.is_active() || (status == RosterStatus::Crashed && w.restarts_due.contains(&to))
 }
 
 /// A message reaches its receiver: one line appended to the receiver's file.
 #[inline(never)]
-pub fn append(w: &mut World, mut d: Delivery) {
+pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
     d.at = w.now();
     let (seq, to, sender) = (d.seq, d.to, d.sender);
     // Stopped by the bound: the rest of the instant's appends are not made
@@ -208,7 +210,7 @@ pub fn append(w: &mut World, mut d: Delivery) {
         let Some(inb) = w.inbox.as_mut() else { return };
         // Half the line lands, then the writer dies.
         inb.fs.append_torn(&path, &bytes, bytes.len() / 2);
-        inb.sync();
+        sync(&mut w.shell, inb);
         if let Some(first) = inb.broadcast_of(seq) {
             inb.cut.insert(first);
         }
@@ -224,7 +226,7 @@ pub fn append(w: &mut World, mut d: Delivery) {
     let Some(inb) = w.inbox.as_mut() else { return };
     inb.fs.append(&path, &bytes);
     drop(bytes);
-    inb.sync();
+    sync(&mut w.shell, inb);
     let size = inb.fs.size(&path);
     inb.keep(d);
     inb.dirty[to.index()] = true;
@@ -242,7 +244,7 @@ pub const UNREAD_LINE_BYTES: u64 = 160;
 /// Whether appending `len` bytes would take the files past their bound. If
 /// so the append is not made and the run stops here, with the reason in
 /// the log: a clear end rather than memory running out (`docs/inboxes.md`).
-fn over_bound(w: &mut World, d: &Delivery, path: &str, len: usize) -> bool {
+fn over_bound<S: Shell>(w: &mut World<S>, d: &Delivery, path: &str, len: usize) -> bool {
     let Some(inb) = w.inbox.as_mut() else { return false };
     // The router's copy of each unread line is counted with the files: with
     // short lines it costs more than the line itself.
@@ -264,7 +266,7 @@ fn over_bound(w: &mut World, d: &Delivery, path: &str, len: usize) -> bool {
 
 /// A copy of a broadcast whose writer died in the middle of it: the writer
 /// never got to this append. Lost to the torn write, and the log says so.
-fn unmade(w: &mut World, d: &Delivery) -> bool {
+fn unmade<S: Shell>(w: &mut World<S>, d: &Delivery) -> bool {
     let Some(inb) = w.inbox.as_ref() else { return false };
     if inb.cut.is_empty() || !inb.broadcast_of(d.seq).is_some_and(|first| inb.cut.contains(&first)) {
         return false;
@@ -284,7 +286,7 @@ fn unmade(w: &mut World, d: &Delivery) -> bool {
 /// Whether `writer`'s next append is armed to tear (so it may die in the
 /// middle of its own turn). In memory mode, one test of the inbox's absence.
 #[inline]
-pub fn armed_to_tear(w: &World, writer: AgentId) -> bool {
+pub fn armed_to_tear<S: Shell>(w: &World<S>, writer: AgentId) -> bool {
     w.inbox.as_ref().is_some_and(|i| i.torn.contains_key(&writer))
 }
 
@@ -292,7 +294,7 @@ pub fn armed_to_tear(w: &World, writer: AgentId) -> bool {
 /// restart delay. A tear armed for an incarnation that has since stopped
 /// (shut down, killed, crashed) is spent without tearing anything: the
 /// append is a message it finished sending before it stopped.
-fn tears(w: &mut World, writer: AgentId) -> Option<Option<Millis>> {
+fn tears<S: Shell>(w: &mut World<S>, writer: AgentId) -> Option<Option<Millis>> {
     let inb = w.inbox.as_mut()?;
     let &(epoch, restart_after) = inb.torn.get(&writer)?;
     inb.torn.remove(&writer);
@@ -307,7 +309,7 @@ fn tears(w: &mut World, writer: AgentId) -> Option<Option<Millis>> {
 }
 
 /// Makes sure `agent` will read its file at its next poll.
-pub fn arm(w: &mut World, agent: AgentId) {
+pub fn arm<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let now = w.now();
     let Some(inb) = w.inbox.as_mut() else { return };
     if std::mem::replace(&mut inb.armed[agent.index()], true) {
@@ -320,7 +322,7 @@ pub fn arm(w: &mut World, agent: AgentId) {
 
 /// Arms a torn write: `writer`'s next append is cut short and it crashes.
 /// A writer that is not running has no append to cut: nothing is armed.
-pub fn tear_next(w: &mut World, writer: AgentId, restart_after: Option<Millis>) {
+pub fn tear_next<S: Shell>(w: &mut World<S>, writer: AgentId, restart_after: Option<Millis>) {
     let name = w.names[writer.index()].clone();
     let status = w.roster.statuses[writer.index()];
     let epoch = w.epochs[writer.index()];
@@ -335,7 +337,7 @@ pub fn tear_next(w: &mut World, writer: AgentId, restart_after: Option<Millis>) 
 
 /// The owner's poll: the first step of a read. The lines reach the owner
 /// when the read's cost has been paid.
-pub fn begin(w: &mut World, agent: AgentId) {
+pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let now = w.now();
     let epoch = w.epochs[agent.index()];
     let active = w.roster.statuses[agent.index()].is_active();
@@ -362,7 +364,7 @@ pub fn begin(w: &mut World, agent: AgentId) {
 }
 
 /// The read's cost is paid: truncate or commit, then hand the lines over.
-pub fn finish(w: &mut World, read: PendingRead) {
+pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
     let PendingRead { agent, epoch, token, seqs, skipped } = read;
     let owner = w.names[agent.index()].clone();
     let stale = w.epochs[agent.index()] != epoch;
@@ -384,7 +386,7 @@ pub fn finish(w: &mut World, read: PendingRead) {
     if inb.spec.prune {
         prune(&mut inb.fs, &owner, inb.spec.drain);
     }
-    inb.sync();
+    sync(&mut w.shell, inb);
     let mut lost = Vec::new();
     for (_, line) in &done.lost {
         if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
@@ -423,7 +425,7 @@ pub fn finish(w: &mut World, read: PendingRead) {
 /// An owner that will never read again (shut down, killed, crashed for
 /// good): the lines left in its file are lost with it, and the log says how.
 /// One waiting for a restart keeps them.
-fn abandon(w: &mut World, agent: AgentId) {
+fn abandon<S: Shell>(w: &mut World<S>, agent: AgentId) {
     if w.restarts_due.contains(&agent) {
         return;
     }
@@ -437,7 +439,7 @@ fn abandon(w: &mut World, agent: AgentId) {
 
 /// The run settled: lines left in the files of agents that will never read
 /// again are lost with their owner, and the log says how.
-pub fn settle(w: &mut World) {
+pub fn settle<S: Shell>(w: &mut World<S>) {
     let Some(inb) = w.inbox.as_mut() else { return };
     let seqs: Vec<u64> = inb.unread.keys().copied().collect();
     let left: Vec<Delivery> = seqs.into_iter().flat_map(|s| inb.take_all(s)).collect();

@@ -3,7 +3,7 @@
 //! stall, forge, replay). Every random choice draws from the run's one RNG,
 //! in a fixed order, so a seed replays the same faults.
 
-use super::world::{Due, World};
+use super::{Due, Shell, World};
 use crate::agent::Input;
 use crate::protocol::{AgentId, Delivery, Envelope, Message, Millis, RequestId};
 use crate::trace::{Cause, Event, RosterStatus};
@@ -151,7 +151,7 @@ pub enum Scheduled {
     },
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Network {
     pub latency: Option<Latency>,
     pub faults: Vec<LinkFault>,
@@ -250,7 +250,7 @@ impl Network {
 }
 
 /// Runs a time-triggered fault.
-pub fn fire(w: &mut World, f: Scheduled) {
+pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
     tracing::debug!(at = %w.now(), fault = ?f, "fault fires");
     match f {
         Scheduled::Crash { agent, restart_after } => {
@@ -388,7 +388,7 @@ pub fn fire(w: &mut World, f: Scheduled) {
     }
 }
 
-pub(super) fn hold_reorder(w: &mut World, seq: u64, d: Delivery) {
+pub(super) fn hold_reorder<S: Shell>(w: &mut World<S>, seq: u64, d: Delivery) {
     let key = (d.sender, d.to);
     w.record(Event::Fault { seq, fault: "reorder", detail: "held until the next message on the link".into() });
     let at = w.now().after(w.net.reorder_patience);
@@ -396,14 +396,14 @@ pub(super) fn hold_reorder(w: &mut World, seq: u64, d: Delivery) {
     w.schedule(at, Due::Fault(Scheduled::ReleaseReorder { from: key.0, to: key.1, seq }));
 }
 
-pub(super) fn hold_partition(w: &mut World, i: usize, seq: u64, d: Delivery) {
+pub(super) fn hold_partition<S: Shell>(w: &mut World<S>, i: usize, seq: u64, d: Delivery) {
     w.record(Event::Fault { seq, fault: "partition", detail: format!("held by partition {} until it heals", i + 1) });
     w.net.partition_held.push((i, seq, d));
 }
 
 /// After a message passes on a link, a message held there by a reorder fault
 /// follows it, arriving just after.
-pub(super) fn release_follower(w: &mut World, from: AgentId, to: AgentId, at: Millis) {
+pub(super) fn release_follower<S: Shell>(w: &mut World<S>, from: AgentId, to: AgentId, at: Millis) {
     if let Some((_, d)) = w.net.reorder_held.remove(&(from, to)) {
         w.schedule(at, Due::Deliver(d));
     }

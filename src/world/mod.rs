@@ -1,19 +1,69 @@
-//! The shared state of one simulation: the roster, the virtual-time event
-//! queue, the router, the simulated files and the event log.
+//! The world one simulation runs in, pure: the roster and incarnations, the
+//! network (latency, link faults, partitions, holds), every fault kind, the
+//! simulated files and inboxes, the virtual-time event queue, the labels and
+//! the log. No actix, no clock, no I/O.
 //!
-//! Everything runs on one thread, so actors reach the world through an
-//! `Rc<RefCell<..>>` and never hold the borrow across an await.
+//! Two shells run it (the shape Stateright uses: handlers emit commands, and
+//! two short interpreters carry them out over the same state): the actix
+//! runtime (`team`), with one actor and one mailbox per agent, and the
+//! explorer (`explore`), which searches the world's choice points. A shell
+//! gives the world its mailboxes and its ears ([`Shell`]); everything else
+//! (what a command does, what a fault does, where a message goes) is written
+//! here, once: [`turn`] carries out an agent's turn, [`World::fire`] what is due.
 
-use super::actor::AgentActor;
-use super::network::{Network, Route};
+pub mod deadlock;
+pub mod filebox;
+pub mod network;
+pub mod queue;
+pub mod spec;
+pub mod turn;
+
+pub use filebox::FileMailbox;
+pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition, Scheduled};
+pub use spec::{LeadSpec, Outcome, Step, Stop, TeamSpec};
+pub use turn::{turn, Life};
+
 use crate::agent::{IdStreams, Input, Roster, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
 use crate::trace::{Cause, Event, RosterStatus, Stamped};
-use actix::Addr;
+use network::{Network, Route};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, VecDeque};
-use std::rc::Rc;
-use tokio::sync::Notify;
+
+/// What a shell lends the world: the agents' mailboxes, and the ears and
+/// hands outside the simulation (a live view, a probe, a real-time guard, a
+/// disk mirror). Generic, not a trait object: the runtime's `post` is on
+/// every message's path and must inline.
+pub trait Shell {
+    /// Puts `input` in `agent`'s mailbox, to be handed to its turn.
+    fn post(&mut self, agent: AgentId, input: Input);
+    /// Something was queued earlier than anything before it (a driver
+    /// waiting for the next due time looks again).
+    #[inline(always)]
+    fn sooner(&mut self) {}
+    /// Whether someone besides the log hears events as they happen.
+    #[inline(always)]
+    fn listening(&self) -> bool {
+        false
+    }
+    /// An event as it is logged (the CLI's `-v`).
+    #[inline(always)]
+    fn hear(&mut self, _event: &Stamped, _names: &[String]) {}
+    /// Every event an agent reports, even with the log off (the bench).
+    #[inline(always)]
+    fn probe(&mut self, _event: &Event) {}
+    /// Asked now and then: true stops the run (a real-time guard).
+    #[inline(always)]
+    fn must_stop(&mut self) -> bool {
+        false
+    }
+    /// The simulated files changed: a shell that mirrors them on disk
+    /// follows, and says how it failed.
+    #[inline(always)]
+    fn files_changed(&mut self, _fs: &mut crate::inbox::SimFs) -> Result<(), String> {
+        Ok(())
+    }
+}
 
 /// A simulated file, as far as the writes of the run got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +80,7 @@ impl FileState {
 }
 
 /// Something due at a virtual time.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Due {
     /// A message reaches its recipient's mailbox.
     Deliver(Delivery),
@@ -39,14 +89,15 @@ pub enum Due {
     /// A scripted input (start, a step, a restart).
     Input { agent: AgentId, input: Input },
     /// A fault that acts on the world at this time.
-    Fault(super::network::Scheduled),
+    Fault(network::Scheduled),
     /// File mode: an agent polls its inbox file (the read begins).
     ReadInbox { agent: AgentId },
     /// File mode: a read's cost is paid (the read ends).
-    InboxRead(Box<super::filebox::PendingRead>),
+    InboxRead(Box<filebox::PendingRead>),
 }
 
-pub struct World {
+#[derive(Clone)]
+pub struct World<S: Shell> {
     /// Virtual time. The driver alone moves it, when every actor is idle.
     clock: Millis,
     pub policy: Policy,
@@ -55,17 +106,10 @@ pub struct World {
     /// Bumped when an agent crashes or is killed: its queued inputs and timers
     /// from before are then recognised as lost.
     pub epochs: Vec<u32>,
-    pub addrs: Vec<Option<Addr<AgentActor>>>,
+    /// The shell's mailboxes and hooks.
+    pub shell: S,
     /// Events due, in (time, scheduling order).
-    pub queue: super::queue::Queue,
-    pub notify: Rc<Notify>,
-    /// Inputs handed to mailboxes so far. When `handled` catches up with it
-    /// every actor is idle: the moment a paused tokio clock would jump, and
-    /// the driver may move time on. (Two totals rather than one count of
-    /// mail waiting: `handled` is kept anyway, so an input costs one count.)
-    pub posted: u64,
-    /// Told when `handled` catches up with `posted`.
-    pub idle: Rc<Notify>,
+    pub queue: queue::Queue,
     pub trace: Option<Vec<Stamped>>,
     /// Each agent's request-id stream (`agent::ids`), made on its first
     /// draw: one word per agent until then.
@@ -87,11 +131,6 @@ pub struct World {
     /// Message sequence numbers pair each send with its delivery or loss.
     pub next_msg: u64,
     pub last_event: Millis,
-    /// Called with every event as it happens (the CLI's `-v`).
-    pub live: Option<crate::trace::LiveSink>,
-    /// Sees the events agents report even with the log off (benchmarks time
-    /// handshakes with it).
-    pub probe: Option<crate::trace::Probe>,
     /// Nothing is logged, the network is ideal and no fault is scheduled:
     /// messages can skip the router's checks. Set once, before the run.
     pub direct_delivery: bool,
@@ -103,18 +142,18 @@ pub struct World {
     pub learn_labels: bool,
     /// The command buffer actors borrow while they handle an input.
     pub out: Vec<crate::agent::Command>,
-    /// Inputs handled so far, and the guard that may stop a runaway run.
+    /// Inputs handled so far (the shell's guard is asked every 1,024), and
+    /// whether the run must stop.
     pub handled: u64,
-    pub abort: Option<crate::trace::AbortGuard>,
     pub aborted: bool,
     /// File mode's inboxes; `None` in memory mode, whose paths never look further.
-    pub inbox: Option<super::filebox::Inboxes>,
+    pub inbox: Option<filebox::Inboxes>,
 }
 
-impl World {
+impl<S: Shell> World<S> {
     /// `names` lists the team (lead first) and then the adversary, which can
     /// forge messages but is not a member and cannot receive.
-    pub fn new(policy: Policy, names: Vec<String>, seed: u64, net: Network, trace: bool) -> World {
+    pub fn new(policy: Policy, names: Vec<String>, seed: u64, net: Network, trace: bool, shell: S) -> World<S> {
         let n = names.len() - 1;
         World {
             clock: Millis::ZERO,
@@ -122,11 +161,8 @@ impl World {
             names,
             roster: Roster { statuses: vec![RosterStatus::Working; n] },
             epochs: vec![0; n],
-            addrs: vec![None; n],
+            shell,
             queue: Default::default(),
-            notify: Rc::new(Notify::new()),
-            posted: 0,
-            idle: Rc::new(Notify::new()),
             // A run logs a few dozen events, and about ten more per teammate
             // (start, a request, its answer, a status, deliveries): room for
             // them from the start rather than growing (and copying) the log
@@ -142,14 +178,11 @@ impl World {
             waits: Default::default(),
             next_msg: 0,
             last_event: Millis::ZERO,
-            live: None,
-            probe: None,
             out: Vec::new(),
             direct_delivery: false,
             agents_report: true,
             learn_labels: true,
             handled: 0,
-            abort: None,
             aborted: false,
             inbox: None,
         }
@@ -167,14 +200,13 @@ impl World {
         self.clock
     }
 
+    #[inline(always)]
     pub fn tracing(&self) -> bool {
-        self.trace.is_some() || self.live.is_some()
+        self.trace.is_some() || self.shell.listening()
     }
 
     pub fn record(&mut self, event: Event) {
-        if let Some(probe) = &mut self.probe {
-            probe(&event);
-        }
+        self.shell.probe(&event);
         // Labels are learnt whether or not anyone reads the log: faults that
         // name a request (`@label`, `request =`) must act the same either way.
         if let (true, Event::Opened { id, label, .. }) = (self.learn_labels, &event) {
@@ -184,10 +216,10 @@ impl World {
         if !self.tracing() {
             return;
         }
-        let follows = super::deadlock::observe(&mut self.waits, &event, &self.policy);
+        let follows = deadlock::observe(&mut self.waits, &event, &self.policy);
         let s = Stamped { t: self.now(), event };
-        if let Some(live) = &mut self.live {
-            live(&s, &self.names);
+        if self.shell.listening() {
+            self.shell.hear(&s, &self.names);
         }
         if let Some(t) = &mut self.trace {
             t.push(s);
@@ -199,7 +231,7 @@ impl World {
 
     pub fn schedule(&mut self, at: Millis, due: Due) {
         if self.queue.push(at, due) {
-            self.notify.notify_one();
+            self.shell.sooner();
         }
     }
 
@@ -213,28 +245,10 @@ impl World {
         self.post(agent, input);
     }
 
-    /// Puts an input in an actor's mailbox, counted until it is handled.
+    /// Puts an input in the agent's mailbox (the shell's).
     #[inline(always)]
     pub fn post(&mut self, agent: AgentId, input: Input) {
-        if let Some(addr) = &self.addrs[agent.index()] {
-            self.posted += 1;
-            addr.do_send(input);
-        }
-    }
-
-    /// An actor finished an input (counted in `handled` as it began): when
-    /// none is left anywhere, the driver may move time on.
-    #[inline(always)]
-    pub fn handled_one(&mut self) {
-        if !self.busy() {
-            self.idle.notify_one();
-        }
-    }
-
-    /// Whether some mailbox still holds an input.
-    #[inline]
-    pub fn busy(&self) -> bool {
-        self.posted != self.handled
+        self.shell.post(agent, input);
     }
 
     /// Routes an accepted envelope: one delivery per recipient, each through
@@ -274,14 +288,10 @@ impl World {
         let incarnation = self.epochs[to.index()];
         if self.direct_delivery && self.roster.is_active(to) {
             // The benchmark path: nothing to log, no latency, no fault can
-            // apply. Straight into the mailbox.
-            // By hand rather than through `post`: the delivery is then built
-            // where `do_send` takes it, not built and copied (104 bytes)
-            // once more on its way in (callgrind: 20 instructions a send).
-            if let Some(addr) = &self.addrs[to.index()] {
-                self.posted += 1;
-                addr.do_send(Input::Deliver(Delivery { seq, envelope, sender, to, at: self.clock, incarnation }));
-            }
+            // apply. Straight into the mailbox, the delivery built in the
+            // call (inlined, where the mailbox takes it).
+            let at = self.clock;
+            self.shell.post(to, Input::Deliver(Delivery { seq, envelope, sender, to, at, incarnation }));
             return;
         }
         self.route(seq, sender, to, incarnation, envelope);
@@ -325,18 +335,15 @@ impl World {
                     last = now.after(delay);
                     self.schedule(last, Due::Deliver(delivery));
                 }
-                super::network::release_follower(self, sender, to, last);
+                network::release_follower(self, sender, to, last);
             }
             Route::Lost(cause) => self.record(Event::Dropped { seq, to, message_type, cause }),
             Route::HoldReorder => {
-                super::network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now, incarnation })
+                network::hold_reorder(self, seq, Delivery { seq, envelope, sender, to, at: now, incarnation })
             }
-            Route::HoldPartition(i) => super::network::hold_partition(
-                self,
-                i,
-                seq,
-                Delivery { seq, envelope, sender, to, at: now, incarnation },
-            ),
+            Route::HoldPartition(i) => {
+                network::hold_partition(self, i, seq, Delivery { seq, envelope, sender, to, at: now, incarnation })
+            }
         }
     }
 
@@ -345,8 +352,8 @@ impl World {
     pub fn arrive(&mut self, mut delivery: Delivery) {
         let to = delivery.to;
         let status = self.roster.statuses[to.index()];
-        if self.inbox.is_some() && super::filebox::receives(self, to) {
-            super::filebox::append(self, delivery);
+        if self.inbox.is_some() && filebox::receives(self, to) {
+            filebox::append(self, delivery);
             return;
         }
         if !status.is_active() {
@@ -373,9 +380,7 @@ impl World {
     /// answer stays yes); true when the run must stop.
     pub fn guard_says_stop(&mut self) -> bool {
         if !self.aborted {
-            if let Some(abort) = &mut self.abort {
-                self.aborted = abort();
-            }
+            self.aborted = self.shell.must_stop();
         }
         self.aborted
     }
@@ -419,9 +424,9 @@ impl World {
                     self.record(Event::Note { text });
                 }
             }
-            Due::Fault(f) => super::network::fire(self, f),
-            Due::ReadInbox { agent } => super::filebox::begin(self, agent),
-            Due::InboxRead(read) => super::filebox::finish(self, *read),
+            Due::Fault(f) => network::fire(self, f),
+            Due::ReadInbox { agent } => filebox::begin(self, agent),
+            Due::InboxRead(read) => filebox::finish(self, *read),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! order). Same-millisecond events run in the order they were scheduled,
 //! never in an order the runtime picks.
 
-use super::world::Due;
+use super::Due;
 use crate::protocol::Millis;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -12,7 +12,7 @@ use std::collections::BinaryHeap;
 /// memmove of up to eleven 112-byte events (callgrind: 8% of a small run);
 /// a heap of whole events still moved 2 log2(n) of them a pop (5%). A key
 /// is 24 bytes and an event is moved once in and once out.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Queue {
     heap: BinaryHeap<Entry>,
     slab: Vec<Option<Due>>,
@@ -20,6 +20,7 @@ pub struct Queue {
     next_seq: u64,
 }
 
+#[derive(Clone)]
 struct Entry {
     at: Millis,
     seq: u64,
