@@ -454,18 +454,20 @@ fn explore_reports_its_search_and_the_shortest_schedule_that_breaks_an_invariant
 }
 
 #[test]
-fn explore_plays_a_files_crashes_and_forgeries_and_refuses_what_it_cannot_model() {
+fn explore_plays_a_files_faults_as_a_run_plays_them() {
     handshake(&["explore", "scenarios/19-crash-and-restart.toml"])
         .expect_code(0)
-        .stdout_has("2 crash/forge played at their times");
-    // A stall freezes an agent's timers with its inbox: no explorer state is that.
+        .stdout_has("2 played as a run plays them");
+    // Issue 20 point 3: a stall (it freezes the agent's inbox and its timers
+    // with it) is the world's, so the explorer plays it as a run does.
     handshake(&["explore", "scenarios/03-stalled-teammate-killed.toml"])
-        .expect_code(2)
-        .stderr_has("cannot model the stall of alice")
-        .stderr_has("--without-file-faults");
+        .expect_code(0)
+        .stdout_has("1 played as a run plays it");
     handshake(&["explore", "scenarios/03-stalled-teammate-killed.toml", "--without-file-faults"])
         .expect_code(0)
         .stdout_has("left out");
+    // And a file-inbox scenario is explored, its files and reads in the state.
+    handshake(&["explore", "scenarios/34-drain-truncate-loses-request.toml"]).expect_code(0).stdout_has("explored");
     // A file that switches a defence off expects its violation: finding it passes, as `run` does.
     handshake(&["explore", "scenarios/12-kind-check-off.toml"]).expect_code(0).stdout_has("found, as the file expects");
     // Issue 19, point 5: an expected violation does not end the search. The

@@ -56,6 +56,9 @@ pub struct ExploreArgs {
     /// Write the shortest counterexample to FILE as a scenario that `handshake run` replays (checked by running it)
     #[arg(long, value_name = "FILE")]
     pub write: Option<PathBuf>,
+    /// Write the shortest counterexample's choices to S, which `handshake run FILE --schedule S` makes the actors take exactly, reaching the same violation
+    #[arg(long, value_name = "S")]
+    pub save_schedule: Option<PathBuf>,
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -112,6 +115,10 @@ pub fn main(a: ExploreArgs) -> i32 {
         eprintln!("error: --write: {e}; nothing was explored");
         return EXIT_BAD_INPUT;
     }
+    if let Some(Err(e)) = a.save_schedule.as_deref().map(crate::output::check) {
+        eprintln!("error: --save-schedule: {e}; nothing was explored");
+        return EXIT_BAD_INPUT;
+    }
     let scenario = match load_file(&a.path) {
         Ok(s) => s,
         Err(errors) => {
@@ -122,18 +129,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    // The explorer's states are memory mailboxes: exploring a file-mode
-    // scenario as if it were one would check another protocol than the file's.
-    if scenario.team.mailbox.is_some() {
-        eprintln!(
-            "error: {}: the explorer cannot model file inboxes (mailbox = \"file\"): their files, polls and \
-             reads in progress are not part of its states",
-            a.path.display()
-        );
-        eprintln!("nothing was explored: `handshake run` plays it; remove mailbox = \"file\" to explore the protocol");
-        return EXIT_BAD_INPUT;
-    }
-    // The file's own faults: played, turned into budgets, covered, or refused.
+    // The file's own faults: played, turned into budgets, or covered.
     let mut budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
     if own > 0 && a.without_file_faults {
@@ -141,39 +137,28 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("note: the file's [[fault]] entries are left out (--without-file-faults)");
         }
     } else if own > 0 {
-        match crate::explore::plan_file_faults(&scenario) {
-            Err(why) => {
-                eprintln!("error: {}: {why}", a.path.display());
-                eprintln!(
-                    "nothing was explored: --without-file-faults explores the team and script alone, \
-                     with the faults you give (--drop, --duplicate, --crash, --forge)"
-                );
-                return EXIT_BAD_INPUT;
+        let plan = crate::explore::plan_file_faults(&scenario);
+        budgets.drop += plan.budgets.drop;
+        budgets.duplicate += plan.budgets.duplicate;
+        if a.format == Format::Text {
+            let mut parts = Vec::new();
+            if plan.played > 0 {
+                parts.push(format!(
+                    "{} played as a run plays {}",
+                    plan.played,
+                    if plan.played == 1 { "it" } else { "them" }
+                ));
             }
-            Ok(plan) => {
-                budgets.drop += plan.budgets.drop;
-                budgets.duplicate += plan.budgets.duplicate;
-                if a.format == Format::Text {
-                    let mut parts = Vec::new();
-                    if plan.played > 0 {
-                        parts.push(format!(
-                            "{} crash/forge played at {}",
-                            plan.played,
-                            if plan.played == 1 { "its time" } else { "their times" }
-                        ));
-                    }
-                    let (d, u) = (plan.budgets.drop, plan.budgets.duplicate);
-                    if d + u > 0 {
-                        parts.push(format!(
-                            "drops and duplicates become budgets spent anywhere (+{d} drop, +{u} duplicate)"
-                        ));
-                    }
-                    if plan.covered > 0 {
-                        parts.push(format!("{} delay/reorder covered (every arrival order is explored)", plan.covered));
-                    }
-                    println!("note: the file's faults: {}", parts.join("; "));
-                }
+            let (d, u) = (plan.budgets.drop, plan.budgets.duplicate);
+            if d + u > 0 {
+                parts.push(format!(
+                    "counted drops and duplicates become budgets spent anywhere (+{d} drop, +{u} duplicate)"
+                ));
             }
+            if plan.covered > 0 {
+                parts.push(format!("{} delay/reorder covered (every arrival order is explored)", plan.covered));
+            }
+            println!("note: the file's faults: {}", parts.join("; "));
         }
     }
     let started = std::time::Instant::now();
@@ -317,6 +302,17 @@ pub fn main(a: ExploreArgs) -> i32 {
         match written {
             Ok(()) => eprintln!("wrote {}: `handshake run {} -v` replays the violation", out.display(), out.display()),
             Err(e) => eprintln!("no scenario written: {e}"),
+        }
+    }
+    if let (Some(c), Some(out)) = (found, &a.save_schedule) {
+        match crate::output::write(out, &c.schedule_text()) {
+            Ok(()) => eprintln!(
+                "wrote {}: `handshake run {} --schedule {}` makes the actors take these choices",
+                out.display(),
+                crate::cli::run::shell_word(&a.path.display().to_string()),
+                crate::cli::run::shell_word(&out.display().to_string())
+            ),
+            Err(e) => eprintln!("no schedule written: {e}"),
         }
     }
     // What the file expects broken passes, as `run` passes such a file;

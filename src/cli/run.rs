@@ -43,6 +43,9 @@ pub struct RunArgs {
     /// Write one self-contained HTML report of the run to FILE: verdict, picture, requests, events (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Take the choices of a schedule the explorer wrote (`explore --save-schedule S`) at every tie, so the actors replay its counterexample exactly (one scenario; the schedule's seed)
+    #[arg(long, value_name = "S", conflicts_with = "seeds")]
+    pub schedule: Option<PathBuf>,
     /// File mode (mailbox = "file"): write each agent's inbox to DIR/<name>.jsonl as the run makes it, in the reference's JSON Lines (one scenario, one seed)
     #[arg(long, value_name = "DIR")]
     pub inbox_dir: Option<PathBuf>,
@@ -210,6 +213,26 @@ pub fn main(a: RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     }
+    let schedule = match &a.schedule {
+        None => None,
+        Some(path) => match read_schedule(path, &scenarios) {
+            Ok(s) if a.seed.is_some_and(|seed| seed != s.seed) => {
+                eprintln!(
+                    "error: --schedule {} was taken with seed {} (its request ids are that seed's), not --seed {}; \
+                     nothing was run",
+                    path.display(),
+                    s.seed,
+                    a.seed.unwrap_or_default()
+                );
+                return EXIT_BAD_INPUT;
+            }
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("error: --schedule {}: {e}; nothing was run", path.display());
+                return EXIT_BAD_INPUT;
+            }
+        },
+    };
     let wanted = outputs_wanted(&a);
     if let Some(first) = wanted.first() {
         if scenarios.len() != 1 || a.seeds.is_some() {
@@ -234,8 +257,21 @@ pub fn main(a: RunArgs) -> i32 {
     }
     match a.seeds {
         Some(range) => sweep(&a, &scenarios, &sources, range, shard),
-        None => single(&a, &scenarios, outputs),
+        None => single(&a, &scenarios, outputs, schedule),
     }
+}
+
+/// The schedule `--schedule` names, read against the one scenario it is for.
+fn read_schedule(path: &Path, scenarios: &[Scenario]) -> Result<crate::world::Schedule, String> {
+    let [s] = scenarios else {
+        return Err(format!("a schedule is one run's: give exactly one scenario file, not {}", scenarios.len()));
+    };
+    // A schedule is a line a choice: a million lines is far past any search.
+    let text = crate::input::read_text(path, 256 << 20).map_err(|e| e.to_string())?;
+    let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
+    names.extend(s.team.teammates.iter().map(|(n, _)| n.clone()));
+    names.push("adversary".to_string());
+    crate::world::Schedule::parse(&text, &names)
 }
 
 /// Makes the folder `--inbox-dir` names, and removes this team's files a
@@ -331,6 +367,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         live: live.then(|| live_printer(a.events)),
         keep_outcome: !outputs_wanted(a).is_empty() || a.check_determinism,
         inbox_dir: a.inbox_dir.clone(),
+        schedule: None,
     }
 }
 
@@ -348,18 +385,25 @@ fn live_printer(which: Events) -> crate::trace::LiveSink {
     })
 }
 
-fn single(a: &RunArgs, scenarios: &[Scenario], mut outputs: Vec<(Output, PathBuf, std::fs::File)>) -> i32 {
+fn single(
+    a: &RunArgs,
+    scenarios: &[Scenario],
+    mut outputs: Vec<(Output, PathBuf, std::fs::File)>,
+    schedule: Option<crate::world::Schedule>,
+) -> i32 {
     let mut reports = Vec::new();
     let started = std::time::Instant::now();
     for s in scenarios {
-        let seed = a.seed.unwrap_or_else(|| s.default_seed());
+        let seed = schedule.as_ref().map_or_else(|| a.seed.unwrap_or_else(|| s.default_seed()), |x| x.seed);
         if a.verbose && a.format == Format::Text {
             println!("── {} (seed {seed})", s.name);
             for line in wrap(&s.about, 76) {
                 println!("   {line}");
             }
         }
-        let mut report = run_scenario(s, seed, options(a, a.verbose && a.format == Format::Text));
+        let mut opts = options(a, a.verbose && a.format == Format::Text);
+        opts.schedule = schedule.clone();
+        let mut report = run_scenario(s, seed, opts);
         if a.format == Format::Text {
             print_report(&report, a);
         }
@@ -478,8 +522,12 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
         check_determinism: _, // plays each run twice, changes neither
         cap,
         max_real,
+        schedule,
     } = a;
     let mut out = Vec::new();
+    if let Some(path) = schedule {
+        out.extend(["--schedule".to_string(), shell_word(&path.display().to_string())]);
+    }
     if let Some(cap) = cap {
         out.extend(["--cap".to_string(), duration_word(*cap)]);
     }
@@ -515,7 +563,7 @@ fn duration_word(d: Millis) -> String {
 
 /// Quotes a word for a POSIX shell when it needs it, so the printed line can
 /// be pasted as it is.
-fn shell_word(w: &str) -> String {
+pub(crate) fn shell_word(w: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,@%+".contains(c);
     if !w.is_empty() && w.chars().all(plain) {
         w.to_string()

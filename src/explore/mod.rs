@@ -154,6 +154,11 @@ pub struct Counterexample {
     pub actions: Vec<String>,
     /// The schedule as data, one entry per action.
     pub taken: Vec<Taken>,
+    /// The same schedule as the world's choices: what `run --schedule`
+    /// makes the actors take (see [`Counterexample::schedule`]).
+    pub choices: Vec<crate::world::Choice>,
+    /// The seed the agents drew their request ids with.
+    pub seed: u64,
     /// The action each message was sent in, by message number.
     pub sent_in: BTreeMap<u64, usize>,
     pub names: Names,
@@ -164,6 +169,27 @@ pub struct Counterexample {
 }
 
 impl Counterexample {
+    /// The schedule the actors replay this counterexample with, exactly
+    /// (`handshake run FILE --schedule S`).
+    pub fn schedule(&self) -> crate::world::Schedule {
+        crate::world::Schedule { seed: self.seed, file_faults: self.file_faults, choices: self.choices.clone() }
+    }
+
+    /// The schedule as the file `run --schedule` reads, each choice noted
+    /// with its time and what it did.
+    pub fn schedule_text(&self) -> String {
+        let notes: Vec<(Millis, String)> = self
+            .taken
+            .iter()
+            .map(|t| {
+                let line = t.describe(&self.names.agents);
+                let what = line.split_once(": ").map_or(line.clone(), |(_, w)| w.to_string());
+                (t.at(), what)
+            })
+            .collect();
+        self.schedule().to_text(&self.names.agents, &notes)
+    }
+
     /// The run in the same sentences as `-v`.
     pub fn narrate(&self) -> Vec<String> {
         let mut names = self.names.clone();
@@ -257,69 +283,34 @@ impl Taken {
 /// What exploring does with a scenario file's own `[[fault]]`s.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FilePlan {
-    /// Crashes (with their restarts) and forgeries: played at their times.
+    /// Played by the world as a run plays them: crashes and their restarts,
+    /// stalls, forgeries, replays, torn writes at their times; partitions
+    /// with their holds and heals; a drop or duplicate with no count, on
+    /// every message it matches.
     pub played: usize,
-    /// Drops and duplicates become budgets, spent anywhere: every message
-    /// the file's fault could touch is among those the explorer tries.
+    /// Counted drops and duplicates become budgets, spent anywhere: every
+    /// message the file's fault could touch is among those the explorer tries.
     pub budgets: Budgets,
     /// Delays and reorders: already covered, since every order of arrival
     /// is explored.
     pub covered: usize,
 }
 
-/// What becomes of each of the file's faults, or why the explorer cannot
-/// model them: a stall (the agent's timers freeze with its inbox), a
-/// partition, a replay (the network resends as the original sender, which
-/// no adversary can), or a drop or duplicate of every matching message
-/// (no budget bounds it).
-pub fn plan_file_faults(scenario: &dyn Subject) -> Result<FilePlan, String> {
-    use crate::world::{LinkEffect, Scheduled};
-    let names = |a: AgentId| {
-        scenario.team().teammates.get(a.index().wrapping_sub(1)).map_or("lead".to_string(), |(n, _)| n.clone())
-    };
-    let mut plan = FilePlan::default();
-    let mut cannot = Vec::new();
-    for (at, f) in &scenario.team().timed {
-        match f {
-            Scheduled::Crash { .. } | Scheduled::Forge { .. } => plan.played += 1,
-            Scheduled::TornWrite { agent, .. } => {
-                cannot.push(format!("the torn write of {} at {at} (a file inbox's fault)", names(*agent)))
-            }
-            Scheduled::Stall { agent, .. } => cannot.push(format!(
-                "the stall of {} at {at} (a stalled agent's timers freeze with its inbox; the explorer has no such state)",
-                names(*agent)
-            )),
-            Scheduled::Replay { label, .. } => cannot.push(format!(
-                "the replay of [{label}] at {at} (the network resends it as its original sender; the explorer's \
-                 adversary sends as itself: try --forge)"
-            )),
-            _ => {}
-        }
-    }
-    if !scenario.team().partitions.is_empty() {
-        cannot.push(format!(
-            "{} partition{} (held messages and heals are not modelled; a lost message is --drop)",
-            scenario.team().partitions.len(),
-            if scenario.team().partitions.len() == 1 { "" } else { "s" }
-        ));
-    }
-    for f in &scenario.team().link_faults {
+/// What becomes of each of the file's faults. The explorer runs the same
+/// world the actors do, so it models every kind.
+pub fn plan_file_faults(scenario: &dyn Subject) -> FilePlan {
+    use crate::world::LinkEffect;
+    let team = scenario.team();
+    let mut plan = FilePlan { played: team.timed.len() + team.partitions.len(), ..FilePlan::default() };
+    for f in &team.link_faults {
         match (&f.effect, f.count) {
             (LinkEffect::Delay(_) | LinkEffect::Reorder, _) => plan.covered += 1,
             (LinkEffect::Drop, Some(n)) => plan.budgets.drop += n,
             (LinkEffect::Duplicate, Some(n)) => plan.budgets.duplicate += n,
-            (LinkEffect::Drop | LinkEffect::Duplicate, None) => cannot.push(format!(
-                "the {} at {} with no count (every matching message: no budget bounds it; give it a count)",
-                if f.effect == LinkEffect::Drop { "drop" } else { "duplicate" },
-                f.at
-            )),
+            (LinkEffect::Drop | LinkEffect::Duplicate, None) => plan.played += 1,
         }
     }
-    if cannot.is_empty() {
-        Ok(plan)
-    } else {
-        Err(format!("the explorer cannot model {}", cannot.join("; ")))
-    }
+    plan
 }
 
 /// A distinct state: where it was first reached from, and how.
@@ -659,6 +650,7 @@ struct Path {
     state: State,
     events: Vec<Stamped>,
     taken: Vec<Taken>,
+    choices: Vec<crate::world::Choice>,
     sent_in: BTreeMap<u64, usize>,
 }
 
@@ -676,27 +668,29 @@ fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, logged: b
     }
     path.reverse();
     let mut state = model.start();
-    let mut events = Vec::new();
+    let mut events = if logged { model.start_log().to_vec() } else { Vec::new() };
     let mut taken = Vec::new();
+    let mut choices = Vec::new();
     let mut sent_in = BTreeMap::new();
     let mut actions = Vec::new();
     for k in path {
         model.actions(&state, &mut actions);
         let action = &actions[k as usize];
         taken.push(model.taken(&state, action));
-        let before = state.next_seq;
+        choices.push(model.choice_of(&state, action));
+        let before = state.next_seq();
         model.apply(&mut state, action, logged.then_some(&mut events));
-        for seq in before + 1..=state.next_seq {
+        for seq in before + 1..=state.next_seq() {
             sent_in.insert(seq, taken.len() - 1);
         }
     }
-    Path { state, events, taken, sent_in }
+    Path { state, events, taken, choices, sent_in }
 }
 
 /// The file's expectations judged at the end of the schedule to `fp`, as
 /// `run` judges them: a counterexample if one fails.
 fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u64) -> Option<Counterexample> {
-    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, None, true);
+    let Path { state, events, taken, choices, sent_in } = replay_path(model, seen, fp, None, true);
     let names = model.names().to_vec();
     let mut labelled = Names { agents: names.clone(), labels: BTreeMap::new() };
     labelled.learn_labels(&events);
@@ -704,13 +698,14 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
         names: labelled,
         roster: state.roster().to_vec(),
         requests: state.agents().iter().filter_map(|a| a.table()).flat_map(|t| t.iter().cloned()).collect(),
-        files: state.files().iter().cloned().collect(),
+        files: state.files().into_iter().collect(),
         ended_at: events.last().map_or(state.now(), |e| e.t),
         stop: Stop::Settled,
         load_done: 0,
         events,
         inbox_files: BTreeMap::new(),
         mirror_error: None,
+        schedule_error: None,
     };
     let (check, why) = scenario.first_failed_expectation(&outcome)?;
     Some(Counterexample {
@@ -719,6 +714,8 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
         actions: taken.iter().map(|t: &Taken| t.describe(&names)).collect(),
         taken,
         sent_in,
+        choices,
+        seed: model.seed(),
         names: Names { agents: names, labels: BTreeMap::new() },
         events: outcome.events,
         file_faults: model.plays_file_faults(),
@@ -730,7 +727,7 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
 /// its events, and the violation worded with the requests' labels.
 fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option<Finding>) -> Counterexample {
     let at_end = last.is_none();
-    let Path { state, events, taken, sent_in } = replay_path(model, seen, fp, last, true);
+    let Path { state, events, taken, choices, sent_in } = replay_path(model, seen, fp, last, true);
     let names = model.names().to_vec();
     let bare = Names { agents: names.clone(), labels: BTreeMap::new() };
     let mut labelled = bare.clone();
@@ -762,6 +759,8 @@ fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option
         actions: taken.iter().map(|t: &Taken| t.describe(&names)).collect(),
         taken,
         sent_in,
+        choices,
+        seed: model.seed(),
         names: bare,
         events,
         file_faults: model.plays_file_faults(),

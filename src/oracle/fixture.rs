@@ -60,6 +60,7 @@ pub(super) fn outcome(events: Vec<(u64, Event)>) -> Outcome {
         load_done: 0,
         inbox_files: BTreeMap::new(),
         mirror_error: None,
+        schedule_error: None,
     }
 }
 

@@ -115,10 +115,19 @@ pub struct RunOptions {
     pub keep_outcome: bool,
     /// File mode: write the inbox files here as the run makes them (`--inbox-dir`).
     pub inbox_dir: Option<std::path::PathBuf>,
+    /// Take these choices at every tie (a schedule the explorer wrote): the
+    /// run is then the explorer's world, with its seed (`--schedule`).
+    pub schedule: Option<crate::world::Schedule>,
 }
 
 pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let mut spec = s.team_spec(seed, opts.cap);
+    if let Some(schedule) = opts.schedule.take() {
+        // The world the explorer searched, which the schedule was taken in.
+        spec = spec.as_explored(schedule.file_faults);
+        spec.seed = schedule.seed;
+        spec.schedule = Some(schedule.choices);
+    }
     spec.live = opts.live.take();
     spec.inbox_dir = opts.inbox_dir.take();
     // The real-time guard lives outside the simulation: it can only stop a
@@ -131,6 +140,14 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let violations = oracle::check(&outcome, s.policy(), &s.require_plan());
     let deadlocks = deadlocks(&outcome);
     let mut failures = judge(s, &outcome, &violations, &deadlocks, budget);
+    if let Some(e) = &outcome.schedule_error {
+        failures.push(Failure {
+            check: "schedule".into(),
+            at_ms: outcome.ended_at.0,
+            message: e.clone(),
+            context: Vec::new(),
+        });
+    }
     if let Some(e) = &outcome.mirror_error {
         // The run itself is sound, but the files the user asked to see are not.
         failures.push(Failure {
@@ -163,6 +180,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
             Stop::Cap => "cap",
             Stop::Aborted => "real-time guard",
             Stop::InboxBound => "inbox bound",
+            Stop::ScheduleEnd => "the schedule's end",
         },
         pending,
         deadlocks,

@@ -192,7 +192,9 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
         }
     }
     let r = replay_times(&c.taken);
-    let sent_at = |seq: u64| c.sent_in.get(&seq).map(|i| r[*i]);
+    // A message no action sent went out as the run began, when the agents
+    // took up their starts (before the schedule's first action).
+    let sent_at = |seq: u64| Some(c.sent_in.get(&seq).map_or(Millis::ZERO, |i| r[*i]));
     let mut faults: Vec<Value> = kept;
     let link = |kind: &str, seq: u64, extra: Vec<(&str, Value)>| -> Option<Value> {
         let (from, to, message_type) = *sends.get(&seq)?;

@@ -48,6 +48,10 @@ pub struct Actors {
     pub abort: Option<crate::trace::AbortGuard>,
     /// File mode: replays the inbox files on real files in a directory.
     pub mirror: Option<crate::inbox::DiskMirror>,
+    /// Following a schedule: inputs wait here, in the order handed over,
+    /// and the driver gives them to the actors one at a time, so that actix
+    /// cannot take them in another order than the explorer did.
+    pub held: Option<std::collections::VecDeque<(AgentId, Input)>>,
 }
 
 impl Actors {
@@ -61,6 +65,7 @@ impl Actors {
             probe: None,
             abort: None,
             mirror: None,
+            held: None,
         }
     }
 }
@@ -69,6 +74,10 @@ impl Shell for Actors {
     /// Into the actor's mailbox, counted until it is handled.
     #[inline(always)]
     fn post(&mut self, agent: AgentId, input: Input) {
+        if let Some(held) = &mut self.held {
+            held.push_back((agent, input));
+            return;
+        }
         if let Some(addr) = &self.addrs[agent.index()] {
             self.posted += 1;
             addr.do_send(input);

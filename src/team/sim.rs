@@ -6,7 +6,7 @@
 use super::actor::{busy, Actors, AgentActor, Finish, Shared};
 use crate::agent::{Agent, Lead, Teammate};
 use crate::protocol::{AgentId, Millis};
-use crate::world::{Life, Outcome, Stop, TeamSpec, World};
+use crate::world::{Choice, Life, Outcome, Stop, TeamSpec, World};
 use actix::Actor;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -67,7 +67,16 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         }
     }
     let journal = shell.mirror.is_some();
+    let schedule = spec.schedule.take();
+    if schedule.is_some() {
+        shell.held = Some(Default::default());
+    }
     let mut world = World::for_team(&mut spec, journal, shell);
+    if schedule.is_some() {
+        // Messages wait in flight until the schedule delivers them.
+        world.flight = Some(Vec::new());
+        world.direct_delivery = false;
+    }
     // Set after the world has looked at it: the probe is the shell's.
     world.shell.probe = spec.probe.take();
     if let Some(inb) = &mut world.inbox {
@@ -96,14 +105,19 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     tracing::debug!(actors = team, "actors started");
     w.borrow_mut().begin(&mut spec);
 
-    let mut stop = drive(&w, spec.end, spec.cap).await;
+    let (mut stop, schedule_error) = match schedule {
+        None => (drive(&w, spec.end, spec.cap).await, None),
+        Some(choices) => follow(&w, &choices).await,
+    };
+    let following = w.borrow().shell.held.is_some();
     // Deadline timers are never cancelled, so an answered request's timer
     // stays queued: if nothing else is left, the run has in fact settled.
     // Whether some request is still pending behind those timers is known only
     // once the agents hand over their tables (below).
-    let only_timers_left = matches!(stop, Stop::Cap | Stop::EndTime) && w.borrow().only_timers_left();
+    // A schedule's run ends where the schedule ends, as the explorer's did.
+    let only_timers_left = !following && matches!(stop, Stop::Cap | Stop::EndTime) && w.borrow().only_timers_left();
     let deadlocked = !w.borrow().waits.cycles().is_empty();
-    if stop == Stop::Settled && deadlocked {
+    if stop == Stop::Settled && deadlocked && !following {
         // Nothing can happen, but only because the team waits on itself with
         // no deadline to break the cycle: it would wait forever. Show that by
         // letting the clock run to the limit, as a real team's would.
@@ -142,8 +156,53 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         stop = Stop::Settled;
         w.borrow_mut().settle();
     }
-    let outcome = w.borrow_mut().outcome(stop, requests, load_done);
+    let mut outcome = w.borrow_mut().outcome(stop, requests, load_done);
+    outcome.schedule_error = schedule_error;
     outcome
+}
+
+/// Takes the schedule's choices in order, handing what each puts in the
+/// mailboxes to the actors one input at a time (the explorer's order). Ends
+/// settled if nothing more could happen, else at the schedule's end; a
+/// choice the world cannot take stops it, with the reason.
+async fn follow(w: &Shared, choices: &[Choice]) -> (Stop, Option<String>) {
+    hand_over(w).await;
+    for (i, c) in choices.iter().enumerate() {
+        if !w.borrow().can_choose(c) {
+            let why = format!(
+                "step {} of the schedule ({c:?}) cannot be taken at {}: this run parts from the schedule there                  (was it written for this file, with this seed?)",
+                i + 1,
+                w.borrow().now()
+            );
+            return (Stop::ScheduleEnd, Some(why));
+        }
+        w.borrow_mut().choose(c);
+        hand_over(w).await;
+    }
+    let wb = w.borrow();
+    let still = wb.flight.as_ref().is_some_and(|f| !f.is_empty()) || !wb.queue.is_empty();
+    (if still { Stop::ScheduleEnd } else { Stop::Settled }, None)
+}
+
+/// The held inputs, one at a time: each goes to its actor, and the next
+/// only once every mailbox is idle again.
+async fn hand_over(w: &Shared) {
+    let idle = Rc::clone(&w.borrow().shell.idle);
+    loop {
+        let next = w.borrow_mut().shell.held.as_mut().and_then(|h| h.pop_front());
+        let Some((agent, input)) = next else { break };
+        {
+            let mut wb = w.borrow_mut();
+            let shell = &mut wb.shell;
+            if let Some(addr) = &shell.addrs[agent.index()] {
+                shell.posted += 1;
+                addr.do_send(input);
+            }
+        }
+        while busy(&w.borrow()) {
+            idle.notified().await;
+        }
+    }
 }
 
 /// The simulation's clock: wait until every actor is idle, move time on to

@@ -1018,6 +1018,7 @@ impl<'a> Builder<'a> {
                 crate::world::Stop::Cap => "hit the time cap",
                 crate::world::Stop::Aborted => "stopped by the real-time guard",
                 crate::world::Stop::InboxBound => "stopped by the inbox bound",
+                crate::world::Stop::ScheduleEnd => "stopped where its schedule ends",
             },
         }
     }

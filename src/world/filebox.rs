@@ -162,6 +162,16 @@ impl Inboxes {
         self.broadcasts.insert(first, last);
     }
 
+    /// Everything that decides what the inboxes do next, as text: the
+    /// explorer's fingerprint of a file-mode state (rare enough to write
+    /// out whole).
+    pub fn state_text(&self) -> String {
+        format!(
+            "{:?} {:?} {:?} {} {:?} {:?} {:?} {:?} {:?}",
+            self.fs, self.unread, self.copies, self.full, self.dirty, self.armed, self.torn, self.broadcasts, self.cut
+        )
+    }
+
     /// The broadcast message `seq` is a copy of, by its first number.
     fn broadcast_of(&self, seq: u64) -> Option<u64> {
         let (&first, &last) = self.broadcasts.range(..=seq).next_back()?;

@@ -11,15 +11,21 @@
 //! (what a command does, what a fault does, where a message goes) is written
 //! here, once: [`turn`] carries out an agent's turn, [`World::fire`] what is due.
 
+pub mod choice;
 pub mod deadlock;
 pub mod filebox;
+pub mod hand;
 pub mod network;
 pub mod queue;
+pub mod schedule;
 pub mod spec;
 pub mod turn;
 
+pub use choice::Choice;
 pub use filebox::FileMailbox;
+pub use hand::Hand;
 pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition, Scheduled};
+pub use schedule::Schedule;
 pub use spec::{LeadSpec, Outcome, Step, Stop, TeamSpec};
 pub use turn::{turn, Life};
 
@@ -27,8 +33,8 @@ use crate::agent::{IdStreams, Input, Roster, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
 use crate::trace::{Cause, Event, RosterStatus, Stamped};
 use network::{Network, Route};
-use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// What a shell lends the world: the agents' mailboxes, and the ears and
 /// hands outside the simulation (a live view, a probe, a real-time guard, a
@@ -101,7 +107,8 @@ pub struct World<S: Shell> {
     /// Virtual time. The driver alone moves it, when every actor is idle.
     clock: Millis,
     pub policy: Policy,
-    pub names: Vec<String>,
+    /// Shared: the explorer copies the world into every state it keeps.
+    pub names: Arc<Vec<String>>,
     pub roster: Roster,
     /// Bumped when an agent crashes or is killed: its queued inputs and timers
     /// from before are then recognised as lost.
@@ -116,9 +123,14 @@ pub struct World<S: Shell> {
     pub ids: IdStreams,
     /// The network's own stream (latency draws, a fault's odds), so that
     /// how often the network draws never changes an agent's ids.
-    pub net_rng: ChaCha8Rng,
-    pub files: BTreeMap<String, FileState>,
+    pub net_rng: network::NetRng,
+    /// Shared until written, as the names are.
+    pub files: Arc<BTreeMap<String, FileState>>,
     pub net: Network,
+    /// `Some`: the network does not time its deliveries; each message waits
+    /// here until a shell chooses when it arrives (the explorer, and a run
+    /// following a schedule). `None`: it arrives after its drawn latency.
+    pub flight: Option<Vec<Delivery>>,
     /// Inputs held for a stalled agent, with the time the stall ends.
     /// Few agents stall at once, so a map: a slot per agent would cost 4 MB
     /// at 100,000 teammates.
@@ -147,7 +159,8 @@ pub struct World<S: Shell> {
     pub handled: u64,
     pub aborted: bool,
     /// File mode's inboxes; `None` in memory mode, whose paths never look further.
-    pub inbox: Option<filebox::Inboxes>,
+    /// Boxed: most worlds have none, and the explorer copies the world.
+    pub inbox: Option<Box<filebox::Inboxes>>,
 }
 
 impl<S: Shell> World<S> {
@@ -158,7 +171,7 @@ impl<S: Shell> World<S> {
         World {
             clock: Millis::ZERO,
             policy,
-            names,
+            names: Arc::new(names),
             roster: Roster { statuses: vec![RosterStatus::Working; n] },
             epochs: vec![0; n],
             shell,
@@ -170,9 +183,10 @@ impl<S: Shell> World<S> {
             // without a log, and a huge team's log grows as it needs.
             trace: trace.then(|| Vec::with_capacity((64 + 12 * n).min(1 << 16))),
             ids: IdStreams::new(seed, n),
-            net_rng: crate::agent::network_stream(seed),
-            files: BTreeMap::new(),
+            net_rng: network::NetRng::new(seed),
+            files: Arc::default(),
             net,
+            flight: None,
             stalls: BTreeMap::new(),
             restarts_due: Default::default(),
             waits: Default::default(),
@@ -321,7 +335,10 @@ impl<S: Shell> World<S> {
                 // The hot path: no latency, no fault. Straight into the mailbox.
                 let delivery = Delivery { seq, envelope, sender, to, at: now, incarnation };
                 self.net.capture(&delivery);
-                self.arrive(delivery);
+                match &mut self.flight {
+                    Some(flight) => flight.push(delivery),
+                    None => self.arrive(delivery),
+                }
             }
             Route::After { delays, notes } => {
                 for (fault, detail) in notes {
@@ -333,7 +350,7 @@ impl<S: Shell> World<S> {
                     let delivery = Delivery { seq, envelope: envelope.clone(), sender, to, at, incarnation };
                     self.net.capture(&delivery);
                     last = now.after(delay);
-                    self.schedule(last, Due::Deliver(delivery));
+                    self.in_transit(last, delivery);
                 }
                 network::release_follower(self, sender, to, last);
             }
@@ -345,6 +362,34 @@ impl<S: Shell> World<S> {
                 network::hold_partition(self, i, seq, Delivery { seq, envelope, sender, to, at: now, incarnation })
             }
         }
+    }
+
+    /// A message on its way, due to arrive at `at`: queued for then, or, when
+    /// a shell chooses arrivals, in flight until it does.
+    pub fn in_transit(&mut self, at: Millis, delivery: Delivery) {
+        match &mut self.flight {
+            Some(flight) => flight.push(delivery),
+            None => self.schedule(at, Due::Deliver(delivery)),
+        }
+    }
+
+    /// `agent` crashes now: its mailbox, its timers and its step in progress
+    /// are lost (its incarnation moves on). With `restart_at`, a restart is
+    /// due (the caller schedules it, or a shell chooses when); without, the
+    /// crash is final. False if it was not running.
+    pub fn crash(&mut self, agent: AgentId, restart_at: Option<Millis>) -> bool {
+        if !self.roster.statuses[agent.index()].is_active() {
+            self.record(Event::Note {
+                text: format!("{} is not running: nothing to crash", self.names[agent.index()]),
+            });
+            return false;
+        }
+        self.record(Event::Crash { agent, restart_at });
+        self.halt(agent, RosterStatus::Crashed);
+        if restart_at.is_some() {
+            self.restarts_due.insert(agent);
+        }
+        true
     }
 
     /// A message reaches `to`'s mailbox, unless `to` can no longer receive.

@@ -19,11 +19,33 @@ pub enum Latency {
 }
 
 impl Latency {
-    pub fn draw(self, rng: &mut ChaCha8Rng) -> Millis {
+    pub fn draw(self, rng: &mut NetRng) -> Millis {
         match self {
             Latency::Fixed(m) => m,
-            Latency::Range(lo, hi) => Millis(rng.gen_range(lo.0..=hi.0)),
+            Latency::Range(lo, hi) => Millis(rng.get().gen_range(lo.0..=hi.0)),
         }
+    }
+}
+
+/// The network's own random stream (`agent::network_stream`), made on its
+/// first draw: a fixed latency and sure faults never draw, and then the
+/// world carries one word for it, not a 320-byte generator that every
+/// state the explorer keeps would copy.
+#[derive(Clone, Debug)]
+pub struct NetRng {
+    seed: u64,
+    rng: Option<Box<ChaCha8Rng>>,
+}
+
+impl NetRng {
+    pub fn new(seed: u64) -> NetRng {
+        NetRng { seed, rng: None }
+    }
+
+    #[inline]
+    pub fn get(&mut self) -> &mut ChaCha8Rng {
+        let seed = self.seed;
+        self.rng.get_or_insert_with(|| Box::new(crate::agent::network_stream(seed)))
     }
 }
 
@@ -181,7 +203,7 @@ impl Network {
     }
 
     #[inline]
-    pub fn route(&mut self, now: Millis, from: AgentId, to: AgentId, msg: &Message, rng: &mut ChaCha8Rng) -> Route {
+    pub fn route(&mut self, now: Millis, from: AgentId, to: AgentId, msg: &Message, rng: &mut NetRng) -> Route {
         if self.latency.is_none() && self.faults.is_empty() && self.partitions.is_empty() {
             return Route::Now;
         }
@@ -197,7 +219,7 @@ impl Network {
             if !active || !self.matches(&f.filter, from, to, msg) {
                 continue;
             }
-            if f.probability < 1.0 && !rng.gen_bool(f.probability.max(0.0)) {
+            if f.probability < 1.0 && !rng.get().gen_bool(f.probability.max(0.0)) {
                 continue;
             }
             let f = &mut self.faults[i];
@@ -254,16 +276,11 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
     tracing::debug!(at = %w.now(), fault = ?f, "fault fires");
     match f {
         Scheduled::Crash { agent, restart_after } => {
-            if !w.roster.statuses[agent.index()].is_active() {
-                w.record(Event::Note { text: format!("{} is not running: nothing to crash", w.names[agent.index()]) });
-                return;
-            }
             let restart_at = restart_after.map(|after| w.now().after(after));
-            w.record(Event::Crash { agent, restart_at });
-            w.halt(agent, RosterStatus::Crashed);
-            if let Some(at) = restart_at {
-                w.restarts_due.insert(agent);
-                w.schedule(at, Due::Fault(Scheduled::Restart { agent }));
+            if w.crash(agent, restart_at) {
+                if let Some(at) = restart_at {
+                    w.schedule(at, Due::Fault(Scheduled::Restart { agent }));
+                }
             }
         }
         Scheduled::Restart { agent } => {
@@ -324,7 +341,7 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
                 if p == partition {
                     let now = w.now();
                     let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.net_rng));
-                    w.schedule(now.after(delay), Due::Deliver(d));
+                    w.in_transit(now.after(delay), d);
                 } else {
                     w.net.partition_held.push((p, seq, d));
                 }
@@ -405,6 +422,6 @@ pub(super) fn hold_partition<S: Shell>(w: &mut World<S>, i: usize, seq: u64, d: 
 /// follows it, arriving just after.
 pub(super) fn release_follower<S: Shell>(w: &mut World<S>, from: AgentId, to: AgentId, at: Millis) {
     if let Some((_, d)) = w.net.reorder_held.remove(&(from, to)) {
-        w.schedule(at, Due::Deliver(d));
+        w.in_transit(at, d);
     }
 }

@@ -99,6 +99,26 @@ impl Queue {
     pub fn iter(&self) -> impl Iterator<Item = &Due> {
         self.slab.iter().flatten()
     }
+
+    /// Every queued event with its time and its place in the order, in
+    /// (time, order): what a search looks at and fingerprints. A copy of
+    /// the keys, sorted: the explorer's queues hold a handful.
+    pub fn in_order(&self) -> smallvec::SmallVec<[(Millis, u64, &Due); 16]> {
+        let mut keys: smallvec::SmallVec<[(Millis, u64, u32); 16]> =
+            self.heap.iter().map(|e| (e.at, e.seq, e.slot)).collect();
+        keys.sort_unstable();
+        keys.into_iter().filter_map(|(at, seq, slot)| self.slab[slot as usize].as_ref().map(|d| (at, seq, d))).collect()
+    }
+
+    /// Takes the event queued with order number `seq`, wherever it stands
+    /// (a search may fire any event due at the earliest instant).
+    pub fn take(&mut self, seq: u64) -> Option<(Millis, Due)> {
+        let entry = self.heap.iter().find(|e| e.seq == seq)?;
+        let (at, slot) = (entry.at, entry.slot);
+        self.heap.retain(|e| e.seq != seq);
+        self.free.push(slot);
+        self.slab[slot as usize].take().map(|d| (at, d))
+    }
 }
 
 #[cfg(test)]
@@ -156,5 +176,25 @@ mod tests {
         }
         assert_eq!(seen, 1000);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn an_event_taken_out_of_order_leaves_the_rest_in_theirs() {
+        let mut q = Queue::default();
+        for i in 0..6 {
+            q.push(Millis((i % 3) as u64), wake(i));
+        }
+        let order: Vec<u32> = q.in_order().into_iter().map(|(_, _, d)| agent_of(d.clone())).collect();
+        assert_eq!(order, [0, 3, 1, 4, 2, 5]);
+        let (_, seq, _) = q.in_order()[3];
+        let (at, d) = q.take(seq).expect("queued");
+        assert_eq!((at, agent_of(d)), (Millis(1), 4));
+        assert!(q.take(seq).is_none(), "taken once");
+        q.push(Millis(1), wake(9));
+        let mut rest = Vec::new();
+        while let Some(d) = q.pop_due(Millis(10)) {
+            rest.push(agent_of(d));
+        }
+        assert_eq!(rest, [0, 3, 1, 9, 2, 5]);
     }
 }

@@ -10,6 +10,7 @@ use crate::agent::{Answer, Answers, Input, Script, TeammateSpec};
 use crate::protocol::{AgentId, Millis, Policy, Request, Text, LEAD_NAME};
 use crate::trace::{Names, RosterStatus, Stamped};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// How the lead reviews plans.
 #[derive(Clone, Debug)]
@@ -61,6 +62,11 @@ pub struct TeamSpec {
     pub mailbox: Option<super::FileMailbox>,
     /// File mode: replay the inbox files on real files in this directory.
     pub inbox_dir: Option<std::path::PathBuf>,
+    /// Take these choices at every tie, in order, instead of the runtime's
+    /// own (a schedule the explorer wrote): messages wait in flight until
+    /// the schedule delivers them, and the run ends where it ends. Build the
+    /// spec with [`TeamSpec::as_explored`] so the world is the explorer's.
+    pub schedule: Option<Vec<super::Choice>>,
 }
 
 impl std::fmt::Debug for TeamSpec {
@@ -101,6 +107,7 @@ impl TeamSpec {
             probe: None,
             mailbox: None,
             inbox_dir: None,
+            schedule: None,
         }
     }
 
@@ -126,7 +133,28 @@ impl TeamSpec {
             probe: None,
             mailbox: self.mailbox.clone(),
             inbox_dir: self.inbox_dir.clone(),
+            schedule: self.schedule.clone(),
         }
+    }
+
+    /// The team as the explorer searches it, which is also the world a
+    /// schedule it wrote replays in. With `file_faults`, the faults the world
+    /// plays as a run does stay (every timed fault, partitions, a drop or
+    /// duplicate with no count); counted drops and duplicates are the
+    /// search's to spend on any message (budgets), and delays and reorders
+    /// are covered, since any message may arrive at any time. Without, none.
+    pub fn as_explored(&self, file_faults: bool) -> TeamSpec {
+        let mut spec = self.fork();
+        if file_faults {
+            spec.link_faults.retain(|f| {
+                matches!(f.effect, super::LinkEffect::Drop | super::LinkEffect::Duplicate) && f.count.is_none()
+            });
+        } else {
+            spec.link_faults.clear();
+            spec.partitions.clear();
+            spec.timed.clear();
+        }
+        spec
     }
 }
 
@@ -144,6 +172,8 @@ pub enum Stop {
     /// File mode: an append would have taken the inbox files past their
     /// bound (`crate::inbox::MAX_HELD_BYTES`).
     InboxBound,
+    /// The schedule the run followed ended with something still to happen.
+    ScheduleEnd,
 }
 
 /// What a run leaves behind.
@@ -164,6 +194,8 @@ pub struct Outcome {
     /// mirror's first failure, if any.
     pub inbox_files: BTreeMap<String, Vec<u8>>,
     pub mirror_error: Option<String>,
+    /// A schedule the run was to follow parted from it: where, and why.
+    pub schedule_error: Option<String>,
 }
 
 impl Outcome {
@@ -203,7 +235,7 @@ impl<S: Shell> World<S> {
         world.direct_delivery =
             !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
         if let Some(m) = spec.mailbox.take() {
-            world.inbox = Some(Inboxes::new(m, team, journal));
+            world.inbox = Some(Box::new(Inboxes::new(m, team, journal)));
         }
         world
     }
@@ -261,7 +293,7 @@ impl<S: Shell> World<S> {
     /// What the run leaves behind, given the agents' request tables.
     pub fn outcome(&mut self, stop: Stop, requests: Vec<Request>, load_done: u64) -> Outcome {
         let events = self.trace.take().unwrap_or_default();
-        let mut n = Names { agents: std::mem::take(&mut self.names), labels: BTreeMap::new() };
+        let mut n = Names { agents: Arc::unwrap_or_clone(std::mem::take(&mut self.names)), labels: BTreeMap::new() };
         n.learn_labels(&events);
         // The last recorded event, not the last timer: a spare deadline wake-up
         // that finds nothing to do does not lengthen the run.
@@ -277,12 +309,13 @@ impl<S: Shell> World<S> {
             roster: self.roster.statuses.clone(),
             requests,
             events,
-            files: self.files.clone(),
+            files: (*self.files).clone(),
             ended_at,
             stop,
             load_done,
             inbox_files,
             mirror_error,
+            schedule_error: None,
         }
     }
 }

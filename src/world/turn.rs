@@ -7,6 +7,7 @@ use super::{Due, FileState, Shell, World};
 use crate::agent::{Agent, Command, Ctx, Input};
 use crate::protocol::AgentId;
 use crate::trace::{Cause, Event, RosterStatus};
+use std::sync::Arc;
 
 /// What a shell keeps of one agent's process besides its logic.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -120,10 +121,11 @@ fn perform<S: Shell>(w: &mut World<S>, me: AgentId, epoch: u32, cmd: Command) ->
         Command::FileStep { path, done, total } => {
             // Most steps write a file already begun: no new key to allocate.
             let state = FileState { done, total, writer: me };
-            match w.files.get_mut(&*path) {
+            let files = Arc::make_mut(&mut w.files);
+            match files.get_mut(&*path) {
                 Some(f) => *f = state,
                 None => {
-                    w.files.insert(path.to_string(), state);
+                    files.insert(path.to_string(), state);
                 }
             }
             w.record(Event::FileStep { agent: me, path: path.to_string(), done, total });

@@ -1,0 +1,186 @@
+//! The world's choice points: where more than one thing could happen next
+//! and a shell picks. The actix driver picks by time and queue order; the
+//! explorer tries each; a run that follows a schedule takes the one it
+//! names. What each choice does is written here, once, for all of them.
+
+use super::network::{self, Scheduled};
+use super::{Due, Shell, World};
+use crate::protocol::{AgentId, Message, Millis};
+use crate::trace::{Cause, Event, RosterStatus};
+use smallvec::SmallVec;
+
+/// One thing that may happen next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Choice {
+    /// The message in flight with this number arrives now (the first copy,
+    /// if it was duplicated: the copies are alike).
+    Deliver { seq: u64 },
+    /// `owner`'s first event due at the earliest instant fires; the clock
+    /// moves to it. Each owner takes its own events in the order they were
+    /// queued (one mailbox, first in, first out); two owners' events due at
+    /// the same millisecond may go either way.
+    Fire { owner: AgentId },
+    /// The message in flight is lost.
+    Drop { seq: u64 },
+    /// The message in flight will arrive twice.
+    Duplicate { seq: u64 },
+    /// A running teammate crashes now; with `restart`, a restart may be
+    /// chosen later, else the crash is final.
+    Crash { agent: AgentId, restart: bool },
+    /// A crashed teammate whose restart is due comes back now.
+    Restart { agent: AgentId },
+    /// The adversary sends `message` to `to`, claiming to be `from`.
+    Inject { from: AgentId, to: AgentId, message: Message },
+    /// The clock moves to `at`, no later than the next event due.
+    Wait { at: Millis },
+}
+
+/// Whose mailbox (or whose part of the world) a due event belongs to: an
+/// owner's events fire in the order they were queued.
+pub fn owner(due: &Due) -> AgentId {
+    match due {
+        Due::Deliver(d) => d.to,
+        Due::Wake { agent, .. } | Due::Input { agent, .. } | Due::ReadInbox { agent } => *agent,
+        Due::InboxRead(read) => read.agent,
+        Due::Fault(f) => match f {
+            Scheduled::Crash { agent, .. }
+            | Scheduled::TornWrite { agent, .. }
+            | Scheduled::Restart { agent }
+            | Scheduled::Stall { agent, .. }
+            | Scheduled::Unstall { agent, .. } => *agent,
+            Scheduled::Forge { to, .. } | Scheduled::ReleaseReorder { to, .. } => *to,
+            // The network's own: filed under the lead, who is always there.
+            Scheduled::Cut { .. } | Scheduled::Heal { .. } | Scheduled::Replay { .. } => AgentId::LEAD,
+        },
+    }
+}
+
+impl<S: Shell> World<S> {
+    /// The owners with an event due at the earliest instant, each once, in
+    /// the order of their first such event: whose event `Fire` may take.
+    pub fn due_now(&self) -> SmallVec<[AgentId; 8]> {
+        let mut out = SmallVec::new();
+        let Some(first) = self.queue.next_time() else { return out };
+        for (at, _, due) in self.queue.in_order() {
+            if at != first {
+                break;
+            }
+            let o = owner(due);
+            if !out.contains(&o) {
+                out.push(o);
+            }
+        }
+        out
+    }
+
+    /// `owner`'s first event due at the earliest instant: its time and its
+    /// place in the queue's order.
+    pub fn first_due_of(&self, who: AgentId) -> Option<(Millis, u64)> {
+        let first = self.queue.next_time()?;
+        let order = self.queue.in_order();
+        order
+            .into_iter()
+            .take_while(|(at, _, _)| *at == first)
+            .find(|(_, _, d)| owner(d) == who)
+            .map(|(at, k, _)| (at, k))
+    }
+
+    /// Where in flight the message numbered `seq` is.
+    pub fn in_flight(&self, seq: u64) -> Option<usize> {
+        self.flight.as_ref()?.iter().position(|d| d.seq == seq)
+    }
+
+    /// Whether `c` can be taken now.
+    pub fn can_choose(&self, c: &Choice) -> bool {
+        match c {
+            Choice::Deliver { seq } | Choice::Drop { seq } | Choice::Duplicate { seq } => {
+                self.in_flight(*seq).is_some()
+            }
+            Choice::Fire { owner } => self.due_now().contains(owner),
+            Choice::Crash { agent, .. } => {
+                !agent.is_lead() && self.roster.statuses.get(agent.index()).is_some_and(|s| s.is_active())
+            }
+            Choice::Restart { agent } => {
+                self.roster.statuses.get(agent.index()) == Some(&RosterStatus::Crashed)
+                    && self.restarts_due.contains(agent)
+            }
+            Choice::Inject { from, to, .. } => {
+                let team = self.roster.statuses.len();
+                from != to && from.index() < team && to.index() < team
+            }
+            Choice::Wait { at } => *at >= self.now() && self.queue.next_time().is_none_or(|t| *at <= t),
+        }
+    }
+
+    /// Carries out `c`, which must be possible ([`World::can_choose`]).
+    /// What it hands to agents waits in their mailboxes, for the shell.
+    pub fn choose(&mut self, c: &Choice) {
+        match c {
+            Choice::Deliver { seq } => {
+                if let Some(i) = self.in_flight(*seq) {
+                    self.deliver_at(i);
+                }
+            }
+            Choice::Fire { owner } => self.fire_first_of(*owner),
+            Choice::Drop { seq } => {
+                if let Some(i) = self.in_flight(*seq) {
+                    self.drop_at(i);
+                }
+            }
+            Choice::Duplicate { seq } => {
+                if let Some(i) = self.in_flight(*seq) {
+                    self.duplicate_at(i);
+                }
+            }
+            Choice::Crash { agent, restart } => {
+                // A restart may follow at any time: the log says one is due
+                // from now, the earliest it could be.
+                let now = self.now();
+                self.crash(*agent, restart.then_some(now));
+            }
+            Choice::Restart { agent } => network::fire(self, Scheduled::Restart { agent: *agent }),
+            Choice::Inject { from, to, message } => network::fire(
+                self,
+                Scheduled::Forge { claimed_from: *from, to: *to, message: message.clone(), id_label: None },
+            ),
+            Choice::Wait { at } => {
+                self.advance_to(*at);
+            }
+        }
+    }
+
+    /// The message at place `i` in flight arrives now.
+    pub fn deliver_at(&mut self, i: usize) {
+        let Some(flight) = &mut self.flight else { return };
+        let mut d = flight.remove(i);
+        d.at = self.now();
+        self.last_event = self.now();
+        self.arrive(d);
+    }
+
+    /// The message at place `i` in flight is lost.
+    pub fn drop_at(&mut self, i: usize) {
+        let Some(flight) = &mut self.flight else { return };
+        let d = flight.remove(i);
+        let message_type = d.envelope.message.type_name();
+        self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
+    }
+
+    /// The message at place `i` in flight will arrive twice.
+    pub fn duplicate_at(&mut self, i: usize) {
+        let Some(flight) = &mut self.flight else { return };
+        let d = flight[i].clone();
+        let seq = d.seq;
+        flight.insert(i, d);
+        self.record(Event::Fault { seq, fault: "duplicate", detail: "delivered twice".into() });
+    }
+
+    /// `who`'s first event due at the earliest instant fires.
+    pub fn fire_first_of(&mut self, who: AgentId) {
+        let Some((_, k)) = self.first_due_of(who) else { return };
+        if let Some((at, due)) = self.queue.take(k) {
+            self.advance_to(at);
+            self.fire(due);
+        }
+    }
+}

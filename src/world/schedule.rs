@@ -1,0 +1,191 @@
+//! A schedule: the choices one run takes at every tie, written down so that
+//! another shell can take the same ones. The explorer writes the schedule of
+//! a counterexample it found; `handshake run FILE --schedule S` makes the
+//! actors take exactly those choices, over the same world, and so reach the
+//! same violation.
+//!
+//! The format is JSON Lines: a header, then one choice a line, agents by
+//! name and messages by their router number (`#N` in the trace):
+//!
+//! ```text
+//! {"handshake_schedule":1,"seed":42,"file_faults":true}
+//! {"at":"1s","choice":"fire","owner":"lead","what":"timer of lead"}
+//! {"at":"1s","choice":"deliver","seq":2,"what":"deliver #2 to alice"}
+//! {"at":"1s","choice":"inject","from":"lead","to":"alice","message":{"type":"shutdown_request","request_id":"…"}}
+//! ```
+//!
+//! `at` and `what` are for the reader; the choice is what counts.
+
+use super::Choice;
+use crate::protocol::{AgentId, Message, Millis};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The format's version, written in the header.
+pub const VERSION: u64 = 1;
+
+/// A run's choices, and what the world they were taken in was made of.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    /// The seed the agents' request ids were drawn with.
+    pub seed: u64,
+    /// Whether the file's own faults were in the world.
+    pub file_faults: bool,
+    pub choices: Vec<Choice>,
+}
+
+/// A choice as a line says it: agents by name.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "choice", rename_all = "snake_case", deny_unknown_fields)]
+enum Named {
+    Deliver { seq: u64 },
+    Fire { owner: String },
+    Drop { seq: u64 },
+    Duplicate { seq: u64 },
+    Crash { agent: String, restart: bool },
+    Restart { agent: String },
+    Inject { from: String, to: String, message: Message },
+    Wait { at_ms: u64 },
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    handshake_schedule: u64,
+    seed: u64,
+    file_faults: bool,
+}
+
+impl Schedule {
+    /// The schedule as JSON Lines, with `names` for the agents and, beside
+    /// each choice, when it was taken and what it did (`notes`, one a choice).
+    pub fn to_text(&self, names: &[String], notes: &[(Millis, String)]) -> String {
+        let header = Header { handshake_schedule: VERSION, seed: self.seed, file_faults: self.file_faults };
+        // An invariant: these are plain data, which serde_json always writes.
+        let mut out = serde_json::to_string(&header).expect("a header serializes");
+        out.push('\n');
+        let name = |a: AgentId| names.get(a.index()).cloned().unwrap_or_else(|| format!("agent-{}", a.0));
+        for (i, c) in self.choices.iter().enumerate() {
+            let named = match c {
+                Choice::Deliver { seq } => Named::Deliver { seq: *seq },
+                Choice::Fire { owner } => Named::Fire { owner: name(*owner) },
+                Choice::Drop { seq } => Named::Drop { seq: *seq },
+                Choice::Duplicate { seq } => Named::Duplicate { seq: *seq },
+                Choice::Crash { agent, restart } => Named::Crash { agent: name(*agent), restart: *restart },
+                Choice::Restart { agent } => Named::Restart { agent: name(*agent) },
+                Choice::Inject { from, to, message } => {
+                    Named::Inject { from: name(*from), to: name(*to), message: message.clone() }
+                }
+                Choice::Wait { at } => Named::Wait { at_ms: at.0 },
+            };
+            let mut line = serde_json::Map::new();
+            if let Some((at, what)) = notes.get(i) {
+                line.insert("at".into(), Value::String(at.to_string()));
+                line.insert("what".into(), Value::String(what.clone()));
+            }
+            if let Ok(Value::Object(fields)) = serde_json::to_value(&named) {
+                line.extend(fields);
+            }
+            out.push_str(&Value::Object(line).to_string());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Reads a schedule written by [`Schedule::to_text`], naming agents as
+    /// `names` does. The error says which line and why.
+    pub fn parse(text: &str, names: &[String]) -> Result<Schedule, String> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let (_, first) = lines.next().ok_or("the schedule is empty: its first line is the header")?;
+        let header: Header = serde_json::from_str(first).map_err(|e| {
+            format!("line 1: not a schedule header ({e}); it reads {{\"handshake_schedule\":1,\"seed\":N,\"file_faults\":true}}")
+        })?;
+        if header.handshake_schedule != VERSION {
+            return Err(format!(
+                "line 1: schedule format {} (this handshake reads format {VERSION})",
+                header.handshake_schedule
+            ));
+        }
+        let agent = |n: &str, line: usize| -> Result<AgentId, String> {
+            let team = names.len().saturating_sub(1);
+            names[..team].iter().position(|x| x == n).map(|i| AgentId(i as u32)).ok_or_else(|| {
+                format!("line {line}: no agent named {n:?} in this team (it has {})", names[..team].join(", "))
+            })
+        };
+        let mut choices = Vec::new();
+        for (i, text) in lines {
+            let line = i + 1;
+            let mut value: Value = serde_json::from_str(text).map_err(|e| format!("line {line}: not JSON ({e})"))?;
+            if let Value::Object(fields) = &mut value {
+                fields.remove("at");
+                fields.remove("what");
+            }
+            let named: Named = serde_json::from_value(value).map_err(|e| format!("line {line}: not a choice ({e})"))?;
+            choices.push(match named {
+                Named::Deliver { seq } => Choice::Deliver { seq },
+                Named::Fire { owner } => Choice::Fire { owner: agent(&owner, line)? },
+                Named::Drop { seq } => Choice::Drop { seq },
+                Named::Duplicate { seq } => Choice::Duplicate { seq },
+                Named::Crash { agent: a, restart } => Choice::Crash { agent: agent(&a, line)?, restart },
+                Named::Restart { agent: a } => Choice::Restart { agent: agent(&a, line)? },
+                Named::Inject { from, to, message } => {
+                    Choice::Inject { from: agent(&from, line)?, to: agent(&to, line)?, message }
+                }
+                Named::Wait { at_ms } => Choice::Wait { at: Millis(at_ms) },
+            });
+        }
+        Ok(Schedule { seed: header.seed, file_faults: header.file_faults, choices })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::RequestId;
+
+    fn names() -> Vec<String> {
+        ["lead", "alice", "adversary"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn a_schedule_reads_back_as_written() {
+        let id: RequestId = serde_json::from_str("\"90e8c98d-61a8-4fb7-9d35-60a5d2a2ba2a\"").expect("a uuid");
+        let s = Schedule {
+            seed: 42,
+            file_faults: true,
+            choices: vec![
+                Choice::Fire { owner: AgentId(0) },
+                Choice::Deliver { seq: 2 },
+                Choice::Drop { seq: 3 },
+                Choice::Duplicate { seq: 4 },
+                Choice::Crash { agent: AgentId(1), restart: true },
+                Choice::Restart { agent: AgentId(1) },
+                Choice::Inject {
+                    from: AgentId(0),
+                    to: AgentId(1),
+                    message: Message::ShutdownResponse { request_id: id, approve: true, reason: None },
+                },
+                Choice::Wait { at: Millis(1500) },
+            ],
+        };
+        let text = s.to_text(&names(), &[(Millis(1000), "timer of lead".into())]);
+        assert!(text.starts_with("{\"handshake_schedule\":1,\"seed\":42,\"file_faults\":true}\n"), "{text}");
+        assert!(text.contains("\"what\":\"timer of lead\""), "{text}");
+        assert_eq!(Schedule::parse(&text, &names()), Ok(s));
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_the_reason() {
+        let head = "{\"handshake_schedule\":1,\"seed\":1,\"file_faults\":false}\n";
+        let e = Schedule::parse(&format!("{head}{{\"choice\":\"fire\",\"owner\":\"bob\"}}\n"), &names()).unwrap_err();
+        assert!(e.starts_with("line 2: no agent named \"bob\"") && e.contains("lead, alice"), "{e}");
+        let e = Schedule::parse(&format!("{head}{{\"choice\":\"teleport\"}}\n"), &names()).unwrap_err();
+        assert!(e.starts_with("line 2: not a choice"), "{e}");
+        let e = Schedule::parse("{\"handshake_schedule\":9,\"seed\":1,\"file_faults\":false}\n", &names()).unwrap_err();
+        assert!(e.contains("format 9"), "{e}");
+        assert!(Schedule::parse("", &names()).unwrap_err().contains("empty"));
+        // The adversary is not a member: no choice names it.
+        let e = Schedule::parse(&format!("{head}{{\"choice\":\"restart\",\"agent\":\"adversary\"}}\n"), &names());
+        assert!(e.unwrap_err().contains("no agent named \"adversary\""));
+    }
+}
