@@ -270,11 +270,11 @@ fn every_counterexample_the_tests_find_is_written_as_a_file_that_replays_it() {
         (format!("{PLANNER}[policy.defences]\nsender_check = false\n"), Budgets { forge: 1, ..Budgets::default() }),
         (format!("{PLANNER}[policy.defences]\nsender_auth = false\n"), Budgets { forge: 1, ..Budgets::default() }),
     ];
-    let bundled = ["12-kind-check-off", "14-sender-auth-off", "24-expired-request-obeyed"].map(|f| {
+    let files = ["12-kind-check-off", "14-sender-auth-off", "24-expired-request-obeyed"].map(|f| {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{f}.toml"));
         (std::fs::read_to_string(path).expect("bundled"), Budgets { forge: 1, crash: 1, ..Budgets::default() })
     });
-    for (text, budgets) in inline.into_iter().chain(bundled) {
+    for (text, budgets) in inline.into_iter().chain(files) {
         let s = load_str("found.toml", &text).expect("valid");
         // The bundled files expect theirs: found, then the search goes on.
         let x = explore(&s, budgets, Bounds::default());
@@ -288,6 +288,41 @@ fn every_counterexample_the_tests_find_is_written_as_a_file_that_replays_it() {
         if let Broke::Invariant(i) = c.broke {
             assert!(r.violations.iter().any(|v| v.starts_with(i.name())), "{}: {:?}", s.name, r.violations);
         }
+        replays_on_the_actors(&s, &c);
+    }
+    // Issue 20 point 3: a file inbox's counterexample and a deadlock replay too.
+    let s = load_str(
+        "34.toml",
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/34-drain-truncate-loses-request.toml"),
+        )
+        .expect("bundled"),
+    )
+    .expect("valid");
+    let x = explore(&s, Budgets::default(), Bounds::default());
+    replays_on_the_actors(&s, &x.expected.into_iter().next().expect("the drain's loss"));
+    let s = bundled("22-peer-deadlock");
+    replays_on_the_actors(&s, &explore(&s, Budgets::default(), Bounds::default()).deadlock.expect("a deadlock"));
+}
+
+/// Issue 20 point 5: the counterexample's schedule, written out and read
+/// back, makes the actors log exactly the counterexample's events, and the
+/// oracle finds in their log what the explorer found.
+fn replays_on_the_actors(s: &handshake::scenario::Scenario, c: &Counterexample) {
+    let names = &c.names.agents;
+    let schedule = handshake::world::Schedule::parse(&c.schedule_text(), names).expect("it reads back");
+    assert_eq!(schedule, c.schedule(), "{}", s.name);
+    let opts = handshake::scenario::RunOptions { schedule: Some(schedule), keep_outcome: true, ..Default::default() };
+    let r = handshake::scenario::run_scenario(s, c.seed, opts);
+    let outcome = r.outcome.as_ref().expect("kept");
+    assert_eq!(outcome.schedule_error, None, "{}", s.name);
+    assert_eq!(outcome.events, c.events, "{}: the actors' log is the counterexample's", s.name);
+    match c.broke {
+        Broke::Invariant(i) => {
+            assert!(r.violations.iter().any(|v| v.starts_with(i.name())), "{}: {:?}", s.name, r.violations)
+        }
+        Broke::Deadlock => assert!(!r.deadlocks.is_empty(), "{}: no deadlock on the actors", s.name),
+        Broke::Expectation => assert!(!r.passed, "{}", s.name),
     }
 }
 
