@@ -432,13 +432,6 @@ fn assert_same_search(what: &str, a: &Exploration, b: &Exploration) {
 /// over the threads.
 const BATCH: u64 = 2048;
 
-/// Distinct states first reached at `depth` (from searches bounded at it
-/// and one step short of it): how wide that level of the search is.
-fn level_width(s: &Scenario, b: Budgets, bounds: Bounds, depth: usize) -> u64 {
-    let upto = |d| explore(s, b, Bounds { max_depth: d, max_states: usize::MAX, ..bounds }).unique;
-    upto(depth) - upto(depth - 1)
-}
-
 #[test]
 fn the_search_is_the_same_for_any_number_of_jobs() {
     let s29 = bundled("29-lossy-shutdown-asked-twice");
@@ -473,8 +466,9 @@ fn the_search_is_the_same_for_any_number_of_jobs() {
             },
         ),
         (
-            // The violation (13 steps) is found while merging the children
-            // of the 5,276 states first reached in 12 steps.
+            // The violation (9 steps, the agents' starts taken before any)
+            // is found while merging the children of the states first
+            // reached in 8 steps (measured below, in release).
             "3 workers, pending check off, --drop 1 --crash 1, without symmetry",
             lossy(3, pending_off),
             budgets(1, 0, 1),
@@ -519,8 +513,17 @@ fn the_search_is_the_same_for_any_number_of_jobs() {
     // release; a debug build runs the same searches without measuring).
     if RELEASE {
         let (what, s, b, bounds) = &cases[3];
-        let width = level_width(s, *b, *bounds, 12);
-        assert!(width > 2 * BATCH, "{what}: the level before the violation has {width} states");
+        let steps = explore(s, *b, *bounds).counterexample.map_or(0, |c| c.actions.len());
+        assert_eq!(steps, 9, "{what}");
+        // Since the agents take up their starts before the search chooses
+        // (issue 20), this search's levels are narrower (the level before
+        // its violation is 3,855 wide): the complete search of 29 is the
+        // one measured, at its widest level.
+        let (what, s, b, bounds) = &cases[0];
+        let upto = |d| explore(s, *b, Bounds { max_depth: d, max_states: usize::MAX, ..*bounds }).unique;
+        let reached: Vec<u64> = (0..=24).map(upto).collect();
+        let width = reached.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        assert!(width > 2 * BATCH, "{what}: the widest level has {width} states");
     }
 }
 

@@ -553,7 +553,7 @@ impl Model {
         }
         // The events due, each owner's in their order; two owners' order at
         // the same instant is not state (either may fire first).
-        let mut due: SmallVec<[(Millis, u32, u64, usize); 16]> = SmallVec::new();
+        let mut due: SmallVec<[(Millis, u32, u64, usize); 8]> = SmallVec::new();
         for (k, (at, seq, d)) in queued.iter().enumerate() {
             due.push((*at, c.agent_index(choice::owner(d)), *seq, k));
         }
@@ -564,25 +564,41 @@ impl Model {
             c.word(owner as u64);
             due_canon(c, queued[k].2, &self.scripts);
         }
-        // The messages in flight as a multiset: sorted by what they say,
-        // with the ids the walk has already named by their numbers.
+        // The messages in flight as a multiset. Each is hashed on its own,
+        // with the ids the walk has already named by their numbers, and the
+        // hashes are added: a sum does not depend on the order, and
+        // duplicates count (a xor would cancel them). Only when a message
+        // quotes an id the walk has not met must the walk number it, and
+        // then in an order of their own: sorted by those hashes.
         let flight = s.flight();
-        let mut keyed: SmallVec<[(u64, usize); 32]> = flight
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let mut k = Canon::new(perm);
-                if let Some(id) = d.envelope.message.request_id() {
-                    k.word(c.known(id).map_or(u64::MAX, u64::from));
+        let mut sum = 0u64;
+        let mut unmet = false;
+        let mut keyed: SmallVec<[(u64, usize); 32]> = SmallVec::new();
+        for (i, d) in flight.iter().enumerate() {
+            let mut k = Canon::new(perm);
+            if let Some(id) = d.envelope.message.request_id() {
+                match c.known(id) {
+                    Some(n) => k.word(u64::from(n)),
+                    None => {
+                        unmet = true;
+                        k.word(u64::MAX);
+                    }
                 }
-                d.canon(&mut k);
-                (k.finish(), i)
-            })
-            .collect();
-        keyed.sort_unstable();
-        c.word(keyed.len() as u64);
-        for (_, i) in keyed {
-            flight[i].canon(c);
+            }
+            d.canon(&mut k);
+            let key = k.finish();
+            sum = sum.wrapping_add(key);
+            keyed.push((key, i));
+        }
+        c.word(flight.len() as u64);
+        c.word(sum);
+        if unmet {
+            keyed.sort_unstable();
+            for (_, i) in keyed {
+                if flight[i].envelope.message.request_id().is_some_and(|id| c.known(id).is_none()) {
+                    flight[i].canon(c);
+                }
+            }
         }
         let mut files: SmallVec<[(&str, u32, u32, u32); 8]> =
             w.files.iter().map(|(p, f)| (p.as_str(), c.agent_index(f.writer), f.done, f.total)).collect();

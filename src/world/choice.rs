@@ -60,11 +60,7 @@ impl<S: Shell> World<S> {
     /// the order of their first such event: whose event `Fire` may take.
     pub fn due_now(&self) -> SmallVec<[AgentId; 8]> {
         let mut out = SmallVec::new();
-        let Some(first) = self.queue.next_time() else { return out };
-        for (at, _, due) in self.queue.in_order() {
-            if at != first {
-                break;
-            }
+        for (_, due) in self.queue.earliest() {
             let o = owner(due);
             if !out.contains(&o) {
                 out.push(o);
@@ -77,12 +73,7 @@ impl<S: Shell> World<S> {
     /// place in the queue's order.
     pub fn first_due_of(&self, who: AgentId) -> Option<(Millis, u64)> {
         let first = self.queue.next_time()?;
-        let order = self.queue.in_order();
-        order
-            .into_iter()
-            .take_while(|(at, _, _)| *at == first)
-            .find(|(_, _, d)| owner(d) == who)
-            .map(|(at, k, _)| (at, k))
+        self.queue.earliest().into_iter().find(|(_, d)| owner(d) == who).map(|(k, _)| (first, k))
     }
 
     /// Where in flight the message numbered `seq` is.

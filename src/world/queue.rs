@@ -12,7 +12,7 @@ use std::collections::BinaryHeap;
 /// memmove of up to eleven 112-byte events (callgrind: 8% of a small run);
 /// a heap of whole events still moved 2 log2(n) of them a pop (5%). A key
 /// is 24 bytes and an event is moved once in and once out.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Queue {
     heap: BinaryHeap<Entry>,
     slab: Vec<Option<Due>>,
@@ -48,6 +48,23 @@ impl Ord for Entry {
     /// Reversed: the heap's top is the earliest (time, order).
     fn cmp(&self, other: &Self) -> Ordering {
         other.key().cmp(&self.key())
+    }
+}
+
+/// A copy holds the live events only, compacted: no free slots, no free
+/// list (the explorer copies the world into every state it keeps).
+impl Clone for Queue {
+    fn clone(&self) -> Queue {
+        let mut heap = Vec::with_capacity(self.heap.len());
+        let mut slab = Vec::with_capacity(self.heap.len());
+        for e in self.heap.iter() {
+            if let Some(d) = &self.slab[e.slot as usize] {
+                heap.push(Entry { at: e.at, seq: e.seq, slot: slab.len() as u32 });
+                slab.push(Some(d.clone()));
+            }
+        }
+        // Still a heap: the entries keep their places, only their slots moved.
+        Queue { heap: BinaryHeap::from(heap), slab, free: Vec::new(), next_seq: self.next_seq }
     }
 }
 
@@ -103,11 +120,25 @@ impl Queue {
     /// Every queued event with its time and its place in the order, in
     /// (time, order): what a search looks at and fingerprints. A copy of
     /// the keys, sorted: the explorer's queues hold a handful.
-    pub fn in_order(&self) -> smallvec::SmallVec<[(Millis, u64, &Due); 16]> {
-        let mut keys: smallvec::SmallVec<[(Millis, u64, u32); 16]> =
+    pub fn in_order(&self) -> smallvec::SmallVec<[(Millis, u64, &Due); 8]> {
+        let mut keys: smallvec::SmallVec<[(Millis, u64, u32); 8]> =
             self.heap.iter().map(|e| (e.at, e.seq, e.slot)).collect();
         keys.sort_unstable();
         keys.into_iter().filter_map(|(at, seq, slot)| self.slab[slot as usize].as_ref().map(|d| (at, seq, d))).collect()
+    }
+
+    /// The events due at the earliest instant, in their order: what a
+    /// search may fire next. Only those are sorted, not the whole queue.
+    pub fn earliest(&self) -> smallvec::SmallVec<[(u64, &Due); 8]> {
+        let mut out = smallvec::SmallVec::new();
+        let Some(first) = self.next_time() else { return out };
+        for e in self.heap.iter().filter(|e| e.at == first) {
+            if let Some(d) = self.slab[e.slot as usize].as_ref() {
+                out.push((e.seq, d));
+            }
+        }
+        out.sort_unstable_by_key(|(seq, _)| *seq);
+        out
     }
 
     /// Takes the event queued with order number `seq`, wherever it stands
