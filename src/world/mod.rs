@@ -126,7 +126,9 @@ pub struct World<S: Shell> {
     pub net_rng: network::NetRng,
     /// Shared until written, as the names are.
     pub files: Arc<BTreeMap<String, FileState>>,
-    pub net: Network,
+    /// Shared until written: most steps only read it (a quiet network is
+    /// never written), and the explorer copies the world into every state.
+    pub net: Arc<Network>,
     /// `Some`: the network does not time its deliveries; each message waits
     /// here until a shell chooses when it arrives (the explorer, and a run
     /// following a schedule). `None`: it arrives after its drawn latency.
@@ -185,7 +187,7 @@ impl<S: Shell> World<S> {
             ids: IdStreams::new(seed, n),
             net_rng: network::NetRng::new(seed),
             files: Arc::default(),
-            net,
+            net: Arc::new(net),
             flight: None,
             stalls: BTreeMap::new(),
             restarts_due: Default::default(),
@@ -225,7 +227,7 @@ impl<S: Shell> World<S> {
         // name a request (`@label`, `request =`) must act the same either way.
         if let (true, Event::Opened { id, label, .. }) = (self.learn_labels, &event) {
             let text = label.render(|a| self.names[a.index()].as_str());
-            self.net.labels.insert(text, *id);
+            Arc::make_mut(&mut self.net).labels.insert(text, *id);
         }
         if !self.tracing() {
             return;
@@ -329,12 +331,19 @@ impl<S: Shell> World<S> {
             });
         }
         let now = self.now();
-        let route = self.net.route(now, sender, to, &envelope.message, &mut self.net_rng);
+        // A quiet network (no latency, no fault) routes without writing.
+        let route = if self.net.is_quiet() {
+            Route::Now
+        } else {
+            Arc::make_mut(&mut self.net).route(now, sender, to, &envelope.message, &mut self.net_rng)
+        };
         match route {
             Route::Now => {
                 // The hot path: no latency, no fault. Straight into the mailbox.
                 let delivery = Delivery { seq, envelope, sender, to, at: now, incarnation };
-                self.net.capture(&delivery);
+                if self.net.capture {
+                    Arc::make_mut(&mut self.net).capture(&delivery);
+                }
                 match &mut self.flight {
                     Some(flight) => flight.push(delivery),
                     None => self.arrive(delivery),
@@ -348,7 +357,9 @@ impl<S: Shell> World<S> {
                 for delay in delays {
                     let at = now.after(delay);
                     let delivery = Delivery { seq, envelope: envelope.clone(), sender, to, at, incarnation };
-                    self.net.capture(&delivery);
+                    if self.net.capture {
+                        Arc::make_mut(&mut self.net).capture(&delivery);
+                    }
                     last = now.after(delay);
                     self.in_transit(last, delivery);
                 }

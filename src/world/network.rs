@@ -10,6 +10,7 @@ use crate::trace::{Cause, Event, RosterStatus};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A one-way delivery time, fixed or drawn uniformly from a range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,9 +203,16 @@ impl Network {
             && f.request.as_ref().is_none_or(|l| self.labels.get(l).is_some_and(|id| msg.request_id() == Some(*id)))
     }
 
+    /// No latency, no link fault, no partition: every message goes straight
+    /// through, and routing it changes nothing.
+    #[inline]
+    pub fn is_quiet(&self) -> bool {
+        self.latency.is_none() && self.faults.is_empty() && self.partitions.is_empty()
+    }
+
     #[inline]
     pub fn route(&mut self, now: Millis, from: AgentId, to: AgentId, msg: &Message, rng: &mut NetRng) -> Route {
-        if self.latency.is_none() && self.faults.is_empty() && self.partitions.is_empty() {
+        if self.is_quiet() {
             return Route::Now;
         }
         if let Some(i) = self.partitions.iter().position(|p| p.cuts(now, from, to)) {
@@ -244,6 +252,11 @@ impl Network {
             }
         }
         Route::After { delays: vec![delay; copies], notes }
+    }
+
+    /// Whether a partition holds any message.
+    pub fn partition_held_any(&self) -> bool {
+        !self.partition_held.is_empty()
     }
 
     /// Messages still held by a partition that never healed.
@@ -336,14 +349,14 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
         }
         Scheduled::Heal { partition } => {
             w.record(Event::Heal { index: partition as u32 });
-            let held = std::mem::take(&mut w.net.partition_held);
+            let held = std::mem::take(&mut Arc::make_mut(&mut w.net).partition_held);
             for (p, seq, d) in held {
                 if p == partition {
                     let now = w.now();
                     let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.net_rng));
                     w.in_transit(now.after(delay), d);
                 } else {
-                    w.net.partition_held.push((p, seq, d));
+                    Arc::make_mut(&mut w.net).partition_held.push((p, seq, d));
                 }
             }
         }
@@ -397,7 +410,7 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
         }
         Scheduled::ReleaseReorder { from, to, seq: for_seq } => {
             if w.net.reorder_held.get(&(from, to)).is_some_and(|(seq, _)| *seq == for_seq) {
-                let Some((seq, d)) = w.net.reorder_held.remove(&(from, to)) else { return };
+                let Some((seq, d)) = Arc::make_mut(&mut w.net).reorder_held.remove(&(from, to)) else { return };
                 w.record(Event::Fault { seq, fault: "reorder", detail: "released: nothing followed it".into() });
                 w.arrive(d);
             }
@@ -409,19 +422,22 @@ pub(super) fn hold_reorder<S: Shell>(w: &mut World<S>, seq: u64, d: Delivery) {
     let key = (d.sender, d.to);
     w.record(Event::Fault { seq, fault: "reorder", detail: "held until the next message on the link".into() });
     let at = w.now().after(w.net.reorder_patience);
-    w.net.reorder_held.insert(key, (seq, d));
+    Arc::make_mut(&mut w.net).reorder_held.insert(key, (seq, d));
     w.schedule(at, Due::Fault(Scheduled::ReleaseReorder { from: key.0, to: key.1, seq }));
 }
 
 pub(super) fn hold_partition<S: Shell>(w: &mut World<S>, i: usize, seq: u64, d: Delivery) {
     w.record(Event::Fault { seq, fault: "partition", detail: format!("held by partition {} until it heals", i + 1) });
-    w.net.partition_held.push((i, seq, d));
+    Arc::make_mut(&mut w.net).partition_held.push((i, seq, d));
 }
 
 /// After a message passes on a link, a message held there by a reorder fault
 /// follows it, arriving just after.
 pub(super) fn release_follower<S: Shell>(w: &mut World<S>, from: AgentId, to: AgentId, at: Millis) {
-    if let Some((_, d)) = w.net.reorder_held.remove(&(from, to)) {
+    if !w.net.reorder_held.contains_key(&(from, to)) {
+        return;
+    }
+    if let Some((_, d)) = Arc::make_mut(&mut w.net).reorder_held.remove(&(from, to)) {
         w.in_transit(at, d);
     }
 }

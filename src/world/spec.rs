@@ -279,7 +279,12 @@ impl<S: Shell> World<S> {
     /// forever; the trace says so.
     pub fn settle(&mut self) {
         super::filebox::settle(self);
-        for (seq, d) in self.net.drain_partition_held() {
+        let held = if self.net.partition_held_any() {
+            Arc::make_mut(&mut self.net).drain_partition_held()
+        } else {
+            Vec::new()
+        };
+        for (seq, d) in held {
             let message_type = d.envelope.message.type_name();
             self.record(crate::trace::Event::Dropped {
                 seq,
