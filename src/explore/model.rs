@@ -465,11 +465,21 @@ impl Model {
             Action::Inject { .. } => s.budgets.forge -= 1,
             _ => {}
         }
-        let choice = self.choice(s, action);
         // The log's room is lent for the step and taken back after, so a
         // state kept for later holds none.
         s.world.trace = Some(LOG_ROOM.with(|r| std::mem::take(&mut *r.borrow_mut())));
-        s.world.choose(&choice);
+        // By place where the action names one (the search's own list), the
+        // rest as the world's choice: the same world functions either way.
+        match action {
+            Action::Deliver(i) => s.world.deliver_at(*i),
+            Action::Drop(i) => s.world.drop_at(*i),
+            Action::Duplicate(i) => s.world.duplicate_at(*i),
+            Action::Fire(owner) => s.world.fire_first_of(*owner),
+            _ => {
+                let choice = self.choice(s, action);
+                s.world.choose(&choice);
+            }
+        }
         let mut step = Step::new(self, s, log);
         step.hand_over();
         step.witness_all();
