@@ -618,3 +618,36 @@ fn explore_tries_final_crashes_and_restarts_and_breaks_nothing_in_the_crash_scen
     let plain = explore_json(&["explore", crash, "--format", "json"]);
     assert!(doc["unique"].as_u64() > plain["unique"].as_u64(), "{doc} vs {plain}");
 }
+
+/// Issue 20 point 5, from the command line: `explore --save-schedule S`
+/// writes the counterexample's choices, and `run FILE --schedule S` makes
+/// the actors take them and fail on the same invariant; a schedule that
+/// does not read, or a seed other than its own, is bad input.
+#[test]
+fn a_saved_schedule_replays_the_counterexample_on_the_actors() {
+    let dir = TempDir::new("schedule");
+    let file = "scenarios/12-kind-check-off.toml";
+    let whole = std::fs::read_to_string(file).expect("bundled");
+    let cut = whole.rfind("[[expect]]\nviolation = \"gated-action\"").expect("12 expects gated-action");
+    let p5 = dir.write("p5.toml", &whole[..cut]);
+    let schedule = dir.0.join("found.schedule").display().to_string();
+    handshake(&["explore", &p5, "--save-schedule", &schedule])
+        .expect_code(1)
+        .stdout_has("✗ invariant gated-action")
+        .stderr_has("--schedule");
+    let text = std::fs::read_to_string(&schedule).expect("written");
+    assert!(text.starts_with("{\"handshake_schedule\":1,"), "{text}");
+    handshake(&["run", &p5, "--schedule", &schedule])
+        .expect_code(1)
+        .stdout_has("invariant gated-action")
+        .stdout_has("the schedule's end");
+    let bad = dir.write(
+        "bad.schedule",
+        &format!("{}\n{{\"choice\":\"fire\",\"owner\":\"nobody\"}}\n", text.lines().next().unwrap_or_default()),
+    );
+    handshake(&["run", &p5, "--schedule", &bad])
+        .expect_code(2)
+        .stderr_has("line 2: no agent named \"nobody\"")
+        .ran_nothing();
+    handshake(&["run", &p5, "--schedule", &schedule, "--seed", "999"]).expect_code(2).stderr_has("seed").ran_nothing();
+}
