@@ -67,7 +67,6 @@ pub enum Finding {
 }
 
 /// One state of the search.
-#[derive(Clone)]
 pub struct State {
     /// The world, as the actors would have it at this point of the run.
     pub(crate) world: World<Hand>,
@@ -89,6 +88,24 @@ pub struct State {
     seen: Arc<Vec<RequestId>>,
     /// Whether the last action closed a wait-for cycle (history, not hashed).
     pub(crate) formed_deadlock: bool,
+}
+
+/// By hand: the processes and stream positions are plain words, copied
+/// whole (`from_slice`), where a derived copy takes them one at a time.
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            world: self.world.clone(),
+            agents: self.agents.clone(),
+            lives: SmallVec::from_slice(&self.lives),
+            words: SmallVec::from_slice(&self.words),
+            budgets: self.budgets,
+            watch: self.watch.clone(),
+            events: self.events,
+            seen: Arc::clone(&self.seen),
+            formed_deadlock: self.formed_deadlock,
+        }
+    }
 }
 
 impl State {
