@@ -143,7 +143,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
             if let Some(table) = agent.table() {
                 // A pending request of an agent still running keeps the run
                 // alive; one of a crashed or killed agent lost its timer.
-                let active = crate::protocol::Directory::is_active(&w.borrow().roster, AgentId(i as u32));
+                let active = crate::protocol::Directory::is_active(&*w.borrow().roster, AgentId(i as u32));
                 live_pending |= active && table.iter().any(|r| r.status == crate::protocol::Status::Pending);
                 requests.extend(table.iter().cloned());
             }

@@ -109,10 +109,12 @@ pub struct World<S: Shell> {
     pub policy: Policy,
     /// Shared: the explorer copies the world into every state it keeps.
     pub names: Arc<Vec<String>>,
-    pub roster: Roster,
+    /// Shared until written, as the names are: a status changes a few
+    /// times a run, and the explorer copies the world into every state.
+    pub roster: Arc<Roster>,
     /// Bumped when an agent crashes or is killed: its queued inputs and timers
     /// from before are then recognised as lost.
-    pub epochs: Vec<u32>,
+    pub epochs: Arc<Vec<u32>>,
     /// The shell's mailboxes and hooks.
     pub shell: S,
     /// Events due, in (time, scheduling order).
@@ -174,8 +176,8 @@ impl<S: Shell> World<S> {
             clock: Millis::ZERO,
             policy,
             names: Arc::new(names),
-            roster: Roster { statuses: vec![RosterStatus::Working; n] },
-            epochs: vec![0; n],
+            roster: Arc::new(Roster { statuses: vec![RosterStatus::Working; n] }),
+            epochs: Arc::new(vec![0; n]),
             shell,
             queue: Default::default(),
             // A run logs a few dozen events, and about ten more per teammate
@@ -443,7 +445,7 @@ impl<S: Shell> World<S> {
 
     pub fn set_status(&mut self, agent: AgentId, status: RosterStatus) {
         if self.roster.statuses[agent.index()] != status {
-            self.roster.statuses[agent.index()] = status;
+            Arc::make_mut(&mut self.roster).statuses[agent.index()] = status;
             self.record(Event::Status { agent, status });
         }
     }
@@ -451,7 +453,7 @@ impl<S: Shell> World<S> {
     /// Force-stops an agent (timeout policy or crash): its queued inputs and
     /// timers become stale and its step in progress is abandoned.
     pub fn halt(&mut self, agent: AgentId, status: RosterStatus) {
-        self.epochs[agent.index()] += 1;
+        Arc::make_mut(&mut self.epochs)[agent.index()] += 1;
         self.set_status(agent, status);
         if let Some((_, held)) = self.stalls.remove(&agent) {
             // Held inputs go to the mailbox, where the stale epoch marks them lost.
