@@ -299,15 +299,22 @@ pub struct FilePlan {
 /// What becomes of each of the file's faults. The explorer runs the same
 /// world the actors do, so it models every kind.
 pub fn plan_file_faults(scenario: &dyn Subject) -> FilePlan {
+    use crate::world::network::InSearch;
     use crate::world::LinkEffect;
     let team = scenario.team();
     let mut plan = FilePlan { played: team.timed.len() + team.partitions.len(), ..FilePlan::default() };
     for f in &team.link_faults {
-        match (&f.effect, f.count) {
-            (LinkEffect::Delay(_) | LinkEffect::Reorder, _) => plan.covered += 1,
-            (LinkEffect::Drop, Some(n)) => plan.budgets.drop += n,
-            (LinkEffect::Duplicate, Some(n)) => plan.budgets.duplicate += n,
-            (LinkEffect::Drop | LinkEffect::Duplicate, None) => plan.played += 1,
+        match f.in_search() {
+            InSearch::Covered => plan.covered += 1,
+            InSearch::Played => plan.played += 1,
+            InSearch::Budget => {
+                let n = f.count.unwrap_or(0);
+                match f.effect {
+                    LinkEffect::Drop => plan.budgets.drop += n,
+                    LinkEffect::Duplicate => plan.budgets.duplicate += n,
+                    LinkEffect::Delay(_) | LinkEffect::Reorder => {}
+                }
+            }
         }
     }
     plan

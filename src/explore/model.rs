@@ -408,11 +408,6 @@ impl Model {
         self.seed
     }
 
-    /// The world's choice an action is, at `s`: what a schedule records.
-    pub fn choice_of(&self, s: &State, a: &Action) -> Choice {
-        self.choice(s, a)
-    }
-
     /// What the end of the run still logs at `s`, where nothing more can
     /// happen: lines nobody will read, messages a partition still holds.
     pub fn end_log(&self, s: &State) -> Vec<Stamped> {
@@ -422,8 +417,8 @@ impl Model {
         end.world.trace.take().unwrap_or_default()
     }
 
-    /// The world's choice an action is, at `s`.
-    fn choice(&self, s: &State, a: &Action) -> Choice {
+    /// The world's choice an action is, at `s`: what a schedule records.
+    pub fn choice_of(&self, s: &State, a: &Action) -> Choice {
         let seq = |i: usize| s.flight()[i].seq;
         match a {
             Action::Deliver(i) => Choice::Deliver { seq: seq(*i) },
@@ -444,14 +439,14 @@ impl Model {
         match a {
             Action::Deliver(i) => *i < flight,
             Action::Fire(_) => {
-                s.world.can_choose(&self.choice(s, a))
+                s.world.can_choose(&self.choice_of(s, a))
                     && s.world.queue.next_time().is_some_and(|t| self.may_reach(s, t))
             }
             Action::Drop(i) => *i < flight && s.budgets.drop > 0,
             Action::Duplicate(i) => *i < flight && s.budgets.duplicate > 0,
-            Action::Crash { .. } => s.budgets.crash > 0 && s.world.can_choose(&self.choice(s, a)),
-            Action::Restart(_) => s.world.can_choose(&self.choice(s, a)),
-            Action::Inject { .. } => s.budgets.forge > 0 && s.world.can_choose(&self.choice(s, a)),
+            Action::Crash { .. } => s.budgets.crash > 0 && s.world.can_choose(&self.choice_of(s, a)),
+            Action::Restart(_) => s.world.can_choose(&self.choice_of(s, a)),
+            Action::Inject { .. } => s.budgets.forge > 0 && s.world.can_choose(&self.choice_of(s, a)),
             Action::Wait(t) => s.world.can_choose(&Choice::Wait { at: *t }) && self.may_reach(s, *t),
         }
     }
@@ -493,7 +488,7 @@ impl Model {
             Action::Duplicate(i) => s.world.duplicate_at(*i),
             Action::Fire(owner) => s.world.fire_first_of(*owner),
             _ => {
-                let choice = self.choice(s, action);
+                let choice = self.choice_of(s, action);
                 s.world.choose(&choice);
             }
         }

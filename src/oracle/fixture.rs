@@ -3,7 +3,7 @@
 //! event. Each invariant's file tests it with a log where it must fail and
 //! one where it must hold.
 
-use super::{check_log, Invariant, Log, Violation, Watch};
+use super::{Invariant, Violation, Watch};
 use crate::protocol::Action;
 use crate::protocol::{AgentId, Canon, Kind, Label, Millis, Policy, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
@@ -20,21 +20,10 @@ pub(super) fn check(outcome: &Outcome, policy: &Policy, require_plan: &[bool]) -
 }
 
 /// The guard that the watcher fed event by event and `check_log` reading
-/// a whole log are one oracle: after each event, finishing a clone of the
-/// watcher (as the explorer judges a state it may extend) reports
-/// exactly what `check_log` reports on the log up to that event, for a
-/// run that settled there and for one stopped there by its end time.
+/// a whole log are one oracle ([`super::watcher_parts_from_log`]).
 pub(super) fn assert_one_oracle(o: &Outcome, policy: &Policy, require_plan: &[bool]) {
-    let mut w = Watch::new(require_plan);
-    let mut seen = Vec::new();
-    for (i, e) in o.events.iter().enumerate() {
-        w.observe(policy, &o.names, i, e, &mut seen);
-        for stop in [Stop::Settled, Stop::EndTime] {
-            let mut got = seen.clone();
-            w.clone().finish(policy, &o.names, e.t, stop, &mut got);
-            let log = Log { names: &o.names, events: &o.events[..=i], ended_at: e.t, stop };
-            assert_eq!(got, check_log(&log, policy, require_plan), "after event {i}, {stop:?}");
-        }
+    if let Some(why) = super::watcher_parts_from_log(o, policy, require_plan) {
+        panic!("{why}");
     }
 }
 

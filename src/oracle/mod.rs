@@ -469,6 +469,30 @@ pub fn check_log(log: &Log, policy: &Policy, require_plan: &[bool]) -> Vec<Viola
     out
 }
 
+/// Where a [`Watch`] fed `o`'s events one at a time parts from
+/// [`check_log`] reading them whole, if it does: after each event,
+/// finishing a clone of the watcher (as the explorer judges a state it may
+/// extend) must report exactly what `check_log` reports on the log up to
+/// that event, for a run that settled there and for one stopped there by
+/// its end time. The unit tests' logs and the bundled runs are held to it.
+pub fn watcher_parts_from_log(o: &Outcome, policy: &Policy, require_plan: &[bool]) -> Option<String> {
+    let mut w = Watch::new(require_plan);
+    let mut seen = Vec::new();
+    for (i, e) in o.events.iter().enumerate() {
+        w.observe(policy, &o.names, i, e, &mut seen);
+        for stop in [Stop::Settled, Stop::EndTime] {
+            let mut got = seen.clone();
+            w.clone().finish(policy, &o.names, e.t, stop, &mut got);
+            let log = Log { names: &o.names, events: &o.events[..=i], ended_at: e.t, stop };
+            let whole = check_log(&log, policy, require_plan);
+            if got != whole {
+                return Some(format!("after event {i}, {stop:?}: the watcher says {got:?}, the log {whole:?}"));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     //! The watcher as a whole: the fingerprint it gives the explorer. That

@@ -70,17 +70,23 @@ impl Actors {
     }
 }
 
-impl Shell for Actors {
+impl Actors {
     /// Into the actor's mailbox, counted until it is handled.
     #[inline(always)]
-    fn post(&mut self, agent: AgentId, input: Input) {
-        if let Some(held) = &mut self.held {
-            held.push_back((agent, input));
-            return;
-        }
+    pub fn hand(&mut self, agent: AgentId, input: Input) {
         if let Some(addr) = &self.addrs[agent.index()] {
             self.posted += 1;
             addr.do_send(input);
+        }
+    }
+}
+
+impl Shell for Actors {
+    #[inline(always)]
+    fn post(&mut self, agent: AgentId, input: Input) {
+        match &mut self.held {
+            Some(held) => held.push_back((agent, input)),
+            None => self.hand(agent, input),
         }
     }
 

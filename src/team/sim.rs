@@ -191,14 +191,7 @@ async fn hand_over(w: &Shared) {
     loop {
         let next = w.borrow_mut().shell.held.as_mut().and_then(|h| h.pop_front());
         let Some((agent, input)) = next else { break };
-        {
-            let mut wb = w.borrow_mut();
-            let shell = &mut wb.shell;
-            if let Some(addr) = &shell.addrs[agent.index()] {
-                shell.posted += 1;
-                addr.do_send(input);
-            }
-        }
+        w.borrow_mut().shell.hand(agent, input);
         while busy(&w.borrow()) {
             idle.notified().await;
         }

@@ -229,7 +229,7 @@ pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
         // At once, not queued for this instant: the torn append is the
         // writer's last act, even when it lands inside the writer's own turn
         // (no latency), whose remaining commands then die with it.
-        super::network::fire(w, super::network::Scheduled::Crash { agent: sender, restart_after });
+        w.crash_for(sender, restart_after);
         arm(w, to);
         return;
     }

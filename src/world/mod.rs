@@ -405,6 +405,17 @@ impl<S: Shell> World<S> {
         true
     }
 
+    /// `agent` crashes now, as a file's `crash` fault says: with
+    /// `restart_after`, its restart is queued that long from now.
+    pub fn crash_for(&mut self, agent: AgentId, restart_after: Option<Millis>) {
+        let restart_at = restart_after.map(|after| self.now().after(after));
+        if self.crash(agent, restart_at) {
+            if let Some(at) = restart_at {
+                self.schedule(at, Due::Fault(network::Scheduled::Restart { agent }));
+            }
+        }
+    }
+
     /// A message reaches `to`'s mailbox, unless `to` can no longer receive.
     #[inline]
     pub fn arrive(&mut self, mut delivery: Delivery) {

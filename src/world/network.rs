@@ -69,6 +69,16 @@ pub enum LinkEffect {
     Reorder,
 }
 
+/// What a search does with a link fault of the file: the world plays it on
+/// every message it matches, the search spends it (a budget) on any
+/// message, or every order of arrival the search tries already covers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InSearch {
+    Played,
+    Budget,
+    Covered,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkFault {
     pub effect: LinkEffect,
@@ -92,6 +102,19 @@ pub struct Partition {
     pub at: Millis,
     pub until: Option<Millis>,
     pub drop: bool,
+}
+
+impl LinkFault {
+    /// Counted drops and duplicates are budgets; uncounted ones touch every
+    /// match, which only the network can play; delays and reorders are
+    /// covered, since in a search any message may arrive at any time.
+    pub fn in_search(&self) -> InSearch {
+        match (&self.effect, self.count) {
+            (LinkEffect::Delay(_) | LinkEffect::Reorder, _) => InSearch::Covered,
+            (LinkEffect::Drop | LinkEffect::Duplicate, Some(_)) => InSearch::Budget,
+            (LinkEffect::Drop | LinkEffect::Duplicate, None) => InSearch::Played,
+        }
+    }
 }
 
 impl Partition {
@@ -288,14 +311,7 @@ impl Network {
 pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
     tracing::debug!(at = %w.now(), fault = ?f, "fault fires");
     match f {
-        Scheduled::Crash { agent, restart_after } => {
-            let restart_at = restart_after.map(|after| w.now().after(after));
-            if w.crash(agent, restart_at) {
-                if let Some(at) = restart_at {
-                    w.schedule(at, Due::Fault(Scheduled::Restart { agent }));
-                }
-            }
-        }
+        Scheduled::Crash { agent, restart_after } => w.crash_for(agent, restart_after),
         Scheduled::Restart { agent } => {
             // Killed while it was down: the kill stands.
             if !w.restarts_due.remove(&agent) || w.roster.statuses[agent.index()] != RosterStatus::Crashed {

@@ -146,9 +146,7 @@ impl TeamSpec {
     pub fn as_explored(&self, file_faults: bool) -> TeamSpec {
         let mut spec = self.fork();
         if file_faults {
-            spec.link_faults.retain(|f| {
-                matches!(f.effect, super::LinkEffect::Drop | super::LinkEffect::Duplicate) && f.count.is_none()
-            });
+            spec.link_faults.retain(|f| f.in_search() == super::network::InSearch::Played);
         } else {
             spec.link_faults.clear();
             spec.partitions.clear();
