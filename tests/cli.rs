@@ -553,15 +553,22 @@ fn a_pipe_nobody_writes_to_and_a_socket_are_refused_at_once() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(&format!("{socket}: this is a socket, not a file")), "{err}");
     // A pipe with a scenario in it is read as a file is.
+    let (mut cat, pipe) = happy_through_a_pipe();
+    let (code, err) = bounded(&["run", "/dev/stdin"], pipe, 20);
+    let _ = cat.wait();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// `cat` writing the happy scenario into a pipe, and the pipe's end to read.
+#[cfg(unix)]
+fn happy_through_a_pipe() -> (std::process::Child, std::process::Stdio) {
     let mut cat = std::process::Command::new("cat")
         .arg(common::binary::root().join(HAPPY))
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("cat starts");
     let pipe = std::process::Stdio::from(cat.stdout.take().expect("cat's output"));
-    let (code, err) = bounded(&["run", "/dev/stdin"], pipe, 20);
-    let _ = cat.wait();
-    assert_eq!(code, Some(0), "{err}");
+    (cat, pipe)
 }
 
 /// A sweep's threads load the scenario from the text read once: a pipe
@@ -569,12 +576,7 @@ fn a_pipe_nobody_writes_to_and_a_socket_are_refused_at_once() {
 #[cfg(unix)]
 #[test]
 fn a_sweep_on_two_threads_plays_a_scenario_from_a_pipe() {
-    let mut cat = std::process::Command::new("cat")
-        .arg(common::binary::root().join(HAPPY))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("cat starts");
-    let pipe = std::process::Stdio::from(cat.stdout.take().expect("cat's output"));
+    let (mut cat, pipe) = happy_through_a_pipe();
     let (code, err) = bounded(&["run", "/dev/stdin", "--seeds", "1..9", "--jobs", "2"], pipe, 30);
     let _ = cat.wait();
     assert_eq!(code, Some(0), "{err}");
