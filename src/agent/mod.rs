@@ -391,10 +391,10 @@ impl Answered {
     /// only decides which is forgotten past `CAPACITY`.
     pub fn canon(&self, c: &mut Canon) {
         let Some(m) = &self.memory else { return c.word(0) };
-        let mut given: smallvec::SmallVec<[(u32, Answer); 16]> =
-            m.given.iter().map(|(id, a)| (c.number(*id), *a)).collect();
+        let mut given: smallvec::SmallVec<[(u32, Answer); 8]> = smallvec::SmallVec::new();
+        given.extend(m.given.iter().map(|(id, a)| (c.number(*id), *a)));
         given.sort_unstable_by_key(|g| g.0);
-        for (n, a) in given {
+        for &(n, a) in given.iter() {
             c.word(n as u64 | (a as u64) << 32);
         }
     }

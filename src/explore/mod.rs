@@ -624,18 +624,34 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
         if let Some(d) = delivery {
             taken_here.push(d);
         }
-        // Box's own clone writes the copy straight into its allocation: no
-        // 1.2 KB stack copy moved in after.
-        let mut next: Box<State> = state.clone();
+        children.push(Child {
+            action: k as u32,
+            state: None,
+            fp: 0,
+            sleep,
+            found: None,
+            expected: Vec::new(),
+            deadlock: false,
+        });
+    }
+    // In phases, each over every child: all copied, then all stepped, then
+    // all fingerprinted. One child at a time ran the copy's, the world's and
+    // the fingerprint's code in turn, and each evicted the others from the
+    // instruction cache (callgrind's model: a third more misses).
+    let mut nexts: Vec<Box<State>> = children.iter().map(|_| state.clone()).collect();
+    for (child, next) in children.iter_mut().zip(nexts.iter_mut()) {
         // What the file expects broken does not end the search: its state is explored on.
-        let mut expected = Vec::new();
-        let found = model.apply_noting(&mut next, action, &mut expected);
-        let fp = if found.is_some() { 0 } else { model.fingerprint(&next) };
+        child.found = model.apply_noting(next, &actions[child.action as usize], &mut child.expected);
+        child.deadlock = next.formed_deadlock;
+    }
+    for (child, mut next) in children.iter_mut().zip(nexts) {
+        child.fp = if child.found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.
-        let known = found.is_none() && seen.get(&fp).is_some_and(|old| is_subset(&old.sleep, &sleep));
-        let deadlock = next.formed_deadlock;
-        let state = if known { None } else { Some(next) };
-        children.push(Child { action: k as u32, state, fp, sleep, found, expected, deadlock });
+        let known = child.found.is_none() && seen.get(&child.fp).is_some_and(|old| is_subset(&old.sleep, &child.sleep));
+        if !known {
+            next.compact();
+            child.state = Some(next);
+        }
     }
     Expanded::Children { children, slept }
 }

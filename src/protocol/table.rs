@@ -547,11 +547,11 @@ impl RequestTable {
     /// grouped by the teammate it is about in the permutation's order, so a
     /// lead's table reads the same whichever identical teammate it asked first.
     pub fn canon(&self, c: &mut super::Canon) {
-        let mut order: smallvec::SmallVec<[(u32, usize); 16]> =
-            self.requests.iter().enumerate().map(|(i, r)| (c.agent_index(r.teammate()), i)).collect();
+        let mut order: smallvec::SmallVec<[(u32, usize); 16]> = smallvec::SmallVec::new();
+        order.extend(self.requests.iter().enumerate().map(|(i, r)| (c.agent_index(r.teammate()), i)));
         order.sort_unstable();
         c.word(order.len() as u64);
-        for (_, i) in order {
+        for &(_, i) in order.iter() {
             let r = &self.requests[i];
             c.id(r.id);
             c.word(r.kind as u64 | (r.status as u64) << 8);
@@ -568,10 +568,10 @@ impl RequestTable {
             }
         }
         // Counts number the next auto labels, per teammate.
-        let mut counts: smallvec::SmallVec<[(u32, [u32; 2]); 16]> =
-            self.counts.iter().enumerate().map(|(i, k)| (c.agent_index(AgentId(i as u32)), *k)).collect();
+        let mut counts: smallvec::SmallVec<[(u32, [u32; 2]); 16]> = smallvec::SmallVec::new();
+        counts.extend(self.counts.iter().enumerate().map(|(i, k)| (c.agent_index(AgentId(i as u32)), *k)));
         counts.sort_unstable();
-        for (_, [a, b]) in counts {
+        for &(_, [a, b]) in counts.iter() {
             c.word(a as u64 | (b as u64) << 32);
         }
     }

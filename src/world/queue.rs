@@ -121,10 +121,13 @@ impl Queue {
     /// (time, order): what a search looks at and fingerprints. A copy of
     /// the keys, sorted: the explorer's queues hold a handful.
     pub fn in_order(&self) -> smallvec::SmallVec<[(Millis, u64, &Due); 8]> {
-        let mut keys: smallvec::SmallVec<[(Millis, u64, u32); 8]> =
-            self.heap.iter().map(|e| (e.at, e.seq, e.slot)).collect();
+        // Built in place, not collected: see `Model::fingerprint`.
+        let mut keys: smallvec::SmallVec<[(Millis, u64, u32); 8]> = smallvec::SmallVec::new();
+        keys.extend(self.heap.iter().map(|e| (e.at, e.seq, e.slot)));
         keys.sort_unstable();
-        keys.into_iter().filter_map(|(at, seq, slot)| self.slab[slot as usize].as_ref().map(|d| (at, seq, d))).collect()
+        let mut out = smallvec::SmallVec::new();
+        out.extend(keys.iter().filter_map(|&(at, seq, slot)| self.slab[slot as usize].as_ref().map(|d| (at, seq, d))));
+        out
     }
 
     /// The events due at the earliest instant, in their order: what a
