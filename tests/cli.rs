@@ -628,3 +628,17 @@ fn shrink_refuses_an_empty_name_naming_the_flag() {
         assert!(r.stdout.is_empty(), "nothing shrunk:\n{}", r.explain());
     }
 }
+
+#[test]
+fn explore_takes_a_lossy_network_as_drop_any_and_refuses_a_count_it_cannot_read() {
+    handshake(&["explore", "scenarios/41-lossy-re-ask.toml", "--drop", "any"])
+        .expect_code(0)
+        .stdout_has("no invariant violated");
+    for bad in ["lots", "-1", "4294967295"] {
+        let flag = format!("--drop={bad}");
+        handshake(&["explore", "scenarios/41-lossy-re-ask.toml", &flag])
+            .expect_code(2)
+            .stderr_has("--drop")
+            .stderr_has("give a number like 1, or `any`");
+    }
+}

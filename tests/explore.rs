@@ -949,3 +949,42 @@ fn an_expected_violation_does_not_end_the_search_for_an_unexpected_one() {
     assert_eq!(x.stopped_by, None);
     assert!(!x.expected.is_empty());
 }
+
+/// Scenario 41 with `n` teammates: the Stateright anchor's model.
+fn re_ask(n: usize) -> Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/41-lossy-re-ask.toml");
+    let text = std::fs::read_to_string(path).expect("bundled");
+    let head = text.split("[[step]]").next().expect("a head").replace("count = 3", &format!("count = {n}"));
+    let steps: String =
+        (1..=n).map(|i| format!("[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n")).collect();
+    load_str("41-lossy-re-ask.toml", &format!("{head}{steps}")).expect("valid")
+}
+
+/// `--drop any`: every message may be lost, any number of times. The space
+/// is finite (a lost message is gone, and the lead asks again only once) and
+/// holds every invariant. Against the anchor's 2·8^N (16 and 128): the lead
+/// keeps each teammate's two requests, not one entry that goes back to
+/// pending, and a request expires at its own deadline, not at one timer of
+/// the lead's that may fire at any time (docs/explore.md, "The anchor").
+#[test]
+fn a_lossy_network_is_explored_whole_and_loses_nothing_silently() {
+    let any = Budgets { drop: Budgets::ANY, ..Budgets::default() };
+    let plain = Bounds { symmetry: false, partial_order: false, ..Bounds::default() };
+    let mut unique = Vec::new();
+    for n in [1, 2] {
+        let x = explore(&re_ask(n), any, plain);
+        assert_eq!(verdict(&x), None, "N = {n}");
+        assert_eq!(x.stopped_by, None, "N = {n}: the whole space");
+        unique.push(x.unique);
+    }
+    assert_eq!(unique, [19, 172]);
+    // A budget is part of the state, `any` is not: one drop makes more
+    // unique states than any number (the same world with the drop spent or
+    // not), though it reaches fewer worlds.
+    let one = explore(&re_ask(2), budgets(1, 0, 0), plain);
+    assert_eq!(one.unique, 212);
+    // Symmetry and sleep sets keep what they merge: the same verdict, fewer states.
+    let reduced = explore(&re_ask(2), any, Bounds::default());
+    assert_eq!(verdict(&reduced), None);
+    assert!(reduced.unique < 172, "{}", reduced.unique);
+}

@@ -54,6 +54,18 @@ fn max_revisions_past_the_bound_is_refused_and_the_bound_is_named() {
 }
 
 #[test]
+fn asking_again_past_the_bound_or_below_zero_is_refused_at_its_place() {
+    for bad in ["101", "-1", "\"once\""] {
+        let src = format!("{HEAD}[lead]\nask_again_on_reject = {bad}\n{ALICE}");
+        let e = errors(&src);
+        assert_eq!((e[0].line, e[0].col), pos(&src, bad), "{}", all(&e));
+        assert!(e[0].message.contains("ask_again_on_reject"), "{}", e[0].message);
+    }
+    let src = format!("{HEAD}[lead]\nask_again_on_reject = 101\n{ALICE}");
+    assert!(errors(&src)[0].message.contains("100"), "the bound is named: {}", all(&errors(&src)));
+}
+
+#[test]
 fn a_number_too_big_for_any_bound_is_refused_in_words() {
     let (_, _, msg) = refuse(&format!("{ALICE}max_revisions = 99999999999999999999\n"));
     assert!(msg.contains("max_revisions"), "{msg}");

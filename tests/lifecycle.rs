@@ -533,3 +533,51 @@ at = "1s"
 "#);
     assert_eq!(o.status_of("alice"), Some(RosterStatus::Crashed));
 }
+
+// ------------------------------------------------- the lead asks again (issue 21)
+
+/// A teammate that always rejects, and a lead that asks again `times` times.
+fn always_rejects(times: Option<u32>) -> String {
+    let lead = times.map_or(String::new(), |n| format!("[lead]\nask_again_on_reject = {n}\n"));
+    format!(
+        r#"
+name = "ask-again"
+about = "The lead answers a rejection by asking again, as often as it is told to."
+{lead}[[teammate]]
+name = "alice"
+on_shutdown = "reject"
+reject_reason = "not yet"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+"#
+    )
+}
+
+fn shutdown_statuses(o: &Outcome) -> Vec<handshake::protocol::Status> {
+    o.requests.iter().filter(|r| r.kind == handshake::protocol::Kind::Shutdown).map(|r| r.status).collect()
+}
+
+#[test]
+fn a_rejected_shutdown_is_asked_again_as_often_as_the_lead_is_told_and_no_more() {
+    use handshake::protocol::Status::Rejected;
+    let o = passes(&always_rejects(None));
+    assert_eq!(shutdown_statuses(&o), [Rejected], "by default a rejection stands: {}", dump(&o));
+    let o = passes(&always_rejects(Some(1)));
+    assert_eq!(shutdown_statuses(&o), [Rejected, Rejected], "asked once more, at once: {}", dump(&o));
+    // At once: the rejection arrives at 1.002 s (1 ms each way), and so goes the new request.
+    assert_eq!((o.requests[0].sent_at.0, o.requests[1].sent_at.0), (1000, 1002), "{}", dump(&o));
+    let o = passes(&always_rejects(Some(3)));
+    assert_eq!(shutdown_statuses(&o), [Rejected; 4], "{}", dump(&o));
+    assert_ne!(o.status_of("alice"), Some(RosterStatus::Shutdown), "{}", dump(&o));
+}
+
+#[test]
+fn a_teammate_that_rejects_once_is_stopped_by_the_second_request() {
+    let o =
+        passes(&always_rejects(Some(1)).replace("on_shutdown = \"reject\"", "on_shutdown = [\"reject\", \"approve\"]"));
+    use handshake::protocol::Status::{Approved, Rejected};
+    assert_eq!(shutdown_statuses(&o), [Rejected, Approved], "{}", dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Shutdown), "{}", dump(&o));
+}

@@ -59,7 +59,7 @@ fn alice_and_bob(alice: TeammateSpec) -> TeamSpec {
 }
 
 fn lead_answering(answers: &[Answer]) -> LeadSpec {
-    LeadSpec { on_plan: Answers::new(answers.to_vec()), feedback: None }
+    LeadSpec { on_plan: Answers::new(answers.to_vec()), ..LeadSpec::default() }
 }
 
 /// The lead asks `to` to shut down at `at`, under `label`.

@@ -3,7 +3,7 @@
 
 use super::{Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
-    Address, AgentId, Defences, Kind, Message, RequestId, RequestTable, Text, TimeoutDefault, Verdict,
+    Address, AgentId, Defences, Kind, Message, RequestId, RequestTable, Status, Text, TimeoutDefault, Verdict,
 };
 use crate::trace::Event;
 
@@ -30,6 +30,8 @@ pub struct Lead {
     feedback: Option<Text>,
     load: Option<LoadState>,
     answered: super::Answered,
+    /// How many rejections of one teammate are answered by asking again.
+    ask_again_on_reject: u32,
 }
 
 impl Lead {
@@ -47,7 +49,15 @@ impl Lead {
             feedback,
             load: None,
             answered: super::Answered::default(),
+            ask_again_on_reject: 0,
         }
+    }
+
+    /// The same lead, asking a teammate again at once when it rejects a
+    /// shutdown request, up to `times` rejections of that teammate.
+    pub fn asking_again(mut self, times: u32) -> Lead {
+        self.ask_again_on_reject = times;
+        self
     }
 
     /// A lead that generates load; it forgets ended requests so memory stays flat.
@@ -62,6 +72,7 @@ impl Lead {
             feedback: None,
             load: Some(LoadState { load, sent: 0, done: 0 }),
             answered: super::Answered::default(),
+            ask_again_on_reject: 0,
         }
     }
 
@@ -77,7 +88,10 @@ impl Lead {
             Input::Start => self.start_load(ctx),
             Input::Deliver(d) => match &d.envelope.message {
                 Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
-                    if let Some((_, Verdict::Applied { kind: Kind::Shutdown, .. })) = self.requests.judge(d, ctx) {
+                    if let Some((id, Verdict::Applied { kind: Kind::Shutdown, to, .. })) = self.requests.judge(d, ctx) {
+                        if to == Status::Rejected {
+                            self.ask_again(id, ctx);
+                        }
                         self.next_load(d.sender, ctx);
                     }
                 }
@@ -125,6 +139,25 @@ impl Lead {
             if default == TimeoutDefault::Kill {
                 ctx.out.push(Command::Kill(e.target));
             }
+        }
+    }
+
+    /// A teammate rejected shutdown request `id`: ask it again, a new
+    /// request, unless it has rejected more often than the lead asks again.
+    fn ask_again(&mut self, id: RequestId, ctx: &mut Ctx) {
+        if self.ask_again_on_reject == 0 {
+            return;
+        }
+        let table = &self.requests.table;
+        let Some(teammate) = table.get(id).map(|r| r.teammate()) else { return };
+        // The table is the count: every rejection stays in it (the load's
+        // forgetful table never asks again).
+        let rejections = table
+            .iter()
+            .filter(|r| r.kind == Kind::Shutdown && r.status == Status::Rejected && r.teammate() == teammate)
+            .count();
+        if rejections <= self.ask_again_on_reject as usize {
+            self.requests.ask_shutdown(teammate, None, None, ctx);
         }
     }
 

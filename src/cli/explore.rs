@@ -11,8 +11,8 @@ use std::path::PathBuf;
 pub struct ExploreArgs {
     /// One scenario file (keep it small: the states grow fast with each agent and message)
     pub path: PathBuf,
-    /// Messages the explorer may drop, anywhere in any schedule
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    /// Messages the explorer may drop, anywhere in any schedule; `any`: any message, any number of times (a lossy network)
+    #[arg(long, default_value = "0", value_name = "N|any", value_parser = parse_drop)]
     pub drop: u32,
     /// Messages the explorer may deliver twice
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -138,7 +138,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         }
     } else if own > 0 {
         let plan = crate::explore::plan_file_faults(&scenario);
-        budgets.drop += plan.budgets.drop;
+        budgets.drop = budgets.drop.saturating_add(plan.budgets.drop);
         budgets.duplicate += plan.budgets.duplicate;
         if a.format == Format::Text {
             let mut parts = Vec::new();
@@ -333,5 +333,16 @@ fn print_schedule(c: &crate::explore::Counterexample) {
     println!("  what happens:");
     for line in c.narrate() {
         println!("  {line}");
+    }
+}
+
+/// `--drop`: a count, or `any` for a network that may lose every message.
+fn parse_drop(s: &str) -> Result<u32, String> {
+    if s == "any" {
+        return Ok(Budgets::ANY);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if n < Budgets::ANY => Ok(n),
+        _ => Err(format!("{s:?} is not a count of messages: give a number like 1, or `any`")),
     }
 }

@@ -49,6 +49,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Faults the explorer may inject, as many of each as given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Budgets {
+    /// `Budgets::ANY`: any message may be lost, any number of times.
     pub drop: u32,
     pub duplicate: u32,
     /// Teammates that may crash (each crash may be followed by a restart).
@@ -56,6 +57,19 @@ pub struct Budgets {
     /// Messages the adversary may inject: a replay of one it saw on the wire,
     /// or a forgery quoting an id it saw, claiming to be any member.
     pub forge: u32,
+}
+
+impl Budgets {
+    /// A budget never spent: the fault may happen to any message, any
+    /// number of times (`--drop any`). Constant, it is no part of the state.
+    pub const ANY: u32 = u32::MAX;
+}
+
+/// Spends one of `budget`, unless it is `Budgets::ANY`.
+pub(crate) fn spend(budget: &mut u32) {
+    if *budget != Budgets::ANY {
+        *budget -= 1;
+    }
 }
 
 /// Where the search stops, and which reductions it uses.
@@ -310,7 +324,7 @@ pub fn plan_file_faults(scenario: &dyn Subject) -> FilePlan {
             InSearch::Budget => {
                 let n = f.count.unwrap_or(0);
                 match f.effect {
-                    LinkEffect::Drop => plan.budgets.drop += n,
+                    LinkEffect::Drop => plan.budgets.drop = plan.budgets.drop.saturating_add(n),
                     LinkEffect::Duplicate => plan.budgets.duplicate += n,
                     LinkEffect::Delay(_) | LinkEffect::Reorder => {}
                 }

@@ -17,7 +17,7 @@
 
 use super::Budgets;
 use super::Subject;
-use crate::agent::{Agent, Input, Lead, Script, Teammate};
+use crate::agent::{Agent, Input, Script, Teammate};
 use crate::oracle::{Invariant, Violation, Watch};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Message, Millis, RequestId};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
@@ -234,7 +234,7 @@ impl Model {
         let policy = world.policy.clone();
         let names: Vec<String> = world.names.to_vec();
         let defences = policy.defences;
-        let lead = Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone());
+        let lead = spec.lead.lead(defences);
         let mut agents: SmallVec<[Arc<Agent>; 8]> = smallvec::smallvec![Arc::new(Agent::Lead(Box::new(lead)))];
         agents
             .extend(spec.teammates.iter().map(|(_, t)| Arc::new(Agent::Teammate(Teammate::new(t.clone(), defences)))));
@@ -477,7 +477,7 @@ impl Model {
     fn carry_out<'a>(&'a self, s: &'a mut State, action: &Action, log: Option<&'a mut Vec<Stamped>>) -> Step<'a> {
         s.formed_deadlock = false;
         match action {
-            Action::Drop(_) => s.budgets.drop -= 1,
+            Action::Drop(_) => super::spend(&mut s.budgets.drop),
             Action::Duplicate(_) => s.budgets.duplicate -= 1,
             Action::Crash { .. } => s.budgets.crash -= 1,
             Action::Inject { .. } => s.budgets.forge -= 1,
@@ -584,7 +584,7 @@ impl Model {
     fn walk(&self, s: &State, c: &mut Canon, perm: &[u32], queued: &[(Millis, u64, &Due)]) {
         let w = &s.world;
         c.millis(w.now());
-        c.word(s.budgets.drop as u64 | (s.budgets.duplicate as u64) << 16);
+        c.word(s.budgets.drop as u64 | (s.budgets.duplicate as u64) << 32);
         c.word(s.budgets.crash as u64 | (s.budgets.forge as u64) << 16);
         // Agents in their new order: `inverse[new] = old`.
         let mut inverse: SmallVec<[usize; 16]> = SmallVec::new();

@@ -40,6 +40,9 @@ pub mod limits {
     pub const MAX_TEAM_WORK_STEPS: u64 = 1_000_000;
     /// Revisions of one teammate's rejected plan; each is a new request.
     pub const MAX_REVISIONS: u64 = 1_000;
+    /// Asked again more often than this, a teammate that always rejects
+    /// would keep the lead busy for nothing.
+    pub const MAX_ASK_AGAIN: u64 = 100;
     /// Revisions the whole team may make, `count` included.
     pub const MAX_TEAM_REVISIONS: u64 = 1_000_000;
 }
@@ -99,6 +102,7 @@ pub type AnswersDoc = Vec<Answer>;
 pub struct LeadDoc {
     pub on_plan: Option<S<AnswersDoc>>,
     pub feedback: Option<String>,
+    pub ask_again_on_reject: Option<S<u32>>,
 }
 
 #[derive(Debug, Clone)]
@@ -230,7 +234,7 @@ pub const POLICY_KEYS: &[&str] = &[
     "read_cost_per_kib",
     "prune",
 ];
-pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback"];
+pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback", "ask_again_on_reject"];
 pub const TEAMMATE_KEYS: &[&str] =
     &["name", "on_shutdown", "reject_reason", "on_plan", "require_plan", "plan", "work", "max_revisions", "count"];
 pub const WORK_KEYS: &[&str] = &["write", "edit", "shell", "read", "steps", "step_time"];
@@ -653,6 +657,12 @@ impl Reader<'_> {
         let doc = LeadDoc {
             on_plan: self.answers(f.take("on_plan"), "on_plan"),
             feedback: self.text(f.take("feedback"), "feedback").map(|s| s.into_inner()),
+            ask_again_on_reject: self.small(
+                f.take("ask_again_on_reject"),
+                "ask_again_on_reject",
+                MAX_ASK_AGAIN,
+                Some("times the lead asks a teammate again"),
+            ),
         };
         self.leftover(f, "[lead]", LEAD_KEYS);
         doc

@@ -87,7 +87,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let defences = spec.policy.defences;
     let lead = match spec.load.take() {
         Some(load) => Agent::Lead(Box::new(Lead::with_load(defences, load))),
-        None => Agent::Lead(Box::new(Lead::new(defences, spec.lead.on_plan.clone(), spec.lead.feedback.clone()))),
+        None => Agent::Lead(Box::new(spec.lead.lead(defences))),
     };
     // Each agent goes straight into its actor: a list of them all first was
     // 30 MB at 100,000 teammates, freed as soon as the actors had started,

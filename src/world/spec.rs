@@ -12,16 +12,27 @@ use crate::trace::{Names, RosterStatus, Stamped};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// How the lead reviews plans.
+/// How the lead reviews plans, and whether it asks again when a teammate
+/// rejects its shutdown request.
 #[derive(Clone, Debug)]
 pub struct LeadSpec {
     pub on_plan: Answers,
     pub feedback: Option<Text>,
+    /// How many rejections of a teammate the lead answers by asking again at once.
+    pub ask_again_on_reject: u32,
 }
 
 impl Default for LeadSpec {
     fn default() -> Self {
-        LeadSpec { on_plan: Answers::always(Answer::Approve), feedback: None }
+        LeadSpec { on_plan: Answers::always(Answer::Approve), feedback: None, ask_again_on_reject: 0 }
+    }
+}
+
+impl LeadSpec {
+    /// The lead this spec describes, for either shell.
+    pub fn lead(&self, defences: crate::protocol::Defences) -> crate::agent::Lead {
+        crate::agent::Lead::new(defences, self.on_plan.clone(), self.feedback.clone())
+            .asking_again(self.ask_again_on_reject)
     }
 }
 
