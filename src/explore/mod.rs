@@ -658,12 +658,11 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
         child.found = model.apply_noting(next, &actions[child.action as usize], &mut child.expected);
         child.deadlock = next.formed_deadlock;
     }
-    for (child, mut next) in children.iter_mut().zip(nexts) {
+    for (child, next) in children.iter_mut().zip(nexts) {
         child.fp = if child.found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.
         let known = child.found.is_none() && seen.get(&child.fp).is_some_and(|old| is_subset(&old.sleep, &child.sleep));
         if !known {
-            next.compact();
             child.state = Some(next);
         }
     }

@@ -109,15 +109,6 @@ impl Clone for State {
 }
 
 impl State {
-    /// Gives back the room a step left behind (the queue's free slots, the
-    /// flight's growth): a state kept for later holds only what it needs.
-    pub(crate) fn compact(&mut self) {
-        self.world.queue = self.world.queue.clone();
-        if let Some(f) = &mut self.world.flight {
-            f.shrink_to_fit();
-        }
-    }
-
     pub fn now(&self) -> Millis {
         self.world.now()
     }
