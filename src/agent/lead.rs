@@ -89,7 +89,7 @@ impl Lead {
             Input::Deliver(d) => match &d.envelope.message {
                 Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
                     if let Some((id, Verdict::Applied { kind: Kind::Shutdown, to, .. })) = self.requests.judge(d, ctx) {
-                        if to == Status::Rejected {
+                        if to == Status::Rejected && self.ask_again_on_reject > 0 {
                             self.ask_again(id, ctx);
                         }
                         self.next_load(d.sender, ctx);
@@ -144,10 +144,10 @@ impl Lead {
 
     /// A teammate rejected shutdown request `id`: ask it again, a new
     /// request, unless it has rejected more often than the lead asks again.
+    // Out of line: the handshake path only asks whether to call it.
+    #[cold]
+    #[inline(never)]
     fn ask_again(&mut self, id: RequestId, ctx: &mut Ctx) {
-        if self.ask_again_on_reject == 0 {
-            return;
-        }
         let table = &self.requests.table;
         let Some(teammate) = table.get(id).map(|r| r.teammate()) else { return };
         // The table is the count: every rejection stays in it (the load's
