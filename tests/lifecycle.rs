@@ -581,3 +581,53 @@ fn a_teammate_that_rejects_once_is_stopped_by_the_second_request() {
     assert_eq!(shutdown_statuses(&o), [Rejected, Approved], "{}", dump(&o));
     assert_eq!(o.status_of("alice"), Some(RosterStatus::Shutdown), "{}", dump(&o));
 }
+
+#[test]
+fn a_rejection_applied_twice_asks_again_only_once() {
+    // With the pending check off, a duplicated rejection is applied a second
+    // time: it must not buy a second request past `ask_again_on_reject`.
+    let toml = always_rejects(Some(1)).replace(
+        "[[teammate]]",
+        "[policy.defences]\npending_check = false\n[[fault]]\nkind = \"duplicate\"\ntype = \"shutdown_response\"\ncount = 1\n[[teammate]]",
+    );
+    let (_, o) = run(&toml);
+    assert_eq!(shutdown_statuses(&o).len(), 2, "the first request and one more: {}", dump(&o));
+}
+
+#[test]
+fn a_late_rejection_does_not_ask_a_teammate_that_has_stopped() {
+    // The first request's rejection is held back until after the second
+    // request was approved and alice stopped: asking her again would only
+    // be refused.
+    let (r, o) = run(r#"
+name = "late-rejection"
+about = "A rejection overtaken by the approval of a later request."
+[lead]
+ask_again_on_reject = 1
+[[teammate]]
+name = "alice"
+on_shutdown = ["reject", "approve"]
+reject_reason = "busy"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+[[fault]]
+kind = "delay"
+type = "shutdown_response"
+count = 1
+delay = "2s"
+"#);
+    assert!(r.passed, "{:?}\n{}", r.failures, dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Shutdown), "{}", dump(&o));
+    assert!(
+        !o.events.iter().any(|e| matches!(e.event, Event::Refuse { .. })),
+        "no request to a stopped teammate: {}",
+        dump(&o)
+    );
+    assert_eq!(shutdown_statuses(&o).len(), 2, "{}", dump(&o));
+}

@@ -88,8 +88,12 @@ impl Lead {
             Input::Start => self.start_load(ctx),
             Input::Deliver(d) => match &d.envelope.message {
                 Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
-                    if let Some((id, Verdict::Applied { kind: Kind::Shutdown, to, .. })) = self.requests.judge(d, ctx) {
-                        if to == Status::Rejected && self.ask_again_on_reject > 0 {
+                    if let Some((id, Verdict::Applied { kind: Kind::Shutdown, from, to })) = self.requests.judge(d, ctx)
+                    {
+                        // A pending request just rejected: not a rejection
+                        // applied again (the pending check off) or one
+                        // arriving after its request expired.
+                        if (from, to) == (Status::Pending, Status::Rejected) && self.ask_again_on_reject > 0 {
                             self.ask_again(id, ctx);
                         }
                         self.next_load(d.sender, ctx);
@@ -150,6 +154,11 @@ impl Lead {
     fn ask_again(&mut self, id: RequestId, ctx: &mut Ctx) {
         let table = &self.requests.table;
         let Some(teammate) = table.get(id).map(|r| r.teammate()) else { return };
+        // Stopped meanwhile (a later request approved, or killed): asking
+        // again would only be refused.
+        if !crate::protocol::Directory::is_active(ctx.dir, teammate) {
+            return;
+        }
         // The table is the count: every rejection stays in it (the load's
         // forgetful table never asks again).
         let rejections = table

@@ -139,7 +139,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     } else if own > 0 {
         let plan = crate::explore::plan_file_faults(&scenario);
         budgets.drop = budgets.drop.saturating_add(plan.budgets.drop);
-        budgets.duplicate += plan.budgets.duplicate;
+        budgets.duplicate = budgets.duplicate.saturating_add(plan.budgets.duplicate);
         if a.format == Format::Text {
             let mut parts = Vec::new();
             if plan.played > 0 {
@@ -150,9 +150,12 @@ pub fn main(a: ExploreArgs) -> i32 {
                 ));
             }
             let (d, u) = (plan.budgets.drop, plan.budgets.duplicate);
-            if d + u > 0 {
+            if d > 0 || u > 0 {
+                let count = |n: u32| if n == Budgets::ANY { "any".to_string() } else { format!("+{n}") };
                 parts.push(format!(
-                    "counted drops and duplicates become budgets spent anywhere (+{d} drop, +{u} duplicate)"
+                    "counted drops and duplicates become budgets spent anywhere ({} drop, {} duplicate)",
+                    count(d),
+                    count(u)
                 ));
             }
             if plan.covered > 0 {

@@ -325,7 +325,7 @@ pub fn plan_file_faults(scenario: &dyn Subject) -> FilePlan {
                 let n = f.count.unwrap_or(0);
                 match f.effect {
                     LinkEffect::Drop => plan.budgets.drop = plan.budgets.drop.saturating_add(n),
-                    LinkEffect::Duplicate => plan.budgets.duplicate += n,
+                    LinkEffect::Duplicate => plan.budgets.duplicate = plan.budgets.duplicate.saturating_add(n),
                     LinkEffect::Delay(_) | LinkEffect::Reorder => {}
                 }
             }
