@@ -23,6 +23,9 @@ use handshake::scenario::{load_str, Scenario};
 use std::borrow::Cow;
 use std::time::Duration;
 
+#[path = "../tests/common/lossy.rs"]
+mod lossy;
+
 use stateright::actor::{model_timeout, Actor, ActorModel, Id, LossyNetwork, Network, Out};
 use stateright::{Checker, Expectation, Model, Rewrite, RewritePlan};
 
@@ -177,12 +180,7 @@ fn stateright(n: usize, symmetry: bool) -> (usize, usize) {
 
 /// Scenario 41 with `n` teammates, each asked once at 1 s.
 fn ours_model(n: usize) -> Scenario {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/41-lossy-re-ask.toml");
-    let text = std::fs::read_to_string(path).expect("the bundled scenario");
-    let head = text.split("[[step]]").next().expect("a head").replace("count = 3", &format!("count = {n}"));
-    let steps: String =
-        (1..=n).map(|i| format!("[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n")).collect();
-    load_str("41-lossy-re-ask.toml", &format!("{head}{steps}")).expect("a valid scenario")
+    load_str("41-lossy-re-ask.toml", &lossy::lossy_re_ask(n)).expect("a valid scenario")
 }
 
 fn ours(scenario: &Scenario, symmetry: bool) -> (u64, u64) {

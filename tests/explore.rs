@@ -952,12 +952,7 @@ fn an_expected_violation_does_not_end_the_search_for_an_unexpected_one() {
 
 /// Scenario 41 with `n` teammates: the Stateright anchor's model.
 fn re_ask(n: usize) -> Scenario {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/41-lossy-re-ask.toml");
-    let text = std::fs::read_to_string(path).expect("bundled");
-    let head = text.split("[[step]]").next().expect("a head").replace("count = 3", &format!("count = {n}"));
-    let steps: String =
-        (1..=n).map(|i| format!("[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n")).collect();
-    load_str("41-lossy-re-ask.toml", &format!("{head}{steps}")).expect("valid")
+    load_str("41-lossy-re-ask.toml", &common::lossy::lossy_re_ask(n)).expect("valid")
 }
 
 /// `--drop any`: every message may be lost, any number of times. The space
