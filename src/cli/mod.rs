@@ -121,6 +121,10 @@ const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
     ("handshake explore scenarios/01-happy-shutdown.toml", "every order of deliveries and timers"),
     ("handshake explore my.toml --drop 1 --duplicate 1", "and one message lost, one delivered twice"),
     (
+        "handshake explore scenarios/41-lossy-re-ask.toml --drop any",
+        "a lossy network: any message lost, any number of times",
+    ),
+    (
         "handshake explore scenarios/29-lossy-shutdown-asked-twice.toml --drop 1 --compare",
         "what symmetry and sleep sets save",
     ),
