@@ -480,11 +480,16 @@ impl Model {
         s.world.trace = Some(LOG_ROOM.with(|r| std::mem::take(&mut *r.borrow_mut())));
         ROOMS.with(|r| {
             let mut r = r.borrow_mut();
-            // Both empty between steps: a turn clears its commands, and
-            // the starts are taken before the search begins.
-            debug_assert!(s.world.out.is_empty() && s.world.shell.ready.is_empty());
-            s.world.out = std::mem::take(&mut r.0);
-            s.world.shell.ready = std::mem::take(&mut r.1);
+            // Only room changes hands, never an input: both are empty
+            // between steps (a turn clears its commands, the starts are
+            // taken before the search begins), and one that is not keeps
+            // its own.
+            if s.world.out.is_empty() {
+                s.world.out = std::mem::take(&mut r.0);
+            }
+            if s.world.shell.ready.is_empty() {
+                s.world.shell.ready = std::mem::take(&mut r.1);
+            }
         });
         // By place where the action names one (the search's own list), the
         // rest as the world's choice: the same world functions either way.
@@ -503,8 +508,12 @@ impl Model {
         step.witness_all();
         ROOMS.with(|r| {
             let mut r = r.borrow_mut();
-            r.0 = std::mem::take(&mut step.s.world.out);
-            r.1 = std::mem::take(&mut step.s.world.shell.ready);
+            if step.s.world.out.is_empty() {
+                r.0 = std::mem::take(&mut step.s.world.out);
+            }
+            if step.s.world.shell.ready.is_empty() {
+                r.1 = std::mem::take(&mut step.s.world.shell.ready);
+            }
         });
         step
     }
