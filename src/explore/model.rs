@@ -474,23 +474,7 @@ impl Model {
             Action::Inject { .. } => s.budgets.forge -= 1,
             _ => {}
         }
-        // The log's room, the command buffer and the mailboxes are lent for
-        // the step and taken back after, so a state kept for later holds none
-        // of their room (kept, they cost 40 MB of 400 at four teammates).
-        s.world.trace = Some(LOG_ROOM.with(|r| std::mem::take(&mut *r.borrow_mut())));
-        ROOMS.with(|r| {
-            let mut r = r.borrow_mut();
-            // Only room changes hands, never an input: both are empty
-            // between steps (a turn clears its commands, the starts are
-            // taken before the search begins), and one that is not keeps
-            // its own.
-            if s.world.out.is_empty() {
-                s.world.out = std::mem::take(&mut r.0);
-            }
-            if s.world.shell.ready.is_empty() {
-                s.world.shell.ready = std::mem::take(&mut r.1);
-            }
-        });
+        ROOMS.with(|r| r.borrow_mut().lend(&mut s.world));
         // By place where the action names one (the search's own list), the
         // rest as the world's choice: the same world functions either way.
         match action {
@@ -506,15 +490,7 @@ impl Model {
         let mut step = Step::new(self, s, log);
         step.hand_over();
         step.witness_all();
-        ROOMS.with(|r| {
-            let mut r = r.borrow_mut();
-            if step.s.world.out.is_empty() {
-                r.0 = std::mem::take(&mut step.s.world.out);
-            }
-            if step.s.world.shell.ready.is_empty() {
-                r.1 = std::mem::take(&mut step.s.world.shell.ready);
-            }
-        });
+        ROOMS.with(|r| r.borrow_mut().take_back(&mut step.s.world));
         step
     }
 
@@ -962,12 +938,48 @@ thread_local! {
     /// The agents' id streams while they take their turns: only the lane of
     /// the agent taking its turn is ever filled, remade from its position.
     static ID_STREAMS: std::cell::RefCell<crate::agent::IdStreams> = std::cell::RefCell::new(crate::agent::IdStreams::default());
-    /// The room the world logs a step's events in, lent to each step.
-    static LOG_ROOM: std::cell::RefCell<Vec<Stamped>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// The world's command buffer and the agents' mailboxes, lent likewise.
-    #[allow(clippy::type_complexity)]
-    static ROOMS: std::cell::RefCell<(Vec<crate::agent::Command>, std::collections::VecDeque<(AgentId, Input)>)> =
-        const { std::cell::RefCell::new((Vec::new(), std::collections::VecDeque::new())) };
+    static ROOMS: std::cell::RefCell<Rooms> = std::cell::RefCell::new(Rooms::default());
+}
+
+/// The room a step works in: the log, the command buffer and the
+/// mailboxes, lent to each step and taken back after, so that a state kept
+/// for later holds none of it (kept, it cost 40 MB of 400 at four
+/// teammates). Only room changes hands, never what is in it: all three are
+/// empty between steps (the log is read out, a turn clears its commands,
+/// the starts are taken before the search begins), and one that is not
+/// keeps its own.
+#[derive(Default)]
+struct Rooms {
+    log: Vec<Stamped>,
+    out: Vec<crate::agent::Command>,
+    ready: std::collections::VecDeque<(AgentId, Input)>,
+}
+
+impl Rooms {
+    fn lend(&mut self, w: &mut World<Hand>) {
+        match &mut w.trace {
+            Some(t) if !t.is_empty() => {}
+            t => *t = Some(std::mem::take(&mut self.log)),
+        }
+        if w.out.is_empty() {
+            w.out = std::mem::take(&mut self.out);
+        }
+        if w.shell.ready.is_empty() {
+            w.shell.ready = std::mem::take(&mut self.ready);
+        }
+    }
+
+    fn take_back(&mut self, w: &mut World<Hand>) {
+        if let Some(t) = w.trace.as_mut().filter(|t| t.is_empty()) {
+            self.log = std::mem::take(t);
+        }
+        if w.out.is_empty() {
+            self.out = std::mem::take(&mut w.out);
+        }
+        if w.shell.ready.is_empty() {
+            self.ready = std::mem::take(&mut w.shell.ready);
+        }
+    }
 }
 
 /// One action being carried out: the turns it leads to, and what the
@@ -1046,7 +1058,10 @@ impl<'a> Step<'a> {
             log.append(&mut events);
         }
         events.clear();
-        LOG_ROOM.with(|r| *r.borrow_mut() = events);
+        // Back where it came from, for the rooms to take.
+        if let Some(t) = self.s.world.trace.as_mut() {
+            *t = events;
+        }
     }
 
     /// The watcher sees one event.

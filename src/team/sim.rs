@@ -170,7 +170,7 @@ async fn follow(w: &Shared, choices: &[Choice]) -> (Stop, Option<String>) {
     for (i, c) in choices.iter().enumerate() {
         if !w.borrow().can_choose(c) {
             let why = format!(
-                "step {} of the schedule ({c:?}) cannot be taken at {}: this run parts from the schedule there                  (was it written for this file, with this seed?)",
+                "step {} of the schedule ({c:?}) cannot be taken at {}: this run parts from the schedule there (was it written for this file, with this seed?)",
                 i + 1,
                 w.borrow().now()
             );
