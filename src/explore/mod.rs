@@ -420,7 +420,9 @@ const BATCH: usize = 2048;
 /// expensive part: copy, step, fingerprint), then one thread merges their
 /// children into the set of seen states in the order a one-thread
 /// breadth-first search would. So the result (counts, the counterexample)
-/// is the same for any number of jobs.
+/// is the same for any number of jobs. With more than one, the merge of a
+/// batch runs while the pool expands the next one, and the states a merge
+/// let go are freed there too: the merge was the part that kept a core idle.
 pub fn explore_with(
     scenario: &dyn Subject,
     budgets: Budgets,
@@ -437,7 +439,7 @@ pub fn explore_with(
     let root = model.fingerprint(&start);
     let mut seen = Seen::default();
     seen.insert(root, Node { parent: ROOT, action: 0, sleep: Vec::new() });
-    let mut out = Exploration {
+    let out = Exploration {
         states: 1,
         unique: 1,
         depth: 0,
@@ -448,110 +450,198 @@ pub fn explore_with(
         expected: Vec::new(),
         deadlock: None,
     };
-    // The first transition that formed a deadlock: its parent and action.
-    let mut deadlock: Option<(u64, u32)> = None;
-    let jobs = bounds.jobs.max(1);
+    let mut search = Search {
+        model: &model,
+        scenario,
+        bounds: &bounds,
+        seen,
+        out,
+        deadlock: None,
+        next: Vec::new(),
+        freed: Vec::new(),
+        progress,
+    };
+    // One thread needs no pool: it expands and merges in turn. A pool that
+    // cannot start (the system refuses threads) leaves the search on one.
+    let pool =
+        (bounds.jobs > 1).then(|| rayon::ThreadPoolBuilder::new().num_threads(bounds.jobs).build().ok()).flatten();
     let mut level: Vec<Entry> = vec![Entry { state: Box::new(start), fp: root, sleep: Vec::new(), only: None }];
     let mut depth = 0;
     'search: while !level.is_empty() {
-        out.depth = out.depth.max(depth);
-        let mut next: Vec<Entry> = Vec::new();
+        search.out.depth = search.out.depth.max(depth);
         let mut entries = level.into_iter();
-        loop {
-            let batch: Vec<Entry> = entries.by_ref().take(BATCH).collect();
-            if batch.is_empty() {
-                break;
-            }
-            let expanded = expand_all(&model, &batch, depth, &bounds, &seen, jobs);
-            for (entry, result) in batch.iter().zip(expanded) {
-                let (children, slept) = match result {
-                    Expanded::End(found) => {
-                        if let Some(f) = found {
-                            if !model.expects(&f) {
-                                out.counterexample = Some(rebuild(&model, &seen, entry.fp, None, Some(f)));
-                                return out;
-                            }
-                            note_expected(&model, &seen, &mut out.expected, entry.fp, None, f);
-                        }
-                        if bounds.expectations {
-                            if let Some(c) = expectations_at_end(&model, scenario, &seen, entry.fp) {
-                                out.counterexample = Some(c);
-                                return out;
-                            }
-                        }
-                        continue;
-                    }
-                    Expanded::Bounded => {
-                        out.stopped_by = Some("max-depth");
-                        continue;
-                    }
-                    Expanded::Children { children, slept } => (children, slept),
-                };
-                out.slept += slept;
-                for child in children {
-                    out.states += 1;
-                    // Every transition is judged, even one into a state seen
-                    // before: the same state reached another way may not
-                    // have broken anything.
-                    for v in child.expected {
-                        let f = Finding::Broken(v);
-                        note_expected(&model, &seen, &mut out.expected, entry.fp, Some(child.action), f);
-                    }
-                    if child.found.is_some() {
-                        out.depth = out.depth.max(depth + 1);
-                        out.counterexample = Some(rebuild(&model, &seen, entry.fp, Some(child.action), child.found));
-                        return out;
-                    }
-                    if child.deadlock && deadlock.is_none() {
-                        deadlock = Some((entry.fp, child.action));
-                    }
-                    let Some(state) = child.state else { continue };
-                    let (state, queue_sleep, only) = match seen.get_mut(&child.fp) {
-                        Some(old) if is_subset(&old.sleep, &child.sleep) => continue,
-                        Some(old) => {
-                            // Reached again with more awake: explore what woke.
-                            let woke: Sleep =
-                                old.sleep.iter().filter(|d| child.sleep.binary_search(d).is_err()).copied().collect();
-                            old.sleep.retain(|d| child.sleep.binary_search(d).is_ok());
-                            let sleep = old.sleep.clone();
-                            // From the copy its recorded path reaches, not this one: the
-                            // two hash the same but may list their messages (or, under
-                            // symmetry, their teammates) in another order, and the
-                            // actions its children record are places in its own list.
-                            let first = Box::new(replay_path(&model, &seen, child.fp, None, false).state);
-                            (first, sleep, Some(woke))
-                        }
-                        None => {
-                            let node = Node { parent: entry.fp, action: child.action, sleep: child.sleep.clone() };
-                            seen.insert(child.fp, node);
-                            out.unique += 1;
-                            if out.unique.is_multiple_of(10_000) {
-                                out.depth = out.depth.max(depth + 1);
-                                progress(&out);
-                                if let (Some(limit), Some(used)) = (bounds.max_memory, crate::bench::resident_memory())
-                                {
-                                    if used > limit {
-                                        out.stopped_by = Some("max-memory");
-                                        break 'search;
-                                    }
-                                }
-                            }
-                            (state, child.sleep, None)
-                        }
-                    };
-                    if out.unique as usize >= bounds.max_states {
-                        out.stopped_by = Some("max-states");
-                        break 'search;
-                    }
-                    next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only });
+        let mut batch: Vec<Entry> = entries.by_ref().take(BATCH).collect();
+        let mut expanded = expand_batch(pool.as_ref(), &model, &batch, depth, &bounds, Some(&search.seen));
+        while !batch.is_empty() {
+            let coming: Vec<Entry> = entries.by_ref().take(BATCH).collect();
+            let (flow, coming_expanded) = match pool.as_ref() {
+                Some(pool) => {
+                    let mut slot = None;
+                    let flow = pool.in_place_scope(|scope| {
+                        let (model, bounds, coming, slot) = (&model, &bounds, &coming, &mut slot);
+                        // Not judged against the seen set, which the merge is
+                        // writing: the merge drops what it knows already.
+                        scope
+                            .spawn(move |_| *slot = Some(expand_batch(Some(pool), model, coming, depth, bounds, None)));
+                        let flow = search.merge(&batch, expanded, depth);
+                        // Freeing is a fifth of the work (a state is a dozen
+                        // blocks, cold by now): on the pool, in pieces, so
+                        // neither thread waits for the other to finish it.
+                        let (parents, freed) = (std::mem::take(&mut batch), std::mem::take(&mut search.freed));
+                        scope.spawn(move |_| {
+                            use rayon::prelude::*;
+                            parents.into_par_iter().with_min_len(64).for_each(drop);
+                            freed.into_par_iter().with_min_len(64).for_each(drop);
+                        });
+                        flow
+                    });
+                    // The spawned expansion has finished when the scope has.
+                    (flow, slot.unwrap_or_default())
                 }
+                None => {
+                    let flow = search.merge(&batch, expanded, depth);
+                    search.freed.clear();
+                    (flow, expand_batch(None, &model, &coming, depth, &bounds, Some(&search.seen)))
+                }
+            };
+            match flow {
+                Flow::Go => {}
+                Flow::Found => return search.out,
+                Flow::Stop => break 'search,
             }
+            batch = coming;
+            expanded = coming_expanded;
         }
-        level = next;
+        level = std::mem::take(&mut search.next);
         depth += 1;
     }
-    out.deadlock = deadlock.map(|(fp, k)| rebuild(&model, &seen, fp, Some(k), None));
-    out
+    let deadlock = search.deadlock.map(|(fp, k)| rebuild(&model, &search.seen, fp, Some(k), None));
+    search.out.deadlock = deadlock;
+    search.out
+}
+
+/// What a merge tells the search to do next.
+enum Flow {
+    Go,
+    /// A counterexample is in the exploration: the search is over.
+    Found,
+    /// A bound stopped the search.
+    Stop,
+}
+
+/// The search's state between batches: what is seen, what is queued.
+struct Search<'a, 'p> {
+    model: &'a Model,
+    scenario: &'a dyn Subject,
+    bounds: &'a Bounds,
+    seen: Seen,
+    out: Exploration,
+    /// The first transition that formed a deadlock: its parent and action.
+    deadlock: Option<(u64, u32)>,
+    /// The next level's states, in the order a one-thread search finds them.
+    next: Vec<Entry>,
+    /// States the merge found known already, to be freed off its thread.
+    /// Still boxed: unboxed, each would be copied out only to be dropped.
+    #[allow(clippy::vec_box)]
+    freed: Vec<Box<State>>,
+    progress: &'p mut dyn FnMut(&Exploration),
+}
+
+impl Search<'_, '_> {
+    /// Merges the children of `batch` (expanded as `expanded`, in its
+    /// order) into the seen set and the next level.
+    fn merge(&mut self, batch: &[Entry], expanded: Vec<Expanded>, depth: usize) -> Flow {
+        let model = self.model;
+        for (entry, result) in batch.iter().zip(expanded) {
+            let (children, slept) = match result {
+                Expanded::End(found) => {
+                    if let Some(f) = found {
+                        if !model.expects(&f) {
+                            self.out.counterexample = Some(rebuild(model, &self.seen, entry.fp, None, Some(f)));
+                            return Flow::Found;
+                        }
+                        note_expected(model, &self.seen, &mut self.out.expected, entry.fp, None, f);
+                    }
+                    if self.bounds.expectations {
+                        if let Some(c) = expectations_at_end(model, self.scenario, &self.seen, entry.fp) {
+                            self.out.counterexample = Some(c);
+                            return Flow::Found;
+                        }
+                    }
+                    continue;
+                }
+                Expanded::Bounded => {
+                    self.out.stopped_by = Some("max-depth");
+                    continue;
+                }
+                Expanded::Children { children, slept } => (children, slept),
+            };
+            self.out.slept += slept;
+            for child in children {
+                self.out.states += 1;
+                // Every transition is judged, even one into a state seen
+                // before: the same state reached another way may not
+                // have broken anything.
+                for v in child.expected {
+                    let f = Finding::Broken(v);
+                    note_expected(model, &self.seen, &mut self.out.expected, entry.fp, Some(child.action), f);
+                }
+                if child.found.is_some() {
+                    self.out.depth = self.out.depth.max(depth + 1);
+                    let found = rebuild(model, &self.seen, entry.fp, Some(child.action), child.found);
+                    self.out.counterexample = Some(found);
+                    return Flow::Found;
+                }
+                if child.deadlock && self.deadlock.is_none() {
+                    self.deadlock = Some((entry.fp, child.action));
+                }
+                let Some(state) = child.state else { continue };
+                let (state, queue_sleep, only) = match self.seen.get_mut(&child.fp) {
+                    Some(old) if is_subset(&old.sleep, &child.sleep) => {
+                        self.freed.push(state);
+                        continue;
+                    }
+                    Some(old) => {
+                        // Reached again with more awake: explore what woke.
+                        let woke: Sleep =
+                            old.sleep.iter().filter(|d| child.sleep.binary_search(d).is_err()).copied().collect();
+                        old.sleep.retain(|d| child.sleep.binary_search(d).is_ok());
+                        let sleep = old.sleep.clone();
+                        self.freed.push(state);
+                        // From the copy its recorded path reaches, not this one: the
+                        // two hash the same but may list their messages (or, under
+                        // symmetry, their teammates) in another order, and the
+                        // actions its children record are places in its own list.
+                        let first = Box::new(replay_path(model, &self.seen, child.fp, None, false).state);
+                        (first, sleep, Some(woke))
+                    }
+                    None => {
+                        let node = Node { parent: entry.fp, action: child.action, sleep: child.sleep.clone() };
+                        self.seen.insert(child.fp, node);
+                        self.out.unique += 1;
+                        if self.out.unique.is_multiple_of(10_000) {
+                            self.out.depth = self.out.depth.max(depth + 1);
+                            (self.progress)(&self.out);
+                            if let (Some(limit), Some(used)) = (self.bounds.max_memory, crate::bench::resident_memory())
+                            {
+                                if used > limit {
+                                    self.out.stopped_by = Some("max-memory");
+                                    return Flow::Stop;
+                                }
+                            }
+                        }
+                        (state, child.sleep, None)
+                    }
+                };
+                if self.out.unique as usize >= self.bounds.max_states {
+                    self.out.stopped_by = Some("max-states");
+                    return Flow::Stop;
+                }
+                self.next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only });
+            }
+        }
+        Flow::Go
+    }
 }
 
 /// Keeps the schedule to `fp` (then `last`) as the first found to break an
@@ -564,33 +654,30 @@ fn note_expected(model: &Model, seen: &Seen, kept: &mut Vec<Counterexample>, fp:
     kept.push(rebuild(model, seen, fp, last, Some(f)));
 }
 
-/// Expands a batch, split over `jobs` threads, results in the batch's order.
-fn expand_all(
+/// Expands a batch, on the pool's threads if there is one, results in the
+/// batch's order. `seen`, when given, lets a child already known with no
+/// more awake be dropped at once instead of carried to the merge.
+fn expand_batch(
+    pool: Option<&rayon::ThreadPool>,
     model: &Model,
     batch: &[Entry],
     depth: usize,
     bounds: &Bounds,
-    seen: &Seen,
-    jobs: usize,
+    seen: Option<&Seen>,
 ) -> Vec<Expanded> {
-    if jobs == 1 || batch.len() < 2 * jobs {
-        return batch.iter().map(|e| expand(model, e, depth, bounds, seen)).collect();
+    use rayon::prelude::*;
+    match pool {
+        // Stolen a few states at a time: states differ in cost (an end
+        // state has no children), so halves of a batch would not finish together.
+        Some(pool) => {
+            pool.install(|| batch.par_iter().with_min_len(16).map(|e| expand(model, e, depth, bounds, seen)).collect())
+        }
+        None => batch.iter().map(|e| expand(model, e, depth, bounds, seen)).collect(),
     }
-    let chunk = batch.len().div_ceil(jobs);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = batch
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().map(|e| expand(model, e, depth, bounds, seen)).collect::<Vec<_>>())
-            })
-            .collect();
-        // A thread that panicked hit a broken invariant of the explorer itself.
-        handles.into_iter().flat_map(|h| h.join().expect("an explorer thread panicked")).collect()
-    })
 }
 
 /// Every transition from one state, each child stepped and fingerprinted.
-fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Seen) -> Expanded {
+fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Option<&Seen>) -> Expanded {
     let mut actions = Vec::new();
     let state = &entry.state;
     model.actions(state, &mut actions);
@@ -661,7 +748,8 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: &Se
     for (child, next) in children.iter_mut().zip(nexts) {
         child.fp = if child.found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.
-        let known = child.found.is_none() && seen.get(&child.fp).is_some_and(|old| is_subset(&old.sleep, &child.sleep));
+        let known = child.found.is_none()
+            && seen.and_then(|seen| seen.get(&child.fp)).is_some_and(|old| is_subset(&old.sleep, &child.sleep));
         if !known {
             child.state = Some(next);
         }
