@@ -212,7 +212,8 @@ impl Counterexample {
     }
 }
 
-/// Deliveries asleep at a state, each by its key and recipient, sorted:
+/// Deliveries asleep at a state, each by its message's key
+/// ([`Model::message_key`]) and recipient, sorted:
 /// already explored in another order, so not taken again from here.
 type Sleep = Vec<(u64, AgentId)>;
 
@@ -694,7 +695,9 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
     let mut taken_here: Vec<(u64, AgentId)> = Vec::new();
     for (k, action) in actions.iter().enumerate() {
         let delivery = match action {
-            Action::Deliver(i) if bounds.partial_order && model.commutes(state, *i) => Some(delivery_key(state, *i)),
+            Action::Deliver(i) if bounds.partial_order && model.commutes(state, *i) => {
+                Some((model.message_key(state, *i), state.flight()[*i].to))
+            }
             _ => None,
         };
         // Taken again only for what woke: the rest was taken the first time.
@@ -759,15 +762,6 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
 
 fn is_subset(small: &[(u64, AgentId)], big: &[(u64, AgentId)]) -> bool {
     small.iter().all(|d| big.binary_search(d).is_ok())
-}
-
-/// A delivery's identity that does not depend on the order messages were
-/// sent in (message numbers do): who, to whom, what. Its recipient too.
-fn delivery_key(s: &State, i: usize) -> (u64, AgentId) {
-    let d = &s.flight()[i];
-    let mut c = crate::protocol::Canon::new(&[]);
-    d.canon(&mut c);
-    (c.finish(), d.to)
 }
 
 /// A schedule replayed from the start: where it ends, what it logged, its

@@ -187,6 +187,15 @@ pub struct Model {
     /// File inboxes: message order is not free (a file's lines are), so
     /// no two deliveries are taken to commute.
     file_mode: bool,
+    /// Whether the fingerprint hashes when each message in flight was sent.
+    /// Only a latency bound reads it (no event may fire past the moment a
+    /// message is due by), and a file inbox, which writes it into the
+    /// message's line; otherwise it is history: no step, no invariant and no
+    /// expectation reads it (a delivery is stamped with the time it arrives,
+    /// and the clock is hashed). Hashed, the same message sent before or
+    /// after an unrelated timer made two states (scenario 29, N = 3: 42,829
+    /// unique states with it, 26,141 without).
+    flight_times: bool,
     start: State,
     /// What the start state logged (the agents taking up their starts): a
     /// replayed schedule's log begins with it.
@@ -255,6 +264,7 @@ impl Model {
             seed: scenario.seed(),
             file_faults,
             file_mode,
+            flight_times: file_mode,
             fresh: start.clone(),
             start,
             start_log: Vec::new(),
@@ -293,7 +303,17 @@ impl Model {
     /// Messages arrive within `bound` of being sent (see `latency_bound`).
     pub fn with_latency_bound(mut self, bound: Option<Millis>) -> Model {
         self.latency_bound = bound;
+        self.flight_times = self.file_mode || bound.is_some();
         self
+    }
+
+    /// The message in flight at place `i` as one word, as the fingerprint
+    /// sees it: what it is, not its number (which says in what order things
+    /// were sent). The sleep sets name deliveries by it.
+    pub fn message_key(&self, s: &State, i: usize) -> u64 {
+        let mut c = Canon::new(&[]);
+        s.flight()[i].canon_timed(&mut c, self.flight_times);
+        c.finish()
     }
 
     /// Whether time may move to `at`: with a latency bound, not past the
@@ -608,7 +628,7 @@ impl Model {
                     }
                 }
             }
-            d.canon(&mut k);
+            d.canon_timed(&mut k, self.flight_times);
             let key = k.finish();
             sum = sum.wrapping_add(key);
             keyed.push((key, i));
@@ -619,7 +639,7 @@ impl Model {
             keyed.sort_unstable();
             for &(_, i) in keyed.iter() {
                 if flight[i].envelope.message.request_id().is_some_and(|id| c.known(id).is_none()) {
-                    flight[i].canon(c);
+                    flight[i].canon_timed(c, self.flight_times);
                 }
             }
         }

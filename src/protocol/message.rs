@@ -346,6 +346,14 @@ impl Delivery {
     /// Hashes the delivery but not its number: message numbers say in which
     /// order things were sent, which is history, not state.
     pub fn canon(&self, c: &mut super::Canon) {
+        self.canon_timed(c, true);
+    }
+
+    /// As [`Delivery::canon`], leaving out when it was sent (and, in flight,
+    /// arrived: the same instant until it is delivered) unless `times`.
+    /// For a message still in flight those are history where nothing reads
+    /// them: see `Model::fingerprint`.
+    pub fn canon_timed(&self, c: &mut super::Canon, times: bool) {
         c.agent(self.sender);
         c.agent(self.to);
         c.agent(self.envelope.from);
@@ -353,8 +361,10 @@ impl Delivery {
             Address::Agent(a) => c.agent(a),
             Address::Everyone => c.word(u64::MAX),
         }
-        c.millis(self.envelope.sent_at);
-        c.millis(self.at);
+        if times {
+            c.millis(self.envelope.sent_at);
+            c.millis(self.at);
+        }
         c.word(self.incarnation as u64);
         self.envelope.message.canon(c);
     }
