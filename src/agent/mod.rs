@@ -75,10 +75,15 @@ pub struct Answered {
     memory: Option<Box<Memory>>,
 }
 
+/// The answers given, oldest first. A list, not a map: an answer is kept only
+/// while the responder's list is unsettled, so there are at most as many as
+/// the list has entries (two, for `["reject", "approve"]`), and a search
+/// copies, walks and drops this in every state a teammate moves in (as a
+/// map and a queue, three blocks and a hash-table walk: 7 % of the
+/// explorer's instructions at four teammates).
 #[derive(Clone, Debug, Default)]
 struct Memory {
-    given: std::collections::HashMap<crate::protocol::RequestId, Answer, crate::protocol::message::IdHashBuilder>,
-    order: std::collections::VecDeque<crate::protocol::RequestId>,
+    given: smallvec::SmallVec<[(crate::protocol::RequestId, Answer); 2]>,
 }
 
 impl Answered {
@@ -96,20 +101,17 @@ impl Answered {
     }
 
     fn answer_remembering(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
-        if let Some(a) = self.memory.as_ref().and_then(|m| m.given.get(&id)) {
-            return (*a, true);
+        if let Some(a) = self.memory.as_ref().and_then(|m| m.given.iter().find(|g| g.0 == id)) {
+            return (a.1, true);
         }
         if answers.settled() {
             return (answers.next_answer(), false);
         }
         let a = answers.next_answer();
         let m = self.memory.get_or_insert_with(Box::default);
-        m.given.insert(id, a);
-        m.order.push_back(id);
-        if m.order.len() > Self::CAPACITY {
-            if let Some(old) = m.order.pop_front() {
-                m.given.remove(&old);
-            }
+        m.given.push((id, a));
+        if m.given.len() > Self::CAPACITY {
+            m.given.remove(0);
         }
         (a, false)
     }
@@ -392,7 +394,7 @@ impl Answered {
     pub fn canon(&self, c: &mut Canon) {
         let Some(m) = &self.memory else { return c.word(0) };
         let mut given: smallvec::SmallVec<[(u32, Answer); 8]> = smallvec::SmallVec::new();
-        given.extend(m.given.iter().map(|(id, a)| (c.number(*id), *a)));
+        given.extend(m.given.iter().map(|&(id, a)| (c.number(id), a)));
         given.sort_unstable_by_key(|g| g.0);
         for &(n, a) in given.iter() {
             c.word(n as u64 | (a as u64) << 32);
@@ -414,6 +416,40 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn id(n: u128) -> RequestId {
+        RequestId(uuid::Uuid::from_u128(n))
+    }
+
+    #[test]
+    fn a_repeated_request_gets_the_answer_it_got_before_and_a_new_one_the_next() {
+        let mut answers = Answers::new(vec![Answer::Reject, Answer::Ignore, Answer::Approve]);
+        let mut memory = Answered::default();
+        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Reject, false));
+        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Reject, true), "a copy, answered alike");
+        assert_eq!(memory.answer(id(2), &mut answers), (Answer::Ignore, false));
+        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Reject, true));
+        assert_eq!(memory.answer(id(2), &mut answers), (Answer::Ignore, true));
+        // Settled: the last answer repeats, remembered or not.
+        assert_eq!(memory.answer(id(3), &mut answers), (Answer::Approve, false));
+        assert_eq!(memory.answer(id(3), &mut answers), (Answer::Approve, false));
+    }
+
+    #[test]
+    fn past_its_capacity_a_responder_forgets_its_oldest_answer_first() {
+        let n = Answered::CAPACITY + 2;
+        let list: Vec<Answer> = (0..n).map(|i| if i % 2 == 0 { Answer::Reject } else { Answer::Ignore }).collect();
+        let mut answers = Answers::new(list);
+        let mut memory = Answered::default();
+        for i in 0..=Answered::CAPACITY as u128 {
+            memory.answer(id(i), &mut answers);
+        }
+        // Id 0 is forgotten: it gets the next answer (the list's last, now
+        // settled), as a new request would. Id 1 is still known.
+        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Ignore, true));
+        assert_eq!(memory.answer(id(0), &mut answers), (Answer::Ignore, false));
+        assert_eq!(memory.answer(id(2), &mut answers), (Answer::Reject, true));
+    }
 
     #[test]
     fn a_send_command_is_its_envelope_and_nothing_more() {
