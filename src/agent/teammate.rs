@@ -127,6 +127,50 @@ pub struct Teammate {
     /// action is recorded once per gate state, not on every input.
     reported_block: Option<(usize, GateState)>,
     answered: super::Answered,
+    /// The explorer's hash of this teammate as its own symmetry signature
+    /// names agents (itself 1, the lead 0, the others 2), kept once made:
+    /// a search step changes one or two agents and shares the rest with the
+    /// state it came from, and each of them was hashed again for every
+    /// state. Cleared when the teammate takes a turn.
+    signature: Memo,
+}
+
+/// A hash kept beside what it hashes; 0 means not made. Atomic, since the
+/// explorer's threads share an unchanged teammate between states; two
+/// threads making it at once store the same value. A copy starts empty.
+#[derive(Default)]
+pub struct Memo(std::sync::atomic::AtomicU64);
+
+impl Memo {
+    /// The kept hash, or `make`'s, kept.
+    pub fn get_or(&self, make: impl FnOnce() -> u64) -> u64 {
+        use std::sync::atomic::Ordering::Relaxed;
+        match self.0.load(Relaxed) {
+            0 => {
+                // 0 stands for "none": a hash that is 0 is made every time.
+                let h = make();
+                self.0.store(h, Relaxed);
+                h
+            }
+            h => h,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        *self.0.get_mut() = 0;
+    }
+}
+
+impl Clone for Memo {
+    fn clone(&self) -> Memo {
+        Memo::default()
+    }
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Memo")
+    }
 }
 
 impl Teammate {
@@ -184,7 +228,19 @@ impl Teammate {
             revisions: 0,
             reported_block: None,
             answered: super::Answered::default(),
+            signature: Memo::default(),
         }
+    }
+
+    /// Its hash under its own signature's naming (see `signature`), made
+    /// by `make` the first time after each turn.
+    pub fn signature_memo(&self, make: impl FnOnce() -> u64) -> u64 {
+        self.signature.get_or(make)
+    }
+
+    /// It took a turn: what was kept of it no longer holds.
+    pub fn forget_memos(&mut self) {
+        self.signature.clear();
     }
 
     /// The plans this teammate asked about, if it ever asked.

@@ -899,9 +899,21 @@ type Mail = (u32, u32, &'static str, Option<bool>, bool);
 /// named 1, the lead 0 and every other teammate 2 (`local`): equal for two
 /// teammates in the same situation, whoever they are.
 fn signature(s: &State, queued: &[(Millis, u64, &Due)], a: AgentId, local: &[u32]) -> u64 {
-    let mut c = Canon::new(local);
-    s.agents[a.index()].canon(&mut c);
     let i = a.index();
+    let own = |agent: &Agent| {
+        let mut c = Canon::new(local);
+        agent.canon(&mut c);
+        c.finish()
+    };
+    // Kept with the teammate: `local` depends only on whom it is for, and a
+    // teammate stays in its place. Only the permutation reads this, and any
+    // permutation is sound: a stale value could merge fewer states, no more.
+    let own = match &*s.agents[i] {
+        Agent::Teammate(t) => t.signature_memo(|| own(&s.agents[i])),
+        lead => own(lead),
+    };
+    let mut c = Canon::new(local);
+    c.word(own);
     c.word(process(s, i));
     for &(at, _, d) in queued {
         match d {
@@ -1040,6 +1052,9 @@ impl<'a> Step<'a> {
             self.s.world.ids.resume(seed, me, self.s.words[i]);
             let agent = Arc::make_mut(&mut self.s.agents[i]);
             crate::world::turn(&mut self.s.world, me, &mut self.s.lives[i], agent, &input);
+            if let Agent::Teammate(t) = agent {
+                t.forget_memos();
+            }
             if let Some(words) = self.s.world.ids.take_words(me) {
                 self.s.words[i] = words;
             }
