@@ -147,3 +147,55 @@ fn where_the_policy_allows_deadlocks_the_shortest_one_is_reported() {
     let none = explore(&bundled("01-happy-shutdown"), Budgets { drop: 1, ..Budgets::default() }, Bounds::default());
     assert!(none.deadlock.is_none());
 }
+
+/// Judged at the end of a schedule, an expectation about one teammate tells
+/// it from its twins: a schedule and its mirror image (the same with two
+/// twins swapped) may pass and fail it. So with `--expect`, symmetry keeps
+/// apart every teammate the expectations name (here worker-2 by name and
+/// worker-3 through its request's label), and only worker-1 and worker-4
+/// stay interchangeable.
+#[test]
+fn the_expectations_keep_the_teammates_they_name_out_of_symmetry() {
+    let s = inline(
+        r#"
+name = "four-twins"
+about = "four identical teammates; the file's expectations name two of them"
+[[teammate]]
+name = "worker"
+count = 4
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "worker-3"
+label = "stop-w3"
+[[expect]]
+teammate = "worker-2"
+status = "working"
+[[expect]]
+request = "stop-w3"
+status = "approved"
+"#,
+    );
+    let plain = explore(&s, Budgets::default(), Bounds::default());
+    assert_eq!(plain.symmetric, vec![4], "without --expect every twin is interchangeable");
+    let judged = explore(&s, Budgets::default(), Bounds { expectations: true, ..Bounds::default() });
+    assert_eq!(judged.symmetric, vec![2], "worker-1 and worker-4 only");
+    let unlabelled = inline(
+        r#"
+name = "four-twins"
+about = "an automatic label names its teammate"
+[[teammate]]
+name = "worker"
+count = 4
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "worker-1"
+[[expect]]
+request = "worker-1/shutdown/1"
+status = "approved"
+"#,
+    );
+    let judged = explore(&unlabelled, Budgets::default(), Bounds { expectations: true, ..Bounds::default() });
+    assert_eq!(judged.symmetric, vec![3], "worker-2, 3 and 4");
+}

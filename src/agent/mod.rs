@@ -77,7 +77,8 @@ pub struct Answered {
 
 /// The answers given, oldest first. A list, not a map: an answer is kept only
 /// while the responder's list is unsettled, so there are at most as many as
-/// the list has entries (two, for `["reject", "approve"]`), and a search
+/// its lists have entries before their last (one, for `["reject",
+/// "approve"]`: the rejection), and a search
 /// copies, walks and drops this in every state a teammate moves in (as a
 /// map and a queue, three blocks and a hash-table walk: 7 % of the
 /// explorer's instructions at four teammates).

@@ -37,6 +37,12 @@ pub trait Subject {
     /// The first of the file's own expectations that a schedule's outcome
     /// fails, as which check and why, judged as `run` judges them.
     fn first_failed_expectation(&self, outcome: &Outcome) -> Option<(String, String)>;
+    /// The teammates the file's expectations are about, by name or through
+    /// a request's label, a gate, a file or a deadlock's members (all of
+    /// them where one cannot be told). Judged at the end of a schedule, an
+    /// expectation tells such a teammate from its twins, so symmetry must
+    /// not swap it with them.
+    fn named_by_expectations(&self) -> Vec<AgentId>;
 }
 
 use crate::oracle::{self, Invariant};
@@ -435,7 +441,12 @@ pub fn explore_with(
     } else {
         Model::new(scenario, budgets, bounds.symmetry)
     };
-    let model = model.with_latency_bound(bounds.latency_bound);
+    let mut model = model.with_latency_bound(bounds.latency_bound);
+    if bounds.expectations {
+        // The end of one schedule stands for its mirror images only if the
+        // expectations cannot tell them apart.
+        model = model.apart(&scenario.named_by_expectations());
+    }
     let start = model.start();
     let root = model.fingerprint(&start);
     let mut seen = Seen::default();

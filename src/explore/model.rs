@@ -316,6 +316,16 @@ impl Model {
         c.finish()
     }
 
+    /// Takes `named` out of the symmetry groups: each is then unlike every
+    /// other teammate, as a teammate a fault of the file names is.
+    pub fn apart(mut self, named: &[AgentId]) -> Model {
+        for g in &mut self.groups {
+            g.retain(|a| !named.contains(a));
+        }
+        self.groups.retain(|g| g.len() > 1);
+        self
+    }
+
     /// Whether time may move to `at`: with a latency bound, not past the
     /// moment the oldest message in flight must have arrived by.
     fn may_reach(&self, s: &State, at: Millis) -> bool {

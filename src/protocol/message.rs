@@ -349,10 +349,10 @@ impl Delivery {
         self.canon_timed(c, true);
     }
 
-    /// As [`Delivery::canon`], leaving out when it was sent (and, in flight,
-    /// arrived: the same instant until it is delivered) unless `times`.
-    /// For a message still in flight those are history where nothing reads
-    /// them: see `Model::fingerprint`.
+    /// As [`Delivery::canon`], leaving out when it was sent and when the
+    /// network meant it to arrive (a delivery overwrites that with the time
+    /// it does) unless `times`. For a message still in flight those are
+    /// history where nothing reads them: see `Model::fingerprint`.
     pub fn canon_timed(&self, c: &mut super::Canon, times: bool) {
         c.agent(self.sender);
         c.agent(self.to);
