@@ -470,6 +470,7 @@ pub fn explore_with(
         out,
         deadlock: None,
         next: Vec::new(),
+        queued: HashMap::default(),
         freed: Vec::new(),
         progress,
     };
@@ -525,6 +526,7 @@ pub fn explore_with(
             expanded = coming_expanded;
         }
         level = std::mem::take(&mut search.next);
+        search.queued.clear();
         depth += 1;
     }
     let deadlock = search.deadlock.map(|(fp, k)| rebuild(&model, &search.seen, fp, Some(k), None));
@@ -552,6 +554,8 @@ struct Search<'a, 'p> {
     deadlock: Option<(u64, u32)>,
     /// The next level's states, in the order a one-thread search finds them.
     next: Vec<Entry>,
+    /// Where in `next` each of its states is, by fingerprint.
+    queued: HashMap<u64, usize, std::hash::BuildHasherDefault<PassThrough>>,
     /// States the merge found known already, to be freed off its thread.
     /// Still boxed: unboxed, each would be copied out only to be dropped.
     #[allow(clippy::vec_box)]
@@ -620,6 +624,20 @@ impl Search<'_, '_> {
                         old.sleep.retain(|d| child.sleep.binary_search(d).is_ok());
                         let sleep = old.sleep.clone();
                         self.freed.push(state);
+                        // Still waiting in the next level (an order of the same
+                        // steps reaches a state at the same depth): it will be
+                        // expanded with less asleep, and no second entry, nor
+                        // the replay that would make it, is needed.
+                        if let Some(&k) = self.queued.get(&child.fp) {
+                            let e = &mut self.next[k];
+                            e.sleep = sleep;
+                            if let Some(only) = &mut e.only {
+                                only.extend(woke);
+                                only.sort_unstable();
+                                only.dedup();
+                            }
+                            continue;
+                        }
                         // From the copy its recorded path reaches, not this one: the
                         // two hash the same but may list their messages (or, under
                         // symmetry, their teammates) in another order, and the
@@ -649,6 +667,7 @@ impl Search<'_, '_> {
                     self.out.stopped_by = Some("max-states");
                     return Flow::Stop;
                 }
+                self.queued.insert(child.fp, self.next.len());
                 self.next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only });
             }
         }
