@@ -156,13 +156,14 @@ fn where_the_policy_allows_deadlocks_the_shortest_one_is_reported() {
 /// stay interchangeable.
 #[test]
 fn the_expectations_keep_the_teammates_they_name_out_of_symmetry() {
-    let s = inline(
+    let twins = |rest: &str| {
+        inline(&format!(
+            "name = \"four-twins\"\nabout = \"four identical teammates\"\n\
+             [[teammate]]\nname = \"worker\"\ncount = 4\n{rest}"
+        ))
+    };
+    let s = twins(
         r#"
-name = "four-twins"
-about = "four identical teammates; the file's expectations name two of them"
-[[teammate]]
-name = "worker"
-count = 4
 [[step]]
 at = "1s"
 do = "shutdown"
@@ -180,13 +181,9 @@ status = "approved"
     assert_eq!(plain.symmetric, vec![4], "without --expect every twin is interchangeable");
     let judged = explore(&s, Budgets::default(), Bounds { expectations: true, ..Bounds::default() });
     assert_eq!(judged.symmetric, vec![2], "worker-1 and worker-4 only");
-    let unlabelled = inline(
+    // An automatic label names its teammate.
+    let unlabelled = twins(
         r#"
-name = "four-twins"
-about = "an automatic label names its teammate"
-[[teammate]]
-name = "worker"
-count = 4
 [[step]]
 at = "1s"
 do = "shutdown"

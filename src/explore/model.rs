@@ -977,9 +977,6 @@ fn signature(s: &State, queued: &[(Millis, u64, &Due)], a: AgentId, local: &[u32
 }
 
 thread_local! {
-    /// The agents' id streams while they take their turns: only the lane of
-    /// the agent taking its turn is ever filled, remade from its position.
-    static ID_STREAMS: std::cell::RefCell<crate::agent::IdStreams> = std::cell::RefCell::new(crate::agent::IdStreams::default());
     static ROOMS: std::cell::RefCell<Rooms> = std::cell::RefCell::new(Rooms::default());
 }
 
@@ -989,12 +986,15 @@ thread_local! {
 /// teammates). Only room changes hands, never what is in it: all three are
 /// empty between steps (the log is read out, a turn clears its commands,
 /// the starts are taken before the search begins), and one that is not
-/// keeps its own.
+/// keeps its own. The agents' id streams are lent the same way, by
+/// `Step::hand_over` alone (only turns draw ids): only the lane of the agent
+/// taking its turn is ever filled, remade from its position.
 #[derive(Default)]
 struct Rooms {
     log: Vec<Stamped>,
     out: Vec<crate::agent::Command>,
     ready: std::collections::VecDeque<(AgentId, Input)>,
+    ids: crate::agent::IdStreams,
 }
 
 impl Rooms {
@@ -1052,7 +1052,7 @@ impl<'a> Step<'a> {
         let seed = self.m.seed;
         // The streams are lent for the step, so a state kept for later
         // holds none of them (only how far each agent drew, `words`).
-        let lent = ID_STREAMS.with(|c| std::mem::take(&mut *c.borrow_mut()));
+        let lent = ROOMS.with(|r| std::mem::take(&mut r.borrow_mut().ids));
         let kept = std::mem::replace(&mut self.s.world.ids, lent);
         while let Some((me, input)) = self.s.world.shell.ready.pop_front() {
             let i = me.index();
@@ -1070,7 +1070,7 @@ impl<'a> Step<'a> {
             }
         }
         let lent = std::mem::replace(&mut self.s.world.ids, kept);
-        ID_STREAMS.with(|c| *c.borrow_mut() = lent);
+        ROOMS.with(|r| r.borrow_mut().ids = lent);
     }
 
     /// The events the world logged since the last look: the watcher sees
