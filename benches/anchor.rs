@@ -13,12 +13,12 @@
 //! any moment and one entry per teammate that goes back to pending
 //! (docs/explore.md, "The anchor"). Each case prints both sizes.
 //!
-//! Cases: N = 3 and 6 with symmetry (Stateright searches depth first, the
-//! only order its symmetry supports; ours breadth first), N = 4 without
-//! symmetry, breadth first on both sides.
+//! Cases: N = 3 and 6 with symmetry (Stateright depth first, the only order
+//! its symmetry supports; ours breadth first, its default, and depth first),
+//! N = 4 without symmetry, each side in both orders.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use handshake::explore::{explore, Bounds, Budgets};
+use handshake::explore::{explore, Bounds, Budgets, Order};
 use handshake::scenario::{load_str, Scenario};
 use std::borrow::Cow;
 use std::time::Duration;
@@ -162,17 +162,18 @@ fn stateright_model(n: usize) -> ActorModel<Agent, (), ()> {
         })
 }
 
-/// (states, unique) of one whole Stateright search on one thread.
-fn stateright(n: usize, symmetry: bool) -> (usize, usize) {
+/// (states, unique) of one whole Stateright search on one thread, depth
+/// first (`dfs`) or breadth first. Its symmetry works depth first only.
+fn stateright(n: usize, symmetry: bool, dfs: bool) -> (usize, usize) {
     let checker = stateright_model(n).checker().threads(1);
     fn counts(done: impl Checker<ActorModel<Agent, (), ()>>) -> (usize, usize) {
         assert!(done.discovery("approved implies stopped").is_none());
         (done.state_count(), done.unique_state_count())
     }
-    if symmetry {
-        counts(checker.symmetry().spawn_dfs().join())
-    } else {
-        counts(checker.spawn_bfs().join())
+    match (symmetry, dfs) {
+        (true, _) => counts(checker.symmetry().spawn_dfs().join()),
+        (false, true) => counts(checker.spawn_dfs().join()),
+        (false, false) => counts(checker.spawn_bfs().join()),
     }
 }
 
@@ -183,9 +184,9 @@ fn ours_model(n: usize) -> Scenario {
     load_str("41-lossy-re-ask.toml", &lossy::lossy_re_ask(n)).expect("a valid scenario")
 }
 
-fn ours(scenario: &Scenario, symmetry: bool) -> (u64, u64) {
+fn ours(scenario: &Scenario, symmetry: bool, order: Order) -> (u64, u64) {
     let any = Budgets { drop: Budgets::ANY, ..Budgets::default() };
-    let bounds = Bounds { symmetry, max_states: 100_000_000, max_depth: 1_000, jobs: 1, ..Bounds::default() };
+    let bounds = Bounds { symmetry, max_states: 100_000_000, max_depth: 1_000, jobs: 1, order, ..Bounds::default() };
     let x = explore(scenario, any, bounds);
     assert!(x.stopped_by.is_none() && x.counterexample.is_none());
     (x.states, x.unique)
@@ -195,13 +196,24 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("anchor_lossy_re_ask");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     for (n, symmetry) in [(3, true), (6, true), (4, false)] {
-        let name = if symmetry { "sym" } else { "nosym-bfs" };
+        let name = if symmetry { "sym" } else { "nosym" };
         let scenario = ours_model(n);
-        let (s, u) = ours(&scenario, symmetry);
-        let (rs, ru) = stateright(n, symmetry);
-        eprintln!("N = {n} {name}: handshake {s} states, {u} unique; Stateright {rs} states, {ru} unique");
-        g.bench_function(format!("{n}-teammates-{name}/handshake"), |b| b.iter(|| ours(&scenario, symmetry)));
-        g.bench_function(format!("{n}-teammates-{name}/stateright"), |b| b.iter(|| stateright(n, symmetry)));
+        for (order, o) in [(Order::Breadth, "bfs"), (Order::Depth, "dfs")] {
+            let (s, u) = ours(&scenario, symmetry, order);
+            eprintln!("N = {n} {name}: handshake {o} {s} states, {u} unique");
+            g.bench_function(format!("{n}-teammates-{name}/handshake-{o}"), |b| {
+                b.iter(|| ours(&scenario, symmetry, order))
+            });
+        }
+        // Stateright's symmetry works depth first only; without it, both orders.
+        for dfs in if symmetry { vec![true] } else { vec![false, true] } {
+            let o = if dfs { "dfs" } else { "bfs" };
+            let (rs, ru) = stateright(n, symmetry, dfs);
+            eprintln!("N = {n} {name}: Stateright {o} {rs} states, {ru} unique");
+            g.bench_function(format!("{n}-teammates-{name}/stateright-{o}"), |b| {
+                b.iter(|| stateright(n, symmetry, dfs))
+            });
+        }
     }
     g.finish();
 }

@@ -451,6 +451,17 @@ fn explore_reports_its_search_and_the_shortest_schedule_that_breaks_an_invariant
     broken.expect_code(1).stdout_has("✗ invariant").stdout_has("shortest schedule").stdout_has("[stop-alice]");
     handshake(&["explore", &off, "--max-states", "0"]).expect_code(2).stderr_has("--max-states");
     handshake(&["explore", "no-such-file.toml"]).expect_code(2);
+    // Depth first finds it too, and does not call its schedule the shortest.
+    let deep = handshake(&["explore", &off, "--duplicate", "1", "--order", "depth"]);
+    deep.expect_code(1)
+        .stdout_has("✗ invariant")
+        .stdout_has("a schedule that breaks it")
+        .stdout_has("found depth first");
+    assert!(!deep.stdout.contains("shortest schedule that breaks"), "{}", deep.explain());
+    let json = explore_json(&["explore", HAPPY, "--drop", "1", "--order", "depth", "--format", "json"]);
+    assert_eq!(json["order"], "depth");
+    handshake(&["explore", HAPPY, "--order", "sideways"]).expect_code(2).stderr_has("breadth").stderr_has("depth");
+    handshake(&["explore", HAPPY, "--order", "depth", "--jobs", "2"]).expect_code(0).stderr_has("one thread");
 }
 
 #[test]

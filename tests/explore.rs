@@ -4,7 +4,7 @@
 mod common;
 
 use common::lossy::lossy_shutdown;
-use handshake::explore::{explore, Action, Bounds, Broke, Budgets, Counterexample, Exploration, Model};
+use handshake::explore::{explore, Action, Bounds, Broke, Budgets, Counterexample, Exploration, Model, Order};
 use handshake::scenario::{load_file, load_str, Invariant, Scenario};
 
 const HAPPY: &str = r#"
@@ -982,4 +982,99 @@ fn a_lossy_network_is_explored_whole_and_loses_nothing_silently() {
     let reduced = explore(&re_ask(2), any, Bounds::default());
     assert_eq!(verdict(&reduced), None);
     assert!(reduced.unique < 172, "{}", reduced.unique);
+}
+
+/// Depth first is another order over the same merge: without symmetry it
+/// reaches exactly the distinct states breadth first does (sleep sets skip
+/// transitions, never states), and with or without it, it breaks what
+/// breadth first breaks, by schedules no shorter than breadth first's
+/// shortest, which replay. Under symmetry the counts may differ a little:
+/// where teammates tie, which of two mirror images is met first decides
+/// which one stands for both.
+#[test]
+fn depth_first_reaches_the_same_states_and_breaks_the_same_invariants() {
+    let dfs = |b: Bounds| Bounds { order: Order::Depth, ..b };
+    let complete = Bounds { max_states: usize::MAX, ..Bounds::default() };
+    let any = Budgets { drop: Budgets::ANY, ..Budgets::default() };
+    // Small enough to search four times over in a debug build.
+    let whole: [(&str, Scenario, Budgets); 4] = [
+        ("2 workers, --drop 1", lossy(2, |_| {}), budgets(1, 0, 0)),
+        (
+            "2 workers, --drop 1 --crash 1 (--duplicate 1 in debug)",
+            lossy(2, |_| {}),
+            if RELEASE { budgets(1, 0, 1) } else { budgets(0, 1, 0) },
+        ),
+        ("41 with 3, --drop any", re_ask(3), any),
+        ("22, --drop 1", bundled("22-peer-deadlock"), budgets(1, 0, 0)),
+    ];
+    for (what, s, b) in &whole {
+        for partial_order in [true, false] {
+            let plain = Bounds { symmetry: false, partial_order, ..complete };
+            let (wide, deep) = (explore(s, *b, plain), explore(s, *b, dfs(plain)));
+            assert_eq!((wide.stopped_by, deep.stopped_by), (None, None), "{what}: the whole space");
+            assert_eq!(wide.unique, deep.unique, "{what}, partial order {partial_order}: distinct states");
+            assert_eq!(verdict(&wide), None, "{what}");
+            assert_eq!(verdict(&deep), None, "{what}");
+            // A deadlock that can form is found in either order.
+            assert_eq!(wide.deadlock.is_some(), deep.deadlock.is_some(), "{what}: a deadlock");
+            if let Some(d) = &deep.deadlock {
+                assert!(breaks_what_it_says(s, d), "{what}: the deadlock does not replay: {:?}", d.actions);
+            }
+        }
+        let (wide, deep) = (explore(s, *b, complete), explore(s, *b, dfs(complete)));
+        assert!(
+            deep.unique.abs_diff(wide.unique) * 50 <= wide.unique,
+            "{what}, symmetry: {} distinct depth first, {} breadth first",
+            deep.unique,
+            wide.unique
+        );
+    }
+    assert!(explore(&bundled("22-peer-deadlock"), budgets(0, 0, 0), dfs(complete)).deadlock.is_some());
+    let broken: [(&str, Scenario, Budgets, Invariant); 4] = [
+        (
+            "2 workers, pending check off, --drop 1",
+            lossy(2, pending_off),
+            budgets(1, 0, 0),
+            Invariant::MatchingResponse,
+        ),
+        (
+            "3 workers, pending check off, --crash 1",
+            lossy(3, pending_off),
+            budgets(0, 0, 1),
+            Invariant::MatchingResponse,
+        ),
+        ("2 workers, a stale request obeyed", lossy(2, stale_obeyed), budgets(0, 0, 0), Invariant::ExpiryPolicy),
+        (
+            "14, --forge 1",
+            bundled("14-sender-auth-off"),
+            Budgets { forge: 1, ..Budgets::default() },
+            Invariant::MatchingResponse,
+        ),
+    ];
+    for (what, s, b, invariant) in &broken {
+        for symmetry in [true, false] {
+            let bounds = Bounds { symmetry, ..Bounds::default() };
+            let (wide, deep) = (explore(s, *b, bounds), explore(s, *b, dfs(bounds)));
+            let found: Vec<(Broke, usize)> =
+                wide.counterexample.iter().chain(&wide.expected).map(|c| (c.broke, c.actions.len())).collect();
+            let deep_found: Vec<&Counterexample> = deep.counterexample.iter().chain(&deep.expected).collect();
+            assert!(found.iter().any(|f| f.0 == Broke::Invariant(*invariant)), "{what}: breadth first {found:?}");
+            // Either both find what the file does not expect, or neither
+            // does; then each ran to its end, meeting every expected one.
+            assert_eq!(wide.counterexample.is_some(), deep.counterexample.is_some(), "{what}, symmetry {symmetry}");
+            if wide.counterexample.is_none() {
+                let mut invariants: Vec<String> = found.iter().map(|f| f.0.to_string()).collect();
+                let mut deep_invariants: Vec<String> = deep_found.iter().map(|c| c.broke.to_string()).collect();
+                invariants.sort();
+                deep_invariants.sort();
+                assert_eq!(invariants, deep_invariants, "{what}, symmetry {symmetry}");
+            }
+            for c in deep_found {
+                assert!(breaks_what_it_says(s, c), "{what}: {:?} does not replay: {:?}", c.broke, c.actions);
+                // Breadth first's schedule for the same invariant is a shortest one.
+                let shortest = found.iter().find(|f| f.0 == c.broke).map_or(0, |f| f.1);
+                assert!(c.actions.len() >= shortest, "{what}: shorter than the shortest");
+            }
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! fault budgets, and the shortest schedule that breaks an invariant.
 
 use super::{Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
-use crate::explore::{explore_with, Bounds, Budgets};
+use crate::explore::{explore_with, Bounds, Budgets, Order};
 use crate::scenario::load_file;
 use clap::Args;
 use std::path::PathBuf;
@@ -53,6 +53,9 @@ pub struct ExploreArgs {
     /// Threads that expand states; the result is the same for any number [default: every core]
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// breadth: level by level, so a counterexample is a shortest one (holds a whole level of states). depth: one path at a time, on one thread (holds only the seen set, a few dozen bytes a state, for spaces too big to hold a level); a counterexample is then a schedule that breaks, not a shortest one: `handshake shrink` shortens it
+    #[arg(long, value_enum, default_value = "breadth", value_name = "ORDER")]
+    pub order: SearchOrder,
     /// Write the shortest counterexample to FILE as a scenario that `handshake run` replays (checked by running it)
     #[arg(long, value_name = "FILE")]
     pub write: Option<PathBuf>,
@@ -62,6 +65,13 @@ pub struct ExploreArgs {
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// `--order`, as the command line names the search orders.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchOrder {
+    Breadth,
+    Depth,
 }
 
 /// A latency bound, as a scenario file writes durations.
@@ -168,6 +178,13 @@ pub fn main(a: ExploreArgs) -> i32 {
     if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored") {
         return code;
     }
+    let order = match a.order {
+        SearchOrder::Breadth => Order::Breadth,
+        SearchOrder::Depth => Order::Depth,
+    };
+    if order == Order::Depth && a.jobs.is_some_and(|j| j > 1) {
+        eprintln!("note: --order depth searches on one thread; --jobs is for breadth first");
+    }
     let jobs = super::jobs_or_every_core(a.jobs);
     let bounds = Bounds {
         max_depth: a.max_depth,
@@ -179,6 +196,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         file_faults: !a.without_file_faults,
         expectations: a.expect,
         latency_bound: a.max_latency.map(|d| d.0),
+        order,
     };
     // Progress only where someone watches: a terminal, and text output.
     let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -206,6 +224,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     if a.format == Format::Json {
         let doc = serde_json::json!({
             "scenario": scenario.name,
+            "order": match order { Order::Breadth => "breadth", Order::Depth => "depth" },
             "states": x.states,
             "unique": x.unique,
             "depth": x.depth,
@@ -271,7 +290,7 @@ pub fn main(a: ExploreArgs) -> i32 {
                  for what the file does not expect)",
                 c.broke, c.detail
             );
-            print_schedule(c);
+            print_schedule(c, order);
         }
         match &x.counterexample {
             None => {
@@ -284,7 +303,7 @@ pub fn main(a: ExploreArgs) -> i32 {
                     // Allowed by the policy, and worth seeing: how the team
                     // can come to wait on itself.
                     println!("a deadlock can form (the policy allows it): {}", d.detail);
-                    println!("  the shortest schedule that forms it ({} steps):", d.actions.len());
+                    println!("  {} that forms it ({} steps):", schedule_name(order), d.actions.len());
                     for step in &d.actions {
                         println!("    {step}");
                     }
@@ -292,7 +311,10 @@ pub fn main(a: ExploreArgs) -> i32 {
             }
             Some(c) => {
                 println!("✗ {} — {}", c.broke, c.detail);
-                print_schedule(c);
+                print_schedule(c, order);
+                if order == Order::Depth {
+                    println!("  (found depth first: `handshake shrink` shortens it, or explore breadth first for a shortest one)");
+                }
             }
         }
     }
@@ -328,14 +350,22 @@ pub fn main(a: ExploreArgs) -> i32 {
 }
 
 /// A counterexample's schedule and what happens in it, as `-v` tells it.
-fn print_schedule(c: &crate::explore::Counterexample) {
-    println!("  the shortest schedule that breaks it ({} steps):", c.actions.len());
+fn print_schedule(c: &crate::explore::Counterexample, order: Order) {
+    println!("  {} that breaks it ({} steps):", schedule_name(order), c.actions.len());
     for step in &c.actions {
         println!("    {step}");
     }
     println!("  what happens:");
     for line in c.narrate() {
         println!("  {line}");
+    }
+}
+
+/// What a found schedule is: breadth first finds a shortest one.
+fn schedule_name(order: Order) -> &'static str {
+    match order {
+        Order::Breadth => "the shortest schedule",
+        Order::Depth => "a schedule",
     }
 }
 

@@ -99,6 +99,24 @@ pub struct Bounds {
     pub expectations: bool,
     /// Every message arrives within this of being sent (`None`: any time).
     pub latency_bound: Option<Millis>,
+    /// Breadth first (the default: the first counterexample is a shortest
+    /// one) or depth first (memory for the path, not for a whole level).
+    pub order: Order,
+}
+
+/// The order states are taken in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// Level by level: a counterexample found is a shortest one, and the
+    /// search holds a whole level of states (its memory at team scale).
+    #[default]
+    Breadth,
+    /// The newest state first, on one thread: the search holds the states
+    /// along one path and their siblings, so its memory is the seen set's
+    /// few dozen bytes a state. A counterexample found is a schedule that
+    /// breaks, not a shortest one, and the depth bound counts the steps of
+    /// the path a state was first met on.
+    Depth,
 }
 
 impl Default for Bounds {
@@ -113,6 +131,7 @@ impl Default for Bounds {
             file_faults: true,
             expectations: false,
             latency_bound: None,
+            order: Order::Breadth,
         }
     }
 }
@@ -347,7 +366,23 @@ struct Node {
     /// The action's place in the parent's action list.
     action: u32,
     /// The sleep set it was last queued with.
-    sleep: Sleep,
+    sleep: Asleep,
+}
+
+/// A seen state's sleep set, in one word: the seen set holds one per
+/// distinct state and nearly all are empty (a `Vec` took three words, a
+/// third of the node).
+#[derive(Default)]
+struct Asleep(Option<Box<Sleep>>);
+
+impl Asleep {
+    fn new(sleep: Sleep) -> Asleep {
+        Asleep((!sleep.is_empty()).then(|| Box::new(sleep)))
+    }
+
+    fn get(&self) -> &[(u64, AgentId)] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
 }
 
 /// The root's parent: no fingerprint is this (a collision would only cut a path short).
@@ -386,6 +421,8 @@ struct Entry {
     /// Expanded before with more asleep: only these deliveries, which have
     /// woken since, are still to be taken from it.
     only: Option<Sleep>,
+    /// Steps from the start on the path it was queued by.
+    depth: u32,
 }
 
 /// What expanding one state gave.
@@ -450,7 +487,7 @@ pub fn explore_with(
     let start = model.start();
     let root = model.fingerprint(&start);
     let mut seen = Seen::default();
-    seen.insert(root, Node { parent: ROOT, action: 0, sleep: Vec::new() });
+    seen.insert(root, Node { parent: ROOT, action: 0, sleep: Asleep::default() });
     let out = Exploration {
         states: 1,
         unique: 1,
@@ -474,11 +511,15 @@ pub fn explore_with(
         freed: Vec::new(),
         progress,
     };
+    let root = Entry { state: Box::new(start), fp: root, sleep: Vec::new(), only: None, depth: 0 };
+    if bounds.order == Order::Depth {
+        return depth_first(search, root);
+    }
     // One thread needs no pool: it expands and merges in turn. A pool that
     // cannot start (the system refuses threads) leaves the search on one.
     let pool =
         (bounds.jobs > 1).then(|| rayon::ThreadPoolBuilder::new().num_threads(bounds.jobs).build().ok()).flatten();
-    let mut level: Vec<Entry> = vec![Entry { state: Box::new(start), fp: root, sleep: Vec::new(), only: None }];
+    let mut level: Vec<Entry> = vec![root];
     let mut depth = 0;
     'search: while !level.is_empty() {
         search.out.depth = search.out.depth.max(depth);
@@ -530,6 +571,35 @@ pub fn explore_with(
         depth += 1;
     }
     let deadlock = search.deadlock.map(|(fp, k)| rebuild(&model, &search.seen, fp, Some(k), None));
+    search.out.deadlock = deadlock;
+    search.out
+}
+
+/// The search depth first: `search.next` is the stack, and each state
+/// popped is expanded and merged alone, its new children pushed on top. The
+/// merge is breadth first's, so what is counted, judged and kept is the
+/// same; only the order differs. A state still on the stack and reached
+/// again with more awake is narrowed in place, as one still in the next
+/// level is breadth first (`Search::queued` maps it to its place in the
+/// stack, which holds while it is there: the stack only grows above it).
+fn depth_first(mut search: Search, root: Entry) -> Exploration {
+    let (model, bounds) = (search.model, search.bounds);
+    search.queued.insert(root.fp, 0);
+    search.next.push(root);
+    while let Some(entry) = search.next.pop() {
+        search.queued.remove(&entry.fp);
+        let depth = entry.depth as usize;
+        search.out.depth = search.out.depth.max(depth);
+        let expanded = expand(model, &entry, depth, bounds, Some(&search.seen));
+        // The newest child on top: taken next, so the search goes deep.
+        match search.merge(std::slice::from_ref(&entry), vec![expanded], depth) {
+            Flow::Go => {}
+            Flow::Found => return search.out,
+            Flow::Stop => break,
+        }
+        search.freed.clear();
+    }
+    let deadlock = search.deadlock.map(|(fp, k)| rebuild(model, &search.seen, fp, Some(k), None));
     search.out.deadlock = deadlock;
     search.out
 }
@@ -613,16 +683,15 @@ impl Search<'_, '_> {
                 }
                 let Some(state) = child.state else { continue };
                 let (state, queue_sleep, only) = match self.seen.get_mut(&child.fp) {
-                    Some(old) if is_subset(&old.sleep, &child.sleep) => {
+                    Some(old) if is_subset(old.sleep.get(), &child.sleep) => {
                         self.freed.push(state);
                         continue;
                     }
                     Some(old) => {
                         // Reached again with more awake: explore what woke.
-                        let woke: Sleep =
-                            old.sleep.iter().filter(|d| child.sleep.binary_search(d).is_err()).copied().collect();
-                        old.sleep.retain(|d| child.sleep.binary_search(d).is_ok());
-                        let sleep = old.sleep.clone();
+                        let (woke, sleep): (Sleep, Sleep) =
+                            old.sleep.get().iter().partition(|d| child.sleep.binary_search(d).is_err());
+                        old.sleep = Asleep::new(sleep.clone());
                         self.freed.push(state);
                         // Still waiting in the next level (an order of the same
                         // steps reaches a state at the same depth): it will be
@@ -646,7 +715,8 @@ impl Search<'_, '_> {
                         (first, sleep, Some(woke))
                     }
                     None => {
-                        let node = Node { parent: entry.fp, action: child.action, sleep: child.sleep.clone() };
+                        let node =
+                            Node { parent: entry.fp, action: child.action, sleep: Asleep::new(child.sleep.clone()) };
                         self.seen.insert(child.fp, node);
                         self.out.unique += 1;
                         if self.out.unique.is_multiple_of(10_000) {
@@ -668,7 +738,8 @@ impl Search<'_, '_> {
                     return Flow::Stop;
                 }
                 self.queued.insert(child.fp, self.next.len());
-                self.next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only });
+                let depth = depth as u32 + 1;
+                self.next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only, depth });
             }
         }
         Flow::Go
@@ -782,7 +853,7 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
         child.fp = if child.found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.
         let known = child.found.is_none()
-            && seen.and_then(|seen| seen.get(&child.fp)).is_some_and(|old| is_subset(&old.sleep, &child.sleep));
+            && seen.and_then(|seen| seen.get(&child.fp)).is_some_and(|old| is_subset(old.sleep.get(), &child.sleep));
         if !known {
             child.state = Some(next);
         }
