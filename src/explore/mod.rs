@@ -3,8 +3,10 @@
 //! clock: the schedules nobody wrote, checked by the same oracle.
 //!
 //! [`model`] is the scenario as a state machine (states, actions, the
-//! fingerprint); this module searches it. Breadth first, so the first
-//! violation found is a shortest one. Each distinct state is kept as its
+//! fingerprint); this module searches it. Breadth first by default, so the
+//! first violation found is a shortest one; depth first on request
+//! ([`Order::Depth`]), which holds one path's states instead of a level's
+//! and finds a violation, not a shortest one. Each distinct state is kept as its
 //! fingerprint, the fingerprint of the state it was first reached from and
 //! the action that reached it: a counterexample is rebuilt by replaying
 //! those actions from the start, so no state carries its path.
