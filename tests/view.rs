@@ -504,3 +504,57 @@ fn check_mermaid(mmd: &str) {
     }
     assert_eq!(depth, 0, "every rect has its end");
 }
+
+/// Every text node's box as usvg lays it out with the machine's fonts (none
+/// when the machine has no font: then nothing can be measured).
+fn text_boxes(doc: &str) -> Vec<(String, usvg::Rect)> {
+    fn walk(g: &usvg::Group, out: &mut Vec<(String, usvg::Rect)>) {
+        for node in g.children() {
+            match node {
+                usvg::Node::Group(g) => walk(g, out),
+                usvg::Node::Text(t) => {
+                    let words: String = t.chunks().iter().map(|c| c.text()).collect();
+                    out.push((words, t.abs_bounding_box()));
+                }
+                _ => {}
+            }
+        }
+    }
+    let opt = usvg::Options { fontdb: fontdb(), ..usvg::Options::default() };
+    let tree = usvg::Tree::from_str(doc, &opt).expect("SVG must parse");
+    let mut out = Vec::new();
+    walk(tree.root(), &mut out);
+    out
+}
+
+/// Issue 22: the legend wraps inside the canvas (22 and 26 drew their last
+/// entry, "stuck in a deadlock", at x = 1020 of 1000), and a request with
+/// no deadline says so instead of printing `Millis::NEVER` as a time.
+#[test]
+fn the_legend_fits_the_canvas_and_no_deadline_is_drawn_as_such() {
+    if fontdb().is_empty() {
+        eprintln!("skipped: this machine has no font, so usvg cannot measure text (install fonts-dejavu-core)");
+        return;
+    }
+    for (stem, name, o) in bundled_runs() {
+        let doc = svg(&o, &ViewOptions::titled(&name));
+        let (width, _) = declared_size(&doc);
+        let boxes = text_boxes(&doc);
+        let legend: Vec<&(String, usvg::Rect)> = boxes.iter().filter(|(_, b)| b.top() < 160.0).collect();
+        assert!(legend.iter().any(|(w, _)| w == "stuck in a deadlock"), "{stem}: the legend's last entry");
+        for (words, b) in legend {
+            assert!(
+                b.left() >= 0.0 && b.right() <= width as f32,
+                "{stem}: `{words}` spans {}..{} of {width}",
+                b.left(),
+                b.right()
+            );
+        }
+        for doc in [doc.as_str(), &mermaid(&o, &ViewOptions::titled(&name))] {
+            assert!(!doc.contains("307445734561825"), "{stem}: Millis::NEVER drawn as a time");
+        }
+    }
+    let (name, o) = bundled("26-");
+    let doc = svg(&o, &ViewOptions::titled(&name));
+    assert!(doc.contains("no deadline"), "26 turns timeouts off: its requests have no deadline");
+}

@@ -37,6 +37,19 @@ impl Millis {
     }
 }
 
+impl Millis {
+    /// A request's deadline in a picture's few words: `deadline 1m`, or
+    /// `no deadline` for [`Millis::NEVER`] (timeouts off), which as a time
+    /// would read as three hundred trillion minutes.
+    pub fn as_deadline(self) -> String {
+        if self.is_never() {
+            "no deadline".to_string()
+        } else {
+            format!("deadline {self}")
+        }
+    }
+}
+
 impl fmt::Display for Millis {
     /// `1.5s`, `250ms`, `2m30s`: short enough for a trace line, exact to the millisecond.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

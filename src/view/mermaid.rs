@@ -157,8 +157,12 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             Entry::Bar(i) => {
                 let b = &m.bars[i];
                 let text = format!(
-                    "{} {} asks [{}] ({}), deadline {}",
-                    m.rows[b.from].t, m.lanes[b.lane].name, b.label, b.kind, b.deadline
+                    "{} {} asks [{}] ({}), {}",
+                    m.rows[b.from].t,
+                    m.lanes[b.lane].name,
+                    b.label,
+                    b.kind,
+                    b.deadline.as_deadline()
                 );
                 let _ = writeln!(out, "{ind}Note over {},{}: {}", p(b.lane), p(b.target), escape(&text));
             }

@@ -591,15 +591,16 @@ impl<'a> Builder<'a> {
             }
             Event::Opened { id, kind, requester, target, deadline, .. } => {
                 let (Some(lane), Some(target)) = (self.lane(*requester), self.lane(*target)) else {
-                    let text = format!("asks [{}], deadline {deadline}", self.label(*id));
+                    let text = format!("asks [{}], {}", self.label(*id), deadline.as_deadline());
                     self.mark(k, t, self.lane(*requester), MarkKind::Asked, text);
                     return;
                 };
                 let row = if self.tell_requests[lane] {
                     let text = format!(
-                        "asks {} [{}] · deadline {deadline}",
+                        "asks {} [{}] · {}",
                         self.n.agent(self.lanes[target].agent),
-                        self.label(*id)
+                        self.label(*id),
+                        deadline.as_deadline()
                     );
                     self.mark(k, t, Some(lane), MarkKind::Asked, text)
                 } else {

@@ -22,6 +22,9 @@ pub struct Geometry {
     pub y: Vec<f64>,
     pub width: f64,
     pub height: f64,
+    /// Where the lanes' names are drawn: below the legend, which wraps
+    /// onto more rows on a narrower canvas.
+    pub head: f64,
 }
 
 /// Vertical room for a gap: a few pixels per decade of milliseconds, so 1 ms
@@ -54,8 +57,11 @@ pub fn geometry(m: &Model) -> Geometry {
             need[a.end].push((a.sent, 20.0 + 11.0 * lines as f64));
         }
     }
+    let width = (cursor + 10.0).max(1000.0);
+    // Laid out once to measure it; the picture draws it again.
+    let head = HEAD.max(legend(&mut String::new(), width) + 26.0);
     let mut y: Vec<f64> = Vec::with_capacity(m.rows.len());
-    let mut at = HEAD + NAME_H + 26.0;
+    let mut at = head + NAME_H + 26.0;
     for (i, r) in m.rows.iter().enumerate() {
         at += gap_height(r.gap);
         for &(from, room) in &need[i] {
@@ -63,9 +69,8 @@ pub fn geometry(m: &Model) -> Geometry {
         }
         y.push(at);
     }
-    let width = (cursor + 10.0).max(1000.0);
     let height = at + 70.0;
-    Geometry { x, y, width, height }
+    Geometry { x, y, width, height, head }
 }
 
 fn name_width(name: &str) -> f64 {
@@ -223,7 +228,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         m.stop
     );
     text(&mut out, (16.0, 48.0), 12.0, "#546e7a", "start", "", &summary);
-    legend(&mut out);
+    legend(&mut out, g.width);
 
     // Idle breaks and the time axis, behind everything.
     for (i, r) in m.rows.iter().enumerate() {
@@ -287,12 +292,12 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             out,
             r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#cfd8dc"/>"##,
             N(x),
-            N(HEAD + NAME_H),
+            N(g.head + NAME_H),
             N(x),
             N(bottom)
         );
         for (n, s) in lane.segments.iter().enumerate() {
-            let top = if n == 0 { HEAD + NAME_H } else { g.y[s.from] };
+            let top = if n == 0 { g.head + NAME_H } else { g.y[s.from] };
             let bot = if s.to == last { bottom } else { g.y[s.to] };
             let style = if s.state.is_gone() {
                 r#" stroke-width="2" stroke-dasharray="2 4""#
@@ -322,8 +327,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         let end = g.y[b.end].max(top + 4.0);
         let reach = b.deadline_row.map_or(bottom, |r| g.y[r]).max(end);
         let deadline = match b.deadline_row {
-            Some(_) => format!("deadline {}", b.deadline),
-            None => format!("deadline {} (after the end)", b.deadline),
+            None if !b.deadline.is_never() => format!("deadline {} (after the end)", b.deadline),
+            _ => b.deadline.as_deadline(),
         };
         let tip = format!("{} {} request: {}, {}", b.label, b.kind, b.fate.as_str(), deadline);
         if reach > end {
@@ -373,7 +378,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
     // Captions after every bar, inside their own bar, so no neighbour covers them.
     for b in m.bars.iter().filter(|b| !b.told) {
         let x = g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT;
-        let caption = format!("{} · deadline {}", b.label, b.deadline);
+        let caption = format!("{} · {}", b.label, b.deadline.as_deadline());
         let (tx, ty) = (x + 1.5, g.y[b.from] + 3.0);
         let _ = writeln!(
             out,
@@ -561,11 +566,11 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             out,
             r#"<rect x="{}" y="{}" width="{}" height="{}" rx="4" fill="{fill}" stroke="{stroke}"/>"#,
             N(x - w / 2.0),
-            N(HEAD),
+            N(g.head),
             N(w),
             N(NAME_H)
         );
-        text(&mut out, (x, HEAD + 16.0), 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
+        text(&mut out, (x, g.head + 16.0), 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
         let foot = match lane.last {
             Some(s) => format!("{} · {}", lane.name, s),
             None => lane.name.clone(),
@@ -584,13 +589,52 @@ fn fate_word(f: Fate) -> String {
     }
 }
 
-fn legend(out: &mut String) {
-    let y = 76.0;
-    let mut x = 16.0;
-    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "status");
-    x += 48.0;
+/// Where the legend's next entry goes: entries flow left to right and wrap
+/// before the canvas's right edge, each group on rows of its own, so no
+/// entry is drawn off a narrow picture (22 and 26 lost their last one).
+struct Flow {
+    x: f64,
+    y: f64,
+    /// Where a group's wrapped rows start: under its first entry.
+    indent: f64,
+    right: f64,
+}
+
+const LEGEND_TOP: f64 = 76.0;
+const LEGEND_ROW: f64 = 24.0;
+
+impl Flow {
+    fn new(width: f64) -> Flow {
+        Flow { x: 16.0, y: LEGEND_TOP - LEGEND_ROW, indent: 16.0, right: width - 16.0 }
+    }
+
+    /// A group's bold title, on a row of its own.
+    fn group(&mut self, out: &mut String, title: &str, room: f64) {
+        self.y += LEGEND_ROW;
+        text(out, (16.0, self.y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, title);
+        self.x = 16.0 + room;
+        self.indent = self.x;
+    }
+
+    /// Room for an entry `w` wide: where it starts, on this row or the next.
+    fn place(&mut self, w: f64) -> (f64, f64) {
+        if self.x + w > self.right && self.x > self.indent {
+            self.y += LEGEND_ROW;
+            self.x = self.indent;
+        }
+        let at = (self.x, self.y);
+        self.x += w;
+        at
+    }
+}
+
+/// Draws the legend for a canvas `width` wide; returns the y of its last row.
+fn legend(out: &mut String, width: f64) -> f64 {
+    let mut f = Flow::new(width);
+    f.group(out, "status", 48.0);
     for s in LaneState::LEGEND {
         let style = if s.is_gone() { r#" stroke-width="2" stroke-dasharray="2 4""# } else { r#" stroke-width="5""# };
+        let (x, y) = f.place(30.0 + s.as_str().chars().count() as f64 * 6.3);
         let _ = writeln!(
             out,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"{style}/>"#,
@@ -601,12 +645,8 @@ fn legend(out: &mut String) {
             state_colour(s)
         );
         text(out, (x + 22.0, y + 4.0), 11.0, "#424242", "start", "", s.as_str());
-        x += 30.0 + s.as_str().chars().count() as f64 * 6.3;
     }
-    let y = 100.0;
-    let mut x = 16.0;
-    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "messages");
-    x += 66.0;
+    f.group(out, "messages", 66.0);
     let arrows: [(&str, &str, &str, &str); 5] = [
         (class_colour(MsgClass::Request), "", "req", "request"),
         (class_colour(MsgClass::Response), "", "resp", "response"),
@@ -615,6 +655,7 @@ fn legend(out: &mut String) {
         ("#9e9e9e", r#" stroke-dasharray="2 3""#, "flight", "in flight at the end"),
     ];
     for (colour, dash, marker, name) in arrows {
+        let (x, y) = f.place(42.0 + name.chars().count() as f64 * 6.3);
         let _ = writeln!(
             out,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1.6"{dash} marker-end="url(#ah-{marker})"/>"#,
@@ -624,8 +665,9 @@ fn legend(out: &mut String) {
             N(y)
         );
         text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", name);
-        x += 42.0 + name.chars().count() as f64 * 6.3;
     }
+    let lost = "lost, with its cause";
+    let (x, y) = f.place(34.0 + lost.chars().count() as f64 * 6.3);
     let _ = writeln!(
         out,
         r#"<path d="M{},{} L{},{} M{},{} l8,8 M{},{} l8,-8" stroke="{LOST}" stroke-width="2"/>"#,
@@ -638,11 +680,10 @@ fn legend(out: &mut String) {
         N(x + 16.0),
         N(y + 4.0)
     );
-    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "lost, with its cause");
-    let y = 124.0;
-    let mut x = 16.0;
-    text(out, (x, y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, "requests");
-    x += 66.0;
+    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", lost);
+    f.group(out, "requests", 66.0);
+    let words = "a bar from sending to its end (dot), faint on to its deadline (orange tick)";
+    let (x, y) = f.place(40.0 + words.chars().count() as f64 * 6.0);
     let _ = writeln!(
         out,
         r##"<rect x="{}" y="{}" width="9" height="16" fill="#bbdefb" stroke="#1565c0"/><rect x="{}" y="{}" width="9" height="10" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
@@ -655,9 +696,8 @@ fn legend(out: &mut String) {
         N(x + 25.0),
         N(y + 2.0)
     );
-    let words = "a bar from sending to its end (dot), faint on to its deadline (orange tick)";
     text(out, (x + 32.0, y + 4.0), 11.0, "#424242", "start", "", words);
-    x += 40.0 + words.chars().count() as f64 * 6.0;
+    let (x, y) = f.place(180.0);
     let _ = writeln!(
         out,
         r##"<rect x="{}" y="{}" width="9" height="9" fill="#c62828" stroke="#c62828" stroke-width="2"/><rect x="{}" y="{}" width="9" height="9" fill="#ffffff" stroke="#2e7d32" stroke-width="2"/>"##,
@@ -667,7 +707,7 @@ fn legend(out: &mut String) {
         N(y - 4.5)
     );
     text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "plan gate closed / open");
-    x += 180.0;
+    let (x, y) = f.place(150.0);
     let _ = writeln!(
         out,
         r##"<rect x="{}" y="{}" width="12" height="14" fill="#ffccbc" stroke="#e64a19" stroke-dasharray="3 2"/><rect x="{}" y="{}" width="12" height="14" fill="#d7ccc8" stroke="#795548" stroke-dasharray="3 2"/>"##,
@@ -677,7 +717,7 @@ fn legend(out: &mut String) {
         N(y - 7.0)
     );
     text(out, (x + 34.0, y + 4.0), 11.0, "#424242", "start", "", "crash / stall span");
-    x += 150.0;
+    let (x, y) = f.place(100.0);
     let _ = writeln!(
         out,
         r##"<rect x="{}" y="{}" width="12" height="14" fill="#e1bee7" stroke="#6a1b9a" stroke-dasharray="3 2"/>"##,
@@ -685,12 +725,14 @@ fn legend(out: &mut String) {
         N(y - 7.0)
     );
     text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "partitioned");
-    x += 100.0;
+    let stuck = "stuck in a deadlock";
+    let (x, y) = f.place(24.0 + stuck.chars().count() as f64 * 6.3);
     let _ = writeln!(
         out,
         r##"<circle cx="{}" cy="{}" r="6" fill="none" stroke="#b71c1c" stroke-width="3"/>"##,
         N(x + 6.0),
         N(y)
     );
-    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "stuck in a deadlock");
+    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", stuck);
+    f.y
 }
