@@ -1,0 +1,251 @@
+//! The docs' excerpts are what the program prints (issue 22, point 5).
+//!
+//! An excerpt is a code block right after a marker that says which command
+//! printed it:
+//!
+//! ````text
+//! <!-- output of: handshake run scenarios/01-happy-shutdown.toml -v -->
+//! ```
+//!      1.001s  lead ⇒ alice  shutdown_request [stop-alice]
+//! ...
+//!      1.002s  lead: [stop-alice] pending → approved
+//! ```
+//! ````
+//!
+//! The command runs in `sh` from the project's root, with this build's
+//! `handshake` first on the `PATH` and stderr after stdout; `/tmp/` in it
+//! is a scratch folder of the test's (and printed back as `/tmp/`). The
+//! block's lines must appear in the output in order; lines not separated
+//! by `...` must follow each other there. Wall-clock figures (`0.17 ms
+//! real`) are not compared. After an intended change of the program's
+//! words or times, regenerate every excerpt with
+//!
+//!     UPDATE_DOCS=1 cargo test --test docs
+//!
+//! which keeps each excerpt's choice of lines and takes their text from the
+//! new output (matched with the numbers masked), and review the diff.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The files whose excerpts are checked.
+const DOCS: &[&str] = &["docs/learn.md", "README.md"];
+
+const MARKER: &str = "<!-- output of: ";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One excerpt: where its block's lines are in the file, and its command.
+struct Excerpt {
+    /// The marker's line number (1-based), for messages.
+    line: usize,
+    command: String,
+    /// Index of the block's first and one-past-last content line.
+    body: (usize, usize),
+}
+
+fn excerpts(lines: &[&str], file: &str) -> Vec<Excerpt> {
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(rest) = l.trim().strip_prefix(MARKER) else { continue };
+        let command = rest.strip_suffix("-->").unwrap_or_else(|| panic!("{file}:{}: a marker ends with -->", i + 1));
+        let open = i + 1;
+        assert!(
+            lines.get(open).is_some_and(|l| l.trim_start().starts_with("```")),
+            "{file}:{}: a marker is followed at once by a code block",
+            i + 1
+        );
+        let close = (open + 1..lines.len())
+            .find(|&k| lines[k].trim_start().starts_with("```"))
+            .unwrap_or_else(|| panic!("{file}:{}: the block is never closed", i + 1));
+        out.push(Excerpt { line: i + 1, command: command.trim().to_string(), body: (open + 1, close) });
+    }
+    out
+}
+
+/// Code blocks with no language that no marker names: an excerpt must say
+/// where it comes from (a drawing or a listing says `text`, a command `sh`).
+fn unmarked(lines: &[&str], file: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut open = false;
+    for (i, l) in lines.iter().enumerate() {
+        let Some(tag) = l.trim_start().strip_prefix("```") else { continue };
+        if !open && tag.trim().is_empty() && !lines[..i].last().is_some_and(|p| p.trim().starts_with(MARKER)) {
+            out.push(format!("{file}:{}: a code block with no `{MARKER}...-->` before it nor a language", i + 1));
+        }
+        open = !open;
+    }
+    out
+}
+
+/// What the command prints, stdout then stderr, `/tmp/` given back its name.
+fn output_of(command: &str, scratch: &Path) -> Vec<String> {
+    let bin = common::binary::bin();
+    let dir = bin.parent().expect("the binary's folder").to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .expect("a PATH");
+    let tmp = format!("{}/", scratch.display());
+    let run = command.replace("/tmp/", &tmp);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{{ {run} ; }} 2>&1"))
+        .current_dir(root())
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap_or_else(|e| panic!("sh must run: {e}"));
+    String::from_utf8_lossy(&out.stdout).replace(&tmp, "/tmp/").lines().map(str::to_string).collect()
+}
+
+/// A line with what changes from run to run masked: the wall-clock time.
+fn steady(line: &str) -> String {
+    let words: Vec<&str> = line.split(' ').collect();
+    let mut out = Vec::with_capacity(words.len());
+    for (k, w) in words.iter().enumerate() {
+        let unit = words.get(k + 1).copied();
+        let real = words.get(k + 2).copied();
+        if w.parse::<f64>().is_ok() && matches!(unit, Some("ms" | "s" | "µs")) && real == Some("real") {
+            out.push("#");
+        } else {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+/// A line's shape: every number masked and runs of spaces made one, so a
+/// line whose times or counts changed is still found.
+fn shape(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in line.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            if c == ' ' && out.ends_with(' ') {
+                continue;
+            }
+            out.push(c);
+        }
+    }
+    out.trim().to_string()
+}
+
+/// The excerpt's runs of consecutive lines (`...` separates them).
+fn runs(body: &[&str]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = vec![Vec::new()];
+    for l in body {
+        if l.trim() == "..." {
+            out.push(Vec::new());
+        } else {
+            out.last_mut().expect("one run at least").push(l.to_string());
+        }
+    }
+    out.retain(|r| !r.is_empty());
+    out
+}
+
+/// Where each run starts in `output`, in order, comparing lines by `key`.
+fn place(runs: &[Vec<String>], output: &[String], key: fn(&str) -> String) -> Result<Vec<usize>, String> {
+    let mut at = 0;
+    let mut starts = Vec::new();
+    for r in runs {
+        let want: Vec<String> = r.iter().map(|l| key(l)).collect();
+        let found = (at..output.len().saturating_sub(want.len() - 1))
+            .find(|&s| want.iter().enumerate().all(|(k, w)| key(&output[s + k]) == *w));
+        match found {
+            Some(s) => {
+                starts.push(s);
+                at = s + want.len();
+            }
+            None => return Err(r[0].clone()),
+        }
+    }
+    Ok(starts)
+}
+
+#[test]
+fn every_excerpt_in_the_docs_is_what_the_program_prints() {
+    let update = std::env::var_os("UPDATE_DOCS").is_some();
+    let scratch = std::env::temp_dir().join(format!("handshake-docs-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("a scratch folder");
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for file in DOCS {
+        let text = std::fs::read_to_string(root().join(file)).expect("the doc");
+        let lines: Vec<&str> = text.lines().collect();
+        let mut new: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        wrong.extend(unmarked(&lines, file));
+        // From the last excerpt back, so that a regenerated one of another
+        // length leaves the places of those before it as they were.
+        for e in excerpts(&lines, file).into_iter().rev() {
+            checked += 1;
+            let output = output_of(&e.command, &scratch);
+            let runs = runs(&lines[e.body.0..e.body.1]);
+            let Err(first) = place(&runs, &output, steady) else { continue };
+            if !update {
+                wrong.push(format!(
+                    "{file}:{}: `{}` no longer prints\n    {first}\n  (or not in this order); it prints:\n{}",
+                    e.line,
+                    e.command,
+                    output.iter().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+                ));
+                continue;
+            }
+            match place(&runs, &output, shape) {
+                Ok(starts) => {
+                    let mut fresh = Vec::new();
+                    for (k, (r, s)) in runs.iter().zip(starts).enumerate() {
+                        if k > 0 {
+                            fresh.push("...".to_string());
+                        }
+                        fresh.extend(output[s..s + r.len()].iter().cloned());
+                    }
+                    new.splice(e.body.0..e.body.1, fresh);
+                }
+                Err(first) => wrong.push(format!(
+                    "{file}:{}: `{}`: no line like\n    {first}\n  is printed any more: rewrite the excerpt by hand",
+                    e.line, e.command
+                )),
+            }
+        }
+        let mut out = new.join("\n");
+        out.push('\n');
+        if update && out != text {
+            std::fs::write(root().join(file), out).expect("the doc is writable");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(checked >= 20, "only {checked} excerpts are marked");
+    assert!(wrong.is_empty(), "{} excerpts differ from the program:\n\n{}", wrong.len(), wrong.join("\n\n"));
+}
+
+#[test]
+fn an_excerpt_is_found_by_its_lines_in_order_and_regenerated_by_its_shape() {
+    let output: Vec<String> = ["  1s  a asks b", "  1s  b answers", "  2s  done", "FAIL x  0.17 ms real"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let excerpt = |body: &[&str]| runs(body);
+    assert!(place(&excerpt(&["  1s  a asks b", "...", "  2s  done"]), &output, steady).is_ok());
+    // Consecutive lines must be consecutive in the output.
+    assert!(place(&excerpt(&["  1s  a asks b", "  2s  done"]), &output, steady).is_err());
+    // In order.
+    assert!(place(&excerpt(&["  2s  done", "...", "  1s  b answers"]), &output, steady).is_err());
+    // The wall clock is not compared; virtual times are.
+    assert!(place(&excerpt(&["FAIL x  0.99 ms real"]), &output, steady).is_ok());
+    assert!(place(&excerpt(&["  3s  done"]), &output, steady).is_err());
+    // A drifted time is found by its shape, to be regenerated.
+    assert_eq!(place(&excerpt(&["    30s  done"]), &output, shape), Ok(vec![2]));
+}
