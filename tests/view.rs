@@ -558,3 +558,28 @@ fn the_legend_fits_the_canvas_and_no_deadline_is_drawn_as_such() {
     let doc = svg(&o, &ViewOptions::titled(&name));
     assert!(doc.contains("no deadline"), "26 turns timeouts off: its requests have no deadline");
 }
+
+/// Issue 22: no text leaves the canvas: "ignores …" and "refused …" marks
+/// ran off the right edge (22, 23, 27), and a long message's words started
+/// off the left one (37, 38, 39). Measured by usvg with the machine's fonts.
+#[test]
+fn no_text_of_any_bundled_picture_leaves_the_canvas() {
+    if fontdb().is_empty() {
+        eprintln!("skipped: this machine has no font, so usvg cannot measure text (install fonts-dejavu-core)");
+        return;
+    }
+    let mut off = Vec::new();
+    let mut measured = 0;
+    for (stem, name, o) in bundled_runs() {
+        let doc = svg(&o, &ViewOptions::titled(&name));
+        let (width, height) = declared_size(&doc);
+        for (words, b) in text_boxes(&doc) {
+            measured += 1;
+            if b.left() < 0.0 || b.right() > width as f32 || b.top() < 0.0 || b.bottom() > height as f32 {
+                off.push(format!("{stem}: {:.0}..{:.0} of {width}: {words}", b.left(), b.right()));
+            }
+        }
+    }
+    assert!(measured > 1000, "only {measured} texts measured");
+    assert!(off.is_empty(), "texts off the canvas:\n{}", off.join("\n"));
+}

@@ -184,9 +184,42 @@ fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &st
 }
 
 /// Text with a white outline underneath, legible over lines it crosses.
-fn halo(out: &mut String, x: f64, y: f64, size: f64, fill: &str, anchor: &str, s: &str) {
-    text(out, (x, y), size, fill, anchor, r#" class="halo""#, s);
+/// Kept inside a canvas `width` wide: moved in from an edge it would cross,
+/// and cut with an ellipsis when wider than the canvas itself (the whole
+/// text then in its tooltip). Widths are estimated at 0.6 em a character,
+/// about DejaVu Sans's average, which the page asks for first.
+fn halo(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, s: &str, width: f64) {
+    let room = width - 2.0 * EDGE;
+    let wide = |t: &str| t.chars().count() as f64 * size * 0.6;
+    let mut shown = s.to_string();
+    if wide(s) > room {
+        let keep = ((room / (size * 0.6)) as usize).saturating_sub(1);
+        shown = s.chars().take(keep).collect::<String>() + "…";
+    }
+    let w = wide(&shown);
+    let left = match anchor {
+        "middle" => x - w / 2.0,
+        "end" => x - w,
+        _ => x,
+    };
+    let shift = if left < EDGE { EDGE - left } else { (width - EDGE - (left + w)).min(0.0) };
+    if shown == s {
+        text(out, (x + shift, y), size, fill, anchor, r#" class="halo""#, s);
+    } else {
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{anchor}" class="halo">{}<title>{}</title></text>"#,
+            N(x + shift),
+            N(y),
+            N(size),
+            escape(&shown),
+            escape(s)
+        );
+    }
 }
+
+/// The margin text keeps from the canvas's edges.
+const EDGE: f64 = 4.0;
 
 pub fn render(m: &Model, opts: &ViewOptions) -> String {
     let g = geometry(m);
@@ -438,15 +471,15 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         }
         if let Some(w) = &a.words {
             // Words go above the type, so both stay near the arrow.
-            halo(&mut out, lx, ly - 11.0, 9.5, colour, "middle", w);
+            halo(&mut out, (lx, ly - 11.0), 9.5, colour, "middle", w, g.width);
         }
-        halo(&mut out, lx, ly, 10.0, colour, "middle", &label);
+        halo(&mut out, (lx, ly), 10.0, colour, "middle", &label, g.width);
         let mut ny = ly + 11.0;
         for note in &a.notes {
             if note.starts_with('✕') {
                 continue;
             }
-            halo(&mut out, lx, ny, 9.0, "#e65100", "middle", note);
+            halo(&mut out, (lx, ny), 9.0, "#e65100", "middle", note, g.width);
             ny += 10.0;
         }
         if let Fate::Lost(cause) = a.fate {
@@ -464,7 +497,15 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 N(-2.0 * s)
             );
             let anchor = if dir > 0.0 { "end" } else { "start" };
-            halo(&mut out, x2 - dir * 9.0, y2 + 14.0, 10.0, LOST, anchor, &format!("✕ lost: {}", cause.as_str()));
+            halo(
+                &mut out,
+                (x2 - dir * 9.0, y2 + 14.0),
+                10.0,
+                LOST,
+                anchor,
+                &format!("✕ lost: {}", cause.as_str()),
+                g.width,
+            );
         }
     }
 
@@ -481,7 +522,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 N(g.width - 8.0),
                 N(y)
             );
-            halo(&mut out, LEFT + 6.0, y - 3.0, 10.5, colour, "start", &format!("note: {}", mk.text));
+            halo(&mut out, (LEFT + 6.0, y - 3.0), 10.5, colour, "start", &format!("note: {}", mk.text), g.width);
             continue;
         };
         let x = g.x[lane];
@@ -550,7 +591,10 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         // A refused send's stub points right unless its target is to the left.
         let stub_right = mk.kind == MarkKind::Refused && !mk.toward.is_some_and(|t| g.x[t] < x);
         let dx = if stub_right { 36.0 } else { 8.0 };
-        halo(&mut out, x + dx, y + 4.0, 10.5, colour, "start", &mk.text);
+        // Words that would run off the right edge go left of the lifeline.
+        let fits = x + dx + mk.text.chars().count() as f64 * 10.5 * 0.6 <= g.width - EDGE;
+        let (tx, anchor) = if fits { (x + dx, "start") } else { (x - 10.0, "end") };
+        halo(&mut out, (tx, y + 4.0), 10.5, colour, anchor, &mk.text, g.width);
     }
 
     // Names on top, and at the bottom with the roster's last word.
