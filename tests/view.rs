@@ -583,3 +583,109 @@ fn no_text_of_any_bundled_picture_leaves_the_canvas() {
     assert!(measured > 1000, "only {measured} texts measured");
     assert!(off.is_empty(), "texts off the canvas:\n{}", off.join("\n"));
 }
+
+/// A bundled run with the simulator's frames kept, as `run --html` runs it.
+fn framed(stem_prefix: &str) -> Outcome {
+    let f = common::bundled_files()
+        .into_iter()
+        .find(|f| f.file_stem().unwrap().to_string_lossy().starts_with(stem_prefix))
+        .expect("bundled");
+    let s = load_file(&f).expect("loads");
+    let opts = RunOptions { keep_outcome: true, frames: true, ..RunOptions::default() };
+    run_scenario(&s, s.default_seed(), opts).outcome.take().expect("kept")
+}
+
+/// The page's look-up, in Rust: the last entry of `list` stamped `k + 1` or less.
+fn frame_at(list: &[serde_json::Value], k: usize) -> Option<&serde_json::Value> {
+    list.iter().take_while(|f| f[0].as_u64().unwrap() as usize <= k + 1).last()
+}
+
+/// Issue 22, point 1: the page steps through the run on the simulator's own
+/// states. For every bundled scenario the frames end where the run ended
+/// (each agent's table and the roster as the outcome has them), and in 22
+/// the step that names the deadlock shows both waits and the cycle, and the
+/// step after shows the request bob put aside.
+#[test]
+fn the_steps_are_the_simulators_own_states_from_start_to_end() {
+    for f in common::bundled_files() {
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        let o = framed(&stem);
+        let steps = handshake::view::steps::steps(&o).expect("frames kept");
+        let frames = &steps["frames"];
+        for part in ["agents", "world"] {
+            let stamps: Vec<u64> = frames[part].as_array().unwrap().iter().map(|f| f[0].as_u64().unwrap()).collect();
+            assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stem}: {part} frames out of order");
+            assert!(stamps.iter().all(|&s| s as usize <= o.events.len() + 1), "{stem}: {part} stamped past the log");
+        }
+        let end = o.events.len().max(1) - 1;
+        let world = frame_at(frames["world"].as_array().unwrap(), end).expect("a world frame");
+        let roster: Vec<String> = o.roster.iter().map(|s| s.as_str().to_string()).collect();
+        assert_eq!(world[1]["roster"], serde_json::json!(roster), "{stem}: the roster at the end");
+        // Each agent's table, its frames' rows merged in order, is the outcome's.
+        for (i, name) in o.names.agents.iter().take(o.roster.len()).enumerate() {
+            let mut table = std::collections::BTreeMap::new();
+            for fr in frames["agents"].as_array().unwrap().iter().filter(|fr| fr[1] == i) {
+                for r in fr[2]["requests"].as_array().unwrap() {
+                    table.insert(r["label"].as_str().unwrap().to_string(), r["status"].as_str().unwrap().to_string());
+                }
+            }
+            let want: std::collections::BTreeMap<String, String> = o
+                .requests
+                .iter()
+                .filter(|r| r.requester.index() == i)
+                .map(|r| (o.names.label(r.id).unwrap_or_default().to_string(), r.status.as_str().to_string()))
+                .collect();
+            assert_eq!(table, want, "{stem}: {name}'s requests at the end");
+        }
+    }
+    let o = framed("22-");
+    let steps = handshake::view::steps::steps(&o).unwrap();
+    let events = steps["events"].as_array().unwrap();
+    let k = events.iter().position(|e| e["text"].as_str().unwrap().starts_with("DEADLOCK")).expect("22 deadlocks");
+    let world = &frame_at(steps["frames"]["world"].as_array().unwrap(), k).unwrap()[1];
+    assert_eq!(world["waits"].as_array().unwrap().len(), 2, "{world}");
+    assert_eq!(world["cycles"], serde_json::json!([["bob", "alice"]]), "{world}");
+    let k = events.iter().position(|e| e["text"].as_str().unwrap().starts_with("bob is blocked waiting")).unwrap();
+    let bobs: Vec<serde_json::Value> =
+        steps["frames"]["agents"].as_array().unwrap().iter().filter(|f| f[1] == 2).cloned().collect();
+    let bob = &frame_at(&bobs, k).unwrap()[2];
+    assert_eq!(bob["set_aside"], serde_json::json!(["plan_approval_request [alice-asks-bob] from alice"]), "{bob}");
+    assert!(bob["doing"].as_str().unwrap().contains("1 request(s) set aside"), "{bob}");
+}
+
+/// The page's own script, driven under Node (a stand-in for a browser, which
+/// issue 22's point 6 still asks for): stepping to 22's deadlock shows the
+/// cycle and highlights the event, and stepping back moves the highlight.
+#[test]
+fn the_page_steps_forward_and_back_under_node() {
+    if std::process::Command::new("node").arg("--version").output().is_err() {
+        eprintln!("skipped: `node` is not installed, so the page's script cannot be run (apt-get install nodejs)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("handshake-step-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("22.html");
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["run", "scenarios/22-peer-deadlock.toml", "--html"])
+        .arg(&page)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js/step.js");
+    let out = std::process::Command::new("node").arg(script).arg(&page).arg("^DEADLOCK").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for want in [
+        "WHERE event 7 of 20 · 1s",
+        "SAID 1s  DEADLOCK bob → alice → bob",
+        "alice waits on bob for [alice-asks-bob] · bob waits on alice for [bob-asks-alice]",
+        "⟳ deadlock: bob → alice → bob",
+        "alice-asks-bob plan alice → bob pending 2m1s (2m left)",
+        "HIGHLIGHTED true",
+        "BACK event 6 of 20 · 1s true true",
+    ] {
+        assert!(text.contains(want), "the page does not show {want:?}:\n{text}");
+    }
+}

@@ -252,6 +252,50 @@ impl Teammate {
         &self.phase
     }
 
+    pub fn gate(&self) -> &PlanGate {
+        &self.gate
+    }
+
+    /// What it is doing, in a learner's words (the page that steps through
+    /// a run shows it): its phase and the item of work in hand.
+    pub fn doing(&self) -> String {
+        let work = |i: usize| {
+            self.spec.work.get(i).map(|w| match &w.path {
+                Some(p) => format!("{} {p}", w.action.as_str()),
+                None => w.action.as_str().to_string(),
+            })
+        };
+        let on = |item: Item| {
+            let what = work(self.next_item).unwrap_or_else(|| "its work".to_string());
+            let steps = self.spec.work.get(self.next_item).map_or(0, |w| w.steps);
+            match item {
+                Item::None => what,
+                Item::Doing { done } => format!("{what} ({done}/{steps} steps)"),
+                Item::Interrupted => format!("{what} (interrupted: redone from its first step)"),
+            }
+        };
+        match &self.phase {
+            Phase::NotStarted => "not started".to_string(),
+            Phase::Active { item: Item::None } => match work(self.next_item) {
+                Some(next) => format!("between items; next: {next}"),
+                None => "all its work done".to_string(),
+            },
+            Phase::Active { item } => format!("working: {}", on(*item)),
+            Phase::Waiting { item, set_aside, .. } => {
+                let mut s = "waiting for its plan's verdict".to_string();
+                if item.unfinished() {
+                    s += &format!("; {} goes on", on(*item));
+                }
+                if !set_aside.is_empty() {
+                    s += &format!("; {} request(s) set aside until then", set_aside.len());
+                }
+                s
+            }
+            Phase::Stopping { item } => format!("stopping once it finishes {}", on(*item)),
+            Phase::Stopped => "stopped".to_string(),
+        }
+    }
+
     fn requests(&mut self) -> &mut Requests {
         let defences = self.defences;
         self.requests.get_or_insert_with(|| Box::new(Requests::new(RequestTable::new(defences))))

@@ -40,7 +40,7 @@ pub struct RunArgs {
     /// Write the run as a Mermaid sequenceDiagram to FILE, to paste into Markdown (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub mermaid: Option<PathBuf>,
-    /// Write one self-contained HTML report of the run to FILE: verdict, picture, requests, events (one scenario, one seed)
+    /// Write one self-contained HTML page of the run to FILE: verdict, a stepper (← → through the events, each agent's state at each), picture, requests, events (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Take the choices of a schedule the explorer wrote (`explore --save-schedule S`) at every tie, so the actors replay its counterexample exactly (one scenario; the schedule's seed)
@@ -366,6 +366,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         max_real: Some(a.max_real.as_std()),
         live: live.then(|| live_printer(a.events)),
         keep_outcome: !outputs_wanted(a).is_empty() || a.check_determinism,
+        frames: a.html.is_some(),
         inbox_dir: a.inbox_dir.clone(),
         schedule: None,
     }

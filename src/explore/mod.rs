@@ -929,6 +929,7 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
         inbox_files: BTreeMap::new(),
         mirror_error: None,
         schedule_error: None,
+        frames: None,
     };
     let (check, why) = scenario.first_failed_expectation(&outcome)?;
     Some(Counterexample {

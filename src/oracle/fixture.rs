@@ -50,6 +50,7 @@ pub(super) fn outcome(events: Vec<(u64, Event)>) -> Outcome {
         inbox_files: BTreeMap::new(),
         mirror_error: None,
         schedule_error: None,
+        frames: None,
     }
 }
 

@@ -21,7 +21,7 @@ pub struct Cycle {
     pub requests: Vec<RequestId>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WaitFor {
     /// Blocked agent → (the agent it waits on, the request it waits on).
     waits: BTreeMap<AgentId, (AgentId, RequestId)>,
@@ -62,6 +62,11 @@ impl WaitFor {
             }
             None => Vec::new(),
         }
+    }
+
+    /// Every wait: who is blocked, on whom, for which request.
+    pub fn edges(&self) -> impl Iterator<Item = (AgentId, AgentId, RequestId)> + '_ {
+        self.waits.iter().map(|(&from, &(to, request))| (from, to, request))
     }
 
     /// The request `agent` is blocked on, if it is blocked.

@@ -118,6 +118,9 @@ pub struct RunOptions {
     /// Take these choices at every tie (a schedule the explorer wrote): the
     /// run is then the explorer's world, with its seed (`--schedule`).
     pub schedule: Option<crate::world::Schedule>,
+    /// Keep every agent's state after each turn, for the page that steps
+    /// through the run (`--html`).
+    pub frames: bool,
 }
 
 pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
@@ -130,6 +133,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     }
     spec.live = opts.live.take();
     spec.inbox_dir = opts.inbox_dir.take();
+    spec.frames = opts.frames;
     // The real-time guard lives outside the simulation: it can only stop a
     // run, never change what happens in it, so determinism is untouched.
     let started = std::time::Instant::now();

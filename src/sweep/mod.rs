@@ -228,6 +228,7 @@ impl How {
             keep_outcome: self.check_determinism,
             inbox_dir: None,
             schedule: None,
+            frames: false,
         };
         let mut r = run_scenario(s, seed, options);
         let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();

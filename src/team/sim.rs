@@ -97,6 +97,9 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let teammates =
         std::mem::take(&mut spec.teammates).into_iter().map(|(_, t)| Agent::Teammate(Teammate::new(t, defences)));
     for (i, agent) in std::iter::once(lead).chain(teammates).enumerate() {
+        if w.borrow().frames.is_some() {
+            w.borrow_mut().frame_agent(AgentId(i as u32), &agent, 0);
+        }
         let actor =
             AgentActor { id: AgentId(i as u32), life: Life::default(), agent: Some(agent), world: Rc::clone(&w) };
         let addr = actor.start();

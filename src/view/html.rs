@@ -1,7 +1,9 @@
 //! One self-contained HTML page for a run: what the scenario teaches, the
-//! verdict in words, the picture, every request in a table, the event list
+//! verdict in words, a stepper that walks the run event by event showing
+//! every agent's state at each (the simulator's own, from its frames: see
+//! `view::steps`), the picture, every request in a table, the event list
 //! with a filter, and the command that replays it. No network: the SVG is
-//! inline, the style and the filter's few lines of script are in the page.
+//! inline, the data, the style and the scripts are in the page.
 
 use crate::protocol::{Millis, RequestId, Status};
 use crate::scenario::Report;
@@ -33,7 +35,14 @@ table{border-collapse:collapse}td,th{border-bottom:1px solid #e0e0e0;padding:3px
 th{background:#f5f5f5}.t{font-variant-numeric:tabular-nums;text-align:right;white-space:nowrap;color:#546e7a}\
 .picture{overflow:auto;border:1px solid #e0e0e0;max-height:80vh}\
 code{background:#f5f5f5;padding:2px 6px;border-radius:3px}\
-#events.protocol-only tr.work{display:none}";
+#events.protocol-only tr.work{display:none}\
+#events tr.now{background:#fff59d}\
+.stepper{position:sticky;top:0;background:#fff;border-bottom:1px solid #e0e0e0;padding:8px 0;z-index:1}\
+.stepper button{font-size:15px;min-width:2.4em}.stepper input[type=range]{width:40%;vertical-align:middle}\
+.said{margin:6px 0;font-weight:bold}.cards{display:flex;flex-wrap:wrap;gap:10px}\
+.card{border:1px solid #cfd8dc;border-radius:6px;padding:6px 10px;min-width:220px;max-width:460px}\
+.card h3{font-size:15px;margin:0 0 4px}.card .st{color:#546e7a;font-weight:normal}\
+.card table{font-size:12.5px}.changed{outline:2px solid #ffb300}.cycle{color:#b71c1c;font-weight:bold}";
 
 const FILTER: &str = "function only(p){document.getElementById('events').classList.toggle('protocol-only',p)}";
 
@@ -53,6 +62,9 @@ pub fn html(outcome: &Outcome, page: &Page) -> String {
         let _ = writeln!(out, "<p class=\"about\">{}</p>", esc(page.about));
     }
     verdict(&mut out, r);
+    if let Some(steps) = super::steps::steps(outcome) {
+        stepper(&mut out, &steps);
+    }
     let _ = writeln!(out, "<h2>The run</h2><div class=\"picture\">{}</div>", page.svg);
     requests(&mut out, outcome);
     events(&mut out, outcome);
@@ -158,7 +170,7 @@ fn events(out: &mut String, o: &Outcome) {
          protocol only (hide each step of work written)</label></p>"
     );
     out.push_str("<table id=\"events\">\n");
-    for e in &o.events {
+    for (k, e) in o.events.iter().enumerate() {
         let line = e.describe(&o.names);
         // `describe` puts the time first, right-aligned: split it off.
         let text = line.trim_start();
@@ -166,10 +178,78 @@ fn events(out: &mut String, o: &Outcome) {
         let class = if e.event.is_protocol() { "protocol" } else { "work" };
         let _ = writeln!(
             out,
-            "<tr class=\"{class}\"><td class=\"t\">{}</td><td>{}</td></tr>",
+            "<tr class=\"{class}\" id=\"ev{k}\"><td class=\"t\">{}</td><td>{}</td></tr>",
             esc(t),
             esc(what.trim_start())
         );
     }
     out.push_str("</table>\n");
 }
+
+/// The part of the page that steps through the run: controls, the event
+/// just taken in words, and every agent's state at it. The script only
+/// looks states up in the simulator's frames (`view::steps`).
+fn stepper(out: &mut String, steps: &serde_json::Value) {
+    // Inside a script element only `</` could end it early.
+    let data = steps.to_string().replace("</", "<\\/");
+    let _ = writeln!(
+        out,
+        "<h2>Step through it</h2>\
+         <div class=\"stepper\" id=\"stepper\">\
+         <button id=\"first\" title=\"first event (Home)\">⏮</button> \
+         <button id=\"back\" title=\"one event back (←)\">◀</button> \
+         <button id=\"play\" title=\"play / pause (space)\">▶ play</button> \
+         <button id=\"next\" title=\"one event on (→)\">▶</button> \
+         <button id=\"last\" title=\"last event (End)\">⏭</button> \
+         <input type=\"range\" id=\"slider\" min=\"0\" value=\"0\" aria-label=\"event\"> \
+         <span id=\"where\"></span> \
+         <label>speed <select id=\"speed\"><option value=\"1000\">1 event/s</option>\
+         <option value=\"400\" selected>2.5 events/s</option><option value=\"100\">10 events/s</option></select></label>\
+         <div class=\"said\" id=\"said\"></div></div>\
+         <div class=\"cards\" id=\"cards\"></div><div id=\"world\"></div>\
+         <script type=\"application/json\" id=\"steps\">{data}</script>\
+         <script>{STEPPER}</script>"
+    );
+}
+
+/// The stepper's script: look-ups and drawing, no protocol logic.
+const STEPPER: &str = r#"(function(){
+const S=JSON.parse(document.getElementById('steps').textContent);
+const n=S.events.length;if(!n)return;
+const $=id=>document.getElementById(id);
+const esc=s=>String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+const byAgent=S.agents.map(()=>[]);
+for(const f of S.frames.agents)byAgent[f[1]].push(f);
+function last(list,k){let b=null;for(const f of list){if(f[0]<=k+1)b=f;else break;}return b;}
+function table(list,k){const m=new Map();for(const f of list){if(f[0]>k+1)break;for(const r of f[2].requests)m.set(r.label,r);}return [...m.values()];}
+function fmt(ms){if(ms<1000)return ms+'ms';const s=ms/1000;if(s<60)return (Number.isInteger(s)?s:s.toFixed(3))+'s';const m=Math.floor(ms/60000),r=(ms%60000)/1000;return m+'m'+(r?(Number.isInteger(r)?r:r.toFixed(3))+'s':'');}
+let k=0,timer=null,shown=[];
+const slider=$('slider');slider.max=n-1;
+function rows(rs,now){if(!rs.length)return '';let h='<table><tr><th>request</th><th>kind</th><th>from → to</th><th>status</th><th>deadline</th></tr>';
+for(const r of rs){let d=r.deadline===null?'none':r.deadline;if(r.status==='pending'&&r.deadline_ms!==null)d+=' ('+(r.deadline_ms>now?fmt(r.deadline_ms-now)+' left':'due')+')';
+h+='<tr><td>'+esc(r.label)+'</td><td>'+r.kind+'</td><td>'+esc(r.from)+' → '+esc(r.to)+'</td><td>'+r.status+'</td><td>'+esc(d)+'</td></tr>';}
+return h+'</table>';}
+function draw(){const e=S.events[k];$('where').textContent='event '+(k+1)+' of '+n+' · '+e.t;$('said').textContent=e.t+'  '+e.text;slider.value=k;
+const w=last(S.frames.world,k);const world=w?w[1]:{roster:[],files:[],waits:[],cycles:[]};let h='';
+S.agents.forEach((name,i)=>{const f=last(byAgent[i],k);const v=f?f[2]:{doing:'',requests:[]};const st=world.roster[i]||'';
+const changed=f&&f[0]===k+1;
+h+='<div class="card'+(changed?' changed':'')+'" id="agent'+i+'"><h3>'+esc(name)+' <span class="st">'+esc(st)+'</span></h3><div>'+esc(v.doing)+'</div>';
+if(v.gate&&v.gate!=='not_required')h+='<div>plan gate: '+esc(v.gate)+(v.plan?' ['+esc(v.plan)+']':'')+'</div>';
+if(v.set_aside&&v.set_aside.length)h+='<div>set aside: '+v.set_aside.map(esc).join('; ')+'</div>';
+h+=rows(table(byAgent[i],k),e.ms)+'</div>';});
+$('cards').innerHTML=h;let g='';
+if(world.files.length)g+='<p>files: '+world.files.map(f=>esc(f.path)+' '+f.done+'/'+f.total+' ('+esc(f.writer)+')').join(' · ')+'</p>';
+if(world.waits.length)g+='<p>waits: '+world.waits.map(x=>esc(x.from)+' waits on '+esc(x.to)+' for ['+esc(x.request)+']').join(' · ')+'</p>';
+for(const c of world.cycles)g+='<p class="cycle">⟳ deadlock: '+c.map(esc).join(' → ')+' → '+esc(c[0])+'</p>';
+$('world').innerHTML=g;
+for(const r of shown)r.classList.remove('now');shown=[];const row=$('ev'+k);if(row){row.classList.add('now');shown.push(row);row.scrollIntoView({block:'nearest'});}}
+function go(j){k=Math.max(0,Math.min(n-1,j));draw();}
+function stop(){if(timer){clearInterval(timer);timer=null;$('play').textContent='▶ play';}}
+function play(){if(timer){stop();return;}if(k>=n-1)k=0;$('play').textContent='⏸ pause';timer=setInterval(()=>{if(k>=n-1)stop();else go(k+1);},+$('speed').value);}
+$('first').onclick=()=>{stop();go(0);};$('back').onclick=()=>{stop();go(k-1);};$('next').onclick=()=>{stop();go(k+1);};$('last').onclick=()=>{stop();go(n-1);};
+$('play').onclick=play;slider.oninput=()=>{stop();go(+slider.value);};$('speed').onchange=()=>{if(timer){stop();play();}};
+document.addEventListener('keydown',ev=>{if(ev.target.tagName==='INPUT'&&ev.target.type!=='range'||ev.target.tagName==='SELECT')return;
+if(ev.key==='ArrowRight'){stop();go(k+1);ev.preventDefault();}else if(ev.key==='ArrowLeft'){stop();go(k-1);ev.preventDefault();}
+else if(ev.key==='Home'){stop();go(0);ev.preventDefault();}else if(ev.key==='End'){stop();go(n-1);ev.preventDefault();}
+else if(ev.key===' '&&ev.target.tagName!=='BUTTON'){play();ev.preventDefault();}});
+draw();})();"#;

@@ -33,6 +33,7 @@
 pub mod html;
 pub mod mermaid;
 pub mod model;
+pub mod steps;
 pub mod svg;
 
 use crate::protocol::Millis;

@@ -14,6 +14,7 @@
 pub mod choice;
 pub mod deadlock;
 pub mod filebox;
+pub mod frames;
 pub mod hand;
 pub mod network;
 pub mod queue;
@@ -165,6 +166,9 @@ pub struct World<S: Shell> {
     /// File mode's inboxes; `None` in memory mode, whose paths never look further.
     /// Boxed: most worlds have none, and the explorer copies the world.
     pub inbox: Option<Box<filebox::Inboxes>>,
+    /// What every agent and the world looked like as the run went on (`run
+    /// --html`); `None`, and no cost but this word, otherwise.
+    pub frames: Option<Box<frames::Frames>>,
 }
 
 impl<S: Shell> World<S> {
@@ -203,6 +207,7 @@ impl<S: Shell> World<S> {
             handled: 0,
             aborted: false,
             inbox: None,
+            frames: None,
         }
     }
 
@@ -477,6 +482,7 @@ impl<S: Shell> World<S> {
     /// Runs one due event.
     pub fn fire(&mut self, due: Due) {
         self.last_event = self.now();
+        let first = if self.frames.is_some() { self.logged() + 1 } else { 0 };
         match due {
             Due::Deliver(delivery) => self.arrive(delivery),
             Due::Wake { agent, epoch, timer } => {
@@ -496,6 +502,9 @@ impl<S: Shell> World<S> {
             Due::Fault(f) => network::fire(self, f),
             Due::ReadInbox { agent } => filebox::begin(self, agent),
             Due::InboxRead(read) => filebox::finish(self, *read),
+        }
+        if self.frames.is_some() {
+            self.frame_world(first);
         }
     }
 }

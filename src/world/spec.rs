@@ -78,6 +78,8 @@ pub struct TeamSpec {
     /// the schedule delivers them, and the run ends where it ends. Build the
     /// spec with [`TeamSpec::as_explored`] so the world is the explorer's.
     pub schedule: Option<Vec<super::Choice>>,
+    /// Keep every agent's and the world's state after each turn (`run --html`).
+    pub frames: bool,
 }
 
 impl std::fmt::Debug for TeamSpec {
@@ -119,6 +121,7 @@ impl TeamSpec {
             mailbox: None,
             inbox_dir: None,
             schedule: None,
+            frames: false,
         }
     }
 
@@ -145,6 +148,7 @@ impl TeamSpec {
             mailbox: self.mailbox.clone(),
             inbox_dir: self.inbox_dir.clone(),
             schedule: self.schedule.clone(),
+            frames: self.frames,
         }
     }
 
@@ -205,6 +209,8 @@ pub struct Outcome {
     pub mirror_error: Option<String>,
     /// A schedule the run was to follow parted from it: where, and why.
     pub schedule_error: Option<String>,
+    /// Every agent's and the world's state as the run went on, if asked.
+    pub frames: Option<Box<super::frames::Frames>>,
 }
 
 impl Outcome {
@@ -245,6 +251,9 @@ impl<S: Shell> World<S> {
             !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
         if let Some(m) = spec.mailbox.take() {
             world.inbox = Some(Box::new(Inboxes::new(m, team, journal)));
+        }
+        if spec.frames {
+            world.frames = Some(Box::default());
         }
         world
     }
@@ -330,6 +339,7 @@ impl<S: Shell> World<S> {
             inbox_files,
             mirror_error,
             schedule_error: None,
+            frames: self.frames.take(),
         }
     }
 }

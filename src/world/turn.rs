@@ -28,6 +28,7 @@ pub struct Life {
 #[inline(always)]
 pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mut Agent, input: &Input) {
     w.handled += 1;
+    let first = if w.frames.is_some() { w.logged() + 1 } else { 0 };
     // The real-time guard reads the clock: asked every 1,024 inputs.
     let stop = if w.handled.is_multiple_of(1024) { w.guard_says_stop() } else { w.aborted };
     if stop {
@@ -104,6 +105,9 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     }
     debug_assert_eq!(w.out.len(), queued, "carrying out a command queued another; it would be lost");
     w.out.clear();
+    if w.frames.is_some() {
+        w.frame_agent(me, agent, first);
+    }
 }
 
 /// Carries out one command for agent `me`; true when the agent stops.

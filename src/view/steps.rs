@@ -1,0 +1,131 @@
+//! A run as the steps a learner walks through (`run --html`): for each
+//! event, what it says, and what every agent and the world looked like by
+//! then, read from the frames the simulator kept (`world::frames`), as data
+//! the page's script only looks up, never derives.
+//!
+//! The page receives `frames.agents` and `frames.world` as lists stamped
+//! as `world::frames` says; the state at event `k` is, for each part, the
+//! last entry stamped `k + 1` or less. An agent's frame lists only the
+//! requests that changed since its previous frame (a lead of 100 teammates
+//! would repeat its whole table at every turn: 2.6 MB of a 2.9 MB page), so
+//! its table at `k` is its frames' rows up to `k`, later ones replacing
+//! earlier ones of the same label.
+
+use crate::agent::teammate::Phase;
+use crate::agent::Agent;
+use crate::protocol::{Request, RequestId};
+use crate::trace::Names;
+use crate::world::frames::Frames;
+use crate::world::Outcome;
+use serde_json::{json, Value};
+
+/// The steps of `outcome`, or `None` if its frames were not kept.
+pub fn steps(outcome: &Outcome) -> Option<Value> {
+    let frames: &Frames = outcome.frames.as_deref()?;
+    let names = &outcome.names;
+    let label = |id: RequestId| names.label(id).map_or_else(|| short(id), str::to_string);
+    // `describe` puts the time first, right-aligned: the page shows it apart.
+    let events: Vec<Value> = outcome
+        .events
+        .iter()
+        .map(|e| {
+            let line = e.describe(names);
+            let text = line.trim_start();
+            let text = text.split_once("  ").map_or(text, |(_, what)| what.trim_start());
+            json!({ "t": e.t.to_string(), "ms": e.t.0, "text": text })
+        })
+        .collect();
+    let mut told: Vec<std::collections::BTreeMap<String, Value>> = vec![Default::default(); names.agents.len()];
+    let agents: Vec<Value> = frames
+        .agents
+        .iter()
+        .map(|f| {
+            let mut view = agent_view(&f.state, names, &label);
+            let before = &mut told[f.agent.index()];
+            let rows = view["requests"].take();
+            let changed: Vec<Value> = rows
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|r| {
+                    let key = r["label"].as_str().unwrap_or_default().to_string();
+                    before.insert(key, (*r).clone()).as_ref() != Some(*r)
+                })
+                .cloned()
+                .collect();
+            view["requests"] = Value::Array(changed);
+            json!([f.after, f.agent.index(), view])
+        })
+        .collect();
+    let world: Vec<Value> = frames
+        .world
+        .iter()
+        .map(|f| {
+            let roster: Vec<&str> = f.roster.statuses.iter().map(|s| s.as_str()).collect();
+            let files: Vec<Value> = f
+                .files
+                .iter()
+                .map(|(path, st)| json!({ "path": path, "writer": names.agent(st.writer), "done": st.done, "total": st.total }))
+                .collect();
+            let waits: Vec<Value> = f
+                .waits
+                .edges()
+                .map(|(from, to, r)| json!({ "from": names.agent(from), "to": names.agent(to), "request": label(r) }))
+                .collect();
+            let cycles: Vec<Vec<&str>> =
+                f.waits.cycles().iter().map(|c| c.members.iter().map(|&a| names.agent(a)).collect()).collect();
+            json!([f.after, { "roster": roster, "files": files, "waits": waits, "cycles": cycles }])
+        })
+        .collect();
+    let team: Vec<&str> = names.agents.iter().take(outcome.roster.len()).map(String::as_str).collect();
+    Some(json!({ "agents": team, "events": events, "frames": { "agents": agents, "world": world } }))
+}
+
+/// An id no label names: its first eight hex digits, as `-v` prints it.
+fn short(id: RequestId) -> String {
+    id.0.simple().to_string().chars().take(8).collect()
+}
+
+fn agent_view(agent: &Agent, names: &Names, label: &dyn Fn(RequestId) -> String) -> Value {
+    let rows: Vec<Value> = agent.table().map_or_else(Vec::new, |t| t.iter().map(|r| row(r, names, label)).collect());
+    match agent {
+        Agent::Lead(_) => json!({ "doing": "leading the team", "requests": rows }),
+        Agent::Teammate(t) => {
+            let gate = t.gate();
+            let plan = gate.current_plan().map(label);
+            let set_aside: Vec<String> = match t.phase() {
+                Phase::Waiting { set_aside, .. } => set_aside
+                    .iter()
+                    .map(|d| match d.envelope.message.request_id() {
+                        Some(id) => {
+                            format!("{} [{}] from {}", d.envelope.message.type_name(), label(id), names.agent(d.sender))
+                        }
+                        None => format!("{} from {}", d.envelope.message.type_name(), names.agent(d.sender)),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            json!({
+                "doing": t.doing(),
+                "gate": gate.state().as_str(),
+                "plan": plan,
+                "set_aside": set_aside,
+                "requests": rows,
+            })
+        }
+    }
+}
+
+fn row(r: &Request, names: &Names, label: &dyn Fn(RequestId) -> String) -> Value {
+    let deadline = (!r.deadline.is_never()).then_some(r.deadline);
+    json!({
+        "label": label(r.id),
+        "kind": r.kind.as_str(),
+        "from": names.agent(r.requester),
+        "to": names.agent(r.target),
+        "status": r.status.as_str(),
+        "sent": r.sent_at.to_string(),
+        "deadline": deadline.map(|d| d.to_string()),
+        "deadline_ms": deadline.map(|d| d.0),
+    })
+}
