@@ -196,11 +196,11 @@ fn stepper(out: &mut String, steps: &serde_json::Value) {
         out,
         "<h2>Step through it</h2>\
          <div class=\"stepper\" id=\"stepper\">\
-         <button id=\"first\" title=\"first event (Home)\">⏮</button> \
+         <button id=\"first\" title=\"first event (Home)\">|◀</button> \
          <button id=\"back\" title=\"one event back (←)\">◀</button> \
          <button id=\"play\" title=\"play / pause (space)\">▶ play</button> \
          <button id=\"next\" title=\"one event on (→)\">▶</button> \
-         <button id=\"last\" title=\"last event (End)\">⏭</button> \
+         <button id=\"last\" title=\"last event (End)\">▶|</button> \
          <input type=\"range\" id=\"slider\" min=\"0\" value=\"0\" aria-label=\"event\"> \
          <span id=\"where\"></span> \
          <label>speed <select id=\"speed\"><option value=\"1000\">1 event/s</option>\
@@ -233,7 +233,8 @@ function draw(){const e=S.events[k];$('where').textContent='event '+(k+1)+' of '
 const w=last(S.frames.world,k);const world=w?w[1]:{roster:[],files:[],waits:[],cycles:[]};let h='';
 S.agents.forEach((name,i)=>{const f=last(byAgent[i],k);const v=f?f[2]:{doing:'',requests:[]};const st=world.roster[i]||'';
 const changed=f&&f[0]===k+1;
-h+='<div class="card'+(changed?' changed':'')+'" id="agent'+i+'"><h3>'+esc(name)+' <span class="st">'+esc(st)+'</span></h3><div>'+esc(v.doing)+'</div>';
+const down=st==='killed'||st==='crashed';
+h+='<div class="card'+(changed?' changed':'')+'" id="agent'+i+'"><h3>'+esc(name)+' <span class="st">'+esc(st)+'</span></h3><div>'+(down?'<i>as it was when it went down:</i> ':'')+esc(v.doing)+'</div>';
 if(v.gate&&v.gate!=='not_required')h+='<div>plan gate: '+esc(v.gate)+(v.plan?' ['+esc(v.plan)+']':'')+'</div>';
 if(v.set_aside&&v.set_aside.length)h+='<div>set aside: '+v.set_aside.map(esc).join('; ')+'</div>';
 h+=rows(table(byAgent[i],k),e.ms)+'</div>';});
@@ -243,13 +244,14 @@ if(world.waits.length)g+='<p>waits: '+world.waits.map(x=>esc(x.from)+' waits on 
 for(const c of world.cycles)g+='<p class="cycle">⟳ deadlock: '+c.map(esc).join(' → ')+' → '+esc(c[0])+'</p>';
 $('world').innerHTML=g;
 for(const r of shown)r.classList.remove('now');shown=[];const row=$('ev'+k);if(row){row.classList.add('now');shown.push(row);row.scrollIntoView({block:'nearest'});}}
-function go(j){k=Math.max(0,Math.min(n-1,j));draw();}
+function go(j){k=Math.max(0,Math.min(n-1,j));draw();if(typeof history!=='undefined')history.replaceState(null,'','#event='+(k+1));}
 function stop(){if(timer){clearInterval(timer);timer=null;$('play').textContent='▶ play';}}
-function play(){if(timer){stop();return;}if(k>=n-1)k=0;$('play').textContent='⏸ pause';timer=setInterval(()=>{if(k>=n-1)stop();else go(k+1);},+$('speed').value);}
+function play(){if(timer){stop();return;}if(k>=n-1)k=0;$('play').textContent='‖ pause';timer=setInterval(()=>{if(k>=n-1)stop();else go(k+1);},+$('speed').value);}
 $('first').onclick=()=>{stop();go(0);};$('back').onclick=()=>{stop();go(k-1);};$('next').onclick=()=>{stop();go(k+1);};$('last').onclick=()=>{stop();go(n-1);};
 $('play').onclick=play;slider.oninput=()=>{stop();go(+slider.value);};$('speed').onchange=()=>{if(timer){stop();play();}};
 document.addEventListener('keydown',ev=>{if(ev.target.tagName==='INPUT'&&ev.target.type!=='range'||ev.target.tagName==='SELECT')return;
 if(ev.key==='ArrowRight'){stop();go(k+1);ev.preventDefault();}else if(ev.key==='ArrowLeft'){stop();go(k-1);ev.preventDefault();}
 else if(ev.key==='Home'){stop();go(0);ev.preventDefault();}else if(ev.key==='End'){stop();go(n-1);ev.preventDefault();}
 else if(ev.key===' '&&ev.target.tagName!=='BUTTON'){play();ev.preventDefault();}});
+const at=typeof location!=='undefined'&&location.hash.match(/event=(\d+)/);if(at)k=Math.max(0,Math.min(n-1,+at[1]-1));
 draw();})();"#;

@@ -1,0 +1,127 @@
+//! The stepping page in a real browser (issue 22, point 6): Chromium, headless,
+//! runs the page's own script. A step is addressed by the page's `#event=N`
+//! (the stepper keeps it up to date as a learner steps, so a step can be
+//! linked to), so each load is one step; stepping by keys is driven under
+//! Node in tests/view.rs.
+//!
+//! Needs Debian's `chromium` (or `CHROMIUM=/path/to/it`); `.ci/run` installs
+//! it when missing. Without it the test says it was skipped, and why.
+
+mod common;
+
+use handshake::scenario::{load_file, run_scenario, RunOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn chromium() -> Option<PathBuf> {
+    let named = std::env::var_os("CHROMIUM").map(PathBuf::from);
+    let candidates = named.into_iter().chain(["chromium", "chromium-browser", "google-chrome"].map(PathBuf::from));
+    candidates.into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+fn headless(browser: &Path, args: &[&str], url: &str) -> String {
+    let profile = std::env::temp_dir().join(format!("handshake-chromium-{}", std::process::id()));
+    let out = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .output()
+        .unwrap_or_else(|e| panic!("{} must start: {e}", browser.display()));
+    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// What the stepper shows, as text: its part of the DOM after the page's
+/// scripts ran (from its heading to the picture's), tags and scripts gone.
+fn shown(dom: &str) -> String {
+    let start = dom.find("<h2>Step through it</h2>").expect("the page has a stepper");
+    let end = start + dom[start..].find("<h2>The run</h2>").expect("and a picture after it");
+    let mut part = dom[start..end].to_string();
+    while let Some(a) = part.find("<script") {
+        let b = a + part[a..].find("</script>").map_or(part.len() - a, |e| e + "</script>".len());
+        part.replace_range(a..b, " ");
+    }
+    text_of(&part)
+}
+
+fn text_of(dom: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in dom.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn the_page_steps_to_22s_deadlock_and_back_in_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipped: no chromium here (apt-get install chromium, or set CHROMIUM); .ci/run installs it");
+        return;
+    };
+    let file = common::bundled_files().into_iter().find(|f| f.ends_with("22-peer-deadlock.toml")).expect("bundled");
+    let s = load_file(&file).expect("loads");
+    let dir = std::env::temp_dir().join(format!("handshake-browser-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("22.html");
+    let ran = Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["run", &file.to_string_lossy(), "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    // The step after which both teammates have put the other's request aside.
+    let o = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() })
+        .outcome
+        .take()
+        .unwrap();
+    let texts: Vec<String> = o.events.iter().map(|e| e.describe(&o.names)).collect();
+    let both =
+        1 + texts.iter().position(|t| t.contains("alice is blocked waiting; puts [bob-asks-alice] aside")).unwrap();
+    let url = |n: usize| format!("file://{}#event={n}", page.display());
+
+    let at = shown(&headless(&browser, &["--dump-dom"], &url(both)));
+    let where_ = format!("event {both} of {}", o.events.len());
+    for want in [
+        where_.as_str(),
+        "alice is blocked waiting; puts [bob-asks-alice] aside",
+        "set aside: plan_approval_request [alice-asks-bob] from alice",
+        "set aside: plan_approval_request [bob-asks-alice] from bob",
+        "alice waits on bob for [alice-asks-bob] · bob waits on alice for [bob-asks-alice]",
+        "⟳ deadlock: bob → alice → bob",
+    ] {
+        assert!(at.contains(want), "step {both} does not show {want:?}:\n{at}");
+    }
+    // Back before alice's turn (its first event, the delivery of bob's
+    // request, already shows the state the turn left): only bob has set a
+    // request aside.
+    let turn = texts.iter().position(|t| t.contains("bob ⇒ alice  plan_approval_request [bob-asks-alice]")).unwrap();
+    let before = turn; // the event before the turn's first, counted from 1
+    let back = shown(&headless(&browser, &["--dump-dom"], &url(before)));
+    assert!(back.contains(&format!("event {before} of")), "{back}");
+    assert!(back.contains("bob is blocked waiting; puts [alice-asks-bob] aside"), "{back}");
+    assert!(back.contains("set aside: plan_approval_request [alice-asks-bob] from alice"), "{back}");
+    assert!(!back.contains("set aside: plan_approval_request [bob-asks-alice] from bob"), "{back}");
+
+    // A screenshot of the step, not blank: a page with text, cards, colour.
+    let png = dir.join("22.png");
+    headless(&browser, &[&format!("--screenshot={}", png.display()), "--window-size=1300,1100"], &url(both));
+    let pixmap = resvg::tiny_skia::Pixmap::load_png(&png).expect("a PNG");
+    let inked = pixmap.pixels().iter().filter(|p| (p.red(), p.green(), p.blue()) != (255, 255, 255)).count();
+    let share = inked as f64 / pixmap.pixels().len() as f64;
+    assert!(share > 0.03, "the screenshot is nearly blank: {:.2} % inked", share * 100.0);
+    if let Some(keep) = std::env::var_os("VIEW_PNG_DIR") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(&png, Path::new(&keep).join("22-step.png")).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
