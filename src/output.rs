@@ -12,6 +12,12 @@ use std::path::Path;
 /// Why `path` may not be written, if it may not: checked before a command
 /// starts its work, so that a refusal runs nothing.
 pub fn check(path: &Path) -> Result<(), String> {
+    // A folder that is not there fails the write at the end of the work; say so first.
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(format!("cannot write {}: there is no folder {}", path.display(), dir.display()));
+        }
+    }
     let Ok(link) = std::fs::symlink_metadata(path) else { return Ok(()) };
     if !link.file_type().is_symlink() {
         return Ok(());

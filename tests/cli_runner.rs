@@ -462,6 +462,33 @@ fn explore_reports_its_search_and_the_shortest_schedule_that_breaks_an_invariant
     assert_eq!(json["order"], "depth");
     handshake(&["explore", HAPPY, "--order", "sideways"]).expect_code(2).stderr_has("breadth").stderr_has("depth");
     handshake(&["explore", HAPPY, "--order", "depth", "--jobs", "2"]).expect_code(0).stderr_has("one thread");
+    // Issue 22, point 2: the counterexample as a page to step through, the
+    // actors replaying its schedule.
+    let page = dir.path("found.html");
+    handshake(&["explore", &off, "--duplicate", "1", "--html", &page]).expect_code(1).stderr_has("to step through");
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    for want in ["Step through it", "class=\"verdict fail\">FAIL", "expired → approved", "--save-schedule S"] {
+        assert!(html.contains(want), "the counterexample's page lacks {want:?}");
+    }
+    let none = dir.path("none.html");
+    handshake(&["explore", HAPPY, "--html", &none]).expect_code(0).stderr_has("nothing broke");
+    assert!(!std::path::Path::new(&none).exists(), "a page was written for nothing");
+    let nowhere = dir.path("no-such-folder/found.html");
+    handshake(&["explore", &off, "--html", &nowhere])
+        .expect_code(2)
+        .stderr_has("no folder")
+        .stderr_has("nothing was explored");
+    // And the shrunk run of `shrink --html`.
+    let input =
+        dir.write("padded.toml", &std::fs::read_to_string("tests/shrink-inputs/padded-kind-check-off.toml").unwrap());
+    let shrunk_page = dir.path("shrunk.html");
+    let out = dir.path("shrunk.toml");
+    handshake(&["shrink", &input, "--out", &out, "--html", &shrunk_page, "--jobs", "1"])
+        .expect_code(0)
+        .stderr_has("to step through");
+    let html = std::fs::read_to_string(&shrunk_page).expect("the shrunk run's page");
+    assert!(html.contains("Step through it") && html.contains("pending → approved"), "the shrunk run's page");
+    handshake(&["shrink", &input, "--html", &nowhere]).expect_code(2).stderr_has("nothing was shrunk");
 }
 
 #[test]

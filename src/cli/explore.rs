@@ -62,6 +62,9 @@ pub struct ExploreArgs {
     /// Write the shortest counterexample's choices to S, which `handshake run FILE --schedule S` makes the actors take exactly, reaching the same violation
     #[arg(long, value_name = "S")]
     pub save_schedule: Option<PathBuf>,
+    /// Write the shortest counterexample as a page to step through (as `run --html` writes one): the actors replay its schedule, and the page shows every agent's state at each event
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -127,6 +130,10 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
     if let Some(Err(e)) = a.save_schedule.as_deref().map(crate::output::check) {
         eprintln!("error: --save-schedule: {e}; nothing was explored");
+        return EXIT_BAD_INPUT;
+    }
+    if let Some(Err(e)) = a.html.as_deref().map(crate::output::check) {
+        eprintln!("error: --html: {e}; nothing was explored");
         return EXIT_BAD_INPUT;
     }
     let scenario = match load_file(&a.path) {
@@ -340,6 +347,17 @@ pub fn main(a: ExploreArgs) -> i32 {
             Err(e) => eprintln!("no schedule written: {e}"),
         }
     }
+    match (found, &a.html) {
+        (Some(c), Some(out)) => match counterexample_page(&scenario, &a.path, c) {
+            Ok(page) => match crate::output::write(out, &page) {
+                Ok(()) => eprintln!("wrote {}: the schedule to step through, event by event", out.display()),
+                Err(e) => eprintln!("no page written: {e}"),
+            },
+            Err(e) => eprintln!("no page written: {e}"),
+        },
+        (None, Some(_)) => eprintln!("no page written: nothing broke, so there is no schedule to step through"),
+        _ => {}
+    }
     // What the file expects broken passes, as `run` passes such a file;
     // anything else fails, as in `run`.
     if x.counterexample.is_some() {
@@ -347,6 +365,19 @@ pub fn main(a: ExploreArgs) -> i32 {
     } else {
         EXIT_OK
     }
+}
+
+/// The counterexample as `run --html` draws a run: the actors replay its
+/// schedule (with its seed) keeping their frames.
+fn counterexample_page(
+    s: &crate::scenario::Scenario,
+    path: &std::path::Path,
+    c: &crate::explore::Counterexample,
+) -> Result<String, String> {
+    let shown = crate::cli::run::shell_word(&path.display().to_string());
+    let reproduce = format!("handshake explore {shown} --save-schedule S, then handshake run {shown} --schedule S -v");
+    let title = format!("{} — {}", s.name, c.broke);
+    crate::cli::run::stepping_page(s, c.seed, Some(c.schedule()), &title, &reproduce)
 }
 
 /// A counterexample's schedule and what happens in it, as `-v` tells it.

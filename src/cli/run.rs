@@ -356,6 +356,28 @@ fn write_outputs(
     Ok(())
 }
 
+/// One run as `--html` writes it, for the commands that make a run to look
+/// at (`explore --html`, `shrink --html`): played with `seed` (and
+/// `schedule`, if given) keeping the simulator's frames, so the page steps
+/// through it.
+pub fn stepping_page(
+    s: &Scenario,
+    seed: u64,
+    schedule: Option<crate::world::Schedule>,
+    title: &str,
+    reproduce: &str,
+) -> Result<String, String> {
+    let opts = RunOptions { keep_outcome: true, frames: true, schedule, ..RunOptions::default() };
+    let mut report = crate::scenario::run_scenario(s, seed, opts);
+    let outcome = report.outcome.take().ok_or("the run kept no outcome")?;
+    if let Some(why) = &outcome.schedule_error {
+        return Err(format!("the actors could not follow the schedule: {why}"));
+    }
+    let svg = crate::view::svg(&outcome, &crate::view::ViewOptions::titled(title));
+    let page = crate::view::html::Page { about: &s.about, report: &report, reproduce, svg: &svg };
+    Ok(crate::view::html::html(&outcome, &page))
+}
+
 fn write_text(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
     file.write_all(text.as_bytes())
 }

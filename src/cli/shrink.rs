@@ -31,6 +31,9 @@ pub struct ShrinkArgs {
     /// Output for people (text) or machines (json: one document on stdout, the file's text included)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Also write the shrunk scenario's run as a page to step through (as `run --html` writes one)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 const EXAMPLES: &[(&str, &str)] = &[
@@ -93,6 +96,10 @@ pub fn main(a: ShrinkArgs) -> i32 {
         eprintln!("error: {flag}: {e}; nothing was shrunk");
         return EXIT_BAD_INPUT;
     }
+    if let Some(Err(e)) = a.html.as_deref().map(crate::output::check) {
+        eprintln!("error: --html: {e}; nothing was shrunk");
+        return EXIT_BAD_INPUT;
+    }
     let src = match crate::scenario::read_file(&a.path) {
         Ok(s) => s,
         Err(e) => {
@@ -121,6 +128,21 @@ pub fn main(a: ShrinkArgs) -> i32 {
         }
     }
     let written = (!to_stdout).then(|| out.display().to_string());
+    if let Some(page) = &a.html {
+        let shown_out = written.clone().unwrap_or_else(|| "the shrunk file".to_string());
+        let made = crate::scenario::load_str(&shown_out, &s.text)
+            .map_err(|_| "the shrunk scenario does not load".to_string())
+            .and_then(|shrunk| {
+                let reproduce =
+                    format!("handshake run {} --seed {} -v", crate::cli::run::shell_word(&shown_out), s.seed);
+                crate::cli::run::stepping_page(&shrunk, s.seed, None, &shrunk.name, &reproduce)
+            })
+            .and_then(|html| crate::output::write(page, &html).map_err(|e| e.to_string()));
+        match made {
+            Ok(()) => eprintln!("wrote {}: the shrunk run to step through, event by event", page.display()),
+            Err(e) => eprintln!("no page written: {e}"),
+        }
+    }
     match a.format {
         Format::Json => {
             println!(
