@@ -651,6 +651,23 @@ fn the_steps_are_the_simulators_own_states_from_start_to_end() {
     let bob = &frame_at(&bobs, k).unwrap()[2];
     assert_eq!(bob["set_aside"], serde_json::json!(["plan_approval_request [alice-asks-bob] from alice"]), "{bob}");
     assert!(bob["doing"].as_str().unwrap().contains("1 request(s) set aside"), "{bob}");
+    // File mode (34): the inbox file as it is at each step, lines and all:
+    // the shutdown request lands in it during alice's read, and the
+    // truncate that ends the read wipes it.
+    let o = framed("34-");
+    let steps = handshake::view::steps::steps(&o).unwrap();
+    let events = steps["events"].as_array().unwrap();
+    let world = steps["frames"]["world"].as_array().unwrap();
+    let lines_at = |prefix: &str| {
+        let k = events.iter().position(|e| e["text"].as_str().unwrap().starts_with(prefix)).expect(prefix);
+        let w = &frame_at(world, k).unwrap()[1];
+        let file = w["inbox"].as_array().unwrap().iter().find(|f| f["path"] == "alice.jsonl").expect("alice's file");
+        file["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let landed = lines_at("message #2 appended to alice.jsonl");
+    assert_eq!(landed.len(), 2, "{landed:?}");
+    assert!(landed[1].contains("shutdown_request"), "{landed:?}");
+    assert_eq!(lines_at("LOST shutdown_request to alice (drain-loss)"), Vec::<String>::new());
 }
 
 /// The page's own script, driven under Node (a stand-in for a browser, which

@@ -42,7 +42,8 @@ code{background:#f5f5f5;padding:2px 6px;border-radius:3px}\
 .said{margin:6px 0;font-weight:bold}.cards{display:flex;flex-wrap:wrap;gap:10px}\
 .card{border:1px solid #cfd8dc;border-radius:6px;padding:6px 10px;min-width:220px;max-width:460px}\
 .card h3{font-size:15px;margin:0 0 4px}.card .st{color:#546e7a;font-weight:normal}\
-.card table{font-size:12.5px}.changed{outline:2px solid #ffb300}.cycle{color:#b71c1c;font-weight:bold}";
+.card table{font-size:12.5px}.changed{outline:2px solid #ffb300}.cycle{color:#b71c1c;font-weight:bold}\
+.inbox pre{margin:2px 0 8px;padding:4px 8px;background:#f5f5f5;white-space:pre-wrap;word-break:break-all;font-size:12px}";
 
 const FILTER: &str = "function only(p){document.getElementById('events').classList.toggle('protocol-only',p)}";
 
@@ -242,6 +243,7 @@ $('cards').innerHTML=h;let g='';
 if(world.files.length)g+='<p>files: '+world.files.map(f=>esc(f.path)+' '+f.done+'/'+f.total+' ('+esc(f.writer)+')').join(' · ')+'</p>';
 if(world.waits.length)g+='<p>waits: '+world.waits.map(x=>esc(x.from)+' waits on '+esc(x.to)+' for ['+esc(x.request)+']').join(' · ')+'</p>';
 for(const c of world.cycles)g+='<p class="cycle">⟳ deadlock: '+c.map(esc).join(' → ')+' → '+esc(c[0])+'</p>';
+for(const f of world.inbox||[])g+='<div class="inbox"><b>'+esc(f.path)+'</b> ('+f.lines.length+(f.lines.length===1?' line':' lines')+')'+(f.lines.length?'<pre>'+f.lines.map(esc).join('\n')+'</pre>':'')+'</div>';
 $('world').innerHTML=g;
 for(const r of shown)r.classList.remove('now');shown=[];const row=$('ev'+k);if(row){row.classList.add('now');shown.push(row);row.scrollIntoView({block:'nearest'});}}
 function go(j){k=Math.max(0,Math.min(n-1,j));draw();if(typeof history!=='undefined')history.replaceState(null,'','#event='+(k+1));}

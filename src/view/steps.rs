@@ -74,7 +74,12 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
                 .collect();
             let cycles: Vec<Vec<&str>> =
                 f.waits.cycles().iter().map(|c| c.members.iter().map(|&a| names.agent(a)).collect()).collect();
-            json!([f.after, { "roster": roster, "files": files, "waits": waits, "cycles": cycles }])
+            let inbox: Vec<Value> = f
+                .inbox
+                .iter()
+                .map(|(path, text)| json!({ "path": path, "lines": text.lines().collect::<Vec<_>>() }))
+                .collect();
+            json!([f.after, { "roster": roster, "files": files, "waits": waits, "cycles": cycles, "inbox": inbox }])
         })
         .collect();
     let team: Vec<&str> = names.agents.iter().take(outcome.roster.len()).map(String::as_str).collect();

@@ -39,6 +39,9 @@ pub struct WorldFrame {
     pub roster: Arc<Roster>,
     pub files: Arc<BTreeMap<String, FileState>>,
     pub waits: WaitFor,
+    /// File mode: each inbox file (`alice.jsonl`, an offset drain's
+    /// `alice.jsonl.offset`) and what it holds; empty in memory mode.
+    pub inbox: Vec<(String, String)>,
 }
 
 impl<S: Shell> World<S> {
@@ -61,12 +64,18 @@ impl<S: Shell> World<S> {
     /// since the last frame.
     pub fn frame_world(&mut self, after: usize) {
         let Some(f) = &mut self.frames else { return };
+        let inbox: Vec<(String, String)> = self.inbox.as_ref().map_or_else(Vec::new, |i| {
+            i.fs.files().map(|(p, file)| (p.to_string(), String::from_utf8_lossy(&file.bytes).into_owned())).collect()
+        });
         let same = f.world.last().is_some_and(|w| {
-            Arc::ptr_eq(&w.roster, &self.roster) && Arc::ptr_eq(&w.files, &self.files) && w.waits == self.waits
+            Arc::ptr_eq(&w.roster, &self.roster)
+                && Arc::ptr_eq(&w.files, &self.files)
+                && w.waits == self.waits
+                && w.inbox == inbox
         });
         if !same {
             let (roster, files, waits) = (Arc::clone(&self.roster), Arc::clone(&self.files), self.waits.clone());
-            f.world.push(WorldFrame { after, roster, files, waits });
+            f.world.push(WorldFrame { after, roster, files, waits, inbox });
         }
     }
 }

@@ -32,5 +32,7 @@ console.log('SAID ' + els.said.textContent);
 console.log('WORLD ' + flat(els.world.innerHTML));
 console.log('CARDS ' + flat(els.cards.innerHTML));
 console.log('HIGHLIGHTED ' + els['ev' + at].classList.s.has('now'));
-key('ArrowLeft');
-console.log('BACK ' + els.where.textContent + ' ' + els['ev' + (at - 1)].classList.s.has('now') + ' ' + !els['ev' + at].classList.s.has('now'));
+if (at > 0) {
+  key('ArrowLeft');
+  console.log('BACK ' + els.where.textContent + ' ' + els['ev' + (at - 1)].classList.s.has('now') + ' ' + !els['ev' + at].classList.s.has('now'));
+}
