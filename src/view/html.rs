@@ -39,7 +39,7 @@ code{background:#f5f5f5;padding:2px 6px;border-radius:3px}\
 #events tr.now{background:#fff59d}\
 .stepper{position:sticky;top:0;background:#fff;border-bottom:1px solid #e0e0e0;padding:8px 0;z-index:1}\
 .stepper button{font-size:15px;min-width:2.4em}.stepper input[type=range]{width:40%;vertical-align:middle}\
-.said{margin:6px 0;font-weight:bold}.cards{display:flex;flex-wrap:wrap;gap:10px}\
+.said{margin:6px 0;font-weight:bold}.cards{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-start}.rows{max-height:260px;overflow:auto}\
 .card{border:1px solid #cfd8dc;border-radius:6px;padding:6px 10px;min-width:220px;max-width:460px}\
 .card h3{font-size:15px;margin:0 0 4px}.card .st{color:#546e7a;font-weight:normal}\
 .card table{font-size:12.5px}.changed{outline:2px solid #ffb300}.cycle{color:#b71c1c;font-weight:bold}\
@@ -226,10 +226,10 @@ function table(list,k){const m=new Map();for(const f of list){if(f[0]>k+1)break;
 function fmt(ms){if(ms<1000)return ms+'ms';const s=ms/1000;if(s<60)return (Number.isInteger(s)?s:s.toFixed(3))+'s';const m=Math.floor(ms/60000),r=(ms%60000)/1000;return m+'m'+(r?(Number.isInteger(r)?r:r.toFixed(3))+'s':'');}
 let k=0,timer=null,shown=[];
 const slider=$('slider');slider.max=n-1;
-function rows(rs,now){if(!rs.length)return '';let h='<table><tr><th>request</th><th>kind</th><th>from → to</th><th>status</th><th>deadline</th></tr>';
+function rows(rs,now){if(!rs.length)return '';let h='<div class="rows"><table><tr><th>request</th><th>kind</th><th>from → to</th><th>status</th><th>deadline</th></tr>';
 for(const r of rs){let d=r.deadline===null?'none':r.deadline;if(r.status==='pending'&&r.deadline_ms!==null)d+=' ('+(r.deadline_ms>now?fmt(r.deadline_ms-now)+' left':'due')+')';
 h+='<tr><td>'+esc(r.label)+'</td><td>'+r.kind+'</td><td>'+esc(r.from)+' → '+esc(r.to)+'</td><td>'+r.status+'</td><td>'+esc(d)+'</td></tr>';}
-return h+'</table>';}
+return h+'</table></div>';}
 function draw(){const e=S.events[k];$('where').textContent='event '+(k+1)+' of '+n+' · '+e.t;$('said').textContent=e.t+'  '+e.text;slider.value=k;
 const w=last(S.frames.world,k);const world=w?w[1]:{roster:[],files:[],waits:[],cycles:[]};let h='';
 S.agents.forEach((name,i)=>{const f=last(byAgent[i],k);const v=f?f[2]:{doing:'',requests:[]};const st=world.roster[i]||'';
