@@ -89,7 +89,10 @@ fn the_page_steps_to_22s_deadlock_and_back_in_chromium() {
         1 + texts.iter().position(|t| t.contains("alice is blocked waiting; puts [bob-asks-alice] aside")).unwrap();
     let url = |n: usize| format!("file://{}#event={n}", page.display());
 
-    let at = shown(&headless(&browser, &["--dump-dom"], &url(both)));
+    let dom = headless(&browser, &["--dump-dom"], &url(both));
+    // The picture marks the step's moment.
+    assert!(dom.contains("<rect id=\"now-mark\""), "the picture has no mark at the current step");
+    let at = shown(&dom);
     let where_ = format!("event {both} of {}", o.events.len());
     for want in [
         where_.as_str(),

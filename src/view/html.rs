@@ -36,7 +36,7 @@ th{background:#f5f5f5}.t{font-variant-numeric:tabular-nums;text-align:right;whit
 .picture{overflow:auto;border:1px solid #e0e0e0;max-height:80vh}\
 code{background:#f5f5f5;padding:2px 6px;border-radius:3px}\
 #events.protocol-only tr.work{display:none}\
-#events tr.now{background:#fff59d}\
+#events tr.now{background:#fff59d}.evbox{max-height:60vh;overflow:auto;position:relative;border:1px solid #e0e0e0}\
 .stepper{position:sticky;top:0;background:#fff;border-bottom:1px solid #e0e0e0;padding:8px 0;z-index:1}\
 .stepper button{font-size:15px;min-width:2.4em}.stepper input[type=range]{width:40%;vertical-align:middle}\
 .said{margin:6px 0;font-weight:bold}.cards{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-start}.rows{max-height:260px;overflow:auto}\
@@ -170,7 +170,9 @@ fn events(out: &mut String, o: &Outcome) {
         "<h2>Events</h2><p><label><input type=\"checkbox\" onchange=\"only(this.checked)\"> \
          protocol only (hide each step of work written)</label></p>"
     );
-    out.push_str("<table id=\"events\">\n");
+    // In a box of its own: the stepper scrolls the box to the current event,
+    // not the page away from the stepper.
+    out.push_str("<div class=\"evbox\" id=\"evbox\"><table id=\"events\">\n");
     for (k, e) in o.events.iter().enumerate() {
         let line = e.describe(&o.names);
         // `describe` puts the time first, right-aligned: split it off.
@@ -184,7 +186,7 @@ fn events(out: &mut String, o: &Outcome) {
             esc(what.trim_start())
         );
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
 }
 
 /// The part of the page that steps through the run: controls, the event
@@ -245,7 +247,12 @@ if(world.waits.length)g+='<p>waits: '+world.waits.map(x=>esc(x.from)+' waits on 
 for(const c of world.cycles)g+='<p class="cycle">⟳ deadlock: '+c.map(esc).join(' → ')+' → '+esc(c[0])+'</p>';
 for(const f of world.inbox||[])g+='<div class="inbox"><b>'+esc(f.path)+'</b> ('+f.lines.length+(f.lines.length===1?' line':' lines')+')'+(f.lines.length?'<pre>'+f.lines.map(esc).join('\n')+'</pre>':'')+'</div>';
 $('world').innerHTML=g;
-for(const r of shown)r.classList.remove('now');shown=[];const row=$('ev'+k);if(row){row.classList.add('now');shown.push(row);row.scrollIntoView({block:'nearest'});}}
+for(const r of shown)r.classList.remove('now');shown=[];const row=$('ev'+k);if(row){row.classList.add('now');shown.push(row);const box=$('evbox');if(box)box.scrollTop=row.offsetTop-box.clientHeight/2;}
+mark(e.y);}
+function mark(y){if(typeof document.querySelector!=='function')return;const svg=document.querySelector('.picture svg');if(!svg)return;
+let m=document.getElementById('now-mark');if(!m){m=document.createElementNS('http://www.w3.org/2000/svg','rect');m.id='now-mark';m.setAttribute('x','0');m.setAttribute('height','14');m.setAttribute('fill','#fff59d');m.setAttribute('fill-opacity','0.45');m.setAttribute('pointer-events','none');svg.appendChild(m);}
+m.setAttribute('width',svg.getAttribute('width'));m.setAttribute('y',String(y-9));
+const box=svg.parentElement;if(box)box.scrollTop=Math.max(0,y-box.clientHeight/2);}
 function go(j){k=Math.max(0,Math.min(n-1,j));draw();if(typeof history!=='undefined')history.replaceState(null,'','#event='+(k+1));}
 function stop(){if(timer){clearInterval(timer);timer=null;$('play').textContent='▶ play';}}
 function play(){if(timer){stop();return;}if(k>=n-1)k=0;$('play').textContent='‖ pause';timer=setInterval(()=>{if(k>=n-1)stop();else go(k+1);},+$('speed').value);}
@@ -256,4 +263,5 @@ if(ev.key==='ArrowRight'){stop();go(k+1);ev.preventDefault();}else if(ev.key==='
 else if(ev.key==='Home'){stop();go(0);ev.preventDefault();}else if(ev.key==='End'){stop();go(n-1);ev.preventDefault();}
 else if(ev.key===' '&&ev.target.tagName!=='BUTTON'){play();ev.preventDefault();}});
 const at=typeof location!=='undefined'&&location.hash.match(/event=(\d+)/);if(at)k=Math.max(0,Math.min(n-1,+at[1]-1));
-draw();})();"#;
+// The picture comes after this script in the page: draw once it is there.
+if(document.readyState==='loading')document.addEventListener('DOMContentLoaded',draw);else draw();})();"#;

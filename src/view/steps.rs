@@ -24,6 +24,10 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
     let frames: &Frames = outcome.frames.as_deref()?;
     let names = &outcome.names;
     let label = |id: RequestId| names.label(id).map_or_else(|| short(id), str::to_string);
+    // Where each event's moment is drawn in the picture (the page marks it):
+    // the picture's own layout, which its title does not change.
+    let model = super::model::build(outcome, &super::ViewOptions::default());
+    let geometry = super::svg::geometry(&model);
     // `describe` puts the time first, right-aligned: the page shows it apart.
     let events: Vec<Value> = outcome
         .events
@@ -32,7 +36,8 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
             let line = e.describe(names);
             let text = line.trim_start();
             let text = text.split_once("  ").map_or(text, |(_, what)| what.trim_start());
-            json!({ "t": e.t.to_string(), "ms": e.t.0, "text": text })
+            let y = geometry.y.get(model.row_at(e.t)).copied().unwrap_or(0.0).round();
+            json!({ "t": e.t.to_string(), "ms": e.t.0, "text": text, "y": y })
         })
         .collect();
     let mut told: Vec<std::collections::BTreeMap<String, Value>> = vec![Default::default(); names.agents.len()];
