@@ -322,6 +322,12 @@ impl Names {
         self.labels.get(&id).map(String::as_str)
     }
 
+    /// The request's label, or for one no label names its id's first
+    /// eight hex digits, as a line of `-v` shows it.
+    pub fn label_or_short(&self, id: RequestId) -> String {
+        self.label(id).map_or_else(|| short(&id), str::to_string)
+    }
+
     /// Learns the label of a request as it is opened; other events pass.
     pub fn learn(&mut self, event: &Event) {
         if let Event::Opened { id, label, .. } = event {
@@ -521,7 +527,12 @@ impl Stamped {
 
     /// One line for a person: `  1.000s  lead → alice  shutdown_request  stop-alice`.
     pub fn describe(&self, n: &Names) -> String {
-        let label = |id: &RequestId| n.label(*id).map(str::to_string).unwrap_or_else(|| short(id));
+        format!("{:>9}  {}", self.t.to_string(), self.sentence(n))
+    }
+
+    /// The line of [`Stamped::describe`] without its time: what happened.
+    pub fn sentence(&self, n: &Names) -> String {
+        let label = |id: &RequestId| n.label_or_short(*id);
         let text = match &self.event {
             Event::Send { from, to, message_type, request_id, approve, words, .. } => format!(
                 "{} → {}  {}{}{}{}",
@@ -559,16 +570,13 @@ impl Stamped {
                 format!("FORGED {} to {} claiming to be {}", message_type, n.agent(*to), n.agent(*claimed_from))
             }
             Event::Opened { id, kind, requester, target, deadline, .. } => format!(
-                "{} asks {}: {} request [{}] pending, {}",
+                "{} asks {}: {} request [{}] pending, {}{}",
                 n.agent(*requester),
                 n.agent(*target),
                 kind,
                 label(id),
-                if deadline.is_never() {
-                    "no deadline (timeouts off)".to_string()
-                } else {
-                    format!("deadline {deadline}")
-                }
+                deadline.as_deadline(),
+                if deadline.is_never() { " (timeouts off)" } else { "" }
             ),
             Event::Verdict { at, request_id, verdict, .. } => match verdict {
                 Verdict::Applied { from, to, .. } => {
@@ -645,7 +653,11 @@ impl Stamped {
         };
         // A file's strings (labels, texts, reasons) are in the line: none
         // may end it early or move the cursor.
-        format!("{:>9}  {}", self.t.to_string(), crate::input::shown(&text))
+        match crate::input::shown(&text) {
+            std::borrow::Cow::Borrowed(_) => {}
+            std::borrow::Cow::Owned(cleaned) => return cleaned,
+        }
+        text
     }
 }
 

@@ -38,9 +38,10 @@ impl Millis {
 }
 
 impl Millis {
-    /// A request's deadline in a picture's few words: `deadline 1m`, or
-    /// `no deadline` for [`Millis::NEVER`] (timeouts off), which as a time
-    /// would read as three hundred trillion minutes.
+    /// A request's deadline in words, for the trace's lines and the
+    /// pictures: `deadline 1m`, or `no deadline` for [`Millis::NEVER`]
+    /// (timeouts off), which as a time would read as three hundred trillion
+    /// minutes.
     pub fn as_deadline(self) -> String {
         if self.is_never() {
             "no deadline".to_string()

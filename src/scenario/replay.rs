@@ -106,8 +106,7 @@ fn comparable(c: &Counterexample, events: &[Stamped]) -> Vec<(Millis, String)> {
         .iter()
         .filter(|e| !matches!(e.event, Event::Fault { .. } | Event::Note { .. }))
         .map(|e| {
-            let line = e.describe(&names);
-            let what = line.trim_start().split_once("  ").map_or(line.as_str(), |(_, w)| w);
+            let what = e.sentence(&names);
             let words: Vec<String> = what.split(' ').map(blank_duration).collect();
             (e.t, words.join(" "))
         })

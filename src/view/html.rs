@@ -174,16 +174,12 @@ fn events(out: &mut String, o: &Outcome) {
     // not the page away from the stepper.
     out.push_str("<div class=\"evbox\" id=\"evbox\"><table id=\"events\">\n");
     for (k, e) in o.events.iter().enumerate() {
-        let line = e.describe(&o.names);
-        // `describe` puts the time first, right-aligned: split it off.
-        let text = line.trim_start();
-        let (t, what) = text.split_once("  ").unwrap_or(("", text));
         let class = if e.event.is_protocol() { "protocol" } else { "work" };
         let _ = writeln!(
             out,
             "<tr class=\"{class}\" id=\"ev{k}\"><td class=\"t\">{}</td><td>{}</td></tr>",
-            esc(t),
-            esc(what.trim_start())
+            e.t,
+            esc(&e.sentence(&o.names))
         );
     }
     out.push_str("</table></div>\n");

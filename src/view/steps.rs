@@ -23,21 +23,17 @@ use serde_json::{json, Value};
 pub fn steps(outcome: &Outcome) -> Option<Value> {
     let frames: &Frames = outcome.frames.as_deref()?;
     let names = &outcome.names;
-    let label = |id: RequestId| names.label(id).map_or_else(|| short(id), str::to_string);
+    let label = |id: RequestId| names.label_or_short(id);
     // Where each event's moment is drawn in the picture (the page marks it):
     // the picture's own layout, which its title does not change.
     let model = super::model::build(outcome, &super::ViewOptions::default());
     let geometry = super::svg::geometry(&model);
-    // `describe` puts the time first, right-aligned: the page shows it apart.
     let events: Vec<Value> = outcome
         .events
         .iter()
         .map(|e| {
-            let line = e.describe(names);
-            let text = line.trim_start();
-            let text = text.split_once("  ").map_or(text, |(_, what)| what.trim_start());
             let y = geometry.y.get(model.row_at(e.t)).copied().unwrap_or(0.0).round();
-            json!({ "t": e.t.to_string(), "ms": e.t.0, "text": text, "y": y })
+            json!({ "t": e.t.to_string(), "ms": e.t.0, "text": e.sentence(names), "y": y })
         })
         .collect();
     let mut told: Vec<std::collections::BTreeMap<String, Value>> = vec![Default::default(); names.agents.len()];
@@ -89,11 +85,6 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
         .collect();
     let team: Vec<&str> = names.agents.iter().take(outcome.roster.len()).map(String::as_str).collect();
     Some(json!({ "agents": team, "events": events, "frames": { "agents": agents, "world": world } }))
-}
-
-/// An id no label names: its first eight hex digits, as `-v` prints it.
-fn short(id: RequestId) -> String {
-    id.0.simple().to_string().chars().take(8).collect()
 }
 
 fn agent_view(agent: &Agent, names: &Names, label: &dyn Fn(RequestId) -> String) -> Value {
