@@ -233,6 +233,15 @@ pub enum Event {
         agent: AgentId,
         text: String,
     },
+    /// File inboxes: an agent takes up the lines of its inbox file and is
+    /// busy with them for `busy` (the read's cost), answering nothing meanwhile.
+    Read {
+        agent: AgentId,
+        path: String,
+        lines: u32,
+        bytes: u64,
+        busy: Millis,
+    },
     /// A wait-for cycle closed: each member is blocked on the next (the last
     /// on the first), each through the request at the same index.
     Deadlock {
@@ -285,6 +294,7 @@ impl Event {
             Event::Partition { .. } => "partition",
             Event::Heal { .. } => "heal",
             Event::Alert { .. } => "alert",
+            Event::Read { .. } => "read",
             Event::Deadlock { .. } => "deadlock",
             Event::DeadlockBroken { .. } => "deadlock_broken",
             Event::Note { .. } => "note",
@@ -505,6 +515,13 @@ impl Stamped {
                 put("agent", json!(n.agent(*agent)));
                 put("text", json!(text));
             }
+            Event::Read { agent, path, lines, bytes, busy } => {
+                put("agent", json!(n.agent(*agent)));
+                put("path", json!(path));
+                put("lines", json!(lines));
+                put("bytes", json!(bytes));
+                put("busy_ms", json!(busy.0));
+            }
             Event::Deadlock { members, requests } => {
                 put("members", json!(members.iter().map(|a| n.agent(*a)).collect::<Vec<_>>()));
                 let ids: Vec<Value> = requests
@@ -635,6 +652,11 @@ impl Stamped {
             ),
             Event::Heal { index } => format!("partition {} heals", index + 1),
             Event::Alert { agent, text } => format!("ALERT {}: {}", n.agent(*agent), text),
+            Event::Read { agent, path, lines, bytes, busy } => format!(
+                "{} reads {path} ({}, {bytes} bytes): busy for {busy}",
+                n.agent(*agent),
+                crate::words::plural(u64::from(*lines), "line")
+            ),
             Event::Deadlock { members, requests } => format!(
                 "DEADLOCK {}: each waits for the next ({}); none of them can move on its own",
                 cycle_text(members, n),

@@ -146,15 +146,14 @@ fn a_torn_line_is_skipped_and_nothing_after_it_is_lost() {
     assert!(serde_json::from_str::<serde_json::Value>(lines[1]).is_ok(), "{bob}");
 }
 
-/// The bytes each of `agent`'s reads went through, from the trace's notes.
+/// The bytes each of `agent`'s reads went through, from the trace's reads.
 fn read_sizes(o: &Outcome, agent: &str) -> Vec<u64> {
-    let prefix = format!("{agent} reads {agent}.jsonl (");
     o.events
         .iter()
         .filter_map(|e| match &e.event {
-            Event::Note { text } if text.starts_with(&prefix) => {
-                let rest = text.split(", ").nth(1)?;
-                rest.split(' ').next()?.parse().ok()
+            Event::Read { agent: a, bytes, path, .. } if o.names.agent(*a) == agent => {
+                assert_eq!(path, &format!("{agent}.jsonl"));
+                Some(*bytes)
             }
             _ => None,
         })

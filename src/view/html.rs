@@ -219,6 +219,7 @@ const $=id=>document.getElementById(id);
 const esc=s=>String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
 const byAgent=S.agents.map(()=>[]);
 for(const f of S.frames.agents)byAgent[f[1]].push(f);
+function own(s,name){return s.replace(new RegExp('(?<![A-Za-z0-9_-])'+name.replace(/[.*+?^${}()|[\]\\]/g,'\\$&')+'(?![A-Za-z0-9_-])','g'),'\u0001');}
 function last(list,k){let b=null;for(const f of list){if(f[0]<=k+1)b=f;else break;}return b;}
 function table(list,k){const m=new Map();for(const f of list){if(f[0]>k+1)break;for(const r of f[2].requests)m.set(r.label,r);}return [...m.values()];}
 function fmt(ms){if(ms<1000)return ms+'ms';const s=ms/1000;if(s<60)return (Number.isInteger(s)?s:s.toFixed(3))+'s';const m=Math.floor(ms/60000),r=(ms%60000)/1000;return m+'m'+(r?(Number.isInteger(r)?r:r.toFixed(3))+'s':'');}
@@ -230,13 +231,23 @@ h+='<tr><td>'+esc(r.label)+'</td><td>'+r.kind+'</td><td>'+esc(r.from)+' → '+es
 return h+'</table></div>';}
 function draw(){const e=S.events[k];$('where').textContent='event '+(k+1)+' of '+n+' · '+e.t;$('said').textContent=e.t+'  '+e.text;slider.value=k;
 const w=last(S.frames.world,k);const world=w?w[1]:{roster:[],files:[],waits:[],cycles:[]};let h='';
+const cards=[];
 S.agents.forEach((name,i)=>{const f=last(byAgent[i],k);const v=f?f[2]:{doing:'',requests:[]};const st=world.roster[i]||'';
 const changed=f&&f[0]===k+1;
 const down=st==='killed'||st==='crashed';
-h+='<div class="card'+(changed?' changed':'')+'" id="agent'+i+'"><h3>'+esc(name)+' <span class="st">'+esc(st)+'</span></h3><div>'+(down?'<i>as it was when it went down:</i> ':'')+esc(v.doing)+'</div>';
-if(v.gate&&v.gate!=='not_required')h+='<div>plan gate: '+esc(v.gate)+(v.plan?' ['+esc(v.plan)+']':'')+'</div>';
-if(v.set_aside&&v.set_aside.length)h+='<div>set aside: '+v.set_aside.map(esc).join('; ')+'</div>';
-h+=rows(table(byAgent[i],k),e.ms)+'</div>';});
+let b='<div>'+(down?'<i>as it was when it went down:</i> ':'')+esc(v.doing)+'</div>';
+const rd=(world.reading||[])[i];
+if(rd)b+='<div class="reading">reading its inbox file: busy until '+esc(rd.until)+' ('+(rd.until_ms>e.ms?fmt(rd.until_ms-e.ms)+' left':'done')+'), answering nothing meanwhile</div>';
+if(v.gate&&v.gate!=='not_required')b+='<div>plan gate: '+esc(v.gate)+(v.plan?' ['+esc(v.plan)+']':'')+'</div>';
+if(v.set_aside&&v.set_aside.length)b+='<div>set aside: '+v.set_aside.map(esc).join('; ')+'</div>';
+b+=rows(table(byAgent[i],k),e.ms);
+cards.push({i,name,st,changed,b,key:i?st+'|'+own(b,name):null});});
+// Teammates whose cards say the same but for their own names are one card (a team of 100).
+for(let a=0;a<cards.length;){let z=a+1;while(z<cards.length&&cards[a].key!==null&&cards[z].key===cards[a].key)z++;
+const c=cards[a],many=z-a>=3,changed=cards.slice(a,z).some(x=>x.changed);
+const title=many?esc(c.name)+' … '+esc(cards[z-1].name)+' <span class="st">'+esc(c.st)+' · '+(z-a)+' alike, '+esc(c.name)+' shown</span>':esc(c.name)+' <span class="st">'+esc(c.st)+'</span>';
+h+='<div class="card'+(changed?' changed':'')+'" id="agent'+c.i+'"'+(many?' data-alike="'+(z-a)+'"':'')+'><h3>'+title+'</h3>'+c.b+'</div>';
+if(many)a=z;else a++;}
 $('cards').innerHTML=h;let g='';
 if(world.files.length)g+='<p>files: '+world.files.map(f=>esc(f.path)+' '+f.done+'/'+f.total+' ('+esc(f.writer)+')').join(' · ')+'</p>';
 if(world.waits.length)g+='<p>waits: '+world.waits.map(x=>esc(x.from)+' waits on '+esc(x.to)+' for ['+esc(x.request)+']').join(' · ')+'</p>';

@@ -3,7 +3,7 @@
 //! log order: a message where it arrived (or was lost), a note where the
 //! protocol decided something.
 
-use super::model::{Fate, Gap, MarkKind, Model, MsgClass, SpanKind};
+use super::model::{Fate, MarkKind, Model, MsgClass, SpanKind};
 use super::ViewOptions;
 use std::fmt::Write;
 
@@ -110,8 +110,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         // Idle stretches passed since the last entry.
         while announced < row {
             announced += 1;
-            if let Gap::Idle(ms) = m.rows[announced].gap {
-                let _ = writeln!(out, "{}Note over {everyone}: ⋯ {} idle ⋯", indent(depth), escape(&ms.to_string()));
+            if let Some(words) = m.rows[announced].gap.break_words() {
+                let _ = writeln!(out, "{}Note over {everyone}: {}", indent(depth), escape(&words));
             }
         }
         for c in chosen.iter().filter(|c| c.0 == pos) {
@@ -119,6 +119,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 SpanKind::Crash => "rgba(255, 204, 188, 0.5)",
                 SpanKind::Stall => "rgba(215, 204, 200, 0.5)",
                 SpanKind::Partition => "rgba(225, 190, 231, 0.5)",
+                SpanKind::Reading => "rgba(179, 229, 252, 0.5)",
             };
             let _ = writeln!(out, "{}rect {colour}", indent(depth));
             stack.push(c.1);
@@ -176,8 +177,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
     // Idle stretches after the last entry, then whatever is still open.
     while announced + 1 < m.rows.len() {
         announced += 1;
-        if let Gap::Idle(ms) = m.rows[announced].gap {
-            let _ = writeln!(out, "{}Note over {everyone}: ⋯ {} idle ⋯", indent(depth), escape(&ms.to_string()));
+        if let Some(words) = m.rows[announced].gap.break_words() {
+            let _ = writeln!(out, "{}Note over {everyone}: {}", indent(depth), escape(&words));
         }
     }
     while stack.pop().is_some() {

@@ -30,9 +30,12 @@
 //! assert!(mermaid(&outcome, &opts).contains("p0->>p1: shutdown_request [stop-alice]"));
 //! ```
 
+pub mod fold;
 pub mod html;
 pub mod mermaid;
 pub mod model;
+pub mod place;
+pub mod quiet;
 pub mod steps;
 pub mod svg;
 

@@ -3,7 +3,7 @@
 //! model, so a new event kind is drawn by adding one arm to `Builder::event`
 //! (and, if it needs a new shape, one variant to `MarkKind` or `SpanKind`).
 
-use super::ViewOptions;
+use super::{fold, quiet, ViewOptions};
 use crate::protocol::{Address, AgentId, GateState, Kind, Millis, RequestId, TimeoutDefault, Verdict};
 use crate::trace::{Cause, Event, Names, RosterStatus};
 use crate::world::Outcome;
@@ -90,6 +90,8 @@ pub struct Lane {
     pub slots: usize,
     /// The roster's last word, shown under the lane.
     pub last: Option<RosterStatus>,
+    /// How many alike agents the lane stands for (`view::fold`): 1 but for a group.
+    pub stands_for: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +111,24 @@ pub enum Gap {
     /// A stretch with nothing in the log, at least `ViewOptions::idle_after` long:
     /// drawn as a fixed-height break, not to scale.
     Idle(Millis),
+    /// Uneventful work folded away (`quiet`): `steps` file steps and nothing
+    /// else over `over`, drawn like an idle break.
+    Folded {
+        steps: usize,
+        over: Millis,
+    },
+}
+
+impl Gap {
+    /// What a break says in place of the time it leaves out, if it is one.
+    pub fn break_words(self) -> Option<String> {
+        match self {
+            Gap::Idle(ms) => Some(format!("⋯ {ms} idle ⋯")),
+            Gap::Folded { steps: 1, over } => Some(format!("⋯ {over}: 1 work step, nothing else ⋯")),
+            Gap::Folded { steps, over } => Some(format!("⋯ {over}: {steps} work steps, nothing else ⋯")),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,6 +175,8 @@ pub struct Arrow {
     pub notes: Vec<String>,
     /// Position in the log, for renderers that draw in log order.
     pub k: usize,
+    /// How many messages it stands for: 1 but to or from a folded group.
+    pub times: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +202,8 @@ pub enum MarkKind {
     Alert,
     /// A step of a file written (no text: a tick on the lifeline).
     FileStep,
+    /// File inboxes: a read of the inbox file begins.
+    Read,
     FileDone,
     /// A wait-for cycle closed: the member is blocked on the next in the ring.
     Deadlock,
@@ -209,6 +233,8 @@ pub enum SpanKind {
     Stall,
     /// Cut off by a partition (on both agents' lifelines) until it heals.
     Partition,
+    /// File inboxes: busy reading its inbox file, answering nothing meanwhile.
+    Reading,
 }
 
 /// A stretch of one lane: a crash until its restart, a stall until it ends.
@@ -265,6 +291,8 @@ pub struct Bar {
     /// Its opening is told in words beside the lifeline, so the bar needs no caption.
     pub told: bool,
     pub k: usize,
+    /// How many requests it stands for: 1 but to or from a folded group.
+    pub times: usize,
 }
 
 /// Everything a renderer needs; no renderer looks at events.
@@ -305,16 +333,50 @@ struct SendInfo {
 
 /// Builds the model of a finished run.
 pub fn build(o: &Outcome, opts: &ViewOptions) -> Model {
-    let mut b = Builder::new(o, opts);
+    let index = fold::Index::of(&o.events);
+    let adversary = adversary(&o.names);
+    let folding = fold::alike(&o.events, &o.names, &index, |i| i != 0 && Some(AgentId(i as u32)) != adversary);
+    let mut b = Builder::new(o, opts, &folding, &index);
     for (k, e) in o.events.iter().enumerate() {
+        let parties = index.parties(&e.event);
+        if parties.iter().any(|a| folding.is_hidden(*a)) {
+            continue;
+        }
+        let times = folding.times(&parties);
+        if times > 1 {
+            b.times.insert(k, times);
+        }
         b.event(k, e.t, &e.event);
     }
-    b.finish()
+    quiet::fold(b.finish())
+}
+
+/// The adversary's id, if the team has one (it is always the last agent).
+fn adversary(n: &Names) -> Option<AgentId> {
+    let count = n.agents.len();
+    (count > 1 && n.agents[count - 1] == "adversary").then(|| AgentId(count as u32 - 1))
+}
+
+/// The names a picture writes: a folded group's representative is written
+/// as its group (`worker-*`), in its lane, its labels and every sentence.
+fn drawn_names(n: &Names, folding: &fold::Folding) -> Names {
+    let mut drawn = n.clone();
+    for (i, group) in folding.group_name.iter().enumerate() {
+        let Some(group) = group else { continue };
+        let own = n.agents[i].clone();
+        for label in drawn.labels.values_mut() {
+            *label = fold::replace_name(label, &own, group);
+        }
+        drawn.agents[i] = group.clone();
+    }
+    drawn
 }
 
 struct Builder<'a> {
     o: &'a Outcome,
-    n: &'a Names,
+    n: Names,
+    /// Events drawn for a folded group: how many agents' events each stands for.
+    times: BTreeMap<usize, usize>,
     opts: &'a ViewOptions,
     lane_of: Vec<Option<usize>>,
     lanes: Vec<Lane>,
@@ -340,6 +402,8 @@ struct Builder<'a> {
     /// Partition index → its spans, until it heals.
     open_partitions: BTreeMap<u32, Vec<usize>>,
     stalls: Vec<(usize, usize, Millis)>,
+    /// File inboxes: each read's span and when the read is done.
+    reads: Vec<(usize, Millis)>,
     bars: Vec<Bar>,
     bar_of: BTreeMap<RequestId, usize>,
     /// Per lane, whether its requests are told in words beside the lifeline
@@ -352,10 +416,11 @@ struct Builder<'a> {
 const NONE: usize = usize::MAX;
 
 impl<'a> Builder<'a> {
-    fn new(o: &'a Outcome, opts: &'a ViewOptions) -> Builder<'a> {
-        let n = &o.names;
+    fn new(o: &'a Outcome, opts: &'a ViewOptions, folding: &fold::Folding, index: &fold::Index) -> Builder<'a> {
+        let n = drawn_names(&o.names, folding);
         let count = n.agents.len();
-        let adversary = (count > 1 && n.agents[count - 1] == "adversary").then(|| AgentId(count as u32 - 1));
+        let adversary = adversary(&n);
+        let drawn = |e: &Event| !index.parties(e).iter().any(|a| folding.is_hidden(*a));
         let acts = |a: AgentId| {
             o.events.iter().any(|e| match &e.event {
                 Event::Send { from, .. } => *from == a,
@@ -368,6 +433,9 @@ impl<'a> Builder<'a> {
         let mut lanes = Vec::new();
         for (i, slot) in lane_of.iter_mut().enumerate() {
             let id = AgentId(i as u32);
+            if folding.is_hidden(id) {
+                continue;
+            }
             let role = if i == 0 {
                 Role::Lead
             } else if Some(id) == adversary {
@@ -379,26 +447,37 @@ impl<'a> Builder<'a> {
                 Role::Teammate
             };
             *slot = Some(lanes.len());
+            let name = match folding.stands_for[i] {
+                1 => n.agent(id).to_string(),
+                times => format!("{} ×{times}", n.agent(id)),
+            };
             lanes.push(Lane {
                 agent: id,
-                name: n.agent(id).to_string(),
+                name,
                 role,
                 segments: Vec::new(),
                 slots: 0,
                 last: (role == Role::Teammate).then(|| o.roster.get(i).copied()).flatten(),
+                stands_for: folding.stands_for[i],
             });
         }
         let mut extra = vec![o.ended_at];
         for r in &o.requests {
+            if folding.is_hidden(r.requester) || folding.is_hidden(r.target) {
+                continue;
+            }
             if r.deadline <= o.ended_at {
                 extra.push(r.deadline);
             }
         }
-        for e in &o.events {
-            if let Event::Stall { until, .. } = e.event {
-                if until <= o.ended_at {
-                    extra.push(until);
-                }
+        for e in o.events.iter().filter(|e| drawn(&e.event)) {
+            let until = match e.event {
+                Event::Stall { until, .. } => until,
+                Event::Read { busy, .. } => e.t.after(busy),
+                _ => continue,
+            };
+            if until <= o.ended_at {
+                extra.push(until);
             }
         }
         extra.sort();
@@ -419,7 +498,7 @@ impl<'a> Builder<'a> {
         // Past a handful, one row per request would stretch the page for
         // nothing: the bars' captions say the same.
         let mut asked = vec![0usize; lanes.len()];
-        for e in &o.events {
+        for e in o.events.iter().filter(|e| drawn(&e.event)) {
             if let Event::Opened { requester, .. } = e.event {
                 if let Some(l) = lane_of.get(requester.index()).copied().flatten() {
                     asked[l] += 1;
@@ -430,6 +509,7 @@ impl<'a> Builder<'a> {
         Builder {
             o,
             n,
+            times: BTreeMap::new(),
             tell_requests,
             opts,
             busy: vec![NONE; lanes.len()],
@@ -449,6 +529,7 @@ impl<'a> Builder<'a> {
             open_crash: BTreeMap::new(),
             open_partitions: BTreeMap::new(),
             stalls: Vec::new(),
+            reads: Vec::new(),
             bars: Vec::new(),
             bar_of: BTreeMap::new(),
             states,
@@ -621,6 +702,7 @@ impl<'a> Builder<'a> {
                     deadline_row: None,
                     told: self.tell_requests[lane],
                     k,
+                    times: 1,
                 });
             }
             Event::Verdict { at, request_id, verdict, sender, claimed_from, .. } => {
@@ -788,6 +870,23 @@ impl<'a> Builder<'a> {
             Event::Alert { agent, text } => {
                 self.mark(k, t, self.lane(*agent), MarkKind::Alert, format!("⚠ {text}"));
             }
+            Event::Read { agent, path, lines, bytes, busy } => {
+                let Some(lane) = self.lane(*agent) else { return };
+                let words = format!("reads {path}: {}, {bytes} bytes", crate::words::plural(u64::from(*lines), "line"));
+                let row = self.mark(k, t, Some(lane), MarkKind::Read, words);
+                let until = t.after(*busy);
+                self.reads.push((self.spans.len(), until));
+                self.spans.push(Span {
+                    lane,
+                    from: row,
+                    to: NONE,
+                    kind: SpanKind::Reading,
+                    text: format!("busy reading {path} until {until}"),
+                    open: false,
+                    k,
+                    k_end: NONE,
+                });
+            }
             Event::Partition { index, a, b, one_way, drop, until } => {
                 let how = if *drop { "loses" } else { "holds" };
                 let dir = if *one_way { "→" } else { "⇄" };
@@ -821,7 +920,7 @@ impl<'a> Builder<'a> {
                 }
             }
             Event::Deadlock { members, requests } => {
-                let cycle = crate::trace::cycle_text(members, self.n);
+                let cycle = crate::trace::cycle_text(members, &self.n);
                 // The cycle is named once across the page; each member's
                 // lifeline gets a ring where it is stuck, and on what.
                 self.mark(k, t, None, MarkKind::Deadlock, format!("⟳ DEADLOCK {cycle}"));
@@ -832,7 +931,7 @@ impl<'a> Builder<'a> {
                 }
             }
             Event::DeadlockBroken { members, by, default } => {
-                let cycle = crate::trace::cycle_text(members, self.n);
+                let cycle = crate::trace::cycle_text(members, &self.n);
                 let how = match default {
                     Some(d) => format!("[{}] expired → {}", self.label(*by), d.as_str()),
                     None => format!("[{}] ended", self.label(*by)),
@@ -881,6 +980,7 @@ impl<'a> Builder<'a> {
             forged_as: self.forged.get(&seq).cloned(),
             notes,
             k,
+            times: 1,
         });
     }
 
@@ -919,6 +1019,7 @@ impl<'a> Builder<'a> {
                 forged_as: self.forged.get(&seq).cloned(),
                 notes: self.faults.get(&seq).cloned().unwrap_or_default(),
                 k: s.k,
+                times: 1,
             });
         }
 
@@ -926,7 +1027,15 @@ impl<'a> Builder<'a> {
         let gone_at = |states: &[(usize, LaneState)], after: usize| {
             states.iter().find(|(r, s)| *r >= after && s.is_gone()).map(|(r, _)| *r)
         };
+        for &(s, until) in &self.reads {
+            let span = &mut self.spans[s];
+            span.open = until > end;
+            span.to = if span.open { last } else { row_at(&self.rows, until) };
+        }
         for span in &mut self.spans {
+            if span.kind == SpanKind::Reading {
+                continue;
+            }
             if span.kind == SpanKind::Stall {
                 let until = self
                     .stalls
@@ -1003,6 +1112,48 @@ impl<'a> Builder<'a> {
                 segs.push(Segment { from: 0, to: last, state: state_at(0) });
             }
             lane.segments = segs;
+        }
+
+        // What a folded group's lane draws once stands for each of its members.
+        for a in &mut self.arrows {
+            a.times = self.times.get(&a.k).copied().unwrap_or(1);
+        }
+        // Messages alike in all but their number, sent and received in the
+        // same rows, would be drawn on top of each other (37's ten appends):
+        // one arrow says how many.
+        let mut merged: Vec<Arrow> = Vec::with_capacity(self.arrows.len());
+        let mut at: BTreeMap<(usize, usize, usize, usize), Vec<usize>> = BTreeMap::new();
+        for a in std::mem::take(&mut self.arrows) {
+            let same = at.entry((a.from, a.to, a.sent, a.end)).or_default();
+            let twin = same.iter().copied().find(|&i| {
+                let b: &Arrow = &merged[i];
+                b.text == a.text
+                    && b.words == a.words
+                    && b.fate == a.fate
+                    && b.forged_as == a.forged_as
+                    && b.notes == a.notes
+            });
+            match twin {
+                Some(i) => merged[i].times += a.times,
+                None => {
+                    same.push(merged.len());
+                    merged.push(a);
+                }
+            }
+        }
+        self.arrows = merged;
+        for a in &mut self.arrows {
+            if a.times > 1 {
+                a.text.push_str(&format!(" ×{}", a.times));
+            }
+        }
+        for b in &mut self.bars {
+            b.times = self.times.get(&b.k).copied().unwrap_or(1);
+        }
+        for mk in &mut self.marks {
+            if let Some(times) = self.times.get(&mk.k) {
+                mk.text.push_str(&format!(" ×{times}"));
+            }
         }
 
         Model {

@@ -80,7 +80,14 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
                 .iter()
                 .map(|(path, text)| json!({ "path": path, "lines": text.lines().collect::<Vec<_>>() }))
                 .collect();
-            json!([f.after, { "roster": roster, "files": files, "waits": waits, "cycles": cycles, "inbox": inbox }])
+            // Indexed by agent, as the roster is: `null` unless it is busy reading.
+            let mut reading = vec![Value::Null; roster.len()];
+            for &(a, until) in &f.reading {
+                if let Some(slot) = reading.get_mut(a.index()) {
+                    *slot = json!({ "until": until.to_string(), "until_ms": until.0 });
+                }
+            }
+            json!([f.after, { "roster": roster, "files": files, "waits": waits, "cycles": cycles, "inbox": inbox, "reading": reading }])
         })
         .collect();
     let team: Vec<&str> = names.agents.iter().take(outcome.roster.len()).map(String::as_str).collect();

@@ -3,6 +3,7 @@
 //! breaks), arrows from send to delivery.
 
 use super::model::{BarEnd, Fate, Gap, LaneState, MarkKind, Model, MsgClass, Role, SpanKind};
+use super::place::{self, Placer, Rect};
 use super::ViewOptions;
 use crate::protocol::{GateState, Kind};
 use std::fmt::Write;
@@ -34,7 +35,7 @@ fn gap_height(g: Gap) -> f64 {
         Gap::First => 0.0,
         Gap::Same => 18.0,
         Gap::Step(ms) => 22.0 + 7.0 * (ms.0.max(1) as f64).log10(),
-        Gap::Idle(_) => 64.0,
+        Gap::Idle(_) | Gap::Folded { .. } => 64.0,
     }
 }
 
@@ -53,7 +54,8 @@ pub fn geometry(m: &Model) -> Geometry {
     let mut need: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m.rows.len()];
     for a in &m.arrows {
         if a.end > a.sent {
-            let lines = 1 + usize::from(a.words.is_some()) + a.notes.iter().filter(|n| !n.starts_with('✕')).count();
+            let words = a.words.as_deref().map_or(0, |w| place::wrap(w, place::WORDS_LINE).len());
+            let lines = 1 + words + a.notes.iter().filter(|n| !n.starts_with('✕')).count();
             need[a.end].push((a.sent, 20.0 + 11.0 * lines as f64));
         }
     }
@@ -133,6 +135,8 @@ fn class_colour(c: MsgClass) -> &'static str {
 }
 
 const FORGED: &str = "#d81b60";
+/// A read of an inbox file: the span's fill and its outline.
+const READING: (&str, &str) = ("#b3e5fc", "#0277bd");
 const LOST: &str = "#d50000";
 
 fn mark_colour(k: MarkKind) -> &'static str {
@@ -150,6 +154,7 @@ fn mark_colour(k: MarkKind) -> &'static str {
         MarkKind::Stopped => "#424242",
         MarkKind::Crash => "#d84315",
         MarkKind::Stall => "#795548",
+        MarkKind::Read => READING.1,
         MarkKind::Note => "#37474f",
         MarkKind::Deadlock => "#b71c1c",
         MarkKind::DeadlockBroken => "#1565c0",
@@ -183,39 +188,65 @@ fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &st
     );
 }
 
-/// Text with a white outline underneath, legible over lines it crosses.
-/// Kept inside a canvas `width` wide: moved in from an edge it would cross,
-/// and cut with an ellipsis when wider than the canvas itself (the whole
-/// text then in its tooltip). Widths are estimated at 0.6 em a character,
-/// about DejaVu Sans's average, which the page asks for first.
-fn halo(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, s: &str, width: f64) {
+/// A label as it will be drawn: text with a white outline underneath,
+/// legible over lines it crosses, kept inside a canvas `width` wide: moved in
+/// from an edge it would cross, and cut with an ellipsis when wider than the
+/// canvas itself (the whole text then in its tooltip).
+#[derive(Clone, Debug)]
+struct Fitted {
+    at: (f64, f64),
+    size: f64,
+    anchor: &'static str,
+    shown: String,
+    /// The whole text, when `shown` had to be cut.
+    whole: Option<String>,
+    rect: Rect,
+}
+
+fn fit((x, y): (f64, f64), size: f64, anchor: &'static str, s: &str, width: f64) -> Fitted {
     let room = width - 2.0 * EDGE;
-    let wide = |t: &str| t.chars().count() as f64 * size * 0.6;
     let mut shown = s.to_string();
-    if wide(s) > room {
-        let keep = ((room / (size * 0.6)) as usize).saturating_sub(1);
-        shown = s.chars().take(keep).collect::<String>() + "…";
+    let mut whole = None;
+    if place::width(s, size) > room {
+        let mut cut: Vec<char> = s.chars().collect();
+        while !cut.is_empty() && place::width(&cut.iter().collect::<String>(), size) + size > room {
+            cut.pop();
+        }
+        shown = cut.into_iter().collect::<String>() + "…";
+        whole = Some(s.to_string());
     }
-    let w = wide(&shown);
+    let w = place::width(&shown, size);
     let left = match anchor {
         "middle" => x - w / 2.0,
         "end" => x - w,
         _ => x,
     };
     let shift = if left < EDGE { EDGE - left } else { (width - EDGE - (left + w)).min(0.0) };
-    if shown == s {
-        text(out, (x + shift, y), size, fill, anchor, r#" class="halo""#, s);
-    } else {
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{anchor}" class="halo">{}<title>{}</title></text>"#,
-            N(x + shift),
-            N(y),
-            N(size),
-            escape(&shown),
-            escape(s)
-        );
+    let at = (x + shift, y);
+    Fitted { at, size, anchor, rect: place::text_box(at, size, anchor, &shown), shown, whole }
+}
+
+fn draw(out: &mut String, f: &Fitted, fill: &str) {
+    match &f.whole {
+        None => text(out, f.at, f.size, fill, f.anchor, r#" class="halo""#, &f.shown),
+        Some(whole) => {
+            let _ = writeln!(
+                out,
+                r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{}" class="halo">{}<title>{}</title></text>"#,
+                N(f.at.0),
+                N(f.at.1),
+                N(f.size),
+                f.anchor,
+                escape(&f.shown),
+                escape(whole)
+            );
+        }
     }
+}
+
+/// Several lines that move together, as one box.
+fn block(lines: &[Fitted]) -> Rect {
+    lines.iter().skip(1).fold(lines[0].rect, |r, l| r.union(&l.rect))
 }
 
 /// The margin text keeps from the canvas's edges.
@@ -252,22 +283,38 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
     // Title, summary and legend.
     let title = opts.title.as_deref().unwrap_or("handshake run");
     text(&mut out, (16.0, 28.0), 18.0, "#212121", "start", r#" font-weight="bold""#, title);
+    let agents: usize = m.lanes.iter().map(|l| l.stands_for).sum();
+    let messages: usize = m.arrows.iter().map(|a| a.times).sum();
+    let groups: Vec<String> = m.lanes.iter().filter(|l| l.stands_for > 1).map(|l| l.name.clone()).collect();
+    let drawn = if groups.is_empty() {
+        String::new()
+    } else {
+        format!(" (alike teammates drawn as one: {})", groups.join(", "))
+    };
+    let requests: usize = m.bars.iter().map(|b| b.times).sum();
     let summary = format!(
-        "{} agents · {} message arrows · {} requests · ended at {} ({}) · time runs down the page",
-        m.lanes.len(),
-        m.arrows.len(),
-        m.bars.len(),
+        "{} · {} · {} · ended at {} ({}) · time runs down the page",
+        crate::words::plural(agents as u64, "agent") + &drawn,
+        crate::words::plural(messages as u64, "message arrow"),
+        crate::words::plural(requests as u64, "request"),
         m.ended_at,
         m.stop
     );
     text(&mut out, (16.0, 48.0), 12.0, "#546e7a", "start", "", &summary);
     legend(&mut out, g.width);
 
+    // Every label's box, so that none is drawn over another: the fixed
+    // parts of the page first, then what may move.
+    let mut placer = Placer::default();
+    for (i, lane) in m.lanes.iter().enumerate() {
+        placer.take(place::text_box((g.x[i], bottom + 20.0), 11.0, "middle", &foot(lane)));
+    }
+
     // Idle breaks and the time axis, behind everything.
     for (i, r) in m.rows.iter().enumerate() {
         let y = g.y[i];
         match r.gap {
-            Gap::Idle(ms) => {
+            Gap::Idle(_) | Gap::Folded { .. } => {
                 let top = g.y[i - 1] + 8.0;
                 let _ = writeln!(
                     out,
@@ -276,12 +323,14 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                     N(g.width - 16.0),
                     N(y - top - 8.0)
                 );
-                let label = format!("⋯ {ms} idle ⋯");
+                let label = r.gap.break_words().unwrap_or_default();
                 let mid = (top + y - 8.0) / 2.0 + 4.0;
                 text(&mut out, (14.0, mid), 11.0, "#757575", "start", r#" font-style="italic""#, &label);
+                placer.take(place::text_box((14.0, mid), 11.0, "start", &label));
                 let mut x = LEFT + 400.0;
                 while x < g.width - 200.0 {
                     text(&mut out, (x, mid), 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
+                    placer.take(place::text_box((x, mid), 11.0, "middle", &label));
                     x += 900.0;
                 }
             }
@@ -297,6 +346,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             N(y)
         );
         text(&mut out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
+        placer.take(place::text_box((LEFT - 8.0, y + 4.0), 11.0, "end", &r.t.to_string()));
     }
 
     // Crash and stall spans.
@@ -307,6 +357,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             SpanKind::Crash => ("#ffccbc", "#e64a19"),
             SpanKind::Stall => ("#d7ccc8", "#795548"),
             SpanKind::Partition => ("#e1bee7", "#6a1b9a"),
+            SpanKind::Reading => READING,
         };
         let _ = writeln!(
             out,
@@ -413,6 +464,7 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         let x = g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT;
         let caption = format!("{} · {}", b.label, b.deadline.as_deadline());
         let (tx, ty) = (x + 1.5, g.y[b.from] + 3.0);
+        placer.take(Rect { x0: x - 2.0, y0: ty, x1: x + SLOT - 1.0, y1: ty + place::width(&caption, 8.0) });
         let _ = writeln!(
             out,
             r##"<text x="{}" y="{}" font-size="8" fill="#0d47a1" transform="rotate(90 {} {})">{}</text>"##,
@@ -422,6 +474,46 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             N(ty),
             escape(&caption)
         );
+    }
+
+    // Where each mark's words go: notes across the page first, then words
+    // beside lifelines, each on the first side and height where they hide
+    // nothing; the messages' labels then find room around them.
+    let mut mark_fit: Vec<Option<Fitted>> = vec![None; m.marks.len()];
+    for (i, mk) in m.marks.iter().enumerate() {
+        if mk.lane.is_some() {
+            continue;
+        }
+        let y = g.y[mk.row];
+        let words = format!("note: {}", mk.text);
+        let options = [
+            fit((LEFT + 6.0, y - 3.0), 10.5, "start", &words, g.width),
+            fit((LEFT + 6.0, y + 12.0), 10.5, "start", &words, g.width),
+            fit((g.width - 12.0, y - 3.0), 10.5, "end", &words, g.width),
+        ];
+        let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
+        mark_fit[i] = Some(options[pick].clone());
+    }
+    for (i, mk) in m.marks.iter().enumerate() {
+        let Some(lane) = mk.lane else { continue };
+        if mk.kind == MarkKind::FileStep {
+            continue;
+        }
+        let (x, y) = (g.x[lane], g.y[mk.row]);
+        // A refused send's stub points right unless its target is to the left.
+        let stub_right = mk.kind == MarkKind::Refused && !mk.toward.is_some_and(|t| g.x[t] < x);
+        let dx = if stub_right { 36.0 } else { 8.0 };
+        // Words that would run off the right edge start left of the lifeline.
+        let fits = x + dx + place::width(&mk.text, 10.5) <= g.width - EDGE;
+        let sides = if fits { [(x + dx, "start"), (x - 10.0, "end")] } else { [(x - 10.0, "end"), (x + dx, "start")] };
+        let mut options = Vec::new();
+        for dy in [0.0, -9.0, 9.0, -18.0, 18.0] {
+            for (tx, anchor) in sides {
+                options.push(fit((tx, y + 4.0 + dy), 10.5, anchor, &mk.text, g.width));
+            }
+        }
+        let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
+        mark_fit[i] = Some(options.swap_remove(pick));
     }
 
     // Messages.
@@ -450,7 +542,8 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         };
         let head =
             if matches!(a.fate, Fate::Lost(_)) { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
-        let tip = format!("#{} {} · sent {} · {} {}", a.seq, a.text, a.t_sent, fate_word(a.fate), a.t_end);
+        let said = a.words.as_ref().map(|w| format!(" {w}")).unwrap_or_default();
+        let tip = format!("#{} {}{said} · sent {} · {} {}", a.seq, a.text, a.t_sent, fate_word(a.fate), a.t_end);
         let _ = writeln!(
             out,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1.6"{dash}{head}><title>{}</title></line>"#,
@@ -461,26 +554,49 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             escape(&tip)
         );
         // The label sits at the middle of the arrow, or near its start when the
-        // arrow is long, so a fan-out keeps its labels apart.
-        let f = if (x2 - x1).abs() > 2.0 * TEXT_W { 0.25 } else { 0.5 };
+        // arrow is long, so a fan-out keeps its labels apart; where that would
+        // hide another label it slides along the arrow.
+        let along: &[f64] = if (x2 - x1).abs() > 2.0 * TEXT_W {
+            &[0.25, 0.15, 0.35, 0.45, 0.55, 0.65, 0.75]
+        } else {
+            &[0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85]
+        };
         let extra = a.notes.iter().filter(|n| !n.starts_with('✕')).count() as f64;
-        let (lx, ly) = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f + 4.0 - 5.5 * extra);
         let mut label = a.text.clone();
         if let Some(who) = &a.forged_as {
             label = format!("FORGED as {who}: {label}");
         }
-        if let Some(w) = &a.words {
-            // Words go above the type, so both stay near the arrow.
-            halo(&mut out, (lx, ly - 11.0), 9.5, colour, "middle", w, g.width);
-        }
-        halo(&mut out, (lx, ly), 10.0, colour, "middle", &label, g.width);
-        let mut ny = ly + 11.0;
-        for note in &a.notes {
-            if note.starts_with('✕') {
-                continue;
+        let mut options: Vec<Vec<(Fitted, &str)>> = Vec::new();
+        // Last of all, the words only in the arrow's tooltip: a page this
+        // crowded has no room for them beside the arrow.
+        let shifts = [0.0, -12.0, 12.0, -24.0, 24.0, -36.0, 36.0]
+            .into_iter()
+            .flat_map(|dy| along.iter().map(move |&f| (f, dy, true)))
+            .chain(along.iter().map(|&f| (f, 0.0, false)));
+        for (f, dy, with_words) in shifts {
+            let (lx, ly) = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f + 4.0 - 5.5 * extra + dy);
+            let mut lines = Vec::new();
+            if let Some(w) = a.words.as_ref().filter(|_| with_words) {
+                // Words go above the type, so both stay near the arrow.
+                let wrapped = place::wrap(w, place::WORDS_LINE);
+                let above = wrapped.len() as f64;
+                for (i, line) in wrapped.iter().enumerate() {
+                    lines.push((fit((lx, ly - 11.0 * (above - i as f64)), 9.5, "middle", line, g.width), colour));
+                }
             }
-            halo(&mut out, (lx, ny), 9.0, "#e65100", "middle", note, g.width);
-            ny += 10.0;
+            lines.push((fit((lx, ly), 10.0, "middle", &label, g.width), colour));
+            let mut ny = ly + 11.0;
+            for note in a.notes.iter().filter(|n| !n.starts_with('✕')) {
+                lines.push((fit((lx, ny), 9.0, "middle", note, g.width), "#e65100"));
+                ny += 10.0;
+            }
+            options.push(lines);
+        }
+        let boxes: Vec<Rect> =
+            options.iter().map(|o| block(&o.iter().map(|l| l.0.clone()).collect::<Vec<_>>())).collect();
+        let pick = placer.choose(&boxes);
+        for (line, fill) in &options[pick] {
+            draw(&mut out, line, fill);
         }
         if let Fate::Lost(cause) = a.fate {
             let s = 5.0;
@@ -496,21 +612,22 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 N(2.0 * s),
                 N(-2.0 * s)
             );
-            let anchor = if dir > 0.0 { "end" } else { "start" };
-            halo(
-                &mut out,
-                (x2 - dir * 9.0, y2 + 14.0),
-                10.0,
-                LOST,
-                anchor,
-                &format!("✕ lost: {}", cause.as_str()),
-                g.width,
-            );
+            let (near, far) = if dir > 0.0 { ("end", "start") } else { ("start", "end") };
+            let words = format!("✕ lost: {}", cause.as_str());
+            let options = [
+                fit((x2 - dir * 9.0, y2 + 14.0), 10.0, near, &words, g.width),
+                fit((x2 - dir * 9.0, y2 - 9.0), 10.0, near, &words, g.width),
+                fit((x2 + dir * 9.0, y2 + 14.0), 10.0, far, &words, g.width),
+                fit((x2 + dir * 9.0, y2 - 9.0), 10.0, far, &words, g.width),
+                fit((x2 - dir * 9.0, y2 + 25.0), 10.0, near, &words, g.width),
+            ];
+            let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
+            draw(&mut out, &options[pick], LOST);
         }
     }
 
     // Marks: a glyph on the lifeline and words beside it.
-    for mk in &m.marks {
+    for (i, mk) in m.marks.iter().enumerate() {
         let y = g.y[mk.row];
         let colour = mark_colour(mk.kind);
         let Some(lane) = mk.lane else {
@@ -522,7 +639,9 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                 N(g.width - 8.0),
                 N(y)
             );
-            halo(&mut out, (LEFT + 6.0, y - 3.0), 10.5, colour, "start", &format!("note: {}", mk.text), g.width);
+            if let Some(f) = &mark_fit[i] {
+                draw(&mut out, f, colour);
+            }
             continue;
         };
         let x = g.x[lane];
@@ -588,13 +707,9 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
                     writeln!(out, r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##, N(x), N(y));
             }
         }
-        // A refused send's stub points right unless its target is to the left.
-        let stub_right = mk.kind == MarkKind::Refused && !mk.toward.is_some_and(|t| g.x[t] < x);
-        let dx = if stub_right { 36.0 } else { 8.0 };
-        // Words that would run off the right edge go left of the lifeline.
-        let fits = x + dx + mk.text.chars().count() as f64 * 10.5 * 0.6 <= g.width - EDGE;
-        let (tx, anchor) = if fits { (x + dx, "start") } else { (x - 10.0, "end") };
-        halo(&mut out, (tx, y + 4.0), 10.5, colour, anchor, &mk.text, g.width);
+        if let Some(f) = &mark_fit[i] {
+            draw(&mut out, f, colour);
+        }
     }
 
     // Names on top, and at the bottom with the roster's last word.
@@ -615,14 +730,18 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             N(NAME_H)
         );
         text(&mut out, (x, g.head + 16.0), 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
-        let foot = match lane.last {
-            Some(s) => format!("{} · {}", lane.name, s),
-            None => lane.name.clone(),
-        };
-        text(&mut out, (x, bottom + 20.0), 11.0, "#424242", "middle", "", &foot);
+        text(&mut out, (x, bottom + 20.0), 11.0, "#424242", "middle", "", &foot(lane));
     }
     out.push_str("</svg>\n");
     out
+}
+
+/// What is written under a lane: its name and the roster's last word.
+fn foot(lane: &super::model::Lane) -> String {
+    match lane.last {
+        Some(s) => format!("{} · {}", lane.name, s),
+        None => lane.name.clone(),
+    }
 }
 
 fn fate_word(f: Fate) -> String {
@@ -769,6 +888,16 @@ fn legend(out: &mut String, width: f64) -> f64 {
         N(y - 7.0)
     );
     text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "partitioned");
+    let (x, y) = f.place(150.0);
+    let _ = writeln!(
+        out,
+        r#"<rect x="{}" y="{}" width="12" height="14" fill="{}" stroke="{}" stroke-dasharray="3 2"/>"#,
+        N(x),
+        N(y - 7.0),
+        READING.0,
+        READING.1
+    );
+    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "reading its inbox");
     let stuck = "stuck in a deadlock";
     let (x, y) = f.place(24.0 + stuck.chars().count() as f64 * 6.3);
     let _ = writeln!(

@@ -85,6 +85,9 @@ pub struct Inboxes {
     dirty: Vec<bool>,
     /// A read is scheduled or in progress for this agent.
     armed: Vec<bool>,
+    /// When the read this agent is busy with is done, while it is busy:
+    /// what the stepping page shows ("reading alice.jsonl until 3.631s").
+    pub reading: Vec<Option<Millis>>,
     /// Writers whose next append is cut short: the incarnation the tear was
     /// armed for (a torn append is that process's last act, so a later one
     /// is not torn) and the restart delay.
@@ -115,6 +118,7 @@ impl Inboxes {
             shared: SharedText::default(),
             dirty: vec![false; agents],
             armed: vec![false; agents],
+            reading: vec![None; agents],
             torn: BTreeMap::new(),
             broadcasts: BTreeMap::new(),
             cut: Default::default(),
@@ -365,11 +369,11 @@ pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let (lines, scanned) = (batch.lines.len(), batch.scanned);
     let seqs = batch.lines.iter().filter_map(|(_, line)| line.seq).collect();
     let read = PendingRead { agent, epoch, token, seqs, skipped: batch.skipped };
+    inb.reading[agent.index()] = Some(now.after(cost));
     w.schedule(now.after(cost), Due::InboxRead(Box::new(read)));
     if w.tracing() {
-        let s = if lines == 1 { "" } else { "s" };
-        let text = format!("{owner} reads {} ({lines} line{s}, {scanned} bytes): busy for {cost}", inbox_path(&owner));
-        w.record(Event::Note { text });
+        let path = inbox_path(&owner);
+        w.record(Event::Read { agent, path, lines: lines as u32, bytes: scanned, busy: cost });
     }
 }
 
@@ -381,6 +385,7 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
     let active = w.roster.statuses[agent.index()].is_active();
     let Some(inb) = w.inbox.as_mut() else { return };
     inb.armed[agent.index()] = false;
+    inb.reading[agent.index()] = None;
     if stale {
         // The reader crashed mid-read and never truncated or committed: its
         // lines are still in the file, for the next incarnation.

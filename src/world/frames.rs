@@ -42,6 +42,8 @@ pub struct WorldFrame {
     /// File mode: each inbox file (`alice.jsonl`, an offset drain's
     /// `alice.jsonl.offset`) and what it holds; empty in memory mode.
     pub inbox: Vec<(String, String)>,
+    /// File mode: who is busy reading its inbox, and until when.
+    pub reading: Vec<(AgentId, crate::protocol::Millis)>,
 }
 
 impl<S: Shell> World<S> {
@@ -67,15 +69,19 @@ impl<S: Shell> World<S> {
         let inbox: Vec<(String, String)> = self.inbox.as_ref().map_or_else(Vec::new, |i| {
             i.fs.files().map(|(p, file)| (p.to_string(), String::from_utf8_lossy(&file.bytes).into_owned())).collect()
         });
+        let reading: Vec<(AgentId, crate::protocol::Millis)> = self.inbox.as_ref().map_or_else(Vec::new, |i| {
+            i.reading.iter().enumerate().filter_map(|(a, r)| r.map(|until| (AgentId(a as u32), until))).collect()
+        });
         let same = f.world.last().is_some_and(|w| {
             Arc::ptr_eq(&w.roster, &self.roster)
                 && Arc::ptr_eq(&w.files, &self.files)
                 && w.waits == self.waits
                 && w.inbox == inbox
+                && w.reading == reading
         });
         if !same {
             let (roster, files, waits) = (Arc::clone(&self.roster), Arc::clone(&self.files), self.waits.clone());
-            f.world.push(WorldFrame { after, roster, files, waits, inbox });
+            f.world.push(WorldFrame { after, roster, files, waits, inbox, reading });
         }
     }
 }
