@@ -813,3 +813,19 @@ fn no_label_of_any_bundled_picture_overlaps_another() {
     }
     assert!(clashes.is_empty(), "{total} overlapping labels:\n{}", clashes.join("\n"));
 }
+
+/// Issue 22: a file left partly written shows where its writer went down
+/// and at the end of the page, not only as the last tick's tooltip (03, 19).
+#[test]
+fn a_file_left_partial_is_drawn_as_such() {
+    let (_, killed) = bundled("03-");
+    let doc = svg(&killed, &ViewOptions::default());
+    assert!(doc.contains(">killed · leaves src/auth.rs 1/400 written<"), "where the kill cut the write");
+    assert!(doc.contains(">▤ src/auth.rs partial at the end: 1/400 written<"));
+    let (_, crashed) = bundled("19-");
+    let doc = svg(&crashed, &ViewOptions::default());
+    assert!(doc.contains("· leaves src/auth.rs 2/4 written<"), "the crash cut auth.rs at 2 of 4");
+    assert!(!doc.contains("src/auth.rs partial at the end"), "the restart finished it");
+    let (_, whole) = bundled("01-");
+    assert!(!svg(&whole, &ViewOptions::default()).contains("partial"), "nothing partial, nothing said");
+}

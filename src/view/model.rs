@@ -205,6 +205,8 @@ pub enum MarkKind {
     /// File inboxes: a read of the inbox file begins.
     Read,
     FileDone,
+    /// A file some writer left partly written (at a crash or kill, or at the end).
+    Partial,
     /// A wait-for cycle closed: the member is blocked on the next in the ring.
     Deadlock,
     /// The cycle opened again (a deadline, an answer, a member gone).
@@ -404,6 +406,8 @@ struct Builder<'a> {
     stalls: Vec<(usize, usize, Millis)>,
     /// File inboxes: each read's span and when the read is done.
     reads: Vec<(usize, Millis)>,
+    /// Each file's progress as the log tells it: (writer's lane, done, total).
+    writing: BTreeMap<String, (usize, u32, u32)>,
     bars: Vec<Bar>,
     bar_of: BTreeMap<RequestId, usize>,
     /// Per lane, whether its requests are told in words beside the lifeline
@@ -530,6 +534,7 @@ impl<'a> Builder<'a> {
             open_partitions: BTreeMap::new(),
             stalls: Vec::new(),
             reads: Vec::new(),
+            writing: BTreeMap::new(),
             bars: Vec::new(),
             bar_of: BTreeMap::new(),
             states,
@@ -775,6 +780,9 @@ impl<'a> Builder<'a> {
             }
             Event::FileStep { agent, path, done, total } => {
                 let lane = self.lane(*agent);
+                if let Some(l) = lane {
+                    self.writing.insert(path.clone(), (l, *done, *total));
+                }
                 if done == total {
                     self.mark(k, t, lane, MarkKind::FileDone, format!("{path} {done}/{total} written"));
                 } else {
@@ -794,7 +802,8 @@ impl<'a> Builder<'a> {
                         self.set_state(lane, row, s);
                     }
                     RosterStatus::Killed => {
-                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "killed".into());
+                        let text = format!("killed{}", self.left_partial(lane));
+                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, text);
                         self.set_state(lane, row, s);
                     }
                     _ => {
@@ -830,7 +839,8 @@ impl<'a> Builder<'a> {
                     None => "✸ crash (final)".to_string(),
                 };
                 let Some(lane) = self.lane(*agent) else { return };
-                let row = self.mark(k, t, Some(lane), MarkKind::Crash, text.clone());
+                let text = format!("{text}{}", self.left_partial(lane));
+                let row = self.mark(k, t, Some(lane), MarkKind::Crash, text);
                 self.open_crash.insert(lane, self.spans.len());
                 self.spans.push(Span {
                     lane,
@@ -944,6 +954,15 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// What a lane going down leaves half-written: ` · leaves src/auth.rs 2/4 written`.
+    fn left_partial(&self, lane: usize) -> String {
+        self.writing
+            .iter()
+            .filter(|(_, &(l, done, total))| l == lane && done < total)
+            .map(|(path, (_, done, total))| format!(" · leaves {path} {done}/{total} written"))
+            .collect()
+    }
+
     fn arrive(&mut self, k: usize, t: Millis, seq: u64, to: AgentId, fate: Fate) {
         let to_lane = self.lane(to);
         let after = self.sends.get(&seq).map_or(NONE, |s| s.row);
@@ -991,6 +1010,24 @@ impl<'a> Builder<'a> {
             self.push_row(Millis::ZERO);
         }
         let last = self.rows.len() - 1;
+
+        // Files the run left partly written, where the writer's lane ends.
+        for (path, st) in &self.o.files {
+            let Some(lane) = self.lane(st.writer) else { continue };
+            if !st.is_complete() {
+                let text = format!("▤ {path} partial at the end: {}/{} written", st.done, st.total);
+                let k = self.o.events.len();
+                self.marks.push(Mark {
+                    lane: Some(lane),
+                    row: last,
+                    t: self.rows[last].t,
+                    kind: MarkKind::Partial,
+                    text,
+                    toward: None,
+                    k,
+                });
+            }
+        }
 
         // Messages neither delivered nor lost: in flight when the run ended.
         let pending: Vec<(u64, usize, usize)> = self

@@ -155,6 +155,7 @@ fn mark_colour(k: MarkKind) -> &'static str {
         MarkKind::Crash => "#d84315",
         MarkKind::Stall => "#795548",
         MarkKind::Read => READING.1,
+        MarkKind::Partial => "#6d4c41",
         MarkKind::Note => "#37474f",
         MarkKind::Deadlock => "#b71c1c",
         MarkKind::DeadlockBroken => "#1565c0",
