@@ -20,7 +20,10 @@ fn chromium() -> Option<PathBuf> {
 }
 
 fn headless(browser: &Path, args: &[&str], url: &str) -> String {
-    let profile = std::env::temp_dir().join(format!("handshake-chromium-{}", std::process::id()));
+    // A profile a call: two tests at once must not share one (Chromium locks it).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = std::env::temp_dir().join(format!("handshake-chromium-{}-{call}", std::process::id()));
     let out = Command::new(browser)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -28,6 +31,7 @@ fn headless(browser: &Path, args: &[&str], url: &str) -> String {
         .arg(url)
         .output()
         .unwrap_or_else(|e| panic!("{} must start: {e}", browser.display()));
+    let _ = std::fs::remove_dir_all(&profile);
     assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).to_string()
 }
@@ -126,5 +130,62 @@ fn the_page_steps_to_22s_deadlock_and_back_in_chromium() {
         std::fs::create_dir_all(&keep).unwrap();
         std::fs::copy(&png, Path::new(&keep).join("22-step.png")).unwrap();
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 22, point 3: `--compare` steps two runs together. 13 with sender
+/// authentication on and off: at the first event where they part, the left
+/// alice still waits on her plan and the right one works, its gate opened
+/// by the forgery; the stepper names the event where they parted.
+#[test]
+fn the_what_if_page_steps_both_runs_together_in_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipped: no chromium here (apt-get install chromium, or set CHROMIUM); .ci/run installs it");
+        return;
+    };
+    let file = common::bundled_files()
+        .into_iter()
+        .find(|f| f.ends_with("13-forged-lead-approval-ignored.toml"))
+        .expect("bundled");
+    let dir = std::env::temp_dir().join(format!("handshake-browser-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("13.html");
+    let ran = Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["run", &file.to_string_lossy(), "--compare", "sender_auth=false", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let said = String::from_utf8_lossy(&ran.stdout);
+    let parted: usize = said
+        .split("the two runs part at event ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the report names where the runs part:\n{said}"));
+    let dom = headless(&browser, &["--dump-dom"], &format!("file://{}#event={}", page.display(), parted + 1));
+    let start = dom.find("<h2>Step through both</h2>").expect("the page steps both runs");
+    let end = start + dom[start..].find("<h2>The runs</h2>").expect("and draws both");
+    let mut part = dom[start..end].to_string();
+    while let Some(a) = part.find("<script") {
+        let b = a + part[a..].find("</script>").map_or(part.len() - a, |e| e + "</script>".len());
+        part.replace_range(a..b, " ");
+    }
+    let at = text_of(&part);
+    assert!(at.contains(&format!("≠ the two runs parted at event {parted}")), "{at}");
+    let (left, right) = at.split_at(
+        at.find("lead working leading the team")
+            .and_then(|i| at[i + 10..].find("lead working").map(|j| i + 10 + j))
+            .expect("two panes"),
+    );
+    assert!(left.contains("alice waiting_approval") && left.contains("plan gate: pending"), "as written: {left}");
+    assert!(right.contains("alice working") && right.contains("plan gate: approved"), "with sender_auth off: {right}");
+    for p in ["a-", "b-"] {
+        assert!(dom.contains(&format!("<rect id=\"{p}now-mark\"")), "{p}: each picture marks the step");
+        assert!(dom.contains(&format!("id=\"{p}ev{}\"", parted - 1)), "{p}: each run's events listed");
+    }
+    let marked =
+        dom.split("<tr class=\"").skip(1).filter(|r| r.split('"').next().is_some_and(|c| c.contains("parted"))).count();
+    assert_eq!(marked, 2, "the event where they part is marked in both lists");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -435,6 +435,55 @@ fn a_run_writes_its_svg_mermaid_and_html_report_and_checks_the_paths_first() {
     handshake(&["run", "--svg", &svg]).expect_code(2).ran_nothing().stderr_has("one scenario");
 }
 
+/// Issue 22, point 3: `--compare` plays the file again with one [policy]
+/// setting changed and writes both runs on one page; the exit code is the
+/// file's own run's (the other is a lesson, not a check).
+#[test]
+fn compare_plays_the_file_again_with_one_setting_changed_and_pages_both() {
+    let dir = TempDir::new("compare");
+    let page = dir.path("what-if.html");
+    let forged = "scenarios/13-forged-lead-approval-ignored.toml";
+    handshake(&["run", forged, "--html", &page, "--compare", "sender_auth=false"])
+        .expect_code(0)
+        .stdout_has("PASS  forged-lead-approval-ignored")
+        .stdout_has("with defences.sender_auth=false: FAIL: invariant matching-response")
+        .stdout_has("the two runs part at event 11 (1.001s)");
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    for part in [
+        "what if <code>defences.sender_auth=false</code>?",
+        "The two runs agree on 10 events and part at event 11.",
+        "id=\"a-steps\"",
+        "id=\"b-steps\"",
+        "id=\"a-picture\"",
+        "id=\"b-picture\"",
+        "const PANES=[\"a-\",\"b-\"],PARTED=10;",
+        "--compare defences.sender_auth=false",
+    ] {
+        assert!(html.contains(part), "the page lacks {part:?}");
+    }
+    // A setting that changes nothing says so.
+    handshake(&["run", "scenarios/10-wrong-sender-ignored.toml", "--html", &page, "--compare", "sender_auth=false"])
+        .expect_code(0)
+        .stdout_has("the two runs are the same, event for event");
+    // Written the long way, the same setting.
+    handshake(&["run", forged, "--html", &page, "--compare", "policy.defences.sender_auth=false"])
+        .expect_code(0)
+        .stdout_has("part at event 11");
+    // Bad input changes nothing and names the reason.
+    let _ = std::fs::remove_file(&page);
+    handshake(&["run", forged, "--html", &page, "--compare", "sender_ath=false"])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has("unknown field `sender_ath`");
+    handshake(&["run", forged, "--html", &page, "--compare", "sender_auth"]).expect_code(2).stderr_has("KEY=VALUE");
+    handshake(&["run", forged, "--html", &page, "--compare", "sender_auth=maybe"])
+        .expect_code(2)
+        .stderr_has("sender_auth");
+    assert!(!std::path::Path::new(&page).exists(), "a refused --compare writes no page");
+    handshake(&["run", forged, "--compare", "sender_auth=false"]).expect_code(2).stderr_has("--html");
+    handshake(&["run", forged, "--html", &page, "--compare", "sender_auth=false", "--seeds", "1..3"]).expect_code(2);
+}
+
 // ---------------------------------------------------------------- explore (issue 11, first part)
 
 #[test]

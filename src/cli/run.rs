@@ -43,6 +43,9 @@ pub struct RunArgs {
     /// Write one self-contained HTML page of the run to FILE: verdict, a stepper (← → through the events, each agent's state at each), picture, requests, events (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// With --html: play the run again with one [policy] setting changed, e.g. 'sender_auth=false', and step both runs together on the page, the first event where they part marked (one scenario, one seed)
+    #[arg(long, value_name = "KEY=VALUE", requires = "html", conflicts_with_all = ["seeds", "schedule"])]
+    pub compare: Option<String>,
     /// Take the choices of a schedule the explorer wrote (`explore --save-schedule S`) at every tie, so the actors replay its counterexample exactly (one scenario; the schedule's seed)
     #[arg(long, value_name = "S", conflicts_with = "seeds")]
     pub schedule: Option<PathBuf>,
@@ -243,6 +246,16 @@ pub fn main(a: RunArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     }
+    let what_if = match &a.compare {
+        None => None,
+        Some(words) => match what_if(words, &sources) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("error: --compare {words:?}: {e}; nothing was run");
+                return EXIT_BAD_INPUT;
+            }
+        },
+    };
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
     // and a long run should not end in "cannot write".
     let mut outputs: Vec<(Output, PathBuf, std::fs::File)> = Vec::new();
@@ -257,8 +270,38 @@ pub fn main(a: RunArgs) -> i32 {
     }
     match a.seeds {
         Some(range) => sweep(&a, &scenarios, &sources, range, shard),
-        None => single(&a, &scenarios, outputs, schedule),
+        None => single(&a, &scenarios, outputs, schedule, what_if.as_ref()),
     }
+}
+
+/// The one scenario with `--compare`'s setting made, read as any file is.
+fn what_if(words: &str, sources: &[(String, String)]) -> Result<WhatIf, String> {
+    use crate::scenario::whatif::{apply, Setting, TABLES};
+    let asked = Setting::parse(words)?;
+    let [(path, text)] = sources else { return Err("compare one scenario file at a time".into()) };
+    // A bare key is looked for in [policy], then in the tables under it.
+    let tries: Vec<Setting> =
+        if asked.table.is_empty() { TABLES.iter().map(|t| asked.in_table(t)).collect() } else { vec![asked] };
+    let mut first_error = None;
+    for setting in tries {
+        let changed = apply(text, &setting)?;
+        match crate::scenario::load_str(path, &changed) {
+            Ok(s) => return Ok(WhatIf { scenario: s, setting }),
+            Err(errors) => {
+                let said: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+                first_error.get_or_insert_with(|| {
+                    format!("with {} the file does not read:\n{}", setting.words(), said.join("\n"))
+                });
+            }
+        }
+    }
+    Err(first_error.unwrap_or_default())
+}
+
+/// `--compare`: the second run's scenario and what was changed in it.
+struct WhatIf {
+    scenario: Scenario,
+    setting: crate::scenario::whatif::Setting,
 }
 
 /// The schedule `--schedule` names, read against the one scenario it is for.
@@ -334,6 +377,7 @@ fn write_outputs(
     report: &Report,
     outcome: &crate::world::Outcome,
     reproduce: &str,
+    what_if: Option<(&WhatIf, &Report, &crate::world::Outcome)>,
 ) -> Result<(), String> {
     let opts = crate::view::ViewOptions::titled(&s.name);
     let mut svg: Option<String> = None;
@@ -345,6 +389,28 @@ fn write_outputs(
                 let svg = svg.get_or_insert_with(|| crate::view::svg(outcome, &opts));
                 if output == Output::Svg {
                     write_text(file, svg)
+                } else if let Some((w, other, theirs)) = what_if {
+                    use crate::view::compare::{page, Side};
+                    let words = w.setting.words();
+                    let heading = format!("with {words}");
+                    let svg_b = crate::view::svg(theirs, &crate::view::ViewOptions::titled(&heading));
+                    let replay_b = format!("{reproduce} --html PAGE.html --compare {}", shell_word(&words));
+                    let a = Side {
+                        outcome,
+                        page: crate::view::html::Page { about: &s.about, report, reproduce, svg },
+                        heading: "as written",
+                    };
+                    let b = Side {
+                        outcome: theirs,
+                        page: crate::view::html::Page {
+                            about: &s.about,
+                            report: other,
+                            reproduce: &replay_b,
+                            svg: &svg_b,
+                        },
+                        heading: &heading,
+                    };
+                    write_text(file, &page(&a, &b, &words))
                 } else {
                     let page = crate::view::html::Page { about: &s.about, report, reproduce, svg };
                     write_text(file, &crate::view::html::html(outcome, &page))
@@ -413,6 +479,7 @@ fn single(
     scenarios: &[Scenario],
     mut outputs: Vec<(Output, PathBuf, std::fs::File)>,
     schedule: Option<crate::world::Schedule>,
+    what_if: Option<&WhatIf>,
 ) -> i32 {
     let mut reports = Vec::new();
     let started = std::time::Instant::now();
@@ -432,7 +499,18 @@ fn single(
         }
         if let Some(outcome) = report.outcome.take() {
             let replay = reproduce(a, &report.path, report.seed);
-            if let Err(e) = write_outputs(std::mem::take(&mut outputs), s, &report, &outcome, &replay) {
+            let other = what_if.map(|w| {
+                let mut opts = options(a, false);
+                opts.keep_outcome = true;
+                let mut r = run_scenario(&w.scenario, seed, opts);
+                let o = r.outcome.take();
+                if a.format == Format::Text {
+                    print_what_if(&r, w, o.as_ref(), &outcome);
+                }
+                (w, r, o)
+            });
+            let compared = other.as_ref().and_then(|(w, r, o)| o.as_ref().map(|o| (*w, r, o)));
+            if let Err(e) = write_outputs(std::mem::take(&mut outputs), s, &report, &outcome, &replay, compared) {
                 // The run happened: this is a failure, not bad input.
                 eprintln!("error: {e}");
                 return EXIT_FAILED;
@@ -543,6 +621,7 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
         shard: _,     // which seeds: replaced by the seed that failed
         shard_from_env: _,
         check_determinism: _, // plays each run twice, changes neither
+        compare: _,           // plays a second run beside this one, for the page
         cap,
         max_real,
         schedule,
@@ -597,6 +676,24 @@ pub(crate) fn shell_word(w: &str) -> String {
 
 fn bracketed(labels: &[String]) -> String {
     labels.iter().map(|l| format!("[{l}]")).collect::<Vec<_>>().join(", ")
+}
+
+/// `--compare`: the second run's verdict, and where it parts from the first.
+fn print_what_if(r: &Report, w: &WhatIf, theirs: Option<&crate::world::Outcome>, ours: &crate::world::Outcome) {
+    let verdict = match r.failures.first() {
+        None => "PASS".to_string(),
+        Some(f) => format!("FAIL: {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms)),
+    };
+    println!("      with {}: {verdict}", w.setting.words());
+    if let Some(theirs) = theirs {
+        match crate::view::compare::parted(ours, theirs) {
+            Some(k) => {
+                let at = ours.events.get(k).or(theirs.events.get(k)).map_or(String::new(), |e| format!(" ({})", e.t));
+                println!("      the two runs part at event {}{at}", k + 1);
+            }
+            None => println!("      the two runs are the same, event for event"),
+        }
+    }
 }
 
 fn print_report(r: &Report, a: &RunArgs) {

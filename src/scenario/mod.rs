@@ -12,3 +12,4 @@ pub mod check;
 pub use check::{deadlocks, run_scenario, DeadlockReport, Report, RunOptions};
 pub mod discover;
 pub mod replay;
+pub mod whatif;

@@ -22,11 +22,11 @@ pub struct Page<'a> {
 }
 
 /// HTML text and attribute values: the XML escaping the SVG uses serves here too.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     super::svg::escape(s)
 }
 
-const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#212121;max-width:none}\
+pub(super) const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#212121;max-width:none}\
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}\
 .about{white-space:pre-wrap;max-width:80ch;color:#37474f}\
 .verdict{display:inline-block;padding:6px 12px;border-radius:4px;font-weight:bold;margin:12px 0}\
@@ -35,8 +35,9 @@ table{border-collapse:collapse}td,th{border-bottom:1px solid #e0e0e0;padding:3px
 th{background:#f5f5f5}.t{font-variant-numeric:tabular-nums;text-align:right;white-space:nowrap;color:#546e7a}\
 .picture{overflow:auto;border:1px solid #e0e0e0;max-height:80vh}\
 code{background:#f5f5f5;padding:2px 6px;border-radius:3px}\
-#events.protocol-only tr.work{display:none}\
-#events tr.now{background:#fff59d}.evbox{max-height:60vh;overflow:auto;position:relative;border:1px solid #e0e0e0}\
+table.events.protocol-only tr.work{display:none}\
+table.events tr.now{background:#fff59d}table.events tr.parted td{border-top:3px solid #d81b60}\
+.two{display:grid;grid-template-columns:1fr 1fr;gap:16px}.two>div{min-width:0}.parted{color:#ad1457;font-weight:bold}.evbox{max-height:60vh;overflow:auto;position:relative;border:1px solid #e0e0e0}\
 .stepper{position:sticky;top:0;background:#fff;border-bottom:1px solid #e0e0e0;padding:8px 0;z-index:1}\
 .stepper button{font-size:15px;min-width:2.4em}.stepper input[type=range]{width:40%;vertical-align:middle}\
 .said{margin:6px 0;font-weight:bold}.cards{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-start}.rows{max-height:260px;overflow:auto}\
@@ -45,7 +46,8 @@ code{background:#f5f5f5;padding:2px 6px;border-radius:3px}\
 .card table{font-size:12.5px}.changed{outline:2px solid #ffb300}.cycle{color:#b71c1c;font-weight:bold}\
 .inbox pre{margin:2px 0 8px;padding:4px 8px;background:#f5f5f5;white-space:pre-wrap;word-break:break-all;font-size:12px}";
 
-const FILTER: &str = "function only(p){document.getElementById('events').classList.toggle('protocol-only',p)}";
+pub(super) const FILTER: &str =
+    "function only(p){for(const t of document.querySelectorAll('table.events'))t.classList.toggle('protocol-only',p)}";
 
 /// The page, as UTF-8 text.
 pub fn html(outcome: &Outcome, page: &Page) -> String {
@@ -64,17 +66,20 @@ pub fn html(outcome: &Outcome, page: &Page) -> String {
     }
     verdict(&mut out, r);
     if let Some(steps) = super::steps::steps(outcome) {
-        stepper(&mut out, &steps);
+        out.push_str("<h2>Step through it</h2>");
+        controls(&mut out, &[("", "")], None);
+        pane(&mut out, "", &steps);
+        script(&mut out, &[""], None);
     }
-    let _ = writeln!(out, "<h2>The run</h2><div class=\"picture\">{}</div>", page.svg);
+    let _ = writeln!(out, "<h2>The run</h2><div class=\"picture\" id=\"picture\">{}</div>", page.svg);
     requests(&mut out, outcome);
-    events(&mut out, outcome);
+    events(&mut out, outcome, "", None);
     let _ = writeln!(out, "<h2>Replay it</h2><p><code>{}</code></p>", esc(page.reproduce));
     let _ = writeln!(out, "<script>{FILTER}</script></body></html>");
     out
 }
 
-fn verdict(out: &mut String, r: &Report) {
+pub(super) fn verdict(out: &mut String, r: &Report) {
     let c = &r.counts;
     let (class, word) = if r.passed { ("pass", "PASS") } else { ("fail", "FAIL") };
     let _ = write!(out, "<div class=\"verdict {class}\">{word}</div>");
@@ -164,20 +169,26 @@ fn requests(out: &mut String, o: &Outcome) {
     out.push_str("</table>\n");
 }
 
-fn events(out: &mut String, o: &Outcome) {
-    let _ = writeln!(
-        out,
-        "<h2>Events</h2><p><label><input type=\"checkbox\" onchange=\"only(this.checked)\"> \
-         protocol only (hide each step of work written)</label></p>"
-    );
+pub(super) const EVENTS_FILTER: &str = "<p><label><input type=\"checkbox\" onchange=\"only(this.checked)\"> \
+     protocol only (hide each step of work written)</label></p>";
+
+/// The event list, ids prefixed with `p` (one page may hold two runs);
+/// `parted` marks the first event where two runs differ.
+pub(super) fn events(out: &mut String, o: &Outcome, p: &str, parted: Option<usize>) {
+    if p.is_empty() {
+        let _ = writeln!(out, "<h2>Events</h2>{EVENTS_FILTER}");
+    }
     // In a box of its own: the stepper scrolls the box to the current event,
     // not the page away from the stepper.
-    out.push_str("<div class=\"evbox\" id=\"evbox\"><table id=\"events\">\n");
+    let _ = writeln!(out, "<div class=\"evbox\" id=\"{p}evbox\"><table class=\"events\" id=\"{p}events\">");
     for (k, e) in o.events.iter().enumerate() {
-        let class = if e.event.is_protocol() { "protocol" } else { "work" };
+        let mut class = if e.event.is_protocol() { "protocol" } else { "work" }.to_string();
+        if parted == Some(k) {
+            class.push_str(" parted");
+        }
         let _ = writeln!(
             out,
-            "<tr class=\"{class}\" id=\"ev{k}\"><td class=\"t\">{}</td><td>{}</td></tr>",
+            "<tr class=\"{class}\" id=\"{p}ev{k}\"><td class=\"t\">{}</td><td>{}</td></tr>",
             e.t,
             esc(&e.sentence(&o.names))
         );
@@ -185,16 +196,11 @@ fn events(out: &mut String, o: &Outcome) {
     out.push_str("</table></div>\n");
 }
 
-/// The part of the page that steps through the run: controls, the event
-/// just taken in words, and every agent's state at it. The script only
-/// looks states up in the simulator's frames (`view::steps`).
-fn stepper(out: &mut String, steps: &serde_json::Value) {
-    // Inside a script element only `</` could end it early.
-    let data = steps.to_string().replace("</", "<\\/");
-    let _ = writeln!(
-        out,
-        "<h2>Step through it</h2>\
-         <div class=\"stepper\" id=\"stepper\">\
+/// The stepper's controls, shared by every run on the page, and where each
+/// run's last event is told in words (`(prefix, heading)` per run).
+pub(super) fn controls(out: &mut String, runs: &[(&str, &str)], parted: Option<&str>) {
+    out.push_str(
+        "<div class=\"stepper\" id=\"stepper\">\
          <button id=\"first\" title=\"first event (Home)\">|◀</button> \
          <button id=\"back\" title=\"one event back (←)\">◀</button> \
          <button id=\"play\" title=\"play / pause (space)\">▶ play</button> \
@@ -203,63 +209,97 @@ fn stepper(out: &mut String, steps: &serde_json::Value) {
          <input type=\"range\" id=\"slider\" min=\"0\" value=\"0\" aria-label=\"event\"> \
          <span id=\"where\"></span> \
          <label>speed <select id=\"speed\"><option value=\"1000\">1 event/s</option>\
-         <option value=\"400\" selected>2.5 events/s</option><option value=\"100\">10 events/s</option></select></label>\
-         <div class=\"said\" id=\"said\"></div></div>\
-         <div class=\"cards\" id=\"cards\"></div><div id=\"world\"></div>\
-         <script type=\"application/json\" id=\"steps\">{data}</script>\
-         <script>{STEPPER}</script>"
+         <option value=\"400\" selected>2.5 events/s</option><option value=\"100\">10 events/s</option></select></label>",
     );
+    if let Some(words) = parted {
+        let _ = write!(out, "<div class=\"parted\" id=\"parted\">{}</div>", esc(words));
+    }
+    if runs.len() > 1 {
+        out.push_str("<div class=\"two\">");
+    }
+    for (p, heading) in runs {
+        let title = if heading.is_empty() { String::new() } else { format!("<i>{}:</i> ", esc(heading)) };
+        let _ = write!(out, "<div class=\"said\">{title}<span id=\"{p}said\"></span></div>");
+    }
+    if runs.len() > 1 {
+        out.push_str("</div>");
+    }
+    out.push_str("</div>\n");
+}
+
+/// One run's panes: every agent's state and the world's at the current
+/// event, and the steps they are looked up in (`view::steps`).
+pub(super) fn pane(out: &mut String, p: &str, steps: &serde_json::Value) {
+    // Inside a script element only `</` could end it early.
+    let data = steps.to_string().replace("</", "<\\/");
+    let _ = writeln!(
+        out,
+        "<div class=\"cards\" id=\"{p}cards\"></div><div id=\"{p}world\"></div>\
+         <script type=\"application/json\" id=\"{p}steps\">{data}</script>"
+    );
+}
+
+/// The script that steps every run on the page together; `parted` is the
+/// first event where two runs differ.
+pub(super) fn script(out: &mut String, prefixes: &[&str], parted: Option<usize>) {
+    let panes = serde_json::to_string(prefixes).unwrap_or_else(|_| "[\"\"]".into());
+    let parted = parted.map_or_else(|| "null".to_string(), |d| d.to_string());
+    let _ = writeln!(out, "<script>const PANES={panes},PARTED={parted};\n{STEPPER}</script>");
 }
 
 /// The stepper's script: look-ups and drawing, no protocol logic.
 const STEPPER: &str = r#"(function(){
-const S=JSON.parse(document.getElementById('steps').textContent);
-const n=S.events.length;if(!n)return;
 const $=id=>document.getElementById(id);
 const esc=s=>String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
-const byAgent=S.agents.map(()=>[]);
-for(const f of S.frames.agents)byAgent[f[1]].push(f);
+const panes=PANES.map(p=>{const S=JSON.parse($(p+'steps').textContent);const byAgent=S.agents.map(()=>[]);
+for(const f of S.frames.agents)byAgent[f[1]].push(f);return {p,S,byAgent,shown:[]};});
+const n=Math.max(...panes.map(x=>x.S.events.length));if(!n)return;
 function own(s,name){return s.replace(new RegExp('(?<![A-Za-z0-9_-])'+name.replace(/[.*+?^${}()|[\]\\]/g,'\\$&')+'(?![A-Za-z0-9_-])','g'),'\u0001');}
 function last(list,k){let b=null;for(const f of list){if(f[0]<=k+1)b=f;else break;}return b;}
 function table(list,k){const m=new Map();for(const f of list){if(f[0]>k+1)break;for(const r of f[2].requests)m.set(r.label,r);}return [...m.values()];}
 function fmt(ms){if(ms<1000)return ms+'ms';const s=ms/1000;if(s<60)return (Number.isInteger(s)?s:s.toFixed(3))+'s';const m=Math.floor(ms/60000),r=(ms%60000)/1000;return m+'m'+(r?(Number.isInteger(r)?r:r.toFixed(3))+'s':'');}
-let k=0,timer=null,shown=[];
+let k=0,timer=null;
 const slider=$('slider');slider.max=n-1;
 function rows(rs,now){if(!rs.length)return '';let h='<div class="rows"><table><tr><th>request</th><th>kind</th><th>from → to</th><th>status</th><th>deadline</th></tr>';
 for(const r of rs){let d=r.deadline===null?'none':r.deadline;if(r.status==='pending'&&r.deadline_ms!==null)d+=' ('+(r.deadline_ms>now?fmt(r.deadline_ms-now)+' left':'due')+')';
 h+='<tr><td>'+esc(r.label)+'</td><td>'+r.kind+'</td><td>'+esc(r.from)+' → '+esc(r.to)+'</td><td>'+r.status+'</td><td>'+esc(d)+'</td></tr>';}
 return h+'</table></div>';}
-function draw(){const e=S.events[k];$('where').textContent='event '+(k+1)+' of '+n+' · '+e.t;$('said').textContent=e.t+'  '+e.text;slider.value=k;
-const w=last(S.frames.world,k);const world=w?w[1]:{roster:[],files:[],waits:[],cycles:[]};let h='';
+// A run shorter than the other stays at its last event.
+function drawPane(x){const S=x.S,p=x.p,m=S.events.length;if(!m)return;const kk=Math.min(k,m-1);const e=S.events[kk];
+$(p+'said').textContent=(k>=m?'(this run ended at event '+m+') ':'')+e.t+'  '+e.text;
+const w=last(S.frames.world,kk);const world=w?w[1]:{roster:[],files:[],waits:[],cycles:[]};let h='';
 const cards=[];
-S.agents.forEach((name,i)=>{const f=last(byAgent[i],k);const v=f?f[2]:{doing:'',requests:[]};const st=world.roster[i]||'';
-const changed=f&&f[0]===k+1;
+S.agents.forEach((name,i)=>{const f=last(x.byAgent[i],kk);const v=f?f[2]:{doing:'',requests:[]};const st=world.roster[i]||'';
+const changed=f&&f[0]===kk+1;
 const down=st==='killed'||st==='crashed';
 let b='<div>'+(down?'<i>as it was when it went down:</i> ':'')+esc(v.doing)+'</div>';
 const rd=(world.reading||[])[i];
 if(rd)b+='<div class="reading">reading its inbox file: busy until '+esc(rd.until)+' ('+(rd.until_ms>e.ms?fmt(rd.until_ms-e.ms)+' left':'done')+'), answering nothing meanwhile</div>';
 if(v.gate&&v.gate!=='not_required')b+='<div>plan gate: '+esc(v.gate)+(v.plan?' ['+esc(v.plan)+']':'')+'</div>';
 if(v.set_aside&&v.set_aside.length)b+='<div>set aside: '+v.set_aside.map(esc).join('; ')+'</div>';
-b+=rows(table(byAgent[i],k),e.ms);
+b+=rows(table(x.byAgent[i],kk),e.ms);
 cards.push({i,name,st,changed,b,key:i?st+'|'+own(b,name):null});});
 // Teammates whose cards say the same but for their own names are one card (a team of 100).
 for(let a=0;a<cards.length;){let z=a+1;while(z<cards.length&&cards[a].key!==null&&cards[z].key===cards[a].key)z++;
-const c=cards[a],many=z-a>=3,changed=cards.slice(a,z).some(x=>x.changed);
+const c=cards[a],many=z-a>=3,changed=cards.slice(a,z).some(y=>y.changed);
 const title=many?esc(c.name)+' … '+esc(cards[z-1].name)+' <span class="st">'+esc(c.st)+' · '+(z-a)+' alike, '+esc(c.name)+' shown</span>':esc(c.name)+' <span class="st">'+esc(c.st)+'</span>';
-h+='<div class="card'+(changed?' changed':'')+'" id="agent'+c.i+'"'+(many?' data-alike="'+(z-a)+'"':'')+'><h3>'+title+'</h3>'+c.b+'</div>';
+h+='<div class="card'+(changed?' changed':'')+'" id="'+p+'agent'+c.i+'"'+(many?' data-alike="'+(z-a)+'"':'')+'><h3>'+title+'</h3>'+c.b+'</div>';
 if(many)a=z;else a++;}
-$('cards').innerHTML=h;let g='';
+$(p+'cards').innerHTML=h;let g='';
 if(world.files.length)g+='<p>files: '+world.files.map(f=>esc(f.path)+' '+f.done+'/'+f.total+' ('+esc(f.writer)+')').join(' · ')+'</p>';
-if(world.waits.length)g+='<p>waits: '+world.waits.map(x=>esc(x.from)+' waits on '+esc(x.to)+' for ['+esc(x.request)+']').join(' · ')+'</p>';
+if(world.waits.length)g+='<p>waits: '+world.waits.map(y=>esc(y.from)+' waits on '+esc(y.to)+' for ['+esc(y.request)+']').join(' · ')+'</p>';
 for(const c of world.cycles)g+='<p class="cycle">⟳ deadlock: '+c.map(esc).join(' → ')+' → '+esc(c[0])+'</p>';
 for(const f of world.inbox||[])g+='<div class="inbox"><b>'+esc(f.path)+'</b> ('+f.lines.length+(f.lines.length===1?' line':' lines')+')'+(f.lines.length?'<pre>'+f.lines.map(esc).join('\n')+'</pre>':'')+'</div>';
-$('world').innerHTML=g;
-for(const r of shown)r.classList.remove('now');shown=[];const row=$('ev'+k);if(row){row.classList.add('now');shown.push(row);const box=$('evbox');if(box)box.scrollTop=row.offsetTop-box.clientHeight/2;}
-mark(e.y);}
-function mark(y){if(typeof document.querySelector!=='function')return;const svg=document.querySelector('.picture svg');if(!svg)return;
-let m=document.getElementById('now-mark');if(!m){m=document.createElementNS('http://www.w3.org/2000/svg','rect');m.id='now-mark';m.setAttribute('x','0');m.setAttribute('height','14');m.setAttribute('fill','#fff59d');m.setAttribute('fill-opacity','0.45');m.setAttribute('pointer-events','none');svg.appendChild(m);}
+$(p+'world').innerHTML=g;
+for(const r of x.shown)r.classList.remove('now');x.shown=[];const row=$(p+'ev'+kk);if(row){row.classList.add('now');x.shown.push(row);const box=$(p+'evbox');if(box)box.scrollTop=row.offsetTop-box.clientHeight/2;}
+mark(p,e.y);}
+function draw(){const first=panes[0].S.events;const e=first[Math.min(k,first.length-1)];$('where').textContent='event '+(k+1)+' of '+n+' · '+e.t;slider.value=k;
+if(PARTED!==null){const d=$('parted');if(d)d.textContent=k<PARTED?'the two runs agree up to here; they part at event '+(PARTED+1):'≠ the two runs parted at event '+(PARTED+1)+(k===PARTED?': this one':'');}
+panes.forEach(drawPane);}
+function mark(p,y){const box=$(p+'picture');if(!box||typeof box.querySelector!=='function')return;const svg=box.querySelector('svg');if(!svg)return;
+let m=document.getElementById(p+'now-mark');if(!m){m=document.createElementNS('http://www.w3.org/2000/svg','rect');m.id=p+'now-mark';m.setAttribute('x','0');m.setAttribute('height','14');m.setAttribute('fill','#fff59d');m.setAttribute('fill-opacity','0.45');m.setAttribute('pointer-events','none');svg.appendChild(m);}
 m.setAttribute('width',svg.getAttribute('width'));m.setAttribute('y',String(y-9));
-const box=svg.parentElement;if(box)box.scrollTop=Math.max(0,y-box.clientHeight/2);}
+box.scrollTop=Math.max(0,y-box.clientHeight/2);}
 function go(j){k=Math.max(0,Math.min(n-1,j));draw();if(typeof history!=='undefined')history.replaceState(null,'','#event='+(k+1));}
 function stop(){if(timer){clearInterval(timer);timer=null;$('play').textContent='▶ play';}}
 function play(){if(timer){stop();return;}if(k>=n-1)k=0;$('play').textContent='‖ pause';timer=setInterval(()=>{if(k>=n-1)stop();else go(k+1);},+$('speed').value);}

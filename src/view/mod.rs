@@ -30,6 +30,7 @@
 //! assert!(mermaid(&outcome, &opts).contains("p0->>p1: shutdown_request [stop-alice]"));
 //! ```
 
+pub mod compare;
 pub mod fold;
 pub mod html;
 pub mod mermaid;

@@ -6,7 +6,7 @@ const fs = require('fs');
 const html = fs.readFileSync(process.argv[2], 'utf8');
 const pattern = new RegExp(process.argv[3]);
 const data = html.match(/<script type="application\/json" id="steps">([\s\S]*?)<\/script>/)[1];
-const code = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(m => m[1]).find(c => c.includes("getElementById('steps')"));
+const code = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(m => m[1]).find(c => c.includes('const PANES='));
 const els = {};
 function el(id) {
   if (!els[id]) {

@@ -1,0 +1,153 @@
+//! One `[policy]` setting changed in a scenario file's text, for `run
+//! --compare 'sender_auth=false'`: the same file played again with it, so
+//! a learner sees what a defence does by turning it off.
+//!
+//! The change is made to the text, in place (the setting's own line, or a
+//! new line under `[policy]`), and the result read by the ordinary reader:
+//! every check a file gets, the changed one gets, and an error names the
+//! line it is on.
+
+/// `key=value`: a key of `[policy]` or of a table in it (`defences.sender_auth`,
+/// `policy.` in front allowed) and a TOML value (`false`, `3`, `"30s"`; a
+/// bare word that is not TOML is taken as a string, so
+/// `shutdown_timeout=30s` works).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting {
+    /// The tables under `[policy]` the key is in: none, or `["defences"]`.
+    pub table: Vec<String>,
+    pub key: String,
+    pub value: toml::Value,
+}
+
+/// The tables a bare key is looked for in, in order: `sender_auth=false`
+/// means `[policy.defences] sender_auth = false`, as no `[policy]` key has that name.
+pub const TABLES: [&[&str]; 2] = [&[], &["defences"]];
+
+impl Setting {
+    pub fn parse(s: &str) -> Result<Setting, String> {
+        let (key, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("{s:?}: write KEY=VALUE, a [policy] setting, e.g. 'sender_auth=false'"))?;
+        let key = key.trim();
+        let path = key.strip_prefix("policy.").unwrap_or(key);
+        let mut parts: Vec<String> = path.split('.').map(str::to_string).collect();
+        let bare = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !parts.iter().all(|p| bare(p)) {
+            return Err(format!(
+                "{key:?} is not a [policy] key (only [policy] settings can be compared, e.g. 'sender_auth=false')"
+            ));
+        }
+        let key = parts.pop().unwrap_or_default();
+        let raw = value.trim();
+        if raw.is_empty() {
+            return Err(format!("{s:?}: give {key} a value, e.g. '{key}=false'"));
+        }
+        let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+            Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.to_string())),
+            Err(_) => toml::Value::String(raw.to_string()),
+        };
+        Ok(Setting { table: parts, key, value })
+    }
+
+    /// The same setting in another table under `[policy]`.
+    pub fn in_table(&self, table: &[&str]) -> Setting {
+        Setting { table: table.iter().map(|t| t.to_string()).collect(), ..self.clone() }
+    }
+
+    /// The table's header: `[policy]`, `[policy.defences]`.
+    fn header(&self) -> String {
+        std::iter::once("policy").chain(self.table.iter().map(String::as_str)).collect::<Vec<_>>().join(".")
+    }
+
+    /// As it is written on the command line and in the page: `sender_auth=false`.
+    pub fn words(&self) -> String {
+        let v = match &self.value {
+            toml::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        let mut path = self.table.clone();
+        path.push(self.key.clone());
+        format!("{}={v}", path.join("."))
+    }
+}
+
+/// The file's text with `setting` made in its `[policy]` table.
+pub fn apply(source: &str, setting: &Setting) -> Result<String, String> {
+    let line = format!("{} = {}", setting.key, setting.value);
+    let lines: Vec<&str> = source.lines().collect();
+    let header = |l: &str| l.split('#').next().unwrap_or("").trim().to_string();
+    let table = format!("[{}]", setting.header());
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    match lines.iter().position(|l| header(l) == table) {
+        Some(at) => {
+            let end = lines[at + 1..]
+                .iter()
+                .position(|l| l.trim_start().starts_with('['))
+                .map_or(lines.len(), |i| at + 1 + i);
+            let own = (at + 1..end)
+                .find(|&i| lines[i].split_once('=').is_some_and(|(k, _)| k.trim().trim_matches('"') == setting.key));
+            match own {
+                Some(i) => out[i] = line,
+                None => out.insert(at + 1, line),
+            }
+        }
+        None => {
+            out.push(String::new());
+            out.push(table.clone());
+            out.push(line);
+        }
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    // The edit is made to lines; the TOML reader says whether it made what was meant.
+    let parsed: toml::Table = toml::from_str(&text).map_err(|e| format!("the changed file is not TOML: {e}"))?;
+    let mut made = parsed.get("policy");
+    for t in &setting.table {
+        made = made.and_then(|p| p.get(t));
+    }
+    if made.and_then(|p| p.get(&setting.key)) != Some(&setting.value) {
+        return Err(format!(
+            "cannot set {} in this file's {table} (is it written inline, or the value across lines?)",
+            setting.key
+        ));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setting_reads_its_value_as_toml_or_else_as_words() {
+        let s = Setting::parse("sender_auth=false").unwrap();
+        assert_eq!((s.key.as_str(), &s.value), ("sender_auth", &toml::Value::Boolean(false)));
+        let s = Setting::parse("policy.shutdown_timeout=30s").unwrap();
+        assert_eq!((s.key.as_str(), &s.value), ("shutdown_timeout", &toml::Value::String("30s".into())));
+        assert_eq!(s.words(), "shutdown_timeout=30s");
+        assert!(Setting::parse("sender_auth").unwrap_err().contains("KEY=VALUE"));
+        let s = Setting::parse("policy.defences.sender_auth=false").unwrap();
+        assert_eq!((s.table.as_slice(), s.key.as_str()), (&["defences".to_string()][..], "sender_auth"));
+        assert_eq!(s.words(), "defences.sender_auth=false");
+        assert!(Setting::parse("a..b=x").unwrap_err().contains("[policy]"));
+        assert!(Setting::parse("sender_auth=").unwrap_err().contains("a value"));
+    }
+
+    #[test]
+    fn the_setting_replaces_its_line_or_joins_the_policy_table() {
+        let s = Setting::parse("sender_auth=false").unwrap();
+        let file = "name = \"x\"\n[policy]\nsender_auth = true # on\nlatency = \"1ms\"\n[[teammate]]\nname = \"a\"\n";
+        let changed = apply(file, &s).unwrap();
+        assert_eq!(changed, file.replace("sender_auth = true # on", "sender_auth = false"));
+        let file = "name = \"x\"\n[policy]\nlatency = \"1ms\"\n";
+        assert_eq!(apply(file, &s).unwrap(), "name = \"x\"\n[policy]\nsender_auth = false\nlatency = \"1ms\"\n");
+        let file = "name = \"x\"\n[[teammate]]\nname = \"a\"\n";
+        assert!(apply(file, &s).unwrap().ends_with("\n[policy]\nsender_auth = false\n"));
+        assert!(apply("policy = { latency = \"1ms\" }\n", &s).is_err(), "an inline table cannot be edited by line");
+        let d = s.in_table(&["defences"]);
+        let file = "name = \"x\"\n[policy]\nlatency = \"1ms\"\n[policy.defences]\nsender_auth = true\n";
+        assert_eq!(apply(file, &d).unwrap(), file.replace("sender_auth = true", "sender_auth = false"));
+        let file = "name = \"x\"\n[policy]\nlatency = \"1ms\"\n";
+        assert!(apply(file, &d).unwrap().ends_with("[policy.defences]\nsender_auth = false\n"));
+    }
+}
