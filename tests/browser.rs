@@ -96,6 +96,9 @@ fn the_page_steps_to_22s_deadlock_and_back_in_chromium() {
     let dom = headless(&browser, &["--dump-dom"], &url(both));
     // The picture marks the step's moment.
     assert!(dom.contains("<rect id=\"now-mark\""), "the picture has no mark at the current step");
+    // The wait-for graph is drawn, both of its edges red: they are the cycle.
+    assert_eq!(dom.matches("class=\"cycle-edge\"").count(), 2, "the cycle's two edges drawn");
+    assert_eq!(dom.matches("class=\"wait-edge\"").count(), 0, "no edge outside the cycle");
     let at = shown(&dom);
     let where_ = format!("event {both} of {}", o.events.len());
     for want in [

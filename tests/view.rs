@@ -829,3 +829,22 @@ fn a_file_left_partial_is_drawn_as_such() {
     let (_, whole) = bundled("01-");
     assert!(!svg(&whole, &ViewOptions::default()).contains("partial"), "nothing partial, nothing said");
 }
+
+/// Issue 22's budget: a page of 100 teammates under 2 MB, stepper included.
+#[test]
+fn a_page_of_a_hundred_teammates_stays_under_two_megabytes() {
+    let f = common::bundled_files()
+        .into_iter()
+        .find(|f| f.file_stem().unwrap().to_string_lossy().starts_with("21-"))
+        .expect("bundled");
+    let s = load_file(&f).expect("loads");
+    let opts = RunOptions { keep_outcome: true, frames: true, ..RunOptions::default() };
+    let mut report = run_scenario(&s, s.default_seed(), opts);
+    let o = report.outcome.take().expect("kept");
+    let svg = svg(&o, &ViewOptions::titled(&s.name));
+    let page =
+        handshake::view::html::Page { about: &s.about, report: &report, reproduce: "handshake run 21", svg: &svg };
+    let html = handshake::view::html::html(&o, &page);
+    assert!(html.contains("id=\"steps\""), "the stepper's data is in the page");
+    assert!(html.len() < 2 << 20, "{} bytes", html.len());
+}

@@ -248,7 +248,7 @@ pub(super) fn script(out: &mut String, prefixes: &[&str], parted: Option<usize>)
 }
 
 /// The stepper's script: look-ups and drawing, no protocol logic.
-const STEPPER: &str = r#"(function(){
+const STEPPER: &str = r##"(function(){
 const $=id=>document.getElementById(id);
 const esc=s=>String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
 const panes=PANES.map(p=>{const S=JSON.parse($(p+'steps').textContent);const byAgent=S.agents.map(()=>[]);
@@ -287,7 +287,7 @@ h+='<div class="card'+(changed?' changed':'')+'" id="'+p+'agent'+c.i+'"'+(many?'
 if(many)a=z;else a++;}
 $(p+'cards').innerHTML=h;let g='';
 if(world.files.length)g+='<p>files: '+world.files.map(f=>esc(f.path)+' '+f.done+'/'+f.total+' ('+esc(f.writer)+')').join(' · ')+'</p>';
-if(world.waits.length)g+='<p>waits: '+world.waits.map(y=>esc(y.from)+' waits on '+esc(y.to)+' for ['+esc(y.request)+']').join(' · ')+'</p>';
+if(world.waits.length)g+='<p>waits: '+world.waits.map(y=>esc(y.from)+' waits on '+esc(y.to)+' for ['+esc(y.request)+']').join(' · ')+'</p>'+graph(world.waits,world.cycles);
 for(const c of world.cycles)g+='<p class="cycle">⟳ deadlock: '+c.map(esc).join(' → ')+' → '+esc(c[0])+'</p>';
 for(const f of world.inbox||[])g+='<div class="inbox"><b>'+esc(f.path)+'</b> ('+f.lines.length+(f.lines.length===1?' line':' lines')+')'+(f.lines.length?'<pre>'+f.lines.map(esc).join('\n')+'</pre>':'')+'</div>';
 $(p+'world').innerHTML=g;
@@ -296,6 +296,18 @@ mark(p,e.y);}
 function draw(){const first=panes[0].S.events;const e=first[Math.min(k,first.length-1)];$('where').textContent='event '+(k+1)+' of '+n+' · '+e.t;slider.value=k;
 if(PARTED!==null){const d=$('parted');if(d)d.textContent=k<PARTED?'the two runs agree up to here; they part at event '+(PARTED+1):'≠ the two runs parted at event '+(PARTED+1)+(k===PARTED?': this one':'');}
 panes.forEach(drawPane);}
+// The wait-for graph as the simulator holds it: who waits on whom, the
+// edges of a cycle in red. Agents on a circle; only the drawing is done here.
+function graph(waits,cycles){const names=[...new Set(waits.flatMap(y=>[y.from,y.to]))];const r=names.length>1?70:0,c=95,pos={};
+names.forEach((nm,i)=>{const a=-Math.PI/2+2*Math.PI*i/names.length;pos[nm]=[c+1.6*r*Math.cos(a)+60,c+r*Math.sin(a)];});
+const inCycle=(f,t)=>cycles.some(cy=>cy.some((m,i)=>m===f&&cy[(i+1)%cy.length]===t));
+let s='<svg class="waits" width="'+(2*c+120)+'" height="'+(2*c)+'" role="img" aria-label="wait-for graph"><defs><marker id="wf-h" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#455a64"/></marker><marker id="wf-c" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#b71c1c"/></marker></defs>';
+for(const y of waits){const [x1,y1]=pos[y.from],[x2,y2]=pos[y.to];const d=Math.hypot(x2-x1,y2-y1)||1,ux=(x2-x1)/d,uy=(y2-y1)/d;
+const red=inCycle(y.from,y.to);const bx=-uy*8,by=ux*8;
+const out=Math.min(Math.abs(ux)>1e-9?40/Math.abs(ux):1e9,Math.abs(uy)>1e-9?14/Math.abs(uy):1e9);
+s+='<line class="'+(red?'cycle-edge':'wait-edge')+'" x1="'+(x1+ux*out+bx)+'" y1="'+(y1+uy*out+by)+'" x2="'+(x2-ux*out+bx)+'" y2="'+(y2-uy*out+by)+'" stroke="'+(red?'#b71c1c':'#455a64')+'" stroke-width="'+(red?3:1.6)+'" marker-end="url(#wf-'+(red?'c':'h')+')"><title>'+esc(y.from)+' waits on '+esc(y.to)+' for ['+esc(y.request)+']</title></line>';}
+for(const nm of names){const [x,y]=pos[nm];s+='<rect x="'+(x-38)+'" y="'+(y-12)+'" width="76" height="24" rx="5" fill="#f1f8e9" stroke="#558b2f"/><text x="'+x+'" y="'+(y+5)+'" text-anchor="middle" font-size="12">'+esc(nm)+'</text>';}
+return s+'</svg>';}
 function mark(p,y){const box=$(p+'picture');if(!box||typeof box.querySelector!=='function')return;const svg=box.querySelector('svg');if(!svg)return;
 let m=document.getElementById(p+'now-mark');if(!m){m=document.createElementNS('http://www.w3.org/2000/svg','rect');m.id=p+'now-mark';m.setAttribute('x','0');m.setAttribute('height','14');m.setAttribute('fill','#fff59d');m.setAttribute('fill-opacity','0.45');m.setAttribute('pointer-events','none');svg.appendChild(m);}
 m.setAttribute('width',svg.getAttribute('width'));m.setAttribute('y',String(y-9));
@@ -311,4 +323,4 @@ else if(ev.key==='Home'){stop();go(0);ev.preventDefault();}else if(ev.key==='End
 else if(ev.key===' '&&ev.target.tagName!=='BUTTON'){play();ev.preventDefault();}});
 const at=typeof location!=='undefined'&&location.hash.match(/event=(\d+)/);if(at)k=Math.max(0,Math.min(n-1,+at[1]-1));
 // The picture comes after this script in the page: draw once it is there.
-if(document.readyState==='loading')document.addEventListener('DOMContentLoaded',draw);else draw();})();"#;
+if(document.readyState==='loading')document.addEventListener('DOMContentLoaded',draw);else draw();})();"##;
