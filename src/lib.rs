@@ -68,6 +68,7 @@ pub mod bench;
 pub mod cli;
 pub mod explore;
 pub mod fuzz;
+pub mod history;
 pub mod inbox;
 pub mod input;
 pub mod oracle;

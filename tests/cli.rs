@@ -334,9 +334,17 @@ fn trace_writes_json_lines() {
     r.expect_code(0).stdout_has("PASS");
     let text = std::fs::read_to_string(&out).expect("the trace file was written");
     assert!(text.ends_with('\n'), "JSON Lines end with a newline");
+    // The first line is the history's header (issue 23): the format, the
+    // run, the team and the policy; every line after it is one event.
+    let first: Value = serde_json::from_str(text.lines().next().unwrap_or_default()).expect("a JSON header");
+    assert_eq!(first["history"], "handshake", "{first}");
+    assert_eq!(first["format"], 1, "{first}");
+    assert_eq!((first["scenario"].as_str(), first["seed"].as_u64()), (Some("happy-shutdown"), Some(1)), "{first}");
+    assert_eq!(first["team"][1]["name"], "alice", "{first}");
+    assert_eq!(first["policy"]["on_shutdown_timeout"], "kill", "{first}");
     let mut last_t = 0;
     let mut kinds = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in text.lines().enumerate().skip(1) {
         let v: Value =
             serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} is not JSON ({e}): {line}", i + 1));
         let t = v["t"].as_u64().unwrap_or_else(|| panic!("line {} has no numeric `t`: {line}", i + 1));

@@ -484,6 +484,43 @@ fn compare_plays_the_file_again_with_one_setting_changed_and_pages_both() {
     handshake(&["run", forged, "--html", &page, "--compare", "sender_auth=false", "--seeds", "1..3"]).expect_code(2);
 }
 
+/// Issue 23, point 2 (its first part): `audit` judges a run's history from
+/// the file alone: the same violations as the run, with the line that shows
+/// each; exit 0 / 1 / 2.
+#[test]
+fn audit_judges_a_history_from_its_file_alone() {
+    let dir = TempDir::new("audit");
+    let (clean, forged) = (dir.path("01.jsonl"), dir.path("14.jsonl"));
+    handshake(&["run", "scenarios/01-happy-shutdown.toml", "--trace", &clean]).expect_code(0);
+    handshake(&["audit", &clean]).expect_code(0).stdout_has("PASS").stdout_has("every invariant held");
+    // 14 passes under run (it expects its violations); audit judges invariants only.
+    handshake(&["run", "scenarios/14-sender-auth-off.toml", "--trace", &forged]).expect_code(0);
+    handshake(&["audit", &forged])
+        .expect_code(1)
+        .stdout_has("FAIL")
+        .stdout_has("✗ invariant matching-response — [alice/plan/1] moved to approved")
+        .stdout_has("line 12:")
+        .stdout_has("✗ invariant gated-action");
+    let json = handshake(&["audit", &forged, "--format", "json"]);
+    json.expect_code(1);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(doc["passed"], false);
+    assert_eq!(doc["violations"][0]["invariant"], "matching-response");
+    assert_eq!(doc["violations"][0]["line"], 12);
+    assert_eq!(doc["scenario"], "sender-auth-off-forgery-opens-gate");
+    // A line that cannot be read: its number and why, nothing judged.
+    let bad = dir.path("bad.jsonl");
+    let text = std::fs::read_to_string(&clean).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[3] = r#"{"t":5,"event":"status","agent":"alice","status":"asleep"}"#;
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    handshake(&["audit", &bad])
+        .expect_code(2)
+        .stderr_has("bad.jsonl:4: \"asleep\" is not a roster status")
+        .stderr_has("nothing was judged");
+    handshake(&["audit", &dir.path("none.jsonl")]).expect_code(2).stderr_has("none.jsonl");
+}
+
 // ---------------------------------------------------------------- explore (issue 11, first part)
 
 #[test]

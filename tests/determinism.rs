@@ -31,12 +31,11 @@ fn load(path: &Path) -> Scenario {
 fn library_trace(s: &Scenario, seed: u64) -> String {
     let report = run_scenario(s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
     let outcome = report.outcome.expect("keep_outcome keeps the outcome");
-    let mut out = String::new();
-    for e in &outcome.events {
-        out.push_str(&e.to_json(&outcome.names).to_string());
-        out.push('\n');
-    }
-    out
+    // A history: its header line (issue 23), then a line an event.
+    let header = handshake::history::header(&s.name, seed, &outcome, s.policy(), &s.require_plan());
+    let mut out = Vec::new();
+    handshake::history::write(&mut out, &header, &outcome).expect("writes to memory");
+    String::from_utf8(out).expect("UTF-8")
 }
 
 /// A unique scratch folder, removed when dropped.

@@ -1,5 +1,6 @@
 //! The command line: argument definitions and the three commands.
 
+pub mod audit;
 pub mod bench;
 pub mod check;
 pub mod explore;
@@ -115,6 +116,11 @@ invariant broke, 2 bad input or a file the explorer cannot model. See docs/explo
     Shrink(shrink::ShrinkArgs),
     /// Add random faults to scenarios, seed by seed, and report every invariant broken (swarm testing).
     Fuzz(fuzz::FuzzArgs),
+    /// Judge a history (a run's --trace, or lines another program wrote in that format) with the same oracle.
+    #[command(after_help = format!("{}\n\
+Each violation is printed with the line of the history that shows it. Exit status: 0 every\n\
+invariant held, 1 one broke, 2 the history cannot be read (the line and why). See docs/history.md.", examples("Examples", audit::AUDIT_EXAMPLES)))]
+    Audit(audit::AuditArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -164,6 +170,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Merge(a) => merge::main(a),
         Command::Shrink(a) => shrink::main(a),
         Command::Fuzz(a) => fuzz::main(a),
+        Command::Audit(a) => audit::main(a),
     }
 }
 

@@ -383,7 +383,7 @@ fn write_outputs(
     let mut svg: Option<String> = None;
     for (output, path, file) in outputs {
         let written = match output {
-            Output::Trace => write_trace(file, outcome),
+            Output::Trace => write_trace(file, s, report.seed, outcome),
             Output::Mermaid => write_text(file, &crate::view::mermaid(outcome, &opts)),
             Output::Svg | Output::Html => {
                 let svg = svg.get_or_insert_with(|| crate::view::svg(outcome, &opts));
@@ -752,12 +752,11 @@ fn print_report(r: &Report, a: &RunArgs) {
     }
 }
 
-fn write_trace(file: std::fs::File, o: &crate::world::Outcome) -> std::io::Result<()> {
+/// The run's history: a header line (docs/history.md), then a line an event.
+fn write_trace(file: std::fs::File, s: &Scenario, seed: u64, o: &crate::world::Outcome) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(file);
-    for e in &o.events {
-        serde_json::to_writer(&mut out, &e.to_json(&o.names))?;
-        out.write_all(b"\n")?;
-    }
+    let header = crate::history::header(&s.name, seed, o, s.policy(), &s.require_plan());
+    crate::history::write(&mut out, &header, o)?;
     out.flush()
 }
 

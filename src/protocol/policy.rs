@@ -82,8 +82,10 @@ impl Default for Defences {
     }
 }
 
-/// The protocol's rules for one run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The protocol's rules for one run (a history's header carries them:
+/// missing keys take their defaults).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Policy {
     pub shutdown_timeout: Millis,
     pub plan_timeout: Millis,

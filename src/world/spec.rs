@@ -189,6 +189,27 @@ pub enum Stop {
     ScheduleEnd,
 }
 
+impl Stop {
+    pub const ALL: [Stop; 6] =
+        [Stop::Settled, Stop::EndTime, Stop::Cap, Stop::Aborted, Stop::InboxBound, Stop::ScheduleEnd];
+
+    /// The name a history's header gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stop::Settled => "settled",
+            Stop::EndTime => "end",
+            Stop::Cap => "cap",
+            Stop::Aborted => "aborted",
+            Stop::InboxBound => "inbox_bound",
+            Stop::ScheduleEnd => "schedule_end",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Stop> {
+        Stop::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
 /// What a run leaves behind.
 #[derive(Debug)]
 pub struct Outcome {

@@ -1,0 +1,208 @@
+//! Issue 23, point 1: a run's history (`run --trace`) read back judges the
+//! same: every bundled scenario's trace, written with its header and read
+//! again, gives the events back line for line and the oracle's verdict
+//! word for word. And a history that cannot be read says which line and why.
+
+mod common;
+
+use handshake::history;
+use handshake::oracle::{check, check_log, Log};
+use handshake::scenario::{load_file, run_scenario, RunOptions};
+
+#[test]
+fn every_bundled_history_reads_back_to_the_same_events_and_the_same_verdict() {
+    let mut judged = 0;
+    let mut broken = 0;
+    for f in common::bundled_files() {
+        let s = load_file(&f).expect("loads");
+        let seed = s.default_seed();
+        let mut r = run_scenario(&s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
+        let o = r.outcome.take().expect("kept");
+        let header = history::header(&s.name, seed, &o, s.policy(), &s.require_plan());
+        let mut text = Vec::new();
+        history::write(&mut text, &header, &o).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let h = history::read(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert_eq!(h.names.agents, o.names.agents, "{}", f.display());
+        assert_eq!(h.events.len(), o.events.len(), "{}", f.display());
+        // Written again, every event is the line it was read from.
+        for (line, (a, b)) in text.lines().skip(1).zip(h.events.iter().zip(&o.events)) {
+            assert_eq!(a.to_json(&h.names), b.to_json(&o.names), "{}: {line}", f.display());
+        }
+        let from_file = check_log(
+            &Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop },
+            &h.policy,
+            &h.require_plan,
+        );
+        let from_run = check(&o, s.policy(), &s.require_plan());
+        assert_eq!(from_file, from_run, "{}: the history is judged as the run was", f.display());
+        judged += 1;
+        broken += usize::from(!from_run.is_empty());
+    }
+    assert!(judged >= 40 && broken >= 5, "{judged} histories, {broken} with violations");
+}
+
+#[test]
+fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
+    let header = r#"{"history":"handshake","format":1,"team":[{"name":"lead"},{"name":"alice"}]}"#;
+    let ok = r#"{"t":0,"event":"status","agent":"alice","status":"idle"}"#;
+    let cases = [
+        (format!("{header}\n{ok}\nnot json\n"), 3, "not JSON"),
+        (format!("{header}\n{ok}\n{{\"t\":1,\"event\":\"teleport\"}}\n"), 3, "not an event this program knows"),
+        (format!("{header}\n{{\"t\":1,\"event\":\"status\",\"agent\":\"alice\",\"status\":\"asleep\"}}\n"), 2, "roster status"),
+        (format!("{header}\n{{\"t\":1,\"event\":\"request\",\"request_id\":\"r-1\",\"kind\":\"plan\",\"from\":\"alice\",\"to\":\"lead\"}}\n"), 2, "not a request id"),
+        (r#"{"history":"handshake","format":9}"#.to_string(), 1, "this program reads format 1"),
+        (format!("{ok}\n{header}\n"), 2, "the header is the first line"),
+        ("{\"event\":\"status\"}".to_string(), 1, "needs \"t\""),
+    ];
+    for (text, line, why) in cases {
+        let e = history::read(&text).expect_err(&text);
+        assert_eq!(e.line, line, "{text}: {e}");
+        assert!(e.reason.contains(why), "{text}: {e}");
+    }
+    // Without a header the team is whoever the lines name, the lead first.
+    let h = history::read(ok).unwrap();
+    assert_eq!(h.names.agents, ["lead", "alice"]);
+}
+
+/// A small validator for the keywords docs/history.schema.json uses (type,
+/// const, enum, required, properties, additionalProperties, items,
+/// minimum, minItems, maxItems): enough to hold every line the program
+/// writes to the schema it publishes.
+fn valid(schema: &serde_json::Value, v: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    if let Some(c) = schema.get("const") {
+        if c != v {
+            return Err(format!("{v} is not {c}"));
+        }
+    }
+    if let Some(Value::Array(options)) = schema.get("enum") {
+        if !options.contains(v) {
+            return Err(format!("{v} is not one of {options:?}"));
+        }
+    }
+    if let Some(t) = schema.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let is = |t: &str| match t {
+            "string" => v.is_string(),
+            "integer" => v.is_u64() || v.is_i64(),
+            "boolean" => v.is_boolean(),
+            "array" => v.is_array(),
+            "object" => v.is_object(),
+            "null" => v.is_null(),
+            _ => false,
+        };
+        if !types.iter().any(|t| is(t)) {
+            return Err(format!("{v} is not of type {types:?}"));
+        }
+    }
+    if let (Some(min), Some(n)) = (schema.get("minimum").and_then(Value::as_i64), v.as_i64()) {
+        if n < min {
+            return Err(format!("{n} < {min}"));
+        }
+    }
+    if let Some(a) = v.as_array() {
+        if let Some(n) = schema.get("minItems").and_then(Value::as_u64) {
+            if (a.len() as u64) < n {
+                return Err(format!("fewer than {n} items"));
+            }
+        }
+        if let Some(n) = schema.get("maxItems").and_then(Value::as_u64) {
+            if (a.len() as u64) > n {
+                return Err(format!("more than {n} items"));
+            }
+        }
+        if let Some(items) = schema.get("items") {
+            for x in a {
+                valid(items, x)?;
+            }
+        }
+    }
+    if let Some(m) = v.as_object() {
+        let props = schema.get("properties").and_then(Value::as_object);
+        for r in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+            let r = r.as_str().unwrap_or_default();
+            if !m.contains_key(r) {
+                return Err(format!("\"{r}\" is required"));
+            }
+        }
+        for (k, x) in m {
+            match props.and_then(|p| p.get(k)) {
+                Some(s) => valid(s, x).map_err(|e| format!("{k}: {e}"))?,
+                None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    return Err(format!("\"{k}\" is not a property of this line"))
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_line_of_every_bundled_history_is_valid_by_the_published_schema() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/history.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+    let header = &schema["$defs"]["header"];
+    let events = schema["$defs"]["event"]["oneOf"].as_array().expect("one schema per event");
+    let mut seen = std::collections::BTreeSet::new();
+    for f in common::bundled_files() {
+        let s = load_file(&f).expect("loads");
+        let mut r = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
+        let o = r.outcome.take().expect("kept");
+        let head = history::header(&s.name, s.default_seed(), &o, s.policy(), &s.require_plan());
+        valid(header, &head).unwrap_or_else(|e| panic!("{}: the header: {e}", f.display()));
+        for e in &o.events {
+            let line = e.to_json(&o.names);
+            let kind = line["event"].as_str().unwrap().to_string();
+            let one = events
+                .iter()
+                .find(|x| x["properties"]["event"]["const"] == kind.as_str())
+                .unwrap_or_else(|| panic!("the schema has no {kind:?} event"));
+            valid(one, &line).unwrap_or_else(|err| panic!("{}: {line}: {err}", f.display()));
+            seen.insert(kind);
+        }
+    }
+    assert!(seen.len() >= 20, "the bundled runs write {} kinds of event: {seen:?}", seen.len());
+}
+
+/// docs/history.md's table: a history that logs only decisions (no send,
+/// deliver, drop or fault lines) is judged the same for the invariants the
+/// table says need no messages.
+#[test]
+fn a_history_without_its_messages_is_judged_the_same_for_what_needs_none() {
+    use handshake::oracle::Invariant;
+    let without = [Invariant::NoSilentLoss, Invariant::CurrentIncarnation, Invariant::ExpiryPolicy];
+    let mut compared = 0;
+    for f in common::bundled_files() {
+        let s = load_file(&f).expect("loads");
+        let mut r = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
+        let o = r.outcome.take().expect("kept");
+        let header = history::header(&s.name, s.default_seed(), &o, s.policy(), &s.require_plan());
+        let mut text = Vec::new();
+        history::write(&mut text, &header, &o).unwrap();
+        let kept: Vec<&str> = std::str::from_utf8(&text)
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                !["\"send\"", "\"deliver\"", "\"drop\"", "\"fault\""]
+                    .iter()
+                    .any(|k| l.contains(&format!("\"event\":{k}")))
+            })
+            .collect();
+        let h = history::read(&kept.join("\n")).unwrap();
+        let judged = |v: Vec<handshake::oracle::Violation>| -> Vec<(Invariant, u64, String)> {
+            v.into_iter().filter(|v| !without.contains(&v.invariant)).map(|v| (v.invariant, v.at.0, v.detail)).collect()
+        };
+        let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
+        let thin = judged(check_log(&log, &h.policy, &h.require_plan));
+        let whole = judged(check(&o, s.policy(), &s.require_plan()));
+        assert_eq!(thin, whole, "{}", f.display());
+        compared += 1;
+    }
+    assert!(compared >= 40);
+}
