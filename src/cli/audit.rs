@@ -26,18 +26,39 @@ const MAX_BYTES: u64 = 512 << 20;
 
 pub fn main(a: AuditArgs) -> i32 {
     let shown = a.path.display().to_string();
-    let text = match crate::input::read_text(&a.path, MAX_BYTES) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {shown}: {e}");
+    // A folder is a team's inbox files; a file is a history.
+    let (h, from_inboxes) = if a.path.is_dir() {
+        let Some(dir) = crate::history::inbox::find(&a.path) else {
+            eprintln!(
+                "error: {shown}: no inbox files here (*.jsonl in it, or in its .team/inbox, inbox or .mailboxes); nothing was judged"
+            );
             return EXIT_BAD_INPUT;
+        };
+        match crate::history::inbox::read(&dir) {
+            Ok(h) => (h, Some(dir)),
+            Err(bad) => {
+                eprintln!(
+                    "error: {}/{}; nothing was judged",
+                    dir.display(),
+                    bad.reason.replacen(": ", &format!(":{}: ", bad.line), 1)
+                );
+                return EXIT_BAD_INPUT;
+            }
         }
-    };
-    let h = match crate::history::read(&text) {
-        Ok(h) => h,
-        Err(bad) => {
-            eprintln!("error: {shown}:{}: {}; nothing was judged", bad.line, bad.reason);
-            return EXIT_BAD_INPUT;
+    } else {
+        let text = match crate::input::read_text(&a.path, MAX_BYTES) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {shown}: {e}");
+                return EXIT_BAD_INPUT;
+            }
+        };
+        match crate::history::read(&text) {
+            Ok(h) => (h, None),
+            Err(bad) => {
+                eprintln!("error: {shown}:{}: {}; nothing was judged", bad.line, bad.reason);
+                return EXIT_BAD_INPUT;
+            }
         }
     };
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
@@ -51,14 +72,42 @@ pub fn main(a: AuditArgs) -> i32 {
                 _ => String::new(),
             };
             let word = if violations.is_empty() { "PASS" } else { "FAIL" };
-            println!("{word}  {shown}  ({}{of})", crate::words::plural(h.events.len() as u64, "event"));
+            match &from_inboxes {
+                Some(dir) => {
+                    let messages =
+                        h.events.iter().filter(|e| matches!(e.event, crate::trace::Event::Deliver { .. })).count();
+                    println!(
+                        "{word}  {}  ({} among {})",
+                        dir.display(),
+                        crate::words::plural(messages as u64, "message"),
+                        crate::words::plural(h.names.agents.len() as u64, "agent")
+                    );
+                    println!("      read as received messages; a file a read drained holds only its unread tail (docs/history.md)");
+                }
+                None => println!("{word}  {shown}  ({}{of})", crate::words::plural(h.events.len() as u64, "event")),
+            }
+            for e in &h.events {
+                if let crate::trace::Event::Alert { text, .. } = &e.event {
+                    println!("      ⚠ {text}");
+                }
+            }
             if violations.is_empty() {
                 println!("      every invariant held");
             }
+            // What inbox files cannot tell: a read cut what it read.
+            let unknown = violations.iter().any(|v| v.detail.contains("never issued"));
+            if from_inboxes.is_some() && unknown {
+                println!(
+                    "      note: an answer whose request is in no file may answer a request a read took and truncated \
+                     away; only a trace or the offset drain's whole files can tell the two apart"
+                );
+            }
             for v in &violations {
                 println!("      ✗ invariant {} — {} (at {})", v.invariant, super::shown(&v.detail), v.at);
-                if let (Some(i), Some(line)) = (v.event, line_of(v.event)) {
-                    println!("        line {line}: {}", h.events[i].describe(&h.names));
+                match (v.event, line_of(v.event), v.event.and_then(|i| h.origin.get(i))) {
+                    (Some(i), _, Some(at)) => println!("        {at}: {}", h.events[i].describe(&h.names)),
+                    (Some(i), Some(line), None) => println!("        line {line}: {}", h.events[i].describe(&h.names)),
+                    _ => {}
                 }
             }
         }
@@ -70,6 +119,7 @@ pub fn main(a: AuditArgs) -> i32 {
                         "invariant": v.invariant.name(),
                         "at_ms": v.at.0,
                         "line": line_of(v.event),
+                        "file": v.event.and_then(|i| h.origin.get(i)).and_then(|o| o.split(':').next()),
                         "detail": v.detail,
                     })
                 })

@@ -9,6 +9,8 @@
 //! default each timeout applies). Every other line is one event, as
 //! `Stamped::to_json` writes it.
 
+pub mod inbox;
+
 use crate::protocol::{
     Action, Address, AgentId, GateState, Kind, Label, Millis, Policy, Reason, RequestId, SendError, Status,
     TimeoutDefault, Verdict,
@@ -52,6 +54,9 @@ pub struct History {
     pub events: Vec<Stamped>,
     /// The line each event came from (1-based), for reports.
     pub lines: Vec<usize>,
+    /// For a folder of inbox files, the file and line each event came
+    /// from (`lead.jsonl:2`); empty for a trace.
+    pub origin: Vec<String>,
     pub policy: Policy,
     pub require_plan: Vec<bool>,
     pub ended_at: Millis,
@@ -81,6 +86,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         names: Names::default(),
         events: Vec::new(),
         lines: Vec::new(),
+        origin: Vec::new(),
         policy: Policy::default(),
         require_plan: Vec::new(),
         ended_at: Millis::ZERO,
