@@ -51,7 +51,11 @@ const TOP_EXAMPLES: &[(&str, &str)] = &[
 const RUN_EXAMPLES: &[(&str, &str)] = &[
     ("handshake run", "every file in scenarios/ and its subfolders"),
     ("handshake run scenarios/05-plan-approved.toml -v", "stream the events as they happen"),
-    ("handshake run my.toml --seed 7 --trace out.jsonl", "write the event log as JSON Lines"),
+    ("handshake run my.toml --seed 7 --trace out.jsonl", "write the run's history (audit judges it)"),
+    (
+        "handshake run scenarios/13-forged-lead-approval-ignored.toml --html p.html --compare sender_auth=false",
+        "both runs on one page",
+    ),
     ("handshake run --seeds 1..201", "sweep seeds 1 to 200; a failing seed says how to replay it"),
     ("handshake run --format json", "one JSON document for machines"),
 ];

@@ -31,7 +31,7 @@ pub struct RunArgs {
     /// With -v: every event, or only the protocol's (hides each step of work written)
     #[arg(long, value_enum, default_value = "all", value_name = "WHICH")]
     pub events: Events,
-    /// Write the event log as JSON Lines to FILE (one scenario, one seed)
+    /// Write the run's history to FILE: JSON Lines, a header then one event a line (docs/history.md; `handshake audit FILE` judges it again) (one scenario, one seed)
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Draw the run as an SVG sequence diagram in FILE (one scenario, one seed)
