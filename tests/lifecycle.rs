@@ -631,3 +631,32 @@ delay = "2s"
     );
     assert_eq!(shutdown_statuses(&o).len(), 2, "{}", dump(&o));
 }
+
+/// Issue 23, point 5: an approval may carry feedback, as the reference's
+/// `plan_approval {approve, feedback}` does (`[lead] feedback` goes with a
+/// rejection only); none unless the scenario gives it.
+#[test]
+fn an_approval_carries_the_leads_feedback_when_given() {
+    let file = |lead: &str| {
+        format!(
+            "name = \"a\"\nabout = \"an approval with feedback\"\n[lead]\n{lead}\n[[teammate]]\nname = \"alice\"\nrequire_plan = true\nplan = \"add a column\"\nwork = [{{ write = \"m.sql\", steps = 1 }}]\n"
+        )
+    };
+    let approval_words = |toml: &str| {
+        let (_, o) = common::run_toml(toml, 1);
+        o.events
+            .iter()
+            .find_map(|e| match &e.event {
+                handshake::trace::Event::Send { message_type: "plan_approval_response", approve, words, .. } => {
+                    Some((*approve, words.as_ref().map(|w| w.to_string())))
+                }
+                _ => None,
+            })
+            .expect("the plan is answered")
+    };
+    assert_eq!(
+        approval_words(&file("approval_feedback = \"go ahead, but back up the table first\"")),
+        (Some(true), Some("go ahead, but back up the table first".to_string()))
+    );
+    assert_eq!(approval_words(&file("feedback = \"only with a rejection\"")), (Some(true), None));
+}

@@ -28,6 +28,8 @@ pub struct Lead {
     requests: Requests,
     on_plan: Answers,
     feedback: Option<Text>,
+    /// Sent with an approval; none unless the scenario gives one.
+    approval_feedback: Option<Text>,
     load: Option<LoadState>,
     answered: super::Answered,
     /// How many rejections of one teammate are answered by asking again.
@@ -47,6 +49,7 @@ impl Lead {
             requests: Requests::new(RequestTable::new(defences)),
             on_plan,
             feedback,
+            approval_feedback: None,
             load: None,
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
@@ -60,6 +63,12 @@ impl Lead {
         self
     }
 
+    /// The same lead, sending `feedback` with each approval.
+    pub fn approving_with(mut self, feedback: Option<Text>) -> Lead {
+        self.approval_feedback = feedback;
+        self
+    }
+
     /// A lead that generates load; it forgets ended requests so memory stays flat.
     pub fn with_load(defences: Defences, load: Load) -> Lead {
         // Never more outstanding than the whole load: 100,000 teammates × 100
@@ -70,6 +79,7 @@ impl Lead {
             requests: Requests::new(RequestTable::forgetful(defences, in_flight)),
             on_plan: Answers::always(Answer::Approve),
             feedback: None,
+            approval_feedback: None,
             load: Some(LoadState { load, sent: 0, done: 0 }),
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
@@ -176,7 +186,7 @@ impl Lead {
             ctx.record(Event::Note { text: "the same plan again: the same answer again".into() });
         }
         let (approve, feedback) = match answer {
-            Answer::Approve => (true, None),
+            Answer::Approve => (true, self.approval_feedback.clone()),
             Answer::Reject => (false, self.feedback.clone().or_else(|| Some("rejected".into()))),
             Answer::Ignore => {
                 ctx.record(Event::NoAnswer { agent: ctx.me, request_id });

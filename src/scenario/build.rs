@@ -384,6 +384,7 @@ impl Builder<'_> {
         let lead = LeadSpec {
             on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
             feedback: doc.lead.feedback.as_deref().map(Text::from),
+            approval_feedback: doc.lead.approval_feedback.as_deref().map(Text::from),
             ask_again_on_reject: doc.lead.ask_again_on_reject.as_ref().map_or(0, |n| *n.get_ref()),
         };
 

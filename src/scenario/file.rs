@@ -102,6 +102,7 @@ pub type AnswersDoc = Vec<Answer>;
 pub struct LeadDoc {
     pub on_plan: Option<S<AnswersDoc>>,
     pub feedback: Option<String>,
+    pub approval_feedback: Option<String>,
     pub ask_again_on_reject: Option<S<u32>>,
 }
 
@@ -234,7 +235,7 @@ pub const POLICY_KEYS: &[&str] = &[
     "read_cost_per_kib",
     "prune",
 ];
-pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback", "ask_again_on_reject"];
+pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback", "approval_feedback", "ask_again_on_reject"];
 pub const TEAMMATE_KEYS: &[&str] =
     &["name", "on_shutdown", "reject_reason", "on_plan", "require_plan", "plan", "work", "max_revisions", "count"];
 pub const WORK_KEYS: &[&str] = &["write", "edit", "shell", "read", "steps", "step_time"];
@@ -657,6 +658,7 @@ impl Reader<'_> {
         let doc = LeadDoc {
             on_plan: self.answers(f.take("on_plan"), "on_plan"),
             feedback: self.text(f.take("feedback"), "feedback").map(|s| s.into_inner()),
+            approval_feedback: self.text(f.take("approval_feedback"), "approval_feedback").map(|s| s.into_inner()),
             ask_again_on_reject: self.small(
                 f.take("ask_again_on_reject"),
                 "ask_again_on_reject",

@@ -18,13 +18,21 @@ use std::sync::Arc;
 pub struct LeadSpec {
     pub on_plan: Answers,
     pub feedback: Option<Text>,
+    /// Text sent with an approval (the reference's `plan_approval
+    /// {approve, feedback}` carries feedback either way); none by default.
+    pub approval_feedback: Option<Text>,
     /// How many rejections of a teammate the lead answers by asking again at once.
     pub ask_again_on_reject: u32,
 }
 
 impl Default for LeadSpec {
     fn default() -> Self {
-        LeadSpec { on_plan: Answers::always(Answer::Approve), feedback: None, ask_again_on_reject: 0 }
+        LeadSpec {
+            on_plan: Answers::always(Answer::Approve),
+            feedback: None,
+            approval_feedback: None,
+            ask_again_on_reject: 0,
+        }
     }
 }
 
@@ -32,6 +40,7 @@ impl LeadSpec {
     /// The lead this spec describes, for either shell.
     pub fn lead(&self, defences: crate::protocol::Defences) -> crate::agent::Lead {
         crate::agent::Lead::new(defences, self.on_plan.clone(), self.feedback.clone())
+            .approving_with(self.approval_feedback.clone())
             .asking_again(self.ask_again_on_reject)
     }
 }
