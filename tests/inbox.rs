@@ -42,6 +42,7 @@ const FILE_SCENARIOS: &[&str] = &[
     "36-torn-write-skipped",
     "37-inbox-growth-misses-deadline",
     "38-inbox-pruned-meets-deadline",
+    "42-junk-line-skipped",
 ];
 
 #[test]
@@ -208,7 +209,11 @@ fn inbox_dir_files_equal_the_simulated_ones_and_parse_as_the_reference_format() 
             let text = String::from_utf8(on_disk).unwrap();
             for line in text.lines() {
                 let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                    assert_eq!(*stem, "36-torn-write-skipped", "{stem}: {name}: not JSON: {line}");
+                    // Only a fault writes a line that is not JSON: 36's torn append, 42's junk line.
+                    assert!(
+                        ["36-torn-write-skipped", "42-junk-line-skipped"].contains(stem),
+                        "{stem}: {name}: not JSON: {line}"
+                    );
                     continue;
                 };
                 let obj = v.as_object().unwrap_or_else(|| panic!("{stem}: {name}: not an object: {line}"));
@@ -525,4 +530,30 @@ fn a_torn_append_in_the_writers_own_turn_is_its_last_act() {
     let stopped = o.events.iter().any(|e| matches!(e.event, Event::Status { status: RosterStatus::Shutdown, .. }));
     assert!(!stopped, "a writer that died mid-append does not also shut down gracefully: {}", dump(&o));
     assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, dump(&o));
+}
+
+/// Issue 23, point 5: a fault that writes a whole line that is not JSON
+/// into an inbox (42). The reader skips it, names it for what it is (not a
+/// torn append), and reads the request behind it; the line stays in the
+/// file, which the offset drain never cuts.
+#[test]
+fn a_junk_line_is_skipped_and_the_request_behind_it_is_read() {
+    let (r, o) = bundled("42-junk-line-skipped");
+    assert!(r.passed, "{}", dump(&o));
+    assert_eq!(notes_with(&o, "skips a line that is not JSON at byte 0 of alice.jsonl"), 1, "{}", dump(&o));
+    assert_eq!(notes_with(&o, "skips a torn line"), 0, "a whole junk line is not a torn append");
+    let alice = String::from_utf8(o.inbox_files["alice.jsonl"].clone()).unwrap();
+    assert!(alice.starts_with("2026-12-02 01:00:00 INFO build finished in 3m12s\n"), "{alice}");
+    assert_eq!(o.status_of("alice"), Some(handshake::trace::RosterStatus::Shutdown));
+}
+
+#[test]
+fn a_junk_line_needs_file_inboxes_and_a_teammate() {
+    let base = "name = \"j\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\n";
+    let memory = format!("{base}[[fault]]\nkind = \"junk_line\"\nagent = \"alice\"\nat = \"1s\"\n");
+    let e = handshake::scenario::load_str("j.toml", &memory).expect_err("memory inboxes have no file");
+    assert!(e.iter().any(|e| e.to_string().contains("set mailbox = \"file\"")), "{e:?}");
+    let file = format!("{base}[policy]\nmailbox = \"file\"\n[[fault]]\nkind = \"junk_line\"\nat = \"1s\"\n");
+    let e = handshake::scenario::load_str("j.toml", &file).expect_err("whose inbox?");
+    assert!(e.iter().any(|e| e.to_string().contains("missing `agent`")), "{e:?}");
 }

@@ -730,6 +730,7 @@ fn named_by_faults(spec: &crate::world::TeamSpec) -> Vec<AgentId> {
         match f {
             Scheduled::Crash { agent, .. }
             | Scheduled::TornWrite { agent, .. }
+            | Scheduled::JunkLine { agent, .. }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => out.push(*agent),
@@ -824,6 +825,11 @@ fn fault_canon(c: &mut Canon, f: &Scheduled) {
         Scheduled::TornWrite { agent, restart_after } => {
             c.word(2 | restart_after.map_or(0, |m| m.0 << 8 | 1) << 4);
             c.agent(*agent);
+        }
+        Scheduled::JunkLine { agent, text } => {
+            c.word(9);
+            c.agent(*agent);
+            c.text(text);
         }
         Scheduled::Restart { agent } => {
             c.word(3);

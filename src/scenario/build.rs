@@ -978,7 +978,7 @@ impl Builder<'_> {
         };
         let at = match &d.at {
             Some(a) => self.duration(a, &format!("fault #{n} `at`")),
-            None if matches!(kind, "crash" | "stall" | "forge" | "replay" | "torn_write") => {
+            None if matches!(kind, "crash" | "stall" | "forge" | "replay" | "torn_write" | "junk_line") => {
                 needs(self, false, "at");
                 None
             }
@@ -1156,6 +1156,23 @@ impl Builder<'_> {
                         Scheduled::TornWrite { agent, restart_after }
                     },
                 ));
+            }
+            "junk_line" => {
+                if !self.file_mode {
+                    self.err(
+                        d.kind.span(),
+                        format!(
+                            "fault #{n}: a junk line is written into an inbox file: set mailbox = \"file\" in [policy]"
+                        ),
+                    );
+                    return;
+                }
+                if !needs(self, d.agent.is_some(), "agent") {
+                    return;
+                }
+                let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
+                let text = d.text.as_ref().map_or("this line is not JSON", |t| t.get_ref().as_str());
+                timed.push((at, Scheduled::JunkLine { agent, text: text.into() }));
             }
             "forge" => {
                 let (true, true, true) = (

@@ -174,6 +174,8 @@ pub struct FaultDoc {
     /// Partition: `"hold"` (default: messages wait until it heals) or `"drop"`.
     pub mode: Option<S<String>>,
     pub message: Option<S<toml::Value>>,
+    /// `junk_line`: the line written.
+    pub text: Option<S<String>>,
 }
 
 #[derive(Debug)]
@@ -256,8 +258,19 @@ pub const EXPECT_KEYS: &[&str] = &[
     "deadlock",
     "broken",
 ];
-pub const FAULT_KINDS: &[&str] =
-    &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay", "torn_write"];
+pub const FAULT_KINDS: &[&str] = &[
+    "delay",
+    "drop",
+    "duplicate",
+    "reorder",
+    "partition",
+    "crash",
+    "stall",
+    "forge",
+    "replay",
+    "torn_write",
+    "junk_line",
+];
 pub const FAULT_KEYS: &[&str] = &[
     "kind",
     "at",
@@ -275,6 +288,7 @@ pub const FAULT_KEYS: &[&str] = &[
     "direction",
     "mode",
     "message",
+    "text",
 ];
 
 /// The keys a fault of `kind` takes, `kind` aside.
@@ -284,6 +298,7 @@ pub fn fault_keys(kind: &str) -> &'static [&'static str] {
         "drop" | "duplicate" | "reorder" => &["at", "until", "from", "to", "type", "request", "count", "probability"],
         "partition" => &["at", "until", "between", "direction", "mode"],
         "crash" | "torn_write" => &["at", "agent", "restart"],
+        "junk_line" => &["at", "agent", "text"],
         "stall" => &["at", "until", "agent"],
         "forge" => &["at", "from", "to", "message"],
         "replay" => &["at", "request", "type"],
@@ -839,6 +854,7 @@ impl Reader<'_> {
             direction: self.text(f.take("direction"), "direction"),
             mode: self.text(f.take("mode"), "mode"),
             message,
+            text: self.text(f.take("text"), "text"),
         };
         let span = f.span.clone();
         self.leftover(f, &format!("fault #{n}"), FAULT_KEYS);

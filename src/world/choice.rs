@@ -45,6 +45,7 @@ pub fn owner(due: &Due) -> AgentId {
         Due::Fault(f) => match f {
             Scheduled::Crash { agent, .. }
             | Scheduled::TornWrite { agent, .. }
+            | Scheduled::JunkLine { agent, .. }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => *agent,

@@ -349,6 +349,21 @@ pub fn tear_next<S: Shell>(w: &mut World<S>, writer: AgentId, restart_after: Opt
     w.record(Event::Note { text: format!("{name}'s next append will be torn: it crashes in the middle of it") });
 }
 
+/// A `junk_line` fault: a whole line that is not JSON lands in `owner`'s
+/// inbox file, as a hand edit or another program's log line would. The
+/// reader skips it (the reference's `json.loads` would stop the read there).
+pub fn write_junk<S: Shell>(w: &mut World<S>, owner: AgentId, text: &str) {
+    let path = inbox_path(&w.names[owner.index()]);
+    let Some(inb) = w.inbox.as_mut() else { return };
+    let mut bytes = text.replace(['\n', '\r'], " ").into_bytes();
+    bytes.push(b'\n');
+    inb.fs.append(&path, &bytes);
+    sync(&mut w.shell, inb);
+    inb.dirty[owner.index()] = true;
+    w.record(Event::Note { text: format!("a line that is not JSON is written to {path}: {text:?}") });
+    arm(w, owner);
+}
+
 /// The owner's poll: the first step of a read. The lines reach the owner
 /// when the read's cost has been paid.
 pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
@@ -420,9 +435,15 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
     }
     for s in skipped.iter().chain(&done.skipped) {
         let text = match s {
-            Skipped::Torn { offset, bytes } => {
+            // A fragment of a message starts as one does; anything else is junk.
+            Skipped::Torn { offset, bytes } if bytes.first() == Some(&b'{') => {
                 format!("{owner} skips a torn line at byte {offset} of {} ({} bytes)", inbox_path(&owner), bytes.len())
             }
+            Skipped::Torn { offset, bytes } => format!(
+                "{owner} skips a line that is not JSON at byte {offset} of {} ({} bytes)",
+                inbox_path(&owner),
+                bytes.len()
+            ),
             other => format!("{owner} skips a line that is not a message at byte {}", other.offset()),
         };
         w.record(Event::Note { text });

@@ -156,6 +156,12 @@ pub enum Scheduled {
         agent: AgentId,
         restart_after: Option<Millis>,
     },
+    /// File mode: a whole line that is not JSON lands in `agent`'s inbox
+    /// file (a hand edit, another program's log line).
+    JunkLine {
+        agent: AgentId,
+        text: crate::protocol::Text,
+    },
     Restart {
         agent: AgentId,
     },
@@ -327,6 +333,7 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
             super::filebox::arm(w, agent);
         }
         Scheduled::TornWrite { agent, restart_after } => super::filebox::tear_next(w, agent, restart_after),
+        Scheduled::JunkLine { agent, text } => super::filebox::write_junk(w, agent, &text),
         Scheduled::Stall { agent, until } => {
             // Overlapping stalls merge: the agent reads again when the last ends,
             // and what it holds stays held.
