@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct AuditArgs {
-    /// A history: JSON Lines as `run --trace` writes them (see docs/history.md)
+    /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md)
     pub path: PathBuf,
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
@@ -19,6 +19,7 @@ pub const AUDIT_EXAMPLES: &[(&str, &str)] = &[
     ("handshake run scenarios/14-sender-auth-off.toml --trace run.jsonl", "keep a run's history"),
     ("handshake audit run.jsonl", "judge it again, from the file alone"),
     ("handshake audit run.jsonl --format json", "every violation with the line that shows it"),
+    ("handshake audit path/to/project", "a real team's inbox files (.team/inbox, .mailboxes)"),
 ];
 
 /// The longest history read: a million events is far past any bundled run.

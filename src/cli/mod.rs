@@ -122,8 +122,9 @@ invariant broke, 2 bad input or a file the explorer cannot model. See docs/explo
     Fuzz(fuzz::FuzzArgs),
     /// Judge a history (a run's --trace, or lines another program wrote in that format) with the same oracle.
     #[command(after_help = format!("{}\n\
-Each violation is printed with the line of the history that shows it. Exit status: 0 every\n\
-invariant held, 1 one broke, 2 the history cannot be read (the line and why). See docs/history.md.", examples("Examples", audit::AUDIT_EXAMPLES)))]
+Each violation is printed with the line of the history (or file:line of the inbox files) that\n\
+shows it. Exit status: 0 every invariant held, 1 one broke, 2 nothing could be read (the line and\n\
+why). See docs/history.md and docs/audit.md.", examples("Examples", audit::AUDIT_EXAMPLES)))]
     Audit(audit::AuditArgs),
 }
 
