@@ -99,7 +99,7 @@ pub fn read(dir: &Path) -> Result<History, BadLine> {
     let (events, at): (Vec<Stamped>, Vec<(usize, String)>) = b.events.into_iter().unzip();
     let (line_of, origin): (Vec<usize>, Vec<String>) = at.into_iter().unzip();
     let mut names = b.names;
-    names.agents = b.agents_in_order;
+    names.agents = b.team.names;
     let count = names.agents.len();
     let ended_at = events.last().map_or(Millis::ZERO, |e| e.t);
     Ok(History {
@@ -128,8 +128,7 @@ fn lead_name(lines: &[Line]) -> &'static str {
 
 #[derive(Default)]
 struct Builder {
-    agents: BTreeMap<String, AgentId>,
-    agents_in_order: Vec<String>,
+    team: super::Team,
     names: Names,
     /// Each id as written (`3f2a9c1e`, `req_000042`) and the id it stands for.
     ids: BTreeMap<String, RequestId>,
@@ -145,13 +144,7 @@ struct Builder {
 
 impl Builder {
     fn agent(&mut self, name: &str) -> AgentId {
-        if let Some(&a) = self.agents.get(name) {
-            return a;
-        }
-        let a = AgentId(self.agents_in_order.len() as u32);
-        self.agents.insert(name.to_string(), a);
-        self.agents_in_order.push(name.to_string());
-        a
+        self.team.agent(name)
     }
 
     /// The id a written id stands for: numbered in the order met, and
@@ -264,14 +257,8 @@ impl Builder {
     }
 }
 
-/// The message types a runtime may write, as this program names them.
+/// The message types a runtime may write, as this program names them; any
+/// other is plain text.
 fn known(t: &str) -> &'static str {
-    match t {
-        "shutdown_request" => "shutdown_request",
-        "shutdown_response" => "shutdown_response",
-        "plan_approval_request" => "plan_approval_request",
-        "plan_approval_response" => "plan_approval_response",
-        "broadcast" => "broadcast",
-        _ => "message",
-    }
+    crate::protocol::message::MESSAGE_TYPES.iter().copied().find(|x| *x == t).unwrap_or("message")
 }

@@ -93,7 +93,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         stop: crate::world::Stop::Settled,
     };
     let mut ended_at = None;
-    let mut r = Reader { agents: BTreeMap::new(), names: vec![] };
+    let mut r = Reader { team: Team::default() };
     r.agent(crate::protocol::LEAD_NAME);
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -116,7 +116,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
             h.scenario = m.get("scenario").and_then(Value::as_str).map(str::to_string);
             h.seed = m.get("seed").and_then(Value::as_u64);
             if let Some(team) = m.get("team").and_then(Value::as_array) {
-                r = Reader { agents: BTreeMap::new(), names: vec![] };
+                r = Reader { team: Team::default() };
                 for t in team {
                     let name = t
                         .get("name")
@@ -141,15 +141,33 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         h.events.push(e);
         h.lines.push(line);
     }
-    h.names.agents = r.names;
+    h.names.agents = r.team.names;
     h.require_plan.resize(h.names.agents.len(), false);
     h.ended_at = ended_at.unwrap_or_else(|| h.events.last().map_or(Millis::ZERO, |e| e.t));
     Ok(h)
 }
 
+/// The team as a history names it: each name an id, in the order met.
+#[derive(Default)]
+pub(crate) struct Team {
+    ids: BTreeMap<String, AgentId>,
+    pub names: Vec<String>,
+}
+
+impl Team {
+    pub fn agent(&mut self, name: &str) -> AgentId {
+        if let Some(&a) = self.ids.get(name) {
+            return a;
+        }
+        let a = AgentId(self.names.len() as u32);
+        self.ids.insert(name.to_string(), a);
+        self.names.push(name.to_string());
+        a
+    }
+}
+
 struct Reader {
-    agents: BTreeMap<String, AgentId>,
-    names: Vec<String>,
+    team: Team,
 }
 
 fn one_of<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str, s: &str, what: &str) -> Result<T, String> {
@@ -183,26 +201,9 @@ const CAUSES: [Cause; 7] = [
 ];
 const DEFAULTS: [TimeoutDefault; 4] =
     [TimeoutDefault::Kill, TimeoutDefault::Keep, TimeoutDefault::Reject, TimeoutDefault::Approve];
-const TYPES: [&str; 6] = [
-    "message",
-    "broadcast",
-    "shutdown_request",
-    "shutdown_response",
-    "plan_approval_request",
-    "plan_approval_response",
-];
-const FAULTS: [&str; 10] =
-    ["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay", "torn_write"];
-
 impl Reader {
     fn agent(&mut self, name: &str) -> AgentId {
-        if let Some(&a) = self.agents.get(name) {
-            return a;
-        }
-        let a = AgentId(self.names.len() as u32);
-        self.agents.insert(name.to_string(), a);
-        self.names.push(name.to_string());
-        a
+        self.team.agent(name)
     }
 
     fn event(&mut self, m: &Map<String, Value>, names: &mut Names) -> Result<Stamped, String> {
@@ -218,11 +219,9 @@ impl Reader {
         };
         let typ = |k: &str| -> Result<&'static str, String> {
             let t = s(k)?;
-            TYPES
-                .iter()
-                .copied()
-                .find(|x| *x == t)
-                .ok_or_else(|| format!("{t:?} is not a message type ({})", TYPES.join(", ")))
+            crate::protocol::message::MESSAGE_TYPES.iter().copied().find(|x| *x == t).ok_or_else(|| {
+                format!("{t:?} is not a message type ({})", crate::protocol::message::MESSAGE_TYPES.join(", "))
+            })
         };
         let event = match kind {
             "send" => {
@@ -275,8 +274,11 @@ impl Reader {
             },
             "fault" => {
                 let f = s("fault")?;
-                let fault =
-                    FAULTS.iter().copied().find(|x| *x == f).ok_or_else(|| format!("{f:?} is not a fault kind"))?;
+                let fault = crate::scenario::file::FAULT_KINDS
+                    .iter()
+                    .copied()
+                    .find(|x| *x == f)
+                    .ok_or_else(|| format!("{f:?} is not a fault kind"))?;
                 Event::Fault { seq: u64_of(m, "seq")?, fault, detail: s("detail")?.to_string() }
             }
             "forge" => Event::Forge {

@@ -338,13 +338,19 @@ pub fn build(o: &Outcome, opts: &ViewOptions) -> Model {
     let index = fold::Index::of(&o.events);
     let adversary = adversary(&o.names);
     let folding = fold::alike(&o.events, &o.names, &index, |i| i != 0 && Some(AgentId(i as u32)) != adversary);
-    let mut b = Builder::new(o, opts, &folding, &index);
+    // Each event's parties, once: `None` for an event of a folded member,
+    // drawn by its group's representative instead; else how many it stands for.
+    let shown: Vec<Option<usize>> = o
+        .events
+        .iter()
+        .map(|e| {
+            let parties = index.parties(&e.event);
+            (!parties.iter().any(|a| folding.is_hidden(*a))).then(|| folding.times(&parties))
+        })
+        .collect();
+    let mut b = Builder::new(o, opts, &folding, &shown);
     for (k, e) in o.events.iter().enumerate() {
-        let parties = index.parties(&e.event);
-        if parties.iter().any(|a| folding.is_hidden(*a)) {
-            continue;
-        }
-        let times = folding.times(&parties);
+        let Some(times) = shown[k] else { continue };
         if times > 1 {
             b.times.insert(k, times);
         }
@@ -420,11 +426,11 @@ struct Builder<'a> {
 const NONE: usize = usize::MAX;
 
 impl<'a> Builder<'a> {
-    fn new(o: &'a Outcome, opts: &'a ViewOptions, folding: &fold::Folding, index: &fold::Index) -> Builder<'a> {
+    fn new(o: &'a Outcome, opts: &'a ViewOptions, folding: &fold::Folding, shown: &[Option<usize>]) -> Builder<'a> {
         let n = drawn_names(&o.names, folding);
         let count = n.agents.len();
         let adversary = adversary(&n);
-        let drawn = |e: &Event| !index.parties(e).iter().any(|a| folding.is_hidden(*a));
+        let drawn = || o.events.iter().zip(shown).filter(|(_, s)| s.is_some()).map(|(e, _)| e);
         let acts = |a: AgentId| {
             o.events.iter().any(|e| match &e.event {
                 Event::Send { from, .. } => *from == a,
@@ -474,7 +480,7 @@ impl<'a> Builder<'a> {
                 extra.push(r.deadline);
             }
         }
-        for e in o.events.iter().filter(|e| drawn(&e.event)) {
+        for e in drawn() {
             let until = match e.event {
                 Event::Stall { until, .. } => until,
                 Event::Read { busy, .. } => e.t.after(busy),
@@ -502,7 +508,7 @@ impl<'a> Builder<'a> {
         // Past a handful, one row per request would stretch the page for
         // nothing: the bars' captions say the same.
         let mut asked = vec![0usize; lanes.len()];
-        for e in o.events.iter().filter(|e| drawn(&e.event)) {
+        for e in drawn() {
             if let Event::Opened { requester, .. } = e.event {
                 if let Some(l) = lane_of.get(requester.index()).copied().flatten() {
                     asked[l] += 1;
