@@ -211,6 +211,10 @@ pub enum Event {
     Restart {
         agent: AgentId,
     },
+    /// The lead started `agent` again, as a new process under the same name.
+    Respawn {
+        agent: AgentId,
+    },
     Stall {
         agent: AgentId,
         until: Millis,
@@ -290,6 +294,7 @@ impl Event {
             Event::RequestIgnored { .. } => "request_ignored",
             Event::Crash { .. } => "crash",
             Event::Restart { .. } => "restart",
+            Event::Respawn { .. } => "respawn",
             Event::Stall { .. } => "stall",
             Event::Partition { .. } => "partition",
             Event::Heal { .. } => "heal",
@@ -494,7 +499,7 @@ impl Stamped {
                     put("restart_at", json!(at.0));
                 }
             }
-            Event::Restart { agent } => {
+            Event::Restart { agent } | Event::Respawn { agent } => {
                 put("agent", json!(n.agent(*agent)));
             }
             Event::Stall { agent, until } => {
@@ -640,6 +645,9 @@ impl Stamped {
                 None => format!("{} CRASHED (no restart: this is final)", n.agent(*agent)),
             },
             Event::Restart { agent } => format!("{} restarts", n.agent(*agent)),
+            Event::Respawn { agent } => {
+                format!("{} RESPAWNED by the lead: a new process under the same name", n.agent(*agent))
+            }
             Event::Stall { agent, until } => format!("{} stalls until {}", n.agent(*agent), until),
             Event::Partition { index, a, b, one_way, drop, until } => format!(
                 "PARTITION {}: {} {} {}, messages {}{}",

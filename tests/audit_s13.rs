@@ -144,8 +144,9 @@ fn a_send_during_a_read_survives_in_s13() {
     );
 }
 
-/// The lead's plan_request carries no request id: it is read as a plain
-/// message, and the plan alice submits after it is a request like any other.
+/// The lead's plan_request carries no request id: it is read as the lead's
+/// ask for a plan (the scenarios' `request_plan`, which closes alice's gate),
+/// and the plan alice submits after it is a request like any other.
 #[test]
 fn a_plan_requested_mid_run_is_submitted_and_approved() {
     let h = journal("plan-requested-mid-run");
@@ -159,7 +160,7 @@ fn a_plan_requested_mid_run_is_submitted_and_approved() {
         .collect();
     assert_eq!(
         sent,
-        ["message", "message", "message", "plan_approval_request", "plan_approval_response", "message", "message"],
+        ["message", "message", "plan_request", "plan_approval_request", "plan_approval_response", "message", "message"],
         "result, idle_notification, plan_request, the plan, its review, result, idle_notification"
     );
     assert_eq!(answers(&h), ["lead req_271590 approve=true applied → Approved"]);

@@ -34,6 +34,10 @@ pub struct Lead {
     answered: super::Answered,
     /// How many rejections of one teammate are answered by asking again.
     ask_again_on_reject: u32,
+    /// Requests still pending when their target was respawned: they were
+    /// made of a process that is gone, so their kill default has nobody to
+    /// kill (the new process was never asked). Sorted; almost always empty.
+    superseded: Vec<RequestId>,
 }
 
 impl Lead {
@@ -42,6 +46,12 @@ impl Lead {
         self.requests.canon(c);
         self.on_plan.canon(c);
         self.answered.canon(c);
+        let mut superseded: smallvec::SmallVec<[u32; 4]> = self.superseded.iter().map(|id| c.number(*id)).collect();
+        superseded.sort_unstable();
+        c.word(superseded.len() as u64);
+        for n in superseded {
+            c.word(n as u64);
+        }
     }
 
     pub fn new(defences: Defences, on_plan: Answers, feedback: Option<Text>) -> Lead {
@@ -53,6 +63,7 @@ impl Lead {
             load: None,
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
+            superseded: Vec::new(),
         }
     }
 
@@ -83,6 +94,7 @@ impl Lead {
             load: Some(LoadState { load, sent: 0, done: 0 }),
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
+            superseded: Vec::new(),
         }
     }
 
@@ -119,11 +131,13 @@ impl Lead {
                 Message::ShutdownRequest { .. } => {
                     super::admit(d, ctx);
                 }
-                Message::Message { .. } | Message::Broadcast { .. } => {}
+                Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
             },
             Input::Wake(Timer::Deadline) => self.requests.timer_fired(ctx),
             // After a restart the old incarnation's timer is gone: arm a new one.
             Input::Restart { .. } => self.requests.timer_fired(ctx),
+            // Nobody respawns the lead (the file check refuses it).
+            Input::Respawn { .. } => {}
             Input::Wake(Timer::WorkStep) => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 self.requests.ask_shutdown(*to, reason.clone(), label.clone(), ctx);
@@ -133,7 +147,25 @@ impl Lead {
                 self.requests.ask_plan(*to, plan.clone(), label.clone(), ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
+            Input::Script(Script::AskPlan { to, text }) => {
+                ctx.send(Address::Agent(*to), Message::PlanRequest { text: text.clone() });
+            }
+            Input::Script(Script::Respawn { to }) => self.respawn(*to, ctx),
         }
+    }
+
+    /// Starts `to` again under its name, if it is down: the requests still
+    /// pending to it were for the old process, which can no longer answer
+    /// or be killed.
+    fn respawn(&mut self, to: AgentId, ctx: &mut Ctx) {
+        if to.is_lead() || crate::protocol::Directory::is_active(ctx.dir, to) {
+            ctx.record(Event::Note { text: "respawn: that agent is running; nothing to respawn".into() });
+            return;
+        }
+        let pending = self.requests.table.iter().filter(|r| r.target == to && r.status == Status::Pending);
+        self.superseded.extend(pending.map(|r| r.id));
+        self.superseded.sort_unstable();
+        ctx.out.push(Command::Respawn(to));
     }
 
     /// Applies the timeout policy to every request due by now. Nearly every
@@ -151,7 +183,15 @@ impl Lead {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
             if default == TimeoutDefault::Kill {
-                ctx.out.push(Command::Kill(e.target));
+                if self.superseded.binary_search(&e.id).is_ok() {
+                    ctx.record(Event::Note {
+                        text: "its target was respawned since it was asked: the new process was never asked, \
+                               and is not killed"
+                            .into(),
+                    });
+                } else {
+                    ctx.out.push(Command::Kill(e.target));
+                }
             }
         }
     }

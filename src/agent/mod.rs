@@ -49,6 +49,12 @@ impl Answers {
         Answers::new(vec![a])
     }
 
+    /// The same list from its first answer again (a new process knows
+    /// nothing of what the old one answered).
+    pub fn rewound(&self) -> Answers {
+        Answers { list: self.list.clone(), next: 0 }
+    }
+
     /// Every answer from now on is the same (the list's last one repeats).
     pub fn settled(&self) -> bool {
         self.next as usize + 1 >= self.list.len()
@@ -236,6 +242,13 @@ pub enum Script {
     Shutdown { to: AgentId, reason: Option<Text>, label: Option<Text> },
     /// A teammate submits a plan to `to` (the lead, or a peer with the hierarchy off).
     SubmitPlan { to: AgentId, plan: Text, label: Option<Text> },
+    /// The lead asks `to` for a plan: its gate becomes required (s13's
+    /// `request_plan`).
+    AskPlan { to: AgentId, text: Text },
+    /// The lead starts `to` again under the same name, a new process: it
+    /// must be down for good (shut down, killed, crashed). What the old one
+    /// left in its inbox file is still there for the new one to read.
+    Respawn { to: AgentId },
     /// Plain text, to one agent or to everyone.
     Say { to: Address, text: Text },
 }
@@ -252,6 +265,12 @@ pub enum Input {
     /// mailbox and the step in progress are gone; its request table survives.
     /// The runtime hands it over only if no later crash or kill overtook it.
     Restart {
+        incarnation: u32,
+    },
+    /// The agent starts over as a new process, incarnation `incarnation`,
+    /// after it was down for good: nothing of the old one's state survives
+    /// but the requests it made (which still expire on their deadlines).
+    Respawn {
         incarnation: u32,
     },
 }
@@ -274,6 +293,8 @@ pub enum Command {
     FileStep { path: Text, done: u32, total: u32 },
     /// The timeout policy says: force-stop this teammate.
     Kill(AgentId),
+    /// Start this teammate again as a new process (`Script::Respawn`).
+    Respawn(AgentId),
     /// I am done: stop my actor (status already reported).
     Stop,
 }

@@ -316,6 +316,10 @@ impl Teammate {
     }
 
     pub fn handle(&mut self, input: &Input, ctx: &mut Ctx) {
+        if let Input::Respawn { .. } = input {
+            self.respawned(ctx);
+            return;
+        }
         if matches!(self.phase, Phase::Stopped) {
             return;
         }
@@ -344,6 +348,16 @@ impl Teammate {
                 self.requests().ask_shutdown(*to, reason.clone(), label.clone(), ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
+            Input::Script(Script::AskPlan { to, text }) => {
+                // Refused by the send rules: only the lead asks for plans.
+                ctx.send(Address::Agent(*to), Message::PlanRequest { text: text.clone() });
+            }
+            // Taken up before anything else, above.
+            Input::Respawn { .. } => {}
+            // The file check lets only the lead respawn.
+            Input::Script(Script::Respawn { .. }) => {
+                ctx.record(Event::Note { text: "only the lead respawns teammates".into() });
+            }
             Input::Restart { .. } => {
                 // The old incarnation's timer died with it.
                 if let Some(r) = &mut self.requests {
@@ -361,6 +375,26 @@ impl Teammate {
         if !matches!(self.phase, Phase::Stopped) {
             self.update_status(ctx);
         }
+    }
+
+    /// A new process under the same name, from its first item: nothing of
+    /// the old one survives (its answers, its gate, its place in the list)
+    /// but the requests it made, which still reach their deadlines and may
+    /// still get answers (judged, and moving no gate: the new gate follows
+    /// only its own plans). Whatever the old one left in its inbox file is
+    /// read as if it were new: the incarnation check is what tells it was not.
+    fn respawned(&mut self, ctx: &mut Ctx) {
+        let mut spec = self.spec.clone();
+        spec.on_shutdown = spec.on_shutdown.rewound();
+        spec.on_plan = spec.on_plan.rewound();
+        let requests = self.requests.take();
+        *self = Teammate::new(spec, self.defences);
+        self.requests = requests;
+        if let Some(r) = &mut self.requests {
+            r.timer_fired(ctx);
+        }
+        self.begin(ctx);
+        self.update_status(ctx);
     }
 
     /// A crash took what lived only in the process: the mailbox (and with it
@@ -410,7 +444,35 @@ impl Teammate {
                     self.plan_decided(id, to == crate::protocol::Status::Approved, false, ctx);
                 }
             }
+            Message::PlanRequest { .. } => self.asked_for_plan(d, ctx),
             Message::Message { .. } | Message::Broadcast { .. } => {}
+        }
+    }
+
+    /// The lead asks for a plan: from now on a mutating item waits for an
+    /// approved plan, and the plan goes out at once. The item in hand goes
+    /// on (the gate is asked when an action starts, as the reference's
+    /// runtime asks it before each tool call). Only the lead may ask: a
+    /// teammate that could close another's gate could stall it at will.
+    fn asked_for_plan(&mut self, d: &Delivery, ctx: &mut Ctx) {
+        if self.defences.sender_check && !asker_of(d, ctx).is_lead() {
+            ctx.record(Event::Note { text: "a plan request not from the lead: ignored".into() });
+            return;
+        }
+        if !self.gate.plan_asked() {
+            ctx.record(Event::Note { text: "asked for a plan while one is waiting for approval".into() });
+            return;
+        }
+        ctx.record(Event::Gate { agent: ctx.me, state: GateState::Required });
+        self.submit_required_plan(ctx);
+    }
+
+    /// Submits the plan a required gate waits on, if it can now: not while
+    /// it waits on another answer (it will once that comes), nor stopping.
+    fn submit_required_plan(&mut self, ctx: &mut Ctx) {
+        if self.gate.state() == GateState::Required && matches!(self.phase, Phase::Active { .. }) {
+            let plan = self.spec.plan.clone();
+            self.submit(AgentId::LEAD, plan, None, ctx);
         }
     }
 
@@ -579,6 +641,7 @@ impl Teammate {
             }
         }
         self.take_back(set_aside, ctx);
+        self.submit_required_plan(ctx);
         self.start_next(ctx);
     }
 

@@ -813,6 +813,7 @@ fn input_canon(c: &mut Canon, input: &Input) {
         Input::Wake(t) => c.word(3 | (*t as u64) << 8),
         Input::Script(s) => script(s, c),
         Input::Restart { incarnation } => c.word(20 | (*incarnation as u64) << 8),
+        Input::Respawn { incarnation } => c.word(21 | (*incarnation as u64) << 8),
     }
 }
 
@@ -870,7 +871,10 @@ fn fault_canon(c: &mut Canon, f: &Scheduled) {
 /// The teammate a scripted step is about.
 fn script_target(s: &Script) -> Option<AgentId> {
     match s {
-        Script::Shutdown { to, .. } | Script::SubmitPlan { to, .. } => Some(*to),
+        Script::Shutdown { to, .. }
+        | Script::SubmitPlan { to, .. }
+        | Script::AskPlan { to, .. }
+        | Script::Respawn { to } => Some(*to),
         Script::Say { to: Address::Agent(to), .. } => Some(*to),
         Script::Say { .. } => None,
     }
@@ -893,6 +897,11 @@ fn script_kind(s: &Script, c: &mut Canon) {
             c.word(12);
             c.text(text);
         }
+        Script::AskPlan { text, .. } => {
+            c.word(13);
+            c.text(text);
+        }
+        Script::Respawn { .. } => c.word(14),
     }
 }
 
@@ -900,9 +909,11 @@ fn script_kind(s: &Script, c: &mut Canon) {
 fn script(s: &Script, c: &mut Canon) {
     script_kind(s, c);
     match s {
-        Script::Shutdown { to, .. } | Script::SubmitPlan { to, .. } | Script::Say { to: Address::Agent(to), .. } => {
-            c.agent(*to)
-        }
+        Script::Shutdown { to, .. }
+        | Script::SubmitPlan { to, .. }
+        | Script::AskPlan { to, .. }
+        | Script::Respawn { to }
+        | Script::Say { to: Address::Agent(to), .. } => c.agent(*to),
         Script::Say { to: Address::Everyone, .. } => c.word(u64::MAX),
     }
 }

@@ -380,6 +380,7 @@ impl Reader {
                 restart_at: m.get("restart_at").and_then(Value::as_u64).map(Millis),
             },
             "restart" => Event::Restart { agent: agent(self, "agent")? },
+            "respawn" => Event::Respawn { agent: agent(self, "agent")? },
             "stall" => Event::Stall { agent: agent(self, "agent")?, until: Millis(u64_of(m, "until")?) },
             "partition" if m.contains_key("between") => {
                 let between = m.get("between").and_then(Value::as_array).ok_or("\"between\" names two agents")?;

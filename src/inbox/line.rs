@@ -173,7 +173,7 @@ impl Line {
         w.field("type", self.message.type_name());
         w.field("from", self.from.as_str());
         let content: &str = match &self.message {
-            Message::Message { text } | Message::Broadcast { text } => text,
+            Message::Message { text } | Message::Broadcast { text } | Message::PlanRequest { text } => text,
             Message::ShutdownRequest { reason, .. } => reason.as_deref().unwrap_or(SHUTDOWN_CONTENT),
             Message::ShutdownResponse { reason, .. } => reason.as_deref().unwrap_or(""),
             Message::PlanApprovalRequest { plan, .. } => plan,
@@ -193,7 +193,7 @@ impl Line {
             w.field("request_id", &id);
         }
         match &self.message {
-            Message::Message { .. } | Message::Broadcast { .. } => {}
+            Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
             Message::ShutdownRequest { reason, deadline, .. } => {
                 if let Some(r) = reason {
                     w.field("reason", &**r);
@@ -329,6 +329,7 @@ impl Raw<'_> {
         let message = match &*kind {
             "message" => Message::Message { text: need(text(self.content), "content")? },
             "broadcast" => Message::Broadcast { text: need(text(self.content), "content")? },
+            "plan_request" => Message::PlanRequest { text: need(text(self.content), "content")? },
             "shutdown_request" => Message::ShutdownRequest {
                 request_id: id(self.request_id)?,
                 reason: text(self.reason),

@@ -1,6 +1,7 @@
 //! current-incarnation: an agent answers only the requests sent to its
-//! current incarnation. One sent before its crash was meant for a process
-//! that is gone, and its asker settles it by the deadline, not by an answer
+//! current incarnation. One sent before its crash (or before it was
+//! respawned: the production agent's leftover shutdown) was meant for a
+//! process that is gone, and its asker settles it by the deadline, not by an answer
 //! from the restart.
 //!
 //! Observes each request sent (with the incarnation it was meant for, as
@@ -44,7 +45,7 @@ impl CurrentIncarnation {
                 }
             }
             // What the old incarnation was handed died with its mailbox.
-            Event::Crash { agent, .. } => self.stale.retain(|(who, _)| who != agent),
+            Event::Crash { agent, .. } | Event::Respawn { agent } => self.stale.retain(|(who, _)| who != agent),
             Event::Deliver { seq, to, request_id: Some(id), message_type, .. } if is_request(message_type) => {
                 self.delivered_request(book, *seq, *id, *to);
             }

@@ -32,6 +32,9 @@ enum Need {
     Killed,
     /// Default keep: the target must not be killed.
     NotKilled,
+    /// Default kill, but the target was respawned since it was asked: the
+    /// new process must not be killed.
+    Spared,
     /// Default reject: the author's gate must not open.
     GateShut,
 }
@@ -56,7 +59,7 @@ impl Obligation {
     /// gate opening.
     fn meets(&self, e: &Event) -> bool {
         match self.need {
-            Need::Killed | Need::NotKilled => {
+            Need::Killed | Need::NotKilled | Need::Spared => {
                 matches!(e, Event::Status { agent, status: RosterStatus::Killed } if *agent == self.agent)
             }
             Need::GateShut => {
@@ -70,6 +73,10 @@ impl Obligation {
         let detail = match self.need {
             Need::Killed => format!("[{id}] expired with default kill, but {who} was not killed"),
             Need::NotKilled => format!("[{id}] expired with default keep, yet {who} was killed"),
+            Need::Spared => format!(
+                "[{id}] expired with default kill after {who} was respawned, yet the new {who} was killed: it was \
+                 never asked"
+            ),
             Need::GateShut => format!("[{id}] expired with default reject, yet {who}'s gate opened"),
         };
         Violation { invariant: Invariant::ExpiryPolicy, at: self.t, event: Some(self.event), detail }
@@ -123,6 +130,9 @@ impl ExpiryPolicy {
                     // crashed teammate must still be killed, or a restart
                     // would bring back what the policy stopped.
                     TimeoutDefault::Kill if book.agent(r.target).life.is_final() => return,
+                    // The one asked was respawned since: the new process
+                    // under its name was never asked, and must not be killed.
+                    TimeoutDefault::Kill if r.superseded => (Need::Spared, r.target),
                     TimeoutDefault::Kill => (Need::Killed, r.target),
                     TimeoutDefault::Reject => (Need::GateShut, r.requester),
                     TimeoutDefault::Keep => (Need::NotKilled, r.target),
@@ -279,6 +289,27 @@ mod tests {
         w.finish(&Policy::default(), &outcome(vec![]).names, Millis(60_000), Stop::EndTime, &mut end);
         assert_eq!(end.len(), 1, "{end:?}");
         assert_eq!(end[0], *v);
+    }
+
+    #[test]
+    fn a_kill_default_spares_a_teammate_respawned_since_it_was_asked() {
+        let log = |killed: bool| {
+            let mut log = vec![
+                (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
+                (1_000, status(ALICE, RosterStatus::Shutdown)),
+                (2_000, Event::Respawn { agent: ALICE }),
+                (2_000, status(ALICE, RosterStatus::Working)),
+                (60_000, kill_default_expires()),
+            ];
+            if killed {
+                log.push((60_000, status(ALICE, RosterStatus::Killed)));
+            }
+            log
+        };
+        assert!(broken(log(false), false).is_empty(), "the one asked is gone; the new one was never asked");
+        let v = violations(log(true), false);
+        assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::ExpiryPolicy], "{v:?}");
+        assert!(v[0].detail.contains("after alice was respawned, yet the new alice was killed"), "{}", v[0].detail);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //!
 //! Observes every action (against the life of the agent who took it),
 //! every status change and every restart, by the lives the [`Book`] keeps.
+//! A respawn (the lead starting a new process under the name) is the one
+//! way back from a final state: the new process is not the old one.
 //! Checks nothing at the end: a broken roster shows at the event.
 
 use super::{At, Book, Invariant, Life, Violation};
@@ -39,6 +41,12 @@ impl FinalRoster {
                     let detail = format!("{} was {} and was restarted", at.who(*agent), life.describe());
                     out.push(at.violation(Invariant::FinalRoster, detail));
                 }
+            }
+            // A respawn is a new process under the old name, so it may follow
+            // any end; it must not pretend a running process is new.
+            Event::Respawn { agent } if book.agent(*agent).life == Life::Alive => {
+                let detail = format!("{} was running and was respawned", at.who(*agent));
+                out.push(at.violation(Invariant::FinalRoster, detail));
             }
             _ => {}
         }
@@ -118,6 +126,25 @@ mod tests {
         let found = broken(log, false);
         assert!(found.contains(&Invariant::FinalRoster), "{found:?}");
         assert!(found.iter().all(|i| *i == Invariant::FinalRoster), "{found:?}");
+    }
+
+    #[test]
+    fn a_respawn_brings_back_a_stopped_agent_but_not_a_running_one() {
+        let after = |end: RosterStatus| {
+            broken(
+                vec![
+                    (0, status(ALICE, end)),
+                    (1_000, Event::Respawn { agent: ALICE }),
+                    (1_000, status(ALICE, RosterStatus::Working)),
+                    (2_000, write_starts()),
+                ],
+                false,
+            )
+        };
+        assert!(after(RosterStatus::Shutdown).is_empty());
+        assert!(after(RosterStatus::Killed).is_empty());
+        let running = vec![(0, write_starts()), (1_000, Event::Respawn { agent: ALICE })];
+        assert_eq!(broken(running, false), vec![Invariant::FinalRoster]);
     }
 
     #[test]

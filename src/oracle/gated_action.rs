@@ -2,6 +2,8 @@
 //! and not behind a gate that a response that does not match opened.
 //!
 //! Observes each plan request to the lead (the author's gate waits on it),
+//! each ask for a plan the lead's `plan_request` delivers (which puts the
+//! gate in play mid-run),
 //! each verdict on it and its expiry (which open or shut the gate), and
 //! each mutating action. The gate is derived from requests and verdicts,
 //! not from what the agent says of its own gate, so a lying agent cannot
@@ -83,6 +85,17 @@ impl GatedAction {
                     }
                 }
             }
+            // The lead asked for a plan: the gate is in play from here on,
+            // closed until a new plan is approved. Only the lead's own ask
+            // counts (what the router saw, not what a message claims).
+            Event::Deliver { sender, to, message_type: "plan_request", .. } if sender.is_lead() => {
+                let asked = Gate { state: GateState::Required, current: None, legit: false };
+                match self.gates.binary_search_by_key(to, |(a, _)| *a) {
+                    Ok(k) if self.gates[k].1.state == GateState::Pending => {}
+                    Ok(k) => self.gates[k].1 = asked,
+                    Err(k) => self.gates.insert(k, (*to, asked)),
+                }
+            }
             Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
                 let g = self.gate(*agent);
                 let what = || path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
@@ -153,6 +166,36 @@ mod tests {
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::GatedAction);
         assert!(v[0].detail.contains("rejected"), "{}", v[0].detail);
+    }
+
+    /// The lead's `plan_request`, as the router delivered it to alice.
+    fn plan_asked(sender: crate::protocol::AgentId) -> crate::trace::Event {
+        crate::trace::Event::Deliver {
+            seq: 9,
+            sender,
+            claimed_from: LEAD,
+            to: ALICE,
+            message_type: "plan_request",
+            request_id: None,
+        }
+    }
+
+    #[test]
+    fn a_write_after_the_lead_asked_for_a_plan_waits_for_its_approval() {
+        // Alice needs no plan until the lead asks for one.
+        assert!(broken(vec![(0, write_starts())], false).is_empty());
+        let asked = vec![(0, plan_asked(LEAD)), (1, write_starts())];
+        assert_eq!(broken(asked, false), vec![Invariant::GatedAction]);
+        let approved = vec![
+            (0, plan_asked(LEAD)),
+            (1, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (3, write_starts()),
+        ];
+        assert!(broken(approved, false).is_empty());
+        // Only the lead's ask counts: one the adversary sent claiming to be
+        // the lead closes nothing the oracle watches.
+        assert!(broken(vec![(0, plan_asked(AGENT_ADVERSARY)), (1, write_starts())], false).is_empty());
     }
 
     #[test]

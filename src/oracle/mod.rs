@@ -130,6 +130,9 @@ struct Tracked {
     target: AgentId,
     deadline: Millis,
     status: Status,
+    /// Its target was respawned while it was pending: the process it asked
+    /// is gone for good, and the new one under the name was never asked.
+    superseded: bool,
 }
 
 /// Where an agent is in its life, as the log tells it.
@@ -179,8 +182,9 @@ impl Life {
 #[derive(Clone, Copy, Debug)]
 struct Roster {
     life: Life,
-    /// How many times it crashed: which incarnation of it runs (or will run
-    /// after its restart). A request sent to it is meant for this one.
+    /// How many times it crashed or was respawned: which incarnation of it
+    /// runs (or will run after its restart). A request sent to it is meant
+    /// for this one.
     incarnation: u32,
 }
 
@@ -238,6 +242,7 @@ impl Book {
                     target: *target,
                     deadline: *deadline,
                     status: Status::Pending,
+                    superseded: false,
                 };
                 match self.requests.binary_search_by_key(id, |(k, _)| *k) {
                     Ok(k) => self.requests[k].1 = r,
@@ -261,6 +266,18 @@ impl Book {
                 let a = &mut self.agents[agent.index()];
                 if a.life == (Life::Crashed { restart: true }) {
                     a.life = Life::Alive;
+                }
+            }
+            Event::Respawn { agent } => {
+                let a = &mut self.agents[agent.index()];
+                if a.life != Life::Alive {
+                    a.life = Life::Alive;
+                    a.incarnation += 1;
+                }
+                for (_, r) in &mut self.requests {
+                    if r.target == *agent && r.status == Status::Pending {
+                        r.superseded = true;
+                    }
                 }
             }
             Event::Fault { seq, fault: "replay", .. } if !self.replays.contains(seq) => self.replays.push(*seq),
@@ -420,7 +437,7 @@ impl Watch {
         let mut requests: Vec<(u32, &Tracked)> = self.book.requests.iter().map(|(id, r)| (c.number(*id), r)).collect();
         requests.sort_unstable_by_key(|r| r.0);
         for (n, r) in requests {
-            c.word(n as u64 | (r.kind as u64) << 32 | (r.status as u64) << 40);
+            c.word(n as u64 | (r.kind as u64) << 32 | (r.status as u64) << 40 | (r.superseded as u64) << 48);
             c.agent(r.requester);
             c.agent(r.target);
             c.millis(r.deadline);

@@ -130,6 +130,19 @@ impl PlanGate {
         }
     }
 
+    /// The lead asks for a plan: the gate is in play from now on and closed
+    /// until a new plan is approved (an approval given earlier was for the
+    /// work as it stood then). False, and nothing changes, when a plan is
+    /// already pending: that plan is the one the lead will see.
+    pub fn plan_asked(&mut self) -> bool {
+        if self.state == GateState::Pending {
+            return false;
+        }
+        self.state = GateState::Required;
+        self.current = None;
+        true
+    }
+
     /// The plan `id` was approved or rejected (by a response or by the timeout
     /// policy). Only the current plan can move the gate.
     pub fn decided(&mut self, id: RequestId, approved: bool) -> GateChange {
@@ -257,6 +270,23 @@ mod tests {
         g.submitted(id(1)).unwrap();
         assert_eq!(g.submitted(id(2)), Err(GateError::AlreadyPending));
         assert_eq!(g.current_plan(), Some(id(1)));
+    }
+
+    #[test]
+    fn a_plan_asked_for_closes_any_gate_but_a_pending_one() {
+        let mut free = PlanGate::new(false);
+        assert!(free.plan_asked());
+        assert_eq!(free.state(), GateState::Required);
+        assert!(free.check(Action::Write).is_err(), "a gate asked for is in play");
+        let mut open = PlanGate::new(true);
+        open.submitted(id(1)).unwrap();
+        open.decided(id(1), true);
+        assert!(open.plan_asked());
+        assert!(open.check(Action::Shell).is_err(), "the old approval does not cover what comes next");
+        assert_eq!(open.decided(id(1), true), GateChange::Stale);
+        open.submitted(id(2)).unwrap();
+        assert!(!open.plan_asked(), "a pending plan is the one the lead will see");
+        assert_eq!((open.state(), open.current_plan()), (GateState::Pending, Some(id(2))));
     }
 
     #[test]

@@ -123,6 +123,13 @@ pub enum Message {
     Broadcast {
         text: Text,
     },
+    /// The lead asks a teammate for a plan before it changes anything more
+    /// (the reference's `request_plan`): the teammate's gate becomes
+    /// required and it submits a plan. Not a request of its own: it carries
+    /// no id and gets no answer; the plan that follows is the request.
+    PlanRequest {
+        text: Text,
+    },
     ShutdownRequest {
         request_id: RequestId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,10 +168,12 @@ pub enum Role {
 }
 
 /// Every message type as the wire spells it (`Message::type_name`): the
-/// two plain ones, then the four of the two protocols.
-pub const MESSAGE_TYPES: [&str; 6] = [
+/// two plain ones, the lead's ask for a plan, then the four of the two
+/// protocols.
+pub const MESSAGE_TYPES: [&str; 7] = [
     "message",
     "broadcast",
+    "plan_request",
     "shutdown_request",
     "shutdown_response",
     "plan_approval_request",
@@ -172,7 +181,7 @@ pub const MESSAGE_TYPES: [&str; 6] = [
 ];
 
 /// The four message types of the two protocols.
-pub const PROTOCOL_TYPES: &[&str] = MESSAGE_TYPES.split_at(2).1;
+pub const PROTOCOL_TYPES: &[&str] = MESSAGE_TYPES.split_at(3).1;
 
 impl Message {
     /// The `type` tag, as written on the wire.
@@ -180,6 +189,7 @@ impl Message {
         match self {
             Message::Message { .. } => "message",
             Message::Broadcast { .. } => "broadcast",
+            Message::PlanRequest { .. } => "plan_request",
             Message::ShutdownRequest { .. } => "shutdown_request",
             Message::ShutdownResponse { .. } => "shutdown_response",
             Message::PlanApprovalRequest { .. } => "plan_approval_request",
@@ -190,7 +200,7 @@ impl Message {
     /// The protocol and half this message belongs to; `None` for plain text.
     pub fn protocol(&self) -> Option<(Kind, Role)> {
         match self {
-            Message::Message { .. } | Message::Broadcast { .. } => None,
+            Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => None,
             Message::ShutdownRequest { .. } => Some((Kind::Shutdown, Role::Request)),
             Message::ShutdownResponse { .. } => Some((Kind::Shutdown, Role::Response)),
             Message::PlanApprovalRequest { .. } => Some((Kind::Plan, Role::Request)),
@@ -200,7 +210,7 @@ impl Message {
 
     pub fn request_id(&self) -> Option<RequestId> {
         match self {
-            Message::Message { .. } | Message::Broadcast { .. } => None,
+            Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => None,
             Message::ShutdownRequest { request_id, .. }
             | Message::ShutdownResponse { request_id, .. }
             | Message::PlanApprovalRequest { request_id, .. }
@@ -230,7 +240,7 @@ impl Message {
     /// The words a message carries: its text, reason, plan or feedback.
     pub fn words(&self) -> Option<&Text> {
         match self {
-            Message::Message { text } | Message::Broadcast { text } => Some(text),
+            Message::Message { text } | Message::Broadcast { text } | Message::PlanRequest { text } => Some(text),
             Message::ShutdownRequest { reason, .. } | Message::ShutdownResponse { reason, .. } => reason.as_ref(),
             Message::PlanApprovalRequest { plan, .. } => Some(plan),
             Message::PlanApprovalResponse { feedback, .. } => feedback.as_ref(),
@@ -301,7 +311,7 @@ impl Message {
             | Message::ShutdownResponse { request_id, .. }
             | Message::PlanApprovalRequest { request_id, .. }
             | Message::PlanApprovalResponse { request_id, .. } => *request_id = id,
-            Message::Message { .. } | Message::Broadcast { .. } => {}
+            Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
         }
     }
 
@@ -314,6 +324,10 @@ impl Message {
             }
             Message::Broadcast { text } => {
                 c.word(2);
+                c.text(text);
+            }
+            Message::PlanRequest { text } => {
+                c.word(7);
                 c.text(text);
             }
             Message::ShutdownRequest { request_id, reason, deadline } => {
@@ -446,6 +460,7 @@ mod tests {
         let all = [
             Message::Message { text: "hi".into() },
             Message::Broadcast { text: "all hands".into() },
+            Message::PlanRequest { text: "show me a plan first".into() },
             Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER },
             Message::ShutdownResponse { request_id: id(), approve: true, reason: None },
             Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into(), deadline: Millis(5) },

@@ -30,6 +30,8 @@ pub enum SendError {
     PeerBlockingRequest,
     #[error("the lead approves plans; it does not submit them")]
     PlanFromLead,
+    #[error("only the lead asks a teammate for a plan")]
+    PlanRequestNotFromLead,
     #[error("an agent cannot send a message to itself")]
     SelfAddressed,
     #[error("the recipient is not a member of the team")]
@@ -40,7 +42,7 @@ pub enum SendError {
 
 impl SendError {
     /// Every rule, for listing them in errors and docs.
-    pub const ALL: [SendError; 10] = [
+    pub const ALL: [SendError; 11] = [
         SendError::ShutdownRequestNotFromLead,
         SendError::ShutdownResponseNotToLead,
         SendError::RejectionWithoutReason,
@@ -48,6 +50,7 @@ impl SendError {
         SendError::BroadcastToOne,
         SendError::PeerBlockingRequest,
         SendError::PlanFromLead,
+        SendError::PlanRequestNotFromLead,
         SendError::SelfAddressed,
         SendError::UnknownRecipient,
         SendError::InactiveRecipient,
@@ -63,6 +66,7 @@ impl SendError {
             SendError::BroadcastToOne => "broadcast-to-everyone",
             SendError::PeerBlockingRequest => "strict-hierarchy",
             SendError::PlanFromLead => "plan-from-teammate",
+            SendError::PlanRequestNotFromLead => "plan-request-from-lead",
             SendError::SelfAddressed => "not-to-self",
             SendError::UnknownRecipient => "recipient-exists",
             SendError::InactiveRecipient => "recipient-active",
@@ -104,6 +108,7 @@ pub fn check_send(env: &Envelope, dir: &(impl Directory + ?Sized), policy: &Poli
             return Err(SendError::RejectionWithoutReason)
         }
         (Some((Kind::Plan, Role::Request)), _) if env.from.is_lead() => return Err(SendError::PlanFromLead),
+        (None, Message::PlanRequest { .. }) if !env.from.is_lead() => return Err(SendError::PlanRequestNotFromLead),
         (Some((Kind::Plan, Role::Request)), _) if policy.strict_hierarchy && !to.is_lead() => {
             return Err(SendError::PeerBlockingRequest)
         }

@@ -76,6 +76,21 @@ pub enum Expect {
         broken: Option<bool>,
     },
     Violation(Invariant),
+    /// `by` received messages of this type (from `from`, if given): exactly
+    /// `count`, or at least one.
+    Received {
+        message_type: &'static str,
+        by: String,
+        from: Option<String>,
+        count: Option<u32>,
+    },
+    /// File mode: `owner`'s inbox file holds exactly `lines` lines at the
+    /// end (of `message_type` only, if given).
+    InboxLines {
+        owner: String,
+        lines: u32,
+        message_type: Option<&'static str>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,6 +305,13 @@ fn listed(names: &[String], what: &str) -> String {
 type Labels = BTreeMap<String, &'static str>;
 /// Every message type a filter may name.
 pub use crate::protocol::message::MESSAGE_TYPES;
+
+/// What a `[[step]]` may `do`, as the file spells it.
+pub const STEP_ACTIONS: [&str; 6] = ["shutdown", "submit_plan", "request_plan", "respawn", "message", "broadcast"];
+
+/// What the lead's `request_plan` says when the step gives no `text` (the
+/// reference's teammate is told "[Plan required]" and this).
+pub const DEFAULT_PLAN_REQUEST: &str = "submit a plan and wait for approval before changing anything";
 
 impl Builder<'_> {
     fn err(&mut self, span: Range<usize>, message: impl Into<String>) {
@@ -805,6 +827,18 @@ impl Builder<'_> {
         }
     }
 
+    /// A message type as the wire spells it, or an error listing them.
+    fn message_type(&mut self, t: &S<String>) -> Option<&'static str> {
+        let found = MESSAGE_TYPES.iter().copied().find(|m| *m == t.get_ref());
+        if found.is_none() {
+            self.err(
+                t.span(),
+                format!("unknown message type {:?}: use one of {}", t.get_ref(), MESSAGE_TYPES.join(", ")),
+            );
+        }
+        found
+    }
+
     fn required<'s>(&mut self, v: &'s Option<S<String>>, span: Range<usize>, what: &str) -> Option<&'s S<String>> {
         if v.is_none() {
             self.err(span, what.to_string());
@@ -838,6 +872,8 @@ impl Builder<'_> {
             "submit_plan" => &["to", "from", "label", "plan"],
             "message" => &["to", "from", "text"],
             "broadcast" => &["from", "text"],
+            "request_plan" => &["to", "from", "text"],
+            "respawn" => &["to", "from"],
             _ => &["to", "from", "label", "reason", "plan", "text"],
         };
         let present = [
@@ -877,10 +913,27 @@ impl Builder<'_> {
                 Script::Say { to: Address::Agent(to), text: d.text.clone().unwrap_or_default().into() }
             }
             "broadcast" => Script::Say { to: Address::Everyone, text: d.text.clone().unwrap_or_default().into() },
+            "request_plan" => {
+                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: request_plan needs `to`"))?;
+                let to = self.agent(to, team, "to")?;
+                let text = d.text.clone().unwrap_or_else(|| DEFAULT_PLAN_REQUEST.to_string());
+                Script::AskPlan { to, text: text.into() }
+            }
+            "respawn" => {
+                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: respawn needs `to`"))?;
+                let to = self.agent(to, team, "to")?;
+                if from != Some(AgentId::LEAD) || to.is_lead() {
+                    let message =
+                        format!("step #{n}: the lead respawns a teammate: `from` must be the lead and `to` a teammate");
+                    self.err(d.action.span(), message);
+                    return None;
+                }
+                Script::Respawn { to }
+            }
             other => {
                 self.err(
                     d.action.span(),
-                    format!("step #{n}: unknown action {other:?}: use shutdown, submit_plan, message or broadcast"),
+                    format!("step #{n}: unknown action {other:?}: use {}", STEP_ACTIONS.join(", ")),
                 );
                 return None;
             }
@@ -1277,10 +1330,14 @@ impl Builder<'_> {
             ("expired", &["expired"])
         } else if d.deadlock.is_some() {
             ("deadlock", &["deadlock", "broken"])
+        } else if d.received.is_some() {
+            ("received", &["received", "by", "from", "count"])
+        } else if d.inbox.is_some() {
+            ("inbox", &["inbox", "lines", "type"])
         } else {
             ("violation", &["violation"])
         };
-        let present: [(&str, Option<Range<usize>>); 8] = [
+        let present: [(&str, Option<Range<usize>>); 13] = [
             ("status", d.status.as_ref().map(|x| x.span())),
             ("gate", d.gate.as_ref().map(|x| x.span())),
             ("state", d.state.as_ref().map(|x| x.span())),
@@ -1289,6 +1346,11 @@ impl Builder<'_> {
             ("request", d.request.as_ref().map(|x| x.span())),
             ("teammate", d.teammate.as_ref().map(|x| x.span())),
             ("broken", d.broken.map(|_| e.span())),
+            ("by", d.by.as_ref().map(|x| x.span())),
+            ("from", d.from.as_ref().map(|x| x.span())),
+            ("count", d.count.map(|_| e.span())),
+            ("lines", d.lines.map(|_| e.span())),
+            ("type", d.of_type.as_ref().map(|x| x.span())),
         ];
         let mut stray = false;
         for (key, span) in present {
@@ -1316,14 +1378,48 @@ impl Builder<'_> {
             d.expired.is_some(),
             d.violation.is_some(),
             d.deadlock.is_some(),
+            d.received.is_some(),
+            d.inbox.is_some(),
         ];
         if subjects.iter().filter(|x| **x).count() != 1 {
             self.err(
                 e.span(),
-                "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired, deadlock or \
-                 violation",
+                "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired, deadlock, \
+                 received, inbox or violation",
             );
             return None;
+        }
+        if let Some(r) = &d.received {
+            let message_type = self.message_type(r)?;
+            let Some(by) = &d.by else {
+                self.err(e.span(), "expect on a received message needs `by` (who received it)");
+                return None;
+            };
+            self.agent(by, team, "by")?;
+            if let Some(f) = &d.from {
+                self.agent(f, team, "from")?;
+            }
+            let from = d.from.as_ref().map(|f| f.get_ref().clone());
+            return Some(Expect::Received { message_type, by: by.get_ref().clone(), from, count: d.count });
+        }
+        if let Some(owner) = &d.inbox {
+            self.agent(owner, team, "inbox")?;
+            if !self.file_mode {
+                self.err(
+                    owner.span(),
+                    "expect on an inbox's lines needs mailbox = \"file\" in [policy]: memory mailboxes leave no file",
+                );
+                return None;
+            }
+            let Some(lines) = d.lines else {
+                self.err(e.span(), "expect on an inbox needs `lines` (how many lines its file holds at the end)");
+                return None;
+            };
+            let message_type = match &d.of_type {
+                Some(t) => Some(self.message_type(t)?),
+                None => None,
+            };
+            return Some(Expect::InboxLines { owner: owner.get_ref().clone(), lines, message_type });
         }
         if let Some(r) = &d.request {
             self.label(r, team, labels)?;

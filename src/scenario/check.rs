@@ -426,6 +426,47 @@ fn judge(
                     _ => {}
                 }
             }
+            Expect::Received { message_type, by, from, count } => {
+                let by_id = facts.agents.get(by.as_str()).copied();
+                let from_id = from.as_ref().and_then(|f| facts.agents.get(f.as_str()).copied());
+                let mt = *message_type;
+                let matches = move |e: &Event| {
+                    matches!(e, Event::Deliver { to, message_type, sender, .. }
+                        if Some(*to) == by_id && *message_type == mt && (from_id.is_none() || Some(*sender) == from_id))
+                };
+                let got = o.events.iter().filter(|e| matches(&e.event)).count();
+                let ok = match count {
+                    Some(n) => got == *n as usize,
+                    None => got > 0,
+                };
+                if !ok {
+                    let whence = from.as_ref().map(|f| format!(" from {f}")).unwrap_or_default();
+                    let want = count.map_or("at least one".to_string(), |n| n.to_string());
+                    failures.push(fail(
+                        format!("{by} received {got} {mt}{whence}, expected {want}"),
+                        &move |e: &Event| {
+                            matches!(e, Event::Deliver { to, .. } | Event::Dropped { to, .. } if Some(*to) == by_id)
+                        },
+                    ));
+                }
+            }
+            Expect::InboxLines { owner, lines, message_type } => {
+                let path = crate::inbox::inbox_path(owner);
+                let text =
+                    o.inbox_files.get(&path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+                let got = text
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .filter(|l| message_type.is_none_or(|t| line_type(l).as_deref() == Some(t)))
+                    .count();
+                if got != *lines as usize {
+                    let of = message_type.map(|t| format!(" of type {t}")).unwrap_or_default();
+                    failures.push(fail(
+                        format!("{path} holds {got} line(s){of} at the end, expected {lines}"),
+                        &|e: &Event| matches!(e, Event::Read { .. }),
+                    ));
+                }
+            }
             Expect::Expired { count } => {
                 let got = facts.expired;
                 if got != *count as usize {
@@ -506,7 +547,24 @@ pub fn describe_expect(e: &Expect) -> String {
             format!("a deadlock among {} forms{how}", members.join(", "))
         }
         Expect::Violation(i) => format!("the oracle reports {i}"),
+        Expect::Received { message_type, by, from, count } => {
+            let whence = from.as_ref().map(|f| format!(" from {f}")).unwrap_or_default();
+            match count {
+                Some(n) => format!("{by} receives {n} {message_type}{whence}"),
+                None => format!("{by} receives a {message_type}{whence}"),
+            }
+        }
+        Expect::InboxLines { owner, lines, message_type } => {
+            let of = message_type.map(|t| format!(" of type {t}")).unwrap_or_default();
+            format!("{} holds {lines} line(s){of}", crate::inbox::inbox_path(owner))
+        }
     }
+}
+
+/// The `type` a line of an inbox file says it is, if it is JSON that says.
+fn line_type(line: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    v.get("type")?.as_str().map(str::to_string)
 }
 
 /// The explorer's view of a scenario: it searches the team's schedules and
@@ -548,6 +606,11 @@ impl crate::explore::Subject for Scenario {
         for e in &self.expects {
             match e {
                 Expect::Teammate { name, .. } | Expect::Gate { name, .. } => out.extend(by_name(name)),
+                Expect::Received { by, from, .. } => {
+                    out.extend(by_name(by));
+                    out.extend(from.as_deref().and_then(by_name));
+                }
+                Expect::InboxLines { owner, .. } => out.extend(by_name(owner)),
                 Expect::Deadlock { members, .. } => out.extend(members.iter().filter_map(|m| by_name(m))),
                 // A label is a step's own (its asker and whom it asks) or an
                 // automatic one, `name/kind/n`, about the teammate it names.

@@ -199,6 +199,15 @@ pub struct ExpectDoc {
     pub deadlock: Option<S<Vec<String>>>,
     /// With `deadlock`: whether a timeout must break it (`false`: it must last to the end).
     pub broken: Option<bool>,
+    /// A message type that `by` must have received (`from` and `count` narrow it).
+    pub received: Option<S<String>>,
+    pub by: Option<S<String>>,
+    pub from: Option<S<String>>,
+    pub count: Option<u32>,
+    /// File mode: the agent whose inbox file is checked, for `lines` (of `type`).
+    pub inbox: Option<S<String>>,
+    pub lines: Option<u32>,
+    pub of_type: Option<S<String>>,
 }
 
 /// One thing wrong with a file, where it is.
@@ -257,6 +266,13 @@ pub const EXPECT_KEYS: &[&str] = &[
     "gate",
     "deadlock",
     "broken",
+    "received",
+    "by",
+    "from",
+    "count",
+    "inbox",
+    "lines",
+    "type",
 ];
 pub const FAULT_KINDS: &[&str] = &[
     "delay",
@@ -778,7 +794,11 @@ impl Reader<'_> {
             }
         }
         let at = self.duration(at, "at");
-        let action = self.string(action, "do", "an action in quotes: shutdown, submit_plan, message or broadcast");
+        let action = self.string(
+            action,
+            "do",
+            "an action in quotes: shutdown, submit_plan, request_plan, respawn, message or broadcast",
+        );
         let doc = (
             self.text(f.take("to"), "to"),
             self.text(f.take("from"), "from"),
@@ -889,6 +909,8 @@ impl Reader<'_> {
         let ignored = count(self, "ignored");
         let refused = count(self, "refused");
         let expired = count(self, "expired");
+        let received_count = count(self, "count");
+        let lines = count(self, "lines");
         let doc = ExpectDoc {
             request: self.text(f.take("request"), "request"),
             teammate: self.text(f.take("teammate"), "teammate"),
@@ -908,6 +930,13 @@ impl Reader<'_> {
                 "a list of teammate names, like [\"alice\", \"bob\"]",
             ),
             broken: self.flag(f.take("broken"), "broken"),
+            received: self.text(f.take("received"), "received"),
+            by: self.text(f.take("by"), "by"),
+            from: self.text(f.take("from"), "from"),
+            count: received_count,
+            inbox: self.text(f.take("inbox"), "inbox"),
+            lines,
+            of_type: self.text(f.take("type"), "type"),
         };
         let span = f.span.clone();
         self.leftover(f, "[[expect]]", EXPECT_KEYS);

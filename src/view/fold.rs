@@ -119,6 +119,7 @@ pub fn parties(
         | Event::Status { agent, .. }
         | Event::Crash { agent, .. }
         | Event::Restart { agent }
+        | Event::Respawn { agent }
         | Event::Stall { agent, .. }
         | Event::Alert { agent, .. }
         | Event::Read { agent, .. } => vec![*agent],

@@ -868,6 +868,9 @@ impl<'a> Builder<'a> {
                     self.spans[s].k_end = k;
                 }
             }
+            Event::Respawn { agent } => {
+                self.mark(k, t, self.lane(*agent), MarkKind::Restart, "↻ respawned: a new process".into());
+            }
             Event::Stall { agent, until } => {
                 let Some(lane) = self.lane(*agent) else { return };
                 let row = self.mark(k, t, Some(lane), MarkKind::Stall, format!("‖ stalls until {until}"));

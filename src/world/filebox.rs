@@ -373,9 +373,10 @@ pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let owner = w.names[agent.index()].clone();
     let Some(inb) = w.inbox.as_mut() else { return };
     if !active {
-        // Down: a restart reads again; a final state never will.
+        // Down: a restart or a respawn reads again. The lines stay in the
+        // file till then, and are lost with their owner only if the run
+        // ends with nobody reading them (`settle`).
         inb.armed[agent.index()] = false;
-        abandon(w, agent);
         return;
     }
     inb.dirty[agent.index()] = false;
@@ -407,8 +408,6 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
         drop(token);
         if active {
             arm(w, agent);
-        } else {
-            abandon(w, agent);
         }
         return;
     }
@@ -458,22 +457,7 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
     }
 }
 
-/// An owner that will never read again (shut down, killed, crashed for
-/// good): the lines left in its file are lost with it, and the log says how.
-/// One waiting for a restart keeps them.
-fn abandon<S: Shell>(w: &mut World<S>, agent: AgentId) {
-    if w.restarts_due.contains(&agent) {
-        return;
-    }
-    let Some(inb) = w.inbox.as_mut() else { return };
-    let seqs: Vec<u64> = inb.unread.iter().filter(|(_, d)| d.to == agent).map(|(s, _)| *s).collect();
-    let left: Vec<Delivery> = seqs.into_iter().flat_map(|s| inb.take_all(s)).collect();
-    for d in left {
-        w.lost_with_receiver(&d);
-    }
-}
-
-/// The run settled: lines left in the files of agents that will never read
+/// The run is over: lines left in the files of agents that will never read
 /// again are lost with their owner, and the log says how.
 pub fn settle<S: Shell>(w: &mut World<S>) {
     let Some(inb) = w.inbox.as_mut() else { return };

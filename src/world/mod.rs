@@ -121,6 +121,11 @@ pub struct World<S: Shell> {
     /// Events due, in (time, scheduling order).
     pub queue: queue::Queue,
     pub trace: Option<Vec<Stamped>>,
+    /// Set while the run settles: the time its closing records are stamped.
+    pub stamp_at: Option<Millis>,
+    /// When the last event was logged (every shell logs the same events;
+    /// not every shell keeps them).
+    pub last_logged: Millis,
     /// Each agent's request-id stream (`agent::ids`), made on its first
     /// draw: one word per agent until then.
     pub ids: IdStreams,
@@ -208,6 +213,8 @@ impl<S: Shell> World<S> {
             aborted: false,
             inbox: None,
             frames: None,
+            stamp_at: None,
+            last_logged: Millis::ZERO,
         }
     }
 
@@ -240,7 +247,8 @@ impl<S: Shell> World<S> {
             return;
         }
         let follows = deadlock::observe(&mut self.waits, &event, &self.policy);
-        let s = Stamped { t: self.now(), event };
+        let s = Stamped { t: self.stamp_at.unwrap_or_else(|| self.now()), event };
+        self.last_logged = s.t;
         if self.shell.listening() {
             self.shell.hear(&s, &self.names);
         }
@@ -408,6 +416,27 @@ impl<S: Shell> World<S> {
             self.restarts_due.insert(agent);
         }
         true
+    }
+
+    /// The lead starts `agent` again, a new process under its name: a new
+    /// incarnation (whatever the old one's mailbox held is lost with it, and
+    /// a restart it was waiting for is void). In file mode the new process
+    /// finds the inbox file as the old one left it. Only an agent down for
+    /// good, or crashed, can be respawned.
+    pub fn respawn(&mut self, agent: AgentId) {
+        let status = self.roster.statuses[agent.index()];
+        if status.is_active() {
+            let text = format!("{} is running: nothing to respawn", self.names[agent.index()]);
+            self.record(Event::Note { text });
+            return;
+        }
+        self.restarts_due.remove(&agent);
+        Arc::make_mut(&mut self.epochs)[agent.index()] += 1;
+        self.record(Event::Respawn { agent });
+        self.set_status(agent, RosterStatus::Working);
+        let incarnation = self.epochs[agent.index()];
+        self.to_mailbox(agent, Input::Respawn { incarnation });
+        filebox::arm(self, agent);
     }
 
     /// `agent` crashes now, as a file's `crash` fault says: with

@@ -326,7 +326,11 @@ impl<S: Shell> World<S> {
     /// will read, and a partition that never heals keeps its messages
     /// forever; the trace says so.
     pub fn settle(&mut self) {
+        // What is owed is owed at the last thing that happened, not at the
+        // spare deadline timers the clock may have run on through.
+        self.stamp_at = Some(self.last_logged.min(self.now()));
         super::filebox::settle(self);
+        self.stamp_at = None;
         let held = if self.net.partition_held_any() {
             Arc::make_mut(&mut self.net).drain_partition_held()
         } else {

@@ -40,7 +40,12 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
             // kill overtook the restart (it waited behind a stall): then
             // it is void, or a killed agent would come back to life.
             Input::Restart { incarnation } if *incarnation == w.epochs[me.index()] => life.epoch = *incarnation,
-            Input::Restart { .. } => {
+            // A new process: whatever the old one was (stopped, killed,
+            // crashed), this one runs.
+            Input::Respawn { incarnation } if *incarnation == w.epochs[me.index()] => {
+                *life = Life { epoch: *incarnation, stopped: false };
+            }
+            Input::Restart { .. } | Input::Respawn { .. } => {
                 let name = &w.names[me.index()];
                 let text = format!("{name}'s restart is void: a later crash or kill overtook it");
                 w.record(Event::Note { text });
@@ -151,6 +156,7 @@ fn perform<S: Shell>(w: &mut World<S>, me: AgentId, epoch: u32, cmd: Command) ->
                 w.record(Event::Note { text });
             }
         }
+        Command::Respawn(target) => w.respawn(target),
         Command::Stop => {
             tracing::debug!(at = %w.now(), agent = %w.names[me.index()], "agent stops (graceful shutdown)");
             return true;

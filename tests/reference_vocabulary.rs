@@ -1,0 +1,196 @@
+//! The reference's vocabulary in scenarios (issue 23, point 5): the lead
+//! asking for a plan mid-run (s13's `request_plan`), respawning a teammate
+//! under its old name (the production agent's leftover-shutdown bug), and
+//! expectations on who received what and on an inbox file's lines.
+
+mod common;
+
+use common::{bundled, dump, reports, run_toml};
+use handshake::protocol::Reason;
+use handshake::scenario::load_str;
+use handshake::trace::{Event, RosterStatus};
+
+/// The leftover shutdown of scenario 45, with `[policy.defences]` as given.
+fn leftover(defences: &str) -> String {
+    format!(
+        r#"
+name = "leftover"
+about = "A shutdown request left in a file is read by a respawned teammate."
+[policy]
+mailbox = "file"
+drain = "offset"
+shutdown_timeout = "10s"
+{defences}
+[[teammate]]
+name = "alice"
+work = [{{ shell = "cargo test", steps = 4, step_time = "1s" }}]
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop"
+[[step]]
+at = "3999ms"
+do = "shutdown"
+to = "alice"
+label = "stop-again"
+[[step]]
+at = "8s"
+do = "respawn"
+to = "alice"
+"#
+    )
+}
+
+#[test]
+fn a_respawned_teammate_ignores_the_shutdown_its_predecessor_left_in_its_file() {
+    let (r, o) = run_toml(&leftover(""), 1);
+    assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Idle), "{}", dump(&o));
+    let stale =
+        o.events.iter().filter(|e| matches!(&e.event, Event::RequestIgnored { reason: Reason::StaleIncarnation, .. }));
+    assert_eq!(stale.count(), 1, "{}", dump(&o));
+    assert!(o.events.iter().any(|e| matches!(e.event, Event::Respawn { .. })), "{}", dump(&o));
+    // Expired with default kill, and the new alice was never asked: not killed.
+    assert!(!o.events.iter().any(|e| matches!(e.event, Event::Status { status: RosterStatus::Killed, .. })));
+}
+
+#[test]
+fn without_the_incarnation_check_the_new_process_obeys_the_leftover_and_the_oracle_says_so() {
+    let (r, o) = run_toml(&leftover("[policy.defences]\nincarnation_check = false"), 1);
+    assert!(reports(&r, "current-incarnation"), "{:?}\n{}", r.violations, dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Shutdown), "the bug: the new alice stops at once");
+    let stop_again = o.request("stop-again").expect("made");
+    assert_eq!(stop_again.status, handshake::protocol::Status::Approved, "the lead believes it was obeyed");
+}
+
+#[test]
+fn respawning_a_running_teammate_changes_nothing() {
+    let toml = r#"
+name = "respawn-running"
+about = "A respawn of a teammate that is running."
+[[teammate]]
+name = "alice"
+work = [{ shell = "make", steps = 2, step_time = "1s" }]
+[[step]]
+at = "500ms"
+do = "respawn"
+to = "alice"
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+    assert!(!o.events.iter().any(|e| matches!(e.event, Event::Respawn { .. })), "{}", dump(&o));
+    assert!(dump(&o).contains("nothing to respawn"), "{}", dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Idle));
+}
+
+#[test]
+fn a_killed_teammate_respawned_starts_its_work_again_from_the_first_item() {
+    let toml = r#"
+name = "respawn-killed"
+about = "A teammate killed by the kill default, then respawned."
+[policy]
+shutdown_timeout = "1s"
+[[teammate]]
+name = "alice"
+on_shutdown = "ignore"
+work = [{ write = "a.rs", steps = 4, step_time = "1s" }]
+[[step]]
+at = "0s"
+do = "shutdown"
+to = "alice"
+[[step]]
+at = "2s"
+do = "respawn"
+to = "alice"
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, dump(&o));
+    let statuses: Vec<RosterStatus> = o
+        .events
+        .iter()
+        .filter_map(|e| match e.event {
+            Event::Status { status, .. } => Some(status),
+            _ => None,
+        })
+        .collect();
+    assert!(statuses.contains(&RosterStatus::Killed), "{}", dump(&o));
+    assert_eq!(o.status_of("alice"), Some(RosterStatus::Idle), "{}", dump(&o));
+    assert!(o.files["a.rs"].is_complete(), "the new process writes a.rs from its first step");
+}
+
+#[test]
+fn only_the_lead_asks_for_a_plan_and_only_the_lead_respawns() {
+    let toml = r#"
+name = "teammate-asks"
+about = "A teammate tries the lead's request_plan."
+[[teammate]]
+name = "alice"
+[[teammate]]
+name = "bob"
+[[step]]
+at = "1s"
+do = "request_plan"
+from = "alice"
+to = "bob"
+[[expect]]
+refused = 1
+rule = "plan-request-from-lead"
+[[expect]]
+teammate = "bob"
+gate = "not_required"
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert!(r.passed, "{:?}\n{}", r.failures, dump(&o));
+    let respawn = toml.replace("do = \"request_plan\"", "do = \"respawn\"");
+    let err = load_str("x.toml", &respawn).expect_err("refused by the file check");
+    assert!(format!("{err:?}").contains("the lead respawns a teammate"), "{err:?}");
+}
+
+#[test]
+fn a_plan_asked_for_mid_run_holds_back_the_next_mutating_item() {
+    let (r, o) = bundled("43-plan-asked-mid-run");
+    assert!(r.passed, "{:?}\n{}", r.failures, dump(&o));
+    let blocked = o.events.iter().find(|e| matches!(&e.event, Event::Act { blocked: Some(_), .. })).expect("blocked");
+    let approved = o
+        .events
+        .iter()
+        .find(|e| matches!(&e.event, Event::Gate { state: handshake::protocol::GateState::Approved, .. }));
+    assert!(blocked.t < approved.expect("approved").t, "{}", dump(&o));
+}
+
+#[test]
+fn received_and_inbox_expectations_fail_with_what_was_found() {
+    let base = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/45-leftover-shutdown-after-respawn.toml"
+    ))
+    .unwrap();
+    let wrong_count = base.replace("by = \"alice\"\ncount = 2", "by = \"alice\"\ncount = 3");
+    assert_ne!(wrong_count, base);
+    let (r, _) = run_toml(&wrong_count, 1);
+    let messages: Vec<&str> = r.failures.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(messages, ["alice received 2 shutdown_request, expected 3"], "{messages:?}");
+    let wrong_lines = base.replace("lines = 2", "lines = 1");
+    let (r, _) = run_toml(&wrong_lines, 1);
+    let messages: Vec<&str> = r.failures.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(messages, ["alice.jsonl holds 2 line(s) of type shutdown_request at the end, expected 1"]);
+    let from_bob = base.replace("by = \"alice\"\ncount = 2", "by = \"alice\"\nfrom = \"lead\"\ncount = 2");
+    assert!(run_toml(&from_bob, 1).0.passed);
+}
+
+#[test]
+fn bad_received_and_inbox_expectations_are_refused_with_the_reason() {
+    let cases = [
+        ("[[expect]]\nreceived = \"shutdown_request\"\n", "needs `by`"),
+        ("[[expect]]\nreceived = \"shutdown_reqest\"\nby = \"alice\"\n", "unknown message type"),
+        ("[[expect]]\nreceived = \"message\"\nby = \"carol\"\n", "carol"),
+        ("[[expect]]\ninbox = \"alice\"\nlines = 1\n", "needs mailbox ="),
+        ("[[expect]]\nreceived = \"message\"\nby = \"alice\"\nlines = 2\n", "`lines` does not go with `received`"),
+    ];
+    for (expect, why) in cases {
+        let toml = format!("name = \"x\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\n{expect}");
+        let err = load_str("x.toml", &toml).expect_err(expect);
+        assert!(format!("{err:?}").contains(why), "{expect}: {err:?}");
+    }
+}
