@@ -42,6 +42,7 @@ pub const KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition
 pub const STEPS: &[&str] = &["submit_plan", "shutdown", "message", "broadcast"];
 
 use crate::protocol::message::{MESSAGE_TYPES, PROTOCOL_TYPES};
+use crate::scenario::file::toml_string;
 
 /// The marker line before the added faults and steps.
 pub const ADDED: &str = "# ---- faults and steps added by handshake fuzz";
@@ -409,24 +410,6 @@ fn one_line(text: &str, max: usize) -> String {
         Some((cut, _)) => format!("{}…", &t[..cut]),
         None => t,
     }
-}
-
-/// A TOML basic string.
-fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The text without these top-level keys (and their values).

@@ -194,3 +194,57 @@ fn bad_received_and_inbox_expectations_are_refused_with_the_reason() {
         assert!(format!("{err:?}").contains(why), "{expect}: {err:?}");
     }
 }
+
+#[test]
+fn bad_answer_steps_are_refused_with_the_reason() {
+    let head = "name = \"x\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alice\"\nlabel = \"stop\"\n[[step]]\nat = \"2s\"\ndo = \"answer\"\nfrom = \"alice\"\n";
+    let cases = [
+        ("type = \"shutdown_response\"\nrequest = \"stop\"\n", "needs `approve"),
+        ("request = \"stop\"\napprove = true\n", "needs `type`"),
+        (
+            "type = \"shutdown_request\"\nrequest = \"stop\"\napprove = true\n",
+            "use shutdown_response or plan_approval_response",
+        ),
+        (
+            "type = \"shutdown_response\"\nrequest = \"stpo\"\napprove = true\n",
+            "no step before this one labels a request",
+        ),
+        ("type = \"shutdown_response\"\napprove = true\n", "quotes one request"),
+        (
+            "type = \"shutdown_response\"\nrequest = \"stop\"\nrequest_id = \"x\"\napprove = true\n",
+            "quotes one request",
+        ),
+        ("type = \"plan_approval_response\"\nrequest_id = \"x\"\napprove = true\n", "needs `to`"),
+        (
+            "type = \"shutdown_response\"\nrequest = \"stop\"\napprove = true\nplan = \"p\"\n",
+            "`plan` does not apply to answer",
+        ),
+    ];
+    for (tail, why) in cases {
+        let toml = format!("{head}{tail}");
+        let err = load_str("x.toml", &toml).expect_err(tail);
+        assert!(format!("{err:?}").contains(why), "{tail}: {err:?}");
+    }
+    // Alice leaves the lead's request unanswered, so she is still running to
+    // send the scripted approval.
+    let head = head.replace("name = \"alice\"\n", "name = \"alice\"\non_shutdown = \"ignore\"\n");
+    let ok = format!("{head}type = \"shutdown_response\"\nrequest_id = \"unspecified\"\napprove = true\n");
+    let (r, o) = run_toml(&ok, 1);
+    assert!(r.passed, "{:?}", r.failures);
+    let unknown = o.events.iter().filter(|e| {
+        matches!(&e.event, Event::Verdict { verdict: handshake::protocol::Verdict::Ignored(Reason::UnknownId), .. })
+    });
+    assert_eq!(unknown.count(), 1, "an id nobody issued is ignored as such\n{}", dump(&o));
+}
+
+#[test]
+fn a_wrong_teammates_genuine_answer_is_turned_away_unless_the_sender_check_is_off() {
+    let (r, o) = bundled("46-wrong-teammate-answers");
+    assert!(r.passed, "{:?}\n{}", r.failures, dump(&o));
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/46-wrong-teammate-answers.toml"))
+            .unwrap()
+            .replace("[policy]\n", "[policy.defences]\nsender_check = false\n[policy]\n");
+    let (r, _) = run_toml(&text, 1);
+    assert!(reports(&r, "matching-response"), "{:?}", r.violations);
+}

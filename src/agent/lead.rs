@@ -151,6 +151,7 @@ impl Lead {
                 ctx.send(Address::Agent(*to), Message::PlanRequest { text: text.clone() });
             }
             Input::Script(Script::Respawn { to }) => self.respawn(*to, ctx),
+            Input::Script(s @ Script::Answer { .. }) => super::scripted_answer(s, ctx),
         }
     }
 

@@ -249,8 +249,44 @@ pub enum Script {
     /// must be down for good (shut down, killed, crashed). What the old one
     /// left in its inbox file is still there for the new one to read.
     Respawn { to: AgentId },
+    /// A response sent as written, whoever sends it and whatever it
+    /// quotes: a real team's line replayed (`audit --to-scenario`), a wrong
+    /// teammate answering, an answer flipped. It is only a message: the
+    /// sender's own state does not follow it (a scripted approval does not
+    /// stop the teammate that sends it).
+    Answer { to: AgentId, kind: crate::protocol::Kind, quote: Quote, approve: bool, words: Option<Text> },
     /// Plain text, to one agent or to everyone.
     Say { to: Address, text: Text },
+}
+
+/// The request a scripted answer quotes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Quote {
+    /// The request a step of the file labelled so; the world finds its id
+    /// when the step runs.
+    Label(Text),
+    Id(RequestId),
+}
+
+/// Sends a scripted answer (see [`Script::Answer`]); an answer whose label
+/// names no request made by then is not sent, and the log says so.
+pub(crate) fn scripted_answer(s: &Script, ctx: &mut Ctx) {
+    let Script::Answer { to, kind, quote, approve, words } = s else { return };
+    let request_id = match quote {
+        Quote::Id(id) => *id,
+        Quote::Label(l) => {
+            ctx.record(Event::Note {
+                text: format!("answer: no request labelled {l} has been made yet; nothing sent"),
+            });
+            return;
+        }
+    };
+    let (approve, words) = (*approve, words.clone());
+    let message = match kind {
+        crate::protocol::Kind::Shutdown => Message::ShutdownResponse { request_id, approve, reason: words },
+        crate::protocol::Kind::Plan => Message::PlanApprovalResponse { request_id, approve, feedback: words },
+    };
+    ctx.send(Address::Agent(*to), message);
 }
 
 /// Everything that can reach an agent.

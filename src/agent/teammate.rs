@@ -354,6 +354,7 @@ impl Teammate {
             }
             // Taken up before anything else, above.
             Input::Respawn { .. } => {}
+            Input::Script(s @ Script::Answer { .. }) => super::scripted_answer(s, ctx),
             // The file check lets only the lead respawn.
             Input::Script(Script::Respawn { .. }) => {
                 ctx.record(Event::Note { text: "only the lead respawns teammates".into() });

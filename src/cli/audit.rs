@@ -13,6 +13,9 @@ pub struct AuditArgs {
     /// Output for people (text) or machines (json)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Also write the history as a scenario file F that replays its lines (each request and answer a step at its time, delivery times as delays), to run, explore or shrink the incident
+    #[arg(long, value_name = "F")]
+    pub to_scenario: Option<PathBuf>,
 }
 
 pub const AUDIT_EXAMPLES: &[(&str, &str)] = &[
@@ -20,6 +23,10 @@ pub const AUDIT_EXAMPLES: &[(&str, &str)] = &[
     ("handshake audit run.jsonl", "judge it again, from the file alone"),
     ("handshake audit run.jsonl --format json", "every violation with the line that shows it"),
     ("handshake audit path/to/project", "a real team's inbox files (.team/inbox, .mailboxes)"),
+    (
+        "handshake audit path/to/project --to-scenario incident.toml",
+        "the incident as a scenario to run, explore or shrink",
+    ),
 ];
 
 /// The longest history read: a million events is far past any bundled run.
@@ -65,6 +72,18 @@ pub fn main(a: AuditArgs) -> i32 {
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     let line_of = |i: Option<usize>| i.and_then(|i| h.lines.get(i).copied());
+    // Written first: a scenario that cannot be written is bad input, and
+    // then nothing is reported as judged either.
+    let wrote = match &a.to_scenario {
+        Some(f) => match write_scenario(&h, &shown, &violations, f) {
+            Ok(steps) => Some(format!("wrote {} ({steps}): handshake run {} -v", f.display(), f.display())),
+            Err(e) => {
+                eprintln!("error: {e}; nothing was written");
+                return EXIT_BAD_INPUT;
+            }
+        },
+        None => None,
+    };
     match a.format {
         Format::Text => {
             let of = match (&h.scenario, h.seed) {
@@ -136,9 +155,38 @@ pub fn main(a: AuditArgs) -> i32 {
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
     }
+    if let Some(w) = wrote {
+        // Beside the report, not in it: JSON on stdout stays one document.
+        match a.format {
+            Format::Text => println!("      {w}"),
+            Format::Json => eprintln!("{w}"),
+        }
+    }
     if violations.is_empty() {
         EXIT_OK
     } else {
         EXIT_FAILED
     }
+}
+
+/// Writes `h` as a scenario file to `path`, after reading it back as `run`
+/// would (a file this program cannot run is never left behind). Returns a
+/// count of its steps, in words.
+fn write_scenario(
+    h: &crate::history::History,
+    shown: &str,
+    violations: &[crate::oracle::Violation],
+    path: &std::path::Path,
+) -> Result<String, String> {
+    let found: Vec<String> = violations.iter().map(|v| format!("{} ({})", v.invariant, v.detail)).collect();
+    let text = crate::history::scenario::to_scenario(h, shown, &found).map_err(|e| e.to_string())?;
+    let written = path.display().to_string();
+    if let Err(e) = crate::scenario::load_str(&written, &text) {
+        return Err(format!(
+            "{written}: the scenario written from {shown} does not load ({e:?}): a bug, please report it"
+        ));
+    }
+    let steps = text.matches("[[step]]").count();
+    std::fs::write(path, &text).map_err(|e| format!("{written}: {e}"))?;
+    Ok(crate::words::plural(steps as u64, "step"))
 }

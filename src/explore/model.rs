@@ -874,6 +874,7 @@ fn script_target(s: &Script) -> Option<AgentId> {
         Script::Shutdown { to, .. }
         | Script::SubmitPlan { to, .. }
         | Script::AskPlan { to, .. }
+        | Script::Answer { to, .. }
         | Script::Respawn { to } => Some(*to),
         Script::Say { to: Address::Agent(to), .. } => Some(*to),
         Script::Say { .. } => None,
@@ -902,6 +903,14 @@ fn script_kind(s: &Script, c: &mut Canon) {
             c.text(text);
         }
         Script::Respawn { .. } => c.word(14),
+        Script::Answer { kind, quote, approve, words, .. } => {
+            c.word(15 | (*kind as u64) << 8 | (*approve as u64) << 16);
+            match quote {
+                crate::agent::Quote::Label(l) => c.text(l),
+                crate::agent::Quote::Id(id) => c.id(*id),
+            }
+            c.opt_text(words.as_deref());
+        }
     }
 }
 
@@ -913,6 +922,7 @@ fn script(s: &Script, c: &mut Canon) {
         | Script::SubmitPlan { to, .. }
         | Script::AskPlan { to, .. }
         | Script::Respawn { to }
+        | Script::Answer { to, .. }
         | Script::Say { to: Address::Agent(to), .. } => c.agent(*to),
         Script::Say { to: Address::Everyone, .. } => c.word(u64::MAX),
     }

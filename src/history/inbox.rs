@@ -102,6 +102,15 @@ pub fn read(dir: &Path) -> Result<History, BadLine> {
     names.agents = b.team.names;
     let count = names.agents.len();
     let ended_at = events.last().map_or(Millis::ZERO, |e| e.t);
+    // How the runtime that wrote the files judged answers, as defences: s13
+    // (fields under `metadata`) checks them as this program does; s10 and
+    // the production shapes apply an answer by its id alone, whoever sends
+    // it and however often (`audit --to-scenario` writes this policy).
+    let mut policy = Policy::default();
+    if !lines.iter().any(|l| l.v.get("metadata").is_some()) {
+        policy.defences.sender_check = false;
+        policy.defences.pending_check = false;
+    }
     Ok(History {
         scenario: None,
         seed: None,
@@ -109,7 +118,7 @@ pub fn read(dir: &Path) -> Result<History, BadLine> {
         events,
         lines: line_of,
         origin,
-        policy: Policy::default(),
+        policy,
         require_plan: vec![false; count],
         ended_at,
         stop: crate::world::Stop::Settled,

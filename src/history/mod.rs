@@ -10,6 +10,7 @@
 //! `Stamped::to_json` writes it.
 
 pub mod inbox;
+pub mod scenario;
 
 use crate::protocol::{
     Action, Address, AgentId, GateState, Kind, Label, Millis, Policy, Reason, RequestId, SendError, Status,

@@ -3,12 +3,12 @@
 
 use super::duration::{human, parse_duration, parse_latency};
 use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
-use crate::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
+use crate::agent::{Answer, Answers, Quote, Script, TeammateSpec, WorkItem};
 use crate::inbox::Drain;
 use crate::oracle::Invariant;
 use crate::protocol::{
-    check_teammate_name, Action, Address, AgentId, GateState, Message, Millis, Policy, Reason, SendError, Status, Text,
-    LEAD_NAME,
+    check_teammate_name, Action, Address, AgentId, GateState, Kind, Message, Millis, Policy, Reason, RequestId,
+    SendError, Status, Text, LEAD_NAME,
 };
 use crate::trace::RosterStatus;
 use crate::world::{
@@ -307,7 +307,23 @@ type Labels = BTreeMap<String, &'static str>;
 pub use crate::protocol::message::MESSAGE_TYPES;
 
 /// What a `[[step]]` may `do`, as the file spells it.
-pub const STEP_ACTIONS: [&str; 6] = ["shutdown", "submit_plan", "request_plan", "respawn", "message", "broadcast"];
+pub const STEP_ACTIONS: [&str; 7] =
+    ["shutdown", "submit_plan", "request_plan", "respawn", "answer", "message", "broadcast"];
+
+/// The id an answer step's `request_id` stands for: the same text, the same
+/// id, on every run, and (by the odds of 122 random bits) none a request of
+/// the run has.
+pub fn unissued_id(written: &str) -> RequestId {
+    let mut bytes = [0u8; 16];
+    for (half, seed) in [(0usize, 0xcbf2_9ce4_8422_2325u64), (8, 0x8422_2325_cbf2_9ce4)] {
+        let mut h = seed;
+        for b in written.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        bytes[half..half + 8].copy_from_slice(&h.to_le_bytes());
+    }
+    RequestId::from_random_bytes(bytes)
+}
 
 /// What the lead's `request_plan` says when the step gives no `text` (the
 /// reference's teammate is told "[Plan required]" and this).
@@ -421,6 +437,21 @@ impl Builder<'_> {
         let mut last_at = Millis::ZERO;
         for s in &doc.steps {
             if let Some(step) = self.step(s.get_ref().n, s, &team, limit, &mut last_at) {
+                if let (Script::Answer { quote: Quote::Label(l), .. }, Some(written)) =
+                    (&step.script, &s.get_ref().request)
+                {
+                    // An automatic label (`alice/plan/1`) names a request no step made.
+                    let automatic = l.split('/').count() == 3;
+                    if !automatic && !label_kinds.contains_key(&**l) {
+                        let known: Vec<&str> = label_kinds.keys().map(String::as_str).collect();
+                        let message = format!(
+                            "step #{}: no step before this one labels a request {l:?} (labels so far: {})",
+                            s.get_ref().n,
+                            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                        );
+                        self.err(written.span(), message);
+                    }
+                }
                 if let Some(l) = &s.get_ref().label {
                     let kind = match step.script {
                         Script::Shutdown { .. } => "shutdown",
@@ -827,6 +858,50 @@ impl Builder<'_> {
         }
     }
 
+    /// `do = "answer"`: a response sent as written (see `Script::Answer`).
+    fn answer_step(&mut self, n: usize, d: &StepDoc, team: &Team) -> Option<Script> {
+        let span = d.action.span();
+        let Some(t) = &d.message_type else {
+            self.err(span, format!("step #{n}: an answer needs `type`: shutdown_response or plan_approval_response"));
+            return None;
+        };
+        let kind = match t.get_ref().as_str() {
+            "shutdown_response" => Kind::Shutdown,
+            "plan_approval_response" => Kind::Plan,
+            other => {
+                let message =
+                    format!("step #{n}: an answer's type {other:?}: use shutdown_response or plan_approval_response");
+                self.err(t.span(), message);
+                return None;
+            }
+        };
+        let Some(approve) = d.approve else {
+            self.err(span, format!("step #{n}: an answer needs `approve = true` or `false`"));
+            return None;
+        };
+        let quote = match (&d.request, &d.request_id) {
+            (Some(l), None) => Quote::Label(l.get_ref().trim_start_matches('@').into()),
+            (None, Some(raw)) => Quote::Id(unissued_id(raw.get_ref())),
+            _ => {
+                let message = format!(
+                    "step #{n}: an answer quotes one request: `request` (a label in this file) or `request_id` (an \
+                     id as a team wrote it, which no request here has)"
+                );
+                self.err(span, message);
+                return None;
+            }
+        };
+        let to = match (&d.to, kind) {
+            (Some(t), _) => self.agent(t, team, "to")?,
+            (None, Kind::Shutdown) => AgentId::LEAD,
+            (None, Kind::Plan) => {
+                self.err(span, format!("step #{n}: a plan_approval_response answer needs `to` (whose plan)"));
+                return None;
+            }
+        };
+        Some(Script::Answer { to, kind, quote, approve, words: d.reason.as_deref().map(Text::from) })
+    }
+
     /// A message type as the wire spells it, or an error listing them.
     fn message_type(&mut self, t: &S<String>) -> Option<&'static str> {
         let found = MESSAGE_TYPES.iter().copied().find(|m| *m == t.get_ref());
@@ -874,9 +949,14 @@ impl Builder<'_> {
             "broadcast" => &["from", "text"],
             "request_plan" => &["to", "from", "text"],
             "respawn" => &["to", "from"],
+            "answer" => &["to", "from", "type", "request", "request_id", "approve", "reason"],
             _ => &["to", "from", "label", "reason", "plan", "text"],
         };
         let present = [
+            ("type", d.message_type.is_some()),
+            ("request", d.request.is_some()),
+            ("request_id", d.request_id.is_some()),
+            ("approve", d.approve.is_some()),
             ("to", d.to.is_some()),
             ("label", d.label.is_some()),
             ("reason", d.reason.is_some()),
@@ -919,6 +999,7 @@ impl Builder<'_> {
                 let text = d.text.clone().unwrap_or_else(|| DEFAULT_PLAN_REQUEST.to_string());
                 Script::AskPlan { to, text: text.into() }
             }
+            "answer" => self.answer_step(n, d, team)?,
             "respawn" => {
                 let to = self.required(&d.to, d.action.span(), &format!("step #{n}: respawn needs `to`"))?;
                 let to = self.agent(to, team, "to")?;

@@ -143,6 +143,12 @@ pub struct StepDoc {
     pub reason: Option<String>,
     pub plan: Option<String>,
     pub text: Option<String>,
+    /// `answer`: the response's type, the request it quotes (a label, or an
+    /// id as a team wrote it that no request here has), and its answer.
+    pub message_type: Option<S<String>>,
+    pub request: Option<S<String>>,
+    pub request_id: Option<S<String>>,
+    pub approve: Option<bool>,
 }
 
 /// Every fault's keys in one table. Keys that do not apply to the kind are
@@ -250,7 +256,8 @@ pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback", "approval_feedback", "as
 pub const TEAMMATE_KEYS: &[&str] =
     &["name", "on_shutdown", "reject_reason", "on_plan", "require_plan", "plan", "work", "max_revisions", "count"];
 pub const WORK_KEYS: &[&str] = &["write", "edit", "shell", "read", "steps", "step_time"];
-pub const STEP_KEYS: &[&str] = &["at", "do", "to", "from", "label", "reason", "plan", "text"];
+pub const STEP_KEYS: &[&str] =
+    &["at", "do", "to", "from", "label", "reason", "plan", "text", "type", "request", "request_id", "approve"];
 pub const EXPECT_KEYS: &[&str] = &[
     "request",
     "teammate",
@@ -797,7 +804,7 @@ impl Reader<'_> {
         let action = self.string(
             action,
             "do",
-            "an action in quotes: shutdown, submit_plan, request_plan, respawn, message or broadcast",
+            "an action in quotes: shutdown, submit_plan, request_plan, respawn, answer, message or broadcast",
         );
         let doc = (
             self.text(f.take("to"), "to"),
@@ -807,10 +814,31 @@ impl Reader<'_> {
             self.text(f.take("plan"), "plan").map(|s| s.into_inner()),
             self.text(f.take("text"), "text").map(|s| s.into_inner()),
         );
+        let answer = (
+            self.text(f.take("type"), "type"),
+            self.text(f.take("request"), "request"),
+            self.text(f.take("request_id"), "request_id"),
+            self.flag(f.take("approve"), "approve"),
+        );
         let span = f.span.clone();
         self.leftover(f, &format!("step #{n}"), STEP_KEYS);
         let (to, from, label, reason, plan, text) = doc;
-        let doc = StepDoc { n, at: at?, action: action?, to, from, label, reason, plan, text };
+        let (message_type, request, request_id, approve) = answer;
+        let doc = StepDoc {
+            n,
+            at: at?,
+            action: action?,
+            to,
+            from,
+            label,
+            reason,
+            plan,
+            text,
+            message_type,
+            request,
+            request_id,
+            approve,
+        };
         self.whole_entry(before, span, doc)
     }
 
@@ -977,6 +1005,25 @@ fn edits(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+/// A TOML basic string (for the programs that write scenario files: fuzz,
+/// audit --to-scenario). Line breaks become spaces.
+pub fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {
+                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{:04X}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]

@@ -519,7 +519,19 @@ impl<S: Shell> World<S> {
                     self.to_mailbox(agent, Input::Wake(timer));
                 }
             }
-            Due::Input { agent, input } => {
+            Due::Input { agent, mut input } => {
+                // A scripted answer quotes its request by label: the id is
+                // known only once the request has been made.
+                if let Input::Script(crate::agent::Script::Answer {
+                    quote: q @ crate::agent::Quote::Label(_), ..
+                }) = &mut input
+                {
+                    if let crate::agent::Quote::Label(l) = &*q {
+                        if let Some(id) = self.net.labels.get(&**l) {
+                            *q = crate::agent::Quote::Id(*id);
+                        }
+                    }
+                }
                 if matches!(input, Input::Restart { .. }) || self.roster.is_active(agent) {
                     self.to_mailbox(agent, input);
                 } else {

@@ -276,7 +276,10 @@ impl<S: Shell> World<S> {
             || spec
                 .timed
                 .iter()
-                .any(|(_, f)| matches!(f, Scheduled::Forge { id_label: Some(_), .. } | Scheduled::Replay { .. }));
+                .any(|(_, f)| matches!(f, Scheduled::Forge { id_label: Some(_), .. } | Scheduled::Replay { .. }))
+            || spec.steps.iter().any(|s| {
+                matches!(&s.script, crate::agent::Script::Answer { quote: crate::agent::Quote::Label(_), .. })
+            });
         world.direct_delivery =
             !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
         if let Some(m) = spec.mailbox.take() {
