@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 pub const KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
 
 /// The scripted actions it chooses from (`do = ...` of an added `[[step]]`).
-pub const STEPS: &[&str] = &["submit_plan", "shutdown", "message", "broadcast"];
+pub const STEPS: &[&str] = &["submit_plan", "shutdown", "request_plan", "respawn", "message", "broadcast"];
 
 use crate::protocol::message::{MESSAGE_TYPES, PROTOCOL_TYPES};
 use crate::scenario::file::toml_string;
@@ -550,6 +550,12 @@ impl Gen<'_> {
                 if self.rng.gen_bool(0.3) {
                     key_line(&mut f, "reason", Self::quoted("added by fuzz"));
                 }
+            }
+            // The lead asks for a plan mid-work; the lead starts a teammate
+            // again (one that is running: a note, and nothing else).
+            "request_plan" | "respawn" => {
+                let to = self.teammate()?;
+                key_line(&mut f, "to", Self::quoted(&to));
             }
             "message" => {
                 let from = self.agent();

@@ -248,3 +248,46 @@ fn a_wrong_teammates_genuine_answer_is_turned_away_unless_the_sender_check_is_of
     let (r, _) = run_toml(&text, 1);
     assert!(reports(&r, "matching-response"), "{:?}", r.violations);
 }
+
+/// What fuzz found once `request_plan` and `respawn` were steps it could
+/// add, each shrunk to its smallest file: every one is clean now.
+#[test]
+fn the_finds_of_fuzz_with_the_new_steps_hold_every_invariant() {
+    let plan_approved = "name = \"x\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\nrequire_plan = true\n";
+    let cases = [
+        // A plan asked of the old process must not close the new one's gate.
+        (
+            "[policy]\nmailbox = \"file\"\ndrain = \"offset\"\n[[teammate]]\nname = \"alice\"\nwork = [{ shell = \"t\", steps = 1, step_time = \"200ms\" }]\n[[step]]\nat = \"0ms\"\ndo = \"shutdown\"\nto = \"alice\"\n[[step]]\nat = \"0ms\"\ndo = \"request_plan\"\nto = \"alice\"\n[[step]]\nat = \"500ms\"\ndo = \"respawn\"\nto = \"alice\"\n".to_string(),
+            "gated-action after a respawn",
+        ),
+        // A plan asked of a teammate already stopping closes nothing: it
+        // promised to redo its item after a crash.
+        (
+            format!("{plan_approved}work = [{{ write = \"a.rs\", steps = 2, step_time = \"500ms\" }}]\n[[step]]\nat = \"2ms\"\ndo = \"shutdown\"\nto = \"alice\"\n[[step]]\nat = \"2ms\"\ndo = \"request_plan\"\nto = \"alice\"\n[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"1s\"\nrestart = \"1ms\"\n"),
+            "graceful-complete when asked for a plan while stopping",
+        ),
+        // The old process's plan, pending when it was respawned: abandoned
+        // if the new one stops first, and its reject default does not hold
+        // the new one's gate.
+        (
+            format!("{plan_approved}[[step]]\nat = \"119998ms\"\ndo = \"respawn\"\nto = \"alice\"\n[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"1ms\"\n"),
+            "expiry-policy of an abandoned plan",
+        ),
+        // A respawn a crash overtakes before it runs: the restart starts the
+        // new process, not the old one.
+        (
+            format!("{plan_approved}work = [{{ write = \"a.rs\", steps = 1, step_time = \"5ms\" }}]\n[[step]]\nat = \"5ms\"\ndo = \"respawn\"\nto = \"alice\"\n[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"5ms\"\nrestart = \"1ms\"\n[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"10ms\"\nrestart = \"1ms\"\n[[fault]]\nkind = \"stall\"\nagent = \"alice\"\nat = \"5ms\"\nuntil = \"10ms\"\n"),
+            "gated-action when a crash overtakes a respawn",
+        ),
+        // What a crash left half-written is not the new process's to finish.
+        (
+            "name = \"x\"\nabout = \"x\"\n[lead]\non_plan = [\"approve\", \"reject\"]\nfeedback = \"no\"\n[[teammate]]\nname = \"alice\"\nrequire_plan = true\nmax_revisions = 0\nwork = [{ write = \"m.sql\", steps = 2, step_time = \"500ms\" }]\n[[step]]\nat = \"1s\"\ndo = \"respawn\"\nto = \"alice\"\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alice\"\n[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"1s\"\nrestart = \"1ms\"\n".to_string(),
+            "graceful-complete of a file the old process left",
+        ),
+    ];
+    for (toml, what) in cases {
+        let toml = if toml.starts_with("name") { toml } else { format!("name = \"x\"\nabout = \"x\"\n{toml}") };
+        let (r, o) = run_toml(&toml, 1);
+        assert!(r.violations.is_empty(), "{what}: {:?}\n{}", r.violations, dump(&o));
+    }
+}

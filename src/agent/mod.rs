@@ -430,6 +430,14 @@ impl Agent {
         }
     }
 
+    /// A respawn a crash overtook before the new process ran: the new
+    /// process is there all the same, not yet started (see `world::turn`).
+    pub fn reset_for_respawn(&mut self) {
+        if let Agent::Teammate(t) = self {
+            t.reset_for_respawn();
+        }
+    }
+
     /// The request table this agent owns (as requester).
     pub fn table(&self) -> Option<&crate::protocol::RequestTable> {
         match self {

@@ -385,17 +385,23 @@ impl Teammate {
     /// only its own plans). Whatever the old one left in its inbox file is
     /// read as if it were new: the incarnation check is what tells it was not.
     fn respawned(&mut self, ctx: &mut Ctx) {
+        self.reset_for_respawn();
+        if let Some(r) = &mut self.requests {
+            r.timer_fired(ctx);
+        }
+        self.begin(ctx);
+        self.update_status(ctx);
+    }
+
+    /// The new process, not yet started: what a respawn leaves when a crash
+    /// overtakes it before it runs (its restart is then its start).
+    pub fn reset_for_respawn(&mut self) {
         let mut spec = self.spec.clone();
         spec.on_shutdown = spec.on_shutdown.rewound();
         spec.on_plan = spec.on_plan.rewound();
         let requests = self.requests.take();
         *self = Teammate::new(spec, self.defences);
         self.requests = requests;
-        if let Some(r) = &mut self.requests {
-            r.timer_fired(ctx);
-        }
-        self.begin(ctx);
-        self.update_status(ctx);
     }
 
     /// A crash took what lived only in the process: the mailbox (and with it
@@ -458,6 +464,13 @@ impl Teammate {
     fn asked_for_plan(&mut self, d: &Delivery, ctx: &mut Ctx) {
         if self.defences.sender_check && !asker_of(d, ctx).is_lead() {
             ctx.record(Event::Note { text: "a plan request not from the lead: ignored".into() });
+            return;
+        }
+        if matches!(self.phase, Phase::Stopping { .. }) {
+            // It has promised to stop once the item in hand is done, and to
+            // redo it after a crash: closing the gate now would break that
+            // promise (found by fuzz: a crash, then the redo blocked).
+            ctx.record(Event::Note { text: "asked for a plan while stopping: nothing more to plan".into() });
             return;
         }
         if !self.gate.plan_asked() {

@@ -134,6 +134,9 @@ impl ExpiryPolicy {
                     // under its name was never asked, and must not be killed.
                     TimeoutDefault::Kill if r.superseded => (Need::Spared, r.target),
                     TimeoutDefault::Kill => (Need::Killed, r.target),
+                    // Made by a process since respawned: the new one's gate
+                    // follows its own plans, not this one.
+                    TimeoutDefault::Reject if r.abandoned => return,
                     TimeoutDefault::Reject => (Need::GateShut, r.requester),
                     TimeoutDefault::Keep => (Need::NotKilled, r.target),
                     // Whether an approved plan opens a gate depends on whether

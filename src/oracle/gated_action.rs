@@ -20,6 +20,13 @@ use crate::trace::Event;
 pub(super) struct GatedAction {
     /// Sorted by agent.
     gates: Vec<(AgentId, Gate)>,
+    /// Who must plan first from the start (sorted): a respawned process
+    /// starts with the gate the team gives it, not the old one's.
+    required: Vec<AgentId>,
+    /// Who has sent an approval of a shutdown (sorted): it is stopping, and
+    /// a plan asked of it then closes nothing (it finishes, or redoes after
+    /// a crash, the item it promised to finish).
+    stopping: Vec<AgentId>,
 }
 
 /// An agent's plan gate as the oracle derives it.
@@ -34,15 +41,18 @@ struct Gate {
     legit: bool,
 }
 
+/// The gate of an agent that must plan first, before it has.
+const SHUT: Gate = Gate { state: GateState::Required, current: None, legit: false };
+
 /// The gate of an agent that needs no plan.
 const OPEN: Gate = Gate { state: GateState::NotRequired, current: None, legit: false };
 
 impl GatedAction {
     /// Gates for a team whose agents need a plan where `require_plan` says.
     pub(super) fn new(require_plan: &[bool]) -> GatedAction {
-        let shut = Gate { state: GateState::Required, current: None, legit: false };
-        let gates = require_plan.iter().enumerate().filter(|(_, p)| **p);
-        GatedAction { gates: gates.map(|(i, _)| (AgentId(i as u32), shut)).collect() }
+        let required: Vec<AgentId> =
+            require_plan.iter().enumerate().filter(|(_, p)| **p).map(|(i, _)| AgentId(i as u32)).collect();
+        GatedAction { gates: required.iter().map(|a| (*a, SHUT)).collect(), required, stopping: Vec::new() }
     }
 
     fn gate(&self, agent: AgentId) -> Gate {
@@ -88,12 +98,37 @@ impl GatedAction {
             // The lead asked for a plan: the gate is in play from here on,
             // closed until a new plan is approved. Only the lead's own ask
             // counts (what the router saw, not what a message claims).
-            Event::Deliver { sender, to, message_type: "plan_request", .. } if sender.is_lead() => {
+            Event::Send { from, message_type: "shutdown_response", approve: Some(true), .. }
+                if !from.is_lead() && !at.replayed =>
+            {
+                if let Err(k) = self.stopping.binary_search(from) {
+                    self.stopping.insert(k, *from);
+                }
+            }
+            Event::Deliver { sender, to, message_type: "plan_request", .. }
+                if sender.is_lead() && self.stopping.binary_search(to).is_err() =>
+            {
                 let asked = Gate { state: GateState::Required, current: None, legit: false };
                 match self.gates.binary_search_by_key(to, |(a, _)| *a) {
                     Ok(k) if self.gates[k].1.state == GateState::Pending => {}
                     Ok(k) => self.gates[k].1 = asked,
                     Err(k) => self.gates.insert(k, (*to, asked)),
+                }
+            }
+            // A new process: the gate the team gives it, whatever the old
+            // one's was (s13's spawn sets it afresh).
+            Event::Respawn { agent } => {
+                if let Ok(k) = self.stopping.binary_search(agent) {
+                    self.stopping.remove(k);
+                }
+                let k = self.gates.binary_search_by_key(agent, |(a, _)| *a);
+                match (k, self.required.binary_search(agent).is_ok()) {
+                    (Ok(k), true) => self.gates[k].1 = SHUT,
+                    (Ok(k), false) => {
+                        self.gates.remove(k);
+                    }
+                    (Err(k), true) => self.gates.insert(k, (*agent, SHUT)),
+                    (Err(_), false) => {}
                 }
             }
             Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
@@ -122,7 +157,12 @@ impl GatedAction {
     /// Hashes the gate of `agent`, in the walk over agents.
     pub(super) fn canon_agent(&self, agent: AgentId, c: &mut Canon) {
         let g = self.gate(agent);
-        c.word(gate_code(g.state) as u64 | ((g.state == GateState::Approved && g.legit) as u64) << 8);
+        let stopping = self.stopping.binary_search(&agent).is_ok();
+        c.word(
+            gate_code(g.state) as u64
+                | ((g.state == GateState::Approved && g.legit) as u64) << 8
+                | (stopping as u64) << 9,
+        );
         match g.current {
             Some(id) => c.id(id),
             None => c.word(u64::MAX),

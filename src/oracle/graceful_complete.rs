@@ -45,6 +45,10 @@ impl GracefulComplete {
                     (Err(_), false) => {}
                 }
             }
+            // A new process: what the old one left half-written (a kill or a
+            // crash did) is not the new one's to finish, unless it writes it
+            // again, which makes it its own.
+            Event::Respawn { agent } => self.half_written.retain(|f| f.agent != *agent),
             Event::Status { agent, status: RosterStatus::Shutdown } => {
                 let from = self.half_written.partition_point(|f| f.agent < *agent);
                 for f in self.half_written[from..].iter().take_while(|f| f.agent == *agent) {

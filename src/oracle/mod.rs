@@ -133,6 +133,10 @@ struct Tracked {
     /// Its target was respawned while it was pending: the process it asked
     /// is gone for good, and the new one under the name was never asked.
     superseded: bool,
+    /// Its requester was respawned while it was pending: made by a process
+    /// that is gone, it expires only if the new one outlives its deadline,
+    /// and is abandoned if it stops first (as a killed requester's are).
+    abandoned: bool,
 }
 
 /// Where an agent is in its life, as the log tells it.
@@ -243,6 +247,7 @@ impl Book {
                     deadline: *deadline,
                     status: Status::Pending,
                     superseded: false,
+                    abandoned: false,
                 };
                 match self.requests.binary_search_by_key(id, |(k, _)| *k) {
                     Ok(k) => self.requests[k].1 = r,
@@ -275,8 +280,9 @@ impl Book {
                     a.incarnation += 1;
                 }
                 for (_, r) in &mut self.requests {
-                    if r.target == *agent && r.status == Status::Pending {
-                        r.superseded = true;
+                    if r.status == Status::Pending {
+                        r.superseded |= r.target == *agent;
+                        r.abandoned |= r.requester == *agent;
                     }
                 }
             }
@@ -437,7 +443,13 @@ impl Watch {
         let mut requests: Vec<(u32, &Tracked)> = self.book.requests.iter().map(|(id, r)| (c.number(*id), r)).collect();
         requests.sort_unstable_by_key(|r| r.0);
         for (n, r) in requests {
-            c.word(n as u64 | (r.kind as u64) << 32 | (r.status as u64) << 40 | (r.superseded as u64) << 48);
+            c.word(
+                n as u64
+                    | (r.kind as u64) << 32
+                    | (r.status as u64) << 40
+                    | (r.superseded as u64) << 48
+                    | (r.abandoned as u64) << 49,
+            );
             c.agent(r.requester);
             c.agent(r.target);
             c.millis(r.deadline);

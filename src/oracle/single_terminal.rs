@@ -44,6 +44,11 @@ impl SingleTerminal {
             if matches!(book.agent(r.requester).life, Life::Crashed { .. } | Life::Final(RosterStatus::Killed)) {
                 continue;
             }
+            // Made by a process since respawned, and the new one stopped
+            // before its deadline: abandoned the same way.
+            if r.abandoned && book.agent(r.requester).life != Life::Alive {
+                continue;
+            }
             // A stalled requester's timers are frozen with it: its request is
             // pending because it is stalled, which breaks nothing.
             if self.stalled_until(r.requester) > ended_at {

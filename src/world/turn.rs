@@ -45,7 +45,17 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
             Input::Respawn { incarnation } if *incarnation == w.epochs[me.index()] => {
                 *life = Life { epoch: *incarnation, stopped: false };
             }
-            Input::Restart { .. } | Input::Respawn { .. } => {
+            Input::Respawn { .. } => {
+                // The new process exists (the log says it was respawned), but
+                // a crash or kill came before it ran: it waits, unstarted, for
+                // the restart that crash may bring, which is then its start.
+                agent.reset_for_respawn();
+                let name = &w.names[me.index()];
+                let text = format!("{name}'s new process went down before it started");
+                w.record(Event::Note { text });
+                return;
+            }
+            Input::Restart { .. } => {
                 let name = &w.names[me.index()];
                 let text = format!("{name}'s restart is void: a later crash or kill overtook it");
                 w.record(Event::Note { text });
