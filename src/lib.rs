@@ -71,6 +71,7 @@ pub mod fuzz;
 pub mod history;
 pub mod inbox;
 pub mod input;
+pub mod interrupt;
 pub mod oracle;
 pub mod output;
 pub mod protocol;

@@ -360,8 +360,12 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
     // What the file expects broken passes, as `run` passes such a file;
     // anything else fails, as in `run`.
+    // A search a bound stopped found nothing, which is not the same as
+    // there being nothing to find: a status of its own.
     if x.counterexample.is_some() {
         EXIT_FAILED
+    } else if x.stopped_by.is_some() {
+        super::EXIT_BOUND
     } else {
         EXIT_OK
     }

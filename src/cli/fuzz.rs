@@ -10,6 +10,13 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub const FUZZ_EXAMPLES: &[(&str, &str)] = &[
+    ("handshake fuzz", "seeds 1 to 100 over every scenario in scenarios/"),
+    ("handshake fuzz --seeds 1..10001 --shrink", "10,000 seeds, each find shrunk as it is made"),
+    ("handshake fuzz my.toml --out finds/", "one file, its finds written to finds/"),
+    ("handshake fuzz --format json", "one JSON document for machines"),
+];
+
 #[derive(Args, Debug)]
 pub struct FuzzArgs {
     /// Scenario files or folders of them, subfolders included [default: scenarios/]

@@ -4,6 +4,7 @@ pub mod audit;
 pub mod bench;
 pub mod check;
 pub mod explore;
+pub mod extras;
 pub mod fuzz;
 pub mod merge;
 pub mod progress;
@@ -15,10 +16,42 @@ use crate::scenario::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// Exit statuses: every scenario passed, one failed, or the input was bad.
+/// Exit statuses, one meaning each across every subcommand: passed (or
+/// done), a violation or a failed expectation, bad input (nothing done), a
+/// search stopped at a bound with nothing found (not the same as nothing to
+/// find), interrupted (128 + SIGINT, as shells report it).
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_BOUND: i32 = 3;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// The `Exit status:` block of a subcommand's `--help`, laid out one way
+/// everywhere: each status the command can return, with its meaning there.
+pub fn exit_status(rows: &[(i32, &str)]) -> String {
+    let mut out = String::from("Exit status:\n");
+    for (code, meaning) in rows {
+        out.push_str(&format!("  {code:<5}{meaning}\n"));
+    }
+    out
+}
+
+/// What a subcommand's `--help` ends with: its examples, what else it
+/// should say, and its exit statuses.
+pub fn help_tail(examples_block: String, more: &str, statuses: &[(i32, &str)]) -> String {
+    let mut out = examples_block;
+    if !more.is_empty() {
+        out.push('\n');
+        out.push_str(more);
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&exit_status(statuses));
+    out
+}
+
+/// A command that stops at once on Ctrl-C (the shell reports 130).
+const INTERRUPTED: (i32, &str) = (EXIT_INTERRUPTED, "interrupted (Ctrl-C)");
 
 #[derive(Parser, Debug)]
 #[command(
@@ -30,7 +63,8 @@ A scenario file (TOML) describes a team, a script, the faults to inject and what
 `handshake run` plays it on a virtual clock (a 60 s timeout takes microseconds), checks the protocol's \
 invariants and the file's expectations, and tells you what happened. Same file and seed, same trace, byte for byte.",
     after_help = format!("{}\n\
-Exit status: 0 all passed, 1 a scenario failed, 2 bad input (nothing was run).\n\
+Exit status, the same in every subcommand: 0 passed, 1 a violation or a failed expectation, 2 bad input\n\
+(nothing done), 3 a search stopped at a bound with nothing found, 130 interrupted (Ctrl-C).\n\
 Logs: RUST_LOG=handshake=debug shows the runtime's own events on stderr (runs, wake-ups, faults, agents\n\
 stopping); =info only a sweep's progress; =trace every message as well.", examples("Examples", TOP_EXAMPLES))
 )]
@@ -94,38 +128,81 @@ pub fn examples(title: &str, rows: &[(&str, &str)]) -> String {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run scenario files and check what happened.
-    #[command(after_help = examples("Examples", RUN_EXAMPLES))]
+    #[command(after_help = help_tail(examples("Examples", RUN_EXAMPLES), "", &[
+        (EXIT_OK, "every scenario passed"),
+        (EXIT_FAILED, "a scenario failed: an invariant broke or an expectation did not hold"),
+        (EXIT_BAD_INPUT, "bad input: a file or a flag (nothing was run)"),
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C): a sweep reports the runs it played and the command that resumes it"),
+    ]))]
     Run(run::RunArgs),
     /// Validate scenario files without running them.
-    #[command(after_help = format!("{}\n\
-Each problem is printed as path:line:col: reason. Exit status 2 if any file is bad.", examples("Example", CHECK_EXAMPLES)))]
+    #[command(after_help = help_tail(examples("Examples", CHECK_EXAMPLES), "Each problem is printed as path:line:col: reason.", &[
+        (EXIT_OK, "every file is valid"),
+        (EXIT_BAD_INPUT, "a file is bad (each problem named)"),
+    ]))]
     Check(check::CheckArgs),
     /// Measure handshake throughput and latency against a bare actix baseline.
-    #[command(after_help = examples("Examples", BENCH_EXAMPLES))]
+    #[command(after_help = help_tail(examples("Examples", BENCH_EXAMPLES), "", &[
+        (EXIT_OK, "measured"),
+        (EXIT_FAILED, "a case of the suite failed to run"),
+        (EXIT_BAD_INPUT, "bad input: a flag (nothing was measured)"),
+    ]))]
     Bench(bench::BenchArgs),
     /// Try every interleaving of a small scenario and find the shortest one that breaks an invariant.
-    #[command(after_help = format!("{}\n\
+    #[command(after_help = help_tail(examples("Examples", EXPLORE_EXAMPLES), "\
 Deliveries, timers and the faults you budget for are tried in every order; states already seen are\n\
 skipped (identical teammates are interchangeable), and the search is breadth first, so the first\n\
 violation found has the fewest steps. The file's crashes and forgeries are played at their times;\n\
 a fault the explorer cannot model (a stall, a partition, a replay) is refused with the reason.\n\
-Exit status: 0 nothing broke within the bounds (or only the violation the file expects), 1 an\n\
-invariant broke, 2 bad input or a file the explorer cannot model. See docs/explore.md.", examples("Examples", EXPLORE_EXAMPLES)))]
+See docs/explore.md.", &[
+        (EXIT_OK, "the whole search ran and nothing broke (or only what the file expects)"),
+        (EXIT_FAILED, "an invariant broke: the shortest schedule that breaks it is printed"),
+        (EXIT_BAD_INPUT, "bad input, or a file the explorer cannot model"),
+        (EXIT_BOUND, "the search stopped at --max-states, --max-depth or --max-memory with nothing found"),
+        INTERRUPTED,
+    ]))]
     Explore(explore::ExploreArgs),
     /// Combine the shards of a seed sweep (`run --shard I/N --format json`) into the whole sweep's report.
-    #[command(after_help = examples("Examples", merge::MERGE_EXAMPLES))]
+    #[command(after_help = help_tail(examples("Examples", merge::MERGE_EXAMPLES), "", &[
+        (EXIT_OK, "every run of every shard passed"),
+        (EXIT_FAILED, "a run failed"),
+        (EXIT_BAD_INPUT, "a shard could not be read, or the shards do not make one sweep (nothing merged)"),
+    ]))]
     Merge(merge::MergeArgs),
     /// Cut a run that breaks an invariant down to a 1-minimal scenario file that still breaks it.
     #[command(after_help = shrink::after_help())]
     Shrink(shrink::ShrinkArgs),
     /// Add random faults to scenarios, seed by seed, and report every invariant broken (swarm testing).
+    #[command(after_help = help_tail(examples("Examples", fuzz::FUZZ_EXAMPLES), "\
+Each seed adds its own faults and steps to every scenario, from a subset of the kinds (swarm testing);\n\
+each find is written as a scenario file that `handshake run` replays. See docs/fuzz.md.", &[
+        (EXIT_OK, "no find"),
+        (EXIT_FAILED, "a find: an invariant broke with every defence on (each written, with its reproduce line)"),
+        (EXIT_BAD_INPUT, "bad input (nothing was run)"),
+        INTERRUPTED,
+    ]))]
     Fuzz(fuzz::FuzzArgs),
     /// Judge a history (a run's --trace, or lines another program wrote in that format) with the same oracle.
-    #[command(after_help = format!("{}\n\
+    #[command(after_help = help_tail(examples("Examples", audit::AUDIT_EXAMPLES), "\
 Each violation is printed with the line of the history (or file:line of the inbox files) that\n\
-shows it. Exit status: 0 every invariant held, 1 one broke, 2 nothing could be read (the line and\n\
-why). See docs/history.md and docs/audit.md.", examples("Examples", audit::AUDIT_EXAMPLES)))]
+shows it. See docs/history.md and docs/audit.md.", &[
+        (EXIT_OK, "every invariant held"),
+        (EXIT_FAILED, "an invariant broke"),
+        (EXIT_BAD_INPUT, "nothing could be read (the line and why), or --to-scenario could not be written"),
+    ]))]
     Audit(audit::AuditArgs),
+    /// Print a completion script for your shell (bash, zsh, fish, powershell, elvish).
+    #[command(after_help = help_tail(examples("Examples", extras::COMPLETION_EXAMPLES), "", &[
+        (EXIT_OK, "the script was printed"),
+        (EXIT_BAD_INPUT, "an unknown shell"),
+    ]))]
+    Completions(extras::CompletionsArgs),
+    /// Write a man page for handshake and one for each subcommand.
+    #[command(after_help = help_tail(examples("Examples", extras::MAN_EXAMPLES), "", &[
+        (EXIT_OK, "the pages were written"),
+        (EXIT_BAD_INPUT, "the folder could not be written (nothing, or only some pages, written: each named)"),
+    ]))]
+    Man(extras::ManArgs),
 }
 
 const EXPLORE_EXAMPLES: &[(&str, &str)] = &[
@@ -176,6 +253,8 @@ pub fn main(cli: Cli) -> i32 {
         Command::Shrink(a) => shrink::main(a),
         Command::Fuzz(a) => fuzz::main(a),
         Command::Audit(a) => audit::main(a),
+        Command::Completions(a) => extras::completions(a),
+        Command::Man(a) => extras::man(a),
     }
 }
 

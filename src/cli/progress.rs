@@ -61,6 +61,13 @@ impl Progress {
         self.done
     }
 
+    /// Takes the bar off the terminal (a sweep stopped before its end).
+    pub fn clear(&self) {
+        if self.bar && self.done < self.total {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+    }
+
     pub fn failed(&self) -> u64 {
         self.failed
     }

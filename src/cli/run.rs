@@ -574,6 +574,7 @@ fn sweep(
         }
     };
     let mut progress = Progress::new(sweep.plays(), "run", a.format == Format::Text);
+    crate::interrupt::install();
     let played = sweep.play(
         |path, seed| reproduce(a, path, seed),
         |s, seed, runs| {
@@ -585,12 +586,41 @@ fn sweep(
         },
     );
     match played {
+        Ok(doc) if crate::interrupt::requested() => {
+            progress.clear();
+            super::sweep::print(&doc, a.format);
+            let resume = sweep.resume_seed(doc.runs);
+            eprintln!(
+                "interrupted: {} of {} runs played ({} failed); resume with:\n  {}",
+                doc.runs,
+                sweep.plays() / if a.check_determinism { 2 } else { 1 },
+                doc.failed.len(),
+                resume_command(resume, doc.seeds.to)
+            );
+            super::EXIT_INTERRUPTED
+        }
         Ok(doc) => super::sweep::print(&doc, a.format),
         Err(e) => {
             eprintln!("error: {e}; the sweep stopped");
             EXIT_FAILED
         }
     }
+}
+
+/// The command line this program was started with, its `--seeds` made
+/// `from..to`: what resumes an interrupted sweep (or fuzz).
+pub fn resume_command(from: u64, to: u64) -> String {
+    let mut words: Vec<String> = std::env::args().collect();
+    let seeds = format!("{from}..{to}");
+    match words.iter().position(|w| w == "--seeds" || w.starts_with("--seeds=")) {
+        Some(k) if words[k] == "--seeds" && k + 1 < words.len() => words[k + 1] = seeds,
+        Some(k) => words[k] = format!("--seeds={seeds}"),
+        None => words.extend(["--seeds".to_string(), seeds]),
+    }
+    if let Some(first) = words.first_mut() {
+        *first = program();
+    }
+    words.iter().skip(1).fold(words[0].clone(), |line, w| line + " " + &shell_word(w))
 }
 
 /// The command that plays this run again: the program as it was started,

@@ -45,14 +45,18 @@ const EXAMPLES: &[(&str, &str)] = &[
 
 /// The command's examples and exit statuses.
 pub fn after_help() -> String {
-    format!(
-        "{}\n\
-Faults, then steps, then teammates are delta-debugged to a 1-minimal set, then simplified (defences back on,\n\
+    super::help_tail(
+        super::examples("Examples", EXAMPLES),
+        "Faults, then steps, then teammates are delta-debugged to a 1-minimal set, then simplified (defences back on,\n\
 fixed latency, earlier times, smaller counts, probability 1); the file written expects what it breaks, and is\n\
 run before it is written. Candidates are played on --jobs threads; the file and the report are the same for any\n\
-number (re-runs are counted as one thread plays them; only the `real` line and fields differ). See docs/shrink.md.\n\
-Exit status: 0 written, 1 the shrunk file did not reproduce (nothing written), 2 bad input or nothing to shrink.",
-        super::examples("Examples", EXAMPLES)
+number (re-runs are counted as one thread plays them; only the `real` line and fields differ). See docs/shrink.md.",
+        &[
+            (super::EXIT_OK, "the shrunk file was written"),
+            (super::EXIT_FAILED, "the shrunk file did not reproduce (nothing written)"),
+            (super::EXIT_BAD_INPUT, "bad input, or nothing to shrink"),
+            (super::EXIT_INTERRUPTED, "interrupted (Ctrl-C): nothing written"),
+        ],
     )
 }
 

@@ -97,7 +97,7 @@ impl<'a> Sweep<'a> {
         let jobs = self.settings.jobs;
         tracing::info!(runs = total, scenarios = scenarios.len(), from, to, shard = ?shard, jobs, "sweep starts");
         let mut count = Count { plays: plan.plays(), done: 0, failed: 0 };
-        self.play_all(|k, runs| {
+        let played = self.play_all(|k, runs| {
             let (s, seed) = plan.run(k);
             seen(&scenarios[s], seed, runs);
             count.add(runs);
@@ -106,14 +106,19 @@ impl<'a> Sweep<'a> {
         let (rows, failed, nondeterministic) = tally.finish();
         Ok(SweepDoc {
             seeds: SeedRange { from, to },
-            runs: total,
+            runs: played,
             failed,
             real_seconds: started.elapsed().as_secs_f64(),
             shard,
             scenarios: rows,
             options: self.settings.options.clone(),
-            determinism: check_determinism.then_some(Determinism { compared: total, nondeterministic }),
+            determinism: check_determinism.then_some(Determinism { compared: played, nondeterministic }),
         })
+    }
+
+    /// After an interrupted sweep that played `runs` runs: the seed to resume from.
+    pub fn resume_seed(&self, runs: u64) -> u64 {
+        self.plan.resume_seed(runs)
     }
 
     /// Plays every run of the plan, each `times` times, on `jobs` threads;
@@ -126,7 +131,10 @@ impl<'a> Sweep<'a> {
     /// hooks that stay on one thread; the files are not read again: a pipe
     /// cannot be) and plays whole runs, each on its own runtime: a run is the
     /// same whichever thread plays it.
-    fn play_all(&self, mut done: impl FnMut(u64, &[Played])) -> Result<(), String> {
+    /// Returns how many runs were played: all of them, or, after Ctrl-C
+    /// (no run is handed out once it is pressed), the runs `0..n` it let
+    /// finish.
+    fn play_all(&self, mut done: impl FnMut(u64, &[Played])) -> Result<u64, String> {
         let Settings { scenarios, sources, .. } = self.settings;
         let plan = self.plan;
         let (plays, times) = (plan.plays(), plan.times());
@@ -139,16 +147,27 @@ impl<'a> Sweep<'a> {
         let jobs = u64::try_from(self.settings.jobs).unwrap_or(u64::MAX).min(plays).max(1);
         if jobs == 1 {
             for k in 0..plan.runs() {
+                if crate::interrupt::requested() {
+                    return Ok(k);
+                }
                 let (s, seed) = plan.run(k);
                 let runs: Vec<Played> = (0..times).map(|_| how.play(&scenarios[s], seed)).collect();
                 done(k, &runs);
             }
-            return Ok(());
+            return Ok(plan.runs());
         }
         let next = AtomicU64::new(0);
         // Takes the next play's number, or none when every play is taken (never
         // counting past the last: a sweep may have `u64::MAX` of them).
-        let take = || next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |i| (i < plays).then_some(i + 1)).ok();
+        // After Ctrl-C nothing more is handed out, and only whole runs were:
+        // the plays of a run are taken one after the other, so the count
+        // stops at a run's first play.
+        let take = || {
+            next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |i| {
+                (i < plays && !(crate::interrupt::requested() && i % times == 0)).then_some(i + 1)
+            })
+            .ok()
+        };
         let mut error = None;
         let ids: Vec<(&str, &str)> = scenarios.iter().map(|s| (s.name.as_str(), s.path.as_str())).collect();
         let (ids, take) = (&ids, &take);
@@ -206,7 +225,10 @@ impl<'a> Sweep<'a> {
                 }
             }
         });
-        error.map_or(Ok(()), Err)
+        match error {
+            Some(e) => Err(e),
+            None => Ok(next.load(Ordering::Relaxed) / times),
+        }
     }
 }
 

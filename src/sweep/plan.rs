@@ -37,8 +37,9 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// The runs of a sweep, numbered from 0 in the order the report lists them:
-/// by scenario, then seed. Run `k` is worked out from `k`, so the plan is the
+/// The runs of a sweep, numbered from 0 seed by seed (every scenario of a
+/// seed, then the next seed), so the runs played when a sweep is stopped
+/// are whole seeds but the last, and it resumes from a seed (`--seeds N..`). Run `k` is worked out from `k`, so the plan is the
 /// same few numbers for ten seeds or for every `u64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
@@ -97,8 +98,15 @@ impl Plan {
 
     /// Run `k`: which scenario (its index), on which seed.
     pub fn run(&self, k: u64) -> (usize, u64) {
-        let (scenario, nth) = (k / self.per_scenario, k % self.per_scenario);
+        let n = self.scenarios.max(1) as u64;
+        let (nth, scenario) = (k / n, k % n);
         (scenario as usize, self.first + nth * self.step)
+    }
+
+    /// The seed to resume from when runs `0..done` have been played: the
+    /// first seed not every scenario has played.
+    pub fn resume_seed(&self, done: u64) -> u64 {
+        self.first + done / self.scenarios.max(1) as u64 * self.step
     }
 }
 

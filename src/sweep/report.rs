@@ -169,12 +169,15 @@ impl SweepDoc {
                 s.index - 1
             );
         }
+        let whole = (self.scenarios.len() as u64).saturating_mul(seeds);
         let _ = writeln!(
             out,
-            "\n{} ({} × {}): {} passed, {} failed  (real {:.2} s)",
+            "\n{} ({}{} × {}{}): {} passed, {} failed  (real {:.2} s)",
             plural(self.runs, "run"),
+            if self.runs < whole { "stopped early, of " } else { "" },
             plural(self.scenarios.len() as u64, "scenario"),
             plural(seeds, "seed"),
+            if self.runs < whole { ": each scenario's row counts the seeds it played" } else { "" },
             self.runs.saturating_sub(self.failed.len() as u64),
             self.failed.len(),
             self.real_seconds

@@ -13,10 +13,18 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn new(scenarios: &[(String, String)], seeds: u64) -> Tally {
+    /// Rows count the seeds as they are played (all of them, unless the
+    /// sweep was interrupted); `_seeds` is how many each will have at most.
+    pub fn new(scenarios: &[(String, String)], _seeds: u64) -> Tally {
         let rows = scenarios
             .iter()
-            .map(|(name, path)| ScenarioRow { name: name.clone(), path: path.clone(), seeds, failed: 0, real_ms: 0.0 })
+            .map(|(name, path)| ScenarioRow {
+                name: name.clone(),
+                path: path.clone(),
+                seeds: 0,
+                failed: 0,
+                real_ms: 0.0,
+            })
             .collect();
         Tally { rows, failed: Vec::new(), nondeterministic: Vec::new() }
     }
@@ -26,6 +34,7 @@ impl Tally {
     pub fn add(&mut self, s: usize, seed: u64, runs: &[Played], replay: impl Fn() -> String) {
         let row = &mut self.rows[s];
         let first = &runs[0];
+        row.seeds += 1;
         row.real_ms += first.real_ms;
         if !first.passed {
             row.failed += 1;

@@ -1,0 +1,49 @@
+//! Issue 24, point 3: Ctrl-C during a sweep. The sweep stops handing out
+//! runs, reports the ones it played, says how to resume, and exits 130.
+
+mod common;
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
+    use std::os::unix::process::ExitStatusExt;
+    for wait_ms in [1500, 4000] {
+        let child = std::process::Command::new(common::binary::bin())
+            .args(["run", "--seeds", "1..2000001", "--jobs", "1"])
+            .current_dir(common::binary::root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+        // SAFETY: sending SIGINT to a child process this test started.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+        }
+        let out = child.wait_with_output().expect("it ends");
+        if out.status.signal() == Some(libc::SIGINT) {
+            // Killed before it installed its handler (a slow start): once more, later.
+            continue;
+        }
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+        assert!(stdout.contains("stopped early, of 46 scenarios × 2000000 seeds"), "{stdout}");
+        let resume = stderr.lines().last().unwrap_or("").trim();
+        assert!(stderr.contains("runs played (0 failed); resume with:"), "{stderr}");
+        let from: u64 = resume
+            .split("--seeds ")
+            .nth(1)
+            .and_then(|r| r.split("..").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
+        assert!(from > 1 && resume.contains(&format!("--seeds {from}..2000001")), "{resume}");
+        return;
+    }
+    panic!("the sweep never got to install its handler");
+}
+
+#[cfg(not(unix))]
+#[test]
+fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
+    eprintln!("skipped: sending SIGINT to a child is a Unix test");
+}

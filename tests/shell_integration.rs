@@ -1,0 +1,79 @@
+//! Issue 24, points 4 and 5: completions and man pages generated from the
+//! command line's one definition, and exit statuses that mean one thing
+//! in every subcommand, each stated in its `--help`.
+
+mod common;
+
+use common::binary::handshake;
+
+const SUBCOMMANDS: [&str; 10] =
+    ["run", "check", "bench", "explore", "merge", "shrink", "fuzz", "audit", "completions", "man"];
+
+#[test]
+fn every_subcommand_states_its_examples_and_exit_statuses() {
+    for sub in SUBCOMMANDS {
+        let help = handshake(&[sub, "--help"]);
+        assert_eq!(help.code, 0, "{sub}: {}", help.stderr);
+        assert!(help.stdout.contains("Examples:"), "{sub} --help has no examples:\n{}", help.stdout);
+        assert!(help.stdout.contains("Exit status:\n  0    "), "{sub} --help states no exit status:\n{}", help.stdout);
+    }
+    let top = handshake(&["--help"]);
+    assert!(top.stdout.contains("3 a search stopped at a bound with nothing found, 130 interrupted"), "{}", top.stdout);
+}
+
+#[test]
+fn a_search_stopped_by_a_bound_exits_3_and_a_whole_one_0() {
+    let file = "scenarios/01-happy-shutdown.toml";
+    let bounded = handshake(&["explore", file, "--max-states", "3"]);
+    assert_eq!(bounded.code, 3, "{}", bounded.stdout);
+    assert!(bounded.stdout.contains("stopped at --max-states"), "{}", bounded.stdout);
+    assert_eq!(handshake(&["explore", file]).code, 0);
+}
+
+#[test]
+fn completion_scripts_are_valid_for_their_shells() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = handshake(&["completions", shell]);
+        assert_eq!(out.code, 0, "{shell}: {}", out.stderr);
+        assert!(out.stdout.contains("explore") && out.stdout.contains("--seeds"), "{shell}: {}", out.stdout);
+    }
+    let script = handshake(&["completions", "bash"]).stdout;
+    let dir = std::env::temp_dir().join(format!("handshake-completions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("handshake.bash");
+    std::fs::write(&path, script).unwrap();
+    match std::process::Command::new("bash").arg("-n").arg(&path).output() {
+        Ok(o) => assert!(o.status.success(), "bash -n: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => eprintln!("skipped `bash -n` on the bash script: no bash here ({e})"),
+    }
+    assert_eq!(handshake(&["completions", "tcsh"]).code, 2, "an unknown shell is bad input");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_man_page_for_every_subcommand_renders() {
+    let dir = std::env::temp_dir().join(format!("handshake-man-{}", std::process::id()));
+    let out = handshake(&["man", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut pages = vec!["handshake.1".to_string()];
+    pages.extend(SUBCOMMANDS.iter().map(|s| format!("handshake-{s}.1")));
+    for page in &pages {
+        let path = dir.join(page);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.starts_with(".ie") || text.contains(".TH"), "{page} is not roff");
+    }
+    let man = std::process::Command::new("man")
+        .arg("-l")
+        .arg(dir.join("handshake-explore.1"))
+        .env("MANWIDTH", "100")
+        .output();
+    match man {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert!(text.contains("handshake-explore") && text.contains("--max-states"), "{text}");
+        }
+        Ok(o) => panic!("man -l failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => eprintln!("skipped rendering with `man -l`: no man here ({e})"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
