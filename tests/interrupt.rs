@@ -42,6 +42,48 @@ fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
     panic!("the sweep never got to install its handler");
 }
 
+/// SIGINT to `args` once it has had `wait_ms` to start; `None` if it was
+/// killed before it installed its handler.
+#[cfg(unix)]
+fn interrupted(args: &[&str], wait_ms: u64) -> Option<(Option<i32>, String, String)> {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-{wait_ms}", std::process::id()));
+    let child = std::process::Command::new(common::binary::bin())
+        .args(args)
+        .args(["--out", dir.to_str().unwrap()])
+        .current_dir(common::binary::root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+    // SAFETY: sending SIGINT to a child process this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().expect("it ends");
+    let _ = std::fs::remove_dir_all(&dir);
+    if out.status.signal() == Some(libc::SIGINT) {
+        return None;
+    }
+    Some((out.status.code(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into()))
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_fuzz_reports_its_finds_and_how_to_resume() {
+    for wait_ms in [2000, 5000] {
+        let Some((code, stdout, stderr)) = interrupted(&["fuzz", "--seeds", "1..1000001"], wait_ms) else { continue };
+        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
+        assert!(stdout.contains("stopped early, of 46 scenarios × 1000000 seeds"), "{stdout}");
+        assert!(stderr.contains("runs played (") && stderr.contains("resume with:"), "{stderr}");
+        let resume = stderr.lines().last().unwrap_or("");
+        assert!(resume.contains("fuzz --seeds ") && resume.contains("..1000001 --out"), "{resume}");
+        return;
+    }
+    panic!("the fuzz never got to install its handler");
+}
+
 #[cfg(not(unix))]
 #[test]
 fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {

@@ -107,59 +107,79 @@ pub fn main(a: FuzzArgs) -> i32 {
         return code;
     }
     let jobs = super::jobs_or_every_core(a.jobs);
-    for (t, stem) in targets.iter().zip(&stems) {
-        for (seed, case) in cases(t, from..to, max_real, jobs) {
-            faults_added += case.faults_added() as u64;
-            steps_added += case.steps_added() as u64;
-            changed += u64::from(case.changed);
-            if !case.refused.is_empty() {
-                bar.clear();
-                eprintln!(
-                    "generator bug: {} seed {seed}: the additions were refused: {}",
-                    t.name,
-                    case.refused.join("; ")
-                );
-                refused.push(case);
-            } else if case.found() {
-                let invariants: std::collections::BTreeSet<&str> =
-                    case.findings.iter().map(|f| f.invariant.as_str()).collect();
-                for i in invariants {
-                    *by_invariant.entry(i.to_string()).or_default() += 1;
-                }
-                *by_scenario.entry(t.path.clone()).or_default() += 1;
-                let (file, reproduce) = match write_finding(&a.out, stem, t, &case) {
-                    Ok(p) => {
-                        let p = p.display().to_string();
-                        let r = format!("handshake run {p} --seed {seed}");
-                        (Some(p), Some(r))
-                    }
-                    Err(e) => {
-                        bar.clear();
-                        eprintln!("error: {e}");
-                        (None, None)
-                    }
-                };
-                let shrunk = match (&file, a.shrink) {
-                    (Some(path), true) => Some(shrink_find(path, seed, jobs)),
-                    _ => None,
-                };
-                let f = Found { case, file, reproduce, shrunk };
-                if text {
-                    bar.clear();
-                    print_found(&f);
-                }
-                found.push(f);
+    crate::interrupt::install();
+    // Seed by seed (in chunks), every scenario of a chunk before the next:
+    // a fuzz stopped by Ctrl-C resumes from a seed.
+    const CHUNK: u64 = 512;
+    let mut played = 0u64;
+    let mut stopped_at = None;
+    'all: for start in (from..to).step_by(CHUNK as usize) {
+        let end = start.saturating_add(CHUNK).min(to);
+        for (t, stem) in targets.iter().zip(&stems) {
+            if crate::interrupt::requested() {
+                stopped_at = Some(start);
+                break 'all;
             }
-            bar.tick(found.len() as u64);
+            for (seed, case) in cases(t, start..end, max_real, jobs) {
+                played += 1;
+                faults_added += case.faults_added() as u64;
+                steps_added += case.steps_added() as u64;
+                changed += u64::from(case.changed);
+                if !case.refused.is_empty() {
+                    bar.clear();
+                    eprintln!(
+                        "generator bug: {} seed {seed}: the additions were refused: {}",
+                        t.name,
+                        case.refused.join("; ")
+                    );
+                    refused.push(case);
+                } else if case.found() {
+                    let invariants: std::collections::BTreeSet<&str> =
+                        case.findings.iter().map(|f| f.invariant.as_str()).collect();
+                    for i in invariants {
+                        *by_invariant.entry(i.to_string()).or_default() += 1;
+                    }
+                    *by_scenario.entry(t.path.clone()).or_default() += 1;
+                    let (file, reproduce) = match write_finding(&a.out, stem, t, &case) {
+                        Ok(p) => {
+                            let p = p.display().to_string();
+                            let r = format!("handshake run {p} --seed {seed}");
+                            (Some(p), Some(r))
+                        }
+                        Err(e) => {
+                            bar.clear();
+                            eprintln!("error: {e}");
+                            (None, None)
+                        }
+                    };
+                    let shrunk = match (&file, a.shrink) {
+                        (Some(path), true) => Some(shrink_find(path, seed, jobs)),
+                        _ => None,
+                    };
+                    let f = Found { case, file, reproduce, shrunk };
+                    if text {
+                        bar.clear();
+                        print_found(&f);
+                    }
+                    found.push(f);
+                }
+                bar.tick(found.len() as u64);
+            }
         }
     }
-    bar.finish();
+    if stopped_at.is_some() {
+        bar.clear();
+    } else {
+        bar.finish();
+    }
+    let total = played;
     let elapsed = started.elapsed().as_secs_f64();
     match a.format {
         Format::Text => {
             println!(
-                "\n{} ({} × {}, {} and {} added): {} with a find, {} refused  (real {:.1} s, {:.0} runs/s)",
+                "\n{} ({}{} × {}, {} and {} added): {} with a find, {} refused  (real {:.1} s, {:.0} runs/s)",
                 plural(total, "run"),
+                if stopped_at.is_some() { "stopped early, of " } else { "" },
                 plural(targets.len() as u64, "scenario"),
                 plural(seeds, "seed"),
                 plural(faults_added, "fault"),
@@ -200,6 +220,16 @@ pub fn main(a: FuzzArgs) -> i32 {
             });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
+    }
+    if let Some(start) = stopped_at {
+        eprintln!(
+            "interrupted: {} of {} runs played ({} with a find); resume with:\n  {}",
+            played,
+            seeds.saturating_mul(targets.len() as u64),
+            found.len(),
+            super::run::resume_command(start, to)
+        );
+        return super::EXIT_INTERRUPTED;
     }
     if found.is_empty() && refused.is_empty() {
         EXIT_OK

@@ -179,7 +179,7 @@ each find is written as a scenario file that `handshake run` replays. See docs/f
         (EXIT_OK, "no find"),
         (EXIT_FAILED, "a find: an invariant broke with every defence on (each written, with its reproduce line)"),
         (EXIT_BAD_INPUT, "bad input (nothing was run)"),
-        INTERRUPTED,
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C): the finds so far are reported, with the command that resumes"),
     ]))]
     Fuzz(fuzz::FuzzArgs),
     /// Judge a history (a run's --trace, or lines another program wrote in that format) with the same oracle.
