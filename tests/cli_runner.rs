@@ -587,8 +587,11 @@ fn explore_plays_a_files_faults_as_a_run_plays_them() {
     handshake(&["explore", "scenarios/03-stalled-teammate-killed.toml"])
         .expect_code(0)
         .stdout_has("1 played as a run plays it");
+    // Without its stall the teammate works on to the depth bound: a search a
+    // bound stopped, with nothing found, exits 3 (issue 24), not 0.
     handshake(&["explore", "scenarios/03-stalled-teammate-killed.toml", "--without-file-faults"])
-        .expect_code(0)
+        .expect_code(3)
+        .stdout_has("stopped at --max-depth")
         .stdout_has("left out");
     // And a file-inbox scenario is explored, its files and reads in the state.
     handshake(&["explore", "scenarios/34-drain-truncate-loses-request.toml"]).expect_code(0).stdout_has("explored");
@@ -618,10 +621,14 @@ const LOSSY_TWO: &str = "name = \"lossy-shutdown-2\"\nabout = \"two teammates, e
     [[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-1\"\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-2\"\n\
     [[step]]\nat = \"6s\"\ndo = \"shutdown\"\nto = \"worker-1\"\n[[step]]\nat = \"6s\"\ndo = \"shutdown\"\nto = \"worker-2\"\n";
 
+/// The JSON report of an explore that found nothing (exit 0, or 3 when a
+/// bound stopped it: the report says which in `stopped_by`).
 fn explore_json(args: &[&str]) -> Value {
     let r = handshake(args);
-    r.expect_code(0);
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()))
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+    let expected = if doc["stopped_by"].is_null() { 0 } else { 3 };
+    assert_eq!(r.code, expected, "wrong exit status for stopped_by {}\n{}", doc["stopped_by"], r.explain());
+    doc
 }
 
 #[test]
@@ -662,7 +669,7 @@ fn explore_stops_at_the_memory_bound_and_says_so() {
     // takes is below what the program holds at the first look.
     let lossy = "scenarios/29-lossy-shutdown-asked-twice.toml";
     handshake(&["explore", lossy, "--drop", "1", "--max-memory", "16MiB"])
-        .expect_code(0)
+        .expect_code(3)
         .stdout_has("(10000 unique)")
         .stdout_has("stopped at --max-memory")
         .stdout_has("no invariant violated within the bounds");

@@ -241,7 +241,8 @@ pub fn main(a: FuzzArgs) -> i32 {
 fn print_found(f: &Found) {
     let c = &f.case;
     let first = &c.findings[0];
-    println!("FOUND  {} seed {}: {} — {}", c.scenario, c.seed, first.invariant, first.detail);
+    let word = super::color::paint("FOUND", super::color::Paint::Fail, super::color::stdout());
+    println!("{word}  {} seed {}: {} — {}", c.scenario, c.seed, first.invariant, first.detail);
     for more in &c.findings[1..] {
         println!("       and {} — {}", more.invariant, more.detail);
     }

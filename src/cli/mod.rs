@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod bench;
 pub mod check;
+pub mod color;
 pub mod explore;
 pub mod extras;
 pub mod fuzz;
@@ -69,6 +70,9 @@ Logs: RUST_LOG=handshake=debug shows the runtime's own events on stderr (runs, w
 stopping); =info only a sweep's progress; =trace every message as well.", examples("Examples", TOP_EXAMPLES))
 )]
 pub struct Cli {
+    /// Colour: auto (a terminal, unless NO_COLOR is set; CLICOLOR_FORCE colours a pipe too), always or never
+    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: color::ColorChoice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -244,6 +248,7 @@ pub fn refuse_zero_jobs(asked: Option<usize>, not_done: &str) -> Option<i32> {
 }
 
 pub fn main(cli: Cli) -> i32 {
+    color::set(cli.color);
     match cli.command {
         Command::Run(a) => run::main(a),
         Command::Check(a) => check::main(a),

@@ -578,7 +578,8 @@ fn sweep(
     let played = sweep.play(
         |path, seed| reproduce(a, path, seed),
         |s, seed, runs| {
-            let failure = (!runs[0].passed).then(|| format!("FAIL  {} seed {seed}: {}", s.name, runs[0].why));
+            let fail = super::color::paint("FAIL", super::color::Paint::Fail, super::color::stderr());
+            let failure = (!runs[0].passed).then(|| format!("{fail}  {} seed {seed}: {}", s.name, runs[0].why));
             progress.tick(failure.as_deref());
             for _ in 1..runs.len() {
                 progress.tick(None);
@@ -730,7 +731,7 @@ fn print_report(r: &Report, a: &RunArgs) {
     let c = &r.counts;
     println!(
         "{}  {:<48} seed {:<4} {:>4} {:<4} {:>3} {:<10} {:>2} ignored {:>2} expired {:>2} refused  {:>8} virtual {:>7.2} ms real",
-        if r.passed { "PASS" } else { "FAIL" },
+        super::color::verdict(r.passed),
         shown(&r.name),
         r.seed,
         c.messages,
@@ -755,11 +756,17 @@ fn print_report(r: &Report, a: &RunArgs) {
                 let how = d.default.map_or_else(|| "ending".to_string(), |x| format!("expiring (default {x})"));
                 println!("      deadlock {} at {formed}, broken at {} by [{by}] {how}", d.cycle(), Millis(at));
             }
-            _ => println!("      DEADLOCKED: {} since {formed}, waiting on {}", d.cycle(), bracketed(&d.requests)),
+            _ => println!(
+                "      {}: {} since {formed}, waiting on {}",
+                super::color::paint("DEADLOCKED", super::color::Paint::Warn, super::color::stdout()),
+                d.cycle(),
+                bracketed(&d.requests)
+            ),
         }
     }
     if let Some(f) = r.failures.first() {
-        println!("      ✗ {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms));
+        let cross = super::color::paint("✗", super::color::Paint::Fail, super::color::stdout());
+        println!("      {cross} {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms));
         if !f.context.is_empty() {
             println!("        what led to it:");
             for line in &f.context {

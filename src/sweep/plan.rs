@@ -134,17 +134,21 @@ mod tests {
     }
 
     #[test]
-    fn runs_are_worked_out_from_their_number_in_report_order() {
+    fn runs_are_worked_out_from_their_number_seed_by_seed() {
         let plan = Plan::new((5, 12), None, 2, 1).unwrap();
         let runs: Vec<(usize, u64)> = (0..plan.runs()).map(|k| plan.run(k)).collect();
-        let expected: Vec<(usize, u64)> = (0..2).flat_map(|s| (5..12).map(move |seed| (s, seed))).collect();
+        let expected: Vec<(usize, u64)> = (5..12).flat_map(|seed| (0..2).map(move |s| (s, seed))).collect();
         assert_eq!(runs, expected);
+        // Stopped after 5 runs (seeds 5, 6 whole, 7 half): it resumes at 7.
+        assert_eq!(plan.resume_seed(5), 7);
+        assert_eq!(plan.resume_seed(4), 7);
         let shard = Shard { index: 2, of: 3 };
         let plan = Plan::new((5, 12), Some(shard), 2, 1).unwrap();
         let runs: Vec<(usize, u64)> = (0..plan.runs()).map(|k| plan.run(k)).collect();
         let mine: Vec<u64> = (5..12).filter(|&s| shard.has(5, s)).collect();
-        let expected: Vec<(usize, u64)> = (0..2).flat_map(|s| mine.iter().map(move |&seed| (s, seed))).collect();
+        let expected: Vec<(usize, u64)> = mine.iter().flat_map(|&seed| (0..2).map(move |s| (s, seed))).collect();
         assert_eq!(runs, expected);
+        assert_eq!(plan.resume_seed(2), mine[1], "a shard resumes on its own seeds");
     }
 
     #[test]

@@ -71,7 +71,9 @@ pub fn bin() -> &'static Path {
 /// Runs `program args` in `dir` with extra environment, RUST_LOG unset unless given.
 pub fn invoke(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Ran {
     let mut c = Command::new(program);
-    c.args(args).current_dir(dir).env_remove("RUST_LOG");
+    // The tests read plain text: a colour forced in the caller's shell must
+    // not reach them (tests/color.rs sets these where it means to).
+    c.args(args).current_dir(dir).env_remove("RUST_LOG").env_remove("CLICOLOR_FORCE").env_remove("NO_COLOR");
     for (k, v) in env {
         c.env(k, v);
     }
