@@ -66,6 +66,7 @@
 pub mod agent;
 pub mod bench;
 pub mod cli;
+pub mod diagnostic;
 pub mod explore;
 pub mod fuzz;
 pub mod history;

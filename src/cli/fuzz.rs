@@ -63,7 +63,7 @@ pub fn main(a: FuzzArgs) -> i32 {
         let text = match crate::scenario::read_file(f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{e}");
+                eprint!("{}", crate::diagnostic::render(&e, crate::diagnostic::stderr_color()));
                 problems += 1;
                 continue;
             }
@@ -71,9 +71,7 @@ pub fn main(a: FuzzArgs) -> i32 {
         match Target::new(&shown, text) {
             Ok(t) => targets.push(t),
             Err(errors) => {
-                for e in &errors {
-                    eprintln!("{e}");
-                }
+                eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
                 problems += errors.len();
             }
         }

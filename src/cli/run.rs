@@ -189,9 +189,7 @@ pub fn main(a: RunArgs) -> i32 {
     let (loaded, errors) = load_all_with_text(&files);
     let (scenarios, sources): (Vec<Scenario>, Vec<(String, String)>) = loaded.into_iter().unzip();
     if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("{e}");
-        }
+        eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
         eprintln!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
         return EXIT_BAD_INPUT;
     }
