@@ -853,10 +853,9 @@ impl Builder<'_> {
         let reason = d.reject_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
         if rejects && reason.is_none() {
             let span = d.on_shutdown.as_ref().map_or(t.span(), |a| a.span());
-            self.err(
-                span,
-                format!("{name} may reject a shutdown but has no `reject_reason`: a rejection must say why"),
-            );
+            self.err(span, format!("{name} may reject a shutdown but has no `reject_reason`"))
+                .label("may reject")
+                .help("a rejection must say why: add reject_reason = \"...\" to this [[teammate]]");
         }
         let mut work = Vec::new();
         for w in &d.work {
