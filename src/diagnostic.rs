@@ -71,20 +71,3 @@ fn cut(x: &crate::scenario::build::Excerpt) -> (String, std::ops::Range<usize>) 
     let shift = before.len();
     (format!("{before}{}{after}", x.text), x.span.start + shift..x.span.end + shift)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scenario::load_str;
-
-    #[test]
-    fn shows_the_line_a_caret_and_the_help() {
-        let long = format!("{}\"", "a".repeat(300));
-        let src = format!("name = \"x\"\n[[teammate]]\nname = \"alice\"\non_shutdwon = \"approve\"\nreject_reason = \"{long}, x = 1 }}\n[[step]]\nat = \"1s\"\n");
-        let src = src.as_str();
-        let errors = load_str("x.toml", src).expect_err("refused");
-        let text = render_all(&errors, false);
-        eprintln!("{text}");
-        assert!(text.contains("x.toml:4:1"), "{text}");
-    }
-}

@@ -36,7 +36,7 @@ const HEAD: &str =
 /// The diagnostic (rustc's layout: `error: ...`, ` --> place`, the line,
 /// its label, `help: ...`) that `located` places, without the file's own
 /// line it quotes: what the reader is told.
-fn diagnostic_at<'a>(stderr: &'a str, located: &str) -> String {
+fn diagnostic_at(stderr: &str, located: &str) -> String {
     let Some(at) = stderr.find(located) else { return String::new() };
     let start = stderr[..at].rfind("error: ").unwrap_or(0);
     let end = stderr[at..].find("\n\n").map_or(stderr.len(), |e| at + e);

@@ -34,7 +34,7 @@ pub struct ScenarioError {
     /// The fix, when there is one: the values allowed, the word probably meant, how to write it.
     pub help: Option<String>,
     /// The line the problem is on, to show it.
-    pub excerpt: Option<Excerpt>,
+    pub excerpt: Option<Box<Excerpt>>,
 }
 
 /// The source line of a problem, cut to a bounded width around it: a file
@@ -405,7 +405,7 @@ impl Builder<'_> {
             message: message.into(),
             label: None,
             help: None,
-            excerpt: Some(self.index.excerpt(span)),
+            excerpt: Some(Box::new(self.index.excerpt(span))),
         });
         self.errors.last_mut().expect("just pushed")
     }

@@ -1112,7 +1112,10 @@ pub(crate) fn guess(word: &str, allowed: &[&str]) -> String {
 
 /// The help for a word outside a closed set: a guess, then the set.
 pub(crate) fn one_of(word: &str, allowed: &[&str]) -> String {
-    format!("{}use one of {}", guess(word, allowed), allowed.join(", "))
+    match allowed {
+        [a, b] => format!("{}use {a} or {b}", guess(word, allowed)),
+        _ => format!("{}use one of {}", guess(word, allowed), allowed.join(", ")),
+    }
 }
 
 /// The allowed key a mistyped one most likely meant: one edit away for a
@@ -1179,7 +1182,9 @@ mod tests {
         let src = "name = 1\n[lead]\non_plan = \"maybe\"\nfeedback = \"no\"\n";
         let (doc, problems) = read(src).expect("TOML");
         assert_eq!(doc.lead.feedback.as_deref(), Some("no"));
-        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        // The message and its help, as a reader is told them.
+        let messages: Vec<String> =
+            problems.iter().map(|p| format!("{}; {}", p.message, p.help.as_deref().unwrap_or(""))).collect();
         assert_eq!(messages.len(), 2, "{messages:?}");
         assert!(messages[0].starts_with("`name` must be text"), "{messages:?}");
         assert!(messages[1].contains("approve, reject or ignore"), "{messages:?}");
