@@ -66,6 +66,8 @@
 pub mod agent;
 pub mod bench;
 pub mod cli;
+pub mod color;
+pub mod diagnostic;
 pub mod explore;
 pub mod fuzz;
 pub mod history;

@@ -33,20 +33,31 @@ fn pos(text: &str, needle: &str) -> (usize, usize) {
 const HEAD: &str =
     "name = \"bad-input\"\nabout = \"A file the loader must refuse.\"\n\n[[teammate]]\nname = \"alice\"\n";
 
+/// The diagnostic (rustc's layout: `error: ...`, ` --> place`, the line,
+/// its label, `help: ...`) that `located` places, without the file's own
+/// line it quotes: what the reader is told.
+fn diagnostic_at(stderr: &str, located: &str) -> String {
+    let Some(at) = stderr.find(located) else { return String::new() };
+    let start = stderr[..at].rfind("error: ").unwrap_or(0);
+    let end = stderr[at..].find("\n\n").map_or(stderr.len(), |e| at + e);
+    let quoted = |l: &str| l.trim_start().split_once(" |").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
+    stderr[start..end].lines().filter(|l| !quoted(l)).collect::<Vec<_>>().join("\n")
+}
+
 /// Writes `text` as a scenario, runs it together with a good bundled file
-/// listed first, and checks: exit 2, nothing run, and stderr names
-/// `path:line:col:` (the position of `marker` in `text`) followed by a
-/// reason containing every one of `reason`.
+/// listed first, and checks: exit 2, nothing run, and stderr has a
+/// diagnostic placed at ` --> path:line:col` (the position of `marker` in
+/// `text`) whose message, label and help hold every one of `reason`.
 fn refused(tag: &str, text: &str, marker: &str, reason: &[&str]) {
     let dir = TempDir::new(tag);
     let file = dir.write(&format!("{tag}.toml"), text);
     let (line, col) = pos(text, marker);
-    let located = format!("{file}:{line}:{col}: ");
+    let located = format!("--> {file}:{line}:{col}\n");
 
     for args in [vec!["run", HAPPY, file.as_str()], vec!["check", file.as_str()]] {
         let r = handshake(&args);
         r.expect_code(2).ran_nothing().stderr_has(&located);
-        let line_text = r.stderr.lines().find(|l| l.starts_with(&located)).unwrap_or_default();
+        let line_text = diagnostic_at(&r.stderr, &located);
         for word in reason {
             assert!(line_text.contains(word), "the reason lacks {word:?}: {line_text:?}\n{}", r.explain());
         }
@@ -224,7 +235,7 @@ fn check_reports_every_problem_of_every_file_first_one_first() {
     let (l1, c1) = pos(&one, "\"soon\"");
     let (l2, c2) = pos(&one, "\"carol\"");
     let (l3, c3) = pos(&two, "on_shutdwon");
-    let wanted = [format!("{a}:{l1}:{c1}: "), format!("{a}:{l2}:{c2}: "), format!("{b}:{l3}:{c3}: ")];
+    let wanted = [format!("--> {a}:{l1}:{c1}\n"), format!("--> {a}:{l2}:{c2}\n"), format!("--> {b}:{l3}:{c3}\n")];
     let found: Vec<usize> = wanted
         .iter()
         .map(|w| r.stderr.find(w.as_str()).unwrap_or_else(|| panic!("stderr lacks {w:?}\n{}", r.explain())))
@@ -540,7 +551,12 @@ fn an_endless_pipe_is_read_to_the_bound_and_refused() {
     let _ = yes.kill();
     let _ = yes.wait();
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("/dev/stdin: a scenario file may be at most 4 MiB, and the pipe gave more"), "{err}");
+    // rustc's layout for a problem at no line: the message, then the file.
+    assert!(
+        err.contains("error: a scenario file may be at most 4 MiB, and the pipe gave more")
+            && err.contains("--> /dev/stdin\n"),
+        "{err}"
+    );
     assert!(err.contains("nothing was run"), "{err}");
 }
 
@@ -554,12 +570,13 @@ fn a_pipe_nobody_writes_to_and_a_socket_are_refused_at_once() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
     let (code, err) = bounded(&["check", &fifo], std::process::Stdio::null(), 10);
     assert_eq!(code, Some(2), "a FIFO with no writer: {err}");
-    assert!(err.contains(&format!("{fifo}: the pipe gave nothing: no program was writing to it")), "{err}");
+    assert!(err.contains("error: the pipe gave nothing: no program was writing to it"), "{err}");
+    assert!(err.contains(&format!("--> {fifo}\n")), "{err}");
     let socket = dir.path("s.toml");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("a socket");
     let (code, err) = bounded(&["run", &socket], std::process::Stdio::null(), 10);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains(&format!("{socket}: this is a socket, not a file")), "{err}");
+    assert!(err.contains("error: this is a socket, not a file") && err.contains(&format!("--> {socket}\n")), "{err}");
     // A pipe with a scenario in it is read as a file is.
     let (mut cat, pipe) = happy_through_a_pipe();
     let (code, err) = bounded(&["run", "/dev/stdin"], pipe, 20);

@@ -20,7 +20,7 @@ fn errors(src: &str) -> Vec<ScenarioError> {
 /// The first error of `HEAD + body`, as `(line, col, message)`.
 fn refuse(body: &str) -> (usize, usize, String) {
     let e = &errors(&format!("{HEAD}{body}"))[0];
-    (e.line, e.col, e.message.clone())
+    (e.line, e.col, e.text())
 }
 
 /// The 1-based line and column of the first `marker` in `src`.
@@ -135,8 +135,8 @@ fn an_error_names_a_large_team_in_a_bounded_line() {
     }
     let e = errors(&src);
     assert_eq!(e.len(), 1000);
-    assert!(e.iter().all(|e| e.message.len() < 400), "{}", e[0]);
-    assert!(e[0].message.contains("100001 agents"), "{}", e[0]);
+    assert!(e.iter().all(|e| e.text().len() < 400), "{}", e[0]);
+    assert!(e[0].text().contains("100001 agents"), "{}", e[0]);
 }
 
 // ------------------------------------------------------------ 10: names and case
@@ -343,7 +343,7 @@ fn no_message_names_a_rust_type_whatever_key_is_wrong() {
             Err(e) => e,
         };
         for e in &errors {
-            if let Some(word) = RUST_WORDS.iter().find(|w| e.message.contains(*w)) {
+            if let Some(word) = RUST_WORDS.iter().find(|w| e.text().contains(*w)) {
                 bad.push(format!("{table} {line}: {word:?} in {e}"));
             }
         }

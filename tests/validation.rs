@@ -12,7 +12,7 @@ fn refuse(body: &str) -> (usize, usize, String) {
         Ok(_) => panic!("should be refused:\n{src}"),
         Err(errors) => {
             let e = &errors[0];
-            (e.line, e.col, e.message.clone())
+            (e.line, e.col, e.text())
         }
     }
 }

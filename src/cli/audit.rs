@@ -91,7 +91,7 @@ pub fn main(a: AuditArgs) -> i32 {
                 (Some(s), None) => format!(", a run of {s}"),
                 _ => String::new(),
             };
-            let word = super::color::verdict(violations.is_empty());
+            let word = crate::color::verdict(violations.is_empty());
             match &from_inboxes {
                 Some(dir) => {
                     let messages =
@@ -123,7 +123,7 @@ pub fn main(a: AuditArgs) -> i32 {
                 );
             }
             for v in &violations {
-                let cross = super::color::paint("✗", super::color::Paint::Fail, super::color::stdout());
+                let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
                 println!("      {cross} invariant {} — {} (at {})", v.invariant, super::shown(&v.detail), v.at);
                 match (v.event, line_of(v.event), v.event.and_then(|i| h.origin.get(i))) {
                     (Some(i), _, Some(at)) => println!("        {at}: {}", h.events[i].describe(&h.names)),

@@ -20,8 +20,8 @@ pub fn main(a: CheckArgs) -> i32 {
         }
     };
     let (ok, errors) = load_all(&files);
-    for e in &errors {
-        eprintln!("{e}");
+    if !errors.is_empty() {
+        eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
     }
     for s in &ok {
         println!("ok    {}  ({})", super::shown(&s.path), super::shown(&s.name));

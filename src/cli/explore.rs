@@ -139,9 +139,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     let scenario = match load_file(&a.path) {
         Ok(s) => s,
         Err(errors) => {
-            for e in &errors {
-                eprintln!("{e}");
-            }
+            eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
             eprintln!("nothing was explored: fix the file above");
             return EXIT_BAD_INPUT;
         }

@@ -70,7 +70,7 @@ pub fn main(a: FuzzArgs) -> i32 {
         let text = match crate::scenario::read_file(f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{e}");
+                eprint!("{}", crate::diagnostic::render(&e, crate::diagnostic::stderr_color()));
                 problems += 1;
                 continue;
             }
@@ -78,9 +78,7 @@ pub fn main(a: FuzzArgs) -> i32 {
         match Target::new(&shown, text) {
             Ok(t) => targets.push(t),
             Err(errors) => {
-                for e in &errors {
-                    eprintln!("{e}");
-                }
+                eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
                 problems += errors.len();
             }
         }
@@ -241,7 +239,7 @@ pub fn main(a: FuzzArgs) -> i32 {
 fn print_found(f: &Found) {
     let c = &f.case;
     let first = &c.findings[0];
-    let word = super::color::paint("FOUND", super::color::Paint::Fail, super::color::stdout());
+    let word = crate::color::paint("FOUND", crate::color::Paint::Fail, crate::color::stdout());
     println!("{word}  {} seed {}: {} — {}", c.scenario, c.seed, first.invariant, first.detail);
     for more in &c.findings[1..] {
         println!("       and {} — {}", more.invariant, more.detail);

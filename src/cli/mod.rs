@@ -1,9 +1,8 @@
-//! The command line: argument definitions and the three commands.
+//! The command line: argument definitions and the subcommands.
 
 pub mod audit;
 pub mod bench;
 pub mod check;
-pub mod color;
 pub mod explore;
 pub mod extras;
 pub mod fuzz;
@@ -72,7 +71,7 @@ stopping); =info only a sweep's progress; =trace every message as well.", exampl
 pub struct Cli {
     /// Colour: auto (a terminal, unless NO_COLOR is set; CLICOLOR_FORCE colours a pipe too), always or never
     #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
-    pub color: color::ColorChoice,
+    pub color: crate::color::ColorChoice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -248,7 +247,7 @@ pub fn refuse_zero_jobs(asked: Option<usize>, not_done: &str) -> Option<i32> {
 }
 
 pub fn main(cli: Cli) -> i32 {
-    color::set(cli.color);
+    crate::color::set(cli.color);
     match cli.command {
         Command::Run(a) => run::main(a),
         Command::Check(a) => check::main(a),

@@ -189,9 +189,7 @@ pub fn main(a: RunArgs) -> i32 {
     let (loaded, errors) = load_all_with_text(&files);
     let (scenarios, sources): (Vec<Scenario>, Vec<(String, String)>) = loaded.into_iter().unzip();
     if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("{e}");
-        }
+        eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
         eprintln!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
         return EXIT_BAD_INPUT;
     }
@@ -578,7 +576,7 @@ fn sweep(
     let played = sweep.play(
         |path, seed| reproduce(a, path, seed),
         |s, seed, runs| {
-            let fail = super::color::paint("FAIL", super::color::Paint::Fail, super::color::stderr());
+            let fail = crate::color::paint("FAIL", crate::color::Paint::Fail, crate::color::stderr());
             let failure = (!runs[0].passed).then(|| format!("{fail}  {} seed {seed}: {}", s.name, runs[0].why));
             progress.tick(failure.as_deref());
             for _ in 1..runs.len() {
@@ -731,7 +729,7 @@ fn print_report(r: &Report, a: &RunArgs) {
     let c = &r.counts;
     println!(
         "{}  {:<48} seed {:<4} {:>4} {:<4} {:>3} {:<10} {:>2} ignored {:>2} expired {:>2} refused  {:>8} virtual {:>7.2} ms real",
-        super::color::verdict(r.passed),
+        crate::color::verdict(r.passed),
         shown(&r.name),
         r.seed,
         c.messages,
@@ -758,14 +756,14 @@ fn print_report(r: &Report, a: &RunArgs) {
             }
             _ => println!(
                 "      {}: {} since {formed}, waiting on {}",
-                super::color::paint("DEADLOCKED", super::color::Paint::Warn, super::color::stdout()),
+                crate::color::paint("DEADLOCKED", crate::color::Paint::Warn, crate::color::stdout()),
                 d.cycle(),
                 bracketed(&d.requests)
             ),
         }
     }
     if let Some(f) = r.failures.first() {
-        let cross = super::color::paint("✗", super::color::Paint::Fail, super::color::stdout());
+        let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
         println!("      {cross} {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms));
         if !f.context.is_empty() {
             println!("        what led to it:");

@@ -111,6 +111,12 @@ pub fn main(a: ShrinkArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    // Loaded here first so that a bad file is shown as every command shows one.
+    if let Err(errors) = crate::scenario::load_str(&shown, &src) {
+        eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
+        eprintln!("nothing was shrunk: fix the file above");
+        return EXIT_BAD_INPUT;
+    }
     let jobs = super::jobs_or_every_core(a.jobs);
     let opts = Options { seed: a.seed, max_runs: a.max_runs, invariant: a.invariant, name: a.name, jobs };
     let s = match shrink(&shown, &src, &opts) {

@@ -18,26 +18,85 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
-/// A bad scenario file: where, and why, in one line.
+/// A bad scenario file: where, what is wrong, and how to fix it. The parts
+/// are kept apart so that a renderer can lay them out as rustc does (see
+/// [`crate::diagnostic`]); `Display` gives them on one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError {
     pub path: String,
+    /// 1-based; 0 when the problem is the whole file (it cannot be read, it is too big).
     pub line: usize,
     pub col: usize,
+    /// What is wrong, in one sentence.
     pub message: String,
+    /// A few words to print under the offending text.
+    pub label: Option<String>,
+    /// The fix, when there is one: the values allowed, the word probably meant, how to write it.
+    pub help: Option<String>,
+    /// The line the problem is on, to show it.
+    pub excerpt: Option<Box<Excerpt>>,
+}
+
+/// The source line of a problem, cut to a bounded width around it: a file
+/// of one long line with many problems must not print the line each time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excerpt {
+    /// The text shown (part of one line, without its line break).
+    pub text: String,
+    /// Bytes of `text` to underline (empty: a caret before the byte).
+    pub span: Range<usize>,
+    /// Whether `text` starts after the line's start, or ends before its end.
+    pub cut_before: bool,
+    pub cut_after: bool,
+}
+
+impl ScenarioError {
+    /// A problem with the whole file, at no line of it.
+    pub fn whole_file(path: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            path: path.to_string(),
+            line: 0,
+            col: 0,
+            message: message.into(),
+            label: None,
+            help: None,
+            excerpt: None,
+        }
+    }
+
+    /// The message and its help as one line: what a one-line report (a log,
+    /// a test) shows.
+    pub fn text(&self) -> String {
+        match &self.help {
+            Some(h) => format!("{}; {h}", self.message),
+            None => self.message.clone(),
+        }
+    }
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line == 0 {
-            write!(f, "{}: {}", self.path, self.message)
+            write!(f, "{}: {}", self.path, self.text())
         } else {
-            write!(f, "{}:{}:{}: {}", self.path, self.line, self.col, self.message)
+            write!(f, "{}:{}:{}: {}", self.path, self.line, self.col, self.text())
         }
     }
 }
 
 impl std::error::Error for ScenarioError {}
+
+impl ScenarioError {
+    pub fn label(&mut self, label: impl Into<String>) -> &mut ScenarioError {
+        self.label = Some(label.into());
+        self
+    }
+
+    pub fn help(&mut self, help: impl Into<String>) -> &mut ScenarioError {
+        self.help = Some(help.into());
+        self
+    }
+}
 
 /// What a file says must hold at the end of a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -191,16 +250,17 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
         all_defences_on: true,
         truncate_drain: false,
         file_mode: false,
+        hidden: std::collections::BTreeSet::new(),
     };
     let (doc, problems) = match file::read(src) {
         Ok(read) => read,
         Err(p) => {
-            b.err(p.span, p.message);
+            b.problem(p);
             return Err(b.errors);
         }
     };
     for p in problems {
-        b.err(p.span, p.message);
+        b.problem(p);
     }
     let scenario = b.build(doc);
     if b.errors.is_empty() {
@@ -223,7 +283,7 @@ pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
     let shown = path.display().to_string();
     read_text(path, limits::MAX_FILE_BYTES as u64).map_err(|e| match e {
         ReadError::TooBig { bytes, .. } => too_big(&shown, bytes),
-        e => ScenarioError { path: shown.clone(), line: 0, col: 0, message: e.to_string() },
+        e => ScenarioError::whole_file(&shown, e.to_string()),
     })
 }
 
@@ -234,14 +294,10 @@ fn too_big(path: &str, bytes: Option<u64>) -> ScenarioError {
         Some(n) => format!("the file is {:.1} MiB; {max}", n as f64 / (1024.0 * 1024.0)),
         None => format!("{max}, and the pipe gave more"),
     };
-    ScenarioError {
-        path: path.to_string(),
-        line: 0,
-        col: 0,
-        message: format!(
-            "{what} (parsing takes up to about 100 times a file's size): for many identical teammates use `count`"
-        ),
-    }
+    ScenarioError::whole_file(
+        path,
+        format!("{what} (parsing takes up to about 100 times a file's size): for many identical teammates use `count`"),
+    )
 }
 
 struct Builder<'a> {
@@ -257,6 +313,9 @@ struct Builder<'a> {
     truncate_drain: bool,
     /// `mailbox = "file"`: file-only faults (torn_write) are allowed.
     file_mode: bool,
+    /// Labels of steps left out for a problem already reported: referring to
+    /// one is not a second problem.
+    hidden: std::collections::BTreeSet<String>,
 }
 
 /// The longest end or cap a file may set: a year as durations are written
@@ -330,9 +389,25 @@ pub fn unissued_id(written: &str) -> RequestId {
 pub const DEFAULT_PLAN_REQUEST: &str = "submit a plan and wait for approval before changing anything";
 
 impl Builder<'_> {
-    fn err(&mut self, span: Range<usize>, message: impl Into<String>) {
+    fn problem(&mut self, p: file::Problem) {
+        let e = self.err(p.span, p.message);
+        e.label = p.label;
+        e.help = p.help;
+    }
+
+    /// Records a problem; the caller may add its label and help to what this returns.
+    fn err(&mut self, span: Range<usize>, message: impl Into<String>) -> &mut ScenarioError {
         let (line, col) = self.index.line_col(span.start);
-        self.errors.push(ScenarioError { path: self.path.to_string(), line, col, message: message.into() });
+        self.errors.push(ScenarioError {
+            path: self.path.to_string(),
+            line,
+            col,
+            message: message.into(),
+            label: None,
+            help: None,
+            excerpt: Some(Box::new(self.index.excerpt(span))),
+        });
+        self.errors.last_mut().expect("just pushed")
     }
 
     /// A duration the file gives, at most `MAX_RUN`: nothing in a run can
@@ -352,7 +427,11 @@ impl Builder<'_> {
             }
             Ok(m) => Some(m),
             Err(e) => {
-                self.err(s.span(), format!("{what}: {e}"));
+                let (message, help) = split_fix(&e);
+                let e = self.err(s.span(), format!("{what}: {message}")).label("not a duration");
+                if let Some(h) = help {
+                    e.help(h);
+                }
                 None
             }
         }
@@ -435,14 +514,19 @@ impl Builder<'_> {
         let mut label_kinds = Labels::new();
         let mut steps = Vec::new();
         let mut last_at = Millis::ZERO;
+        self.hidden.extend(doc.hidden_labels.iter().cloned());
         for s in &doc.steps {
-            if let Some(step) = self.step(s.get_ref().n, s, &team, limit, &mut last_at) {
+            let built = self.step(s.get_ref().n, s, &team, limit, &mut last_at);
+            if built.is_none() {
+                self.hidden.extend(s.get_ref().label.as_ref().map(|l| l.get_ref().clone()));
+            }
+            if let Some(step) = built {
                 if let (Script::Answer { quote: Quote::Label(l), .. }, Some(written)) =
                     (&step.script, &s.get_ref().request)
                 {
                     // An automatic label (`alice/plan/1`) names a request no step made.
                     let automatic = l.split('/').count() == 3;
-                    if !automatic && !label_kinds.contains_key(&**l) {
+                    if !automatic && !label_kinds.contains_key(&**l) && !self.hidden.contains(&**l) {
                         let known: Vec<&str> = label_kinds.keys().map(String::as_str).collect();
                         let message = format!(
                             "step #{}: no step before this one labels a request {l:?} (labels so far: {})",
@@ -520,22 +604,24 @@ impl Builder<'_> {
         if let (Some(e), Some(given)) = (end, &doc.end) {
             let wanted = human(e);
             match cap {
-                None if e > DEFAULT_CAP => self.err(
-                    given.span(),
-                    format!(
-                        "end = {wanted} comes after the default cap ({}): the run would stop there first; \
-                         raise it with cap = \"{wanted}\"",
+                None if e > DEFAULT_CAP => {
+                    let message = format!(
+                        "end = {wanted} comes after the default cap ({}): the run would stop there first",
                         human(DEFAULT_CAP)
-                    ),
-                ),
-                Some(c) if e > c => self.err(
-                    given.span(),
-                    format!(
-                        "end = {wanted} comes after the cap ({}): the run would stop at the cap first; \
-                         raise it to cap = \"{wanted}\" or end earlier",
+                    );
+                    self.err(given.span(), message)
+                        .label("after the cap")
+                        .help(format!("raise it with cap = \"{wanted}\""));
+                }
+                Some(c) if e > c => {
+                    let message = format!(
+                        "end = {wanted} comes after the cap ({}): the run would stop at the cap first",
                         human(c)
-                    ),
-                ),
+                    );
+                    self.err(given.span(), message)
+                        .label("after the cap")
+                        .help(format!("raise it to cap = \"{wanted}\" or end earlier"));
+                }
                 _ => {}
             }
         }
@@ -571,7 +657,12 @@ impl Builder<'_> {
             match d.get_ref().as_str() {
                 "fail" => policy.fail_on_deadlock = true,
                 "allow" => policy.fail_on_deadlock = false,
-                other => self.err(d.span(), format!("deadlocks = {other:?}: use \"fail\" or \"allow\"")),
+                other => {
+                    let help = format!("{}use \"fail\" or \"allow\"", file::guess(other, &["fail", "allow"]));
+                    self.err(d.span(), format!("deadlocks = {other:?} is not a setting"))
+                        .label("unknown setting")
+                        .help(help);
+                }
             }
         }
         policy
@@ -587,7 +678,10 @@ impl Builder<'_> {
                 "memory" => false,
                 "file" => true,
                 other => {
-                    self.err(m.span(), format!("mailbox = {other:?}: use \"memory\" or \"file\""));
+                    let help = format!("{}use \"memory\" or \"file\"", file::guess(other, &["memory", "file"]));
+                    self.err(m.span(), format!("mailbox = {other:?} is not a setting"))
+                        .label("unknown setting")
+                        .help(help);
                     false
                 }
             },
@@ -612,7 +706,12 @@ impl Builder<'_> {
             match d.get_ref().as_str() {
                 "truncate" => m.drain = Drain::ReadThenTruncate,
                 "offset" => m.drain = Drain::CommittedOffset,
-                other => self.err(d.span(), format!("drain = {other:?}: use \"truncate\" or \"offset\"")),
+                other => {
+                    let help = format!("{}use \"truncate\" or \"offset\"", file::guess(other, &["truncate", "offset"]));
+                    self.err(d.span(), format!("drain = {other:?} is not a setting"))
+                        .label("unknown setting")
+                        .help(help);
+                }
             }
         }
         if let Some(d) = &p.inbox_poll {
@@ -754,10 +853,9 @@ impl Builder<'_> {
         let reason = d.reject_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
         if rejects && reason.is_none() {
             let span = d.on_shutdown.as_ref().map_or(t.span(), |a| a.span());
-            self.err(
-                span,
-                format!("{name} may reject a shutdown but has no `reject_reason`: a rejection must say why"),
-            );
+            self.err(span, format!("{name} may reject a shutdown but has no `reject_reason`"))
+                .label("may reject")
+                .help("a rejection must say why: add reject_reason = \"...\" to this [[teammate]]");
         }
         let mut work = Vec::new();
         for w in &d.work {
@@ -806,11 +904,8 @@ impl Builder<'_> {
                 return None;
             }
         };
+        // At least 1: the reader refused 0 with the bound.
         let steps = d.steps.as_ref().map_or(1, |s| *s.get_ref());
-        if steps == 0 {
-            self.err(d.steps.as_ref().map_or(w.span(), |s| s.span()), "`steps` must be at least 1");
-            return None;
-        }
         let step_time = match &d.step_time {
             Some(s) => self.duration(s, "step_time")?,
             None => Millis(100),
@@ -823,10 +918,15 @@ impl Builder<'_> {
         match team.id(s.get_ref()) {
             Some(id) => Some(id),
             None => {
-                self.err(
-                    s.span(),
-                    format!("{what}: no agent is named {:?} (the team is {})", s.get_ref(), team.describe()),
-                );
+                let guess = if team.names.len() <= 1000 {
+                    let names: Vec<&str> = team.names.iter().map(String::as_str).collect();
+                    file::guess(s.get_ref(), &names)
+                } else {
+                    String::new()
+                };
+                self.err(s.span(), format!("{what}: no agent is named {:?}", s.get_ref()))
+                    .label("no such agent")
+                    .help(format!("{guess}the team is {}", team.describe()));
                 None
             }
         }
@@ -869,9 +969,9 @@ impl Builder<'_> {
             "shutdown_response" => Kind::Shutdown,
             "plan_approval_response" => Kind::Plan,
             other => {
-                let message =
-                    format!("step #{n}: an answer's type {other:?}: use shutdown_response or plan_approval_response");
-                self.err(t.span(), message);
+                let message = format!("step #{n}: an answer's type {other:?} is not a response type");
+                let help = file::one_of(other, &["shutdown_response", "plan_approval_response"]);
+                self.err(t.span(), message).label("not a response type").help(help);
                 return None;
             }
         };
@@ -906,10 +1006,10 @@ impl Builder<'_> {
     fn message_type(&mut self, t: &S<String>) -> Option<&'static str> {
         let found = MESSAGE_TYPES.iter().copied().find(|m| *m == t.get_ref());
         if found.is_none() {
-            self.err(
-                t.span(),
-                format!("unknown message type {:?}: use one of {}", t.get_ref(), MESSAGE_TYPES.join(", ")),
-            );
+            let help = file::one_of(t.get_ref(), &MESSAGE_TYPES);
+            self.err(t.span(), format!("unknown message type {:?}", t.get_ref()))
+                .label("unknown message type")
+                .help(help);
         }
         found
     }
@@ -1012,10 +1112,10 @@ impl Builder<'_> {
                 Script::Respawn { to }
             }
             other => {
-                self.err(
-                    d.action.span(),
-                    format!("step #{n}: unknown action {other:?}: use {}", STEP_ACTIONS.join(", ")),
-                );
+                let help = file::one_of(other, &STEP_ACTIONS);
+                self.err(d.action.span(), format!("step #{n}: unknown action {other:?}"))
+                    .label("unknown action")
+                    .help(help);
                 return None;
             }
         };
@@ -1064,20 +1164,22 @@ impl Builder<'_> {
     fn label(&mut self, s: &S<String>, team: &Team, labels: &Labels) -> Option<&'static str> {
         let l = s.get_ref().trim_start_matches('@');
         let kind = self.label_kind(l, team, labels);
-        if kind.is_none() {
+        if kind.is_none() && !self.hidden.contains(l) {
             let known: Vec<String> = labels.keys().take(LISTED + 1).cloned().collect();
             let known = match known.len() {
                 0 => "none".to_string(),
                 n if n > LISTED => format!("{} and {} more", known[..LISTED].join(", "), labels.len() - LISTED),
                 _ => known.join(", "),
             };
-            self.err(
-                s.span(),
-                format!(
-                    "unknown label {:?}: step labels are {known}; automatic ones look like \"alice/plan/1\"",
-                    s.get_ref()
-                ),
-            );
+            let guess = if labels.len() <= 1000 {
+                let names: Vec<&str> = labels.keys().map(String::as_str).collect();
+                file::guess(l, &names)
+            } else {
+                String::new()
+            };
+            self.err(s.span(), format!("unknown label {:?}", s.get_ref()))
+                .label("no such label")
+                .help(format!("{guess}step labels are {known}; automatic ones look like \"alice/plan/1\""));
         }
         kind
     }
@@ -1182,10 +1284,10 @@ impl Builder<'_> {
                         match MESSAGE_TYPES.iter().find(|m| **m == name) {
                             Some(m) => filter.types.push(m),
                             None => {
-                                self.err(
-                                    t.span(),
-                                    format!("unknown message type {name:?}: use one of {}", MESSAGE_TYPES.join(", ")),
-                                );
+                                let help = file::one_of(&name, &MESSAGE_TYPES);
+                                self.err(t.span(), format!("unknown message type {name:?}"))
+                                    .label("unknown message type")
+                                    .help(help);
                                 return;
                             }
                         }
@@ -1229,10 +1331,13 @@ impl Builder<'_> {
                     None | Some("both") => false,
                     Some("one_way") => true,
                     Some(other) => {
+                        let help = format!("{}use \"both\" or \"one_way\"", file::guess(other, &["both", "one_way"]));
                         self.err(
                             d.direction.as_ref().unwrap().span(),
-                            format!("direction {other:?}: use \"both\" or \"one_way\""),
-                        );
+                            format!("direction {other:?} is not a direction"),
+                        )
+                        .label("unknown direction")
+                        .help(help);
                         return;
                     }
                 };
@@ -1240,7 +1345,10 @@ impl Builder<'_> {
                     None | Some("hold") => false,
                     Some("drop") => true,
                     Some(other) => {
-                        self.err(d.mode.as_ref().unwrap().span(), format!("mode {other:?}: use \"hold\" or \"drop\""));
+                        let help = format!("{}use \"hold\" or \"drop\"", file::guess(other, &["hold", "drop"]));
+                        self.err(d.mode.as_ref().unwrap().span(), format!("mode {other:?} is not a mode"))
+                            .label("unknown mode")
+                            .help(help);
                         return;
                     }
                 };
@@ -1323,7 +1431,9 @@ impl Builder<'_> {
                     return;
                 };
                 let m = d.message.as_ref().unwrap();
-                let Some((message, id_label)) = self.forged_message(n, m, team, labels) else { return };
+                let Some((message, id_label)) = self.forged_message(n, m, &d.message_fields, team, labels) else {
+                    return;
+                };
                 timed.push((at, Scheduled::Forge { claimed_from, to, message, id_label }));
             }
             _ => {
@@ -1367,14 +1477,17 @@ impl Builder<'_> {
         &mut self,
         n: usize,
         m: &S<toml::Value>,
+        fields: &[(String, Range<usize>)],
         team: &Team,
         labels: &Labels,
     ) -> Option<(Message, Option<String>)> {
+        // A problem with one field is shown at that field.
+        let at = |key: &str| fields.iter().find(|(k, _)| k == key).map_or(m.span(), |(_, span)| span.clone());
         let mut value = m.get_ref().clone();
         let mut id_label = None;
         if let Some(toml::Value::String(id)) = value.get("request_id").cloned() {
             if let Some(label) = id.strip_prefix('@') {
-                let spanned = S::new(m.span(), id.clone());
+                let spanned = S::new(at("request_id"), id.clone());
                 self.label(&spanned, team, labels)?;
                 id_label = Some(label.to_string());
                 // A placeholder; the real id is filled in when the forgery fires.
@@ -1387,7 +1500,16 @@ impl Builder<'_> {
         match serde_json::from_value::<Message>(json) {
             Ok(msg) => Some((msg, id_label)),
             Err(e) => {
-                self.err(m.span(), format!("fault #{n}: the forged message is not a valid message: {e}"));
+                // serde names the field it missed or did not know in backquotes.
+                let e = e.to_string();
+                let named = e.split('`').nth(1).filter(|k| fields.iter().any(|(f, _)| f == k));
+                let span = named.map_or(m.span(), at);
+                self.err(span, format!("fault #{n}: the forged message is not a valid message: {e}"))
+                    .label(named.map_or("not a message", |_| "this field"))
+                    .help(
+                        "a forged message is written as the wire has it, like { type = \"shutdown_response\", \
+                         request_id = \"@stop-alice\", approve = true }",
+                    );
                 None
             }
         }
@@ -1514,7 +1636,10 @@ impl Builder<'_> {
                 "rejected" => Status::Rejected,
                 "expired" => Status::Expired,
                 other => {
-                    self.err(s.span(), format!("request status {other:?}: use approved, rejected, expired or pending"));
+                    let help = file::one_of(other, &["approved", "rejected", "expired", "pending"]);
+                    self.err(s.span(), format!("request status {other:?} is not a status"))
+                        .label("unknown status")
+                        .help(help);
                     return None;
                 }
             };
@@ -1535,10 +1660,11 @@ impl Builder<'_> {
                     "approved" => GateState::Approved,
                     "rejected" => GateState::Rejected,
                     other => {
-                        self.err(
-                            g.span(),
-                            format!("gate state {other:?}: use not_required, required, pending, approved or rejected"),
-                        );
+                        let help =
+                            file::one_of(other, &["not_required", "required", "pending", "approved", "rejected"]);
+                        self.err(g.span(), format!("gate state {other:?} is not a gate state"))
+                            .label("unknown gate state")
+                            .help(help);
                         return None;
                     }
                 };
@@ -1556,7 +1682,10 @@ impl Builder<'_> {
                 "killed" => RosterStatus::Killed,
                 "crashed" => RosterStatus::Crashed,
                 other => {
-                    self.err(s.span(), format!("teammate status {other:?}: use working, waiting_approval, idle, shutdown, killed or crashed"));
+                    let statuses = ["working", "waiting_approval", "idle", "shutdown", "killed", "crashed"];
+                    self.err(s.span(), format!("teammate status {other:?} is not a status"))
+                        .label("unknown status")
+                        .help(file::one_of(other, &statuses));
                     return None;
                 }
             };
@@ -1572,7 +1701,10 @@ impl Builder<'_> {
                 "partial" => FileExpect::Partial,
                 "absent" => FileExpect::Absent,
                 other => {
-                    self.err(s.span(), format!("file state {other:?}: use complete, partial or absent"));
+                    let help = file::one_of(other, &["complete", "partial", "absent"]);
+                    self.err(s.span(), format!("file state {other:?} is not a file state"))
+                        .label("unknown state")
+                        .help(help);
                     return None;
                 }
             };
@@ -1585,7 +1717,10 @@ impl Builder<'_> {
                     Some(reason) => Some(reason),
                     None => {
                         let names: Vec<&str> = Reason::ALL.iter().map(|r| r.as_str()).collect();
-                        self.err(r.span(), format!("reason {:?}: use {}", r.get_ref(), names.join(", ")));
+                        let help = file::one_of(r.get_ref(), &names);
+                        self.err(r.span(), format!("reason {:?} is not a reason", r.get_ref()))
+                            .label("unknown reason")
+                            .help(help);
                         return None;
                     }
                 },
@@ -1596,7 +1731,10 @@ impl Builder<'_> {
             if let Some(r) = &d.rule {
                 if !SendError::ALL.iter().any(|e| e.rule() == r.get_ref()) {
                     let names: Vec<&str> = SendError::ALL.iter().map(|e| e.rule()).collect();
-                    self.err(r.span(), format!("rule {:?}: use one of {}", r.get_ref(), names.join(", ")));
+                    let help = file::one_of(r.get_ref(), &names);
+                    self.err(r.span(), format!("rule {:?} is not a rule", r.get_ref()))
+                        .label("unknown rule")
+                        .help(help);
                     return None;
                 }
             }
@@ -1654,7 +1792,10 @@ impl Builder<'_> {
             Some(i) => Some(Expect::Violation(i)),
             None => {
                 let names: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
-                self.err(v.span(), format!("unknown invariant {:?}: use one of {}", v.get_ref(), names.join(", ")));
+                let help = file::one_of(v.get_ref(), &names);
+                self.err(v.span(), format!("unknown invariant {:?}", v.get_ref()))
+                    .label("unknown invariant")
+                    .help(help);
                 None
             }
         }
@@ -1691,6 +1832,61 @@ impl<'a> LineIndex<'a> {
         let (start, ascii) = self.starts[line - 1];
         let col = if ascii { offset - start } else { self.src.get(start..offset).map_or(0, |s| s.chars().count()) };
         (line, col + 1)
+    }
+}
+
+/// How much of a long line a problem shows, in characters before and after its start.
+const SHOWN_BEFORE: usize = 60;
+const SHOWN_AFTER: usize = 100;
+
+impl LineIndex<'_> {
+    /// The line `span` starts on, cut to a bounded width around it, with
+    /// `span` clipped to that line. A character that would drive the
+    /// terminal or reverse the text is shown as U+FFFD.
+    pub fn excerpt(&self, span: Range<usize>) -> Excerpt {
+        let start = span.start.min(self.src.len());
+        let line = self.starts.partition_point(|(s, _)| *s <= start);
+        let line_start = self.starts[line - 1].0;
+        let line_end = self.starts.get(line).map_or(self.src.len(), |(next, _)| next - 1);
+        let text = &self.src[line_start..line_end];
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        let (start, end) = (start - line_start, span.end.clamp(start, line_start + text.len()) - line_start);
+        let mut out = Excerpt { text: String::new(), span: 0..0, cut_before: false, cut_after: false };
+        let before = text[..start].chars().count();
+        for (n, (i, c)) in text.char_indices().enumerate() {
+            if n + SHOWN_BEFORE < before {
+                out.cut_before = true;
+                continue;
+            }
+            if n > before + SHOWN_AFTER {
+                out.cut_after = true;
+                break;
+            }
+            if i == start {
+                out.span.start = out.text.len();
+            }
+            if i == end {
+                out.span.end = out.text.len();
+            }
+            out.text.push(if crate::input::hidden(c) { '\u{fffd}' } else { c });
+        }
+        if start >= text.len() {
+            out.span.start = out.text.len();
+        }
+        if end >= text.len() || out.cut_after && out.span.end < out.span.start {
+            out.span.end = out.text.len();
+        }
+        out.span.end = out.span.end.max(out.span.start);
+        out
+    }
+}
+
+/// A message that carries its fix after a colon (`"x" is not a duration:
+/// write a number and a unit, ...`), as its two parts.
+fn split_fix(text: &str) -> (&str, Option<&str>) {
+    match text.split_once(": ") {
+        Some((message, fix)) => (message, Some(fix)),
+        None => (text, None),
     }
 }
 

@@ -51,7 +51,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> std
 }
 
 fn whole_file(p: &Path, message: String) -> ScenarioError {
-    ScenarioError { path: p.display().to_string(), line: 0, col: 0, message }
+    ScenarioError::whole_file(&p.display().to_string(), message)
 }
 
 /// Loads every file, collecting every error of every file.

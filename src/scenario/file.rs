@@ -66,6 +66,9 @@ pub struct FileDoc {
     pub steps: Vec<S<StepDoc>>,
     pub faults: Vec<S<FaultDoc>>,
     pub expects: Vec<S<ExpectDoc>>,
+    /// The labels of steps left out for a problem already reported: a
+    /// reference to one is not reported again as unknown.
+    pub hidden_labels: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -180,6 +183,9 @@ pub struct FaultDoc {
     /// Partition: `"hold"` (default: messages wait until it heals) or `"drop"`.
     pub mode: Option<S<String>>,
     pub message: Option<S<toml::Value>>,
+    /// Where each of the forged message's values is, by key, so that a
+    /// problem with one points at it.
+    pub message_fields: Vec<(String, Range<usize>)>,
     /// `junk_line`: the line written.
     pub text: Option<S<String>>,
 }
@@ -216,19 +222,37 @@ pub struct ExpectDoc {
     pub of_type: Option<S<String>>,
 }
 
-/// One thing wrong with a file, where it is.
+/// One thing wrong with a file, where it is, and how to fix it when that can be said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     pub span: Range<usize>,
     pub message: String,
+    pub label: Option<String>,
+    pub help: Option<String>,
+}
+
+impl Problem {
+    fn new(span: Range<usize>, message: impl Into<String>) -> Problem {
+        Problem { span, message: message.into(), label: None, help: None }
+    }
+
+    fn label(&mut self, label: impl Into<String>) -> &mut Problem {
+        self.label = Some(label.into());
+        self
+    }
+
+    fn help(&mut self, help: impl Into<String>) -> &mut Problem {
+        self.help = Some(help.into());
+        self
+    }
 }
 
 /// Reads a file. A file that is not TOML is one problem (`Err`); otherwise
 /// every problem found is returned alongside what could be read.
 pub fn read(src: &str) -> Result<(FileDoc, Vec<Problem>), Problem> {
     let doc = DeTable::parse(src)
-        .map_err(|e| Problem { span: e.span().unwrap_or(0..0), message: e.message().trim().replace('\n', " ") })?;
-    let mut r = Reader { src, problems: Vec::new() };
+        .map_err(|e| Problem::new(e.span().unwrap_or(0..0), e.message().trim().replace('\n', " ")))?;
+    let mut r = Reader { src, problems: Vec::new(), hidden_labels: Vec::new() };
     let file = r.file(doc.into_inner());
     Ok((file, r.problems))
 }
@@ -347,11 +371,13 @@ impl<'i> Fields<'i> {
 struct Reader<'s> {
     src: &'s str,
     problems: Vec<Problem>,
+    hidden_labels: Vec<String>,
 }
 
 impl Reader<'_> {
-    fn problem(&mut self, span: Range<usize>, message: impl Into<String>) {
-        self.problems.push(Problem { span, message: message.into() });
+    fn problem(&mut self, span: Range<usize>, message: impl Into<String>) -> &mut Problem {
+        self.problems.push(Problem::new(span, message));
+        self.problems.last_mut().expect("just pushed")
     }
 
     /// A value as the file wrote it, short enough for a message.
@@ -369,17 +395,19 @@ impl Reader<'_> {
         }
     }
 
-    fn wrong(&mut self, v: &Value<'_>, key: &str, want: &str) {
+    fn wrong(&mut self, v: &Value<'_>, key: &str, want: &str) -> &mut Problem {
         let message = format!("`{key}` must be {want}, not {}", self.shown(v));
-        self.problem(v.span(), message);
+        let found = format!("found {}", kind_of(v.get_ref()));
+        self.problem(v.span(), message).label(found)
     }
 
     /// Reports the keys nobody took, with the keys `place` takes.
     fn leftover(&mut self, f: Fields<'_>, place: &str, allowed: &[&str]) {
         for (key, _) in f.map {
-            let guess = closest(key.get_ref(), allowed).map(|g| format!(" (did you mean `{g}`?)")).unwrap_or_default();
-            let message = format!("unknown field `{}` in {place}{guess}: use {}", key.get_ref(), allowed.join(", "));
-            self.problem(key.span(), message);
+            let guess = closest(key.get_ref(), allowed).map(|g| format!("did you mean `{g}`? ")).unwrap_or_default();
+            let message = format!("unknown field `{}` in {place}", key.get_ref());
+            let help = format!("{guess}{place} takes {}", allowed.join(", "));
+            self.problem(key.span(), message).label("unknown field").help(help);
         }
     }
 
@@ -418,44 +446,62 @@ impl Reader<'_> {
         match v.get_ref() {
             DeValue::Boolean(b) => Some(*b),
             _ => {
-                self.wrong(&v, key, "true or false");
+                self.wrong(&v, key, "a boolean, `true` or `false`")
+                    .help(format!("write {key} = true or {key} = false, without quotes"));
                 None
             }
         }
     }
 
-    /// A whole number from 0 to `max`; `bound` says what a larger one asks
-    /// for, when the limit is ours rather than the number type's.
-    fn whole(&mut self, v: Option<Value<'_>>, key: &str, max: u64, bound: Option<&str>) -> Option<S<u64>> {
+    /// A whole number from `min` to `max`; `bound` says what a larger one
+    /// asks for, when the limit is ours rather than the number type's. Every
+    /// number below `min`, zero or negative, is refused in the same words.
+    fn whole(&mut self, v: Option<Value<'_>>, key: &str, min: u64, max: u64, bound: Option<&str>) -> Option<S<u64>> {
         let v = v?;
+        let want = format!("a whole number from {min} to {max}");
         let n = match v.get_ref() {
             DeValue::Integer(i) => i128::from_str_radix(i.as_str(), i.radix()).ok(),
             _ => {
-                self.wrong(&v, key, &format!("a whole number from 0 to {max}"));
+                self.wrong(&v, key, &want);
                 return None;
             }
         };
         match (n, bound) {
-            (Some(n), _) if (0..=max as i128).contains(&n) => Some(Spanned::new(v.span(), n as u64)),
-            (Some(n), _) if n < 0 => {
-                self.wrong(&v, key, &format!("a whole number from 0 to {max}"));
+            (Some(n), _) if (min as i128..=max as i128).contains(&n) => Some(Spanned::new(v.span(), n as u64)),
+            (Some(n), _) if n < min as i128 => {
+                let message = format!("`{key}` must be {want}, not {}", self.shown(&v));
+                let label = if min == 0 { "below zero".to_string() } else { format!("less than {min}") };
+                self.problem(v.span(), message).label(label);
                 None
             }
             (_, Some(what)) => {
                 let message =
                     format!("`{key}` = {} is more than a file may ask for: at most {max} {what}", self.shown(&v));
-                self.problem(v.span(), message);
+                self.problem(v.span(), message).label(format!("more than {max}"));
                 None
             }
             (_, None) => {
-                self.wrong(&v, key, &format!("a whole number from 0 to {max}"));
+                let message = format!("`{key}` must be {want}, not {}", self.shown(&v));
+                self.problem(v.span(), message).label(format!("more than {max}"));
                 None
             }
         }
     }
 
     fn small(&mut self, v: Option<Value<'_>>, key: &str, max: u64, bound: Option<&str>) -> Option<S<u32>> {
-        self.whole(v, key, max.min(u32::MAX as u64), bound).map(|n| Spanned::new(n.span(), n.into_inner() as u32))
+        self.small_from(v, key, 0, max, bound)
+    }
+
+    fn small_from(
+        &mut self,
+        v: Option<Value<'_>>,
+        key: &str,
+        min: u64,
+        max: u64,
+        bound: Option<&str>,
+    ) -> Option<S<u32>> {
+        let max = max.min(u32::MAX as u64);
+        self.whole(v, key, min, max, bound).map(|n| Spanned::new(n.span(), n.into_inner() as u32))
     }
 
     fn number(&mut self, v: Option<Value<'_>>, key: &str) -> Option<S<f64>> {
@@ -514,8 +560,14 @@ impl Reader<'_> {
             match item.get_ref() {
                 DeValue::String(s) if one(s).is_some() => out.extend(one(s)),
                 _ => {
-                    let message = format!("`{key}` = {}: an answer is {ANSWERS}", self.shown(item));
-                    self.problem(item.span(), message);
+                    let message = format!("`{key}` = {} is not an answer", self.shown(item));
+                    let guess = match item.get_ref() {
+                        DeValue::String(s) => guess(s, &["approve", "reject", "ignore"]),
+                        _ => String::new(),
+                    };
+                    self.problem(item.span(), message)
+                        .label("not an answer")
+                        .help(format!("{guess}an answer is {ANSWERS}"));
                     return None;
                 }
             }
@@ -557,13 +609,13 @@ impl Reader<'_> {
         let mut f = Fields { span: 0..0, map };
         let name = f.take("name");
         if name.is_none() {
-            self.problem(0..0, "the file needs a `name`, like name = \"my-scenario\"");
+            self.problem(0..0, "the file needs a `name`").help("add one at the top, like name = \"my-scenario\"");
         }
         let name = self.text(name, "name");
         let about = f.take("about");
         let about = self.text(about, "about");
         let seed = f.take("seed");
-        let seed = self.whole(seed, "seed", u64::MAX, None).map(|s| s.into_inner());
+        let seed = self.whole(seed, "seed", 0, u64::MAX, None).map(|s| s.into_inner());
         let end = f.take("end");
         let end = self.duration(end, "end");
         let cap = f.take("cap");
@@ -595,7 +647,8 @@ impl Reader<'_> {
         let expect = f.take("expect");
         let expects = self.entries(expect, "expect", MAX_EXPECTS).into_iter().filter_map(|e| self.expect(e)).collect();
         self.leftover(f, "the file's top level", TOP_KEYS);
-        FileDoc { name, about, seed, end, cap, policy, lead, teammates, steps, faults, expects }
+        let hidden_labels = std::mem::take(&mut self.hidden_labels);
+        FileDoc { name, about, seed, end, cap, policy, lead, teammates, steps, faults, expects, hidden_labels }
     }
 
     fn policy(&mut self, v: Value<'_>) -> PolicyDoc {
@@ -651,8 +704,10 @@ impl Reader<'_> {
             DeValue::String(s) => match words.iter().find(|(w, _)| w == s) {
                 Some((_, t)) => Some(*t),
                 None => {
-                    let message = format!("`{key}` = {}: use {want}", self.shown(&v));
-                    self.problem(v.span(), message);
+                    let message = format!("`{key}` = {} is not one of its settings", self.shown(&v));
+                    let allowed: Vec<&str> = words.iter().map(|(w, _)| *w).collect();
+                    let help = format!("{}use {want}", guess(s, &allowed));
+                    self.problem(v.span(), message).label("unknown setting").help(help);
                     None
                 }
             },
@@ -711,7 +766,9 @@ impl Reader<'_> {
     fn teammate(&mut self, mut f: Fields<'_>) -> Option<S<TeammateDoc>> {
         let name = f.take("name");
         if name.is_none() {
-            self.problem(f.span.clone(), "a [[teammate]] needs a `name`, like name = \"alice\"");
+            self.problem(f.span.clone(), "a [[teammate]] needs a `name`")
+                .label("no `name`")
+                .help("add one, like name = \"alice\"");
         }
         let name = self.text(name, "name");
         let work = match f.take("work") {
@@ -730,7 +787,7 @@ impl Reader<'_> {
             self.text(f.take("plan"), "plan").map(|s| s.into_inner()),
             self.small(max_revisions, "max_revisions", MAX_REVISIONS, Some("revisions of a plan"))
                 .map(|n| n.into_inner()),
-            self.small(count, "count", MAX_TEAMMATES, Some("teammates in a team")),
+            self.small_from(count, "count", 1, MAX_TEAMMATES, Some("teammates in a team")),
         );
         let span = f.span.clone();
         self.leftover(f, "[[teammate]]", TEAMMATE_KEYS);
@@ -779,7 +836,7 @@ impl Reader<'_> {
                 edit: self.text(f.take("edit"), "edit").map(|s| s.into_inner()),
                 shell: self.text(f.take("shell"), "shell").map(|s| s.into_inner()),
                 read: self.text(f.take("read"), "read").map(|s| s.into_inner()),
-                steps: self.small(steps, "steps", MAX_ITEM_STEPS, Some("steps per work item")),
+                steps: self.small_from(steps, "steps", 1, MAX_ITEM_STEPS, Some("steps per work item")),
                 step_time: self.duration(step_time, "step_time"),
             };
             let span = f.span.clone();
@@ -797,7 +854,10 @@ impl Reader<'_> {
         let action = f.take("do");
         for (key, missing) in [("at", at.is_none()), ("do", action.is_none())] {
             if missing {
-                self.problem(f.span.clone(), format!("step #{n} needs `{key}`"));
+                let like = if key == "at" { "at = \"1s\"" } else { "do = \"shutdown\"" };
+                self.problem(f.span.clone(), format!("step #{n} needs `{key}`"))
+                    .label(format!("no `{key}`"))
+                    .help(format!("add it, like {like}"));
             }
         }
         let at = self.duration(at, "at");
@@ -823,6 +883,9 @@ impl Reader<'_> {
         let span = f.span.clone();
         self.leftover(f, &format!("step #{n}"), STEP_KEYS);
         let (to, from, label, reason, plan, text) = doc;
+        if self.problems.len() > before {
+            self.hidden_labels.extend(label.as_ref().map(|l| l.get_ref().clone()));
+        }
         let (message_type, request, request_id, approve) = answer;
         let doc = StepDoc {
             n,
@@ -846,14 +909,16 @@ impl Reader<'_> {
         let before = self.problems.len();
         let kind = f.take("kind");
         if kind.is_none() {
-            let message = format!("fault #{n} needs a `kind`: one of {}", FAULT_KINDS.join(", "));
-            self.problem(f.span.clone(), message);
+            let message = format!("fault #{n} needs a `kind`");
+            let help = format!("add kind = \"...\", one of {}", FAULT_KINDS.join(", "));
+            self.problem(f.span.clone(), message).label("no `kind`").help(help);
         }
         let kind = self.string(kind, "kind", &format!("a kind in quotes: one of {}", FAULT_KINDS.join(", ")));
         let known = kind.as_ref().filter(|k| FAULT_KINDS.contains(&k.get_ref().as_str())).map(|k| k.get_ref().clone());
         if let Some(k) = kind.as_ref().filter(|_| known.is_none()) {
-            let message = format!("fault #{n}: unknown kind {:?}: use one of {}", k.get_ref(), FAULT_KINDS.join(", "));
-            self.problem(k.span(), message);
+            let message = format!("fault #{n}: unknown kind {:?}", k.get_ref());
+            let help = one_of(k.get_ref(), FAULT_KINDS);
+            self.problem(k.span(), message).label("unknown fault kind").help(help);
         }
         // Keys of another kind are named as such; keys of no kind are unknown.
         let mut stray_keys = false;
@@ -867,18 +932,17 @@ impl Reader<'_> {
                 .collect();
             for key in stray {
                 if let Some((kspan, _)) = f.map.remove_entry(key.as_str()) {
-                    let message = format!(
-                        "fault #{n} ({k}): `{key}` does not apply to a {k} fault, which takes {}",
-                        takes.join(", ")
-                    );
-                    self.problem(kspan.span(), message);
+                    let message = format!("fault #{n} ({k}): `{key}` does not apply to a {k} fault");
+                    let help = format!("a {k} fault takes {}", takes.join(", "));
+                    self.problem(kspan.span(), message).label("not for this kind").help(help);
                     stray_keys = true;
                 }
             }
         }
         let count = f.take("count");
         let probability = f.take("probability");
-        let message = f.take("message").and_then(|v| self.forged(v));
+        let mut message_fields = Vec::new();
+        let message = f.take("message").and_then(|v| self.forged(v, &mut message_fields));
         let doc = FaultDoc {
             n,
             kind: kind.unwrap_or_else(|| Spanned::new(f.span.clone(), String::new())),
@@ -902,6 +966,7 @@ impl Reader<'_> {
             direction: self.text(f.take("direction"), "direction"),
             mode: self.text(f.take("mode"), "mode"),
             message,
+            message_fields,
             text: self.text(f.take("text"), "text"),
         };
         let span = f.span.clone();
@@ -910,13 +975,22 @@ impl Reader<'_> {
     }
 
     /// A forged message is any TOML table; the protocol's own parser judges
-    /// it once the fault is built.
-    fn forged(&mut self, v: Value<'_>) -> Option<S<toml::Value>> {
+    /// it once the fault is built. The values a message's fields take are
+    /// checked here first, each at its own place.
+    fn forged(&mut self, v: Value<'_>, fields: &mut Vec<(String, Range<usize>)>) -> Option<S<toml::Value>> {
         const LIKE: &str =
             "a table, like { type = \"shutdown_response\", request_id = \"@stop-alice\", approve = true }";
         let span = v.span();
-        if !matches!(v.get_ref(), DeValue::Table(_)) {
+        let DeValue::Table(table) = v.get_ref() else {
             self.wrong(&v, "message", LIKE);
+            return None;
+        };
+        let before = self.problems.len();
+        for (key, value) in table.iter() {
+            fields.push((key.get_ref().to_string(), value.span()));
+            self.forged_field(key.get_ref(), value);
+        }
+        if self.problems.len() > before {
             return None;
         }
         match toml::Value::deserialize(ValueDeserializer::from(v)) {
@@ -925,6 +999,45 @@ impl Reader<'_> {
                 self.problem(span, format!("`message`: {}", e.message().trim().replace('\n', " ")));
                 None
             }
+        }
+    }
+
+    /// One field of a forged message, as the wire takes it.
+    fn forged_field(&mut self, key: &str, v: &Value<'_>) {
+        let field = format!("message.{key}");
+        match (key, v.get_ref()) {
+            ("approve", DeValue::Boolean(_)) | ("deadline", DeValue::Integer(_)) => {}
+            ("approve", _) => {
+                self.wrong(v, &field, "a boolean, `true` or `false`")
+                    .help("write approve = true or approve = false, without quotes");
+            }
+            ("deadline", _) => {
+                self.wrong(v, &field, "a whole number of milliseconds").help("write deadline = 60000 for one minute");
+            }
+            ("type", DeValue::String(t)) if !crate::protocol::message::MESSAGE_TYPES.contains(&&**t) => {
+                let message = format!("`{field}` = {} is not a message type", self.shown(v));
+                let help = one_of(t, &crate::protocol::message::MESSAGE_TYPES);
+                self.problem(v.span(), message).label("unknown message type").help(help);
+            }
+            ("request_id", DeValue::String(id)) if !id.starts_with('@') && uuid::Uuid::parse_str(id).is_err() => {
+                let message = format!("`{field}` = {} is not a request id", self.shown(v));
+                self.problem(v.span(), message).label("neither a UUID nor @label").help(format!(
+                    "to quote a request of this file, write its label after an `@`: request_id = \"@{id}\"; \
+                     an id of no request here is a UUID, like \"{}\"",
+                    uuid::Uuid::nil()
+                ));
+            }
+            ("type" | "request_id" | "reason" | "feedback" | "plan" | "text", DeValue::String(_)) => {}
+            ("type" | "request_id" | "reason" | "feedback" | "plan" | "text", _) => {
+                let help = if key == "request_id" {
+                    "quote it: a request's label after an `@`, like request_id = \"@stop-alice\", or a UUID"
+                } else {
+                    "put it in quotes"
+                };
+                self.wrong(v, &field, "text in quotes").help(help);
+            }
+            // Anything else is the protocol parser's to judge.
+            _ => {}
         }
     }
 
@@ -976,6 +1089,32 @@ impl Reader<'_> {
     /// `to = 1` is not also "missing `to`").
     fn whole_entry<T>(&self, before: usize, span: Range<usize>, doc: T) -> Option<S<T>> {
         (self.problems.len() == before).then(|| Spanned::new(span, doc))
+    }
+}
+
+/// What a TOML value is, in a file author's words.
+fn kind_of(v: &DeValue<'_>) -> &'static str {
+    match v {
+        DeValue::String(_) => "text in quotes",
+        DeValue::Integer(_) => "a whole number",
+        DeValue::Float(_) => "a number with a fraction",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date",
+        DeValue::Array(_) => "a list",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+/// "did you mean `x`? " when a word is a near miss of an allowed one, or nothing.
+pub(crate) fn guess(word: &str, allowed: &[&str]) -> String {
+    closest(word, allowed).map(|g| format!("did you mean `{g}`? ")).unwrap_or_default()
+}
+
+/// The help for a word outside a closed set: a guess, then the set.
+pub(crate) fn one_of(word: &str, allowed: &[&str]) -> String {
+    match allowed {
+        [a, b] => format!("{}use {a} or {b}", guess(word, allowed)),
+        _ => format!("{}use one of {}", guess(word, allowed), allowed.join(", ")),
     }
 }
 
@@ -1043,7 +1182,9 @@ mod tests {
         let src = "name = 1\n[lead]\non_plan = \"maybe\"\nfeedback = \"no\"\n";
         let (doc, problems) = read(src).expect("TOML");
         assert_eq!(doc.lead.feedback.as_deref(), Some("no"));
-        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        // The message and its help, as a reader is told them.
+        let messages: Vec<String> =
+            problems.iter().map(|p| format!("{}; {}", p.message, p.help.as_deref().unwrap_or(""))).collect();
         assert_eq!(messages.len(), 2, "{messages:?}");
         assert!(messages[0].starts_with("`name` must be text"), "{messages:?}");
         assert!(messages[1].contains("approve, reject or ignore"), "{messages:?}");

@@ -122,7 +122,7 @@ impl SweepDoc {
             let _ = writeln!(
                 out,
                 "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
-                crate::cli::color::verdict(r.failed == 0),
+                crate::color::verdict(r.failed == 0),
                 shown(&r.name),
                 r.seeds.saturating_sub(r.failed),
                 r.seeds,
