@@ -2,7 +2,7 @@
 //! run. `cargo bench` prints each case's time per run of 1,000,000 handshakes and
 //! the throughput in handshakes per second.
 //!
-//! Cases (see README, "Performance"):
+//! Cases (see docs/performance.md):
 //! 1. one teammate, sequential handshakes through the full protocol;
 //! 2. 1,000 teammates, all in flight at once;
 //! 3. 10,000 requests in flight with deadlines armed (1,000 teammates × 10);

@@ -64,7 +64,7 @@ fn load_spec(shape: Shape) -> TeamSpec {
 /// Where the load's messages wait for their receiver.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mailbox {
-    /// The actor's mailbox (the figures in the README's table).
+    /// The actor's mailbox (the figures in docs/performance.md's suite table).
     #[default]
     Memory,
     /// File inboxes: every message appended to its receiver's JSON Lines

@@ -33,13 +33,13 @@ pub struct BenchArgs {
     /// (file: each message appended to a JSON Lines file and read back)
     #[arg(long, value_enum, default_value = "memory")]
     pub mailbox: MailboxArg,
-    /// Run the standard cases of the README's table one after another, each in
+    /// Run the standard cases of docs/performance.md's suite table one after another, each in
     /// a fresh process so that each reports its own peak memory
     /// (1 teammate; 1,000 in flight; 10,000 in flight; 100,000 teammates; then
     /// 1 teammate through file inboxes, at most 100,000 handshakes)
     #[arg(long, conflicts_with_all = ["teammates", "in_flight", "handshakes", "mailbox"])]
     pub suite: bool,
-    /// The suite's cases instead of the README's, as TEAMMATESxIN_FLIGHTxHANDSHAKES,...
+    /// The suite's cases instead of docs/performance.md's, as TEAMMATESxIN_FLIGHTxHANDSHAKES,...
     /// (for tests of the suite itself)
     #[arg(long, hide = true, requires = "suite", value_parser = parse_cases)]
     pub cases: Option<Cases>,
@@ -252,7 +252,7 @@ pub fn main(a: BenchArgs) -> i32 {
     EXIT_OK
 }
 
-/// The README's table. Each case runs in a fresh process (this program, as
+/// docs/performance.md's suite table. Each case runs in a fresh process (this program, as
 /// `bench --format json` for that one shape): a process's peak memory only
 /// grows, and the allocator keeps the heap a large case leaves behind, so in
 /// one process every case after the first would report its predecessor's peak.
@@ -266,7 +266,7 @@ fn suite(a: &BenchArgs) -> i32 {
     let shapes = a.cases.as_ref().map_or(standard.to_vec(), |c| c.0.clone());
     let mut runs: Vec<(Shape, MailboxArg)> = shapes.iter().map(|s| (*s, MailboxArg::Memory)).collect();
     if a.cases.is_none() {
-        // The README's table ends with the first case again through file
+        // The suite table (docs/performance.md) ends with the first case again through file
         // inboxes: file mode's cost as a row of its own, beside the memory
         // figure it is paid on (fewer handshakes: each is far dearer).
         runs.push((Shape { handshakes: 100_000, ..standard[0] }, MailboxArg::File));

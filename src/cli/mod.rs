@@ -104,7 +104,7 @@ const BENCH_EXAMPLES: &[(&str, &str)] = &[
     ("handshake bench", "one teammate, sequential handshakes"),
     ("handshake bench --teammates 1000", "1,000 teammates, one request in flight to each"),
     ("handshake bench --teammates 1 --in-flight 10000", "10,000 requests in flight with deadlines armed"),
-    ("handshake bench --suite", "the README's table, each case in a fresh process"),
+    ("handshake bench --suite", "docs/performance.md's table, each case in a fresh process"),
     ("handshake bench --format json", "one JSON document for machines"),
 ];
 
