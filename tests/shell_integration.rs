@@ -77,3 +77,26 @@ fn a_man_page_for_every_subcommand_renders() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 24 point 6 (part): the JSON report carries each request's end
+/// state and each agent's final status, and real times rounded to the µs.
+#[test]
+fn the_json_report_has_end_states_and_rounded_times() {
+    let out = handshake(&["run", "scenarios/02-shutdown-rejected-then-approved.toml", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let run = &doc["scenarios"][0];
+    let ends: Vec<(&str, &str)> = run["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["label"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ends, [("first-ask", "rejected"), ("second-ask", "approved")]);
+    let alice = run["roster"].as_array().unwrap().iter().find(|a| a["name"] == "alice").unwrap();
+    assert_eq!(alice["status"], "shutdown");
+    let real = run["real_ms"].as_f64().unwrap();
+    assert_eq!((real * 1000.0).round() / 1000.0, real, "{real}");
+    let text = run["real_ms"].to_string();
+    assert!(text.split('.').nth(1).is_none_or(|d| d.len() <= 3), "{text}");
+}

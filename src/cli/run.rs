@@ -455,6 +455,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         frames: a.html.is_some(),
         inbox_dir: a.inbox_dir.clone(),
         schedule: None,
+        ends: a.format == Format::Json,
     }
 }
 

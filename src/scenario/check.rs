@@ -95,13 +95,43 @@ pub struct Report {
     pub violations: Vec<String>,
     pub counts: Counts,
     pub virtual_ms: u64,
+    /// Rounded to the microsecond: a clock's last digits are noise, and
+    /// 0.32519899999999996 is not a figure anyone can use.
+    #[serde(serialize_with = "microseconds")]
     pub real_ms: f64,
     pub stopped_by: &'static str,
     /// Requests still pending when the run stopped, by label.
     pub pending: Vec<String>,
     pub deadlocks: Vec<DeadlockReport>,
+    /// Every request's end state and every agent's final status, when asked
+    /// (`run --format json`); a sweep of many runs keeps neither.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<Vec<RequestEnd>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roster: Option<Vec<AgentEnd>>,
     #[serde(skip)]
     pub outcome: Option<Outcome>,
+}
+
+/// A request as the run left it.
+#[derive(Debug, serde::Serialize)]
+pub struct RequestEnd {
+    pub label: String,
+    pub kind: &'static str,
+    pub requester: String,
+    pub target: String,
+    pub status: &'static str,
+}
+
+/// An agent as the run left it.
+#[derive(Debug, serde::Serialize)]
+pub struct AgentEnd {
+    pub name: String,
+    pub status: &'static str,
+}
+
+fn microseconds<S: serde::Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((ms * 1000.0).round() / 1000.0)
 }
 
 /// How to run: overrides from the command line.
@@ -121,6 +151,8 @@ pub struct RunOptions {
     /// Keep every agent's state after each turn, for the page that steps
     /// through the run (`--html`).
     pub frames: bool,
+    /// Report every request's end state and the final roster (`Report::requests`, `roster`).
+    pub ends: bool,
 }
 
 pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
@@ -168,6 +200,32 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
         .filter(|r| r.status == Status::Pending)
         .map(|r| outcome.names.label(r.id).unwrap_or("?").to_string())
         .collect();
+    let (requests, roster) = if opts.ends {
+        let n = &outcome.names;
+        let requests = outcome
+            .requests
+            .iter()
+            .map(|r| RequestEnd {
+                label: n.label_or_short(r.id),
+                kind: r.kind.as_str(),
+                requester: n.agent(r.requester).to_string(),
+                target: n.agent(r.target).to_string(),
+                status: r.status.as_str(),
+            })
+            .collect();
+        let roster = outcome
+            .roster
+            .iter()
+            .enumerate()
+            .map(|(i, st)| AgentEnd {
+                name: n.agent(crate::protocol::AgentId(i as u32)).to_string(),
+                status: st.as_str(),
+            })
+            .collect();
+        (Some(requests), Some(roster))
+    } else {
+        (None, None)
+    };
     Report {
         name: s.name.clone(),
         path: s.path.clone(),
@@ -188,6 +246,8 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
         },
         pending,
         deadlocks,
+        requests,
+        roster,
         outcome: opts.keep_outcome.then_some(outcome),
     }
 }

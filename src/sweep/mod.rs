@@ -251,6 +251,7 @@ impl How {
             inbox_dir: None,
             schedule: None,
             frames: false,
+            ends: false,
         };
         let mut r = run_scenario(s, seed, options);
         let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
