@@ -6,27 +6,13 @@ mod common;
 #[cfg(unix)]
 #[test]
 fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
-    use std::os::unix::process::ExitStatusExt;
     for wait_ms in [1500, 4000] {
-        let child = std::process::Command::new(common::binary::bin())
-            .args(["run", "--seeds", "1..2000001", "--jobs", "1"])
-            .current_dir(common::binary::root())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("the binary starts");
-        std::thread::sleep(std::time::Duration::from_millis(wait_ms));
-        // SAFETY: sending SIGINT to a child process this test started.
-        unsafe {
-            libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-        }
-        let out = child.wait_with_output().expect("it ends");
-        if out.status.signal() == Some(libc::SIGINT) {
+        let Some((code, stdout, stderr)) = interrupted(&["run", "--seeds", "1..2000001", "--jobs", "1"], wait_ms)
+        else {
             // Killed before it installed its handler (a slow start): once more, later.
             continue;
-        }
-        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+        };
+        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
         assert!(stdout.contains("stopped early, of 46 scenarios × 2000000 seeds"), "{stdout}");
         let resume = stderr.lines().last().unwrap_or("").trim();
         assert!(stderr.contains("runs played (0 failed); resume with:"), "{stderr}");
@@ -47,10 +33,8 @@ fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
 #[cfg(unix)]
 fn interrupted(args: &[&str], wait_ms: u64) -> Option<(Option<i32>, String, String)> {
     use std::os::unix::process::ExitStatusExt;
-    let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-{wait_ms}", std::process::id()));
     let child = std::process::Command::new(common::binary::bin())
         .args(args)
-        .args(["--out", dir.to_str().unwrap()])
         .current_dir(common::binary::root())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -62,7 +46,6 @@ fn interrupted(args: &[&str], wait_ms: u64) -> Option<(Option<i32>, String, Stri
         libc::kill(child.id() as libc::pid_t, libc::SIGINT);
     }
     let out = child.wait_with_output().expect("it ends");
-    let _ = std::fs::remove_dir_all(&dir);
     if out.status.signal() == Some(libc::SIGINT) {
         return None;
     }
@@ -73,7 +56,10 @@ fn interrupted(args: &[&str], wait_ms: u64) -> Option<(Option<i32>, String, Stri
 #[test]
 fn an_interrupted_fuzz_reports_its_finds_and_how_to_resume() {
     for wait_ms in [2000, 5000] {
-        let Some((code, stdout, stderr)) = interrupted(&["fuzz", "--seeds", "1..1000001"], wait_ms) else { continue };
+        let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-{wait_ms}", std::process::id()));
+        let run = interrupted(&["fuzz", "--seeds", "1..1000001", "--out", dir.to_str().unwrap()], wait_ms);
+        let _ = std::fs::remove_dir_all(&dir);
+        let Some((code, stdout, stderr)) = run else { continue };
         assert_eq!(code, Some(130), "{stdout}\n{stderr}");
         assert!(stdout.contains("stopped early, of 46 scenarios × 1000000 seeds"), "{stdout}");
         assert!(stderr.contains("runs played (") && stderr.contains("resume with:"), "{stderr}");

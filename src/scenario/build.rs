@@ -19,8 +19,9 @@ use std::fmt;
 use std::ops::Range;
 
 /// A bad scenario file: where, what is wrong, and how to fix it. The parts
-/// are kept apart so that a renderer can lay them out as rustc does (see
-/// [`crate::diagnostic`]); `Display` gives them on one line.
+/// are kept apart so that a renderer (the diagnostic module, which reads
+/// this type) can lay them out as rustc does; `Display` gives them on one
+/// line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError {
     pub path: String,
