@@ -69,12 +69,20 @@ pub struct Options {
     /// Threads that play candidates (at least 1). The result, `runs` and
     /// the cap are the same for any number; only `played` and the time differ.
     pub jobs: usize,
+    /// Asked before each candidate is played whether to stop (Ctrl-C): the
+    /// shrink then ends as the cap ends it, with the smallest file so far.
+    pub stop: fn() -> bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None, jobs: 1 }
+        Options { seed: None, max_runs: DEFAULT_MAX_RUNS, invariant: None, name: None, jobs: 1, stop: never }
     }
+}
+
+/// The shrink is never asked to stop early.
+fn never() -> bool {
+    false
 }
 
 /// How big a scenario is, in the entries shrinking removes.
@@ -123,6 +131,8 @@ pub struct Shrunk {
     pub max_runs: u64,
     /// The cap stopped it before it was done.
     pub capped: bool,
+    /// Ctrl-C stopped it before it was done (the file is the smallest so far).
+    pub interrupted: bool,
     /// Removing any one remaining fault, step or teammate was tried and
     /// makes the violation disappear.
     pub minimal: bool,
@@ -145,14 +155,17 @@ pub enum ShrinkError {
     NothingToShrink(String),
     /// The written file did not break the invariant when run.
     DoesNotReproduce(String),
+    /// Ctrl-C came before the first candidate was played: nothing is smaller.
+    Interrupted(String),
 }
 
 impl std::fmt::Display for ShrinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ShrinkError::BadInput(m) | ShrinkError::NothingToShrink(m) | ShrinkError::DoesNotReproduce(m) => {
-                f.write_str(m)
-            }
+            ShrinkError::BadInput(m)
+            | ShrinkError::NothingToShrink(m)
+            | ShrinkError::DoesNotReproduce(m)
+            | ShrinkError::Interrupted(m) => f.write_str(m),
         }
     }
 }
@@ -179,6 +192,8 @@ struct Probe<'a> {
     /// Runs of candidates allowed (the cap less the final check).
     limit: u64,
     capped: bool,
+    stop: fn() -> bool,
+    interrupted: bool,
     cache: HashMap<String, Seen>,
     pool: Option<&'a Pool>,
 }
@@ -254,23 +269,32 @@ impl Probe<'_> {
         smallest_by(ladder, |values| self.first(values.len(), |i| with(values[i])))
     }
 
+    /// Whether no more candidates may count: the cap is reached, or Ctrl-C
+    /// asked for an end. Either way the shrink ends with what it has.
+    fn over(&mut self) -> bool {
+        if self.runs >= self.limit {
+            self.capped = true;
+        } else if !self.interrupted && (self.stop)() {
+            self.interrupted = true;
+        }
+        self.capped || self.interrupted
+    }
+
     fn violations(&mut self, text: String) -> Option<&Vec<String>> {
+        let counted = self.cache.get(&text).map(|seen| seen.counted);
+        // Each candidate the one-thread order reaches counts, whether it is
+        // played now or was played ahead: the cap is on those.
+        if counted != Some(true) && self.over() {
+            return None;
+        }
         match self.cache.get_mut(&text) {
             Some(seen) if seen.counted => {}
             Some(seen) => {
                 // Played ahead: it counts now, where one thread would have played it.
-                if self.runs >= self.limit {
-                    self.capped = true;
-                    return None;
-                }
                 seen.counted = true;
                 self.runs += u64::from(seen.violations.is_some());
             }
             None => {
-                if self.runs >= self.limit {
-                    self.capped = true;
-                    return None;
-                }
                 let violations = play(self.path, &text, self.seed);
                 self.runs += u64::from(violations.is_some());
                 self.played += u64::from(violations.is_some());
@@ -412,10 +436,17 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         played: 1,
         limit: opts.max_runs - 1,
         capped: false,
+        stop: opts.stop,
+        interrupted: false,
         cache: HashMap::new(),
         pool: pool.as_ref(),
     };
     if !probe.test(&doc) {
+        if probe.interrupted {
+            return Err(ShrinkError::Interrupted(
+                "interrupted (Ctrl-C) before the first candidate: nothing was shrunk, nothing written".into(),
+            ));
+        }
         return Err(ShrinkError::DoesNotReproduce(format!(
             "the file without its [[expect]] entries does not break {target} with seed {seed}"
         )));
@@ -429,11 +460,11 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         doc = ddmin_list(&mut probe, doc, "teammate", drop_dependents);
         doc = shrink_counts(&mut probe, doc, &mut changes);
         doc = simplify(&mut probe, doc, &mut changes);
-        if probe.capped || text_of(&doc) == round {
+        if probe.capped || probe.interrupted || text_of(&doc) == round {
             break;
         }
     }
-    let minimal = !probe.capped;
+    let minimal = !probe.capped && !probe.interrupted;
     let after = Sizes::of(&doc);
 
     // The file as written: the run of `doc` broke the target; now say so.
@@ -470,7 +501,13 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         "Breaks {target}: {detail}. Shrunk by `handshake shrink` from {file} seed {seed}: {} ({} re-runs{}).{}",
         summary.join(", "),
         probe.runs + 1,
-        if minimal { ", 1-minimal" } else { ", stopped by the cap: not 1-minimal" },
+        if minimal {
+            ", 1-minimal"
+        } else if probe.interrupted {
+            ", stopped by Ctrl-C: not 1-minimal"
+        } else {
+            ", stopped by the cap: not 1-minimal"
+        },
         if a_bug {
             " Every defence is on, so this is a bug: the file cannot expect the violation, and fails until it is fixed."
         } else {
@@ -507,6 +544,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         jobs: threads,
         max_runs: opts.max_runs,
         capped: probe.capped,
+        interrupted: probe.interrupted,
         minimal,
         changes,
         broken,

@@ -1,5 +1,6 @@
-//! Issue 24, point 3: Ctrl-C during a sweep. The sweep stops handing out
-//! runs, reports the ones it played, says how to resume, and exits 130.
+//! Issue 24, point 3: Ctrl-C during a sweep, a fuzz, an explore or a shrink.
+//! Each stops where it is, reports what it did so far, says how to go on
+//! where that means something, and exits 130.
 
 mod common;
 
@@ -68,6 +69,129 @@ fn an_interrupted_fuzz_reports_its_finds_and_how_to_resume() {
         return;
     }
     panic!("the fuzz never got to install its handler");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_explore_reports_the_states_it_explored() {
+    // A hundred teammates, any message lost, crashes and duplicates: no
+    // search ends in minutes, so the signal always finds it searching.
+    let args = [
+        "explore",
+        "scenarios/21-whole-team-shutdown.toml",
+        "--drop",
+        "any",
+        "--duplicate",
+        "3",
+        "--crash",
+        "2",
+        "--max-states",
+        "100000000",
+        "--max-depth",
+        "1000",
+        "--no-symmetry",
+    ];
+    for wait_ms in [1500, 4000] {
+        let started = std::time::Instant::now();
+        let Some((code, stdout, stderr)) = interrupted(&args, wait_ms) else { continue };
+        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
+        assert!(stdout.contains("explored ") && stdout.contains(" unique)"), "{stdout}");
+        assert!(stdout.contains("interrupted (Ctrl-C): the states above were explored"), "{stdout}");
+        assert!(stdout.contains("no invariant violated in the states explored"), "{stdout}");
+        assert!(!stdout.contains("within the bounds"), "an interrupted search is not a bounded one:\n{stdout}");
+        // Heard between states, not after a whole batch of them (seconds here).
+        let after = started.elapsed().as_millis() as u64 - wait_ms;
+        assert!(after < 3000, "it took {after} ms to stop after the signal");
+        return;
+    }
+    panic!("the explore never got to install its handler");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_explore_says_so_in_its_json() {
+    let args = [
+        "explore",
+        "scenarios/21-whole-team-shutdown.toml",
+        "--drop",
+        "any",
+        "--crash",
+        "2",
+        "--max-states",
+        "100000000",
+        "--format",
+        "json",
+    ];
+    for wait_ms in [1500, 4000] {
+        let Some((code, stdout, _)) = interrupted(&args, wait_ms) else { continue };
+        assert_eq!(code, Some(130), "{stdout}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+        assert_eq!(doc["stopped_by"], "interrupted", "{stdout}");
+        assert!(doc["violation"].is_null(), "{stdout}");
+        return;
+    }
+    panic!("the explore never got to install its handler");
+}
+
+/// A scenario whose every run plays 2,001 agents, with 300 faults to cut:
+/// its shrink lasts seconds in release and longer in a debug build.
+#[cfg(unix)]
+fn slow_to_shrink(dir: &std::path::Path) -> std::path::PathBuf {
+    let src = std::fs::read_to_string(common::binary::root().join("scenarios/14-sender-auth-off.toml")).unwrap();
+    let (head, expects) = src.split_once("[[expect]]").expect("scenario 14 expects something");
+    let mut text = format!(
+        "{head}\n[[teammate]]\nname = \"worker\"\ncount = 2000\n\
+         work = [{{ write = \"w.txt\", steps = 100, step_time = \"100ms\" }}]\n"
+    );
+    for i in 0..300 {
+        text.push_str(&format!(
+            "\n[[fault]]\nkind = \"delay\"\ntype = \"message\"\nat = \"{}ms\"\ndelay = \"{}ms\"\n",
+            i * 10,
+            i + 1
+        ));
+    }
+    text.push_str(&format!("\n[[expect]]{expects}"));
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("slow.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_shrink_writes_the_smallest_file_so_far_and_how_to_go_on() {
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-shrink-{}", std::process::id()));
+    let file = slow_to_shrink(&dir);
+    let out = dir.join("slow-shrunk.toml");
+    let (file_s, out_s) = (file.to_str().unwrap(), out.to_str().unwrap());
+    let args = ["shrink", file_s, "--out", out_s, "--jobs", "1", "--invariant", "gated-action"];
+    for wait_ms in [1000, 3000, 8000] {
+        let _ = std::fs::remove_file(&out);
+        let Some((code, stdout, stderr)) = interrupted(&args, wait_ms) else { continue };
+        if stderr.contains("before the first candidate") {
+            // Heard while the original was still being played: nothing to write.
+            assert_eq!(code, Some(130), "{stderr}");
+            assert!(!out.exists(), "nothing shrunk, yet a file was written");
+            continue;
+        }
+        if code == Some(0) {
+            // Done before the signal (a fast machine): a later signal cannot help.
+            break;
+        }
+        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
+        assert!(stdout.contains("Ctrl-C stopped it; the file is the smallest so far"), "{stdout}");
+        let resume = stderr.lines().last().unwrap_or("");
+        assert_eq!(resume, format!("interrupted (Ctrl-C): resume with: handshake shrink {out_s} --seed 1"));
+        let written = std::fs::read_to_string(&out).expect("the smallest file so far is written");
+        assert!(written.contains("stopped by Ctrl-C: not 1-minimal"), "{written}");
+        // It reproduces: `run` passes it, as it expects what it breaks.
+        let run = std::process::Command::new(common::binary::bin()).args(["run", out_s]).output().unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stdout));
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    panic!("no signal arrived while the shrink was cutting candidates");
 }
 
 #[cfg(not(unix))]

@@ -199,6 +199,36 @@ fn the_cap_stops_it_and_what_it_has_still_reproduces() {
     ));
 }
 
+/// Candidates asked about before Ctrl-C "arrives" (a static: `stop` is a
+/// plain function, as a signal handler's flag is read).
+static ASKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn stop_at_the_fourth_ask() -> bool {
+    ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 3
+}
+
+fn stop_at_once() -> bool {
+    true
+}
+
+#[test]
+fn ctrl_c_ends_it_as_the_cap_does_with_the_smallest_file_so_far() {
+    let whole = shrunk("padded-kind-check-off.toml", &Options::default());
+    let s = shrunk("padded-kind-check-off.toml", &Options { stop: stop_at_the_fourth_ask, ..Options::default() });
+    assert!(s.interrupted && !s.capped && !s.minimal, "{s:?}");
+    // Three candidates, the original and the written file's check.
+    assert_eq!(s.runs, 5, "{s:?}");
+    assert!(s.passes && breaks(&s.text, s.invariant), "{}", s.text);
+    assert!(s.text.contains("stopped by Ctrl-C: not 1-minimal"), "{}", s.text);
+    // Smaller than the input, not yet as small as a whole shrink makes it.
+    assert!(s.after.faults + s.after.steps < s.before.faults + s.before.steps, "{s:?}");
+    assert!(count(&s.text, "fault") + count(&s.text, "step") > count(&whole.text, "fault") + count(&whole.text, "step"));
+    // Nothing played yet: nothing smaller to write.
+    let (path, src) = input("padded-kind-check-off.toml");
+    let e = shrink(&path, &src, &Options { stop: stop_at_once, ..Options::default() }).unwrap_err();
+    assert!(matches!(e, ShrinkError::Interrupted(_)), "{e:?}");
+}
+
 #[test]
 fn a_count_group_shrinks_to_the_member_that_matters() {
     // worker-5's plan is approved by a forgery: workers 6 to 8 do not matter,

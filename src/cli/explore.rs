@@ -202,7 +202,9 @@ pub fn main(a: ExploreArgs) -> i32 {
         expectations: a.expect,
         latency_bound: a.max_latency.map(|d| d.0),
         order,
+        stop: crate::interrupt::requested,
     };
+    crate::interrupt::install();
     // Progress only where someone watches: a terminal, and text output.
     let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = |x: &crate::explore::Exploration| {
@@ -218,14 +220,17 @@ pub fn main(a: ExploreArgs) -> i32 {
     let secs = started.elapsed().as_secs_f64();
     let rate = x.states as f64 / secs.max(1e-9);
     // What each reduction saves, measured by searching again without it.
+    let interrupted = x.stopped_by == Some("interrupted");
     let factor = |off: Bounds| {
         let y = explore_with(&scenario, budgets, off, &mut |_| {});
         let complete = y.stopped_by.is_none() && x.stopped_by.is_none();
         (y.unique as f64 / x.unique.max(1) as f64, y.states as f64 / x.states.max(1) as f64, complete)
     };
+    // An interrupted search is not searched again: Ctrl-C asked for an end.
+    let compare = a.compare && !interrupted;
     let symmetry =
-        (a.compare && bounds.symmetry && !x.symmetric.is_empty()).then(|| factor(Bounds { symmetry: false, ..bounds }));
-    let partial = (a.compare && bounds.partial_order).then(|| factor(Bounds { partial_order: false, ..bounds }));
+        (compare && bounds.symmetry && !x.symmetric.is_empty()).then(|| factor(Bounds { symmetry: false, ..bounds }));
+    let partial = (compare && bounds.partial_order).then(|| factor(Bounds { partial_order: false, ..bounds }));
     if a.format == Format::Json {
         let doc = serde_json::json!({
             "scenario": scenario.name,
@@ -280,14 +285,19 @@ pub fn main(a: ExploreArgs) -> i32 {
             "explored {} states ({} unique), depth {}, {:.2} s ({:.0} states/s); {sym}; {por}",
             x.states, x.unique, x.depth, secs, rate
         );
-        if a.compare {
+        if compare {
             println!(
                 "(symmetry ×: distinct states without it over with it; partial order ×: states generated \
                  without it over with it; --compare searched again with each off)"
             );
         }
-        if let Some(bound) = x.stopped_by {
-            println!("stopped at --{bound}: states beyond it were not explored");
+        match x.stopped_by {
+            Some("interrupted") => println!(
+                "interrupted (Ctrl-C): the states above were explored, the rest were not (a search cannot resume: \
+                 run it again, with --max-states or --max-depth to bound it)"
+            ),
+            Some(bound) => println!("stopped at --{bound}: states beyond it were not explored"),
+            None => {}
         }
         for c in &x.expected {
             println!(
@@ -298,6 +308,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             print_schedule(c, order);
         }
         match &x.counterexample {
+            None if interrupted => println!("no invariant violated in the states explored"),
             None => {
                 if x.expected.is_empty() {
                     println!("no invariant violated within the bounds");
@@ -362,6 +373,8 @@ pub fn main(a: ExploreArgs) -> i32 {
     // there being nothing to find: a status of its own.
     if x.counterexample.is_some() {
         EXIT_FAILED
+    } else if interrupted {
+        super::EXIT_INTERRUPTED
     } else if x.stopped_by.is_some() {
         super::EXIT_BOUND
     } else {

@@ -299,7 +299,13 @@ fn cases(
 /// so the shrink's own `jobs` threads are the only ones running.
 fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
     let src = crate::scenario::read_file(Path::new(path)).map_err(|e| e.to_string())?;
-    let opts = crate::shrink::Options { seed: Some(seed), jobs, ..crate::shrink::Options::default() };
+    // Ctrl-C ends a shrink in hand with the smallest file so far, as `shrink` does.
+    let opts = crate::shrink::Options {
+        seed: Some(seed),
+        jobs,
+        stop: crate::interrupt::requested,
+        ..crate::shrink::Options::default()
+    };
     let s = crate::shrink::shrink(path, &src, &opts).map_err(|e| e.to_string())?;
     let out = format!("{}-shrunk.toml", path.strip_suffix(".toml").unwrap_or(path));
     crate::output::write(Path::new(&out), &s.text)?;

@@ -50,9 +50,6 @@ pub fn help_tail(examples_block: String, more: &str, statuses: &[(i32, &str)]) -
     out
 }
 
-/// A command that stops at once on Ctrl-C (the shell reports 130).
-const INTERRUPTED: (i32, &str) = (EXIT_INTERRUPTED, "interrupted (Ctrl-C)");
-
 #[derive(Parser, Debug)]
 #[command(
     name = "handshake",
@@ -162,7 +159,7 @@ See docs/explore.md.", &[
         (EXIT_FAILED, "an invariant broke: the shortest schedule that breaks it is printed"),
         (EXIT_BAD_INPUT, "bad input, or a file the explorer cannot model"),
         (EXIT_BOUND, "the search stopped at --max-states, --max-depth or --max-memory with nothing found"),
-        INTERRUPTED,
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C) with nothing found: the states explored so far are reported"),
     ]))]
     Explore(explore::ExploreArgs),
     /// Combine the shards of a seed sweep (`run --shard I/N --format json`) into the whole sweep's report.

@@ -55,7 +55,10 @@ number (re-runs are counted as one thread plays them; only the `real` line and f
             (super::EXIT_OK, "the shrunk file was written"),
             (super::EXIT_FAILED, "the shrunk file did not reproduce (nothing written)"),
             (super::EXIT_BAD_INPUT, "bad input, or nothing to shrink"),
-            (super::EXIT_INTERRUPTED, "interrupted (Ctrl-C): nothing written"),
+            (
+                super::EXIT_INTERRUPTED,
+                "interrupted (Ctrl-C): the smallest file so far is written (it reproduces), with the command that goes on",
+            ),
         ],
     )
 }
@@ -118,9 +121,21 @@ pub fn main(a: ShrinkArgs) -> i32 {
         return EXIT_BAD_INPUT;
     }
     let jobs = super::jobs_or_every_core(a.jobs);
-    let opts = Options { seed: a.seed, max_runs: a.max_runs, invariant: a.invariant, name: a.name, jobs };
+    let opts = Options {
+        seed: a.seed,
+        max_runs: a.max_runs,
+        invariant: a.invariant,
+        name: a.name,
+        jobs,
+        stop: crate::interrupt::requested,
+    };
+    crate::interrupt::install();
     let s = match shrink(&shown, &src, &opts) {
         Ok(s) => s,
+        Err(e @ ShrinkError::Interrupted(_)) => {
+            eprintln!("{e}");
+            return super::EXIT_INTERRUPTED;
+        }
         Err(e @ (ShrinkError::BadInput(_) | ShrinkError::NothingToShrink(_))) => {
             eprintln!("{e}");
             return EXIT_BAD_INPUT;
@@ -173,6 +188,12 @@ pub fn main(a: ShrinkArgs) -> i32 {
             }
         }
     }
+    if s.interrupted {
+        // The file written is a smaller failing scenario: shrinking it goes on from there.
+        let from = written.as_deref().map_or_else(|| "FILE".to_string(), crate::cli::run::shell_word);
+        eprintln!("interrupted (Ctrl-C): resume with: handshake shrink {from} --seed {}", s.seed);
+        return super::EXIT_INTERRUPTED;
+    }
     EXIT_OK
 }
 
@@ -200,7 +221,13 @@ pub fn text_report(shown: &str, s: &Shrunk, written: Option<&str>) -> Vec<String
         "  {} re-runs (cap {}){}",
         s.runs,
         s.max_runs,
-        if s.capped { ": the cap stopped it; the file reproduces but is not shown 1-minimal" } else { ", 1-minimal" }
+        if s.interrupted {
+            ": Ctrl-C stopped it; the file is the smallest so far, and reproduces, but is not shown 1-minimal"
+        } else if s.capped {
+            ": the cap stopped it; the file reproduces but is not shown 1-minimal"
+        } else {
+            ", 1-minimal"
+        }
     ));
     lines.push(format!(
         "  real {:.1} ms, {}: {} played",
@@ -236,6 +263,7 @@ pub fn json_report(shown: &str, s: &Shrunk, written: Option<&str>) -> serde_json
         "reruns": s.runs,
         "max_runs": s.max_runs,
         "capped": s.capped,
+        "interrupted": s.interrupted,
         "minimal": s.minimal,
         "written": written,
         "passes": s.passes,

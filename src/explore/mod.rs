@@ -104,6 +104,14 @@ pub struct Bounds {
     /// Breadth first (the default: the first counterexample is a shortest
     /// one) or depth first (memory for the path, not for a whole level).
     pub order: Order,
+    /// Asked between batches whether to stop where the search is (Ctrl-C):
+    /// it then reports what it explored, stopped by `interrupted`.
+    pub stop: fn() -> bool,
+}
+
+/// The search is never asked to stop early.
+fn never() -> bool {
+    false
 }
 
 /// The order states are taken in.
@@ -134,6 +142,7 @@ impl Default for Bounds {
             expectations: false,
             latency_bound: None,
             order: Order::Breadth,
+            stop: never,
         }
     }
 }
@@ -147,7 +156,7 @@ pub struct Exploration {
     pub unique: u64,
     /// The deepest level reached.
     pub depth: usize,
-    /// Which bound stopped the search, if one did.
+    /// Which bound stopped the search, if one did (`interrupted`: Ctrl-C).
     pub stopped_by: Option<&'static str>,
     /// Transitions the partial-order reduction did not take (sleeping ones).
     pub slept: u64,
@@ -639,6 +648,10 @@ impl Search<'_, '_> {
     /// Merges the children of `batch` (expanded as `expanded`, in its
     /// order) into the seen set and the next level.
     fn merge(&mut self, batch: &[Entry], expanded: Vec<Expanded>, depth: usize) -> Flow {
+        if (self.bounds.stop)() {
+            self.out.stopped_by = Some("interrupted");
+            return Flow::Stop;
+        }
         let model = self.model;
         for (entry, result) in batch.iter().zip(expanded) {
             let (children, slept) = match result {
@@ -782,6 +795,11 @@ fn expand_batch(
 
 /// Every transition from one state, each child stepped and fingerprinted.
 fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Option<&Seen>) -> Expanded {
+    // A batch of big states takes seconds to expand: Ctrl-C is heard
+    // between states, and the merge then stops before judging any.
+    if (bounds.stop)() {
+        return Expanded::Bounded;
+    }
     let mut actions = Vec::new();
     let state = &entry.state;
     model.actions(state, &mut actions);
