@@ -222,7 +222,9 @@ fn ctrl_c_ends_it_as_the_cap_does_with_the_smallest_file_so_far() {
     assert!(s.text.contains("stopped by Ctrl-C: not 1-minimal"), "{}", s.text);
     // Smaller than the input, not yet as small as a whole shrink makes it.
     assert!(s.after.faults + s.after.steps < s.before.faults + s.before.steps, "{s:?}");
-    assert!(count(&s.text, "fault") + count(&s.text, "step") > count(&whole.text, "fault") + count(&whole.text, "step"));
+    assert!(
+        count(&s.text, "fault") + count(&s.text, "step") > count(&whole.text, "fault") + count(&whole.text, "step")
+    );
     // Nothing played yet: nothing smaller to write.
     let (path, src) = input("padded-kind-check-off.toml");
     let e = shrink(&path, &src, &Options { stop: stop_at_once, ..Options::default() }).unwrap_err();

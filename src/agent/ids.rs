@@ -50,9 +50,7 @@ pub struct IdStreams {
     /// has drawn, and remakes a stream there when the agent draws again.
     from: u64,
     /// By agent. The lead's too, though it draws for nearly every request:
-    /// kept apart and unboxed it cost more, not less (callgrind: 19
-    /// instructions a handshake over the single team generator, against 9
-    /// in the list).
+    /// kept apart and unboxed it cost more, not less (docs/performance.md).
     lanes: Vec<Option<Box<ChaCha8Rng>>>,
 }
 
@@ -63,8 +61,7 @@ impl IdStreams {
     }
 
     /// Agent `agent`'s next request id.
-    // Always inlined: it is the lead's work for every request it opens
-    // (out of line, 15 instructions more a handshake).
+    // Always inlined: it is the lead's work for every request it opens.
     #[inline(always)]
     pub fn draw(&mut self, agent: AgentId) -> RequestId {
         let (seed, from) = (self.seed, self.from);

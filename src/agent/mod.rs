@@ -86,8 +86,7 @@ pub struct Answered {
 /// its lists have entries before their last (one, for `["reject",
 /// "approve"]`: the rejection), and a search
 /// copies, walks and drops this in every state a teammate moves in (as a
-/// map and a queue, three blocks and a hash-table walk: 7 % of the
-/// explorer's instructions at four teammates).
+/// map and a queue it was three blocks and a hash-table walk each time).
 #[derive(Clone, Debug, Default)]
 struct Memory {
     given: smallvec::SmallVec<[(crate::protocol::RequestId, Answer); 2]>,
@@ -139,9 +138,8 @@ pub(crate) struct Admitted {
 /// recorded and changes nothing: no answer is spent on it, so a forgery
 /// cannot use up a teammate's "reject".
 // Inlined, with one match on the message and the refusal out of line: every
-// delivered request comes here, and as a call that matched the message three
-// times and returned its verdict through memory it cost 54 instructions of a
-// handshake's 3,122 (callgrind, one teammate); the refusal is rare.
+// delivered request comes here, and as a call it matched the message three
+// times and returned its verdict through memory; the refusal is rare.
 #[inline(always)]
 pub(crate) fn admit(d: &Delivery, ctx: &mut Ctx) -> Option<Admitted> {
     let (request_id, deadline) = match &d.envelope.message {

@@ -862,7 +862,7 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
     // In phases, each over every child: all copied, then all stepped, then
     // all fingerprinted. One child at a time ran the copy's, the world's and
     // the fingerprint's code in turn, and each evicted the others from the
-    // instruction cache (callgrind's model: a third more misses).
+    // instruction cache.
     let mut nexts: Vec<Box<State>> = children.iter().map(|_| state.clone()).collect();
     for (child, next) in children.iter_mut().zip(nexts.iter_mut()) {
         // What the file expects broken does not end the search: its state is explored on.

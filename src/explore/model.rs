@@ -548,8 +548,7 @@ impl Model {
     pub fn fingerprint(&self, s: &State) -> u64 {
         // The walk's small vectors are filled in place (`extend`) and read by
         // reference: collected or consumed, a small vector is moved whole,
-        // its unused room too (callgrind: 1,800 of the 16,500 instructions a
-        // state went to those copies).
+        // its unused room too, and those copies were a tenth of a state's work.
         // The queue in order once, for the signatures and the walk alike.
         let queued = s.world.queue.in_order();
         let perm = self.permutation(s, &queued);

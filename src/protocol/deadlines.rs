@@ -7,9 +7,9 @@
 //! kind deadlines arrive already sorted. One FIFO lane per kind keeps them in
 //! order at O(1) per request; the earliest deadline is the smaller of the two
 //! fronts. A deadline that arrives out of order (a caller passing its own
-//! timeout) is still placed correctly, by a sorted insert. With 1,000 requests
-//! in flight a binary heap spent 12% of a handshake sifting; the lanes spend
-//! nothing measurable.
+//! timeout) is still placed correctly, by a sorted insert. With many requests
+//! in flight a binary heap spent a good part of a handshake sifting; the
+//! lanes spend nothing measurable (docs/performance.md).
 //!
 //! A request answered before its deadline leaves its entry: at once if it is
 //! the oldest of its kind (the usual case), otherwise it is marked ended,
@@ -77,9 +77,8 @@ impl<T> Lane<T> {
         // 64. A ring buffer cycles through all its room, so room is what
         // costs cache: at 10,000 in flight, with compaction at one half, the
         // burst of answers at the start grew the lane to 32,768 entries for
-        // good (786 KB walked round and round; reserved and compacted at a
-        // quarter, 361 KB, and cachegrind counts 0.17 fewer second-level
-        // misses per handshake, mostly writes).
+        // good, walked round and round; reserved and compacted at a quarter,
+        // it is half that and misses the cache less (docs/performance.md).
         if self.ended > 64 && self.ended * 4 > self.entries.len() {
             self.entries.retain(|e| e.live);
             self.ended = 0;

@@ -270,8 +270,8 @@ pub enum Address {
 // delivery (`to` last here, the envelope at 16 in `Delivery`), both runs of
 // pieces start on such a boundary and every later read of a field lies within
 // one piece; with the compiler's own order they started four bytes off, and a
-// read straddling two pieces waits until both stores land (perf: a stall on
-// every input; the bench 3 % slower). `tests::layout` pins the arithmetic.
+// read straddling two pieces waits until both stores land (a stall on every
+// input: docs/performance.md). `tests::layout` pins the arithmetic.
 #[derive(Clone, Debug, PartialEq)]
 #[repr(C)]
 pub struct Envelope {

@@ -56,7 +56,7 @@ pub enum Label {
 impl Label {
     /// Renders the label, `name_of` giving the team's names. By hand rather
     /// than `format!`: every run names every request it made, and the
-    /// formatting machinery was 1,100 instructions a label.
+    /// formatting machinery cost more than the rest of a label's work.
     pub fn render<'n>(&self, name_of: impl Fn(AgentId) -> &'n str) -> String {
         match self {
             Label::Named(t) => t.to_string(),
@@ -216,10 +216,10 @@ pub struct Expiry {
 /// request's place plus one (zero when empty) beside 32 bits of its id's
 /// hash, so with 10,000 requests in flight the whole index is 256 KB and a
 /// lookup reads one cache line of it. The requests themselves lie packed in
-/// `RequestTable::requests` (800 KB). A map holding them was 3.1 MB (96-byte
-/// buckets, kept at most half full so that ended requests' tombstones never
-/// made it grow), and opening and answering a request each missed the
-/// second-level cache two to three times (cachegrind, 10,000 in flight).
+/// `RequestTable::requests` (800 KB). A map holding them was four times the
+/// size (96-byte buckets, kept at most half full so that ended requests'
+/// tombstones never made it grow), and opening and answering a request each
+/// missed the second-level cache several times (docs/performance.md).
 #[derive(Clone, Debug, Default)]
 struct IdIndex {
     slots: Vec<u64>,

@@ -208,8 +208,8 @@ async fn hand_over(w: &Shared) {
 ///
 /// Time moves exactly as a paused tokio clock would move it under a sleep
 /// until the next event (what this loop did before), without the timer
-/// wheel, the parking and the clock reads: a third of a small run's
-/// instructions went there. An event due now is fired as soon as the driver
+/// wheel, the parking and the clock reads, where much of a small run's
+/// time went (docs/performance.md). An event due now is fired as soon as the driver
 /// runs, even while actors still have mail, as that sleep would have been
 /// ready at once; one in the future waits until no mail is left.
 async fn drive(w: &Shared, end: Option<Millis>, cap: Millis) -> Stop {
@@ -223,8 +223,8 @@ async fn drive(w: &Shared, end: Option<Millis>, cap: Millis) -> Stop {
         wakes = wakes.wrapping_add(1);
         {
             // The guard is asked here too, every 64 wake-ups (it reads the
-            // real clock, 1% of a small run when asked at each): a run can
-            // spin in the driver alone.
+            // real clock, which costs, asked at each): a run can spin in the
+            // driver alone.
             let mut wb = w.borrow_mut();
             let stop = if wakes % 64 == 1 { wb.guard_says_stop() } else { wb.aborted };
             if stop {
