@@ -11,7 +11,7 @@ use std::path::PathBuf;
 pub struct AuditArgs {
     /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md)
     pub path: PathBuf,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Also write the history as a scenario file F that replays its lines (each request and answer a step at its time, delivery times as delays), to run, explore or shrink the incident

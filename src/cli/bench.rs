@@ -23,7 +23,7 @@ pub struct BenchArgs {
     /// Handshakes timed one by one for the latency percentiles (a separate pass)
     #[arg(long, default_value_t = 200_000)]
     pub latency_sample: u64,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Measurements of each side, alternating protocol and baseline; the

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct CheckArgs {
     /// Scenario files or folders of them, subfolders included [default: scenarios/]
     pub paths: Vec<PathBuf>,
-    /// Output for people (text) or machines (json: each file, ok or bad with its problems)
+    /// Output for people (text) or machines (json: each file, ok or bad with its problems; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }

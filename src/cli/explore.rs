@@ -66,7 +66,7 @@ pub struct ExploreArgs {
     /// Write the shortest counterexample as a page to step through (as `run --html` writes one): the actors replay its schedule, and the page shows every agent's state at each event
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }

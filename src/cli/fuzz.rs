@@ -28,7 +28,7 @@ pub struct FuzzArgs {
     /// Folder each find is written to, as a scenario file `handshake run` replays
     #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
     pub out: PathBuf,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Real time one run may take before it is stopped (a stopped run is a find), e.g. "30s"

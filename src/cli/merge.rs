@@ -13,7 +13,7 @@ pub struct MergeArgs {
     /// The shards' `--format json` outputs, one file each, all N of them, in any order
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }

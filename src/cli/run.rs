@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// Sweep seeds A..B (B excluded), e.g. 1..201; failing seeds are listed with the command to reproduce each
     #[arg(long, value_parser = parse_seeds)]
     pub seeds: Option<(u64, u64)>,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Stream every event as it happens, in words (one run at a time: not with --seeds)

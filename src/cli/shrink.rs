@@ -29,7 +29,7 @@ pub struct ShrinkArgs {
     /// Threads that play candidates; the file written, the re-runs counted and the report are the same for any number [default: every core]
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Output for people (text) or machines (json: one document on stdout, the file's text included)
+    /// Output for people (text) or machines (json: one document on stdout, the file's text included; bad input as an error object, docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Also write the shrunk scenario's run as a page to step through (as `run --html` writes one)
