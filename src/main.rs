@@ -42,7 +42,10 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let args = Cli::parse();
+    // Read before clap parses: a command line clap refuses has no parsed
+    // `--format` to say how to tell the refusal.
+    let json = cli::bad_input::json_asked(std::env::args_os());
+    let args = Cli::try_parse().unwrap_or_else(|e| std::process::exit(cli::bad_input::command_line(e, json)));
     cli::init_logging();
     std::process::exit(cli::main(args));
 }

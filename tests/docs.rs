@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The files whose excerpts are checked.
-const DOCS: &[&str] = &["docs/learn.md", "README.md", "docs/history.md", "docs/audit.md"];
+const DOCS: &[&str] = &["docs/learn.md", "README.md", "docs/history.md", "docs/audit.md", "docs/json.md"];
 
 const MARKER: &str = "<!-- output of: ";
 

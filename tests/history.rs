@@ -65,105 +65,57 @@ fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
     assert_eq!(h.names.agents, ["lead", "alice"]);
 }
 
-/// A small validator for the keywords docs/history.schema.json uses (type,
-/// const, enum, required, properties, additionalProperties, items,
-/// minimum, minItems, maxItems): enough to hold every line the program
-/// writes to the schema it publishes.
-fn valid(schema: &serde_json::Value, v: &serde_json::Value) -> Result<(), String> {
-    use serde_json::Value;
-    if let Some(c) = schema.get("const") {
-        if c != v {
-            return Err(format!("{v} is not {c}"));
-        }
+/// A validator for one part of docs/history.schema.json (a JSON pointer
+/// into it), with the definitions it refers to.
+fn validator(schema: &serde_json::Value, pointer: &str) -> jsonschema::Validator {
+    let part =
+        serde_json::json!({"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": format!("#{pointer}")});
+    jsonschema::draft202012::new(&part).unwrap_or_else(|e| panic!("{pointer} compiles: {e}"))
+}
+
+/// Every way `v` breaks `validator`'s schema, one line each.
+fn valid(validator: &jsonschema::Validator, v: &serde_json::Value) -> Result<(), String> {
+    let broken: Vec<String> = validator.iter_errors(v).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(broken.join("; "))
     }
-    if let Some(Value::Array(options)) = schema.get("enum") {
-        if !options.contains(v) {
-            return Err(format!("{v} is not one of {options:?}"));
-        }
-    }
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let is = |t: &str| match t {
-            "string" => v.is_string(),
-            "integer" => v.is_u64() || v.is_i64(),
-            "boolean" => v.is_boolean(),
-            "array" => v.is_array(),
-            "object" => v.is_object(),
-            "null" => v.is_null(),
-            _ => false,
-        };
-        if !types.iter().any(|t| is(t)) {
-            return Err(format!("{v} is not of type {types:?}"));
-        }
-    }
-    if let (Some(min), Some(n)) = (schema.get("minimum").and_then(Value::as_i64), v.as_i64()) {
-        if n < min {
-            return Err(format!("{n} < {min}"));
-        }
-    }
-    if let Some(a) = v.as_array() {
-        if let Some(n) = schema.get("minItems").and_then(Value::as_u64) {
-            if (a.len() as u64) < n {
-                return Err(format!("fewer than {n} items"));
-            }
-        }
-        if let Some(n) = schema.get("maxItems").and_then(Value::as_u64) {
-            if (a.len() as u64) > n {
-                return Err(format!("more than {n} items"));
-            }
-        }
-        if let Some(items) = schema.get("items") {
-            for x in a {
-                valid(items, x)?;
-            }
-        }
-    }
-    if let Some(m) = v.as_object() {
-        let props = schema.get("properties").and_then(Value::as_object);
-        for r in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
-            let r = r.as_str().unwrap_or_default();
-            if !m.contains_key(r) {
-                return Err(format!("\"{r}\" is required"));
-            }
-        }
-        for (k, x) in m {
-            match props.and_then(|p| p.get(k)) {
-                Some(s) => valid(s, x).map_err(|e| format!("{k}: {e}"))?,
-                None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    return Err(format!("\"{k}\" is not a property of this line"))
-                }
-                None => {}
-            }
-        }
-    }
-    Ok(())
 }
 
 #[test]
 fn every_line_of_every_bundled_history_is_valid_by_the_published_schema() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/history.schema.json")).unwrap();
     let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
-    let header = &schema["$defs"]["header"];
+    let whole = jsonschema::draft202012::new(&schema).expect("the schema compiles");
+    let header = validator(&schema, "/$defs/header");
     let events = schema["$defs"]["event"]["oneOf"].as_array().expect("one schema per event");
+    // Each event's own schema, by its `event` name: a line is judged by the
+    // one it claims to be, so that a failure says what is wrong with it.
+    let by_kind: Vec<(String, jsonschema::Validator)> = events
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            let kind = x["properties"]["event"]["const"].as_str().expect("each event names itself").to_string();
+            (kind, validator(&schema, &format!("/$defs/event/oneOf/{k}")))
+        })
+        .collect();
     let mut seen = std::collections::BTreeSet::new();
     for f in common::bundled_files() {
         let s = load_file(&f).expect("loads");
         let mut r = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
         let o = r.outcome.take().expect("kept");
         let head = history::header(&s.name, s.default_seed(), &o, s.policy(), &s.require_plan());
-        valid(header, &head).unwrap_or_else(|e| panic!("{}: the header: {e}", f.display()));
+        valid(&header, &head).unwrap_or_else(|e| panic!("{}: the header: {e}", f.display()));
+        assert!(whole.is_valid(&head), "{}: the header is a line of the schema", f.display());
         for e in &o.events {
             let line = e.to_json(&o.names);
             let kind = line["event"].as_str().unwrap().to_string();
-            let one = events
-                .iter()
-                .find(|x| x["properties"]["event"]["const"] == kind.as_str())
-                .unwrap_or_else(|| panic!("the schema has no {kind:?} event"));
+            let (_, one) =
+                by_kind.iter().find(|(k, _)| *k == kind).unwrap_or_else(|| panic!("the schema has no {kind:?} event"));
             valid(one, &line).unwrap_or_else(|err| panic!("{}: {line}: {err}", f.display()));
+            // Exactly one of the schema's lines: not a header, not two events.
+            assert!(whole.is_valid(&line), "{}: {line} is one line of the schema", f.display());
             seen.insert(kind);
         }
     }

@@ -1,7 +1,8 @@
 //! `handshake audit`: judge a history (a run's `--trace`, or lines another
 //! program wrote in the same format) with the same oracle `run` uses.
 
-use super::{Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::bad_input::{Problem, Refusal};
+use super::{Format, EXIT_FAILED, EXIT_OK};
 use crate::oracle::{check_log, Log};
 use clap::Args;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 pub struct AuditArgs {
     /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md)
     pub path: PathBuf,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Also write the history as a scenario file F that replays its lines (each request and answer a step at its time, delivery times as delays), to run, explore or shrink the incident
@@ -37,35 +38,36 @@ pub fn main(a: AuditArgs) -> i32 {
     // A folder is a team's inbox files; a file is a history.
     let (h, from_inboxes) = if a.path.is_dir() {
         let Some(dir) = crate::history::inbox::find(&a.path) else {
-            eprintln!(
-                "error: {shown}: no inbox files here (*.jsonl in it, or in its .team/inbox, inbox or .mailboxes); nothing was judged"
-            );
-            return EXIT_BAD_INPUT;
+            let why = "no inbox files here (*.jsonl in it, or in its .team/inbox, inbox or .mailboxes)";
+            let line = format!("{shown}: {why}; nothing was judged");
+            return Refusal::line(line, Problem::in_file(&shown, why)).tell(a.format);
         };
         match crate::history::inbox::read(&dir) {
             Ok(h) => (h, Some(dir)),
             Err(bad) => {
-                eprintln!(
-                    "error: {}/{}; nothing was judged",
+                // The reason starts with the file of the folder it is about.
+                let (file, why) = bad.reason.split_once(": ").unwrap_or(("", &bad.reason));
+                let problem = Problem::in_file(dir.join(file).display(), why).on_line(bad.line);
+                let line = format!(
+                    "{}/{}; nothing was judged",
                     dir.display(),
                     bad.reason.replacen(": ", &format!(":{}: ", bad.line), 1)
                 );
-                return EXIT_BAD_INPUT;
+                return Refusal::line(line, problem).tell(a.format);
             }
         }
     } else {
         let text = match crate::input::read_text(&a.path, MAX_BYTES) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {shown}: {e}");
-                return EXIT_BAD_INPUT;
+                return Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())).tell(a.format)
             }
         };
         match crate::history::read(&text) {
             Ok(h) => (h, None),
             Err(bad) => {
-                eprintln!("error: {shown}:{}: {}; nothing was judged", bad.line, bad.reason);
-                return EXIT_BAD_INPUT;
+                let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
+                return Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line)).tell(a.format);
             }
         }
     };
@@ -78,8 +80,8 @@ pub fn main(a: AuditArgs) -> i32 {
         Some(f) => match write_scenario(&h, &shown, &violations, f) {
             Ok(steps) => Some(format!("wrote {} ({steps}): handshake run {} -v", f.display(), f.display())),
             Err(e) => {
-                eprintln!("error: {e}; nothing was written");
-                return EXIT_BAD_INPUT;
+                let problem = Problem::in_flag("--to-scenario", e.clone()).at(f.display());
+                return Refusal::line(format!("{e}; nothing was written"), problem).tell(a.format);
             }
         },
         None => None,

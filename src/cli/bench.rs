@@ -1,7 +1,8 @@
 //! `handshake bench`: handshakes per second, against a bare actix baseline
 //! measured in the same process, the same run.
 
-use super::{noun, plural, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::bad_input::{Problem, Refusal};
+use super::{noun, plural, Format, EXIT_FAILED, EXIT_OK};
 use crate::bench::{
     baseline, latencies_in, peak_memory, percentile, protocol_in, reset_peak_memory, Mailbox, Measured, Shape,
 };
@@ -22,7 +23,7 @@ pub struct BenchArgs {
     /// Handshakes timed one by one for the latency percentiles (a separate pass)
     #[arg(long, default_value_t = 200_000)]
     pub latency_sample: u64,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Measurements of each side, alternating protocol and baseline; the
@@ -189,9 +190,11 @@ fn micros(d: Duration) -> f64 {
 }
 
 pub fn main(a: BenchArgs) -> i32 {
-    if a.teammates == 0 || a.in_flight == 0 || a.handshakes == 0 {
-        eprintln!("error: --teammates, --in-flight and --handshakes must be at least 1");
-        return EXIT_BAD_INPUT;
+    let zero =
+        [("--teammates", a.teammates == 0), ("--in-flight", a.in_flight == 0), ("--handshakes", a.handshakes == 0)];
+    if let Some((flag, _)) = zero.into_iter().find(|(_, zero)| *zero) {
+        let why = "--teammates, --in-flight and --handshakes must be at least 1";
+        return Refusal::line(why, Problem::in_flag(flag, why)).tell(a.format);
     }
     if let Some(warning) = build_warning(env!("HANDSHAKE_PROFILE"), cfg!(debug_assertions)) {
         eprintln!("warning: {warning}");

@@ -1,7 +1,8 @@
 //! `handshake check`: validate files, run nothing.
 
-use super::{noun, scenario_files, EXIT_BAD_INPUT, EXIT_OK};
-use crate::scenario::discover::load_all;
+use super::bad_input::{print_json, Problem};
+use super::{noun, scenario_files, Format, EXIT_BAD_INPUT, EXIT_OK};
+use crate::scenario::{load_str, read_file, Scenario, ScenarioError};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -9,28 +10,74 @@ use std::path::PathBuf;
 pub struct CheckArgs {
     /// Scenario files or folders of them, subfolders included [default: scenarios/]
     pub paths: Vec<PathBuf>,
+    /// Output for people (text) or machines (json: each file, ok or bad with its problems; docs/json.md)
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+/// One file checked: the scenario it holds, or its problems.
+struct Checked {
+    path: String,
+    loaded: Result<Scenario, Vec<ScenarioError>>,
 }
 
 pub fn main(a: CheckArgs) -> i32 {
     let files = match scenario_files(&a.paths) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
+        Err(problem) => return super::refuse_paths(problem, a.format),
     };
-    let (ok, errors) = load_all(&files);
+    let checked: Vec<Checked> = files
+        .iter()
+        .map(|f| {
+            let path = f.display().to_string();
+            let loaded = read_file(f).map_err(|e| vec![e]).and_then(|text| load_str(&path, &text));
+            Checked { path, loaded }
+        })
+        .collect();
+    let bad = checked.iter().filter(|c| c.loaded.is_err()).count();
+    // stderr says the problems in either format, as every command's does.
+    let errors: Vec<ScenarioError> =
+        checked.iter().filter_map(|c| c.loaded.as_ref().err()).flatten().cloned().collect();
     if !errors.is_empty() {
         eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
     }
-    for s in &ok {
-        println!("ok    {}  ({})", super::shown(&s.path), super::shown(&s.name));
+    match a.format {
+        Format::Text => print_text(&checked),
+        Format::Json => print_json(&report(&checked)),
     }
-    let bad = files.len() - ok.len();
-    println!("{} {}: {} ok, {} bad", files.len(), noun(files.len() as u64, "file"), ok.len(), bad);
-    if errors.is_empty() {
+    if bad == 0 {
         EXIT_OK
     } else {
         EXIT_BAD_INPUT
     }
+}
+
+/// Each good file and the count, after the problems.
+fn print_text(checked: &[Checked]) {
+    let ok: Vec<&Scenario> = checked.iter().filter_map(|c| c.loaded.as_ref().ok()).collect();
+    for s in &ok {
+        println!("ok    {}  ({})", super::shown(&s.path), super::shown(&s.name));
+    }
+    let total = checked.len();
+    println!("{} {}: {} ok, {} bad", total, noun(total as u64, "file"), ok.len(), total - ok.len());
+}
+
+/// The check report (`$defs/check` in docs/report.schema.json): each file
+/// in the order checked, its problems in the error object's shape.
+fn report(checked: &[Checked]) -> serde_json::Value {
+    let files: Vec<serde_json::Value> = checked
+        .iter()
+        .map(|c| {
+            let (name, errors): (Option<&str>, Vec<Problem>) = match &c.loaded {
+                Ok(s) => (Some(&s.name), Vec::new()),
+                Err(errors) => (None, errors.iter().map(Problem::from).collect()),
+            };
+            serde_json::json!({"path": c.path, "ok": c.loaded.is_ok(), "name": name, "errors": errors})
+        })
+        .collect();
+    let ok = checked.iter().filter(|c| c.loaded.is_ok()).count();
+    serde_json::json!({
+        "files": files,
+        "summary": {"total": checked.len(), "ok": ok, "bad": checked.len() - ok},
+    })
 }

@@ -1,7 +1,8 @@
 //! `handshake explore`: every interleaving of one small scenario, within
 //! fault budgets, and the shortest schedule that breaks an invariant.
 
-use super::{Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::bad_input::{Problem, Refusal};
+use super::{Format, EXIT_FAILED, EXIT_OK};
 use crate::explore::{explore_with, Bounds, Budgets, Order};
 use crate::scenario::load_file;
 use clap::Args;
@@ -65,7 +66,7 @@ pub struct ExploreArgs {
     /// Write the shortest counterexample as a page to step through (as `run --html` writes one): the actors replay its schedule, and the page shows every agent's state at each event
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }
@@ -120,28 +121,22 @@ fn parse_size(text: &str) -> Result<u64, String> {
 
 pub fn main(a: ExploreArgs) -> i32 {
     if a.max_depth == 0 || a.max_states == 0 {
-        eprintln!("error: --max-depth and --max-states must be at least 1; nothing was explored");
-        return EXIT_BAD_INPUT;
+        let flag = if a.max_depth == 0 { "--max-depth" } else { "--max-states" };
+        let why = "--max-depth and --max-states must be at least 1";
+        return Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format);
     }
     // Refused before the search, not after it: exit 2 promises nothing ran.
-    if let Some(Err(e)) = a.write.as_deref().map(crate::output::check) {
-        eprintln!("error: --write: {e}; nothing was explored");
-        return EXIT_BAD_INPUT;
-    }
-    if let Some(Err(e)) = a.save_schedule.as_deref().map(crate::output::check) {
-        eprintln!("error: --save-schedule: {e}; nothing was explored");
-        return EXIT_BAD_INPUT;
-    }
-    if let Some(Err(e)) = a.html.as_deref().map(crate::output::check) {
-        eprintln!("error: --html: {e}; nothing was explored");
-        return EXIT_BAD_INPUT;
+    for (flag, out) in [("--write", &a.write), ("--save-schedule", &a.save_schedule), ("--html", &a.html)] {
+        if let Some((path, Err(e))) = out.as_deref().map(|p| (p, crate::output::check(p))) {
+            let problem = Problem::in_flag(flag, e.clone()).at(path.display());
+            return Refusal::line(format!("{flag}: {e}; nothing was explored"), problem).tell(a.format);
+        }
     }
     let scenario = match load_file(&a.path) {
         Ok(s) => s,
         Err(errors) => {
-            eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
-            eprintln!("nothing was explored: fix the file above");
-            return EXIT_BAD_INPUT;
+            return Refusal::files(&errors, "nothing was explored", "nothing was explored: fix the file above")
+                .tell(a.format)
         }
     };
     // The file's own faults: played, turned into budgets, or covered.
@@ -180,7 +175,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         }
     }
     let started = std::time::Instant::now();
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored") {
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored", a.format) {
         return code;
     }
     let order = match a.order {

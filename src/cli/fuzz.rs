@@ -1,7 +1,8 @@
 //! `handshake fuzz`: swarm testing over scenario files (see `crate::fuzz`).
 
+use super::bad_input::{Problem, Refusal};
 use super::run::{parse_seeds, parse_span};
-use super::{noun, plural, scenario_files, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::{noun, plural, scenario_files, Format, EXIT_FAILED, EXIT_OK};
 use crate::fuzz::{Case, Target};
 use crate::protocol::Millis;
 use clap::Args;
@@ -27,7 +28,7 @@ pub struct FuzzArgs {
     /// Folder each find is written to, as a scenario file `handshake run` replays
     #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
     pub out: PathBuf,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Real time one run may take before it is stopped (a stopped run is a find), e.g. "30s"
@@ -56,36 +57,37 @@ struct Found {
 pub fn main(a: FuzzArgs) -> i32 {
     let files = match scenario_files(&a.paths) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
+        Err(problem) => return super::refuse_paths(problem, a.format),
     };
     // Every file is loaded (and run once, plain) before any fuzzing: exit 2
     // promises nothing was fuzzed.
     let mut targets = Vec::new();
-    let mut problems = 0;
+    let mut said = String::new();
+    let mut problems = Vec::new();
     for f in &files {
         let shown = f.display().to_string();
         let text = match crate::scenario::read_file(f) {
             Ok(t) => t,
             Err(e) => {
-                eprint!("{}", crate::diagnostic::render(&e, crate::diagnostic::stderr_color()));
-                problems += 1;
+                said.push_str(&crate::diagnostic::render(&e, crate::diagnostic::stderr_color()));
+                problems.push(Problem::from(&e));
                 continue;
             }
         };
         match Target::new(&shown, text) {
             Ok(t) => targets.push(t),
             Err(errors) => {
-                eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
-                problems += errors.len();
+                said.push_str(&crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
+                problems.extend(errors.iter().map(Problem::from));
             }
         }
     }
-    if problems > 0 {
-        eprintln!("nothing was fuzzed: fix the file(s) above ({})", plural(problems as u64, "problem"));
-        return EXIT_BAD_INPUT;
+    if !problems.is_empty() {
+        said.push_str(&format!(
+            "nothing was fuzzed: fix the file(s) above ({})\n",
+            plural(problems.len() as u64, "problem")
+        ));
+        return Refusal::problems(said, problems, "nothing was fuzzed").tell(a.format);
     }
     let stems = file_names(&targets);
     let (from, to) = a.seeds;
@@ -101,7 +103,7 @@ pub fn main(a: FuzzArgs) -> i32 {
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
     let (mut faults_added, mut steps_added) = (0u64, 0u64);
     let mut changed = 0u64;
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "fuzzed") {
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "fuzzed", a.format) {
         return code;
     }
     let jobs = super::jobs_or_every_core(a.jobs);

@@ -2,7 +2,8 @@
 //! A..B --shard I/N --format json`, read and combined by the library into the
 //! report the whole sweep prints, and printed.
 
-use super::{Format, EXIT_BAD_INPUT};
+use super::bad_input::{Problem, Refusal};
+use super::Format;
 use crate::sweep::merge::{merge, read};
 use clap::Args;
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ pub struct MergeArgs {
     /// The shards' `--format json` outputs, one file each, all N of them, in any order
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }
@@ -28,16 +29,13 @@ pub fn main(a: MergeArgs) -> i32 {
         match read(f) {
             Ok(d) => docs.push((f.display().to_string(), d)),
             Err(e) => {
-                eprintln!("error: {e}; nothing was merged");
-                return EXIT_BAD_INPUT;
+                let line = format!("{e}; nothing was merged");
+                return Refusal::line(line, Problem::in_file(f.display(), e)).tell(a.format);
             }
         }
     }
     match merge(&docs) {
         Ok(doc) => super::sweep::print(&doc, a.format),
-        Err(e) => {
-            eprintln!("error: {e}; nothing was merged");
-            EXIT_BAD_INPUT
-        }
+        Err(e) => Refusal::line(format!("{e}; nothing was merged"), Problem::new(e)).tell(a.format),
     }
 }

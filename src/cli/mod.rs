@@ -1,6 +1,7 @@
 //! The command line: argument definitions and the subcommands.
 
 pub mod audit;
+pub mod bad_input;
 pub mod bench;
 pub mod check;
 pub mod explore;
@@ -236,10 +237,10 @@ pub fn jobs_or_every_core(asked: Option<usize>) -> usize {
 
 /// `--jobs 0`, refused alike by every command that takes it: the error,
 /// naming what was not done, and the exit status to return.
-pub fn refuse_zero_jobs(asked: Option<usize>, not_done: &str) -> Option<i32> {
+pub fn refuse_zero_jobs(asked: Option<usize>, not_done: &str, format: Format) -> Option<i32> {
     (asked == Some(0)).then(|| {
-        eprintln!("error: --jobs must be at least 1; nothing was {not_done}");
-        EXIT_BAD_INPUT
+        let problem = bad_input::Problem::in_flag("--jobs", "--jobs must be at least 1");
+        bad_input::Refusal::line(format!("--jobs must be at least 1; nothing was {not_done}"), problem).tell(format)
     })
 }
 
@@ -277,17 +278,22 @@ pub const DEFAULT_FOLDER: &str = "scenarios";
 
 /// The scenario files the paths name (or the default folder's), or what to
 /// do when there are none: every path must hold at least one scenario.
-pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Box<bad_input::Problem>> {
     if paths.is_empty() {
         let default = PathBuf::from(DEFAULT_FOLDER);
         if !default.is_dir() {
-            return Err(format!(
+            return Err(Box::new(bad_input::Problem::new(format!(
                 "no {DEFAULT_FOLDER}/ folder here: run from the project root, or name scenario files or folders"
-            ));
+            ))));
         }
-        return expand(&[default]).map_err(|e| e.to_string());
+        return expand(&[default]).map_err(|e| Box::new((&e).into()));
     }
-    expand(paths).map_err(|e| e.to_string())
+    expand(paths).map_err(|e| Box::new((&e).into()))
+}
+
+/// `scenario_files`'s refusal: the paths name no scenario to load.
+pub fn refuse_paths(problem: Box<bad_input::Problem>, format: Format) -> i32 {
+    bad_input::Refusal::line(problem.to_string(), *problem).tell(format)
 }
 
 pub use crate::input::shown;

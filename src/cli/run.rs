@@ -1,7 +1,8 @@
 //! `handshake run`: play scenario files and report.
 
+use super::bad_input::{Problem, Refusal};
 use super::progress::Progress;
-use super::{noun, plural, scenario_files, shown, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::{noun, plural, scenario_files, shown, Format, EXIT_FAILED, EXIT_OK};
 use crate::protocol::Millis;
 use crate::scenario::discover::load_all_with_text;
 use crate::scenario::duration::parse_duration;
@@ -22,7 +23,7 @@ pub struct RunArgs {
     /// Sweep seeds A..B (B excluded), e.g. 1..201; failing seeds are listed with the command to reproduce each
     #[arg(long, value_parser = parse_seeds)]
     pub seeds: Option<(u64, u64)>,
-    /// Output for people (text) or machines (json)
+    /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Stream every event as it happens, in words (one run at a time: not with --seeds)
@@ -158,100 +159,87 @@ fn resolve_shard(a: &RunArgs) -> Result<Option<Shard>, String> {
 }
 
 pub fn main(a: RunArgs) -> i32 {
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "run") {
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "run", a.format) {
         return code;
     }
+    // Every refusal below says what stderr always said, and with --format
+    // json the same as the error object on stdout.
+    let refuse =
+        |flag: &str, why: String, line: String| Refusal::line(line, Problem::in_flag(flag, why)).tell(a.format);
     let shard = match resolve_shard(&a) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}; nothing was run");
-            return EXIT_BAD_INPUT;
-        }
+        Err(e) => return refuse("--shard-from-env", e.clone(), format!("{e}; nothing was run")),
     };
     if a.events != Events::All && !a.verbose {
-        eprintln!("error: --events chooses what -v streams: add -v (nothing was run)");
-        return EXIT_BAD_INPUT;
+        let why = "--events chooses what -v streams: add -v";
+        return refuse("--events", why.to_string(), format!("{why} (nothing was run)"));
     }
     if a.verbose && a.seeds.is_some() {
-        eprintln!(
-            "error: -v streams the events of one run and --seeds makes many: sweep without -v, then replay a \
-             failing seed alone with --seed N -v (each failing seed's reproduce line is that command); nothing was run"
-        );
-        return EXIT_BAD_INPUT;
+        let why = "-v streams the events of one run and --seeds makes many: sweep without -v, then replay a \
+                   failing seed alone with --seed N -v (each failing seed's reproduce line is that command)";
+        return refuse("--verbose", why.to_string(), format!("{why}; nothing was run"));
     }
     let files = match scenario_files(&a.paths) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
+        Err(problem) => return super::refuse_paths(problem, a.format),
     };
     let (loaded, errors) = load_all_with_text(&files);
     let (scenarios, sources): (Vec<Scenario>, Vec<(String, String)>) = loaded.into_iter().unzip();
     if !errors.is_empty() {
-        eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
-        eprintln!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
-        return EXIT_BAD_INPUT;
+        let tail = format!("nothing was run: fix the file(s) above ({})", plural(errors.len() as u64, "problem"));
+        return Refusal::files(&errors, "nothing was run", &tail).tell(a.format);
     }
     if a.inbox_dir.is_some() {
         if scenarios.len() != 1 || a.seeds.is_some() {
-            eprintln!(
-                "error: --inbox-dir writes one run's files: give exactly one scenario file and at most one --seed; \
-                 nothing was run"
-            );
-            return EXIT_BAD_INPUT;
+            let why = "--inbox-dir writes one run's files: give exactly one scenario file and at most one --seed";
+            return refuse("--inbox-dir", why.to_string(), format!("{why}; nothing was run"));
         }
         if scenarios[0].team.mailbox.is_none() {
-            eprintln!(
-                "error: --inbox-dir: {} keeps its inboxes in memory; set mailbox = \"file\" in its [policy] to have \
-                 files to write; nothing was run",
+            let why = format!(
+                "--inbox-dir: {} keeps its inboxes in memory; set mailbox = \"file\" in its [policy] to have \
+                 files to write",
                 scenarios[0].path
             );
-            return EXIT_BAD_INPUT;
+            return refuse("--inbox-dir", why.clone(), format!("{why}; nothing was run"));
         }
-        if let Err(e) = prepare_inbox_dir(a.inbox_dir.as_deref().unwrap_or(Path::new(".")), &scenarios[0]) {
-            eprintln!("error: --inbox-dir: {e}; nothing was run");
-            return EXIT_BAD_INPUT;
+        let dir = a.inbox_dir.as_deref().unwrap_or(Path::new("."));
+        if let Err(e) = prepare_inbox_dir(dir, &scenarios[0]) {
+            let line = format!("--inbox-dir: {e}; nothing was run");
+            return Refusal::line(line, Problem::in_flag("--inbox-dir", e).at(dir.display())).tell(a.format);
         }
     }
     let schedule = match &a.schedule {
         None => None,
         Some(path) => match read_schedule(path, &scenarios) {
             Ok(s) if a.seed.is_some_and(|seed| seed != s.seed) => {
-                eprintln!(
-                    "error: --schedule {} was taken with seed {} (its request ids are that seed's), not --seed {}; \
-                     nothing was run",
+                let why = format!(
+                    "--schedule {} was taken with seed {} (its request ids are that seed's), not --seed {}",
                     path.display(),
                     s.seed,
                     a.seed.unwrap_or_default()
                 );
-                return EXIT_BAD_INPUT;
+                return refuse("--schedule", why.clone(), format!("{why}; nothing was run"));
             }
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("error: --schedule {}: {e}; nothing was run", path.display());
-                return EXIT_BAD_INPUT;
+                let line = format!("--schedule {}: {e}; nothing was run", path.display());
+                return Refusal::line(line, Problem::in_flag("--schedule", e).at(path.display())).tell(a.format);
             }
         },
     };
     let wanted = outputs_wanted(&a);
     if let Some(first) = wanted.first() {
         if scenarios.len() != 1 || a.seeds.is_some() {
-            eprintln!(
-                "error: {} writes one run: give exactly one scenario file and at most one --seed; nothing was run",
-                first.0.option()
-            );
-            return EXIT_BAD_INPUT;
+            let why =
+                format!("{} writes one run: give exactly one scenario file and at most one --seed", first.0.option());
+            return refuse(first.0.option(), why.clone(), format!("{why}; nothing was run"));
         }
     }
     let what_if = match &a.compare {
         None => None,
         Some(words) => match what_if(words, &sources) {
             Ok(w) => Some(w),
-            Err(e) => {
-                eprintln!("error: --compare {words:?}: {e}; nothing was run");
-                return EXIT_BAD_INPUT;
-            }
+            Err(e) => return refuse("--compare", e.clone(), format!("--compare {words:?}: {e}; nothing was run")),
         },
     };
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
@@ -261,8 +249,8 @@ pub fn main(a: RunArgs) -> i32 {
         match open_output(output, path) {
             Ok(file) => outputs.push((output, path.to_path_buf(), file)),
             Err(e) => {
-                eprintln!("error: {e}; nothing was run");
-                return EXIT_BAD_INPUT;
+                let problem = Problem::in_flag(output.option(), e.clone()).at(path.display());
+                return Refusal::line(format!("{e}; nothing was run"), problem).tell(a.format);
             }
         }
     }
@@ -567,10 +555,7 @@ fn sweep(
     };
     let sweep = match Sweep::new(settings) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}; nothing was run");
-            return EXIT_BAD_INPUT;
-        }
+        Err(e) => return Refusal::line(format!("{e}; nothing was run"), Problem::new(e.to_string())).tell(a.format),
     };
     let mut progress = Progress::new(sweep.plays(), "run", a.format == Format::Text);
     crate::interrupt::install();

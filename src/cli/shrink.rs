@@ -1,6 +1,7 @@
 //! `handshake shrink`: cut a failing run down to a small scenario file.
 
-use super::{plural, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
+use super::bad_input::{Problem, Refusal};
+use super::{plural, Format, EXIT_FAILED, EXIT_OK};
 use crate::scenario::Invariant;
 use crate::shrink::{shrink, Options, ShrinkError, Shrunk, DEFAULT_MAX_RUNS};
 use clap::Args;
@@ -28,7 +29,7 @@ pub struct ShrinkArgs {
     /// Threads that play candidates; the file written, the re-runs counted and the report are the same for any number [default: every core]
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Output for people (text) or machines (json: one document on stdout, the file's text included)
+    /// Output for people (text) or machines (json: one document on stdout, the file's text included; bad input as an error object, docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Also write the shrunk scenario's run as a page to step through (as `run --html` writes one)
@@ -92,7 +93,7 @@ pub fn default_out(path: &Path) -> PathBuf {
 
 pub fn main(a: ShrinkArgs) -> i32 {
     let shown = a.path.display().to_string();
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "shrunk") {
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "shrunk", a.format) {
         return code;
     }
     let to_stdout = a.out.as_deref() == Some(Path::new("-"));
@@ -100,25 +101,20 @@ pub fn main(a: ShrinkArgs) -> i32 {
     // Refused before shrinking, which can take minutes, not after it.
     if let (false, Err(e)) = (to_stdout, crate::output::check(&out)) {
         let flag = if a.out.is_some() { "--out" } else { "the shrunk file (see --out)" };
-        eprintln!("error: {flag}: {e}; nothing was shrunk");
-        return EXIT_BAD_INPUT;
+        let problem = Problem::in_flag("--out", e.clone()).at(out.display());
+        return Refusal::line(format!("{flag}: {e}; nothing was shrunk"), problem).tell(a.format);
     }
-    if let Some(Err(e)) = a.html.as_deref().map(crate::output::check) {
-        eprintln!("error: --html: {e}; nothing was shrunk");
-        return EXIT_BAD_INPUT;
+    if let Some((page, Err(e))) = a.html.as_deref().map(|p| (p, crate::output::check(p))) {
+        let problem = Problem::in_flag("--html", e.clone()).at(page.display());
+        return Refusal::line(format!("--html: {e}; nothing was shrunk"), problem).tell(a.format);
     }
     let src = match crate::scenario::read_file(&a.path) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
+        Err(e) => return Refusal::line(e.to_string(), Problem::from(&e)).tell(a.format),
     };
     // Loaded here first so that a bad file is shown as every command shows one.
     if let Err(errors) = crate::scenario::load_str(&shown, &src) {
-        eprint!("{}", crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
-        eprintln!("nothing was shrunk: fix the file above");
-        return EXIT_BAD_INPUT;
+        return Refusal::files(&errors, "nothing was shrunk", "nothing was shrunk: fix the file above").tell(a.format);
     }
     let jobs = super::jobs_or_every_core(a.jobs);
     let opts = Options {
@@ -137,8 +133,13 @@ pub fn main(a: ShrinkArgs) -> i32 {
             return super::EXIT_INTERRUPTED;
         }
         Err(e @ (ShrinkError::BadInput(_) | ShrinkError::NothingToShrink(_))) => {
-            eprintln!("{e}");
-            return EXIT_BAD_INPUT;
+            let why = e.to_string();
+            // `--max-runs 2 is too few`: the option is the first word.
+            let problem = match why.split_whitespace().next().filter(|w| w.starts_with("--")) {
+                Some(flag) => Problem::in_flag(flag, why.clone()),
+                None => Problem::in_file(&shown, why.clone()),
+            };
+            return Refusal::said(format!("{why}\n"), problem).tell(a.format);
         }
         Err(e @ ShrinkError::DoesNotReproduce(_)) => {
             eprintln!("{e}");
@@ -148,8 +149,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
     // Written before anything is reported, so that a report never names a file that is not there.
     if !to_stdout {
         if let Err(e) = crate::output::write(&out, &s.text) {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
+            return Refusal::line(e.clone(), Problem::in_flag("--out", e).at(out.display())).tell(a.format);
         }
     }
     let written = (!to_stdout).then(|| out.display().to_string());
