@@ -128,6 +128,14 @@ fn an_interrupted_explore_says_so_in_its_json() {
         let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
         assert_eq!(doc["stopped_by"], "interrupted", "{stdout}");
         assert!(doc["violation"].is_null(), "{stdout}");
+        // The published schema knows this ending too.
+        let text = std::fs::read_to_string(common::binary::root().join("docs/report.schema.json")).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let explore =
+            serde_json::json!({"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/explore"});
+        let errors: Vec<String> =
+            jsonschema::draft202012::new(&explore).unwrap().iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}\n{stdout}");
         return;
     }
     panic!("the explore never got to install its handler");
