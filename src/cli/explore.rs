@@ -200,18 +200,12 @@ pub fn main(a: ExploreArgs) -> i32 {
         stop: crate::interrupt::requested,
     };
     crate::interrupt::install();
-    // Progress only where someone watches: a terminal, and text output.
-    let show = a.format == Format::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let line = super::progress::Progress::open_ended(a.format == Format::Text);
     let mut progress = |x: &crate::explore::Exploration| {
-        if show {
-            let secs = started.elapsed().as_secs_f64();
-            eprint!("\r  {} states ({} unique), depth {}, {:.0} s…", x.states, x.unique, x.depth, secs);
-        }
+        line.show(format!("{} states ({} unique), depth {}", x.states, x.unique, x.depth));
     };
     let x = explore_with(&scenario, budgets, bounds, &mut progress);
-    if show && x.unique >= 10_000 {
-        eprintln!();
-    }
+    line.clear();
     let secs = started.elapsed().as_secs_f64();
     let rate = x.states as f64 / secs.max(1e-9);
     // What each reduction saves, measured by searching again without it.

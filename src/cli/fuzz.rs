@@ -7,7 +7,6 @@ use crate::fuzz::{Case, Target};
 use crate::protocol::Millis;
 use clap::Args;
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -94,7 +93,7 @@ pub fn main(a: FuzzArgs) -> i32 {
     let seeds = to - from;
     let total = seeds.saturating_mul(targets.len() as u64);
     let text = a.format == Format::Text;
-    let mut bar = Bar::new(total, text && std::io::stderr().is_terminal());
+    let mut progress = super::progress::Progress::new(total, "run", "found", text);
     let started = Instant::now();
     let max_real = Some(a.max_real.as_std());
     let mut found: Vec<Found> = Vec::new();
@@ -126,12 +125,13 @@ pub fn main(a: FuzzArgs) -> i32 {
                 steps_added += case.steps_added() as u64;
                 changed += u64::from(case.changed);
                 if !case.refused.is_empty() {
-                    bar.clear();
-                    eprintln!(
-                        "generator bug: {} seed {seed}: the additions were refused: {}",
-                        t.name,
-                        case.refused.join("; ")
-                    );
+                    progress.above(|| {
+                        eprintln!(
+                            "generator bug: {} seed {seed}: the additions were refused: {}",
+                            t.name,
+                            case.refused.join("; ")
+                        )
+                    });
                     refused.push(case);
                 } else if case.found() {
                     let invariants: std::collections::BTreeSet<&str> =
@@ -147,8 +147,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                             (Some(p), Some(r))
                         }
                         Err(e) => {
-                            bar.clear();
-                            eprintln!("error: {e}");
+                            progress.above(|| eprintln!("error: {e}"));
                             (None, None)
                         }
                     };
@@ -158,20 +157,17 @@ pub fn main(a: FuzzArgs) -> i32 {
                     };
                     let f = Found { case, file, reproduce, shrunk };
                     if text {
-                        bar.clear();
-                        print_found(&f);
+                        progress.above(|| print_found(&f));
                     }
+                    progress.count_failure();
                     found.push(f);
                 }
-                bar.tick(found.len() as u64);
+                progress.advance(1);
             }
         }
     }
-    if stopped_at.is_some() {
-        bar.clear();
-    } else {
-        bar.finish();
-    }
+    // Done or stopped: the summary takes the line's place.
+    progress.clear();
     let total = played;
     let elapsed = started.elapsed().as_secs_f64();
     match a.format {
@@ -353,42 +349,4 @@ fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case) -> Result<Path
     let text = t.finding_file(case, &path.display().to_string());
     crate::output::write(&path, &text)?;
     Ok(path)
-}
-
-/// The progress bar on stderr, on a terminal only.
-struct Bar {
-    total: u64,
-    done: u64,
-    on: bool,
-    started: Instant,
-    last: Option<Instant>,
-}
-
-impl Bar {
-    fn new(total: u64, on: bool) -> Bar {
-        Bar { total, done: 0, on, started: Instant::now(), last: None }
-    }
-
-    fn tick(&mut self, found: u64) {
-        self.done += 1;
-        let last = self.done == self.total;
-        if self.on && (last || self.last.is_none_or(|t| t.elapsed() >= Duration::from_millis(100))) {
-            self.last = Some(Instant::now());
-            let line = super::progress::line(self.done, self.total, found, self.started.elapsed(), "run");
-            let _ = write!(std::io::stderr(), "\r\x1b[K{}", line.replace("failed", "found"));
-        }
-    }
-
-    fn clear(&mut self) {
-        if self.on {
-            let _ = write!(std::io::stderr(), "\r\x1b[K");
-            self.last = None;
-        }
-    }
-
-    fn finish(&mut self) {
-        if self.on {
-            let _ = writeln!(std::io::stderr());
-        }
-    }
 }

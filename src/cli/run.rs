@@ -557,22 +557,22 @@ fn sweep(
         Ok(s) => s,
         Err(e) => return Refusal::line(format!("{e}; nothing was run"), Problem::new(e.to_string())).tell(a.format),
     };
-    let mut progress = Progress::new(sweep.plays(), "run", a.format == Format::Text);
+    let mut progress = Progress::new(sweep.plays(), "run", "failed", a.format == Format::Text);
     crate::interrupt::install();
     let played = sweep.play(
         |path, seed| reproduce(a, path, seed),
         |s, seed, runs| {
-            let fail = crate::color::paint("FAIL", crate::color::Paint::Fail, crate::color::stderr());
-            let failure = (!runs[0].passed).then(|| format!("{fail}  {} seed {seed}: {}", s.name, runs[0].why));
-            progress.tick(failure.as_deref());
-            for _ in 1..runs.len() {
-                progress.tick(None);
+            if !runs[0].passed {
+                let fail = crate::color::paint("FAIL", crate::color::Paint::Fail, crate::color::stderr());
+                progress.failure(&format!("{fail}  {} seed {seed}: {}", s.name, runs[0].why));
             }
+            progress.advance(runs.len() as u64);
         },
     );
+    // Done, stopped or broken: the report or the error takes the line's place.
+    progress.clear();
     match played {
         Ok(doc) if crate::interrupt::requested() => {
-            progress.clear();
             super::sweep::print(&doc, a.format);
             let resume = sweep.resume_seed(doc.runs);
             eprintln!(

@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod lossy;
+pub mod terminal;
 
 use handshake::scenario::{load_file, load_str, run_scenario, Report, RunOptions};
 use handshake::team::Outcome;
