@@ -2,9 +2,10 @@
 //! crate's root, judged by its exit status, its stdout and its stderr.
 //!
 //! Exit statuses (design.md, `handshake --help`): 0 all passed, 1 a scenario
-//! failed, 2 bad input and nothing was run. Bad input is reported as
-//! `path:line:col: reason`; every positioned test below computes the expected
-//! line and column from the TOML text it wrote.
+//! failed, 2 bad input and nothing was run. Bad input is reported as rustc
+//! reports an error (`error: reason`, then `--> path:line:col`); every
+//! positioned test below computes the expected line and column from the TOML
+//! text it wrote.
 
 mod common;
 

@@ -137,7 +137,7 @@ pub enum Command {
     ]))]
     Run(run::RunArgs),
     /// Validate scenario files without running them.
-    #[command(after_help = help_tail(examples("Examples", CHECK_EXAMPLES), "Each problem is printed as path:line:col: reason.", &[
+    #[command(after_help = help_tail(examples("Examples", CHECK_EXAMPLES), "Each problem is printed as rustc prints one: the reason, --> path:line:col, the line with the value\nunderlined and a help: line with the fix; every problem of every file in one pass.", &[
         (EXIT_OK, "every file is valid"),
         (EXIT_BAD_INPUT, "a file is bad (each problem named)"),
     ]))]
