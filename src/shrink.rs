@@ -298,6 +298,7 @@ impl Probe<'_> {
                 let violations = play(self.path, &text, self.seed);
                 self.runs += u64::from(violations.is_some());
                 self.played += u64::from(violations.is_some());
+                tracing::debug!(runs = self.runs, "shrink: a candidate played");
                 self.cache.insert(text.clone(), Seen { violations, counted: true });
             }
         }

@@ -165,6 +165,46 @@ fn slow_to_shrink(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// SIGINT to `args` once its stderr has shown `cue` `times` times (its
+/// debug log, `RUST_LOG=handshake=debug`): at a point of its work, however
+/// fast or loaded the machine.
+#[cfg(unix)]
+fn interrupted_at(args: &[&str], cue: &str, times: usize) -> (Option<i32>, String, String) {
+    use std::io::{BufRead, Read};
+    let mut child = std::process::Command::new(common::binary::bin())
+        .args(args)
+        .current_dir(common::binary::root())
+        .env("RUST_LOG", "handshake=debug")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stdout = child.stdout.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let mut stderr = String::new();
+    let mut seen = 0;
+    for line in std::io::BufReader::new(child.stderr.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        if line.contains(cue) {
+            seen += 1;
+            if seen == times {
+                // SAFETY: sending SIGINT to a child process this test started.
+                unsafe {
+                    libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+                }
+            }
+        }
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    let status = child.wait().expect("it ends");
+    (status.code(), out.join().unwrap_or_default(), stderr)
+}
+
 #[cfg(unix)]
 #[test]
 fn an_interrupted_shrink_writes_the_smallest_file_so_far_and_how_to_go_on() {
@@ -173,33 +213,35 @@ fn an_interrupted_shrink_writes_the_smallest_file_so_far_and_how_to_go_on() {
     let out = dir.join("slow-shrunk.toml");
     let (file_s, out_s) = (file.to_str().unwrap(), out.to_str().unwrap());
     let args = ["shrink", file_s, "--out", out_s, "--jobs", "1", "--invariant", "gated-action"];
-    for wait_ms in [1000, 3000, 8000] {
-        let _ = std::fs::remove_file(&out);
-        let Some((code, stdout, stderr)) = interrupted(&args, wait_ms) else { continue };
-        if stderr.contains("before the first candidate") {
-            // Heard while the original was still being played: nothing to write.
-            assert_eq!(code, Some(130), "{stderr}");
-            assert!(!out.exists(), "nothing shrunk, yet a file was written");
-            continue;
-        }
-        if code == Some(0) {
-            // Done before the signal (a fast machine): a later signal cannot help.
-            break;
-        }
-        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
-        assert!(stdout.contains("Ctrl-C stopped it; the file is the smallest so far"), "{stdout}");
-        let resume = stderr.lines().last().unwrap_or("");
-        assert_eq!(resume, format!("interrupted (Ctrl-C): resume with: handshake shrink {out_s} --seed 1"));
-        let written = std::fs::read_to_string(&out).expect("the smallest file so far is written");
-        assert!(written.contains("stopped by Ctrl-C: not 1-minimal"), "{written}");
-        // It reproduces: `run` passes it, as it expects what it breaks.
-        let run = std::process::Command::new(common::binary::bin()).args(["run", out_s]).output().unwrap();
-        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stdout));
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
+    // The second candidate: the first (the file without its expectations)
+    // reproduced, so the shrink is cutting when the signal comes.
+    let (code, stdout, stderr) = interrupted_at(&args, "shrink: a candidate played", 2);
+    assert_eq!(code, Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Ctrl-C stopped it; the file is the smallest so far"), "{stdout}");
+    let resume = stderr.lines().last().unwrap_or("");
+    assert_eq!(resume, format!("interrupted (Ctrl-C): resume with: handshake shrink {out_s} --seed 1"));
+    let written = std::fs::read_to_string(&out).expect("the smallest file so far is written");
+    assert!(written.contains("stopped by Ctrl-C: not 1-minimal"), "{written}");
+    // It reproduces: `run` passes it, as it expects what it breaks.
+    let run = std::process::Command::new(common::binary::bin()).args(["run", out_s]).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stdout));
     let _ = std::fs::remove_dir_all(&dir);
-    panic!("no signal arrived while the shrink was cutting candidates");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_shrink_interrupted_before_its_first_candidate_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-shrink-early-{}", std::process::id()));
+    let file = slow_to_shrink(&dir);
+    let out = dir.join("slow-shrunk.toml");
+    let (file_s, out_s) = (file.to_str().unwrap(), out.to_str().unwrap());
+    let args = ["shrink", file_s, "--out", out_s, "--jobs", "1", "--invariant", "gated-action"];
+    // Its first debug line is the original run's: the first candidate is yet to come.
+    let (code, stdout, stderr) = interrupted_at(&args, "run starts", 1);
+    assert_eq!(code, Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("interrupted (Ctrl-C) before the first candidate: nothing was shrunk"), "{stderr}");
+    assert!(!out.exists(), "nothing shrunk, yet a file was written");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[cfg(not(unix))]
