@@ -8,10 +8,12 @@
 //! 3. 10,000 requests in flight with deadlines armed (1,000 teammates × 10);
 //! 4. the baseline: bare actix do_send ping-pong, same messages, each shape;
 //! 5. a whole scenario end to end (100 teammates shut down);
-//! 6. file mode's cost: case 1 through file inboxes (100,000 handshakes a run).
+//! 6. file mode's cost: case 1 through file inboxes (100,000 handshakes a run);
+//! 7. the plan handshake: one teammate and 1,000, each submitting plans the
+//!    lead rejects (one in flight per teammate).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use handshake::bench::{baseline, protocol, protocol_in, Mailbox, Measured, Shape};
+use handshake::bench::{baseline, protocol, protocol_in, protocol_of, Mailbox, Measured, Protocol, Shape};
 use handshake::scenario::{load_file, run_scenario, RunOptions};
 use std::path::Path;
 use std::time::Duration;
@@ -65,5 +67,22 @@ fn scenario(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, throughput, file_inboxes, scenario);
+/// The plan handshake beside the shutdown one: teammates ask, the lead answers.
+fn plans(c: &mut Criterion) {
+    let mut g = c.benchmark_group("plan-handshakes");
+    g.sample_size(10).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(2));
+    g.throughput(Throughput::Elements(HANDSHAKES));
+    let shapes = [
+        ("1-teammate-sequential", Shape { teammates: 1, in_flight: 1, handshakes: HANDSHAKES }),
+        ("1000-teammates-in-flight", Shape { teammates: 1000, in_flight: 1, handshakes: HANDSHAKES }),
+    ];
+    for (name, shape) in shapes {
+        g.bench_function(BenchmarkId::new("protocol", name), |b| {
+            b.iter_custom(|n| timed(n, || protocol_of(Protocol::Plan, shape, Mailbox::Memory)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, throughput, file_inboxes, scenario, plans);
 criterion_main!(benches);

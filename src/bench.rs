@@ -40,6 +40,63 @@ impl Measured {
     }
 }
 
+/// The protocol whose handshakes a load makes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// The lead asks teammates to shut down; they reject, to stay for the next round.
+    #[default]
+    Shutdown,
+    /// Teammates submit plans to the lead, which rejects each; the teammate
+    /// submits again at once. A teammate waits for its plan's answer, so
+    /// there is one in flight per teammate.
+    Plan,
+}
+
+impl Protocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Shutdown => "shutdown",
+            Protocol::Plan => "plan",
+        }
+    }
+}
+
+/// The load of `protocol` in the shape asked for.
+fn load_of(protocol: Protocol, shape: Shape) -> TeamSpec {
+    match protocol {
+        Protocol::Shutdown => load_spec(shape),
+        Protocol::Plan => plan_load_spec(shape),
+    }
+}
+
+/// Teammates that each submit their share of `shape.handshakes` plans, one
+/// at a time (`in_flight` does not apply: a teammate waits for its answer),
+/// to a lead that rejects every plan: each is a complete handshake through
+/// the send rules, the teammate's request table and plan gate, the lead's
+/// review, the verdict and the deadline queue.
+fn plan_load_spec(shape: Shape) -> TeamSpec {
+    let n = u64::from(shape.teammates.max(1));
+    let teammates = (1..=n)
+        .map(|i| {
+            // The remainder goes to the first teammates, one each.
+            let share = shape.handshakes / n + u64::from(i <= shape.handshakes % n);
+            let t = TeammateSpec {
+                require_plan: true,
+                plan: "benchmark: a plan to reject".into(),
+                plan_load: share,
+                ..TeammateSpec::default()
+            };
+            (format!("t{i}"), t)
+        })
+        .filter(|(_, t)| t.plan_load > 0)
+        .collect();
+    let mut spec = TeamSpec::new(teammates);
+    spec.trace = false;
+    spec.latency = Latency::Fixed(Millis::ZERO);
+    spec.lead.on_plan = Answers::always(Answer::Reject);
+    spec
+}
+
 /// Teammates that answer every shutdown with a rejection, so they stay alive
 /// for the next round: each answer is still a complete handshake through the
 /// send rules, the request table, the verdict and the deadline queue.
@@ -77,8 +134,8 @@ pub enum Mailbox {
 /// is the files' own (a line formatted, appended, scanned, parsed, truncated),
 /// not a read cost the scenario would choose. A free read begins and ends in
 /// the same instant, before any sender runs, so this drain loses nothing here.
-fn spec_in(shape: Shape, mailbox: Mailbox) -> TeamSpec {
-    let mut spec = load_spec(shape);
+fn spec_in(protocol: Protocol, shape: Shape, mailbox: Mailbox) -> TeamSpec {
+    let mut spec = load_of(protocol, shape);
     if mailbox == Mailbox::File {
         spec.mailbox = Some(crate::world::FileMailbox {
             poll: Millis(1),
@@ -96,7 +153,12 @@ pub fn protocol(shape: Shape) -> Measured {
 
 /// The full protocol with the mailbox asked for.
 pub fn protocol_in(shape: Shape, mailbox: Mailbox) -> Measured {
-    let spec = spec_in(shape, mailbox);
+    protocol_of(Protocol::Shutdown, shape, mailbox)
+}
+
+/// Handshakes of `protocol`, with the mailbox asked for.
+pub fn protocol_of(protocol: Protocol, shape: Shape, mailbox: Mailbox) -> Measured {
+    let spec = spec_in(protocol, shape, mailbox);
     let t = Instant::now();
     let out = run(spec);
     Measured { handshakes: out.load_done, elapsed: t.elapsed() }
@@ -110,7 +172,12 @@ pub fn latencies(shape: Shape) -> Vec<Duration> {
 
 /// [`latencies`] with the mailbox asked for.
 pub fn latencies_in(shape: Shape, mailbox: Mailbox) -> Vec<Duration> {
-    let mut spec = spec_in(shape, mailbox);
+    latencies_of(Protocol::Shutdown, shape, mailbox)
+}
+
+/// [`latencies`] of `protocol`'s handshakes, with the mailbox asked for.
+pub fn latencies_of(protocol: Protocol, shape: Shape, mailbox: Mailbox) -> Vec<Duration> {
+    let mut spec = spec_in(protocol, shape, mailbox);
     let started: Rc<RefCell<HashMap<RequestId, Instant>>> = Rc::default();
     let samples: Rc<RefCell<Vec<Duration>>> = Rc::default();
     let (s2, l2) = (Rc::clone(&started), Rc::clone(&samples));

@@ -326,6 +326,25 @@ fn the_bench_measures_file_inboxes_as_a_row_of_their_own() {
 }
 
 #[test]
+fn the_bench_measures_the_plan_handshake_as_a_row_of_its_own() {
+    // Seven teammates share 200 plans (29 each, the first four one more):
+    // every plan is decided, and the report says which handshake it timed.
+    for mailbox in ["memory", "file"] {
+        let args = ["bench", "--protocol", "plan", "--teammates", "7", "--handshakes", "200", "--mailbox", mailbox];
+        let r = handshake(&[&args[..], &["--latency-sample", "50", "--repeat", "1", "--format", "json"]].concat());
+        r.expect_code(0);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.explain()));
+        assert_eq!((v["handshake"].as_str(), v["handshakes"].as_u64()), (Some("plan"), Some(200)), "{}", r.explain());
+    }
+    // A teammate waits for its plan's answer: more in flight is refused, not ignored.
+    handshake(&["bench", "--protocol", "plan", "--in-flight", "2"]).expect_code(2).stderr_has("one plan in flight");
+    let shutdown =
+        handshake(&["bench", "--handshakes", "100", "--latency-sample", "10", "--repeat", "1", "--format", "json"]);
+    let s: serde_json::Value = serde_json::from_str(&shutdown.stdout).expect("JSON");
+    assert_eq!(s["handshake"], "shutdown", "{}", shutdown.explain());
+}
+
+#[test]
 fn a_duplicated_message_is_two_lines_and_both_are_read() {
     // As in memory mode (scenario 16): both copies reach alice, the second
     // answer is ignored, and the run settles rather than polling on.

@@ -121,6 +121,9 @@ fn every_document_the_program_prints_is_valid_by_the_published_schema() {
     let small = ["--handshakes", "200", "--latency-sample", "20", "--repeat", "1", "--format", "json"];
     add("bench", &[&["bench"], &small[..]].concat(), 0, any);
     add("bench", &[&["bench", "--mailbox", "file"], &small[..]].concat(), 0, any);
+    add("bench", &[&["bench", "--protocol", "plan", "--teammates", "3"], &small[..]].concat(), 0, |d| {
+        d["handshake"] == "plan" && d["handshakes"] == 200
+    });
     let suite =
         ["bench", "--suite", "--cases", "1x1x200", "--latency-sample", "20", "--repeat", "1", "--format", "json"];
     add("bench_suite", &suite, 0, any);

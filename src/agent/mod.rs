@@ -443,6 +443,15 @@ impl Agent {
             Agent::Teammate(t) => t.table(),
         }
     }
+
+    /// Handshakes a benchmark's load completed here: the lead's shutdown
+    /// requests, or a teammate's plans.
+    pub fn load_done(&self) -> u64 {
+        match self {
+            Agent::Lead(l) => l.load_done(),
+            Agent::Teammate(t) => t.load_done(),
+        }
+    }
 }
 
 impl Answers {

@@ -54,6 +54,10 @@ pub struct TeammateSpec {
     pub work: Vec<WorkItem>,
     /// Rejected plans it revises before giving up.
     pub max_revisions: u32,
+    /// A benchmark's teammate: it submits this many plans, the same text
+    /// again the moment the last is rejected, and keeps no ended request
+    /// (0: a scenario's teammate).
+    pub plan_load: u64,
 }
 
 impl Default for TeammateSpec {
@@ -66,6 +70,7 @@ impl Default for TeammateSpec {
             plan: "do the work".into(),
             work: Vec::new(),
             max_revisions: 3,
+            plan_load: 0,
         }
     }
 }
@@ -123,6 +128,8 @@ pub struct Teammate {
     /// The status last reported to the roster.
     status: RosterStatus,
     revisions: u32,
+    /// Plans of a benchmark's load that were decided.
+    load_done: u64,
     /// The last gate state a blocked action was reported for, so a blocked
     /// action is recorded once per gate state, not on every input.
     reported_block: Option<(usize, GateState)>,
@@ -226,6 +233,7 @@ impl Teammate {
             next_item: 0,
             status: RosterStatus::Working,
             revisions: 0,
+            load_done: 0,
             reported_block: None,
             answered: super::Answered::default(),
             signature: Memo::default(),
@@ -297,8 +305,17 @@ impl Teammate {
     }
 
     fn requests(&mut self) -> &mut Requests {
-        let defences = self.defences;
-        self.requests.get_or_insert_with(|| Box::new(Requests::new(RequestTable::new(defences))))
+        let (defences, load) = (self.defences, self.spec.plan_load > 0);
+        self.requests.get_or_insert_with(|| {
+            // A load's million plans must not stay in memory: one in flight.
+            let table = if load { RequestTable::forgetful(defences, 1) } else { RequestTable::new(defences) };
+            Box::new(Requests::new(table))
+        })
+    }
+
+    /// Plans of a benchmark's load that were decided.
+    pub fn load_done(&self) -> u64 {
+        self.load_done
     }
 
     fn item(&self) -> Item {
@@ -641,7 +658,13 @@ impl Teammate {
                 self.phase = Phase::Active { item: *item };
             }
         }
-        if change == GateChange::StaysClosed && !by_timeout {
+        if self.spec.plan_load > 0 {
+            self.load_done += 1;
+            if change == GateChange::StaysClosed && self.load_done < self.spec.plan_load {
+                let plan = self.spec.plan.clone();
+                self.submit(AgentId::LEAD, plan, None, ctx);
+            }
+        } else if change == GateChange::StaysClosed && !by_timeout {
             if self.revisions < self.spec.max_revisions {
                 self.revisions += 1;
                 let plan: Text = format!("{} (revision {})", self.spec.plan, self.revisions).into();

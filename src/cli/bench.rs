@@ -4,7 +4,7 @@
 use super::bad_input::{Problem, Refusal};
 use super::{noun, plural, Format, EXIT_FAILED, EXIT_OK};
 use crate::bench::{
-    baseline, latencies_in, peak_memory, percentile, protocol_in, reset_peak_memory, Mailbox, Measured, Shape,
+    baseline, latencies_of, peak_memory, percentile, protocol_of, reset_peak_memory, Mailbox, Measured, Protocol, Shape,
 };
 use clap::Args;
 use std::time::Duration;
@@ -34,16 +34,35 @@ pub struct BenchArgs {
     /// (file: each message appended to a JSON Lines file and read back)
     #[arg(long, value_enum, default_value = "memory")]
     pub mailbox: MailboxArg,
+    /// The handshake measured: shutdown (the lead asks, teammates reject to stay for the next round) or plan
+    /// (teammates submit plans, the lead rejects each, one in flight per teammate: a teammate waits for its answer)
+    #[arg(long, value_enum, default_value = "shutdown")]
+    pub protocol: ProtocolArg,
     /// Run the standard cases of docs/performance.md's suite table one after another, each in
     /// a fresh process so that each reports its own peak memory
     /// (1 teammate; 1,000 in flight; 10,000 in flight; 100,000 teammates; then
     /// 1 teammate through file inboxes, at most 100,000 handshakes)
-    #[arg(long, conflicts_with_all = ["teammates", "in_flight", "handshakes", "mailbox"])]
+    #[arg(long, conflicts_with_all = ["teammates", "in_flight", "handshakes", "mailbox", "protocol"])]
     pub suite: bool,
     /// The suite's cases instead of docs/performance.md's, as TEAMMATESxIN_FLIGHTxHANDSHAKES,...
     /// (for tests of the suite itself)
     #[arg(long, hide = true, requires = "suite", value_parser = parse_cases)]
     pub cases: Option<Cases>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtocolArg {
+    Shutdown,
+    Plan,
+}
+
+impl ProtocolArg {
+    fn protocol(self) -> Protocol {
+        match self {
+            ProtocolArg::Shutdown => Protocol::Shutdown,
+            ProtocolArg::Plan => Protocol::Plan,
+        }
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +110,8 @@ fn parse_cases(s: &str) -> Result<Cases, String> {
 /// One case measured: the medians of the protocol's and the baseline's runs,
 /// latency percentiles from a separate pass, and the protocol's peak memory.
 struct Case {
+    /// The handshake measured.
+    kind: Protocol,
     shape: Shape,
     protocol: Measured,
     baseline: Measured,
@@ -108,14 +129,21 @@ fn median(mut runs: Vec<Measured>) -> Measured {
     runs[runs.len() / 2]
 }
 
-fn measure(shape: Shape, mailbox: Mailbox, latency_sample: u64, repeat: u32, say: &dyn Fn(&str)) -> Case {
+fn measure(
+    protocol: Protocol,
+    shape: Shape,
+    mailbox: Mailbox,
+    latency_sample: u64,
+    repeat: u32,
+    say: &dyn Fn(&str),
+) -> Case {
     // A short warm-up of both sides first (allocator, page faults, caches),
     // then protocol and baseline alternate so a noisy moment hits both; the
     // medians are compared. The peak memory window opens just before the
     // first measured protocol run, so the peak is the protocol's own.
     let warm = Shape { handshakes: (shape.handshakes / 10).clamp(1, 100_000), ..shape };
     say("warm-up");
-    protocol_in(warm, mailbox);
+    protocol_of(protocol, warm, mailbox);
     baseline(warm);
     let mut ps = Vec::new();
     let mut bs = Vec::new();
@@ -125,7 +153,7 @@ fn measure(shape: Shape, mailbox: Mailbox, latency_sample: u64, repeat: u32, say
         if i == 0 {
             reset_peak_memory();
         }
-        ps.push(protocol_in(shape, mailbox));
+        ps.push(protocol_of(protocol, shape, mailbox));
         if i == 0 {
             peak = peak_memory();
         }
@@ -140,8 +168,10 @@ fn measure(shape: Shape, mailbox: Mailbox, latency_sample: u64, repeat: u32, say
     ratios.sort_by(f64::total_cmp);
     let ratio = ratios[ratios.len() / 2];
     say("latency (each handshake timed, separate pass)");
-    let lat = latencies_in(Shape { handshakes: latency_sample.min(shape.handshakes).max(1), ..shape }, mailbox);
+    let lat =
+        latencies_of(protocol, Shape { handshakes: latency_sample.min(shape.handshakes).max(1), ..shape }, mailbox);
     Case {
+        kind: protocol,
         shape,
         protocol: median(ps),
         baseline: median(bs),
@@ -156,6 +186,7 @@ fn measure(shape: Shape, mailbox: Mailbox, latency_sample: u64, repeat: u32, say
 
 fn case_json(c: &Case) -> serde_json::Value {
     serde_json::json!({
+        "handshake": c.kind.as_str(),
         "teammates": c.shape.teammates,
         "in_flight": c.shape.in_flight,
         "handshakes": c.protocol.handshakes,
@@ -196,6 +227,11 @@ pub fn main(a: BenchArgs) -> i32 {
         let why = "--teammates, --in-flight and --handshakes must be at least 1";
         return Refusal::line(why, Problem::in_flag(flag, why)).tell(a.format);
     }
+    if a.protocol == ProtocolArg::Plan && a.in_flight > 1 {
+        let why = "--protocol plan keeps one plan in flight per teammate (a teammate waits for its plan's answer): \
+                   leave --in-flight at 1 and give more --teammates";
+        return Refusal::line(why, Problem::in_flag("--in-flight", why)).tell(a.format);
+    }
     if let Some(warning) = build_warning(env!("HANDSHAKE_PROFILE"), cfg!(debug_assertions)) {
         eprintln!("warning: {warning}");
     }
@@ -206,7 +242,8 @@ pub fn main(a: BenchArgs) -> i32 {
     let shape = Shape { teammates: a.teammates, in_flight: a.in_flight, handshakes: a.handshakes };
     if a.format == Format::Text {
         println!(
-            "handshake bench: {} × {} in flight = {} outstanding, {} per measurement{}",
+            "handshake bench, {}: {} × {} in flight = {} outstanding, {} per measurement{}",
+            a.protocol.protocol().as_str(),
             plural(a.teammates.into(), "teammate"),
             a.in_flight,
             a.teammates as u64 * a.in_flight as u64,
@@ -214,7 +251,7 @@ pub fn main(a: BenchArgs) -> i32 {
             if a.mailbox == MailboxArg::File { ", file inboxes" } else { "" }
         );
     }
-    let c = measure(shape, a.mailbox.mailbox(), a.latency_sample, a.repeat, &say);
+    let c = measure(a.protocol.protocol(), shape, a.mailbox.mailbox(), a.latency_sample, a.repeat, &say);
     match a.format {
         Format::Text => {
             let (p, b) = (c.protocol, c.baseline);
@@ -267,24 +304,29 @@ fn suite(a: &BenchArgs) -> i32 {
         Shape { teammates: 100_000, in_flight: 1, handshakes: 100_000 },
     ];
     let shapes = a.cases.as_ref().map_or(standard.to_vec(), |c| c.0.clone());
-    let mut runs: Vec<(Shape, MailboxArg)> = shapes.iter().map(|s| (*s, MailboxArg::Memory)).collect();
+    let mut runs: Vec<(ProtocolArg, Shape, MailboxArg)> =
+        shapes.iter().map(|s| (ProtocolArg::Shutdown, *s, MailboxArg::Memory)).collect();
     if a.cases.is_none() {
         // The suite table (docs/performance.md) ends with the first case again through file
         // inboxes: file mode's cost as a row of its own, beside the memory
-        // figure it is paid on (fewer handshakes: each is far dearer).
-        runs.push((Shape { handshakes: 100_000, ..standard[0] }, MailboxArg::File));
+        // figure it is paid on (fewer handshakes: each is far dearer); then
+        // the plan handshake, one teammate and a thousand.
+        runs.push((ProtocolArg::Shutdown, Shape { handshakes: 100_000, ..standard[0] }, MailboxArg::File));
+        runs.push((ProtocolArg::Plan, standard[0], MailboxArg::Memory));
+        runs.push((ProtocolArg::Plan, standard[1], MailboxArg::Memory));
     }
     let mut cases = Vec::new();
-    for (i, (shape, mailbox)) in runs.iter().enumerate() {
+    for (i, (protocol, shape, mailbox)) in runs.iter().enumerate() {
         eprintln!(
-            "case {}/{}: {} × {} in flight, {} mailbox",
+            "case {}/{}: {}, {} × {} in flight, {} mailbox",
             i + 1,
             runs.len(),
+            protocol.protocol().as_str(),
             plural(shape.teammates.into(), "teammate"),
             shape.in_flight,
             mailbox.as_str()
         );
-        match measure_in_child(*shape, *mailbox, a) {
+        match measure_in_child(*protocol, *shape, *mailbox, a) {
             Ok(case) => cases.push(case),
             Err(e) => {
                 eprintln!("error: case {} failed: {e}", i + 1);
@@ -310,7 +352,12 @@ fn suite(a: &BenchArgs) -> i32 {
 
 /// Measures one shape in a new process of this program and reads its report.
 /// The child's progress goes straight to our stderr.
-fn measure_in_child(shape: Shape, mailbox: MailboxArg, a: &BenchArgs) -> Result<serde_json::Value, String> {
+fn measure_in_child(
+    protocol: ProtocolArg,
+    shape: Shape,
+    mailbox: MailboxArg,
+    a: &BenchArgs,
+) -> Result<serde_json::Value, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to start it again: {e}"))?;
     let args = [
         "bench".to_string(),
@@ -320,6 +367,7 @@ fn measure_in_child(shape: Shape, mailbox: MailboxArg, a: &BenchArgs) -> Result<
         format!("--latency-sample={}", a.latency_sample),
         format!("--repeat={}", a.repeat),
         format!("--mailbox={}", mailbox.as_str()),
+        format!("--protocol={}", protocol.protocol().as_str()),
         "--format=json".to_string(),
     ];
     let out = std::process::Command::new(&exe)
@@ -335,13 +383,14 @@ fn measure_in_child(shape: Shape, mailbox: MailboxArg, a: &BenchArgs) -> Result<
 
 fn print_table(cases: &[serde_json::Value]) {
     println!(
-        "| teammates × in flight, mailbox | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio | p50 µs | p99 µs | max µs | peak MB |"
+        "| handshake, teammates × in flight, mailbox | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio | p50 µs | p99 µs | max µs | peak MB |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for c in cases {
         let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
         println!(
-            "| {} × {}, {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
+            "| {}, {} × {}, {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
+            c["handshake"].as_str().unwrap_or("shutdown"),
             c["teammates"],
             c["in_flight"],
             c["mailbox"].as_str().unwrap_or("memory"),

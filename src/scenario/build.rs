@@ -872,6 +872,7 @@ impl Builder<'_> {
             plan: d.plan.clone().unwrap_or_else(|| format!("{name}'s plan")).into(),
             work,
             max_revisions: d.max_revisions.unwrap_or(3),
+            plan_load: 0,
         };
         match &d.count {
             None => out.push((name.clone(), spec)),

@@ -150,9 +150,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
                 live_pending |= active && table.iter().any(|r| r.status == crate::protocol::Status::Pending);
                 requests.extend(table.iter().cloned());
             }
-            if let Agent::Lead(l) = &agent {
-                load_done = l.load_done();
-            }
+            load_done += agent.load_done();
         }
     }
     if only_timers_left && !live_pending {
