@@ -210,18 +210,14 @@ fn ignore_request(d: &Delivery, reason: Reason, ctx: &mut Ctx) {
     }
 }
 
-/// Only the lead asks for a shutdown; a plan goes to the lead from a
-/// teammate, or to a peer from a teammate when the hierarchy allows it.
+/// Whether `asker` may ask this of us: the send rules' own answer (one
+/// [`rules::may_ask`](crate::protocol::rules::may_ask) for both), and a
+/// teammate asker must be one of the team other than us.
 #[inline(always)]
 fn may_ask(m: &Message, asker: AgentId, ctx: &Ctx) -> bool {
-    match m {
-        Message::ShutdownRequest { .. } => asker.is_lead(),
-        Message::PlanApprovalRequest { .. } => {
-            let teammate = !asker.is_lead() && ctx.dir.exists(asker) && asker != ctx.me;
-            teammate && (ctx.me.is_lead() || !ctx.policy.strict_hierarchy)
-        }
-        _ => false,
-    }
+    let Some((kind, crate::protocol::Role::Request)) = m.protocol() else { return false };
+    let member = asker.is_lead() || (ctx.dir.exists(asker) && asker != ctx.me);
+    member && crate::protocol::rules::may_ask(kind, asker, ctx.me, ctx.policy.strict_hierarchy).is_ok()
 }
 
 /// A timer an agent asked for.

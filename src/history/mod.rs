@@ -249,7 +249,7 @@ impl Reader {
                 };
                 let rule = s("rule")?;
                 let message_type = typ("type")?;
-                let mut error = one_of(&SendError::ALL, SendError::rule, rule, "send rule")?;
+                let mut error = one_of(&SendError::all(), SendError::rule, rule, "send rule")?;
                 if let SendError::ProtocolBroadcast(_) = error {
                     error = SendError::ProtocolBroadcast(message_type);
                 }

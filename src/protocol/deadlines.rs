@@ -89,13 +89,14 @@ impl<T> Lane<T> {
 /// Deadlines of `T`s: request ids by default.
 #[derive(Debug, Clone)]
 pub struct DeadlineQueue<T = RequestId> {
-    lanes: [Lane<T>; 2],
+    /// One a protocol, in [`Kind::ALL`]'s order.
+    lanes: [Lane<T>; Kind::COUNT],
     seq: u64,
 }
 
 impl<T> Default for DeadlineQueue<T> {
     fn default() -> Self {
-        DeadlineQueue { lanes: [Lane::default(), Lane::default()], seq: 0 }
+        DeadlineQueue { lanes: std::array::from_fn(|_| Lane::default()), seq: 0 }
     }
 }
 
@@ -107,7 +108,7 @@ impl<T: Copy> DeadlineQueue<T> {
     pub fn with_room(n: usize) -> DeadlineQueue<T> {
         let room = n.saturating_add(n / 2).saturating_add(64);
         let lane = || Lane { entries: VecDeque::with_capacity(room), ended: 0 };
-        DeadlineQueue { lanes: [lane(), lane()], seq: 0 }
+        DeadlineQueue { lanes: std::array::from_fn(|_| lane()), seq: 0 }
     }
 
     /// Arms `id`'s deadline and returns its ticket, which `forget` needs.
@@ -115,7 +116,7 @@ impl<T: Copy> DeadlineQueue<T> {
     pub fn arm(&mut self, deadline: Millis, kind: Kind, id: T) -> u64 {
         self.seq += 1;
         let seq = self.seq;
-        let lane = &mut self.lanes[kind as usize].entries;
+        let lane = &mut self.lanes[kind.index()].entries;
         if lane.back().is_none_or(|b| b.deadline <= deadline) {
             // Room first, then the entry: built after any growth, it is
             // written straight into the lane instead of staged on the stack
@@ -137,13 +138,17 @@ impl<T: Copy> DeadlineQueue<T> {
         lane.insert(at, entry);
     }
 
+    /// The lane whose front is due first (the older ticket on a tie).
     fn earliest_lane(&self) -> Option<usize> {
-        match (self.lanes[0].entries.front(), self.lanes[1].entries.front()) {
-            (None, None) => None,
-            (Some(_), None) => Some(0),
-            (None, Some(_)) => Some(1),
-            (Some(a), Some(b)) => Some(if (a.deadline, a.seq) <= (b.deadline, b.seq) { 0 } else { 1 }),
+        let mut best: Option<(usize, (Millis, u64))> = None;
+        for (i, lane) in self.lanes.iter().enumerate() {
+            if let Some(e) = lane.entries.front() {
+                if best.is_none_or(|(_, b)| (e.deadline, e.seq) < b) {
+                    best = Some((i, (e.deadline, e.seq)));
+                }
+            }
         }
+        best.map(|(i, _)| i)
     }
 
     /// The earliest deadline still armed, and whose it is.
@@ -165,7 +170,7 @@ impl<T: Copy> DeadlineQueue<T> {
     /// already popped, changes nothing.
     #[inline]
     pub fn forget(&mut self, kind: Kind, deadline: Millis, ticket: u64) {
-        let lane = &mut self.lanes[kind as usize];
+        let lane = &mut self.lanes[kind.index()];
         if lane.entries.front().is_some_and(|e| e.seq == ticket) {
             lane.entries.pop_front();
             lane.drop_ended_front();
@@ -176,7 +181,7 @@ impl<T: Copy> DeadlineQueue<T> {
 
     /// Entries held, ended ones not yet dropped included.
     pub fn len(&self) -> usize {
-        self.lanes[0].entries.len() + self.lanes[1].entries.len()
+        self.lanes.iter().map(|l| l.entries.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -89,28 +89,7 @@ impl std::hash::Hasher for IdHasher {
 
 pub type IdHashBuilder = std::hash::BuildHasherDefault<IdHasher>;
 
-/// The two request/response protocols.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Shutdown,
-    Plan,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Shutdown => "shutdown",
-            Kind::Plan => "plan",
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use super::kinds::Kind;
 
 /// Every message an agent can send. Plain `message` and `broadcast` carry text
 /// and never touch protocol state; the other four are the two handshakes.

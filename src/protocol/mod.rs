@@ -7,6 +7,7 @@
 pub mod canon;
 pub mod deadlines;
 pub mod gate;
+pub mod kinds;
 pub mod message;
 pub mod names;
 pub mod policy;
@@ -17,7 +18,8 @@ pub mod waitfor;
 
 pub use canon::Canon;
 pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
-pub use message::{Address, Delivery, Envelope, Kind, Message, RequestId, Role, Text};
+pub use kinds::{Kind, Spec};
+pub use message::{Address, Delivery, Envelope, Message, RequestId, Role, Text};
 pub use names::{check_name, check_teammate_name, AgentId, NameError, LEAD_NAME};
 pub use policy::{Defences, OnPlanTimeout, OnShutdownTimeout, Policy, TimeoutDefault};
 pub use rules::{check_send, Directory, SendError};

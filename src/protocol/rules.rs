@@ -1,7 +1,8 @@
 //! Send-time rules: checked before anything is delivered. A refused send
 //! changes nothing; the refusal names the rule it broke.
 
-use super::message::{Address, Envelope, Kind, Message, Role};
+use super::kinds::{Asker, Kind, Rule};
+use super::message::{Address, Envelope, Message, Role};
 use super::names::AgentId;
 use super::policy::Policy;
 
@@ -13,64 +14,130 @@ pub trait Directory {
     fn is_active(&self, id: AgentId) -> bool;
 }
 
-/// Why a send was refused. Each variant is one rule of the design.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+/// Why a send was refused. Each variant is one rule of the design; the
+/// rules a protocol adds are its spec's, named by its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendError {
-    #[error("only the lead may send a shutdown_request")]
-    ShutdownRequestNotFromLead,
-    #[error("a shutdown_response goes to the lead only")]
-    ShutdownResponseNotToLead,
-    #[error("rejecting a shutdown needs a non-empty reason")]
-    RejectionWithoutReason,
-    #[error("protocol messages are point to point: a {0} cannot be broadcast")]
+    /// Someone who may not ask this protocol's question asked it (its
+    /// [`Asker`] rule: only the lead asks for a shutdown, only a teammate
+    /// submits a plan).
+    NotTheAsker(Kind),
+    /// An answer went elsewhere than the lead, where the protocol says
+    /// answers go.
+    AnswerNotToLead(Kind),
+    /// A "no" without the words the protocol requires with one.
+    NoWithoutWords(Kind),
     ProtocolBroadcast(&'static str),
-    #[error("a broadcast goes to everyone: address it to all, not to one agent")]
     BroadcastToOne,
-    #[error("strict hierarchy: a teammate may not send a blocking request to another teammate")]
     PeerBlockingRequest,
-    #[error("the lead approves plans; it does not submit them")]
-    PlanFromLead,
-    #[error("only the lead asks a teammate for a plan")]
     PlanRequestNotFromLead,
-    #[error("an agent cannot send a message to itself")]
     SelfAddressed,
-    #[error("the recipient is not a member of the team")]
     UnknownRecipient,
-    #[error("the recipient is no longer active (shut down, killed or crashed)")]
     InactiveRecipient,
 }
 
+impl std::error::Error for SendError {}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::ProtocolBroadcast(t) => {
+                write!(f, "protocol messages are point to point: a {t} cannot be broadcast")
+            }
+            other => f.write_str(other.says()),
+        }
+    }
+}
+
 impl SendError {
-    /// Every rule, for listing them in errors and docs.
-    pub const ALL: [SendError; 11] = [
-        SendError::ShutdownRequestNotFromLead,
-        SendError::ShutdownResponseNotToLead,
-        SendError::RejectionWithoutReason,
-        SendError::ProtocolBroadcast(""),
-        SendError::BroadcastToOne,
-        SendError::PeerBlockingRequest,
-        SendError::PlanFromLead,
-        SendError::PlanRequestNotFromLead,
-        SendError::SelfAddressed,
-        SendError::UnknownRecipient,
-        SendError::InactiveRecipient,
-    ];
+    /// Every rule, for listing them in errors and docs, and for reading a
+    /// history's refusals: each protocol's own, then the common ones.
+    pub fn all() -> Vec<SendError> {
+        let mut out = Vec::new();
+        for k in Kind::ALL {
+            let spec = k.spec();
+            out.push(SendError::NotTheAsker(k));
+            if spec.answer_to_lead.is_some() {
+                out.push(SendError::AnswerNotToLead(k));
+            }
+            if spec.no_needs_words.is_some() {
+                out.push(SendError::NoWithoutWords(k));
+            }
+        }
+        out.extend([
+            SendError::ProtocolBroadcast(""),
+            SendError::BroadcastToOne,
+            SendError::PeerBlockingRequest,
+            SendError::PlanRequestNotFromLead,
+            SendError::SelfAddressed,
+            SendError::UnknownRecipient,
+            SendError::InactiveRecipient,
+        ]);
+        out
+    }
+
+    /// The rule a protocol's own refusal breaks.
+    fn protocol_rule(self) -> Option<Rule> {
+        match self {
+            SendError::NotTheAsker(k) => Some(k.spec().asker.rule()),
+            // A protocol without the rule never refuses by it: `all` leaves it out.
+            SendError::AnswerNotToLead(k) => k.spec().answer_to_lead,
+            SendError::NoWithoutWords(k) => k.spec().no_needs_words,
+            _ => None,
+        }
+    }
 
     /// A short stable name for traces and expectations.
     pub fn rule(self) -> &'static str {
+        if let Some(rule) = self.protocol_rule() {
+            return rule.name;
+        }
         match self {
-            SendError::ShutdownRequestNotFromLead => "shutdown-request-from-lead",
-            SendError::ShutdownResponseNotToLead => "shutdown-response-to-lead",
-            SendError::RejectionWithoutReason => "rejection-needs-reason",
             SendError::ProtocolBroadcast(_) => "no-protocol-broadcast",
             SendError::BroadcastToOne => "broadcast-to-everyone",
             SendError::PeerBlockingRequest => "strict-hierarchy",
-            SendError::PlanFromLead => "plan-from-teammate",
             SendError::PlanRequestNotFromLead => "plan-request-from-lead",
             SendError::SelfAddressed => "not-to-self",
             SendError::UnknownRecipient => "recipient-exists",
             SendError::InactiveRecipient => "recipient-active",
+            SendError::NotTheAsker(_) | SendError::AnswerNotToLead(_) | SendError::NoWithoutWords(_) => "",
         }
+    }
+
+    /// What the rule says, in a sentence.
+    fn says(self) -> &'static str {
+        if let Some(rule) = self.protocol_rule() {
+            return rule.says;
+        }
+        match self {
+            SendError::ProtocolBroadcast(_) => "protocol messages are point to point: they cannot be broadcast",
+            SendError::BroadcastToOne => "a broadcast goes to everyone: address it to all, not to one agent",
+            SendError::PeerBlockingRequest => {
+                "strict hierarchy: a teammate may not send a blocking request to another teammate"
+            }
+            SendError::PlanRequestNotFromLead => "only the lead asks a teammate for a plan",
+            SendError::SelfAddressed => "an agent cannot send a message to itself",
+            SendError::UnknownRecipient => "the recipient is not a member of the team",
+            SendError::InactiveRecipient => "the recipient is no longer active (shut down, killed or crashed)",
+            SendError::NotTheAsker(_) | SendError::AnswerNotToLead(_) | SendError::NoWithoutWords(_) => "",
+        }
+    }
+}
+
+/// Whether `from` may ask `to` this protocol's question: the rule it breaks
+/// if not. The send rules and the receiver's admission both ask this, so
+/// "who may ask" is written once.
+#[inline(always)]
+pub fn may_ask(kind: Kind, from: AgentId, to: AgentId, strict_hierarchy: bool) -> Result<(), SendError> {
+    let spec = kind.spec();
+    match spec.asker {
+        Asker::Lead { .. } if !from.is_lead() => Err(SendError::NotTheAsker(kind)),
+        Asker::Teammate { .. } if from.is_lead() => Err(SendError::NotTheAsker(kind)),
+        // A teammate that waits on a peer can wait in a cycle.
+        _ if spec.blocks_asker && strict_hierarchy && !from.is_lead() && !to.is_lead() => {
+            Err(SendError::PeerBlockingRequest)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -97,22 +164,22 @@ pub fn check_send(env: &Envelope, dir: &(impl Directory + ?Sized), policy: &Poli
     if to == env.from {
         return Err(SendError::SelfAddressed);
     }
-    match (msg.protocol(), msg) {
-        (Some((Kind::Shutdown, Role::Request)), _) if !env.from.is_lead() => {
-            return Err(SendError::ShutdownRequestNotFromLead)
+    match msg.protocol() {
+        Some((kind, Role::Request)) => may_ask(kind, env.from, to, policy.strict_hierarchy)?,
+        Some((kind, Role::Response)) => {
+            let spec = kind.spec();
+            if spec.answer_to_lead.is_some() && !to.is_lead() {
+                return Err(SendError::AnswerNotToLead(kind));
+            }
+            let no = msg.approval() == Some(false);
+            if spec.no_needs_words.is_some() && no && msg.words().is_none_or(|w| is_blank(w)) {
+                return Err(SendError::NoWithoutWords(kind));
+            }
         }
-        (Some((Kind::Shutdown, Role::Response)), _) if !to.is_lead() => {
-            return Err(SendError::ShutdownResponseNotToLead)
+        None if matches!(msg, Message::PlanRequest { .. }) && !env.from.is_lead() => {
+            return Err(SendError::PlanRequestNotFromLead)
         }
-        (_, Message::ShutdownResponse { approve: false, reason, .. }) if reason.as_deref().is_none_or(is_blank) => {
-            return Err(SendError::RejectionWithoutReason)
-        }
-        (Some((Kind::Plan, Role::Request)), _) if env.from.is_lead() => return Err(SendError::PlanFromLead),
-        (None, Message::PlanRequest { .. }) if !env.from.is_lead() => return Err(SendError::PlanRequestNotFromLead),
-        (Some((Kind::Plan, Role::Request)), _) if policy.strict_hierarchy && !to.is_lead() => {
-            return Err(SendError::PeerBlockingRequest)
-        }
-        _ => {}
+        None => {}
     }
     if !dir.is_active(to) {
         return Err(SendError::InactiveRecipient);
@@ -171,7 +238,7 @@ mod tests {
 
     #[test]
     fn shutdown_request_only_from_the_lead() {
-        assert_eq!(send(ALICE, Address::Agent(BOB), shutdown_req()), Err(SendError::ShutdownRequestNotFromLead));
+        assert_eq!(send(ALICE, Address::Agent(BOB), shutdown_req()), Err(SendError::NotTheAsker(Kind::Shutdown)));
     }
 
     #[test]
@@ -179,7 +246,7 @@ mod tests {
         assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(true, None)), Ok(()));
         assert_eq!(
             send(ALICE, Address::Agent(BOB), shutdown_resp(true, None)),
-            Err(SendError::ShutdownResponseNotToLead)
+            Err(SendError::AnswerNotToLead(Kind::Shutdown))
         );
     }
 
@@ -187,11 +254,11 @@ mod tests {
     fn a_rejected_shutdown_needs_a_reason() {
         assert_eq!(
             send(ALICE, Address::Agent(LEAD), shutdown_resp(false, None)),
-            Err(SendError::RejectionWithoutReason)
+            Err(SendError::NoWithoutWords(Kind::Shutdown))
         );
         assert_eq!(
             send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("  "))),
-            Err(SendError::RejectionWithoutReason)
+            Err(SendError::NoWithoutWords(Kind::Shutdown))
         );
         assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("tests running"))), Ok(()));
     }
@@ -223,7 +290,7 @@ mod tests {
 
     #[test]
     fn the_lead_does_not_submit_plans() {
-        assert_eq!(send(LEAD, Address::Agent(ALICE), plan_req()), Err(SendError::PlanFromLead));
+        assert_eq!(send(LEAD, Address::Agent(ALICE), plan_req()), Err(SendError::NotTheAsker(Kind::Plan)));
     }
 
     #[test]
@@ -243,8 +310,9 @@ mod tests {
 
     #[test]
     fn every_rule_has_a_distinct_name() {
-        let all = SendError::ALL;
+        let all = SendError::all();
         let names: std::collections::BTreeSet<_> = all.iter().map(|e| e.rule()).collect();
         assert_eq!(names.len(), all.len());
+        assert!(all.iter().all(|e| !e.rule().is_empty() && !e.to_string().is_empty()), "{all:?}");
     }
 }

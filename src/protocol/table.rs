@@ -93,10 +93,7 @@ pub struct Request {
 impl Request {
     /// The teammate a request is about: the target of a shutdown, the author of a plan.
     pub fn teammate(&self) -> AgentId {
-        match self.kind {
-            Kind::Shutdown => self.target,
-            Kind::Plan => self.requester,
-        }
+        self.kind.spec().about.of(self.requester, self.target)
     }
 }
 
@@ -341,7 +338,7 @@ pub struct RequestTable {
     deadlines: DeadlineQueue<u32>,
     defences: Defences,
     /// Per teammate, how many requests of each kind were made: numbers auto labels.
-    counts: Vec<[u32; 2]>,
+    counts: Vec<[u32; Kind::COUNT]>,
     /// Drop requests once they end. For load generation only: a late reply to
     /// a forgotten request is then ignored as an unknown id.
     forget_ended: bool,
@@ -385,15 +382,12 @@ impl RequestTable {
         let deadline = new.sent_at.after(new.timeout);
         // Every request takes the next number, named or not, so `alice/shutdown/2`
         // is always the second shutdown request to alice.
-        let teammate = match new.kind {
-            Kind::Shutdown => new.target,
-            Kind::Plan => new.requester,
-        };
+        let teammate = new.kind.spec().about.of(new.requester, new.target);
         let i = teammate.index();
         if self.counts.len() <= i {
-            self.counts.resize(i + 1, [0, 0]);
+            self.counts.resize(i + 1, [0; Kind::COUNT]);
         }
-        let slot = &mut self.counts[i][new.kind as usize];
+        let slot = &mut self.counts[i][new.kind.index()];
         *slot += 1;
         let label = match new.label {
             Some(t) => Label::Named(t),
@@ -568,11 +562,14 @@ impl RequestTable {
             }
         }
         // Counts number the next auto labels, per teammate.
-        let mut counts: smallvec::SmallVec<[(u32, [u32; 2]); 16]> = smallvec::SmallVec::new();
+        let mut counts: smallvec::SmallVec<[(u32, [u32; Kind::COUNT]); 16]> = smallvec::SmallVec::new();
         counts.extend(self.counts.iter().enumerate().map(|(i, k)| (c.agent_index(AgentId(i as u32)), *k)));
         counts.sort_unstable();
-        for &(_, [a, b]) in counts.iter() {
-            c.word(a as u64 | (b as u64) << 32);
+        for (_, per_kind) in counts.iter() {
+            // Two counts a word.
+            for pair in per_kind.chunks(2) {
+                c.word(pair[0] as u64 | (pair.get(1).copied().unwrap_or(0) as u64) << 32);
+            }
         }
     }
 }

@@ -23,7 +23,7 @@ impl Millis {
         *self == Millis::NEVER
     }
 
-    pub fn from_secs(s: u64) -> Millis {
+    pub const fn from_secs(s: u64) -> Millis {
         Millis(s * 1000)
     }
 

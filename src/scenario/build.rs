@@ -1731,8 +1731,8 @@ impl Builder<'_> {
         }
         if let Some(count) = d.refused {
             if let Some(r) = &d.rule {
-                if !SendError::ALL.iter().any(|e| e.rule() == r.get_ref()) {
-                    let names: Vec<&str> = SendError::ALL.iter().map(|e| e.rule()).collect();
+                if !SendError::all().iter().any(|e| e.rule() == r.get_ref()) {
+                    let names: Vec<&str> = SendError::all().iter().map(|e| e.rule()).collect();
                     let help = file::one_of(r.get_ref(), &names);
                     self.err(r.span(), format!("rule {:?} is not a rule", r.get_ref()))
                         .label("unknown rule")

@@ -1,0 +1,163 @@
+//! The request/response protocols, each described once.
+//!
+//! Every protocol here has one shape: a request that carries words (a
+//! shutdown's reason, a plan), answered yes or no with words (a rejection's
+//! reason, feedback). What differs from one to the next is data — its names
+//! on the wire, who may ask, whom a request is about, its timeout and what
+//! happens when it expires — and that data is its [`Spec`], in a module of
+//! its own. The rest of the program asks a kind for its spec, or walks
+//! [`Kind::ALL`]; only [`Kind::spec`] matches on the kinds.
+
+mod plan;
+mod shutdown;
+
+use super::names::AgentId;
+use super::policy::TimeoutDefault;
+use super::time::Millis;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The request/response protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Shutdown,
+    Plan,
+}
+
+impl Kind {
+    /// Every protocol, in the order tables and lists show them.
+    pub const ALL: [Kind; 2] = [Kind::Shutdown, Kind::Plan];
+    /// How many there are: the size of anything kept per protocol.
+    pub const COUNT: usize = Kind::ALL.len();
+
+    /// What this protocol is.
+    pub fn spec(self) -> &'static Spec {
+        match self {
+            Kind::Shutdown => &shutdown::SPEC,
+            Kind::Plan => &plan::SPEC,
+        }
+    }
+
+    /// Its place in [`Kind::ALL`], for what is kept per protocol.
+    #[inline(always)]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The protocol's name, as labels (`alice/plan/2`) and the trace spell it.
+    pub fn as_str(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The protocol named `name` (`shutdown`, `plan`).
+    pub fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One protocol, as data.
+#[derive(Debug)]
+pub struct Spec {
+    /// Its name: labels (`alice/shutdown/1`), the trace's `kind`.
+    pub name: &'static str,
+    /// The request's `type` on the wire.
+    pub request: &'static str,
+    /// The response's `type` on the wire.
+    pub response: &'static str,
+    /// Who may ask, and the rule a request from anyone else breaks.
+    pub asker: Asker,
+    /// Whom a request is about: the teammate its label and the views name.
+    pub about: About,
+    /// The asker waits for the answer and does nothing else meanwhile: a
+    /// wait-for edge, which the strict hierarchy keeps from forming between
+    /// teammates.
+    pub blocks_asker: bool,
+    /// A response may go only to the lead (the rule it breaks otherwise).
+    pub answer_to_lead: Option<Rule>,
+    /// A "no" must carry words (the rule it breaks otherwise).
+    pub no_needs_words: Option<Rule>,
+    /// `[policy]` key of its timeout, and the timeout when none is given.
+    pub timeout_key: &'static str,
+    pub default_timeout: Millis,
+    /// `[policy]` key of what an expired request does; the defaults it may
+    /// choose, the first being the safe one and the default.
+    pub expiry_key: &'static str,
+    pub on_expiry: &'static [TimeoutDefault],
+}
+
+/// Who may ask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asker {
+    /// Only the lead (a teammate's request breaks `rule`).
+    Lead { rule: Rule },
+    /// A teammate, of the lead or (with the hierarchy off) of a peer; the
+    /// lead's request breaks `rule`.
+    Teammate { rule: Rule },
+}
+
+impl Asker {
+    /// The rule a request from someone who may not ask breaks.
+    pub fn rule(self) -> Rule {
+        match self {
+            Asker::Lead { rule } | Asker::Teammate { rule } => rule,
+        }
+    }
+}
+
+/// Whom a request is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum About {
+    /// The teammate asked (a shutdown is about who is to stop).
+    Target,
+    /// The teammate who asks (a plan is about its author's work).
+    Asker,
+}
+
+impl About {
+    /// Of a request from `requester` to `target`, the one it is about.
+    #[inline(always)]
+    pub fn of(self, requester: AgentId, target: AgentId) -> AgentId {
+        match self {
+            About::Target => target,
+            About::Asker => requester,
+        }
+    }
+}
+
+/// A send rule: its stable name (traces, `[[expect]] refused`) and what it says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub name: &'static str,
+    pub says: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_protocol_has_names_of_its_own() {
+        let mut names: Vec<&str> = Vec::new();
+        for k in Kind::ALL {
+            let s = k.spec();
+            assert_eq!(Kind::parse(s.name), Some(k));
+            assert_eq!(Kind::ALL[k.index()], k);
+            assert!(s.request.starts_with(s.name) || s.request.starts_with("plan_approval"), "{}", s.request);
+            assert!(!s.on_expiry.is_empty(), "{k}: no default on expiry");
+            names.extend([s.name, s.request, s.response, s.timeout_key, s.expiry_key, s.asker.rule().name]);
+            names.extend(s.answer_to_lead.map(|r| r.name));
+            names.extend(s.no_needs_words.map(|r| r.name));
+        }
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "a name used twice: {names:?}");
+    }
+}

@@ -1,0 +1,25 @@
+//! Plan approval: a teammate whose work is gated submits a plan and waits;
+//! the lead (or, with the hierarchy off, a peer) approves it, opening the
+//! gate, or rejects it with feedback. Unanswered, the default rejects: the
+//! gate stays closed, since silence is not consent.
+
+use super::{About, Asker, Rule, Spec};
+use crate::protocol::policy::TimeoutDefault;
+use crate::protocol::time::Millis;
+
+pub const SPEC: Spec = Spec {
+    name: "plan",
+    request: "plan_approval_request",
+    response: "plan_approval_response",
+    asker: Asker::Teammate {
+        rule: Rule { name: "plan-from-teammate", says: "the lead approves plans; it does not submit them" },
+    },
+    about: About::Asker,
+    blocks_asker: true,
+    answer_to_lead: None,
+    no_needs_words: None,
+    timeout_key: "plan_timeout",
+    default_timeout: Millis::from_secs(120),
+    expiry_key: "on_plan_timeout",
+    on_expiry: &[TimeoutDefault::Reject, TimeoutDefault::Approve],
+};

@@ -1,0 +1,27 @@
+//! The shutdown handshake: the lead asks a teammate to stop; the teammate
+//! approves (it finishes what it is doing, then stops) or rejects, saying
+//! why. Unanswered, the default kills it: a silent worker is treated as lost.
+
+use super::{About, Asker, Rule, Spec};
+use crate::protocol::policy::TimeoutDefault;
+use crate::protocol::time::Millis;
+
+pub const SPEC: Spec = Spec {
+    name: "shutdown",
+    request: "shutdown_request",
+    response: "shutdown_response",
+    asker: Asker::Lead {
+        rule: Rule { name: "shutdown-request-from-lead", says: "only the lead may send a shutdown_request" },
+    },
+    about: About::Target,
+    blocks_asker: false,
+    answer_to_lead: Some(Rule { name: "shutdown-response-to-lead", says: "a shutdown_response goes to the lead only" }),
+    no_needs_words: Some(Rule {
+        name: "rejection-needs-reason",
+        says: "rejecting a shutdown needs a non-empty reason",
+    }),
+    timeout_key: "shutdown_timeout",
+    default_timeout: Millis::from_secs(60),
+    expiry_key: "on_shutdown_timeout",
+    on_expiry: &[TimeoutDefault::Kill, TimeoutDefault::Keep],
+};
