@@ -229,11 +229,8 @@ impl Target {
         let limit = team.end.map_or(team.cap, |e| e.min(team.cap)).0;
         let last = times.iter().next_back().copied().unwrap_or(0);
         let span = report.virtual_ms.max(last).min(limit);
-        let timeouts: Vec<u64> = [team.policy.shutdown_timeout, team.policy.plan_timeout]
-            .into_iter()
-            .filter(|t| *t != Millis::NEVER)
-            .map(|t| t.0)
-            .collect();
+        let timeouts: Vec<u64> =
+            team.policy.timeouts.into_iter().filter(|t| *t != Millis::NEVER).map(|t| t.0).collect();
         let expected = scenario
             .expects
             .iter()

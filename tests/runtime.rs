@@ -8,8 +8,8 @@ mod common;
 use common::dump;
 use handshake::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use handshake::protocol::{
-    Action, Address, AgentId, Defences, GateState, Kind, Message, Millis, OnPlanTimeout, OnShutdownTimeout, Reason,
-    Request, RequestId, SendError, Status, TimeoutDefault, Verdict,
+    Action, Address, AgentId, Defences, GateState, Kind, Message, Millis, Reason, Request, RequestId, SendError,
+    Status, TimeoutDefault, Verdict,
 };
 use handshake::team::{run, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Outcome, Scheduled, Step, TeamSpec};
 use handshake::trace::{Event, RosterStatus};
@@ -651,7 +651,7 @@ fn a_stalled_teammate_is_killed_at_the_shutdown_deadline() {
 #[test]
 fn with_keep_an_ignored_shutdown_expires_and_the_teammate_keeps_working() {
     let mut spec = alice_asked_to_stop_and_silent();
-    spec.policy.on_shutdown_timeout = OnShutdownTimeout::Keep;
+    spec.policy = spec.policy.clone().expiring(Kind::Shutdown, TimeoutDefault::Keep);
     let out = run(spec);
 
     assert_eq!(status(&out, "stop-alice"), Status::Expired);
@@ -684,7 +684,7 @@ fn an_unanswered_plan_is_rejected_by_default_and_the_gate_stays_closed() {
 #[test]
 fn with_approve_an_unanswered_plan_opens_the_gate() {
     let mut spec = alice_plans_for(&[Answer::Ignore]);
-    spec.policy.on_plan_timeout = OnPlanTimeout::Approve;
+    spec.policy = spec.policy.clone().expiring(Kind::Plan, TimeoutDefault::Approve);
     let out = run(spec);
 
     assert_eq!(status(&out, "alice/plan/1"), Status::Expired);

@@ -253,14 +253,18 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
     out.push_str("\n[policy]\nlatency = \"0ms\"\n");
     let p = &h.policy;
     if from_trace {
-        let _ = writeln!(out, "shutdown_timeout = {}", duration(p.shutdown_timeout));
-        let _ = writeln!(out, "plan_timeout = {}", duration(p.plan_timeout));
-        let _ = writeln!(out, "on_shutdown_timeout = {}", q(p.on_expiry(Kind::Shutdown).as_str()));
-        let _ = writeln!(out, "on_plan_timeout = {}", q(p.on_expiry(Kind::Plan).as_str()));
+        for k in Kind::ALL {
+            let _ = writeln!(out, "{} = {}", k.spec().timeout_key, duration(p.timeout(k)));
+        }
+        for k in Kind::ALL {
+            let _ = writeln!(out, "{} = {}", k.spec().expiry_key, q(p.on_expiry(k).as_str()));
+        }
         let _ = writeln!(out, "strict_hierarchy = {}", p.strict_hierarchy);
     } else {
         // Inbox files carry no deadlines: none is invented.
-        out.push_str("shutdown_timeout = \"never\"\nplan_timeout = \"never\"\n");
+        for k in Kind::ALL {
+            let _ = writeln!(out, "{} = \"never\"", k.spec().timeout_key);
+        }
     }
     let d = &p.defences;
     let off: Vec<&str> = [

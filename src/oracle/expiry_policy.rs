@@ -231,7 +231,7 @@ mod tests {
                 },
             )
         };
-        let keep = Policy { on_shutdown_timeout: crate::protocol::OnShutdownTimeout::Keep, ..Policy::default() };
+        let keep = Policy::default().expiring(Kind::Shutdown, TimeoutDefault::Keep);
         let run = |answer_at: u64| {
             let mut log = vec![(0, opened(1, Kind::Shutdown, LEAD, ALICE))];
             if answer_at >= 60_000 {
@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_forbidden_kill_breaks_a_keep_default_at_once() {
-        let keep = Policy { on_shutdown_timeout: crate::protocol::OnShutdownTimeout::Keep, ..Policy::default() };
+        let keep = Policy::default().expiring(Kind::Shutdown, TimeoutDefault::Keep);
         let o = outcome(vec![
             (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
             (60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }),

@@ -21,7 +21,7 @@ pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
 pub use kinds::{Kind, Spec};
 pub use message::{Address, Delivery, Envelope, Message, RequestId, Role, Text};
 pub use names::{check_name, check_teammate_name, AgentId, NameError, LEAD_NAME};
-pub use policy::{Defences, OnPlanTimeout, OnShutdownTimeout, Policy, TimeoutDefault};
+pub use policy::{Defences, Policy, TimeoutDefault};
 pub use rules::{check_send, Directory, SendError};
 pub use table::{Expiry, Label, NewRequest, Reason, Request, RequestTable, Response, Status, Verdict};
 pub use time::Millis;

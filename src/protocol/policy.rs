@@ -1,32 +1,11 @@
 //! The timeout policy and the switchable defences.
 
-use super::message::Kind;
+use super::kinds::Kind;
 use super::time::Millis;
 use serde::{Deserialize, Serialize};
 
-/// What happens to a teammate whose shutdown request expires unanswered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnShutdownTimeout {
-    /// Force-stop it: a silent worker is treated as lost (the safe default).
-    #[default]
-    Kill,
-    /// Leave it running: the lead gives up asking.
-    Keep,
-}
-
-/// What happens to a plan whose approval request expires unanswered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnPlanTimeout {
-    /// The gate stays closed (the safe default).
-    #[default]
-    Reject,
-    /// The gate opens as if approved: silence becomes consent. Dangerous.
-    Approve,
-}
-
-/// The default a timeout applies, as recorded in the trace.
+/// What an expired request does, as recorded in the trace. Each protocol's
+/// spec lists the ones it may choose, the safe one first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeoutDefault {
@@ -83,14 +62,15 @@ impl Default for Defences {
 }
 
 /// The protocol's rules for one run (a history's header carries them:
-/// missing keys take their defaults).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+/// missing keys take their defaults). Each protocol's timeout and default
+/// on expiry are kept by kind, under the keys its spec names
+/// (`shutdown_timeout`, `on_plan_timeout`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
-    pub shutdown_timeout: Millis,
-    pub plan_timeout: Millis,
-    pub on_shutdown_timeout: OnShutdownTimeout,
-    pub on_plan_timeout: OnPlanTimeout,
+    /// How long a request of each kind waits for its answer, by [`Kind::index`].
+    pub timeouts: [Millis; Kind::COUNT],
+    /// What an expired request of each kind does, one of its spec's `on_expiry`.
+    pub on_expiry: [TimeoutDefault; Kind::COUNT],
     /// Teammates never send blocking requests to each other.
     pub strict_hierarchy: bool,
     pub defences: Defences,
@@ -101,10 +81,8 @@ pub struct Policy {
 impl Default for Policy {
     fn default() -> Self {
         Policy {
-            shutdown_timeout: Millis::from_secs(60),
-            plan_timeout: Millis::from_secs(120),
-            on_shutdown_timeout: OnShutdownTimeout::Kill,
-            on_plan_timeout: OnPlanTimeout::Reject,
+            timeouts: Kind::ALL.map(|k| k.spec().default_timeout),
+            on_expiry: Kind::ALL.map(|k| k.spec().on_expiry[0]),
             strict_hierarchy: true,
             defences: Defences::default(),
             fail_on_deadlock: false,
@@ -113,21 +91,87 @@ impl Default for Policy {
 }
 
 impl Policy {
+    #[inline(always)]
     pub fn timeout(&self, kind: Kind) -> Millis {
-        match kind {
-            Kind::Shutdown => self.shutdown_timeout,
-            Kind::Plan => self.plan_timeout,
-        }
+        self.timeouts[kind.index()]
     }
 
     /// The default an expired request of this kind applies.
+    #[inline(always)]
     pub fn on_expiry(&self, kind: Kind) -> TimeoutDefault {
-        match (kind, self.on_shutdown_timeout, self.on_plan_timeout) {
-            (Kind::Shutdown, OnShutdownTimeout::Kill, _) => TimeoutDefault::Kill,
-            (Kind::Shutdown, OnShutdownTimeout::Keep, _) => TimeoutDefault::Keep,
-            (Kind::Plan, _, OnPlanTimeout::Reject) => TimeoutDefault::Reject,
-            (Kind::Plan, _, OnPlanTimeout::Approve) => TimeoutDefault::Approve,
+        self.on_expiry[kind.index()]
+    }
+
+    /// The same policy with `kind`'s default on expiry set to `d`, if its
+    /// spec allows it.
+    pub fn expiring(mut self, kind: Kind, d: TimeoutDefault) -> Policy {
+        assert!(kind.spec().on_expiry.contains(&d), "{kind} has no {} default", d.as_str());
+        self.on_expiry[kind.index()] = d;
+        self
+    }
+}
+
+impl Serialize for Policy {
+    /// Each protocol's timeout under its key, then each one's default on
+    /// expiry, then the rest: the history header's fields.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2 * Kind::COUNT + 3))?;
+        for k in Kind::ALL {
+            m.serialize_entry(k.spec().timeout_key, &self.timeout(k))?;
         }
+        for k in Kind::ALL {
+            m.serialize_entry(k.spec().expiry_key, &self.on_expiry(k))?;
+        }
+        m.serialize_entry("strict_hierarchy", &self.strict_hierarchy)?;
+        m.serialize_entry("defences", &self.defences)?;
+        m.serialize_entry("fail_on_deadlock", &self.fail_on_deadlock)?;
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Policy {
+    /// Missing keys take their defaults and unknown ones are passed over; a
+    /// default on expiry its protocol does not have is refused.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Policy, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Policy;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a policy: each protocol's timeout and default on expiry, strict_hierarchy, defences")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Policy, A::Error> {
+                let mut p = Policy::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if let Some(k) = Kind::ALL.into_iter().find(|k| k.spec().timeout_key == key) {
+                        p.timeouts[k.index()] = map.next_value()?;
+                    } else if let Some(k) = Kind::ALL.into_iter().find(|k| k.spec().expiry_key == key) {
+                        let d: TimeoutDefault = map.next_value()?;
+                        let allowed = k.spec().on_expiry;
+                        if !allowed.contains(&d) {
+                            let words: Vec<&str> = allowed.iter().map(|d| d.as_str()).collect();
+                            return Err(serde::de::Error::custom(format!(
+                                "{key} = {:?}: a {k} request's default is one of {}",
+                                d.as_str(),
+                                words.join(", ")
+                            )));
+                        }
+                        p.on_expiry[k.index()] = d;
+                    } else {
+                        match key.as_str() {
+                            "strict_hierarchy" => p.strict_hierarchy = map.next_value()?,
+                            "defences" => p.defences = map.next_value()?,
+                            "fail_on_deadlock" => p.fail_on_deadlock = map.next_value()?,
+                            _ => {
+                                map.next_value::<serde::de::IgnoredAny>()?;
+                            }
+                        }
+                    }
+                }
+                Ok(p)
+            }
+        }
+        d.deserialize_map(Visit)
     }
 }
 
@@ -158,11 +202,9 @@ mod tests {
 
     #[test]
     fn alternatives_apply_when_chosen() {
-        let p = Policy {
-            on_shutdown_timeout: OnShutdownTimeout::Keep,
-            on_plan_timeout: OnPlanTimeout::Approve,
-            ..Policy::default()
-        };
+        let p = Policy::default()
+            .expiring(Kind::Shutdown, TimeoutDefault::Keep)
+            .expiring(Kind::Plan, TimeoutDefault::Approve);
         assert_eq!(p.on_expiry(Kind::Shutdown), TimeoutDefault::Keep);
         assert_eq!(p.on_expiry(Kind::Plan), TimeoutDefault::Approve);
     }

@@ -632,17 +632,14 @@ impl Builder<'_> {
     fn policy(&mut self, doc: &FileDoc) -> Policy {
         let p = &doc.policy;
         let mut policy = Policy::default();
-        if let Some(d) = &p.shutdown_timeout {
-            policy.shutdown_timeout = self.timeout(d, "shutdown_timeout", policy.shutdown_timeout);
-        }
-        if let Some(d) = &p.plan_timeout {
-            policy.plan_timeout = self.timeout(d, "plan_timeout", policy.plan_timeout);
-        }
-        if let Some(x) = p.on_shutdown_timeout {
-            policy.on_shutdown_timeout = x;
-        }
-        if let Some(x) = p.on_plan_timeout {
-            policy.on_plan_timeout = x;
+        for k in Kind::ALL {
+            let i = k.index();
+            if let Some(d) = &p.timeouts_by_kind[i] {
+                policy.timeouts[i] = self.timeout(d, k.spec().timeout_key, policy.timeouts[i]);
+            }
+            if let Some(x) = p.on_expiry[i] {
+                policy.on_expiry[i] = x;
+            }
         }
         if let Some(x) = p.strict_hierarchy {
             policy.strict_hierarchy = x;
@@ -651,8 +648,7 @@ impl Builder<'_> {
             policy.defences = d;
         }
         if p.timeouts == Some(false) {
-            policy.shutdown_timeout = Millis::NEVER;
-            policy.plan_timeout = Millis::NEVER;
+            policy.timeouts = [Millis::NEVER; Kind::COUNT];
         }
         if let Some(d) = &p.deadlocks {
             match d.get_ref().as_str() {

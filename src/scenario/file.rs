@@ -10,7 +10,7 @@
 //! unknown key, named with the keys that table takes.
 
 use crate::agent::Answer;
-use crate::protocol::{Defences, OnPlanTimeout, OnShutdownTimeout};
+use crate::protocol::{Defences, Kind, TimeoutDefault};
 use serde::Deserialize;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
@@ -73,10 +73,10 @@ pub struct FileDoc {
 
 #[derive(Debug, Default)]
 pub struct PolicyDoc {
-    pub shutdown_timeout: Option<S<String>>,
-    pub plan_timeout: Option<S<String>>,
-    pub on_shutdown_timeout: Option<OnShutdownTimeout>,
-    pub on_plan_timeout: Option<OnPlanTimeout>,
+    /// Each protocol's timeout (`shutdown_timeout`), by [`Kind::index`].
+    pub timeouts_by_kind: [Option<S<String>>; Kind::COUNT],
+    /// Each protocol's default on expiry (`on_plan_timeout`), by [`Kind::index`].
+    pub on_expiry: [Option<TimeoutDefault>; Kind::COUNT],
     pub strict_hierarchy: Option<bool>,
     pub latency: Option<S<String>>,
     pub defences: Option<Defences>,
@@ -259,11 +259,15 @@ pub fn read(src: &str) -> Result<(FileDoc, Vec<Problem>), Problem> {
 
 pub const TOP_KEYS: &[&str] =
     &["name", "about", "seed", "end", "cap", "policy", "lead", "teammate", "step", "fault", "expect"];
-pub const POLICY_KEYS: &[&str] = &[
-    "shutdown_timeout",
-    "plan_timeout",
-    "on_shutdown_timeout",
-    "on_plan_timeout",
+/// `[policy]`'s keys: each protocol's timeout and default on expiry, then these.
+pub fn policy_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&str> = Kind::ALL.iter().map(|k| k.spec().timeout_key).collect();
+    keys.extend(Kind::ALL.iter().map(|k| k.spec().expiry_key));
+    keys.extend(POLICY_OTHER_KEYS);
+    keys
+}
+
+const POLICY_OTHER_KEYS: &[&str] = &[
     "strict_hierarchy",
     "latency",
     "defences",
@@ -655,23 +659,18 @@ impl Reader<'_> {
         let Some(mut f) = self.table(v, "policy", "a table: write [policy] and its keys below it") else {
             return PolicyDoc::default();
         };
-        let on_shutdown_timeout = f.take("on_shutdown_timeout");
-        let on_shutdown_timeout = self.choice(
-            on_shutdown_timeout,
-            "on_shutdown_timeout",
-            &[("kill", OnShutdownTimeout::Kill), ("keep", OnShutdownTimeout::Keep)],
-        );
-        let on_plan_timeout = f.take("on_plan_timeout");
-        let on_plan_timeout = self.choice(
-            on_plan_timeout,
-            "on_plan_timeout",
-            &[("reject", OnPlanTimeout::Reject), ("approve", OnPlanTimeout::Approve)],
-        );
+        let timeouts_by_kind = Kind::ALL.map(|k| {
+            let key = k.spec().timeout_key;
+            self.duration(f.take(key), key)
+        });
+        let on_expiry = Kind::ALL.map(|k| {
+            let (key, allowed) = (k.spec().expiry_key, k.spec().on_expiry);
+            let words: Vec<(&str, TimeoutDefault)> = allowed.iter().map(|d| (d.as_str(), *d)).collect();
+            self.choice(f.take(key), key, &words)
+        });
         let doc = PolicyDoc {
-            shutdown_timeout: self.duration(f.take("shutdown_timeout"), "shutdown_timeout"),
-            plan_timeout: self.duration(f.take("plan_timeout"), "plan_timeout"),
-            on_shutdown_timeout,
-            on_plan_timeout,
+            timeouts_by_kind,
+            on_expiry,
             strict_hierarchy: self.flag(f.take("strict_hierarchy"), "strict_hierarchy"),
             latency: self.string(
                 f.take("latency"),
@@ -691,7 +690,7 @@ impl Reader<'_> {
                 self.flag(Some(v), "prune").map(|b| Spanned::new(span, b))
             }),
         };
-        self.leftover(f, "[policy]", POLICY_KEYS);
+        self.leftover(f, "[policy]", &policy_keys());
         doc
     }
 
