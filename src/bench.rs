@@ -4,7 +4,7 @@
 
 use crate::agent::lead::Load;
 use crate::agent::{Answer, Answers, Input, TeammateSpec};
-use crate::protocol::{Address, AgentId, Delivery, Envelope, Message, Millis, RequestId, Verdict};
+use crate::protocol::{Address, AgentId, Delivery, Envelope, Kind, Message, Millis, RequestId, Verdict};
 use crate::team::run;
 use crate::trace::Event;
 use crate::world::{Latency, TeamSpec};
@@ -237,7 +237,12 @@ impl Actor for Ponger {
 }
 
 fn ping(to: u32, rng: &mut rand_chacha::ChaCha8Rng) -> Input {
-    let message = Message::ShutdownRequest { request_id: RequestId::draw(rng), reason: None, deadline: Millis::NEVER };
+    let message = Message::Request {
+        kind: Kind::Shutdown,
+        request_id: RequestId::draw(rng),
+        words: None,
+        deadline: Millis::NEVER,
+    };
     let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(AgentId(to)), sent_at: Millis::ZERO, message };
     Input::Deliver(Delivery {
         seq: 0,
@@ -274,7 +279,8 @@ impl Handler<Input> for Ponger {
     fn handle(&mut self, input: Input, _: &mut Context<Self>) {
         if let Input::Deliver(d) = input {
             let request_id = d.envelope.message.request_id().unwrap_or(RequestId::from_random_bytes([0; 16]));
-            let message = Message::ShutdownResponse { request_id, approve: false, reason: Some(self.reason.clone()) };
+            let words = Some(self.reason.clone());
+            let message = Message::Response { kind: Kind::Shutdown, request_id, approve: false, words };
             let envelope = Envelope { from: d.to, to: Address::Agent(AgentId::LEAD), sent_at: d.at, message };
             self.pinger.do_send(Input::Deliver(Delivery {
                 seq: 0,
@@ -297,7 +303,8 @@ impl Handler<Input> for Pinger {
                 self.remaining -= 1;
                 let i = d.sender.0;
                 let request_id = RequestId::from_random_bytes([self.done as u8; 16]);
-                let message = Message::ShutdownRequest { request_id, reason: None, deadline: Millis::NEVER };
+                let message =
+                    Message::Request { kind: Kind::Shutdown, request_id, words: None, deadline: Millis::NEVER };
                 let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(d.sender), sent_at: d.at, message };
                 self.pongers[i as usize - 1].do_send(Input::Deliver(Delivery {
                     seq: 0,

@@ -41,7 +41,7 @@ pub const KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition
 /// The scripted actions it chooses from (`do = ...` of an added `[[step]]`).
 pub const STEPS: &[&str] = &["submit_plan", "shutdown", "request_plan", "respawn", "message", "broadcast"];
 
-use crate::protocol::message::{MESSAGE_TYPES, PROTOCOL_TYPES};
+use crate::protocol::message::{message_types, protocol_types};
 use crate::scenario::file::toml_string;
 
 /// The marker line before the added faults and steps.
@@ -659,7 +659,7 @@ impl Gen<'_> {
                 if self.rng.gen_bool(0.5) {
                     let n = self.rng.gen_range(1..=2);
                     let types: Vec<String> =
-                        MESSAGE_TYPES.choose_multiple(&mut self.rng, n).map(|t| Self::quoted(t)).collect();
+                        message_types().choose_multiple(&mut self.rng, n).map(|t| Self::quoted(t)).collect();
                     key_line(&mut f, "type", format!("[{}]", types.join(", ")));
                 }
                 if self.rng.gen_bool(0.3) {
@@ -784,7 +784,7 @@ impl Gen<'_> {
                 key_line(&mut f, "at", ms(self.time()));
                 key_line(&mut f, "request", Self::quoted(&l));
                 if self.rng.gen_bool(0.5) {
-                    let t = PROTOCOL_TYPES.choose(&mut self.rng).expect("not empty");
+                    let t = protocol_types().choose(&mut self.rng).expect("not empty");
                     key_line(&mut f, "type", Self::quoted(t));
                 }
             }

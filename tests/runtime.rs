@@ -84,11 +84,11 @@ fn forge(at: Millis, claimed_from: AgentId, to: AgentId, message: Message, label
 
 fn shutdown_response(approve: bool) -> Message {
     let reason = (!approve).then(|| "busy".into());
-    Message::ShutdownResponse { request_id: any_id(), approve, reason }
+    Message::Response { kind: Kind::Shutdown, request_id: any_id(), approve, words: reason }
 }
 
 fn plan_approval(approve: bool) -> Message {
-    Message::PlanApprovalResponse { request_id: any_id(), approve, feedback: None }
+    Message::Response { kind: Kind::Plan, request_id: any_id(), approve, words: None }
 }
 
 fn link_fault(effect: LinkEffect, filter: Filter) -> LinkFault {
@@ -209,7 +209,7 @@ fn a_forged_unknown_request_id_is_ignored_and_changes_no_request() {
 
     let forged_id = RequestId::from_random_bytes([0x5a; 16]);
     let mut spec = alice_asked_to_stop_and_silent();
-    let message = Message::ShutdownResponse { request_id: forged_id, approve: true, reason: None };
+    let message = Message::Response { kind: Kind::Shutdown, request_id: forged_id, approve: true, words: None };
     spec.timed.push(forge(Millis(2000), ALICE, LEAD, message, None));
     let out = run(spec);
 

@@ -109,7 +109,7 @@ impl Lead {
         match input {
             Input::Start => self.start_load(ctx),
             Input::Deliver(d) => match &d.envelope.message {
-                Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
+                Message::Response { .. } => {
                     if let Some((id, Verdict::Applied { kind: Kind::Shutdown, from, to })) = self.requests.judge(d, ctx)
                     {
                         // A pending request just rejected: not a rejection
@@ -121,14 +121,14 @@ impl Lead {
                         self.next_load(d.sender, ctx);
                     }
                 }
-                Message::PlanApprovalRequest { .. } => {
+                Message::Request { kind: Kind::Plan, .. } => {
                     if let Some(a) = super::admit(d, ctx) {
                         self.review(a.asker, a.request_id, ctx);
                     }
                 }
                 // Only a forgery asks the lead to shut down: `admit` records
                 // it as such, and the lead never obeys one anyway.
-                Message::ShutdownRequest { .. } => {
+                Message::Request { kind: Kind::Shutdown, .. } => {
                     super::admit(d, ctx);
                 }
                 Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
@@ -140,11 +140,11 @@ impl Lead {
             Input::Respawn { .. } => {}
             Input::Wake(Timer::WorkStep) => {}
             Input::Script(Script::Shutdown { to, reason, label }) => {
-                self.requests.ask_shutdown(*to, reason.clone(), label.clone(), ctx);
+                self.requests.ask(Kind::Shutdown, *to, reason.clone(), label.clone(), ctx);
             }
             Input::Script(Script::SubmitPlan { to, plan, label }) => {
                 // Refused by the send rules (the lead does not submit plans), and recorded as such.
-                self.requests.ask_plan(*to, plan.clone(), label.clone(), ctx);
+                self.requests.ask(Kind::Plan, *to, Some(plan.clone()), label.clone(), ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
             Input::Script(Script::AskPlan { to, text }) => {
@@ -217,7 +217,7 @@ impl Lead {
             .filter(|r| r.kind == Kind::Shutdown && r.status == Status::Rejected && r.teammate() == teammate)
             .count();
         if rejections <= self.ask_again_on_reject as usize {
-            self.requests.ask_shutdown(teammate, None, None, ctx);
+            self.requests.ask(Kind::Shutdown, teammate, None, None, ctx);
         }
     }
 
@@ -234,7 +234,7 @@ impl Lead {
                 return;
             }
         };
-        ctx.send(Address::Agent(author), Message::PlanApprovalResponse { request_id, approve, feedback });
+        ctx.send(Address::Agent(author), Message::Response { kind: Kind::Plan, request_id, approve, words: feedback });
     }
 
     fn start_load(&mut self, ctx: &mut Ctx) {
@@ -259,7 +259,7 @@ impl Lead {
             return;
         }
         state.sent += 1;
-        self.requests.ask_shutdown(to, None, None, ctx);
+        self.requests.ask(Kind::Shutdown, to, None, None, ctx);
     }
 
     /// Handshakes completed by the load generator.

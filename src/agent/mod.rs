@@ -142,11 +142,8 @@ pub(crate) struct Admitted {
 // times and returned its verdict through memory; the refusal is rare.
 #[inline(always)]
 pub(crate) fn admit(d: &Delivery, ctx: &mut Ctx) -> Option<Admitted> {
-    let (request_id, deadline) = match &d.envelope.message {
-        Message::ShutdownRequest { request_id, deadline, .. }
-        | Message::PlanApprovalRequest { request_id, deadline, .. } => (*request_id, *deadline),
-        _ => return None,
-    };
+    let Message::Request { request_id, deadline, .. } = &d.envelope.message else { return None };
+    let (request_id, deadline) = (*request_id, *deadline);
     let defences = ctx.policy.defences;
     let asker = asker_of(d, ctx);
     let allowed = !defences.sender_check || may_ask(&d.envelope.message, asker, ctx);
@@ -276,11 +273,7 @@ pub(crate) fn scripted_answer(s: &Script, ctx: &mut Ctx) {
         }
     };
     let (approve, words) = (*approve, words.clone());
-    let message = match kind {
-        crate::protocol::Kind::Shutdown => Message::ShutdownResponse { request_id, approve, reason: words },
-        crate::protocol::Kind::Plan => Message::PlanApprovalResponse { request_id, approve, feedback: words },
-    };
-    ctx.send(Address::Agent(*to), message);
+    ctx.send(Address::Agent(*to), Message::Response { kind: *kind, request_id, approve, words });
 }
 
 /// Everything that can reach an agent.

@@ -29,14 +29,15 @@ impl Requests {
         Requests { table, armed: None }
     }
 
-    /// Opens a request and sends it, or records the refusal and opens
+    /// Asks `to` this protocol's question, saying `words` (a reason, a
+    /// plan). Opens a request and sends it, or records the refusal and opens
     /// nothing: a refused request must never pend, expire and apply a default.
     pub fn ask(
         &mut self,
         kind: Kind,
         to: AgentId,
+        words: Option<Text>,
         label: Option<Text>,
-        build: impl FnOnce(RequestId, Millis) -> Message,
         ctx: &mut Ctx,
     ) -> Option<RequestId> {
         let id = ctx.ids.draw(ctx.me);
@@ -44,7 +45,12 @@ impl Requests {
         // The request carries its deadline, so the receiver can tell when an
         // answer would come too late to count.
         let deadline = ctx.now.after(timeout);
-        let env = Envelope { from: ctx.me, to: Address::Agent(to), sent_at: ctx.now, message: build(id, deadline) };
+        let env = Envelope {
+            from: ctx.me,
+            to: Address::Agent(to),
+            sent_at: ctx.now,
+            message: Message::Request { kind, request_id: id, words, deadline },
+        };
         if let Err(error) = check_send(&env, ctx.dir, ctx.policy) {
             ctx.record(Event::Refuse { from: ctx.me, to: env.to, message_type: env.message.type_name(), error });
             return None;
@@ -65,34 +71,6 @@ impl Requests {
             ctx.wake(deadline, Timer::Deadline);
         }
         Some(id)
-    }
-
-    /// Asks `to` to shut down.
-    pub fn ask_shutdown(
-        &mut self,
-        to: AgentId,
-        reason: Option<Text>,
-        label: Option<Text>,
-        ctx: &mut Ctx,
-    ) -> Option<RequestId> {
-        self.ask(
-            Kind::Shutdown,
-            to,
-            label,
-            |request_id, deadline| Message::ShutdownRequest { request_id, reason, deadline },
-            ctx,
-        )
-    }
-
-    /// Asks `to` to approve `plan`.
-    pub fn ask_plan(&mut self, to: AgentId, plan: Text, label: Option<Text>, ctx: &mut Ctx) -> Option<RequestId> {
-        self.ask(
-            Kind::Plan,
-            to,
-            label,
-            |request_id, deadline| Message::PlanApprovalRequest { request_id, plan, deadline },
-            ctx,
-        )
     }
 
     /// Judges a delivered response against the table and records the verdict.
@@ -145,11 +123,8 @@ impl Requests {
 
 /// The response view of a delivered protocol response, for the request table.
 fn response_of(d: &Delivery) -> Option<Response> {
-    let (request_id, kind, approve) = match &d.envelope.message {
-        Message::ShutdownResponse { request_id, approve, .. } => (*request_id, Kind::Shutdown, *approve),
-        Message::PlanApprovalResponse { request_id, approve, .. } => (*request_id, Kind::Plan, *approve),
-        _ => return None,
-    };
+    let Message::Response { kind, request_id, approve, .. } = &d.envelope.message else { return None };
+    let (request_id, kind, approve) = (*request_id, *kind, *approve);
     Some(Response {
         request_id,
         kind,

@@ -362,7 +362,7 @@ impl Teammate {
             Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(*to, plan.clone(), label.clone(), ctx),
             Input::Script(Script::Shutdown { to, reason, label }) => {
                 // Refused by the send rules: only the lead asks for shutdowns.
-                self.requests().ask_shutdown(*to, reason.clone(), label.clone(), ctx);
+                self.requests().ask(Kind::Shutdown, *to, reason.clone(), label.clone(), ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
             Input::Script(Script::AskPlan { to, text }) => {
@@ -452,7 +452,7 @@ impl Teammate {
 
     fn on_delivery(&mut self, d: &Delivery, ctx: &mut Ctx) {
         match &d.envelope.message {
-            Message::ShutdownRequest { .. } | Message::PlanApprovalRequest { .. } => {
+            Message::Request { .. } => {
                 let Some(admitted) = admit(d, ctx) else { return };
                 if let Phase::Waiting { set_aside, .. } = &mut self.phase {
                     ctx.record(Event::Deferred { agent: ctx.me, request_id: admitted.request_id });
@@ -463,7 +463,7 @@ impl Teammate {
                     self.answer(d, admitted.asker, ctx);
                 }
             }
-            Message::ShutdownResponse { .. } | Message::PlanApprovalResponse { .. } => {
+            Message::Response { .. } => {
                 if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = self.requests().judge(d, ctx) {
                     self.plan_decided(id, to == crate::protocol::Status::Approved, false, ctx);
                 }
@@ -509,14 +509,16 @@ impl Teammate {
 
     /// Answers an admitted request, to `asker`.
     fn answer(&mut self, d: &Delivery, asker: AgentId, ctx: &mut Ctx) {
-        match &d.envelope.message {
-            Message::ShutdownRequest { request_id, .. } => {
-                let request_id = *request_id;
-                let (answer, repeat) = self.answered.answer(request_id, &mut self.spec.on_shutdown);
+        let Message::Request { kind, request_id, .. } = &d.envelope.message else { return };
+        let (kind, request_id) = (*kind, *request_id);
+        let answer = |approve: bool, words: Option<Text>| Message::Response { kind, request_id, approve, words };
+        match kind {
+            Kind::Shutdown => {
+                let (answer_of, repeat) = self.answered.answer(request_id, &mut self.spec.on_shutdown);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
-                match answer {
+                match answer_of {
                     Answer::Approve => {
                         if let Some(reason) = self.cannot_stop_gracefully() {
                             // Approving would promise a graceful stop it
@@ -525,37 +527,27 @@ impl Teammate {
                             ctx.record(Event::Note {
                                 text: "would approve, but cannot promise a graceful stop: rejects".into(),
                             });
-                            ctx.send(
-                                Address::Agent(asker),
-                                Message::ShutdownResponse { request_id, approve: false, reason: Some(reason.into()) },
-                            );
+                            ctx.send(Address::Agent(asker), answer(false, Some(reason.into())));
                             return;
                         }
-                        let sent = ctx.send(
-                            Address::Agent(asker),
-                            Message::ShutdownResponse { request_id, approve: true, reason: None },
-                        );
+                        let sent = ctx.send(Address::Agent(asker), answer(true, None));
                         if sent {
                             self.shutdown_approved(ctx);
                         }
                     }
                     Answer::Reject => {
                         let reason = self.spec.reject_reason.clone();
-                        ctx.send(
-                            Address::Agent(asker),
-                            Message::ShutdownResponse { request_id, approve: false, reason },
-                        );
+                        ctx.send(Address::Agent(asker), answer(false, reason));
                     }
                     Answer::Ignore => ctx.record(Event::NoAnswer { agent: ctx.me, request_id }),
                 }
             }
-            Message::PlanApprovalRequest { request_id, .. } => {
-                let request_id = *request_id;
-                let (answer, repeat) = self.answered.answer(request_id, &mut self.spec.on_plan);
+            Kind::Plan => {
+                let (answer_of, repeat) = self.answered.answer(request_id, &mut self.spec.on_plan);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
-                let approve = match answer {
+                let approve = match answer_of {
                     Answer::Approve => true,
                     Answer::Reject => false,
                     Answer::Ignore => {
@@ -564,9 +556,8 @@ impl Teammate {
                     }
                 };
                 let feedback = (!approve).then(|| Text::from("rejected by peer"));
-                ctx.send(Address::Agent(asker), Message::PlanApprovalResponse { request_id, approve, feedback });
+                ctx.send(Address::Agent(asker), answer(approve, feedback));
             }
-            _ => {}
         }
     }
 
@@ -714,7 +705,7 @@ impl Teammate {
             Phase::NotStarted => Item::None,
             Phase::Active { item } => *item,
         };
-        let Some(id) = self.requests().ask_plan(to, plan, label, ctx) else {
+        let Some(id) = self.requests().ask(Kind::Plan, to, Some(plan), label, ctx) else {
             return;
         };
         self.phase = Phase::Waiting { plan: id, item, set_aside: VecDeque::new() };
@@ -867,9 +858,10 @@ mod tests {
     }
 
     fn shutdown_request(n: u8, sender: AgentId, claimed_from: AgentId) -> Input {
-        let message = Message::ShutdownRequest {
+        let message = Message::Request {
+            kind: Kind::Shutdown,
             request_id: RequestId::from_random_bytes([n; 16]),
-            reason: None,
+            words: None,
             deadline: Millis(60_000),
         };
         let envelope = Envelope { from: claimed_from, to: Address::Agent(ALICE), sent_at: Millis::ZERO, message };
@@ -889,7 +881,7 @@ mod tests {
     fn approvals(out: &[Command]) -> usize {
         out.iter()
             .filter(|c| {
-                matches!(c, Command::Send(e) if matches!(e.message, Message::ShutdownResponse { approve: true, .. }))
+                matches!(c, Command::Send(e) if matches!(e.message, Message::Response { kind: Kind::Shutdown, approve: true, .. }))
             })
             .count()
     }
@@ -898,7 +890,7 @@ mod tests {
     fn plan_sent(out: &[Command]) -> Option<RequestId> {
         out.iter().find_map(|c| match c {
             Command::Send(e) => match &e.message {
-                Message::PlanApprovalRequest { request_id, .. } => Some(*request_id),
+                Message::Request { kind: Kind::Plan, request_id, .. } => Some(*request_id),
                 _ => None,
             },
             _ => None,
@@ -907,7 +899,7 @@ mod tests {
 
     /// The lead's verdict on plan `id`, as the router delivers it.
     fn plan_verdict(id: RequestId, approve: bool) -> Input {
-        let message = Message::PlanApprovalResponse { request_id: id, approve, feedback: None };
+        let message = Message::Response { kind: Kind::Plan, request_id: id, approve, words: None };
         let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(ALICE), sent_at: Millis::ZERO, message };
         Input::Deliver(Delivery {
             seq: 99,
@@ -936,7 +928,9 @@ mod tests {
         out.iter()
             .filter_map(|c| match c {
                 Command::Send(e) => match &e.message {
-                    Message::ShutdownResponse { approve, reason, .. } => Some((*approve, reason.clone())),
+                    Message::Response { kind: Kind::Shutdown, approve, words: reason, .. } => {
+                        Some((*approve, reason.clone()))
+                    }
                     _ => None,
                 },
                 _ => None,
@@ -1136,7 +1130,7 @@ mod tests {
         // The first real request still gets the first answer in the list.
         let out = b.feed(&mut t, shutdown_request(2, AgentId::LEAD, AgentId::LEAD));
         let rejected = out.iter().any(
-            |c| matches!(c, Command::Send(e) if matches!(e.message, Message::ShutdownResponse { approve: false, .. })),
+            |c| matches!(c, Command::Send(e) if matches!(e.message, Message::Response { kind: Kind::Shutdown, approve: false, .. })),
         );
         assert!(rejected, "{out:?}");
     }

@@ -401,14 +401,16 @@ impl Model {
         let team = s.roster().len() as u32;
         let forged: crate::protocol::Text = "forged".into();
         for &id in s.seen.iter() {
-            let messages = [
-                Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis::NEVER },
-                Message::ShutdownResponse { request_id: id, approve: true, reason: None },
-                Message::ShutdownResponse { request_id: id, approve: false, reason: Some(forged.clone()) },
-                Message::PlanApprovalRequest { request_id: id, plan: forged.clone(), deadline: Millis::NEVER },
-                Message::PlanApprovalResponse { request_id: id, approve: true, feedback: None },
-                Message::PlanApprovalResponse { request_id: id, approve: false, feedback: Some(forged.clone()) },
-            ];
+            // Each protocol's request (with words if it must have some) and
+            // its answer both ways (a "no" with words, which some require).
+            let messages = crate::protocol::Kind::ALL.into_iter().flat_map(|kind| {
+                let asks = kind.spec().request_words.required.then(|| forged.clone());
+                [
+                    Message::Request { kind, request_id: id, words: asks, deadline: Millis::NEVER },
+                    Message::Response { kind, request_id: id, approve: true, words: None },
+                    Message::Response { kind, request_id: id, approve: false, words: Some(forged.clone()) },
+                ]
+            });
             for message in messages {
                 for from in (0..team).map(AgentId) {
                     for to in (0..team).map(AgentId).filter(|t| *t != from) {

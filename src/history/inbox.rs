@@ -269,5 +269,5 @@ impl Builder {
 /// The message types a runtime may write, as this program names them; any
 /// other is plain text.
 fn known(t: &str) -> &'static str {
-    crate::protocol::message::MESSAGE_TYPES.iter().copied().find(|x| *x == t).unwrap_or("message")
+    crate::protocol::message::message_types().iter().copied().find(|x| *x == t).unwrap_or("message")
 }

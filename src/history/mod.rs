@@ -220,8 +220,8 @@ impl Reader {
         };
         let typ = |k: &str| -> Result<&'static str, String> {
             let t = s(k)?;
-            crate::protocol::message::MESSAGE_TYPES.iter().copied().find(|x| *x == t).ok_or_else(|| {
-                format!("{t:?} is not a message type ({})", crate::protocol::message::MESSAGE_TYPES.join(", "))
+            crate::protocol::message::message_types().iter().copied().find(|x| *x == t).ok_or_else(|| {
+                format!("{t:?} is not a message type ({})", crate::protocol::message::message_types().join(", "))
             })
         };
         let event = match kind {

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// What the reference's lead writes as the content of a shutdown request.
-pub const SHUTDOWN_CONTENT: &str = "Please shut down gracefully.";
+pub const SHUTDOWN_CONTENT: &str = crate::protocol::kinds::SHUTDOWN_WORDS_WHEN_SILENT;
 
 /// A message as it sits in its receiver's inbox file.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,10 +174,8 @@ impl Line {
         w.field("from", self.from.as_str());
         let content: &str = match &self.message {
             Message::Message { text } | Message::Broadcast { text } | Message::PlanRequest { text } => text,
-            Message::ShutdownRequest { reason, .. } => reason.as_deref().unwrap_or(SHUTDOWN_CONTENT),
-            Message::ShutdownResponse { reason, .. } => reason.as_deref().unwrap_or(""),
-            Message::PlanApprovalRequest { plan, .. } => plan,
-            Message::PlanApprovalResponse { feedback, .. } => feedback.as_deref().unwrap_or(""),
+            Message::Request { kind, words, .. } => words.as_deref().unwrap_or(kind.spec().request_words.when_silent),
+            Message::Response { words, .. } => words.as_deref().unwrap_or(""),
         };
         w.key("content");
         let content_at = w.out.len();
@@ -194,30 +192,19 @@ impl Line {
         }
         match &self.message {
             Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
-            Message::ShutdownRequest { reason, deadline, .. } => {
-                if let Some(r) = reason {
-                    w.field("reason", &**r);
+            // The protocol's fields under its spec's names.
+            Message::Request { kind, words, deadline, .. } => {
+                if let Some(r) = words {
+                    w.field(kind.spec().request_words.key, &**r);
                 }
                 if !deadline.is_never() {
                     w.field("deadline", &seconds(*deadline));
                 }
             }
-            Message::ShutdownResponse { approve, reason, .. } => {
-                w.field("approve", approve);
-                if let Some(r) = reason {
-                    w.field("reason", &**r);
-                }
-            }
-            Message::PlanApprovalRequest { plan, deadline, .. } => {
-                w.field("plan", &**plan);
-                if !deadline.is_never() {
-                    w.field("deadline", &seconds(*deadline));
-                }
-            }
-            Message::PlanApprovalResponse { approve, feedback, .. } => {
-                w.field("approve", approve);
-                if let Some(f) = feedback {
-                    w.field("feedback", &**f);
+            Message::Response { kind, approve, words, .. } => {
+                w.field(kind.spec().answer_key, approve);
+                if let Some(r) = words {
+                    w.field(kind.spec().answer_words, &**r);
                 }
             }
         }
@@ -247,29 +234,107 @@ impl Line {
 
 /// The keys a line may carry, as their JSON types: what `parse` reads. Other
 /// keys are ignored, as the reference's reader ignores what it does not use.
-#[derive(serde::Deserialize)]
+/// A protocol's own keys (a `plan`, an answer's `approve`) are its spec's:
+/// [`Raw::said`] and [`Raw::answered`] hold them by name.
+#[derive(Default)]
 struct Raw<'a> {
-    #[serde(rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     from: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     content: Option<Cow<'a, str>>,
     timestamp: Option<f64>,
-    #[serde(borrow)]
     request_id: Option<Cow<'a, str>>,
-    approve: Option<bool>,
-    #[serde(borrow)]
-    reason: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    plan: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    feedback: Option<Cow<'a, str>>,
     deadline: Option<f64>,
-    #[serde(borrow)]
     to: Option<Cow<'a, str>>,
     seq: Option<u64>,
     incarnation: Option<u64>,
+    /// Each protocol's words keys present (`reason`, `plan`, `feedback`).
+    said: smallvec::SmallVec<[(&'static str, Cow<'a, str>); 2]>,
+    /// Each protocol's yes-or-no keys present (`approve`).
+    answered: smallvec::SmallVec<[(&'static str, bool); 1]>,
+}
+
+/// The keys of the protocols' words, and of their yes or no, in a line.
+fn word_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let mut keys: Vec<&str> = Vec::new();
+        for k in crate::protocol::Kind::ALL {
+            keys.extend([k.spec().request_words.key, k.spec().answer_words]);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    });
+    &KEYS
+}
+
+fn answer_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let mut keys: Vec<&str> = crate::protocol::Kind::ALL.iter().map(|k| k.spec().answer_key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    });
+    &KEYS
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Raw<'a>, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Raw<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object, one message")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Raw<'a>, A::Error> {
+                use serde::de::Error;
+                let mut r = Raw::default();
+                // Each key once, as serde's derive holds it.
+                fn once<T, E: Error>(slot: &mut Option<T>, v: Option<T>, key: &'static str) -> Result<(), E> {
+                    if slot.is_some() {
+                        return Err(E::duplicate_field(key));
+                    }
+                    *slot = v;
+                    Ok(())
+                }
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    match &*key {
+                        "type" => once(&mut r.kind, map.next_value::<Option<Cow<'de, str>>>()?, "type")?,
+                        "from" => once(&mut r.from, map.next_value::<Option<Cow<'de, str>>>()?, "from")?,
+                        "content" => once(&mut r.content, map.next_value::<Option<Cow<'de, str>>>()?, "content")?,
+                        "timestamp" => once(&mut r.timestamp, map.next_value::<Option<f64>>()?, "timestamp")?,
+                        "request_id" => {
+                            once(&mut r.request_id, map.next_value::<Option<Cow<'de, str>>>()?, "request_id")?
+                        }
+                        "deadline" => once(&mut r.deadline, map.next_value::<Option<f64>>()?, "deadline")?,
+                        "to" => once(&mut r.to, map.next_value::<Option<Cow<'de, str>>>()?, "to")?,
+                        "seq" => once(&mut r.seq, map.next_value::<Option<u64>>()?, "seq")?,
+                        "incarnation" => once(&mut r.incarnation, map.next_value::<Option<u64>>()?, "incarnation")?,
+                        k => {
+                            if let Some(&name) = word_keys().iter().find(|n| **n == k) {
+                                if r.said.iter().any(|(n, _)| *n == name) {
+                                    return Err(A::Error::duplicate_field(name));
+                                }
+                                if let Some(v) = map.next_value::<Option<Cow<'de, str>>>()? {
+                                    r.said.push((name, v));
+                                }
+                            } else if let Some(&name) = answer_keys().iter().find(|n| **n == k) {
+                                if r.answered.iter().any(|(n, _)| *n == name) {
+                                    return Err(A::Error::duplicate_field(name));
+                                }
+                                if let Some(v) = map.next_value::<Option<bool>>()? {
+                                    r.answered.push((name, v));
+                                }
+                            } else {
+                                map.next_value::<serde::de::IgnoredAny>()?;
+                            }
+                        }
+                    }
+                }
+                Ok(r)
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
 }
 
 /// Which key of a JSON object has a value of the wrong kind. Run only for a
@@ -281,21 +346,16 @@ fn wrong_kind(bytes: &[u8], error: serde_json::Error) -> LineError {
     };
     type RightKind = fn(&Value) -> bool;
     let text: RightKind = Value::is_string;
-    let fields: [(&'static str, RightKind); 13] = [
-        ("type", text),
-        ("from", text),
-        ("content", text),
-        ("timestamp", Value::is_number),
-        ("request_id", text),
-        ("approve", Value::is_boolean),
-        ("reason", text),
-        ("plan", text),
-        ("feedback", text),
-        ("deadline", Value::is_number),
+    let mut fields: Vec<(&'static str, RightKind)> =
+        vec![("type", text), ("from", text), ("content", text), ("timestamp", Value::is_number), ("request_id", text)];
+    fields.extend(answer_keys().iter().map(|k| (*k, Value::is_boolean as RightKind)));
+    fields.extend(word_keys().iter().map(|k| (*k, text)));
+    fields.extend([
+        ("deadline", Value::is_number as RightKind),
         ("to", text),
         ("seq", Value::is_u64),
         ("incarnation", Value::is_u64),
-    ];
+    ]);
     for (key, right_kind) in fields {
         // `null` reads as absent, whatever the key.
         if map.get(key).is_some_and(|v| !v.is_null() && !right_kind(v)) {
@@ -330,27 +390,34 @@ impl Raw<'_> {
             "message" => Message::Message { text: need(text(self.content), "content")? },
             "broadcast" => Message::Broadcast { text: need(text(self.content), "content")? },
             "plan_request" => Message::PlanRequest { text: need(text(self.content), "content")? },
-            "shutdown_request" => Message::ShutdownRequest {
-                request_id: id(self.request_id)?,
-                reason: text(self.reason),
-                deadline: deadline(self.deadline)?,
-            },
-            "shutdown_response" => Message::ShutdownResponse {
-                request_id: id(self.request_id)?,
-                approve: need(self.approve, "approve")?,
-                reason: text(self.reason),
-            },
-            "plan_approval_request" => Message::PlanApprovalRequest {
-                request_id: id(self.request_id)?,
-                plan: need(text(self.plan), "plan")?,
-                deadline: deadline(self.deadline)?,
-            },
-            "plan_approval_response" => Message::PlanApprovalResponse {
-                request_id: id(self.request_id)?,
-                approve: need(self.approve, "approve")?,
-                feedback: text(self.feedback),
-            },
-            other => return Err(LineError::UnknownType(other.to_string())),
+            t => {
+                let types = crate::protocol::Kind::ALL.into_iter().find_map(|k| {
+                    (k.spec().request == t).then_some((k, true)).or((k.spec().response == t).then_some((k, false)))
+                });
+                let Some((kind, asks)) = types else { return Err(LineError::UnknownType(t.to_string())) };
+                let spec = kind.spec();
+                let said = |key: &str| self.said.iter().find(|(n, _)| *n == key).map(|(_, v)| Text::from(&**v));
+                if asks {
+                    let words = said(spec.request_words.key);
+                    if spec.request_words.required && words.is_none() {
+                        return Err(LineError::Field(spec.request_words.key));
+                    }
+                    Message::Request {
+                        kind,
+                        request_id: id(self.request_id.clone())?,
+                        words,
+                        deadline: deadline(self.deadline)?,
+                    }
+                } else {
+                    let approve = self.answered.iter().find(|(n, _)| *n == spec.answer_key).map(|(_, v)| *v);
+                    Message::Response {
+                        kind,
+                        request_id: id(self.request_id.clone())?,
+                        approve: need(approve, spec.answer_key)?,
+                        words: said(spec.answer_words),
+                    }
+                }
+            }
         };
         let at =
             need(self.timestamp, "timestamp").and_then(|s| from_seconds(s).ok_or(LineError::Field("timestamp")))?;
@@ -419,13 +486,38 @@ mod tests {
         vec![
             Message::Message { text: "hi\nthere \"quoted\"".into() },
             Message::Broadcast { text: "all hands".into() },
-            Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER },
-            Message::ShutdownRequest { request_id: id(), reason: Some("release".into()), deadline: Millis(61_000) },
-            Message::ShutdownResponse { request_id: id(), approve: true, reason: None },
-            Message::ShutdownResponse { request_id: id(), approve: false, reason: Some("tests running".into()) },
-            Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into(), deadline: Millis(5) },
-            Message::PlanApprovalResponse { request_id: id(), approve: false, feedback: Some("back up".into()) },
-            Message::PlanApprovalResponse { request_id: id(), approve: true, feedback: None },
+            Message::Request {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id(),
+                words: None,
+                deadline: Millis::NEVER,
+            },
+            Message::Request {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id(),
+                words: Some("release".into()),
+                deadline: Millis(61_000),
+            },
+            Message::Response { kind: crate::protocol::Kind::Shutdown, request_id: id(), approve: true, words: None },
+            Message::Response {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id(),
+                approve: false,
+                words: Some("tests running".into()),
+            },
+            Message::Request {
+                kind: crate::protocol::Kind::Plan,
+                request_id: id(),
+                words: Some("DROP TABLE x".into()),
+                deadline: Millis(5),
+            },
+            Message::Response {
+                kind: crate::protocol::Kind::Plan,
+                request_id: id(),
+                approve: false,
+                words: Some("back up".into()),
+            },
+            Message::Response { kind: crate::protocol::Kind::Plan, request_id: id(), approve: true, words: None },
         ]
     }
 
@@ -478,7 +570,12 @@ mod tests {
             from: "lead".into(),
             to: "alice".into(),
             at: Millis(1000),
-            message: Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis(61_000) },
+            message: Message::Request {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id,
+                words: None,
+                deadline: Millis(61_000),
+            },
             seq: Some(3),
             incarnation: Some(1),
         };
@@ -486,7 +583,12 @@ mod tests {
             from: "alice".into(),
             to: "lead".into(),
             at: Millis(1250),
-            message: Message::ShutdownResponse { request_id: id, approve: false, reason: Some("tests running".into()) },
+            message: Message::Response {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id,
+                approve: false,
+                words: Some("tests running".into()),
+            },
             seq: Some(4),
             incarnation: None,
         };
@@ -521,14 +623,32 @@ mod tests {
     fn content_is_what_the_reference_would_write() {
         let content = |m: Message| serde_json::from_str::<Value>(&line(m).to_json_line()).unwrap()["content"].clone();
         assert_eq!(
-            content(Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }),
+            content(Message::Request {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id(),
+                words: None,
+                deadline: Millis::NEVER
+            }),
             SHUTDOWN_CONTENT
         );
         assert_eq!(
-            content(Message::PlanApprovalRequest { request_id: id(), plan: "p".into(), deadline: Millis(1) }),
+            content(Message::Request {
+                kind: crate::protocol::Kind::Plan,
+                request_id: id(),
+                words: Some("p".into()),
+                deadline: Millis(1)
+            }),
             "p"
         );
-        assert_eq!(content(Message::ShutdownResponse { request_id: id(), approve: true, reason: None }), "");
+        assert_eq!(
+            content(Message::Response {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id(),
+                approve: true,
+                words: None
+            }),
+            ""
+        );
     }
 
     #[test]
@@ -541,7 +661,15 @@ mod tests {
         assert_eq!(l.to, "alice");
         assert_eq!(l.at, Millis(1_732_976_400_250));
         assert_eq!((l.seq, l.incarnation), (None, None));
-        assert_eq!(l.message, Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER });
+        assert_eq!(
+            l.message,
+            Message::Request {
+                kind: crate::protocol::Kind::Shutdown,
+                request_id: id(),
+                words: None,
+                deadline: Millis::NEVER
+            }
+        );
     }
 
     #[test]

@@ -182,7 +182,12 @@ mod tests {
                 "lead",
                 "alice",
                 1,
-                Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis(60_000) },
+                Message::Request {
+                    kind: crate::protocol::Kind::Shutdown,
+                    request_id: id,
+                    words: None,
+                    deadline: Millis(60_000),
+                },
             ),
         );
         check(&mut sim);
@@ -193,7 +198,12 @@ mod tests {
                 "alice",
                 "lead",
                 2,
-                Message::ShutdownResponse { request_id: id, approve: false, reason: Some("tests running".into()) },
+                Message::Response {
+                    kind: crate::protocol::Kind::Shutdown,
+                    request_id: id,
+                    approve: false,
+                    words: Some("tests running".into()),
+                },
             ),
         );
         append_line_torn(&mut sim, &lead, &message("bob", "lead", 3, Message::Message { text: "half".into() }), 20);
@@ -227,19 +237,29 @@ mod tests {
                 "lead",
                 "alice",
                 2,
-                Message::ShutdownRequest { request_id: id, reason: None, deadline: Millis::NEVER },
+                Message::Request {
+                    kind: crate::protocol::Kind::Shutdown,
+                    request_id: id,
+                    words: None,
+                    deadline: Millis::NEVER,
+                },
             ),
             message(
                 "alice",
                 "alice",
                 3,
-                Message::PlanApprovalRequest { request_id: id, plan: "p".into(), deadline: Millis(9) },
+                Message::Request {
+                    kind: crate::protocol::Kind::Plan,
+                    request_id: id,
+                    words: Some("p".into()),
+                    deadline: Millis(9),
+                },
             ),
             message(
                 "lead",
                 "alice",
                 4,
-                Message::PlanApprovalResponse { request_id: id, approve: true, feedback: None },
+                Message::Response { kind: crate::protocol::Kind::Plan, request_id: id, approve: true, words: None },
             ),
         ];
         for l in &lines {

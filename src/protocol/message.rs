@@ -92,9 +92,11 @@ pub type IdHashBuilder = std::hash::BuildHasherDefault<IdHasher>;
 pub use super::kinds::Kind;
 
 /// Every message an agent can send. Plain `message` and `broadcast` carry text
-/// and never touch protocol state; the other four are the two handshakes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+/// and never touch protocol state; a plan request asks for a plan; the rest
+/// are the protocols' requests and answers, one shape for every protocol:
+/// its spec names their types and fields on the wire (a shutdown request's
+/// words are its `reason`, a plan approval request's its `plan`).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Message {
     Message {
         text: Text,
@@ -109,33 +111,24 @@ pub enum Message {
     PlanRequest {
         text: Text,
     },
-    ShutdownRequest {
+    /// A protocol's request.
+    Request {
+        kind: Kind,
         request_id: RequestId,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<Text>,
+        /// What it says: a shutdown's reason, the plan. A protocol whose
+        /// request must say something (a plan) always has some.
+        words: Option<Text>,
         /// The asker's deadline, carried as RPC deadlines are: the receiver
         /// knows when an answer can no longer count. `Millis::NEVER` when
         /// unknown (a forgery that names none).
-        #[serde(default = "Millis::never", skip_serializing_if = "Millis::is_never")]
         deadline: Millis,
     },
-    ShutdownResponse {
+    /// A protocol's answer: yes or no, and what it says (a reason, feedback).
+    Response {
+        kind: Kind,
         request_id: RequestId,
         approve: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<Text>,
-    },
-    PlanApprovalRequest {
-        request_id: RequestId,
-        plan: Text,
-        #[serde(default = "Millis::never", skip_serializing_if = "Millis::is_never")]
-        deadline: Millis,
-    },
-    PlanApprovalResponse {
-        request_id: RequestId,
-        approve: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        feedback: Option<Text>,
+        words: Option<Text>,
     },
 }
 
@@ -147,20 +140,23 @@ pub enum Role {
 }
 
 /// Every message type as the wire spells it (`Message::type_name`): the
-/// two plain ones, the lead's ask for a plan, then the four of the two
-/// protocols.
-pub const MESSAGE_TYPES: [&str; 7] = [
-    "message",
-    "broadcast",
-    "plan_request",
-    "shutdown_request",
-    "shutdown_response",
-    "plan_approval_request",
-    "plan_approval_response",
-];
+/// two plain ones, the lead's ask for a plan, then each protocol's request
+/// and response, in [`Kind::ALL`]'s order.
+pub fn message_types() -> &'static [&'static str] {
+    &TYPES
+}
 
-/// The four message types of the two protocols.
-pub const PROTOCOL_TYPES: &[&str] = MESSAGE_TYPES.split_at(3).1;
+/// The protocols' message types: each one's request, then its response.
+pub fn protocol_types() -> &'static [&'static str] {
+    &TYPES[PLAIN_TYPES.len()..]
+}
+
+const PLAIN_TYPES: [&str; 3] = ["message", "broadcast", "plan_request"];
+
+static TYPES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let protocols = Kind::ALL.iter().flat_map(|k| [k.spec().request, k.spec().response]);
+    PLAIN_TYPES.into_iter().chain(protocols).collect()
+});
 
 impl Message {
     /// The `type` tag, as written on the wire.
@@ -169,31 +165,26 @@ impl Message {
             Message::Message { .. } => "message",
             Message::Broadcast { .. } => "broadcast",
             Message::PlanRequest { .. } => "plan_request",
-            Message::ShutdownRequest { .. } => "shutdown_request",
-            Message::ShutdownResponse { .. } => "shutdown_response",
-            Message::PlanApprovalRequest { .. } => "plan_approval_request",
-            Message::PlanApprovalResponse { .. } => "plan_approval_response",
+            Message::Request { kind, .. } => kind.spec().request,
+            Message::Response { kind, .. } => kind.spec().response,
         }
     }
 
     /// The protocol and half this message belongs to; `None` for plain text.
+    #[inline(always)]
     pub fn protocol(&self) -> Option<(Kind, Role)> {
         match self {
             Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => None,
-            Message::ShutdownRequest { .. } => Some((Kind::Shutdown, Role::Request)),
-            Message::ShutdownResponse { .. } => Some((Kind::Shutdown, Role::Response)),
-            Message::PlanApprovalRequest { .. } => Some((Kind::Plan, Role::Request)),
-            Message::PlanApprovalResponse { .. } => Some((Kind::Plan, Role::Response)),
+            Message::Request { kind, .. } => Some((*kind, Role::Request)),
+            Message::Response { kind, .. } => Some((*kind, Role::Response)),
         }
     }
 
+    #[inline(always)]
     pub fn request_id(&self) -> Option<RequestId> {
         match self {
             Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => None,
-            Message::ShutdownRequest { request_id, .. }
-            | Message::ShutdownResponse { request_id, .. }
-            | Message::PlanApprovalRequest { request_id, .. }
-            | Message::PlanApprovalResponse { request_id, .. } => Some(*request_id),
+            Message::Request { request_id, .. } | Message::Response { request_id, .. } => Some(*request_id),
         }
     }
 
@@ -201,9 +192,7 @@ impl Message {
     /// `None` for anything but a request.
     pub fn deadline(&self) -> Option<Millis> {
         match self {
-            Message::ShutdownRequest { deadline, .. } | Message::PlanApprovalRequest { deadline, .. } => {
-                Some(*deadline)
-            }
+            Message::Request { deadline, .. } => Some(*deadline),
             _ => None,
         }
     }
@@ -211,7 +200,7 @@ impl Message {
     /// `Some(approve)` for a response.
     pub fn approval(&self) -> Option<bool> {
         match self {
-            Message::ShutdownResponse { approve, .. } | Message::PlanApprovalResponse { approve, .. } => Some(*approve),
+            Message::Response { approve, .. } => Some(*approve),
             _ => None,
         }
     }
@@ -220,9 +209,7 @@ impl Message {
     pub fn words(&self) -> Option<&Text> {
         match self {
             Message::Message { text } | Message::Broadcast { text } | Message::PlanRequest { text } => Some(text),
-            Message::ShutdownRequest { reason, .. } | Message::ShutdownResponse { reason, .. } => reason.as_ref(),
-            Message::PlanApprovalRequest { plan, .. } => Some(plan),
-            Message::PlanApprovalResponse { feedback, .. } => feedback.as_ref(),
+            Message::Request { words, .. } | Message::Response { words, .. } => words.as_ref(),
         }
     }
 
@@ -230,6 +217,117 @@ impl Message {
     /// `type` or the missing field.
     pub fn from_json(text: &str) -> Result<Message, serde_json::Error> {
         serde_json::from_str(text)
+    }
+}
+
+impl Serialize for Message {
+    /// As the wire has it: `type`, then the id, then the protocol's fields
+    /// under its spec's names (a plan's `plan`, an answer's `feedback`).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", self.type_name())?;
+        match self {
+            Message::Message { text } | Message::Broadcast { text } | Message::PlanRequest { text } => {
+                m.serialize_entry("text", text)?;
+            }
+            Message::Request { kind, request_id, words, deadline } => {
+                m.serialize_entry("request_id", request_id)?;
+                if let Some(w) = words {
+                    m.serialize_entry(kind.spec().request_words.key, w)?;
+                }
+                if !deadline.is_never() {
+                    m.serialize_entry("deadline", deadline)?;
+                }
+            }
+            Message::Response { kind, request_id, approve, words } => {
+                m.serialize_entry("request_id", request_id)?;
+                m.serialize_entry(kind.spec().answer_key, approve)?;
+                if let Some(w) = words {
+                    m.serialize_entry(kind.spec().answer_words, w)?;
+                }
+            }
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    /// A union tagged on `type`, each protocol's fields as its spec names
+    /// them; an unknown type, a missing field or an unknown one is refused
+    /// by name, as serde's own derive refuses them.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Message, D::Error> {
+        use serde::de::Error;
+        let mut fields = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let Some(t) = fields.remove("type") else { return Err(D::Error::missing_field("type")) };
+        let t = t.as_str().ok_or_else(|| D::Error::custom("`type` must be a string"))?.to_string();
+        let types = message_types();
+        let Some(&t) = types.iter().find(|x| **x == t) else { return Err(D::Error::unknown_variant(&t, types)) };
+        let mut take = |key: &'static str| fields.remove(key);
+        let text = |v: Option<serde_json::Value>, key: &'static str| -> Result<Option<Text>, D::Error> {
+            match v {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(serde_json::Value::String(s)) => Ok(Some(s.into())),
+                Some(other) => Err(D::Error::custom(format!("`{key}` must be text, not {other}"))),
+            }
+        };
+        let need = |v: Option<Text>, key: &'static str| v.ok_or_else(|| D::Error::missing_field(key));
+        let id = |v: Option<serde_json::Value>| -> Result<RequestId, D::Error> {
+            let v = v.ok_or_else(|| D::Error::missing_field("request_id"))?;
+            serde_json::from_value(v).map_err(D::Error::custom)
+        };
+        let (message, allowed): (Message, Vec<&'static str>) = match t {
+            "message" => (Message::Message { text: need(text(take("text"), "text")?, "text")? }, vec!["text"]),
+            "broadcast" => (Message::Broadcast { text: need(text(take("text"), "text")?, "text")? }, vec!["text"]),
+            "plan_request" => (Message::PlanRequest { text: need(text(take("text"), "text")?, "text")? }, vec!["text"]),
+            _ => {
+                let (kind, role) = Kind::ALL
+                    .iter()
+                    .find_map(|k| {
+                        let s = k.spec();
+                        (s.request == t)
+                            .then_some((*k, Role::Request))
+                            .or((s.response == t).then_some((*k, Role::Response)))
+                    })
+                    .ok_or_else(|| D::Error::unknown_variant(t, types))?;
+                let spec = kind.spec();
+                let request_id = id(take("request_id"))?;
+                match role {
+                    Role::Request => {
+                        let key = spec.request_words.key;
+                        let words = text(take(key), key)?;
+                        if spec.request_words.required && words.is_none() {
+                            return Err(D::Error::missing_field(key));
+                        }
+                        let deadline = match take("deadline") {
+                            None | Some(serde_json::Value::Null) => Millis::NEVER,
+                            Some(v) => serde_json::from_value(v).map_err(D::Error::custom)?,
+                        };
+                        (Message::Request { kind, request_id, words, deadline }, vec!["request_id", key, "deadline"])
+                    }
+                    Role::Response => {
+                        let approve = match take(spec.answer_key) {
+                            None => return Err(D::Error::missing_field(spec.answer_key)),
+                            Some(v) => v.as_bool().ok_or_else(|| {
+                                D::Error::custom(format!("`{}` must be true or false, not {v}", spec.answer_key))
+                            })?,
+                        };
+                        let words = text(take(spec.answer_words), spec.answer_words)?;
+                        let allowed = vec!["request_id", spec.answer_key, spec.answer_words];
+                        (Message::Response { kind, request_id, approve, words }, allowed)
+                    }
+                }
+            }
+        };
+        if let Some(unknown) = fields.keys().next() {
+            let mut expected = vec!["type"];
+            expected.extend(allowed);
+            return Err(D::Error::custom(format!(
+                "unknown field `{unknown}`, expected one of {}",
+                expected.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        Ok(message)
     }
 }
 
@@ -286,10 +384,7 @@ impl Message {
     /// Quotes `id` instead (a forgery naming a request by its label).
     pub fn set_request_id(&mut self, id: RequestId) {
         match self {
-            Message::ShutdownRequest { request_id, .. }
-            | Message::ShutdownResponse { request_id, .. }
-            | Message::PlanApprovalRequest { request_id, .. }
-            | Message::PlanApprovalResponse { request_id, .. } => *request_id = id,
+            Message::Request { request_id, .. } | Message::Response { request_id, .. } => *request_id = id,
             Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
         }
     }
@@ -309,27 +404,17 @@ impl Message {
                 c.word(7);
                 c.text(text);
             }
-            Message::ShutdownRequest { request_id, reason, deadline } => {
-                c.word(3);
+            // Each kind its own pair of tags, past the plain ones.
+            Message::Request { kind, request_id, words, deadline } => {
+                c.word(16 + 2 * kind.index() as u64);
                 c.id(*request_id);
-                c.opt_text(reason.as_deref());
+                c.opt_text(words.as_deref());
                 c.millis(*deadline);
             }
-            Message::ShutdownResponse { request_id, approve, reason } => {
-                c.word(4 | (*approve as u64) << 8);
+            Message::Response { kind, request_id, approve, words } => {
+                c.word((17 + 2 * kind.index() as u64) | (*approve as u64) << 8);
                 c.id(*request_id);
-                c.opt_text(reason.as_deref());
-            }
-            Message::PlanApprovalRequest { request_id, plan, deadline } => {
-                c.word(5);
-                c.id(*request_id);
-                c.text(plan);
-                c.millis(*deadline);
-            }
-            Message::PlanApprovalResponse { request_id, approve, feedback } => {
-                c.word(6 | (*approve as u64) << 8);
-                c.id(*request_id);
-                c.opt_text(feedback.as_deref());
+                c.opt_text(words.as_deref());
             }
         }
     }
@@ -382,16 +467,16 @@ mod tests {
         assert_eq!(align_of::<RequestId>(), 8);
         let placed = |m: &Message, id: &RequestId| (id as *const RequestId as usize) - (m as *const Message as usize);
         for m in [
-            Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis(1) },
-            Message::ShutdownResponse { request_id: id(), approve: true, reason: None },
-            Message::PlanApprovalRequest { request_id: id(), plan: "p".into(), deadline: Millis(1) },
-            Message::PlanApprovalResponse { request_id: id(), approve: false, feedback: None },
+            Message::Request { kind: Kind::Shutdown, request_id: id(), words: None, deadline: Millis(1) },
+            Message::Response { kind: Kind::Shutdown, request_id: id(), approve: true, words: None },
+            Message::Request { kind: Kind::Plan, request_id: id(), words: Some("p".into()), deadline: Millis(1) },
+            Message::Response { kind: Kind::Plan, request_id: id(), approve: false, words: None },
         ] {
             let at = match &m {
-                Message::ShutdownRequest { request_id, .. }
-                | Message::ShutdownResponse { request_id, .. }
-                | Message::PlanApprovalRequest { request_id, .. }
-                | Message::PlanApprovalResponse { request_id, .. } => placed(&m, request_id),
+                Message::Request { kind: Kind::Shutdown, request_id, .. }
+                | Message::Response { kind: Kind::Shutdown, request_id, .. }
+                | Message::Request { kind: Kind::Plan, request_id, .. }
+                | Message::Response { kind: Kind::Plan, request_id, .. } => placed(&m, request_id),
                 _ => unreachable!("every message above carries an id"),
             };
             assert_eq!(at % 8, 0, "{} has its id at {at}", m.type_name());
@@ -422,7 +507,12 @@ mod tests {
 
     #[test]
     fn serialises_as_a_union_tagged_on_type() {
-        let m = Message::ShutdownResponse { request_id: id(), approve: false, reason: Some("tests running".into()) };
+        let m = Message::Response {
+            kind: Kind::Shutdown,
+            request_id: id(),
+            approve: false,
+            words: Some("tests running".into()),
+        };
         let json = serde_json::to_string(&m).unwrap();
         assert_eq!(
             json,
@@ -440,17 +530,27 @@ mod tests {
             Message::Message { text: "hi".into() },
             Message::Broadcast { text: "all hands".into() },
             Message::PlanRequest { text: "show me a plan first".into() },
-            Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER },
-            Message::ShutdownResponse { request_id: id(), approve: true, reason: None },
-            Message::PlanApprovalRequest { request_id: id(), plan: "DROP TABLE x".into(), deadline: Millis(5) },
-            Message::PlanApprovalResponse { request_id: id(), approve: false, feedback: Some("back up first".into()) },
+            Message::Request { kind: Kind::Shutdown, request_id: id(), words: None, deadline: Millis::NEVER },
+            Message::Response { kind: Kind::Shutdown, request_id: id(), approve: true, words: None },
+            Message::Request {
+                kind: Kind::Plan,
+                request_id: id(),
+                words: Some("DROP TABLE x".into()),
+                deadline: Millis(5),
+            },
+            Message::Response {
+                kind: Kind::Plan,
+                request_id: id(),
+                approve: false,
+                words: Some("back up first".into()),
+            },
         ];
         // The list of type names is the variants' own, in order, and the
         // protocol ones are those with a protocol.
         let names: Vec<&str> = all.iter().map(Message::type_name).collect();
-        assert_eq!(names, MESSAGE_TYPES);
+        assert_eq!(names, message_types());
         let protocol: Vec<&str> = all.iter().filter(|m| m.protocol().is_some()).map(Message::type_name).collect();
-        assert_eq!(protocol, PROTOCOL_TYPES);
+        assert_eq!(protocol, protocol_types());
         for m in all {
             let back = Message::from_json(&serde_json::to_string(&m).unwrap()).unwrap();
             assert_eq!(back.type_name(), m.type_name());
@@ -493,11 +593,12 @@ mod tests {
     fn only_protocol_messages_have_ids() {
         assert_eq!(Message::Message { text: "x".into() }.request_id(), None);
         assert_eq!(
-            Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }.protocol(),
+            Message::Request { kind: Kind::Shutdown, request_id: id(), words: None, deadline: Millis::NEVER }
+                .protocol(),
             Some((Kind::Shutdown, Role::Request))
         );
         assert_eq!(
-            Message::PlanApprovalResponse { request_id: id(), approve: true, feedback: None }.protocol(),
+            Message::Response { kind: Kind::Plan, request_id: id(), approve: true, words: None }.protocol(),
             Some((Kind::Plan, Role::Response))
         );
     }

@@ -222,13 +222,13 @@ mod tests {
     }
 
     fn shutdown_req() -> Message {
-        Message::ShutdownRequest { request_id: id(), reason: None, deadline: Millis::NEVER }
+        Message::Request { kind: Kind::Shutdown, request_id: id(), words: None, deadline: Millis::NEVER }
     }
     fn plan_req() -> Message {
-        Message::PlanApprovalRequest { request_id: id(), plan: "p".into(), deadline: Millis::NEVER }
+        Message::Request { kind: Kind::Plan, request_id: id(), words: Some("p".into()), deadline: Millis::NEVER }
     }
     fn shutdown_resp(approve: bool, reason: Option<&str>) -> Message {
-        Message::ShutdownResponse { request_id: id(), approve, reason: reason.map(Into::into) }
+        Message::Response { kind: Kind::Shutdown, request_id: id(), approve, words: reason.map(Into::into) }
     }
 
     #[test]

@@ -364,7 +364,7 @@ fn listed(names: &[String], what: &str) -> String {
 /// The labels steps give their requests, with the kind of request each names.
 type Labels = BTreeMap<String, &'static str>;
 /// Every message type a filter may name.
-pub use crate::protocol::message::MESSAGE_TYPES;
+pub use crate::protocol::message::message_types;
 
 /// What a `[[step]]` may `do`, as the file spells it.
 pub const STEP_ACTIONS: [&str; 7] =
@@ -1002,9 +1002,9 @@ impl Builder<'_> {
 
     /// A message type as the wire spells it, or an error listing them.
     fn message_type(&mut self, t: &S<String>) -> Option<&'static str> {
-        let found = MESSAGE_TYPES.iter().copied().find(|m| *m == t.get_ref());
+        let found = message_types().iter().copied().find(|m| *m == t.get_ref());
         if found.is_none() {
-            let help = file::one_of(t.get_ref(), &MESSAGE_TYPES);
+            let help = file::one_of(t.get_ref(), message_types());
             self.err(t.span(), format!("unknown message type {:?}", t.get_ref()))
                 .label("unknown message type")
                 .help(help);
@@ -1279,10 +1279,10 @@ impl Builder<'_> {
                 }
                 if let Some(t) = &d.types {
                     for name in t.get_ref().to_vec() {
-                        match MESSAGE_TYPES.iter().find(|m| **m == name) {
+                        match message_types().iter().find(|m| **m == name) {
                             Some(m) => filter.types.push(m),
                             None => {
-                                let help = file::one_of(&name, &MESSAGE_TYPES);
+                                let help = file::one_of(&name, message_types());
                                 self.err(t.span(), format!("unknown message type {name:?}"))
                                     .label("unknown message type")
                                     .help(help);
@@ -1449,7 +1449,7 @@ impl Builder<'_> {
                         }
                     }
                     Some(t) => match t.get_ref().to_vec().as_slice() {
-                        [one] => match MESSAGE_TYPES.iter().find(|m| *m == one) {
+                        [one] => match message_types().iter().find(|m| *m == one) {
                             Some(m) if *m != "message" && *m != "broadcast" => m,
                             _ => {
                                 self.err(t.span(), format!("replay `type`: {one:?} is not a protocol message type"));

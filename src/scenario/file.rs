@@ -1013,9 +1013,9 @@ impl Reader<'_> {
             ("deadline", _) => {
                 self.wrong(v, &field, "a whole number of milliseconds").help("write deadline = 60000 for one minute");
             }
-            ("type", DeValue::String(t)) if !crate::protocol::message::MESSAGE_TYPES.contains(&&**t) => {
+            ("type", DeValue::String(t)) if !crate::protocol::message::message_types().contains(&&**t) => {
                 let message = format!("`{field}` = {} is not a message type", self.shown(v));
-                let help = one_of(t, &crate::protocol::message::MESSAGE_TYPES);
+                let help = one_of(t, crate::protocol::message::message_types());
                 self.problem(v.span(), message).label("unknown message type").help(help);
             }
             ("request_id", DeValue::String(id)) if !id.starts_with('@') && uuid::Uuid::parse_str(id).is_err() => {

@@ -301,18 +301,16 @@ fn forged(m: &Message, labels: &crate::trace::Names) -> Result<Value, String> {
     let mut t = Table::new();
     t.insert("type".into(), Value::String(m.type_name().into()));
     t.insert("request_id".into(), Value::String(format!("@{label}")));
-    if let Some(a) = m.approval() {
-        t.insert("approve".into(), Value::Boolean(a));
-    }
+    // The protocol's fields under its spec's names.
     match m {
-        Message::ShutdownResponse { reason: Some(r), .. } => {
-            t.insert("reason".into(), Value::String(r.to_string()));
+        Message::Request { kind, words: Some(w), .. } => {
+            t.insert(kind.spec().request_words.key.into(), Value::String(w.to_string()));
         }
-        Message::PlanApprovalRequest { plan, .. } => {
-            t.insert("plan".into(), Value::String(plan.to_string()));
-        }
-        Message::PlanApprovalResponse { feedback: Some(f), .. } => {
-            t.insert("feedback".into(), Value::String(f.to_string()));
+        Message::Response { kind, approve, words, .. } => {
+            t.insert(kind.spec().answer_key.into(), Value::Boolean(*approve));
+            if let Some(w) = words {
+                t.insert(kind.spec().answer_words.into(), Value::String(w.to_string()));
+            }
         }
         _ => {}
     }

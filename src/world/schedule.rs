@@ -163,7 +163,12 @@ mod tests {
                 Choice::Inject {
                     from: AgentId(0),
                     to: AgentId(1),
-                    message: Message::ShutdownResponse { request_id: id, approve: true, reason: None },
+                    message: Message::Response {
+                        kind: crate::protocol::Kind::Shutdown,
+                        request_id: id,
+                        approve: true,
+                        words: None,
+                    },
                 },
                 Choice::Wait { at: Millis(1500) },
             ],

@@ -11,6 +11,9 @@
 mod plan;
 mod shutdown;
 
+/// What the reference's lead writes as the content of a shutdown request.
+pub const SHUTDOWN_WORDS_WHEN_SILENT: &str = shutdown::SPEC.request_words.when_silent;
+
 use super::names::AgentId;
 use super::policy::TimeoutDefault;
 use super::time::Millis;
@@ -71,6 +74,12 @@ pub struct Spec {
     pub request: &'static str,
     /// The response's `type` on the wire.
     pub response: &'static str,
+    /// What a request says, under which key (a shutdown's `reason`, a `plan`).
+    pub request_words: Words,
+    /// The key an answer's yes or no is under (`approve`).
+    pub answer_key: &'static str,
+    /// The key an answer's words are under (`reason`, `feedback`).
+    pub answer_words: &'static str,
     /// Who may ask, and the rule a request from anyone else breaks.
     pub asker: Asker,
     /// Whom a request is about: the teammate its label and the views name.
@@ -90,6 +99,16 @@ pub struct Spec {
     /// choose, the first being the safe one and the default.
     pub expiry_key: &'static str,
     pub on_expiry: &'static [TimeoutDefault],
+}
+
+/// The words a request carries: the key the wire gives them, whether a
+/// request must have them, and what an inbox line's `content` says when a
+/// request has none (the reference's lead writes a sentence there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Words {
+    pub key: &'static str,
+    pub required: bool,
+    pub when_silent: &'static str,
 }
 
 /// Who may ask.

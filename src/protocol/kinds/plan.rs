@@ -3,7 +3,7 @@
 //! gate, or rejects it with feedback. Unanswered, the default rejects: the
 //! gate stays closed, since silence is not consent.
 
-use super::{About, Asker, Rule, Spec};
+use super::{About, Asker, Rule, Spec, Words};
 use crate::protocol::policy::TimeoutDefault;
 use crate::protocol::time::Millis;
 
@@ -11,6 +11,9 @@ pub const SPEC: Spec = Spec {
     name: "plan",
     request: "plan_approval_request",
     response: "plan_approval_response",
+    request_words: Words { key: "plan", required: true, when_silent: "" },
+    answer_key: "approve",
+    answer_words: "feedback",
     asker: Asker::Teammate {
         rule: Rule { name: "plan-from-teammate", says: "the lead approves plans; it does not submit them" },
     },

@@ -2,7 +2,7 @@
 //! approves (it finishes what it is doing, then stops) or rejects, saying
 //! why. Unanswered, the default kills it: a silent worker is treated as lost.
 
-use super::{About, Asker, Rule, Spec};
+use super::{About, Asker, Rule, Spec, Words};
 use crate::protocol::policy::TimeoutDefault;
 use crate::protocol::time::Millis;
 
@@ -10,6 +10,9 @@ pub const SPEC: Spec = Spec {
     name: "shutdown",
     request: "shutdown_request",
     response: "shutdown_response",
+    request_words: Words { key: "reason", required: false, when_silent: "Please shut down gracefully." },
+    answer_key: "approve",
+    answer_words: "reason",
     asker: Asker::Lead {
         rule: Rule { name: "shutdown-request-from-lead", says: "only the lead may send a shutdown_request" },
     },
