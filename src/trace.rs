@@ -99,7 +99,7 @@ pub enum Event {
         seq: u64,
         from: AgentId,
         to: Address,
-        message_type: &'static str,
+        message_type: crate::protocol::MessageType,
         request_id: Option<RequestId>,
         /// A response's answer.
         approve: Option<bool>,
@@ -110,7 +110,7 @@ pub enum Event {
     Refuse {
         from: AgentId,
         to: Address,
-        message_type: &'static str,
+        message_type: crate::protocol::MessageType,
         error: SendError,
     },
     Deliver {
@@ -118,14 +118,14 @@ pub enum Event {
         sender: AgentId,
         claimed_from: AgentId,
         to: AgentId,
-        message_type: &'static str,
+        message_type: crate::protocol::MessageType,
         request_id: Option<RequestId>,
     },
     /// A message disappeared; `cause` says which fault took it.
     Dropped {
         seq: u64,
         to: AgentId,
-        message_type: &'static str,
+        message_type: crate::protocol::MessageType,
         cause: Cause,
     },
     /// A fault touched a message in flight without losing it.
@@ -139,7 +139,7 @@ pub enum Event {
         seq: u64,
         claimed_from: AgentId,
         to: AgentId,
-        message_type: &'static str,
+        message_type: crate::protocol::MessageType,
     },
     Opened {
         id: RequestId,
@@ -193,7 +193,7 @@ pub enum Event {
     RequestIgnored {
         agent: AgentId,
         request_id: RequestId,
-        message_type: &'static str,
+        message_type: crate::protocol::MessageType,
         sender: AgentId,
         claimed_from: AgentId,
         reason: Reason,
@@ -388,7 +388,7 @@ impl Stamped {
                 put("seq", json!(seq));
                 put("from", json!(n.agent(*from)));
                 put("to", json!(n.address(*to)));
-                put("type", json!(message_type));
+                put("type", json!(message_type.name()));
                 rid(&mut put, request_id);
                 if let Some(a) = approve {
                     put("approve", json!(a));
@@ -400,7 +400,7 @@ impl Stamped {
             Event::Refuse { from, to, message_type, error } => {
                 put("from", json!(n.agent(*from)));
                 put("to", json!(n.address(*to)));
-                put("type", json!(message_type));
+                put("type", json!(message_type.name()));
                 put("rule", json!(error.rule()));
                 put("reason", json!(error.to_string()));
             }
@@ -411,13 +411,13 @@ impl Stamped {
                     put("claimed_from", json!(n.agent(*claimed_from)));
                 }
                 put("to", json!(n.agent(*to)));
-                put("type", json!(message_type));
+                put("type", json!(message_type.name()));
                 rid(&mut put, request_id);
             }
             Event::Dropped { seq, to, message_type, cause } => {
                 put("seq", json!(seq));
                 put("to", json!(n.agent(*to)));
-                put("type", json!(message_type));
+                put("type", json!(message_type.name()));
                 put("cause", json!(cause.as_str()));
             }
             Event::Fault { seq, fault, detail } => {
@@ -429,7 +429,7 @@ impl Stamped {
                 put("seq", json!(seq));
                 put("claimed_from", json!(n.agent(*claimed_from)));
                 put("to", json!(n.agent(*to)));
-                put("type", json!(message_type));
+                put("type", json!(message_type.name()));
             }
             Event::Opened { id, kind, requester, target, deadline, .. } => {
                 rid(&mut put, &Some(*id));
@@ -486,7 +486,7 @@ impl Stamped {
             Event::RequestIgnored { agent, request_id, message_type, sender, claimed_from, reason } => {
                 put("agent", json!(n.agent(*agent)));
                 rid(&mut put, &Some(*request_id));
-                put("type", json!(message_type));
+                put("type", json!(message_type.name()));
                 put("from", json!(n.agent(*sender)));
                 if claimed_from != sender {
                     put("claimed_from", json!(n.agent(*claimed_from)));

@@ -154,7 +154,7 @@ fn a_plan_requested_mid_run_is_submitted_and_approved() {
         .events
         .iter()
         .filter_map(|e| match &e.event {
-            Event::Send { message_type, .. } => Some(*message_type),
+            Event::Send { message_type, .. } => Some(message_type.name()),
             _ => None,
         })
         .collect();

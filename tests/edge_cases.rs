@@ -14,7 +14,10 @@ fn run(toml: &str) -> (Report, Outcome) {
 }
 
 fn sent(o: &Outcome, message_type: &str) -> usize {
-    o.events.iter().filter(|e| matches!(&e.event, Event::Send { message_type: t, .. } if *t == message_type)).count()
+    o.events
+        .iter()
+        .filter(|e| matches!(&e.event, Event::Send { message_type: t, .. } if t.name() == message_type))
+        .count()
 }
 
 #[test]
@@ -184,7 +187,15 @@ status = "approved"
     let approved_at = o
         .events
         .iter()
-        .find(|e| matches!(e.event, Event::Send { message_type: "shutdown_response", .. }))
+        .find(|e| {
+            matches!(
+                e.event,
+                Event::Send {
+                    message_type: handshake::protocol::MessageType::Response(handshake::protocol::Kind::Shutdown),
+                    ..
+                }
+            )
+        })
         .map(|e| e.t.0);
     assert_eq!(approved_at, Some(10_000), "alice reads her inbox when the long stall ends\n{}", dump(&o));
 }
@@ -220,7 +231,7 @@ count = 3
     let delivered: Vec<u64> = o
         .events
         .iter()
-        .filter(|e| matches!(e.event, Event::Deliver { message_type: "message", .. }))
+        .filter(|e| matches!(e.event, Event::Deliver { message_type: handshake::protocol::MessageType::Message, .. }))
         .map(|e| e.t.0)
         .collect();
     // m1 is held until m2 passes (both at 2.001 s); m2 itself is not held (a

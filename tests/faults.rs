@@ -12,14 +12,16 @@ fn received(o: &Outcome, who: &str) -> Vec<(u64, String)> {
     let me = o.names.agents.iter().position(|n| n == who).expect("agent") as u32;
     let mut by_seq = std::collections::BTreeMap::new();
     for e in &o.events {
-        if let Event::Send { seq, words: Some(w), message_type: "message", .. } = &e.event {
+        if let Event::Send { seq, words: Some(w), message_type: handshake::protocol::MessageType::Message, .. } =
+            &e.event
+        {
             by_seq.insert(*seq, w.to_string());
         }
     }
     o.events
         .iter()
         .filter_map(|e| match &e.event {
-            Event::Deliver { seq, to, message_type: "message", .. } if to.0 == me => {
+            Event::Deliver { seq, to, message_type: handshake::protocol::MessageType::Message, .. } if to.0 == me => {
                 Some((e.t.0, by_seq.get(seq).cloned().unwrap_or_default()))
             }
             _ => None,

@@ -25,7 +25,7 @@ fn delivered(o: &Outcome, message_type: &str, to: &str) -> usize {
         .iter()
         .filter(|e| {
             matches!(&e.event, Event::Deliver { message_type: m, to: t, .. }
-                if *m == message_type && o.names.agents[t.index()] == to)
+                if m.name() == message_type && o.names.agents[t.index()] == to)
         })
         .count()
 }

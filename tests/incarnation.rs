@@ -62,7 +62,15 @@ fn scenario_31_ignores_the_stale_request_and_the_deadline_settles_it() {
     assert!(r.violations.is_empty(), "{:?}", r.violations);
     assert_eq!(ignored_requests(&o, Reason::StaleIncarnation), 1, "{}", dump(&o));
     // No answer of any kind left alice: the lead heard nothing and applied its policy.
-    let answered = o.events.iter().any(|e| matches!(&e.event, Event::Send { message_type: "shutdown_response", .. }));
+    let answered = o.events.iter().any(|e| {
+        matches!(
+            &e.event,
+            Event::Send {
+                message_type: handshake::protocol::MessageType::Response(handshake::protocol::Kind::Shutdown),
+                ..
+            }
+        )
+    });
     assert!(!answered, "{}", dump(&o));
     assert_eq!(o.roster[1], RosterStatus::Killed);
 }
@@ -95,7 +103,15 @@ fn a_stale_request_that_arrives_before_the_restart_is_lost_with_the_crash() {
     let (r, o) = run_toml(&respawn("1s", "2s", ""), 1);
     assert!(r.passed && r.violations.is_empty(), "{:?} {:?}\n{}", r.failures, r.violations, dump(&o));
     assert_eq!(ignored_requests(&o, Reason::StaleIncarnation), 0, "{}", dump(&o));
-    let lost = o.events.iter().any(|e| matches!(&e.event, Event::Dropped { message_type: "shutdown_request", .. }));
+    let lost = o.events.iter().any(|e| {
+        matches!(
+            &e.event,
+            Event::Dropped {
+                message_type: handshake::protocol::MessageType::Request(handshake::protocol::Kind::Shutdown),
+                ..
+            }
+        )
+    });
     assert!(lost, "{}", dump(&o));
     assert_eq!(o.roster[1], RosterStatus::Killed);
 }

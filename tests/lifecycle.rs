@@ -647,9 +647,12 @@ fn an_approval_carries_the_leads_feedback_when_given() {
         o.events
             .iter()
             .find_map(|e| match &e.event {
-                handshake::trace::Event::Send { message_type: "plan_approval_response", approve, words, .. } => {
-                    Some((*approve, words.as_ref().map(|w| w.to_string())))
-                }
+                handshake::trace::Event::Send {
+                    message_type: handshake::protocol::MessageType::Response(handshake::protocol::Kind::Plan),
+                    approve,
+                    words,
+                    ..
+                } => Some((*approve, words.as_ref().map(|w| w.to_string()))),
                 _ => None,
             })
             .expect("the plan is answered")

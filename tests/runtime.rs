@@ -8,8 +8,8 @@ mod common;
 use common::dump;
 use handshake::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
 use handshake::protocol::{
-    Action, Address, AgentId, Defences, GateState, Kind, Message, Millis, Reason, Request, RequestId, SendError,
-    Status, TimeoutDefault, Verdict,
+    Action, Address, AgentId, Defences, GateState, Kind, Message, MessageType, Millis, Reason, Request, RequestId,
+    SendError, Status, TimeoutDefault, Verdict,
 };
 use handshake::team::{run, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Outcome, Scheduled, Step, TeamSpec};
 use handshake::trace::{Event, RosterStatus};
@@ -96,11 +96,12 @@ fn link_fault(effect: LinkEffect, filter: Filter) -> LinkFault {
 }
 
 fn of_type(message_type: &'static str) -> Filter {
-    Filter { types: vec![message_type], ..Filter::default() }
+    Filter { types: vec![MessageType::parse(message_type).expect("a message type")], ..Filter::default() }
 }
 
 fn of_request(message_type: &'static str, label: &str) -> Filter {
-    Filter { types: vec![message_type], request: Some(label.to_string()), ..Filter::default() }
+    let types = vec![MessageType::parse(message_type).expect("a message type")];
+    Filter { types, request: Some(label.to_string()), ..Filter::default() }
 }
 
 // ---------------------------------------------------------------- reading the outcome
@@ -223,8 +224,13 @@ fn a_forged_unknown_request_id_is_ignored_and_changes_no_request() {
 fn a_replayed_shutdown_response_is_not_applied_twice() {
     let mut spec = alice_alone(alice_writing());
     spec.steps.push(shutdown(Millis(1000), ALICE, "stop-alice"));
-    spec.timed
-        .push((Millis(5000), Scheduled::Replay { label: "stop-alice".into(), message_type: "shutdown_response" }));
+    spec.timed.push((
+        Millis(5000),
+        Scheduled::Replay {
+            label: "stop-alice".into(),
+            message_type: handshake::protocol::MessageType::Response(handshake::protocol::Kind::Shutdown),
+        },
+    ));
     let out = run(spec);
 
     assert!(count(&out, |e| matches!(e, Event::Fault { fault: "replay", .. })) == 1, "{}", dump(&out));
@@ -504,7 +510,15 @@ fn plain_messages_and_broadcasts_change_no_protocol_state() {
     spec.steps.push(say(Millis(2000), LEAD, Address::Everyone, "wrapping up"));
     let out = run(spec);
 
-    let text_deliveries = count(&out, |e| matches!(e, Event::Deliver { message_type: "message" | "broadcast", .. }));
+    let text_deliveries = count(&out, |e| {
+        matches!(
+            e,
+            Event::Deliver {
+                message_type: handshake::protocol::MessageType::Message | handshake::protocol::MessageType::Broadcast,
+                ..
+            }
+        )
+    });
     assert_eq!(text_deliveries, 3, "{}", dump(&out));
     assert_eq!(out.requests, baseline.requests);
     assert_eq!(protocol_events(&out), protocol_events(&baseline));
@@ -558,7 +572,16 @@ fn a_duplicated_shutdown_response_is_applied_once() {
     spec.link_faults.push(link_fault(LinkEffect::Duplicate, of_type("shutdown_response")));
     let out = run(spec);
 
-    let deliveries = count(&out, |e| matches!(e, Event::Deliver { message_type: "shutdown_response", to: LEAD, .. }));
+    let deliveries = count(&out, |e| {
+        matches!(
+            e,
+            Event::Deliver {
+                message_type: handshake::protocol::MessageType::Response(handshake::protocol::Kind::Shutdown),
+                to: LEAD,
+                ..
+            }
+        )
+    });
     assert_eq!(deliveries, 2, "{}", dump(&out));
     assert_eq!(
         verdicts(&out, "stop-alice"),
@@ -577,8 +600,16 @@ fn shutdown_answer_delayed_by(extra: Millis) -> Outcome {
 }
 
 fn delivery_time_of_answer(out: &Outcome) -> Millis {
-    first_time(out, |e| matches!(e, Event::Deliver { message_type: "shutdown_response", .. }))
-        .expect("answer delivered")
+    first_time(out, |e| {
+        matches!(
+            e,
+            Event::Deliver {
+                message_type: handshake::protocol::MessageType::Response(handshake::protocol::Kind::Shutdown),
+                ..
+            }
+        )
+    })
+    .expect("answer delivered")
 }
 
 #[test]
@@ -797,7 +828,7 @@ fn a_peer_plan_under_strict_hierarchy_is_refused_and_opens_nothing() {
         .collect();
     assert_eq!(
         refusals,
-        vec![(ALICE, Address::Agent(BOB), "plan_approval_request", SendError::PeerBlockingRequest)],
+        vec![(ALICE, Address::Agent(BOB), MessageType::Request(Kind::Plan), SendError::PeerBlockingRequest)],
         "{}",
         dump(&out)
     );
@@ -812,6 +843,16 @@ fn the_same_peer_plan_without_strict_hierarchy_is_delivered_and_answered() {
     let out = run(alice_asks_bob_to_approve_a_plan(false));
 
     assert_eq!(count(&out, |e| matches!(e, Event::Refuse { .. })), 0, "{}", dump(&out));
-    assert_eq!(count(&out, |e| matches!(e, Event::Deliver { message_type: "plan_approval_request", to: BOB, .. })), 1);
+    assert_eq!(
+        count(&out, |e| matches!(
+            e,
+            Event::Deliver {
+                message_type: handshake::protocol::MessageType::Request(handshake::protocol::Kind::Plan),
+                to: BOB,
+                ..
+            }
+        )),
+        1
+    );
     assert_eq!(status(&out, "peer-plan"), Status::Approved);
 }

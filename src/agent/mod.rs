@@ -199,7 +199,7 @@ fn ignore_request(d: &Delivery, reason: Reason, ctx: &mut Ctx) {
         ctx.record(Event::RequestIgnored {
             agent: ctx.me,
             request_id,
-            message_type: m.type_name(),
+            message_type: m.message_type(),
             sender: d.sender,
             claimed_from: d.envelope.from,
             reason,
@@ -371,7 +371,7 @@ impl Ctx<'_> {
                 true
             }
             Err(error) => {
-                self.record(Event::Refuse { from: self.me, to, message_type: env.message.type_name(), error });
+                self.record(Event::Refuse { from: self.me, to, message_type: env.message.message_type(), error });
                 false
             }
         }

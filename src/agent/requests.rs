@@ -52,7 +52,7 @@ impl Requests {
             message: Message::Request { kind, request_id: id, words, deadline },
         };
         if let Err(error) = check_send(&env, ctx.dir, ctx.policy) {
-            ctx.record(Event::Refuse { from: ctx.me, to: env.to, message_type: env.message.type_name(), error });
+            ctx.record(Event::Refuse { from: ctx.me, to: env.to, message_type: env.message.message_type(), error });
             return None;
         }
         let r =

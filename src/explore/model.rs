@@ -859,7 +859,7 @@ fn fault_canon(c: &mut Canon, f: &Scheduled) {
         Scheduled::Replay { label, message_type } => {
             c.word(9);
             c.text(label);
-            c.text(message_type);
+            c.text(message_type.name());
         }
         Scheduled::ReleaseReorder { from, to, .. } => {
             c.word(10);

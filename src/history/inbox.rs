@@ -20,7 +20,7 @@
 //! so an answer can look unprompted and a lost line cannot be seen at all.
 
 use super::{BadLine, History};
-use crate::protocol::{Address, AgentId, Kind, Label, Millis, Policy, RequestId, Status, Verdict};
+use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, Policy, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, Stamped};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -185,30 +185,32 @@ impl Builder {
         let written_type = v.get("type").and_then(Value::as_str).unwrap_or("message");
         let approve = field("approve").and_then(Value::as_bool);
         let rid = field("request_id").map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_string));
+        // Other runtimes' names for this program's types (the production
+        // agent's, s10's), then the types as this program names them.
         let (message_type, approve) = match written_type {
-            "shutdown_approved" => ("shutdown_response", Some(true)),
-            "shutdown_rejected" => ("shutdown_response", Some(false)),
+            "shutdown_approved" => (MessageType::Response(Kind::Shutdown), Some(true)),
+            "shutdown_rejected" => (MessageType::Response(Kind::Shutdown), Some(false)),
             // s10 submits a plan as a `plan_approval_response` carrying it.
-            "plan_approval_response" if approve.is_none() && field("plan").is_some() => ("plan_approval_request", None),
-            "plan_approval" => ("plan_approval_request", None),
-            t => (known(t), approve),
+            "plan_approval_response" if approve.is_none() && field("plan").is_some() => {
+                (MessageType::Request(Kind::Plan), None)
+            }
+            "plan_approval" => (MessageType::Request(Kind::Plan), None),
+            t => (MessageType::parse(t).unwrap_or(MessageType::Message), approve),
         };
-        let words = ["content", "reason", "feedback", "plan"]
-            .iter()
-            .find_map(|k| field(k).and_then(Value::as_str).filter(|s| !s.is_empty()))
-            .map(Into::into);
-        let kind = match message_type {
-            "shutdown_request" | "shutdown_response" => Some(Kind::Shutdown),
-            "plan_approval_request" | "plan_approval_response" => Some(Kind::Plan),
-            _ => None,
-        };
+        let mut word_keys = vec!["content"];
+        for k in Kind::ALL {
+            word_keys.extend([k.spec().answer_words, k.spec().request_words.key]);
+        }
+        let words =
+            word_keys.iter().find_map(|k| field(k).and_then(Value::as_str).filter(|s| !s.is_empty())).map(Into::into);
+        let kind = message_type.protocol().map(|(k, _)| k);
         // A production shutdown request may carry no id: it is its own request.
-        let rid = match (rid, message_type) {
-            (None, "shutdown_request" | "plan_approval_request") => Some(format!("{}:{}", l.file, l.n)),
-            (r, _) => r,
+        let rid = match rid {
+            None if message_type.is_request() => Some(format!("{}:{}", l.file, l.n)),
+            r => r,
         };
         let request_id = rid.as_deref().map(|r| self.id(r));
-        if let (Some(id), Some(kind), true) = (request_id, kind, message_type.ends_with("_request")) {
+        if let (Some(id), Some(kind), true) = (request_id, kind, message_type.is_request()) {
             if let std::collections::btree_map::Entry::Vacant(slot) = self.requests.entry(id) {
                 slot.insert((kind, from, to));
                 let label = Label::Named(self.names.label_or_short(id).into());
@@ -226,7 +228,7 @@ impl Builder {
         // The receiver's tracker judges the answer as the runtime that wrote
         // the files does: s10 (and the production agent) by its id alone, s13
         // (fields under `metadata`) by its `match_response`.
-        if let (Some(id), Some(kind), true) = (request_id, kind, message_type.ends_with("_response")) {
+        if let (Some(id), Some(kind), true) = (request_id, kind, message_type.is_response()) {
             let approve = approve.ok_or_else(|| format!("a {written_type} says whether it approves (\"approve\")"))?;
             let to_status = if approve { Status::Approved } else { Status::Rejected };
             let checked = meta.is_some();
@@ -264,10 +266,4 @@ impl Builder {
         }
         Ok(())
     }
-}
-
-/// The message types a runtime may write, as this program names them; any
-/// other is plain text.
-fn known(t: &str) -> &'static str {
-    crate::protocol::message::message_types().iter().copied().find(|x| *x == t).unwrap_or("message")
 }

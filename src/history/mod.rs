@@ -13,8 +13,8 @@ pub mod inbox;
 pub mod scenario;
 
 use crate::protocol::{
-    Action, Address, AgentId, GateState, Kind, Label, Millis, Policy, Reason, RequestId, SendError, Status,
-    TimeoutDefault, Verdict,
+    Action, Address, AgentId, GateState, Kind, Label, MessageType, Millis, Policy, Reason, RequestId, SendError,
+    Status, TimeoutDefault, Verdict,
 };
 use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
 use crate::world::Outcome;
@@ -218,9 +218,9 @@ impl Reader {
                 None => Ok(sender),
             }
         };
-        let typ = |k: &str| -> Result<&'static str, String> {
+        let typ = |k: &str| -> Result<MessageType, String> {
             let t = s(k)?;
-            crate::protocol::message::message_types().iter().copied().find(|x| *x == t).ok_or_else(|| {
+            MessageType::parse(t).ok_or_else(|| {
                 format!("{t:?} is not a message type ({})", crate::protocol::message::message_types().join(", "))
             })
         };
@@ -251,7 +251,7 @@ impl Reader {
                 let message_type = typ("type")?;
                 let mut error = one_of(&SendError::all(), SendError::rule, rule, "send rule")?;
                 if let SendError::ProtocolBroadcast(_) = error {
-                    error = SendError::ProtocolBroadcast(message_type);
+                    error = SendError::ProtocolBroadcast(message_type.name());
                 }
                 Event::Refuse { from, to, message_type, error }
             }

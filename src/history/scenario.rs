@@ -15,7 +15,7 @@
 //! (statuses, crashes, files), forged messages.
 
 use super::History;
-use crate::protocol::{Address, AgentId, Kind, Millis, RequestId};
+use crate::protocol::{Address, AgentId, Kind, MessageType, Millis, RequestId};
 use crate::scenario::file::toml_string;
 use crate::trace::{Cause, Event};
 use std::collections::BTreeMap;
@@ -127,13 +127,13 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
         let mut s = format!("[[step]]\nat = \"{}ms\"\n", t.0);
         let label = request_id.and_then(|id| labels.get(&id));
         match (*message_type, request_id) {
-            ("shutdown_request" | "plan_approval_request", Some(id)) if !requested.insert(*id) => {
+            (MessageType::Request(_), Some(id)) if !requested.insert(*id) => {
                 // The same request sent again (a duplicate, a replay): the
                 // network's doing, not a step.
                 *left_out.entry("requests sent again").or_default() += 1;
                 continue;
             }
-            ("shutdown_request", Some(_)) if from.is_lead() => {
+            (MessageType::Request(Kind::Shutdown), Some(_)) if from.is_lead() => {
                 let _ = writeln!(s, "do = \"shutdown\"\nto = {}", q(to_name.unwrap_or("?")));
                 if let Some(l) = label {
                     let _ = writeln!(s, "label = {}", q(l));
@@ -142,7 +142,7 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
                     let _ = writeln!(s, "reason = {}", q(w));
                 }
             }
-            ("plan_approval_request", Some(_)) if !from.is_lead() => {
+            (MessageType::Request(Kind::Plan), Some(_)) if !from.is_lead() => {
                 let _ =
                     writeln!(s, "do = \"submit_plan\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
                 if let Some(l) = label {
@@ -150,12 +150,12 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
                 }
                 let _ = writeln!(s, "plan = {}", q(words.unwrap_or("a plan")));
             }
-            ("shutdown_response" | "plan_approval_response", Some(id)) => {
+            (MessageType::Response(_), Some(id)) => {
                 let _ = writeln!(s, "do = \"answer\"\nfrom = {}", q(from_name));
                 if let Some(to) = to_name {
                     let _ = writeln!(s, "to = {}", q(to));
                 }
-                let _ = writeln!(s, "type = {}", q(message_type));
+                let _ = writeln!(s, "type = {}", q(message_type.name()));
                 match label {
                     Some(l) => {
                         let _ = writeln!(s, "request = {}", q(l));
@@ -171,14 +171,14 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
                     let _ = writeln!(s, "reason = {}", q(w));
                 }
             }
-            ("message", _) if to_name.is_some() => {
+            (MessageType::Message, _) if to_name.is_some() => {
                 let _ = writeln!(s, "do = \"message\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
                 let _ = writeln!(s, "text = {}", q(words.unwrap_or("")));
             }
-            ("broadcast", _) => {
+            (MessageType::Broadcast, _) => {
                 let _ = writeln!(s, "do = \"broadcast\"\nfrom = {}\ntext = {}", q(from_name), q(words.unwrap_or("")));
             }
-            ("plan_request", _) if from.is_lead() && to_name.is_some() => {
+            (MessageType::PlanRequest, _) if from.is_lead() && to_name.is_some() => {
                 let _ = writeln!(s, "do = \"request_plan\"\nto = {}", q(to_name.unwrap_or("?")));
                 if let Some(w) = words {
                     let _ = writeln!(s, "text = {}", q(w));
@@ -197,7 +197,7 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
             if let Some(to) = to_name {
                 let _ = writeln!(f, "to = {}", q(to));
             }
-            let _ = writeln!(f, "type = {}\ncount = 1", q(message_type));
+            let _ = writeln!(f, "type = {}\ncount = 1", q(message_type.name()));
             f
         };
         if dropped.contains(seq) {
@@ -306,26 +306,25 @@ fn forged(
     t: Millis,
     from: &str,
     to: &str,
-    message_type: &str,
+    message_type: &MessageType,
     request_id: Option<String>,
     approve: Option<bool>,
     words: Option<&str>,
 ) -> String {
-    let mut fields = vec![format!("type = {}", q(message_type))];
+    let mut fields = vec![format!("type = {}", q(message_type.name()))];
     if let Some(id) = request_id {
         fields.push(format!("request_id = {}", q(&id)));
     }
-    if let Some(a) = approve {
-        fields.push(format!("approve = {a}"));
-    }
-    let key = match message_type {
-        "message" | "broadcast" | "plan_request" => Some("text"),
-        "shutdown_request" | "shutdown_response" => Some("reason"),
-        "plan_approval_request" => Some("plan"),
-        "plan_approval_response" => Some("feedback"),
-        _ => None,
+    // The protocol's fields under its spec's names.
+    let (answer_key, key) = match message_type {
+        MessageType::Message | MessageType::Broadcast | MessageType::PlanRequest => ("approve", "text"),
+        MessageType::Request(k) => (k.spec().answer_key, k.spec().request_words.key),
+        MessageType::Response(k) => (k.spec().answer_key, k.spec().answer_words),
     };
-    if let (Some(k), Some(w)) = (key, words) {
+    if let Some(a) = approve {
+        fields.push(format!("{answer_key} = {a}"));
+    }
+    if let (k, Some(w)) = (key, words) {
         fields.push(format!("{k} = {}", q(w)));
     }
     format!(

@@ -10,7 +10,7 @@
 //! at the end: a stale request left unanswered breaks nothing.
 
 use super::{At, Book, Invariant, Violation};
-use crate::protocol::{Address, AgentId, Canon, RequestId};
+use crate::protocol::{Address, AgentId, Canon, MessageType, RequestId};
 use crate::trace::Event;
 
 /// What it keeps: the requests sent, and those delivered stale.
@@ -115,12 +115,12 @@ impl CurrentIncarnation {
     }
 }
 
-fn is_request(message_type: &str) -> bool {
-    matches!(message_type, "shutdown_request" | "plan_approval_request")
+fn is_request(message_type: &MessageType) -> bool {
+    message_type.is_request()
 }
 
-fn is_response(message_type: &str) -> bool {
-    matches!(message_type, "shutdown_response" | "plan_approval_response")
+fn is_response(message_type: &MessageType) -> bool {
+    message_type.is_response()
 }
 
 #[cfg(test)]
@@ -133,6 +133,7 @@ mod tests {
 
     fn message(seq: u64, from: AgentId, to: AgentId, message_type: &'static str, sent: bool) -> Event {
         let (request_id, approve) = (Some(id(1)), (message_type == "shutdown_response").then_some(true));
+        let message_type = crate::protocol::MessageType::parse(message_type).expect("a message type");
         if sent {
             let to = crate::protocol::Address::Agent(to);
             Event::Send { seq, from, to, message_type, request_id, approve, words: None }

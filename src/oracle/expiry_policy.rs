@@ -10,7 +10,7 @@
 //! no kill a default required is still missing.
 
 use super::{place, At, Book, End, Invariant, Violation};
-use crate::protocol::{AgentId, Canon, GateState, Millis, RequestId, TimeoutDefault};
+use crate::protocol::{AgentId, Canon, GateState, Kind, MessageType, Millis, RequestId, TimeoutDefault};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
 use std::hash::Hash;
 
@@ -161,7 +161,11 @@ impl ExpiryPolicy {
             // An approval sent at or after the request's own deadline: the
             // asker has applied its default by then.
             Event::Send {
-                from, message_type: "shutdown_response", request_id: Some(id), approve: Some(true), ..
+                from,
+                message_type: MessageType::Response(Kind::Shutdown),
+                request_id: Some(id),
+                approve: Some(true),
+                ..
             } if !at.replayed => {
                 let Some(r) = book.request(*id) else { return };
                 if r.target == *from && at.t >= r.deadline && book.life(*from).is_some() {
@@ -224,7 +228,7 @@ mod tests {
                     seq: 2,
                     from: ALICE,
                     to: crate::protocol::Address::Agent(LEAD),
-                    message_type: "shutdown_response",
+                    message_type: crate::protocol::MessageType::Response(crate::protocol::Kind::Shutdown),
                     request_id: Some(id(1)),
                     approve: Some(true),
                     words: None,
@@ -244,7 +248,7 @@ mod tests {
                 Event::Dropped {
                     seq: 2,
                     to: LEAD,
-                    message_type: "shutdown_response",
+                    message_type: crate::protocol::MessageType::Response(crate::protocol::Kind::Shutdown),
                     cause: crate::trace::Cause::Drop,
                 },
             ));

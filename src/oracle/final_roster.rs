@@ -55,7 +55,7 @@ impl FinalRoster {
 
 /// What an agent did, in words, built only when a report needs them.
 enum Deed<'a> {
-    Sent(&'static str),
+    Sent(crate::protocol::MessageType),
     Tried(&'static str),
     Wrote(&'a str),
     Opened(Kind),
@@ -85,7 +85,7 @@ impl fmt::Display for Deed<'_> {
 /// What an event says an agent did, if it is an action by that agent.
 fn actor_of(e: &Event) -> Option<(AgentId, Deed<'_>)> {
     Some(match e {
-        Event::Send { from, message_type, .. } => (*from, Deed::Sent(message_type)),
+        Event::Send { from, message_type, .. } => (*from, Deed::Sent(*message_type)),
         Event::Act { agent, action, .. } => (*agent, Deed::Tried(action.as_str())),
         Event::FileStep { agent, path, .. } => (*agent, Deed::Wrote(path)),
         Event::Opened { requester, kind, .. } => (*requester, Deed::Opened(*kind)),
@@ -170,7 +170,7 @@ mod tests {
             seq: 1,
             from: ALICE,
             to: crate::protocol::Address::Agent(LEAD),
-            message_type: "message",
+            message_type: crate::protocol::MessageType::Message,
             request_id: None,
             approve: None,
             words: None,
@@ -186,7 +186,7 @@ mod tests {
                     sender: ALICE,
                     claimed_from: ALICE,
                     to: LEAD,
-                    message_type: "message",
+                    message_type: crate::protocol::MessageType::Message,
                     request_id: None,
                 },
             ),

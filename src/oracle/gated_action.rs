@@ -11,7 +11,7 @@
 
 use super::matching_response::mismatches;
 use super::{At, Book, Invariant, Violation};
-use crate::protocol::{AgentId, Canon, GateState, Kind, RequestId, Status, TimeoutDefault, Verdict};
+use crate::protocol::{AgentId, Canon, GateState, Kind, MessageType, RequestId, Status, TimeoutDefault, Verdict};
 use crate::trace::Event;
 
 /// What it keeps: the gate of each agent that needs a plan. An agent that
@@ -98,14 +98,14 @@ impl GatedAction {
             // The lead asked for a plan: the gate is in play from here on,
             // closed until a new plan is approved. Only the lead's own ask
             // counts (what the router saw, not what a message claims).
-            Event::Send { from, message_type: "shutdown_response", approve: Some(true), .. }
+            Event::Send { from, message_type: MessageType::Response(Kind::Shutdown), approve: Some(true), .. }
                 if !from.is_lead() && !at.replayed =>
             {
                 if let Err(k) = self.stopping.binary_search(from) {
                     self.stopping.insert(k, *from);
                 }
             }
-            Event::Deliver { sender, to, message_type: "plan_request", .. }
+            Event::Deliver { sender, to, message_type: MessageType::PlanRequest, .. }
                 if sender.is_lead() && self.stopping.binary_search(to).is_err() =>
             {
                 let asked = Gate { state: GateState::Required, current: None, legit: false };
@@ -215,7 +215,7 @@ mod tests {
             sender,
             claimed_from: LEAD,
             to: ALICE,
-            message_type: "plan_request",
+            message_type: crate::protocol::MessageType::PlanRequest,
             request_id: None,
         }
     }

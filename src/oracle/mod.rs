@@ -537,7 +537,7 @@ mod tests {
             seq,
             from: ALICE,
             to: crate::protocol::Address::Agent(LEAD),
-            message_type: "plan_approval_request",
+            message_type: crate::protocol::MessageType::Request(crate::protocol::Kind::Plan),
             request_id: Some(id(1)),
             approve: None,
             words: None,
@@ -550,7 +550,7 @@ mod tests {
             sender: ALICE,
             claimed_from: ALICE,
             to: LEAD,
-            message_type: "plan_approval_request",
+            message_type: crate::protocol::MessageType::Request(crate::protocol::Kind::Plan),
             request_id: Some(id(1)),
         }
     }

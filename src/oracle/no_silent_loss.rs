@@ -91,7 +91,7 @@ mod tests {
             seq,
             from: LEAD,
             to: Address::Agent(ALICE),
-            message_type: "message",
+            message_type: crate::protocol::MessageType::Message,
             request_id: None,
             approve: None,
             words: None,
@@ -100,7 +100,12 @@ mod tests {
 
     #[test]
     fn a_message_neither_delivered_nor_dropped_breaks_no_silent_loss_once_the_run_settles() {
-        let dropped = Event::Dropped { seq: 1, to: ALICE, message_type: "message", cause: Cause::Drop };
+        let dropped = Event::Dropped {
+            seq: 1,
+            to: ALICE,
+            message_type: crate::protocol::MessageType::Message,
+            cause: Cause::Drop,
+        };
         assert_eq!(broken(vec![(0, note(1)), (5, dropped)], false), vec![], "a fault took it, and the trace says so");
         let v = violations(vec![(0, note(1))], false);
         assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::NoSilentLoss]);
@@ -112,7 +117,12 @@ mod tests {
 
     #[test]
     fn a_message_the_drain_destroyed_breaks_no_silent_loss() {
-        let lost = Event::Dropped { seq: 1, to: ALICE, message_type: "message", cause: Cause::DrainLoss };
+        let lost = Event::Dropped {
+            seq: 1,
+            to: ALICE,
+            message_type: crate::protocol::MessageType::Message,
+            cause: Cause::DrainLoss,
+        };
         assert_eq!(broken(vec![(0, note(1)), (5, lost)], false), vec![Invariant::NoSilentLoss]);
     }
 }

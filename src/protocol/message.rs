@@ -158,7 +158,79 @@ static TYPES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(
     PLAIN_TYPES.into_iter().chain(protocols).collect()
 });
 
+/// A message's type, as the events of a run carry it: typed, so that the
+/// oracle, the views and the readers match on a protocol's kind and half,
+/// never on a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MessageType {
+    Message,
+    Broadcast,
+    PlanRequest,
+    Request(Kind),
+    Response(Kind),
+}
+
+impl MessageType {
+    /// As the wire spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageType::Message => "message",
+            MessageType::Broadcast => "broadcast",
+            MessageType::PlanRequest => "plan_request",
+            MessageType::Request(k) => k.spec().request,
+            MessageType::Response(k) => k.spec().response,
+        }
+    }
+
+    /// Every type, in [`message_types`]'s order.
+    pub fn all() -> impl Iterator<Item = MessageType> {
+        [MessageType::Message, MessageType::Broadcast, MessageType::PlanRequest]
+            .into_iter()
+            .chain(Kind::ALL.into_iter().flat_map(|k| [MessageType::Request(k), MessageType::Response(k)]))
+    }
+
+    /// The type the wire calls `name`.
+    pub fn parse(name: &str) -> Option<MessageType> {
+        MessageType::all().find(|t| t.name() == name)
+    }
+
+    /// The protocol and half, for a protocol's request or answer.
+    pub fn protocol(self) -> Option<(Kind, Role)> {
+        match self {
+            MessageType::Request(k) => Some((k, Role::Request)),
+            MessageType::Response(k) => Some((k, Role::Response)),
+            _ => None,
+        }
+    }
+
+    pub fn is_request(self) -> bool {
+        matches!(self, MessageType::Request(_))
+    }
+
+    pub fn is_response(self) -> bool {
+        matches!(self, MessageType::Response(_))
+    }
+}
+
+impl fmt::Display for MessageType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Message {
+    /// Its type, for the events that carry it.
+    #[inline(always)]
+    pub fn message_type(&self) -> MessageType {
+        match self {
+            Message::Message { .. } => MessageType::Message,
+            Message::Broadcast { .. } => MessageType::Broadcast,
+            Message::PlanRequest { .. } => MessageType::PlanRequest,
+            Message::Request { kind, .. } => MessageType::Request(*kind),
+            Message::Response { kind, .. } => MessageType::Response(*kind),
+        }
+    }
+
     /// The `type` tag, as written on the wire.
     pub fn type_name(&self) -> &'static str {
         match self {

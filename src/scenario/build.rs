@@ -7,8 +7,8 @@ use crate::agent::{Answer, Answers, Quote, Script, TeammateSpec, WorkItem};
 use crate::inbox::Drain;
 use crate::oracle::Invariant;
 use crate::protocol::{
-    check_teammate_name, Action, Address, AgentId, GateState, Kind, Message, Millis, Policy, Reason, RequestId,
-    SendError, Status, Text, LEAD_NAME,
+    check_teammate_name, Action, Address, AgentId, GateState, Kind, Message, MessageType, Millis, Policy, Reason,
+    RequestId, SendError, Status, Text, LEAD_NAME,
 };
 use crate::trace::RosterStatus;
 use crate::world::{
@@ -139,7 +139,7 @@ pub enum Expect {
     /// `by` received messages of this type (from `from`, if given): exactly
     /// `count`, or at least one.
     Received {
-        message_type: &'static str,
+        message_type: MessageType,
         by: String,
         from: Option<String>,
         count: Option<u32>,
@@ -149,7 +149,7 @@ pub enum Expect {
     InboxLines {
         owner: String,
         lines: u32,
-        message_type: Option<&'static str>,
+        message_type: Option<MessageType>,
     },
 }
 
@@ -1001,8 +1001,8 @@ impl Builder<'_> {
     }
 
     /// A message type as the wire spells it, or an error listing them.
-    fn message_type(&mut self, t: &S<String>) -> Option<&'static str> {
-        let found = message_types().iter().copied().find(|m| *m == t.get_ref());
+    fn message_type(&mut self, t: &S<String>) -> Option<MessageType> {
+        let found = MessageType::parse(t.get_ref());
         if found.is_none() {
             let help = file::one_of(t.get_ref(), message_types());
             self.err(t.span(), format!("unknown message type {:?}", t.get_ref()))
@@ -1279,7 +1279,7 @@ impl Builder<'_> {
                 }
                 if let Some(t) = &d.types {
                     for name in t.get_ref().to_vec() {
-                        match message_types().iter().find(|m| **m == name) {
+                        match MessageType::parse(&name) {
                             Some(m) => filter.types.push(m),
                             None => {
                                 let help = file::one_of(&name, message_types());
@@ -1440,17 +1440,15 @@ impl Builder<'_> {
                 }
                 let r = d.request.as_ref().unwrap();
                 let Some(kind_of) = self.label(r, team, labels) else { return };
-                let message_type: &'static str = match &d.types {
-                    None => {
-                        if kind_of == "shutdown" {
-                            "shutdown_response"
-                        } else {
-                            "plan_approval_response"
-                        }
-                    }
+                let message_type = match &d.types {
+                    // By default the answer of the label's protocol.
+                    None => match Kind::parse(kind_of) {
+                        Some(k) => MessageType::Response(k),
+                        None => return,
+                    },
                     Some(t) => match t.get_ref().to_vec().as_slice() {
-                        [one] => match message_types().iter().find(|m| *m == one) {
-                            Some(m) if *m != "message" && *m != "broadcast" => m,
+                        [one] => match MessageType::parse(one) {
+                            Some(m) if !matches!(m, MessageType::Message | MessageType::Broadcast) => m,
                             _ => {
                                 self.err(t.span(), format!("replay `type`: {one:?} is not a protocol message type"));
                                 return;

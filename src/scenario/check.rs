@@ -517,7 +517,7 @@ fn judge(
                 let got = text
                     .lines()
                     .filter(|l| !l.trim().is_empty())
-                    .filter(|l| message_type.is_none_or(|t| line_type(l).as_deref() == Some(t)))
+                    .filter(|l| message_type.is_none_or(|t| line_type(l).as_deref() == Some(t.name())))
                     .count();
                 if got != *lines as usize {
                     let of = message_type.map(|t| format!(" of type {t}")).unwrap_or_default();

@@ -184,10 +184,10 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     let mut labels = c.names.clone();
     labels.learn_labels(&c.events);
     // What each message was: who sent it, to whom, of which type.
-    let mut sends: BTreeMap<u64, (usize, usize, &'static str)> = BTreeMap::new();
+    let mut sends: BTreeMap<u64, (usize, usize, crate::protocol::MessageType)> = BTreeMap::new();
     for e in &c.events {
         if let Event::Send { seq, from, to: crate::protocol::Address::Agent(to), message_type, .. } = &e.event {
-            sends.insert(*seq, (from.index(), to.index(), message_type));
+            sends.insert(*seq, (from.index(), to.index(), *message_type));
         }
     }
     let r = replay_times(&c.taken);
@@ -206,7 +206,7 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
         f.insert("at".into(), ms(sent_at(seq)?));
         f.insert("from".into(), Value::String(names[from].clone()));
         f.insert("to".into(), Value::String(names[to].clone()));
-        f.insert("type".into(), Value::String(message_type.into()));
+        f.insert("type".into(), Value::String(message_type.name().into()));
         f.insert("count".into(), Value::Integer(1));
         for (k, v) in extra {
             f.insert(k.into(), v);

@@ -4,7 +4,7 @@
 //! (and, if it needs a new shape, one variant to `MarkKind` or `SpanKind`).
 
 use super::{fold, quiet, ViewOptions};
-use crate::protocol::{Address, AgentId, GateState, Kind, Millis, RequestId, TimeoutDefault, Verdict};
+use crate::protocol::{Address, AgentId, GateState, Kind, MessageType, Millis, RequestId, TimeoutDefault, Verdict};
 use crate::trace::{Cause, Event, Names, RosterStatus};
 use crate::world::Outcome;
 use std::collections::BTreeMap;
@@ -643,15 +643,13 @@ impl<'a> Builder<'a> {
                     None => {}
                 }
                 let words = words.as_ref().map(|w| format!("“{w}”"));
-                let class = if message_type.ends_with("_request") {
-                    MsgClass::Request
-                } else if message_type.ends_with("_response") {
-                    MsgClass::Response
-                } else {
-                    MsgClass::Plain
+                let class = match message_type {
+                    MessageType::Request(_) => MsgClass::Request,
+                    MessageType::Response(_) => MsgClass::Response,
+                    MessageType::Message | MessageType::Broadcast | MessageType::PlanRequest => MsgClass::Plain,
                 };
                 // An approved shutdown: the teammate finishes its step, then stops.
-                if *message_type == "shutdown_response" && *approve == Some(true) {
+                if *message_type == MessageType::Response(Kind::Shutdown) && *approve == Some(true) {
                     if let Some(l) = self.lane(*from) {
                         let s = self.current_state(l);
                         if matches!(s, LaneState::Working | LaneState::WaitingApproval | LaneState::Idle) {

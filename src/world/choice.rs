@@ -154,7 +154,7 @@ impl<S: Shell> World<S> {
     pub fn drop_at(&mut self, i: usize) {
         let Some(flight) = &mut self.flight else { return };
         let d = flight.remove(i);
-        let message_type = d.envelope.message.type_name();
+        let message_type = d.envelope.message.message_type();
         self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
     }
 

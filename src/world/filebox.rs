@@ -228,7 +228,7 @@ pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
         if let Some(first) = inb.broadcast_of(seq) {
             inb.cut.insert(first);
         }
-        let message_type = d.envelope.message.type_name();
+        let message_type = d.envelope.message.message_type();
         w.record(Event::Dropped { seq, to, message_type, cause: Cause::TornWrite });
         // At once, not queued for this instant: the torn append is the
         // writer's last act, even when it lands inside the writer's own turn
@@ -292,7 +292,7 @@ fn unmade<S: Shell>(w: &mut World<S>, d: &Delivery) -> bool {
         inbox_path(owner)
     );
     w.record(Event::Note { text });
-    let message_type = d.envelope.message.type_name();
+    let message_type = d.envelope.message.message_type();
     w.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::TornWrite });
     true
 }
@@ -419,7 +419,7 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
     let mut lost = Vec::new();
     for (_, line) in &done.lost {
         if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
-            lost.push((d.seq, d.envelope.message.type_name()));
+            lost.push((d.seq, d.envelope.message.message_type()));
         }
     }
     let mut handed = Vec::with_capacity(seqs.len());

@@ -331,7 +331,7 @@ impl<S: Shell> World<S> {
     /// Logs a message and sends it through the network's latency and faults.
     #[inline(never)]
     fn route(&mut self, seq: u64, sender: AgentId, to: AgentId, incarnation: u32, envelope: Envelope) {
-        let message_type = envelope.message.type_name();
+        let message_type = envelope.message.message_type();
         if self.tracing() {
             let m = &envelope.message;
             let (request_id, approve, words) = (m.request_id(), m.approval(), m.words().cloned());
@@ -475,7 +475,7 @@ impl<S: Shell> World<S> {
             RosterStatus::Killed => Cause::Killed,
             _ => Cause::Undeliverable,
         };
-        let message_type = d.envelope.message.type_name();
+        let message_type = d.envelope.message.message_type();
         self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause });
     }
 

@@ -55,7 +55,7 @@ impl NetRng {
 pub struct Filter {
     pub from: Option<AgentId>,
     pub to: Option<AgentId>,
-    pub types: Vec<&'static str>,
+    pub types: Vec<crate::protocol::MessageType>,
     /// Only messages quoting this labelled request's id.
     pub request: Option<String>,
 }
@@ -191,7 +191,7 @@ pub enum Scheduled {
     /// The network delivers again the last `message_type` seen for a labelled request.
     Replay {
         label: String,
-        message_type: &'static str,
+        message_type: crate::protocol::MessageType,
     },
     /// Let a reorder-held message go if nothing followed it.
     ReleaseReorder {
@@ -211,7 +211,7 @@ pub struct Network {
     reorder_held: BTreeMap<(AgentId, AgentId), (u64, Delivery)>,
     partition_held: Vec<(usize, u64, Delivery)>,
     /// Deliveries seen, for replays: (request id, type) → the last one.
-    captured: BTreeMap<(RequestId, &'static str), Delivery>,
+    captured: BTreeMap<(RequestId, crate::protocol::MessageType), Delivery>,
     pub capture: bool,
     /// Label → request id, learnt as requests open (for filters and `@label`).
     pub labels: BTreeMap<String, RequestId>,
@@ -228,7 +228,7 @@ impl Network {
     fn matches(&self, f: &Filter, from: AgentId, to: AgentId, msg: &Message) -> bool {
         f.from.is_none_or(|a| a == from)
             && f.to.is_none_or(|a| a == to)
-            && (f.types.is_empty() || f.types.contains(&msg.type_name()))
+            && (f.types.is_empty() || f.types.contains(&msg.message_type()))
             && f.request.as_ref().is_none_or(|l| self.labels.get(l).is_some_and(|id| msg.request_id() == Some(*id)))
     }
 
@@ -307,7 +307,7 @@ impl Network {
     pub fn capture(&mut self, d: &Delivery) {
         if self.capture {
             if let Some(id) = d.envelope.message.request_id() {
-                self.captured.insert((id, d.envelope.message.type_name()), d.clone());
+                self.captured.insert((id, d.envelope.message.message_type()), d.clone());
             }
         }
     }
@@ -396,7 +396,7 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
             let adversary = AgentId(w.roster.statuses.len() as u32);
             let now = w.now();
             let env = Envelope { from: claimed_from, to: crate::protocol::Address::Agent(to), sent_at: now, message };
-            w.record(Event::Forge { seq: w.next_msg + 1, claimed_from, to, message_type: env.message.type_name() });
+            w.record(Event::Forge { seq: w.next_msg + 1, claimed_from, to, message_type: env.message.message_type() });
             w.transmit(adversary, to, env);
         }
         Scheduled::Replay { label, message_type } => {

@@ -340,7 +340,7 @@ impl<S: Shell> World<S> {
             Vec::new()
         };
         for (seq, d) in held {
-            let message_type = d.envelope.message.type_name();
+            let message_type = d.envelope.message.message_type();
             self.record(crate::trace::Event::Dropped {
                 seq,
                 to: d.to,

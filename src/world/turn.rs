@@ -65,7 +65,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
                 // The message was in the mailbox when the agent crashed or was killed.
                 let cause =
                     if w.roster.statuses[me.index()] == RosterStatus::Killed { Cause::Killed } else { Cause::Crash };
-                let message_type = d.envelope.message.type_name();
+                let message_type = d.envelope.message.message_type();
                 w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause });
                 return;
             }
@@ -74,7 +74,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     }
     if life.stopped {
         if let Input::Deliver(d) = input {
-            let message_type = d.envelope.message.type_name();
+            let message_type = d.envelope.message.message_type();
             w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause: Cause::Undeliverable });
         }
         return;
@@ -87,7 +87,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
                 sender: d.sender,
                 claimed_from: d.envelope.from,
                 to: me,
-                message_type: m.type_name(),
+                message_type: m.message_type(),
                 request_id: m.request_id(),
             });
         }
