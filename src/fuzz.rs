@@ -202,7 +202,7 @@ impl Target {
         // The next automatic label of each kind, which an added fault may
         // bring about (a forged rejection makes a revision: alice/plan/2).
         for t in teammates.iter().take(8) {
-            for kind in ["shutdown", "plan"] {
+            for kind in crate::protocol::Kind::ALL.map(|k| k.as_str()) {
                 let made = labels.iter().filter(|l| l.starts_with(&format!("{t}/{kind}/"))).count();
                 labels.insert(format!("{t}/{kind}/{}", made + 1));
             }

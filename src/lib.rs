@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use handshake::agent::{Script, TeammateSpec, WorkItem};
-//! use handshake::protocol::{Action, AgentId, Millis, Status};
+//! use handshake::protocol::{Action, AgentId, Kind, Millis, Status};
 //! use handshake::team::{run, Step, TeamSpec};
 //! use handshake::trace::RosterStatus;
 //!
@@ -24,7 +24,7 @@
 //! team.steps.push(Step {
 //!     at: Millis(1000),
 //!     agent: AgentId::LEAD,
-//!     script: Script::Shutdown { to: AgentId(1), reason: None, label: Some("stop-alice".into()) },
+//!     script: Script::Ask { kind: Kind::Shutdown, to: AgentId(1), words: None, label: Some("stop-alice".into()) },
 //! });
 //! let outcome = run(team);
 //! assert_eq!(outcome.request("stop-alice").map(|r| r.status), Some(Status::Approved));

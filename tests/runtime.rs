@@ -64,7 +64,7 @@ fn lead_answering(answers: &[Answer]) -> LeadSpec {
 
 /// The lead asks `to` to shut down at `at`, under `label`.
 fn shutdown(at: Millis, to: AgentId, label: &str) -> Step {
-    Step { at, agent: LEAD, script: Script::Shutdown { to, reason: None, label: Some(label.into()) } }
+    Step { at, agent: LEAD, script: Script::Ask { kind: Kind::Shutdown, to, words: None, label: Some(label.into()) } }
 }
 
 fn say(at: Millis, from: AgentId, to: Address, text: &str) -> Step {
@@ -438,7 +438,12 @@ fn the_gate_blocks_a_write_after_rejection_and_allows_it_once_a_new_plan_is_appr
     spec.steps.push(Step {
         at: Millis(10_000),
         agent: ALICE,
-        script: Script::SubmitPlan { to: LEAD, plan: "back up first".into(), label: Some("second-try".into()) },
+        script: Script::Ask {
+            kind: Kind::Plan,
+            to: LEAD,
+            words: Some("back up first".into()),
+            label: Some("second-try".into()),
+        },
     });
     let out = run(spec);
 
@@ -809,7 +814,12 @@ fn alice_asks_bob_to_approve_a_plan(strict_hierarchy: bool) -> TeamSpec {
     spec.steps.push(Step {
         at: Millis(1000),
         agent: ALICE,
-        script: Script::SubmitPlan { to: BOB, plan: "rename the table".into(), label: Some("peer-plan".into()) },
+        script: Script::Ask {
+            kind: Kind::Plan,
+            to: BOB,
+            words: Some("rename the table".into()),
+            label: Some("peer-plan".into()),
+        },
     });
     spec
 }

@@ -139,12 +139,9 @@ impl Lead {
             // Nobody respawns the lead (the file check refuses it).
             Input::Respawn { .. } => {}
             Input::Wake(Timer::WorkStep) => {}
-            Input::Script(Script::Shutdown { to, reason, label }) => {
-                self.requests.ask(Kind::Shutdown, *to, reason.clone(), label.clone(), ctx);
-            }
-            Input::Script(Script::SubmitPlan { to, plan, label }) => {
-                // Refused by the send rules (the lead does not submit plans), and recorded as such.
-                self.requests.ask(Kind::Plan, *to, Some(plan.clone()), label.clone(), ctx);
+            // What the lead may not ask (a plan) the send rules refuse, and record as such.
+            Input::Script(Script::Ask { kind, to, words, label }) => {
+                self.requests.ask(*kind, *to, words.clone(), label.clone(), ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
             Input::Script(Script::AskPlan { to, text }) => {
@@ -183,16 +180,20 @@ impl Lead {
         for e in self.requests.expire(ctx.now) {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
-            if default == TimeoutDefault::Kill {
-                if self.superseded.binary_search(&e.id).is_ok() {
+            // What the lead does when a request it made expires: each
+            // default says (a new default must say it here).
+            match default {
+                TimeoutDefault::Kill if self.superseded.binary_search(&e.id).is_ok() => {
                     ctx.record(Event::Note {
                         text: "its target was respawned since it was asked: the new process was never asked, \
                                and is not killed"
                             .into(),
                     });
-                } else {
-                    ctx.out.push(Command::Kill(e.target));
                 }
+                TimeoutDefault::Kill => ctx.out.push(Command::Kill(e.target)),
+                // Keep: the lead gives up asking. Reject / approve: a plan's
+                // default, which its asker (a teammate) applies to its gate.
+                TimeoutDefault::Keep | TimeoutDefault::Reject | TimeoutDefault::Approve => {}
             }
         }
     }

@@ -229,10 +229,11 @@ pub enum Timer {
 /// A scripted action, from a scenario's `[[step]]`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Script {
-    /// The lead asks `to` to shut down.
-    Shutdown { to: AgentId, reason: Option<Text>, label: Option<Text> },
-    /// A teammate submits a plan to `to` (the lead, or a peer with the hierarchy off).
-    SubmitPlan { to: AgentId, plan: Text, label: Option<Text> },
+    /// Asks `to` a protocol's question, saying `words`: the lead asks a
+    /// teammate to shut down (a reason), a teammate submits a plan to the
+    /// lead or, with the hierarchy off, a peer (the plan). The send rules
+    /// refuse whoever may not ask it.
+    Ask { kind: crate::protocol::Kind, to: AgentId, words: Option<Text>, label: Option<Text> },
     /// The lead asks `to` for a plan: its gate becomes required (s13's
     /// `request_plan`).
     AskPlan { to: AgentId, text: Text },

@@ -359,10 +359,14 @@ impl Teammate {
             Input::Deliver(d) => self.on_delivery(d, ctx),
             Input::Wake(Timer::Deadline) => self.requests().timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => self.step_done(ctx),
-            Input::Script(Script::SubmitPlan { to, plan, label }) => self.submit(*to, plan.clone(), label.clone(), ctx),
-            Input::Script(Script::Shutdown { to, reason, label }) => {
-                // Refused by the send rules: only the lead asks for shutdowns.
-                self.requests().ask(Kind::Shutdown, *to, reason.clone(), label.clone(), ctx);
+            // A plan of its own puts the teammate to waiting on it.
+            Input::Script(Script::Ask { kind: Kind::Plan, to, words, label }) => {
+                let plan = words.clone().unwrap_or_else(|| self.spec.plan.clone());
+                self.submit(*to, plan, label.clone(), ctx)
+            }
+            // What a teammate may not ask (a shutdown) the send rules refuse.
+            Input::Script(Script::Ask { kind, to, words, label }) => {
+                self.requests().ask(*kind, *to, words.clone(), label.clone(), ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
             Input::Script(Script::AskPlan { to, text }) => {
@@ -977,8 +981,10 @@ mod tests {
         let first = plan_sent(&b.feed(&mut t, Input::Start)).expect("a plan");
         b.feed(&mut t, plan_verdict(first, true));
         b.feed(&mut t, Input::Wake(Timer::WorkStep));
-        let out =
-            b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p2".into(), label: None }));
+        let out = b.feed(
+            &mut t,
+            Input::Script(Script::Ask { kind: Kind::Plan, to: AgentId::LEAD, words: Some("p2".into()), label: None }),
+        );
         let second = plan_sent(&out).expect("a second plan");
         b.feed(&mut t, plan_verdict(second, false));
         assert_eq!(t.gate.state(), GateState::Rejected);
@@ -1010,8 +1016,10 @@ mod tests {
         let mut t = Teammate::new(spec, Defences::default());
         let first = plan_sent(&b.feed(&mut t, Input::Start)).expect("a plan");
         b.feed(&mut t, plan_verdict(first, true));
-        let out =
-            b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p2".into(), label: None }));
+        let out = b.feed(
+            &mut t,
+            Input::Script(Script::Ask { kind: Kind::Plan, to: AgentId::LEAD, words: Some("p2".into()), label: None }),
+        );
         b.feed(&mut t, plan_verdict(plan_sent(&out).expect("a second plan"), false));
         assert_eq!(*t.phase(), Phase::Active { item: Item::Doing { done: 0 } });
         let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
@@ -1105,7 +1113,10 @@ mod tests {
         let mut t = writer(1);
         t.spec.work.clear();
         b.feed(&mut t, Input::Start);
-        b.feed(&mut t, Input::Script(Script::SubmitPlan { to: AgentId::LEAD, plan: "p".into(), label: None }));
+        b.feed(
+            &mut t,
+            Input::Script(Script::Ask { kind: Kind::Plan, to: AgentId::LEAD, words: Some("p".into()), label: None }),
+        );
         assert!(matches!(t.phase(), Phase::Waiting { .. }));
         let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
         assert_eq!(approvals(&out), 0);

@@ -872,11 +872,9 @@ fn fault_canon(c: &mut Canon, f: &Scheduled) {
 /// The teammate a scripted step is about.
 fn script_target(s: &Script) -> Option<AgentId> {
     match s {
-        Script::Shutdown { to, .. }
-        | Script::SubmitPlan { to, .. }
-        | Script::AskPlan { to, .. }
-        | Script::Answer { to, .. }
-        | Script::Respawn { to } => Some(*to),
+        Script::Ask { to, .. } | Script::AskPlan { to, .. } | Script::Answer { to, .. } | Script::Respawn { to } => {
+            Some(*to)
+        }
         Script::Say { to: Address::Agent(to), .. } => Some(*to),
         Script::Say { .. } => None,
     }
@@ -885,14 +883,9 @@ fn script_target(s: &Script) -> Option<AgentId> {
 /// A scripted step without whom it is for.
 fn script_kind(s: &Script, c: &mut Canon) {
     match s {
-        Script::Shutdown { reason, label, .. } => {
-            c.word(10);
-            c.opt_text(reason.as_deref());
-            c.opt_text(label.as_deref());
-        }
-        Script::SubmitPlan { plan, label, .. } => {
-            c.word(11);
-            c.text(plan);
+        Script::Ask { kind, words, label, .. } => {
+            c.word(10 | (kind.index() as u64) << 8);
+            c.opt_text(words.as_deref());
             c.opt_text(label.as_deref());
         }
         Script::Say { text, .. } => {
@@ -919,8 +912,7 @@ fn script_kind(s: &Script, c: &mut Canon) {
 fn script(s: &Script, c: &mut Canon) {
     script_kind(s, c);
     match s {
-        Script::Shutdown { to, .. }
-        | Script::SubmitPlan { to, .. }
+        Script::Ask { to, .. }
         | Script::AskPlan { to, .. }
         | Script::Respawn { to }
         | Script::Answer { to, .. }

@@ -178,7 +178,6 @@ fn one_of<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str, s: &str, what: &
     })
 }
 
-const KINDS: [Kind; 2] = [Kind::Shutdown, Kind::Plan];
 const STATUSES: [Status; 4] = [Status::Pending, Status::Approved, Status::Rejected, Status::Expired];
 const GATES: [GateState; 5] =
     [GateState::NotRequired, GateState::Required, GateState::Pending, GateState::Approved, GateState::Rejected];
@@ -200,8 +199,6 @@ const CAUSES: [Cause; 7] = [
     Cause::DrainLoss,
     Cause::TornWrite,
 ];
-const DEFAULTS: [TimeoutDefault; 4] =
-    [TimeoutDefault::Kill, TimeoutDefault::Keep, TimeoutDefault::Reject, TimeoutDefault::Approve];
 impl Reader {
     fn agent(&mut self, name: &str) -> AgentId {
         self.team.agent(name)
@@ -295,7 +292,7 @@ impl Reader {
                 Event::Opened {
                     id,
                     label,
-                    kind: one_of(&KINDS, Kind::as_str, s("kind")?, "kind")?,
+                    kind: one_of(&Kind::ALL, Kind::as_str, s("kind")?, "kind")?,
                     requester: agent(self, "from")?,
                     target: agent(self, "to")?,
                     deadline: m.get("deadline").and_then(Value::as_u64).map_or(Millis::NEVER, Millis),
@@ -303,7 +300,7 @@ impl Reader {
             }
             "verdict" => {
                 let sender = agent(self, "from")?;
-                let response_kind = one_of(&KINDS, Kind::as_str, s("kind")?, "kind")?;
+                let response_kind = one_of(&Kind::ALL, Kind::as_str, s("kind")?, "kind")?;
                 let verdict = match s("verdict")?.split_once(':') {
                     Some(("applied", to)) => {
                         let to = one_of(&STATUSES, Status::as_str, to, "status")?;
@@ -326,8 +323,8 @@ impl Reader {
             }
             "expiry" => Event::Expired {
                 id: request(m, names)?.ok_or("an expiry needs its \"request_id\"")?,
-                kind: one_of(&KINDS, Kind::as_str, s("kind")?, "kind")?,
-                default: one_of(&DEFAULTS, TimeoutDefault::as_str, s("default")?, "timeout default")?,
+                kind: one_of(&Kind::ALL, Kind::as_str, s("kind")?, "kind")?,
+                default: one_of(&TimeoutDefault::ALL, TimeoutDefault::as_str, s("default")?, "timeout default")?,
             },
             "gate" => Event::Gate {
                 agent: agent(self, "agent")?,
@@ -422,7 +419,7 @@ impl Reader {
                 members: self.members(m)?,
                 by: request(m, names)?.ok_or("needs its \"request_id\"")?,
                 default: match m.get("default").and_then(Value::as_str) {
-                    Some(d) => Some(one_of(&DEFAULTS, TimeoutDefault::as_str, d, "timeout default")?),
+                    Some(d) => Some(one_of(&TimeoutDefault::ALL, TimeoutDefault::as_str, d, "timeout default")?),
                     None => None,
                 },
             },

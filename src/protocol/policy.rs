@@ -16,6 +16,10 @@ pub enum TimeoutDefault {
 }
 
 impl TimeoutDefault {
+    /// Every default any protocol may choose (each protocol's spec says which are its own).
+    pub const ALL: [TimeoutDefault; 4] =
+        [TimeoutDefault::Kill, TimeoutDefault::Keep, TimeoutDefault::Reject, TimeoutDefault::Approve];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TimeoutDefault::Kill => "kill",

@@ -539,7 +539,7 @@ impl Builder<'_> {
                 }
                 if let Some(l) = &s.get_ref().label {
                     let kind = match step.script {
-                        Script::Shutdown { .. } => "shutdown",
+                        Script::Ask { kind, .. } => kind.as_str(),
                         _ => "plan",
                     };
                     if label_kinds.contains_key(l.get_ref()) {
@@ -1071,7 +1071,7 @@ impl Builder<'_> {
             "shutdown" => {
                 let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a shutdown needs `to`"))?;
                 let to = self.agent(to, team, "to")?;
-                Script::Shutdown { to, reason: d.reason.as_deref().map(Text::from), label }
+                Script::Ask { kind: Kind::Shutdown, to, words: d.reason.as_deref().map(Text::from), label }
             }
             "submit_plan" => {
                 if d.from.is_none() {
@@ -1083,7 +1083,7 @@ impl Builder<'_> {
                     None => AgentId::LEAD,
                 };
                 let plan = d.plan.clone().unwrap_or_else(|| "a plan".to_string());
-                Script::SubmitPlan { to, plan: plan.into(), label }
+                Script::Ask { kind: Kind::Plan, to, words: Some(plan.into()), label }
             }
             "message" => {
                 let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a message needs `to`"))?;

@@ -676,15 +676,13 @@ impl crate::explore::Subject for Scenario {
                 // automatic one, `name/kind/n`, about the teammate it names.
                 Expect::Request { label, .. } => {
                     let step = self.team.steps.iter().find(|s| match &s.script {
-                        Script::Shutdown { label: Some(l), .. } | Script::SubmitPlan { label: Some(l), .. } => {
-                            l.as_ref() == label.as_str()
-                        }
+                        Script::Ask { label: Some(l), .. } => l.as_ref() == label.as_str(),
                         _ => false,
                     });
                     match (step, label.split('/').next().and_then(by_name)) {
                         (Some(s), _) => {
                             out.push(s.agent);
-                            if let Script::Shutdown { to, .. } | Script::SubmitPlan { to, .. } = &s.script {
+                            if let Script::Ask { to, .. } = &s.script {
                                 out.push(*to);
                             }
                         }

@@ -2,7 +2,7 @@
 //! wait-for graph and records a `deadlock` event when a cycle closes and a
 //! `deadlock_broken` event when one opens again.
 
-use crate::protocol::{Kind, Policy, WaitFor};
+use crate::protocol::{Policy, WaitFor};
 use crate::trace::{Event, RosterStatus};
 
 /// What `event` does to the graph, as the events to record after it.
@@ -11,9 +11,10 @@ pub fn observe(graph: &mut WaitFor, event: &Event, policy: &Policy) -> Vec<Event
         cycles.into_iter().map(|c| Event::DeadlockBroken { members: c.members, by, default }).collect()
     };
     match event {
-        // A teammate that asks for a plan approval answers nothing until it is
-        // decided: it is blocked on the plan's reviewer. The lead never blocks.
-        Event::Opened { id, kind: Kind::Plan, requester, target, .. } if !requester.is_lead() => {
+        // A teammate that asks what blocks its asker (a plan approval)
+        // answers nothing until it is decided: it is blocked on the one it
+        // asked. The lead never blocks.
+        Event::Opened { id, kind, requester, target, .. } if kind.spec().blocks_asker && !requester.is_lead() => {
             match graph.wait(*requester, *target, *id) {
                 Some(c) => vec![Event::Deadlock { members: c.members, requests: c.requests }],
                 None => Vec::new(),
