@@ -6,6 +6,7 @@ use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDo
 use crate::agent::{Answer, Answers, Quote, Script, TeammateSpec, WorkItem};
 use crate::inbox::Drain;
 use crate::oracle::Invariant;
+use crate::protocol::kinds::Asker;
 use crate::protocol::{
     check_teammate_name, Action, Address, AgentId, GateState, Kind, Message, MessageType, Millis, Policy, Reason,
     RequestId, SendError, Status, Text, LEAD_NAME,
@@ -959,16 +960,17 @@ impl Builder<'_> {
     /// `do = "answer"`: a response sent as written (see `Script::Answer`).
     fn answer_step(&mut self, n: usize, d: &StepDoc, team: &Team) -> Option<Script> {
         let span = d.action.span();
+        let responses: Vec<&str> = Kind::ALL.iter().map(|k| k.spec().response).collect();
         let Some(t) = &d.message_type else {
-            self.err(span, format!("step #{n}: an answer needs `type`: shutdown_response or plan_approval_response"));
+            self.err(span, format!("step #{n}: an answer needs `type`: {}", responses.join(" or ")));
             return None;
         };
-        let kind = match t.get_ref().as_str() {
-            "shutdown_response" => Kind::Shutdown,
-            "plan_approval_response" => Kind::Plan,
-            other => {
+        let kind = match MessageType::parse(t.get_ref()) {
+            Some(MessageType::Response(k)) => k,
+            _ => {
+                let other = t.get_ref();
                 let message = format!("step #{n}: an answer's type {other:?} is not a response type");
-                let help = file::one_of(other, &["shutdown_response", "plan_approval_response"]);
+                let help = file::one_of(other, &responses);
                 self.err(t.span(), message).label("not a response type").help(help);
                 return None;
             }
@@ -989,11 +991,13 @@ impl Builder<'_> {
                 return None;
             }
         };
-        let to = match (&d.to, kind) {
+        // An answer goes to whoever may ask: the lead, for what only it asks.
+        let to = match (&d.to, kind.spec().asker) {
             (Some(t), _) => self.agent(t, team, "to")?,
-            (None, Kind::Shutdown) => AgentId::LEAD,
-            (None, Kind::Plan) => {
-                self.err(span, format!("step #{n}: a plan_approval_response answer needs `to` (whose plan)"));
+            (None, Asker::Lead { .. }) => AgentId::LEAD,
+            (None, Asker::Teammate { .. }) => {
+                let response = kind.spec().response;
+                self.err(span, format!("step #{n}: a {response} answer needs `to` (who asked)"));
                 return None;
             }
         };
@@ -1149,11 +1153,7 @@ impl Builder<'_> {
             [who, kind, n]
                 if team.id(who).is_some_and(|id| !id.is_lead()) && n.parse::<u32>().is_ok_and(|n| n >= 1) =>
             {
-                match *kind {
-                    "shutdown" => Some("shutdown"),
-                    "plan" => Some("plan"),
-                    _ => None,
-                }
+                Kind::parse(kind).map(Kind::as_str)
             }
             _ => None,
         }

@@ -1004,11 +1004,15 @@ impl Reader<'_> {
     /// One field of a forged message, as the wire takes it.
     fn forged_field(&mut self, key: &str, v: &Value<'_>) {
         let field = format!("message.{key}");
+        // The protocols' own keys, as their specs name them.
+        let is_answer = Kind::ALL.iter().any(|k| k.spec().answer_key == key);
+        let is_words = Kind::ALL.iter().any(|k| k.spec().request_words.key == key || k.spec().answer_words == key);
         match (key, v.get_ref()) {
-            ("approve", DeValue::Boolean(_)) | ("deadline", DeValue::Integer(_)) => {}
-            ("approve", _) => {
+            (_, DeValue::Boolean(_)) if is_answer => {}
+            ("deadline", DeValue::Integer(_)) => {}
+            _ if is_answer => {
                 self.wrong(v, &field, "a boolean, `true` or `false`")
-                    .help("write approve = true or approve = false, without quotes");
+                    .help(format!("write {key} = true or {key} = false, without quotes"));
             }
             ("deadline", _) => {
                 self.wrong(v, &field, "a whole number of milliseconds").help("write deadline = 60000 for one minute");
@@ -1026,8 +1030,9 @@ impl Reader<'_> {
                     uuid::Uuid::nil()
                 ));
             }
-            ("type" | "request_id" | "reason" | "feedback" | "plan" | "text", DeValue::String(_)) => {}
-            ("type" | "request_id" | "reason" | "feedback" | "plan" | "text", _) => {
+            ("type" | "request_id" | "text", DeValue::String(_)) => {}
+            (_, DeValue::String(_)) if is_words => {}
+            _ if is_words || matches!(key, "type" | "request_id" | "text") => {
                 let help = if key == "request_id" {
                     "quote it: a request's label after an `@`, like request_id = \"@stop-alice\", or a UUID"
                 } else {
