@@ -27,7 +27,8 @@
 //! and what it draws from (agents, labels, the times things happen) comes
 //! from one run of the unmodified scenario with its own seed.
 
-use crate::protocol::Millis;
+use crate::protocol::kinds::Asker;
+use crate::protocol::{Kind, Millis};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario, ScenarioError};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -38,8 +39,13 @@ use std::fmt::Write as _;
 /// The fault kinds the swarm chooses from.
 pub const KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
 
-/// The scripted actions it chooses from (`do = ...` of an added `[[step]]`).
-pub const STEPS: &[&str] = &["submit_plan", "shutdown", "request_plan", "respawn", "message", "broadcast"];
+/// The scripted actions it chooses from (`do = ...` of an added `[[step]]`):
+/// every protocol's question, then the rest of what a team does.
+pub static STEPS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let mut out: Vec<&'static str> = Kind::ALL.iter().map(|k| k.spec().step).collect();
+    out.extend(["request_plan", "respawn", "message", "broadcast"]);
+    out
+});
 
 use crate::protocol::message::{message_types, protocol_types};
 use crate::scenario::file::toml_string;
@@ -528,25 +534,9 @@ impl Gen<'_> {
         let at = self.time().max(self.t.steps_from);
         let mut f = format!("[[step]]\nat = {}\ndo = \"{action}\"\n", ms(at));
         match action {
-            "submit_plan" => {
-                let from = self.teammate()?;
-                key_line(&mut f, "from", Self::quoted(&from));
-                // To a peer only where the hierarchy allows it; the send
-                // rules would refuse it anyway, and a refused step tests less.
-                if !self.t.scenario.team.policy.strict_hierarchy && self.rng.gen_bool(0.5) {
-                    let to = self.teammate()?;
-                    if to != from {
-                        key_line(&mut f, "to", Self::quoted(&to));
-                    }
-                }
-                key_line(&mut f, "plan", Self::quoted("a plan added by fuzz"));
-            }
-            "shutdown" => {
-                let to = self.teammate()?;
-                key_line(&mut f, "to", Self::quoted(&to));
-                if self.rng.gen_bool(0.3) {
-                    key_line(&mut f, "reason", Self::quoted("added by fuzz"));
-                }
+            _ if Kind::of_step(action).is_some() => {
+                let kind = Kind::of_step(action)?;
+                self.ask_step(&mut f, kind)?;
             }
             // The lead asks for a plan mid-work; the lead starts a teammate
             // again (one that is running: a note, and nothing else).
@@ -574,6 +564,35 @@ impl Gen<'_> {
             }
         }
         Some(f)
+    }
+
+    /// The keys of a step that asks `kind`'s question, as its spec says who
+    /// may ask whom.
+    fn ask_step(&mut self, f: &mut String, kind: Kind) -> Option<()> {
+        let spec = kind.spec();
+        let words = spec.request_words;
+        match spec.asker {
+            Asker::Lead { .. } => {
+                let to = self.teammate()?;
+                key_line(f, "to", Self::quoted(&to));
+            }
+            Asker::Teammate { .. } => {
+                let from = self.teammate()?;
+                key_line(f, "from", Self::quoted(&from));
+                // To a peer only where the hierarchy allows it; the send
+                // rules would refuse it anyway, and a refused step tests less.
+                if !self.t.scenario.team.policy.strict_hierarchy && self.rng.gen_bool(0.5) {
+                    let to = self.teammate()?;
+                    if to != from {
+                        key_line(f, "to", Self::quoted(&to));
+                    }
+                }
+            }
+        }
+        if words.required || self.rng.gen_bool(0.3) {
+            key_line(f, words.key, Self::quoted(&format!("a {} added by fuzz", words.key)));
+        }
+        Some(())
     }
 
     /// A time within the active span: next to something that happened in
@@ -630,6 +649,22 @@ impl Gen<'_> {
 
     fn label(&mut self) -> Option<String> {
         self.t.labels.choose(&mut self.rng).cloned()
+    }
+
+    /// A forged request or answer of `kind`, as a scenario file writes one:
+    /// an answer "no" carries words where the protocol needs them.
+    fn forged(kind: Kind, request: bool, id: &str, approve: bool) -> String {
+        let spec = kind.spec();
+        if request {
+            let key = spec.request_words.key;
+            return format!("{{ type = \"{}\", request_id = {id}, {key} = \"forged\" }}", spec.request);
+        }
+        let words = if approve || spec.no_needs_words.is_none() {
+            String::new()
+        } else {
+            format!(", {} = \"forged\"", spec.answer_words)
+        };
+        format!("{{ type = \"{}\", request_id = {id}, {} = {approve}{words} }}", spec.response, spec.answer_key)
     }
 
     fn quoted(s: &str) -> String {
@@ -737,17 +772,7 @@ impl Gen<'_> {
                 key_line(&mut f, "to", Self::quoted(&requester));
                 let id = Self::quoted(&format!("@{label}"));
                 let approve = self.rng.gen_bool(0.7);
-                let message = match (kind, approve) {
-                    (crate::protocol::Kind::Shutdown, true) => {
-                        format!("{{ type = \"shutdown_response\", request_id = {id}, approve = true }}")
-                    }
-                    (crate::protocol::Kind::Shutdown, false) => format!(
-                        "{{ type = \"shutdown_response\", request_id = {id}, approve = false, reason = \"forged\" }}"
-                    ),
-                    (crate::protocol::Kind::Plan, _) => {
-                        format!("{{ type = \"plan_approval_response\", request_id = {id}, approve = {approve} }}")
-                    }
-                };
+                let message = Self::forged(kind, false, &id, approve);
                 key_line(&mut f, "message", message);
             }
             "forge" => {
@@ -767,15 +792,11 @@ impl Gen<'_> {
                     }
                 };
                 let approve = self.rng.gen_bool(0.5);
-                let message = match self.rng.gen_range(0..5) {
-                    0 => format!("{{ type = \"shutdown_request\", request_id = {id}, reason = \"forged\" }}"),
-                    1 if approve => format!("{{ type = \"shutdown_response\", request_id = {id}, approve = true }}"),
-                    1 => format!(
-                        "{{ type = \"shutdown_response\", request_id = {id}, approve = false, reason = \"forged\" }}"
-                    ),
-                    2 => format!("{{ type = \"plan_approval_request\", request_id = {id}, plan = \"forged plan\" }}"),
-                    3 => format!("{{ type = \"plan_approval_response\", request_id = {id}, approve = {approve} }}"),
-                    _ => "{ type = \"message\", text = \"forged\" }".to_string(),
+                // Each protocol's request and response, or a plain message.
+                let n = self.rng.gen_range(0..=2 * Kind::COUNT);
+                let message = match Kind::ALL.get(n / 2) {
+                    Some(&kind) => Self::forged(kind, n % 2 == 0, &id, approve),
+                    None => "{ type = \"message\", text = \"forged\" }".to_string(),
                 };
                 key_line(&mut f, "message", message);
             }

@@ -129,7 +129,10 @@ fn every_document_the_program_prints_is_valid_by_the_published_schema() {
     add("bench_suite", &suite, 0, any);
     add("fuzz", &["fuzz", HAPPY, "--seeds", "1..4", "--out", &scratch("finds-none"), "--format", "json"], 0, any);
     let finds = scratch("finds");
-    let fuzz = ["fuzz", &auth_off, "--seeds", "1..40", "--shrink", "--out", &finds, "--format", "json"];
+    // About one seed in twenty finds here; 1..40 held a single find, which a
+    // change in the order of the fuzzer's draws took away. 200 seeds keep a
+    // find whatever the draws (8 today) and take a tenth of a second.
+    let fuzz = ["fuzz", &auth_off, "--seeds", "1..200", "--shrink", "--out", &finds, "--format", "json"];
     add("fuzz", &fuzz, 1, |d| d["found"][0]["shrunk"]["Ok"].is_string());
     let shrunk = scratch("shrunk.toml");
     let shrink = ["shrink", "tests/shrink-inputs/padded-sender-auth-off.toml", "--out", &shrunk, "--format", "json"];

@@ -133,22 +133,28 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
                 *left_out.entry("requests sent again").or_default() += 1;
                 continue;
             }
-            (MessageType::Request(Kind::Shutdown), Some(_)) if from.is_lead() => {
-                let _ = writeln!(s, "do = \"shutdown\"\nto = {}", q(to_name.unwrap_or("?")));
+            // A request from one who may ask it: the step that asks it.
+            (MessageType::Request(kind), Some(_)) if kind.spec().asker.is_lead() == from.is_lead() => {
+                let spec = kind.spec();
+                let _ = writeln!(s, "do = {}", q(spec.step));
+                if !from.is_lead() {
+                    let _ = writeln!(s, "from = {}", q(from_name));
+                }
+                let _ = writeln!(s, "to = {}", q(to_name.unwrap_or("?")));
                 if let Some(l) = label {
                     let _ = writeln!(s, "label = {}", q(l));
                 }
-                if let Some(w) = words {
-                    let _ = writeln!(s, "reason = {}", q(w));
+                let key = spec.request_words.key;
+                let placeholder = format!("a {key}");
+                match words {
+                    Some(w) => {
+                        let _ = writeln!(s, "{key} = {}", q(w));
+                    }
+                    None if spec.request_words.required => {
+                        let _ = writeln!(s, "{key} = {}", q(&placeholder));
+                    }
+                    None => {}
                 }
-            }
-            (MessageType::Request(Kind::Plan), Some(_)) if !from.is_lead() => {
-                let _ =
-                    writeln!(s, "do = \"submit_plan\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
-                if let Some(l) = label {
-                    let _ = writeln!(s, "label = {}", q(l));
-                }
-                let _ = writeln!(s, "plan = {}", q(words.unwrap_or("a plan")));
             }
             (MessageType::Response(_), Some(id)) => {
                 let _ = writeln!(s, "do = \"answer\"\nfrom = {}", q(from_name));

@@ -368,8 +368,12 @@ type Labels = BTreeMap<String, &'static str>;
 pub use crate::protocol::message::message_types;
 
 /// What a `[[step]]` may `do`, as the file spells it.
-pub const STEP_ACTIONS: [&str; 7] =
-    ["shutdown", "submit_plan", "request_plan", "respawn", "answer", "message", "broadcast"];
+/// The protocols' own (`shutdown`, `submit_plan`) come first, from their specs.
+pub fn step_actions() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Kind::ALL.iter().map(|k| k.spec().step).collect();
+    out.extend(["request_plan", "respawn", "answer", "message", "broadcast"]);
+    out
+}
 
 /// The id an answer step's `request_id` stands for: the same text, the same
 /// id, on every run, and (by the odds of 122 random bits) none a request of
@@ -1044,9 +1048,14 @@ impl Builder<'_> {
             None => Some(AgentId::LEAD),
         };
         let action = d.action.get_ref().as_str();
+        let asks = Kind::of_step(action);
+        let ask_keys;
         let takes: &[&str] = match action {
-            "shutdown" => &["to", "from", "label", "reason"],
-            "submit_plan" => &["to", "from", "label", "plan"],
+            _ if asks.is_some() => {
+                let words = asks.map_or("", |k| k.spec().request_words.key);
+                ask_keys = ["to", "from", "label", words];
+                &ask_keys
+            }
             "message" => &["to", "from", "text"],
             "broadcast" => &["from", "text"],
             "request_plan" => &["to", "from", "text"],
@@ -1072,22 +1081,9 @@ impl Builder<'_> {
             }
         }
         let script = match action {
-            "shutdown" => {
-                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a shutdown needs `to`"))?;
-                let to = self.agent(to, team, "to")?;
-                Script::Ask { kind: Kind::Shutdown, to, words: d.reason.as_deref().map(Text::from), label }
-            }
-            "submit_plan" => {
-                if d.from.is_none() {
-                    self.err(d.action.span(), format!("step #{n}: submit_plan needs `from` (the teammate submitting)"));
-                    return None;
-                }
-                let to = match &d.to {
-                    Some(t) => self.agent(t, team, "to")?,
-                    None => AgentId::LEAD,
-                };
-                let plan = d.plan.clone().unwrap_or_else(|| "a plan".to_string());
-                Script::Ask { kind: Kind::Plan, to, words: Some(plan.into()), label }
+            _ if asks.is_some() => {
+                let kind = asks?;
+                self.ask_step(n, d, kind, team, label)?
             }
             "message" => {
                 let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a message needs `to`"))?;
@@ -1114,7 +1110,7 @@ impl Builder<'_> {
                 Script::Respawn { to }
             }
             other => {
-                let help = file::one_of(other, &STEP_ACTIONS);
+                let help = file::one_of(other, &step_actions());
                 self.err(d.action.span(), format!("step #{n}: unknown action {other:?}"))
                     .label("unknown action")
                     .help(help);
@@ -1122,6 +1118,40 @@ impl Builder<'_> {
             }
         };
         Some(Step { at: at?, agent: from?, script })
+    }
+
+    /// A step that asks a protocol's question (`do = "shutdown"`,
+    /// `do = "submit_plan"`): the lead asks what only it may ask, of the
+    /// teammate `to`; a teammate asks what teammates ask, of the lead unless
+    /// `to` names a peer.
+    fn ask_step(&mut self, n: usize, d: &StepDoc, kind: Kind, team: &Team, label: Option<Text>) -> Option<Script> {
+        let spec = kind.spec();
+        let span = d.action.span();
+        let to = match spec.asker {
+            Asker::Lead { .. } => {
+                let to = self.required(&d.to, span.clone(), &format!("step #{n}: a {} needs `to`", spec.step))?;
+                self.agent(to, team, "to")?
+            }
+            Asker::Teammate { .. } => {
+                if d.from.is_none() {
+                    self.err(span, format!("step #{n}: {} needs `from` (the teammate asking)", spec.step));
+                    return None;
+                }
+                match &d.to {
+                    Some(t) => self.agent(t, team, "to")?,
+                    None => AgentId::LEAD,
+                }
+            }
+        };
+        let key = spec.request_words.key;
+        let words = d.words(key).map(Text::from);
+        // Words a request must carry, a step may leave out: it asks with a
+        // placeholder ("a plan"), as a learner's first file does.
+        let words = match words {
+            None if spec.request_words.required => Some(Text::from(format!("a {key}").as_str())),
+            w => w,
+        };
+        Some(Script::Ask { kind, to, words, label })
     }
 
     /// Steps come in time order and within the run.

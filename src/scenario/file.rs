@@ -154,6 +154,17 @@ pub struct StepDoc {
     pub approve: Option<bool>,
 }
 
+impl StepDoc {
+    /// The words a step gives under `key` (a protocol's `reason`, `plan`).
+    pub fn words(&self, key: &str) -> Option<&str> {
+        match key {
+            "reason" => self.reason.as_deref(),
+            "plan" => self.plan.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// Every fault's keys in one table. Keys that do not apply to the kind are
 /// refused while reading; which keys a kind needs is checked after, so a
 /// missing key is reported with the kind that needs it.

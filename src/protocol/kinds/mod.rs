@@ -57,6 +57,11 @@ impl Kind {
     pub fn parse(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str() == name)
     }
+
+    /// The protocol a `[[step]]`'s `do` asks (`shutdown`, `submit_plan`).
+    pub fn of_step(action: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.spec().step == action)
+    }
 }
 
 impl fmt::Display for Kind {
@@ -70,6 +75,8 @@ impl fmt::Display for Kind {
 pub struct Spec {
     /// Its name: labels (`alice/shutdown/1`), the trace's `kind`.
     pub name: &'static str,
+    /// What a scenario's `[[step]]` does to ask it (`do = "shutdown"`).
+    pub step: &'static str,
     /// The request's `type` on the wire.
     pub request: &'static str,
     /// The response's `type` on the wire.
@@ -122,6 +129,11 @@ pub enum Asker {
 }
 
 impl Asker {
+    /// Whether the lead is the one who asks.
+    pub fn is_lead(self) -> bool {
+        matches!(self, Asker::Lead { .. })
+    }
+
     /// The rule a request from someone who may not ask breaks.
     pub fn rule(self) -> Rule {
         match self {
@@ -173,6 +185,13 @@ mod tests {
             names.extend([s.name, s.request, s.response, s.timeout_key, s.expiry_key, s.asker.rule().name]);
             names.extend(s.answer_to_lead.map(|r| r.name));
             names.extend(s.no_needs_words.map(|r| r.name));
+        }
+        let mut steps: Vec<&str> = Kind::ALL.iter().map(|k| k.spec().step).collect();
+        steps.sort_unstable();
+        steps.dedup();
+        assert_eq!(steps.len(), Kind::COUNT, "two protocols asked by one step");
+        for k in Kind::ALL {
+            assert_eq!(Kind::of_step(k.spec().step), Some(k));
         }
         let mut unique = names.clone();
         unique.sort_unstable();

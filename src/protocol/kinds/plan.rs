@@ -9,6 +9,7 @@ use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
     name: "plan",
+    step: "submit_plan",
     request: "plan_approval_request",
     response: "plan_approval_response",
     request_words: Words { key: "plan", required: true, when_silent: "" },

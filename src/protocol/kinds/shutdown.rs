@@ -8,6 +8,7 @@ use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
     name: "shutdown",
+    step: "shutdown",
     request: "shutdown_request",
     response: "shutdown_response",
     request_words: Words { key: "reason", required: false, when_silent: "Please shut down gracefully." },
