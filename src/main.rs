@@ -12,12 +12,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Gives freed memory back to the system within a millisecond rather than a
 /// second (mimalloc's default). A team of 100,000 builds and drops more than
 /// it keeps, and the bench runs the baseline's team after it; held for that
-/// second, the garbage lifted the bench's peak from 184 MB (glibc) to 273 MB,
-/// past the 200 MB the README promises. `bench --teammates 100000
-/// --handshakes 100000`: 1 s 252 MB, 50 ms 214-224, 10 ms 200-203, 1 ms 189,
-/// 0 (at once) 188 MB, with throughput within the machine's noise of glibc's
-/// from 1 ms up. A sweep of small runs hardly purges at all (strace: 448
-/// `madvise` calls over 38,000 runs; 1,074 at 0).
+/// second, the garbage lifted the bench's peak past the memory budget the
+/// README promises. A millisecond is the shortest delay that keeps the
+/// throughput of glibc's allocator, and a sweep of small runs hardly purges
+/// at all (the delays tried and what each cost: docs/performance.md, "Why
+/// the code is shaped so").
 fn return_freed_memory_soon() {
     // `mi_option_purge_delay` in mimalloc 3's list of options, which the
     // Rust bindings do not name; asked only of the version it was read from.

@@ -249,3 +249,70 @@ fn an_excerpt_is_found_by_its_lines_in_order_and_regenerated_by_its_shape() {
     // A drifted time is found by its shape, to be regenerated.
     assert_eq!(place(&excerpt(&["    30s  done"]), &output, shape), Ok(vec![2]));
 }
+
+/// GitHub's anchor for a heading: lower case, punctuation other than `-`
+/// and `_` dropped, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The relative links of a Markdown text: `](target)`, web addresses left out.
+fn links(text: &str) -> Vec<String> {
+    text.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .filter(|t| !t.starts_with("http://") && !t.starts_with("https://") && !t.starts_with("mailto:"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A reader who follows a link from the README or the docs lands on a file
+/// that exists, at a heading that exists (moving text to docs/ broke
+/// neither when this was written; the next move is held by this).
+#[test]
+fn every_link_in_the_readme_and_the_docs_leads_somewhere() {
+    let mut pages = vec![root().join("README.md")];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let mut broken = Vec::new();
+    let mut followed = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for link in links(&text) {
+            followed += 1;
+            let (file, fragment) = link.split_once('#').unwrap_or((&link, ""));
+            let target = if file.is_empty() { page.clone() } else { page.parent().unwrap().join(file) };
+            if !target.exists() {
+                broken.push(format!("{}: {link}: no such file", page.display()));
+                continue;
+            }
+            if fragment.is_empty() || target.extension().is_none_or(|e| e != "md") {
+                continue;
+            }
+            let body = std::fs::read_to_string(&target).unwrap();
+            let known = body.lines().filter_map(|l| l.strip_prefix('#')).map(|h| anchor(h.trim_start_matches('#')));
+            if !known.into_iter().any(|a| a == fragment) {
+                broken.push(format!("{}: {link}: no heading with that anchor", page.display()));
+            }
+        }
+    }
+    assert!(followed > 50, "only {followed} links found: the link reader is broken");
+    assert!(broken.is_empty(), "links that lead nowhere:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn an_anchor_is_the_heading_as_github_writes_it() {
+    assert_eq!(anchor(" The oracle: always-on invariants"), "the-oracle-always-on-invariants");
+    assert_eq!(anchor("The JSON a sweep writes"), "the-json-a-sweep-writes");
+    assert_eq!(links("see [a](b.md#c) and [d](https://e) and [f](g.svg)"), ["b.md#c", "g.svg"]);
+}

@@ -1002,8 +1002,8 @@ thread_local! {
 
 /// The room a step works in: the log, the command buffer and the
 /// mailboxes, lent to each step and taken back after, so that a state kept
-/// for later holds none of it (kept, it cost 40 MB of 400 at four
-/// teammates). Only room changes hands, never what is in it: all three are
+/// for later holds none of it (kept, it was a tenth of the explorer's
+/// memory). Only room changes hands, never what is in it: all three are
 /// empty between steps (the log is read out, a turn clears its commands,
 /// the starts are taken before the search begins), and one that is not
 /// keeps its own. The agents' id streams are lent the same way, by

@@ -7,7 +7,7 @@
 //! as `world::frames` says; the state at event `k` is, for each part, the
 //! last entry stamped `k + 1` or less. An agent's frame lists only the
 //! requests that changed since its previous frame (a lead of 100 teammates
-//! would repeat its whole table at every turn: 2.6 MB of a 2.9 MB page), so
+//! would repeat its whole table at every turn, most of a page's bytes), so
 //! its table at `k` is its frames' rows up to `k`, later ones replacing
 //! earlier ones of the same label.
 
