@@ -7,68 +7,44 @@ mod common;
 #[cfg(unix)]
 #[test]
 fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
-    for wait_ms in [1500, 4000] {
-        let Some((code, stdout, stderr)) = interrupted(&["run", "--seeds", "1..2000001", "--jobs", "1"], wait_ms)
-        else {
-            // Killed before it installed its handler (a slow start): once more, later.
-            continue;
-        };
-        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
-        assert!(stdout.contains("stopped early, of 46 scenarios × 2000000 seeds"), "{stdout}");
-        let resume = stderr.lines().last().unwrap_or("").trim();
-        assert!(stderr.contains("runs played (0 failed); resume with:"), "{stderr}");
-        let from: u64 = resume
-            .split("--seeds ")
-            .nth(1)
-            .and_then(|r| r.split("..").next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
-        assert!(from > 1 && resume.contains(&format!("--seeds {from}..2000001")), "{resume}");
-        return;
-    }
-    panic!("the sweep never got to install its handler");
+    // Signalled once 200 runs (more than four seeds of 46 scenarios) have
+    // started: at a point of the work however loaded the machine, not after
+    // a guessed wait.
+    let (code, stdout, stderr) = interrupted_at(&["run", "--seeds", "1..2000001", "--jobs", "1"], "run starts", 200);
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    assert!(stdout.contains("stopped early, of 46 scenarios × 2000000 seeds"), "{stdout}");
+    let resume = stderr.lines().last().unwrap_or("").trim();
+    assert!(stderr.contains("runs played (0 failed); resume with:"), "{}", tail(&stderr));
+    let from: u64 = resume
+        .split("--seeds ")
+        .nth(1)
+        .and_then(|r| r.split("..").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
+    assert!(from > 1 && resume.contains(&format!("--seeds {from}..2000001")), "{resume}");
 }
 
-/// SIGINT to `args` once it has had `wait_ms` to start; `None` if it was
-/// killed before it installed its handler.
+/// The end of a debug log, for a failure's message.
 #[cfg(unix)]
-fn interrupted(args: &[&str], wait_ms: u64) -> Option<(Option<i32>, String, String)> {
-    use std::os::unix::process::ExitStatusExt;
-    let child = std::process::Command::new(common::binary::bin())
-        .args(args)
-        .current_dir(common::binary::root())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    std::thread::sleep(std::time::Duration::from_millis(wait_ms));
-    // SAFETY: sending SIGINT to a child process this test started.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let out = child.wait_with_output().expect("it ends");
-    if out.status.signal() == Some(libc::SIGINT) {
-        return None;
-    }
-    Some((out.status.code(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into()))
+fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
 #[cfg(unix)]
 #[test]
 fn an_interrupted_fuzz_reports_its_finds_and_how_to_resume() {
-    for wait_ms in [2000, 5000] {
-        let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-{wait_ms}", std::process::id()));
-        let run = interrupted(&["fuzz", "--seeds", "1..1000001", "--out", dir.to_str().unwrap()], wait_ms);
-        let _ = std::fs::remove_dir_all(&dir);
-        let Some((code, stdout, stderr)) = run else { continue };
-        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
-        assert!(stdout.contains("stopped early, of 46 scenarios × 1000000 seeds"), "{stdout}");
-        assert!(stderr.contains("runs played (") && stderr.contains("resume with:"), "{stderr}");
-        let resume = stderr.lines().last().unwrap_or("");
-        assert!(resume.contains("fuzz --seeds ") && resume.contains("..1000001 --out"), "{resume}");
-        return;
-    }
-    panic!("the fuzz never got to install its handler");
+    // Past the plain run of each scenario the fuzz draws from (46), well
+    // into its first chunk of seeds.
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-fuzz", std::process::id()));
+    let args = ["fuzz", "--seeds", "1..1000001", "--out", dir.to_str().unwrap()];
+    let (code, stdout, stderr) = interrupted_at(&args, "run starts", 1000);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    assert!(stdout.contains("stopped early, of 46 scenarios × 1000000 seeds"), "{stdout}");
+    assert!(stderr.contains("runs played (") && stderr.contains("resume with:"), "{}", tail(&stderr));
+    let resume = stderr.lines().last().unwrap_or("");
+    assert!(resume.contains("fuzz --seeds ") && resume.contains("..1000001 --out"), "{resume}");
 }
 
 #[cfg(unix)]
@@ -91,20 +67,17 @@ fn an_interrupted_explore_reports_the_states_it_explored() {
         "1000",
         "--no-symmetry",
     ];
-    for wait_ms in [1500, 4000] {
-        let started = std::time::Instant::now();
-        let Some((code, stdout, stderr)) = interrupted(&args, wait_ms) else { continue };
-        assert_eq!(code, Some(130), "{stdout}\n{stderr}");
-        assert!(stdout.contains("explored ") && stdout.contains(" unique)"), "{stdout}");
-        assert!(stdout.contains("interrupted (Ctrl-C): the states above were explored"), "{stdout}");
-        assert!(stdout.contains("no invariant violated in the states explored"), "{stdout}");
-        assert!(!stdout.contains("within the bounds"), "an interrupted search is not a bounded one:\n{stdout}");
-        // Heard between states, not after a whole batch of them (seconds here).
-        let after = started.elapsed().as_millis() as u64 - wait_ms;
-        assert!(after < 3000, "it took {after} ms to stop after the signal");
-        return;
-    }
-    panic!("the explore never got to install its handler");
+    // Signalled at its first progress report (10,000 states in).
+    let (code, stdout, stderr, signalled) = interrupted_at_timed(&args, "explore: searching", 1);
+    let signalled = signalled.expect("the search reported progress");
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    assert!(stdout.contains("explored ") && stdout.contains(" unique)"), "{stdout}");
+    assert!(stdout.contains("interrupted (Ctrl-C): the states above were explored"), "{stdout}");
+    assert!(stdout.contains("no invariant violated in the states explored"), "{stdout}");
+    assert!(!stdout.contains("within the bounds"), "an interrupted search is not a bounded one:\n{stdout}");
+    // Heard between states, not after a whole batch of them (seconds here).
+    let after = signalled.elapsed().as_millis();
+    assert!(after < 3000, "it took {after} ms to stop after the signal");
 }
 
 #[cfg(unix)]
@@ -122,23 +95,19 @@ fn an_interrupted_explore_says_so_in_its_json() {
         "--format",
         "json",
     ];
-    for wait_ms in [1500, 4000] {
-        let Some((code, stdout, _)) = interrupted(&args, wait_ms) else { continue };
-        assert_eq!(code, Some(130), "{stdout}");
-        let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
-        assert_eq!(doc["stopped_by"], "interrupted", "{stdout}");
-        assert!(doc["violation"].is_null(), "{stdout}");
-        // The published schema knows this ending too.
-        let text = std::fs::read_to_string(common::binary::root().join("docs/report.schema.json")).unwrap();
-        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let explore =
-            serde_json::json!({"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/explore"});
-        let errors: Vec<String> =
-            jsonschema::draft202012::new(&explore).unwrap().iter_errors(&doc).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "{errors:?}\n{stdout}");
-        return;
-    }
-    panic!("the explore never got to install its handler");
+    let (code, stdout, stderr) = interrupted_at(&args, "explore: searching", 1);
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(doc["stopped_by"], "interrupted", "{stdout}");
+    assert!(doc["violation"].is_null(), "{stdout}");
+    // The published schema knows this ending too.
+    let text = std::fs::read_to_string(common::binary::root().join("docs/report.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let explore =
+        serde_json::json!({"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/explore"});
+    let errors: Vec<String> =
+        jsonschema::draft202012::new(&explore).unwrap().iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{stdout}");
 }
 
 /// A scenario whose every run plays 2,001 agents, with 300 faults to cut:
@@ -170,6 +139,18 @@ fn slow_to_shrink(dir: &std::path::Path) -> std::path::PathBuf {
 /// fast or loaded the machine.
 #[cfg(unix)]
 fn interrupted_at(args: &[&str], cue: &str, times: usize) -> (Option<i32>, String, String) {
+    let (code, stdout, stderr, _) = interrupted_at_timed(args, cue, times);
+    (code, stdout, stderr)
+}
+
+/// As [`interrupted_at`], with the moment the signal was sent (`None`: the
+/// cue never came).
+#[cfg(unix)]
+fn interrupted_at_timed(
+    args: &[&str],
+    cue: &str,
+    times: usize,
+) -> (Option<i32>, String, String, Option<std::time::Instant>) {
     use std::io::{BufRead, Read};
     let mut child = std::process::Command::new(common::binary::bin())
         .args(args)
@@ -187,11 +168,13 @@ fn interrupted_at(args: &[&str], cue: &str, times: usize) -> (Option<i32>, Strin
     });
     let mut stderr = String::new();
     let mut seen = 0;
+    let mut signalled = None;
     for line in std::io::BufReader::new(child.stderr.take().expect("piped")).lines() {
         let Ok(line) = line else { break };
         if line.contains(cue) {
             seen += 1;
             if seen == times {
+                signalled = Some(std::time::Instant::now());
                 // SAFETY: sending SIGINT to a child process this test started.
                 unsafe {
                     libc::kill(child.id() as libc::pid_t, libc::SIGINT);
@@ -202,7 +185,7 @@ fn interrupted_at(args: &[&str], cue: &str, times: usize) -> (Option<i32>, Strin
         stderr.push('\n');
     }
     let status = child.wait().expect("it ends");
-    (status.code(), out.join().unwrap_or_default(), stderr)
+    (status.code(), out.join().unwrap_or_default(), stderr, signalled)
 }
 
 #[cfg(unix)]

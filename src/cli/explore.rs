@@ -202,6 +202,8 @@ pub fn main(a: ExploreArgs) -> i32 {
     crate::interrupt::install();
     let line = super::progress::Progress::open_ended(a.format == Format::Text);
     let mut progress = |x: &crate::explore::Exploration| {
+        // A point of the search a log reader (or a test's Ctrl-C) can wait for.
+        tracing::debug!(states = x.states, unique = x.unique, depth = x.depth, "explore: searching");
         line.show(format!("{} states ({} unique), depth {}", x.states, x.unique, x.depth));
     };
     let x = explore_with(&scenario, budgets, bounds, &mut progress);
