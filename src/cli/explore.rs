@@ -227,7 +227,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             "states": x.states,
             "unique": x.unique,
             "depth": x.depth,
-            "seconds": secs,
+            "seconds": crate::words::real_seconds(secs),
             "stopped_by": x.stopped_by,
             "partial_order_slept": x.slept,
             "symmetric_groups": x.symmetric,
