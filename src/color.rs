@@ -1,7 +1,8 @@
-//! Colour on a terminal: PASS green, FAIL red, what broke red, warnings
-//! yellow. `--color auto` (the default) colours only a terminal, and honours
-//! `NO_COLOR` (no colour) and `CLICOLOR_FORCE` (colour even in a pipe), as
-//! cargo and the tools built on `anstream` do; `always` and `never` decide.
+//! Colour on a terminal: PASS and a checked file's ok green; FAIL, what
+//! broke and a bad file red; warnings and deadlocks yellow. `--color auto`
+//! (the default) colours only a terminal, and honours `NO_COLOR` (no colour)
+//! and `CLICOLOR_FORCE` (colour even in a pipe), as cargo and the tools built
+//! on `anstream` do; `always` and `never` decide.
 
 use clap::ValueEnum;
 use std::io::IsTerminal;

@@ -1,6 +1,6 @@
-//! Counts in words, for every report that says how many of something:
-//! shared by the commands and the library's own messages, so it sits below
-//! both.
+//! Counts in words, for every report that says how many of something, and
+//! real times as every JSON report prints them: shared by the commands and
+//! the library's own messages, so it sits below both.
 
 /// `1 handshake`, `2 handshakes`.
 pub fn plural(n: u64, word: &str) -> String {
@@ -16,6 +16,35 @@ pub fn noun(n: u64, word: &str) -> String {
     }
 }
 
+/// A real (wall) time in milliseconds, to the microsecond. The clock's
+/// figure, printed whole, carries float noise (`0.32519899999999996`) and
+/// digits finer than anything a wall-clock measurement of a run means.
+pub fn real_ms(ms: f64) -> f64 {
+    to_the_microsecond(ms, 1e3)
+}
+
+/// A real time in seconds, to the microsecond, as [`real_ms`].
+pub fn real_seconds(s: f64) -> f64 {
+    to_the_microsecond(s, 1e6)
+}
+
+// Dividing a whole count of microseconds once gives the double nearest the
+// decimal, which prints with at most 3 (ms) or 6 (s) decimals; rounding ms
+// and then dividing by 1000 would not.
+fn to_the_microsecond(t: f64, per_unit: f64) -> f64 {
+    (t * per_unit).round() / per_unit
+}
+
+/// [`real_ms`] for a field that serde prints.
+pub fn serialize_real_ms<S: serde::Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(real_ms(*ms))
+}
+
+/// [`real_seconds`] for a field that serde prints.
+pub fn serialize_real_seconds<S: serde::Serializer>(secs: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(real_seconds(*secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -26,5 +55,15 @@ mod tests {
         assert_eq!(plural(1, "run"), "1 run");
         assert_eq!(plural(2, "seed"), "2 seeds");
         assert_eq!(noun(1, "msg"), "msg");
+    }
+
+    #[test]
+    fn real_times_print_to_the_microsecond() {
+        let printed = |t: f64| serde_json::to_string(&t).unwrap();
+        assert_eq!(printed(real_ms(0.5830649999999999)), "0.583");
+        assert_eq!(printed(real_ms(0.32519899999999996)), "0.325");
+        assert_eq!(printed(real_seconds(0.0119483999999)), "0.011948");
+        assert_eq!(printed(real_seconds(12.3456789)), "12.345679");
+        assert_eq!(printed(real_ms(7.0)), "7.0");
     }
 }

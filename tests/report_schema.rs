@@ -4,7 +4,8 @@
 //! bad), explore, audit, bench (a case and a suite), fuzz, shrink, and the
 //! error object. Validated by the `jsonschema` crate against the document's
 //! own `$defs` entry (for a precise message) and against the whole schema
-//! (each document is exactly one of its kinds).
+//! (each document is exactly one of its kinds). Their real times are
+//! printed to the microsecond, as the schema says.
 
 mod common;
 
@@ -179,5 +180,79 @@ fn a_document_that_drifts_from_the_schema_is_refused() {
         let kind = if changed.get("error").is_some() { "error" } else { "run" };
         assert!(!problems(&schema, kind, &changed).is_empty(), "{what}: the schema should refuse it");
         assert!(!jsonschema::draft202012::new(&schema).unwrap().is_valid(&changed), "{what}");
+    }
+}
+
+/// Digits after the point that a number, as JSON prints it, carries:
+/// `0.583` 3, `7.0` 0, `1.5e-5` 6 (ryu writes small numbers with an exponent).
+fn decimals(number: &str) -> i64 {
+    let (mantissa, exponent) = match number.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or_else(|_| panic!("an exponent: {number}"))),
+        None => (number, 0),
+    };
+    let fraction = mantissa.split_once('.').map_or("", |(_, f)| f).trim_end_matches('0');
+    (fraction.len() as i64 - exponent).max(0)
+}
+
+#[test]
+fn decimals_are_counted_as_printed() {
+    assert_eq!(decimals("0.5830649999999999"), 16);
+    assert_eq!(decimals("0.583"), 3);
+    assert_eq!(decimals("7.0"), 0);
+    assert_eq!(decimals("12"), 0);
+    assert_eq!(decimals("1e-6"), 6);
+    assert_eq!(decimals("1.5e-6"), 7);
+}
+
+/// Issue 24, point 6: every real time in every report is printed to the
+/// microsecond (ms to 3 decimals, seconds to 6), never with the clock's float
+/// noise. Read in the printed text: a parsed number says nothing of how it
+/// was written.
+#[test]
+fn every_real_time_in_a_json_report_is_rounded_to_the_microsecond() {
+    const PLAN: &str = "scenarios/05-plan-approved.toml";
+    let dir = TempDir::new("rounded-times");
+    // Fifty seeds of two files: enough runs that the real times added up
+    // carry float noise when printed whole.
+    let shard = |i: u32| {
+        let shard = format!("{i}/2");
+        let r = handshake(&["run", HAPPY, PLAN, "--seeds", "1..50", "--shard", &shard, "--format", "json"]);
+        r.expect_code(0);
+        dir.write(&format!("shard-{i}.json"), &r.stdout)
+    };
+    let (one, other) = (shard(1), shard(2));
+    let out = dir.path("finds");
+    let commands: [(&[&str], &[&str]); 6] = [
+        (&["run", HAPPY, "--format", "json"], &["real_ms"]),
+        (&["run", HAPPY, PLAN, "--seeds", "1..50", "--format", "json"], &["real_seconds", "real_ms"]),
+        (&["merge", &one, &other, "--format", "json"], &["real_seconds", "real_ms"]),
+        (&["fuzz", HAPPY, "--seeds", "1..4", "--out", &out, "--format", "json"], &["real_seconds"]),
+        (
+            &["shrink", "tests/shrink-inputs/padded-sender-auth-off.toml", "--out", "-", "--format", "json"],
+            &["real_seconds"],
+        ),
+        (&["explore", HAPPY, "--format", "json"], &["seconds"]),
+    ];
+    for (args, keys) in commands {
+        let r = handshake(args);
+        r.expect_code(0);
+        let mut found = BTreeSet::new();
+        for line in r.stdout.lines() {
+            let Some((key, value)) = line.trim().split_once(": ") else { continue };
+            let key = key.trim_matches('"');
+            let allowed = match key {
+                "real_ms" => 3,
+                "real_seconds" | "seconds" => 6,
+                _ => continue,
+            };
+            let number = value.trim_end_matches(',');
+            assert!(
+                decimals(number) <= allowed,
+                "handshake {}: {key} is {number}, more than {allowed} decimals",
+                args.join(" ")
+            );
+            found.insert(key);
+        }
+        assert_eq!(found, keys.iter().copied().collect(), "handshake {}: the time fields printed", args.join(" "));
     }
 }

@@ -233,7 +233,8 @@ pub fn main(a: BenchArgs) -> i32 {
         return Refusal::line(why, Problem::in_flag("--in-flight", why)).tell(a.format);
     }
     if let Some(warning) = build_warning(env!("HANDSHAKE_PROFILE"), cfg!(debug_assertions)) {
-        eprintln!("warning: {warning}");
+        let word = crate::color::paint("warning", crate::color::Paint::Warn, crate::color::stderr());
+        eprintln!("{word}: {warning}");
     }
     let say = |what: &str| eprintln!("  measuring {what}…");
     if a.suite {

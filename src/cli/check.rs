@@ -2,6 +2,7 @@
 
 use super::bad_input::{print_json, Problem};
 use super::{noun, scenario_files, Format, EXIT_BAD_INPUT, EXIT_OK};
+use crate::color::{paint, Paint};
 use crate::scenario::{load_str, read_file, Scenario, ScenarioError};
 use clap::Args;
 use std::path::PathBuf;
@@ -55,11 +56,14 @@ pub fn main(a: CheckArgs) -> i32 {
 /// Each good file and the count, after the problems.
 fn print_text(checked: &[Checked]) {
     let ok: Vec<&Scenario> = checked.iter().filter_map(|c| c.loaded.as_ref().ok()).collect();
+    let colored = crate::color::stdout();
     for s in &ok {
-        println!("ok    {}  ({})", super::shown(&s.path), super::shown(&s.name));
+        println!("{}    {}  ({})", paint("ok", Paint::Pass, colored), super::shown(&s.path), super::shown(&s.name));
     }
-    let total = checked.len();
-    println!("{} {}: {} ok, {} bad", total, noun(total as u64, "file"), ok.len(), total - ok.len());
+    let (total, bad) = (checked.len(), checked.len() - ok.len());
+    // Red says something is wrong, and "0 bad" says nothing is.
+    let bad_word = if bad > 0 { paint("bad", Paint::Fail, colored) } else { "bad".to_string() };
+    println!("{} {}: {} ok, {bad} {bad_word}", total, noun(total as u64, "file"), ok.len());
 }
 
 /// The check report (`$defs/check` in docs/report.schema.json): each file

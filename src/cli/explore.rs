@@ -3,6 +3,7 @@
 
 use super::bad_input::{Problem, Refusal};
 use super::{Format, EXIT_FAILED, EXIT_OK};
+use crate::color::{paint, Paint};
 use crate::explore::{explore_with, Bounds, Budgets, Order};
 use crate::scenario::load_file;
 use clap::Args;
@@ -229,7 +230,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             "states": x.states,
             "unique": x.unique,
             "depth": x.depth,
-            "seconds": secs,
+            "seconds": crate::words::real_seconds(secs),
             "stopped_by": x.stopped_by,
             "partial_order_slept": x.slept,
             "symmetric_groups": x.symmetric,
@@ -309,7 +310,8 @@ pub fn main(a: ExploreArgs) -> i32 {
                 if let Some(d) = &x.deadlock {
                     // Allowed by the policy, and worth seeing: how the team
                     // can come to wait on itself.
-                    println!("a deadlock can form (the policy allows it): {}", d.detail);
+                    let can = paint("a deadlock can form", Paint::Warn, crate::color::stdout());
+                    println!("{can} (the policy allows it): {}", d.detail);
                     println!("  {} that forms it ({} steps):", schedule_name(order), d.actions.len());
                     for step in &d.actions {
                         println!("    {step}");
@@ -317,7 +319,8 @@ pub fn main(a: ExploreArgs) -> i32 {
                 }
             }
             Some(c) => {
-                println!("✗ {} — {}", c.broke, c.detail);
+                let cross = paint("✗", Paint::Fail, crate::color::stdout());
+                println!("{cross} {} — {}", c.broke, c.detail);
                 print_schedule(c, order);
                 if order == Order::Depth {
                     println!("  (found depth first: `handshake shrink` shortens it, or explore breadth first for a shortest one)");

@@ -212,7 +212,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                 "refused": refused,
                 "by_invariant": by_invariant,
                 "by_scenario": by_scenario,
-                "real_seconds": elapsed,
+                "real_seconds": crate::words::real_seconds(elapsed),
             });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }

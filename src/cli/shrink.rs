@@ -268,7 +268,7 @@ pub fn json_report(shown: &str, s: &Shrunk, written: Option<&str>) -> serde_json
         "written": written,
         "passes": s.passes,
         "text": s.text,
-        "real_seconds": s.elapsed.as_secs_f64(),
+        "real_seconds": crate::words::real_seconds(s.elapsed.as_secs_f64()),
         "played": {"runs": s.played, "jobs": s.jobs},
     })
 }

@@ -97,7 +97,7 @@ pub struct Report {
     pub virtual_ms: u64,
     /// Rounded to the microsecond: a clock's last digits are noise, and
     /// 0.32519899999999996 is not a figure anyone can use.
-    #[serde(serialize_with = "microseconds")]
+    #[serde(serialize_with = "crate::words::serialize_real_ms")]
     pub real_ms: f64,
     pub stopped_by: &'static str,
     /// Requests still pending when the run stopped, by label.
@@ -128,10 +128,6 @@ pub struct RequestEnd {
 pub struct AgentEnd {
     pub name: String,
     pub status: &'static str,
-}
-
-fn microseconds<S: serde::Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64((ms * 1000.0).round() / 1000.0)
 }
 
 /// How to run: overrides from the command line.

@@ -16,6 +16,7 @@ pub struct SweepDoc {
     pub runs: u64,
     /// Failing runs: by scenario in the order given, then by seed.
     pub failed: Vec<FailedSeed>,
+    #[serde(serialize_with = "crate::words::serialize_real_seconds")]
     pub real_seconds: f64,
     /// Which shard this is; absent for a whole sweep (and a merge of shards).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,6 +47,7 @@ pub struct ScenarioRow {
     pub seeds: u64,
     pub failed: u64,
     /// The runs' real time added up.
+    #[serde(serialize_with = "crate::words::serialize_real_ms")]
     pub real_ms: f64,
 }
 
