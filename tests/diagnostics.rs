@@ -352,7 +352,7 @@ fn every_kind_of_problem() -> Vec<(String, &'static str)> {
         (expect("refused = 1\nrule = \"strict\"\n"), "not a rule"),
         (expect("received = \"shutdown_request\"\n"), "needs `by`"),
         (expect("received = \"shutdown_reqest\"\nby = \"alice\"\n"), "unknown message type"),
-        (expect("inbox = \"alice\"\nlines = 1\n"), "needs file inboxes"),
+        (expect("inbox = \"alice\"\nlines = 1\n"), "needs mailbox = \"file\""),
         (after(&format!("{FILE_MODE}[[expect]]\ninbox = \"alice\"\n")), "needs `lines`"),
         (expect("deadlock = [\"alice\"]\n"), "at least two"),
         (expect("deadlock = [\"alice\", \"alice\"]\n"), "twice"),

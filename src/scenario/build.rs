@@ -1803,9 +1803,12 @@ impl Builder<'_> {
         if let Some(owner) = &d.inbox {
             self.agent(owner, team, "inbox")?;
             if !self.file_mode {
-                self.err(owner.span(), "expect on an inbox's lines needs file inboxes: memory mailboxes leave no file")
-                    .label("no inbox file")
-                    .help("set mailbox = \"file\" in [policy]");
+                self.err(
+                    owner.span(),
+                    "expect on an inbox's lines needs mailbox = \"file\": memory mailboxes leave no file",
+                )
+                .label("no inbox file")
+                .help("set mailbox = \"file\" in [policy]");
                 return None;
             }
             let Some(lines) = d.lines else {
