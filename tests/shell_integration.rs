@@ -53,27 +53,45 @@ fn completion_scripts_are_valid_for_their_shells() {
 #[test]
 fn a_man_page_for_every_subcommand_renders() {
     let dir = std::env::temp_dir().join(format!("handshake-man-{}", std::process::id()));
+    // A folder left by an earlier run of this id would add its pages to the listing.
+    let _ = std::fs::remove_dir_all(&dir);
     let out = handshake(&["man", "--out", dir.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let mut pages = vec!["handshake.1".to_string()];
     pages.extend(SUBCOMMANDS.iter().map(|s| format!("handshake-{s}.1")));
-    for page in &pages {
-        let path = dir.join(page);
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+    pages.sort();
+    // Every page the command wrote, not only those named here: a new
+    // subcommand's page is rendered too, and must be named above.
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a folder entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(written, pages, "the pages written, against handshake and its subcommands");
+    for page in &written {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
         assert!(text.starts_with(".ie") || text.contains(".TH"), "{page} is not roff");
     }
-    let man = std::process::Command::new("man")
-        .arg("-l")
-        .arg(dir.join("handshake-explore.1"))
-        .env("MANWIDTH", "100")
-        .output();
-    match man {
-        Ok(o) if o.status.success() => {
-            let text = String::from_utf8_lossy(&o.stdout);
-            assert!(text.contains("handshake-explore") && text.contains("--max-states"), "{text}");
+    for page in &written {
+        // To a pipe, as `man -l page | less` or a packager's check has it.
+        let man = std::process::Command::new("man").arg("-l").arg(dir.join(page)).env("MANWIDTH", "80").output();
+        let o = match man {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("skipped rendering with `man -l`: no man here ({e})");
+                break;
+            }
+        };
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "man -l {page} failed: {}\n{text}", String::from_utf8_lossy(&o.stderr));
+        // The NAME section's first word is the page's own name.
+        let name = page.trim_end_matches(".1");
+        let named = text.lines().skip_while(|l| l.trim() != "NAME").nth(1).and_then(|l| l.split_whitespace().next());
+        assert_eq!(named, Some(name), "man -l {page} does not name {name} under NAME:\n{text}");
+        assert!(text.lines().next().is_some_and(|l| l.contains(&format!("{name}(1)"))), "{page}:\n{text}");
+        if name == "handshake-explore" {
+            assert!(text.contains("--max-states"), "{text}");
         }
-        Ok(o) => panic!("man -l failed: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => eprintln!("skipped rendering with `man -l`: no man here ({e})"),
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

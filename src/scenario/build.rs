@@ -283,9 +283,23 @@ pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>>
 pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
     use crate::input::{read_text, ReadError};
     let shown = path.display().to_string();
-    read_text(path, limits::MAX_FILE_BYTES as u64).map_err(|e| match e {
-        ReadError::TooBig { bytes, .. } => too_big(&shown, bytes),
-        e => ScenarioError::whole_file(&shown, e.to_string()),
+    // Problems of the whole file, at no line of it: a help, and no label.
+    read_text(path, limits::MAX_FILE_BYTES as u64).map_err(|e| {
+        let (message, help) = match e {
+            ReadError::TooBig { bytes, .. } => return too_big(&shown, bytes),
+            ReadError::NotAFile(what) => {
+                (format!("this is {what}, not a file"), "give a regular file, or a pipe such as `<(command)`")
+            }
+            ReadError::EmptyPipe => (
+                "the pipe gave nothing: no program was writing to it".to_string(),
+                "start the program that writes to the pipe first, or give a regular file",
+            ),
+            ReadError::NotUtf8 => (e.to_string(), "save it as UTF-8, the encoding TOML files are written in"),
+            ReadError::Io(_) => (e.to_string(), "check the path, and that you may read the file"),
+        };
+        let mut e = ScenarioError::whole_file(&shown, message);
+        e.help(help);
+        e
     })
 }
 
@@ -296,10 +310,9 @@ fn too_big(path: &str, bytes: Option<u64>) -> ScenarioError {
         Some(n) => format!("the file is {:.1} MiB; {max}", n as f64 / (1024.0 * 1024.0)),
         None => format!("{max}, and the pipe gave more"),
     };
-    ScenarioError::whole_file(
-        path,
-        format!("{what} (parsing takes up to about 100 times a file's size): for many identical teammates use `count`"),
-    )
+    let mut e = ScenarioError::whole_file(path, format!("{what} (parsing takes up to about 100 times a file's size)"));
+    e.help("for many identical teammates use `count`; a long script can be split into several files");
+    e
 }
 
 struct Builder<'a> {
@@ -422,22 +435,23 @@ impl Builder<'_> {
     fn duration(&mut self, s: &S<String>, what: &str) -> Option<Millis> {
         match parse_duration(s.get_ref()) {
             Ok(m) if m > MAX_RUN => {
-                let message = format!(
-                    "{what} = {:?} is longer than a run may be ({}): give at most \"{}\"",
-                    s.get_ref(),
-                    human(MAX_RUN),
-                    human(MAX_RUN)
-                );
-                self.err(s.span(), message);
+                let message = format!("{what} = {:?} is longer than a run may be ({})", s.get_ref(), human(MAX_RUN));
+                self.err(s.span(), message)
+                    .label("longer than a run")
+                    .help(format!("give at most \"{}\"", human(MAX_RUN)));
                 None
             }
             Ok(m) => Some(m),
             Err(e) => {
                 let (message, help) = split_fix(&e);
-                let e = self.err(s.span(), format!("{what}: {message}")).label("not a duration");
-                if let Some(h) = help {
-                    e.help(h);
-                }
+                // Each of parse_duration's words without a fix after a colon
+                // ("finer than a millisecond", "too long for any run") is one
+                // a whole number of milliseconds within a year mends.
+                let help = help.map_or_else(
+                    || format!("give whole milliseconds, at most a year, like \"1500ms\" or \"{}\"", human(MAX_RUN)),
+                    str::to_string,
+                );
+                self.err(s.span(), format!("{what}: {message}")).label("not a duration").help(help);
                 None
             }
         }
@@ -458,7 +472,9 @@ impl Builder<'_> {
                      control characters (newlines, tabs, terminal escapes) or text-reversing marks",
                     c
                 ),
-            );
+            )
+            .label("holds a control character")
+            .help(format!("remove the {c:?} from `{key}`"));
         }
     }
 
@@ -466,7 +482,9 @@ impl Builder<'_> {
         let a = a.as_ref()?;
         let list = a.get_ref().clone();
         if list.is_empty() {
-            self.err(a.span(), format!("{what} needs at least one answer (approve, reject or ignore)"));
+            self.err(a.span(), format!("{what} needs at least one answer (approve, reject or ignore)"))
+                .label("no answers")
+                .help(format!("give one, like {} = \"approve\", or a list, like [\"reject\", \"approve\"]", what));
             return None;
         }
         Some(Answers::new(list))
@@ -474,7 +492,9 @@ impl Builder<'_> {
 
     fn build(&mut self, doc: FileDoc) -> Scenario {
         if let Some(name) = doc.name.as_ref().filter(|n| n.get_ref().trim().is_empty()) {
-            self.err(name.span(), "`name` cannot be empty");
+            self.err(name.span(), "`name` cannot be empty")
+                .label("empty")
+                .help("name the scenario, like name = \"my-scenario\"");
         }
         self.printable(&doc.name, "name", "");
         self.printable(&doc.about, "about", "\n\t");
@@ -484,17 +504,26 @@ impl Builder<'_> {
             Some(l) => match parse_latency(l.get_ref()) {
                 Ok(Latency::Fixed(most) | Latency::Range(_, most)) if most > MAX_RUN => {
                     let message = format!(
-                        "latency = {:?}: a delay longer than a run may be ({}) would never end; give at most \"{}\"",
+                        "latency = {:?}: a delay longer than a run may be ({}) would never end",
                         l.get_ref(),
                         human(MAX_RUN),
-                        human(MAX_RUN)
                     );
-                    self.err(l.span(), message);
+                    self.err(l.span(), message)
+                        .label("longer than a run")
+                        .help(format!("give at most \"{}\"", human(MAX_RUN)));
                     Latency::Fixed(Millis(1))
                 }
                 Ok(l) => l,
                 Err(e) => {
-                    self.err(l.span(), format!("latency: {e}"));
+                    let (message, fix) = split_fix(&e);
+                    let help = fix.map_or_else(
+                        || {
+                            "give a duration, like latency = \"5ms\", or a range, like latency = \"1ms..20ms\""
+                                .to_string()
+                        },
+                        str::to_string,
+                    );
+                    self.err(l.span(), format!("latency: {message}")).label("not a latency").help(help);
                     Latency::Fixed(Millis(1))
                 }
             },
@@ -518,6 +547,8 @@ impl Builder<'_> {
 
         // Steps, with the labels they give their requests.
         let mut label_kinds = Labels::new();
+        // Where each label was first given, to point a repeat back at it.
+        let mut label_lines: BTreeMap<String, usize> = BTreeMap::new();
         let mut steps = Vec::new();
         let mut last_at = Millis::ZERO;
         self.hidden.extend(doc.hidden_labels.iter().cloned());
@@ -539,7 +570,11 @@ impl Builder<'_> {
                             s.get_ref().n,
                             if known.is_empty() { "none".to_string() } else { known.join(", ") }
                         );
-                        self.err(written.span(), message);
+                        let help = format!(
+                            "{}label a request with label = \"...\" on the step that asks it, before this step",
+                            file::guess(l, &known)
+                        );
+                        self.err(written.span(), message).label("no request has this label yet").help(help);
                     }
                 }
                 if let Some(l) = &s.get_ref().label {
@@ -547,10 +582,14 @@ impl Builder<'_> {
                         Script::Ask { kind, .. } => kind.as_str(),
                         _ => "plan",
                     };
-                    if label_kinds.contains_key(l.get_ref()) {
-                        self.err(l.span(), format!("label {:?} is used twice", l.get_ref()));
+                    if let Some(first) = label_lines.get(l.get_ref()) {
+                        let help = format!("labels must be unique: rename one, e.g. \"{}-2\"", l.get_ref());
+                        self.err(l.span(), format!("label {:?} is used twice", l.get_ref()))
+                            .label(format!("already given on line {first}"))
+                            .help(help);
                     } else {
                         label_kinds.insert(l.get_ref().clone(), kind);
+                        label_lines.insert(l.get_ref().clone(), self.index.line_col(l.span().start).0);
                     }
                 }
                 steps.push(step);
@@ -698,7 +737,9 @@ impl Builder<'_> {
             ];
             for (key, span) in stray {
                 if let Some(span) = span {
-                    self.err(span, format!("`{key}` applies to file inboxes only: set mailbox = \"file\" in [policy]"));
+                    self.err(span, format!("`{key}` applies to file inboxes only: set mailbox = \"file\" in [policy]"))
+                        .label("file inboxes only")
+                        .help(format!("add mailbox = \"file\" to [policy], or remove `{key}`"));
                 }
             }
             return None;
@@ -719,7 +760,9 @@ impl Builder<'_> {
         if let Some(d) = &p.inbox_poll {
             if let Some(t) = self.duration(d, "inbox_poll") {
                 if t == Millis::ZERO {
-                    self.err(d.span(), "inbox_poll = \"0ms\": an owner would read without end; use at least \"1ms\"");
+                    self.err(d.span(), "inbox_poll = \"0ms\": an owner would read without end; use at least \"1ms\"")
+                        .label("zero")
+                        .help("give at least \"1ms\", like inbox_poll = \"1ms\"");
                 } else {
                     m.poll = t;
                 }
@@ -743,11 +786,10 @@ impl Builder<'_> {
                 let drain = if p.drain.is_some() { "drain = \"truncate\"" } else { "the default drain (\"truncate\")" };
                 self.err(
                     x.span(),
-                    format!(
-                        "prune = true does nothing with {drain}, which empties the file at every read: prune \
-                         works with drain = \"offset\" (set it), or leave prune out"
-                    ),
-                );
+                    format!("prune = true does nothing with {drain}, which empties the file at every read"),
+                )
+                .label("does nothing here")
+                .help("prune works with drain = \"offset\": set it in [policy], or leave prune out");
             }
         }
         Some(m)
@@ -769,7 +811,11 @@ impl Builder<'_> {
                      use at least \"1ms\" (the default is \"{shown}\")",
                     d.get_ref()
                 ),
-            );
+            )
+            .label("zero")
+            .help(format!(
+                "give at least \"1ms\", like {key} = \"{shown}\" (the default), or {key} = \"never\" for no deadline"
+            ));
             return default;
         }
         t
@@ -781,7 +827,8 @@ impl Builder<'_> {
         let mut out = Vec::new();
         // Lower-cased, so that `alice` and `Alice` are caught: people and logs
         // read them as the same agent, as they do `lead` and `Lead`.
-        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        // Each name with the line of the entry that first gave it.
+        let mut seen: BTreeMap<String, (String, usize)> = BTreeMap::new();
         let (mut work, mut revisions) = (0u64, 0u64);
         let (mut work_said, mut revisions_said) = (false, false);
         for t in docs {
@@ -794,7 +841,8 @@ impl Builder<'_> {
                     out.len() as u64 + copies,
                     limits::MAX_TEAMMATES
                 );
-                self.err(d.name.span(), message);
+                let help = format!("lower `count` so that the team has at most {} teammates", limits::MAX_TEAMMATES);
+                self.err(d.name.span(), message).label("the team is too large here").help(help);
                 continue;
             }
             let steps: u64 =
@@ -807,7 +855,8 @@ impl Builder<'_> {
                     d.name.get_ref(),
                     limits::MAX_TEAM_WORK_STEPS
                 );
-                self.err(d.name.span(), message);
+                let help = "lower `steps` in the work items, or `count`, up to here";
+                self.err(d.name.span(), message).label("the work passes the bound here").help(help);
             }
             revisions += copies * u64::from(d.max_revisions.unwrap_or(3));
             if revisions > limits::MAX_TEAM_REVISIONS && !revisions_said {
@@ -817,28 +866,34 @@ impl Builder<'_> {
                     d.name.get_ref(),
                     limits::MAX_TEAM_REVISIONS
                 );
-                self.err(d.name.span(), message);
+                let help = "lower `max_revisions` (3 when left out), or `count`, up to here";
+                self.err(d.name.span(), message).label("the revisions pass the bound here").help(help);
             }
             let before = out.len();
             self.teammate(t, &mut out);
             // Checked per entry, so the error points at the entry that repeats
             // a name, even when `count` expanded it into many.
+            let line = self.index.line_col(d.name.span().start).0;
             for (name, _) in &out[before..] {
                 match seen.get(&name.to_ascii_lowercase()) {
                     None => {}
-                    Some(first) if first == name => {
-                        self.err(d.name.span(), format!("two teammates are named {name:?}"));
+                    Some((first, at)) if first == name => {
+                        let help = format!("names must be unique: rename one, e.g. \"{}\"", fresh(name, &seen));
+                        self.err(d.name.span(), format!("two teammates are named {name:?}"))
+                            .label(format!("also given on line {at}"))
+                            .help(help);
                         break;
                     }
-                    Some(first) => {
+                    Some((first, at)) => {
                         let message = format!(
                             "teammates {first:?} and {name:?} differ only in case: names must differ in more than case"
                         );
-                        self.err(d.name.span(), message);
+                        let help = format!("rename one, e.g. \"{}\"", fresh(name, &seen));
+                        self.err(d.name.span(), message).label(format!("{first:?} is on line {at}")).help(help);
                         break;
                     }
                 }
-                seen.insert(name.to_ascii_lowercase(), name.clone());
+                seen.insert(name.to_ascii_lowercase(), (name.clone(), line));
             }
         }
         out
@@ -848,7 +903,8 @@ impl Builder<'_> {
         let d = t.get_ref();
         let name = d.name.get_ref();
         if let Err(e) = check_teammate_name(name) {
-            self.err(d.name.span(), format!("teammate name: {e}"));
+            let (label, help) = name_fix(&e);
+            self.err(d.name.span(), format!("teammate name: {e}")).label(label).help(help);
         }
         let on_shutdown = self.answers(&d.on_shutdown, "on_shutdown").unwrap_or(Answers::always(Answer::Approve));
         let rejects = d.on_shutdown.as_ref().is_some_and(|a| a.get_ref().contains(&Answer::Reject));
@@ -877,13 +933,27 @@ impl Builder<'_> {
         };
         match &d.count {
             None => out.push((name.clone(), spec)),
-            Some(c) if *c.get_ref() == 0 || *c.get_ref() > 100_000 => {
-                self.err(c.span(), format!("count must be between 1 and {}", limits::MAX_TEAMMATES));
+            // The reader refused these with its bound; kept against a change there.
+            Some(c) if *c.get_ref() == 0 || u64::from(*c.get_ref()) > limits::MAX_TEAMMATES => {
+                self.err(c.span(), format!("count must be between 1 and {}", limits::MAX_TEAMMATES))
+                    .label("out of bounds")
+                    .help(format!("give a count from 1 to {}", limits::MAX_TEAMMATES));
             }
             Some(c) => {
                 let last = format!("{name}-{}", c.get_ref());
                 if let Err(e) = check_teammate_name(&last) {
-                    self.err(d.name.span(), format!("with count = {}, the names run up to {last:?}: {e}", c.get_ref()));
+                    let message = format!("with count = {}, the names run up to {last:?}: {e}", c.get_ref());
+                    let (label, help) = match &e {
+                        crate::protocol::NameError::TooLong(_) => (
+                            "too long with its number".to_string(),
+                            format!(
+                                "shorten the name: `count` adds `-` and up to {} digits, within 64 characters",
+                                c.get_ref().to_string().len()
+                            ),
+                        ),
+                        other => name_fix(other),
+                    };
+                    self.err(d.name.span(), message).label(label).help(help);
                     return;
                 }
                 for i in 1..=*c.get_ref() {
@@ -903,7 +973,11 @@ impl Builder<'_> {
         let (action, target) = match chosen.as_slice() {
             [one] => *one,
             _ => {
-                self.err(w.span(), "a work item needs exactly one of `write`, `edit`, `shell` or `read`");
+                let found =
+                    if chosen.is_empty() { "no action".to_string() } else { format!("{} actions", chosen.len()) };
+                self.err(w.span(), "a work item needs exactly one of `write`, `edit`, `shell` or `read`")
+                    .label(found)
+                    .help("give each action its own item, like work = [{ write = \"a.md\" }, { shell = \"make\" }]");
                 return None;
             }
         };
@@ -956,7 +1030,9 @@ impl Builder<'_> {
                     d.n,
                     bound >> 20
                 );
-                self.err(d.action.span(), message);
+                self.err(d.action.span(), message)
+                    .label("too much for the inbox files")
+                    .help(format!("keep the text under {} bytes, or make the team smaller", bound / reach.max(1)));
             }
         }
     }
@@ -966,7 +1042,9 @@ impl Builder<'_> {
         let span = d.action.span();
         let responses: Vec<&str> = Kind::ALL.iter().map(|k| k.spec().response).collect();
         let Some(t) = &d.message_type else {
-            self.err(span, format!("step #{n}: an answer needs `type`: {}", responses.join(" or ")));
+            self.err(span, format!("step #{n}: an answer needs `type`: {}", responses.join(" or ")))
+                .label("no `type`")
+                .help(format!("add the response's type, like type = \"{}\"", responses[0]));
             return None;
         };
         let kind = match MessageType::parse(t.get_ref()) {
@@ -980,7 +1058,9 @@ impl Builder<'_> {
             }
         };
         let Some(approve) = d.approve else {
-            self.err(span, format!("step #{n}: an answer needs `approve = true` or `false`"));
+            self.err(span, format!("step #{n}: an answer needs `approve = true` or `false`"))
+                .label("no `approve`")
+                .help("add approve = true or approve = false");
             return None;
         };
         let quote = match (&d.request, &d.request_id) {
@@ -991,7 +1071,12 @@ impl Builder<'_> {
                     "step #{n}: an answer quotes one request: `request` (a label in this file) or `request_id` (an \
                      id as a team wrote it, which no request here has)"
                 );
-                self.err(span, message);
+                let (found, fix) = if d.request.is_some() {
+                    ("both given", "keep one of them: `request` for a label of this file, `request_id` for an id")
+                } else {
+                    ("neither given", "add one, like request = \"stop-alice\" (the label of a step that asked)")
+                };
+                self.err(span, message).label(found).help(fix);
                 return None;
             }
         };
@@ -1001,7 +1086,9 @@ impl Builder<'_> {
             (None, Asker::Lead { .. }) => AgentId::LEAD,
             (None, Asker::Teammate { .. }) => {
                 let response = kind.spec().response;
-                self.err(span, format!("step #{n}: a {response} answer needs `to` (who asked)"));
+                self.err(span, format!("step #{n}: a {response} answer needs `to` (who asked)"))
+                    .label("no `to`")
+                    .help(format!("add the teammate that asked, like to = \"alice\"; the team is {}", team.describe()));
                 return None;
             }
         };
@@ -1020,9 +1107,10 @@ impl Builder<'_> {
         found
     }
 
-    fn required<'s>(&mut self, v: &'s Option<S<String>>, span: Range<usize>, what: &str) -> Option<&'s S<String>> {
+    /// A step's `to`, which its action needs.
+    fn required_to<'s>(&mut self, v: &'s Option<S<String>>, span: Range<usize>, what: &str) -> Option<&'s S<String>> {
         if v.is_none() {
-            self.err(span, what.to_string());
+            self.err(span, what.to_string()).label("no `to`").help("add who it goes to, like to = \"alice\"");
         }
         v.as_ref()
     }
@@ -1037,10 +1125,13 @@ impl Builder<'_> {
         let label = d.label.as_ref().map(|l| Text::from(l.get_ref().as_str()));
         if let Some(l) = &d.label {
             if let Err(e) = crate::protocol::check_name(l.get_ref()) {
+                let (label, help) = name_fix(&e);
                 self.err(
                     l.span(),
                     format!("label: {e} (a label is a plain name like \"stop-alice\"; \"/\" is kept for automatic labels like alice/plan/1)"),
-                );
+                )
+                .label(label)
+                .help(help);
             }
         }
         let from = match &d.from {
@@ -1076,7 +1167,13 @@ impl Builder<'_> {
         ];
         for (key, here) in present {
             if here && !takes.contains(&key) {
-                self.err(d.action.span(), format!("step #{n}: `{key}` does not apply to {action}"));
+                // The reader keeps no place for these keys: the action is what they do not fit.
+                self.err(d.action.span(), format!("step #{n}: `{key}` does not apply to {action}"))
+                    .label(format!("takes no `{key}`"))
+                    .help(format!(
+                        "remove `{key}`: {action} takes {}",
+                        takes.iter().filter(|k| !k.is_empty()).copied().collect::<Vec<_>>().join(", ")
+                    ));
                 return None;
             }
         }
@@ -1086,25 +1183,27 @@ impl Builder<'_> {
                 self.ask_step(n, d, kind, team, label)?
             }
             "message" => {
-                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: a message needs `to`"))?;
+                let to = self.required_to(&d.to, d.action.span(), &format!("step #{n}: a message needs `to`"))?;
                 let to = self.agent(to, team, "to")?;
                 Script::Say { to: Address::Agent(to), text: d.text.clone().unwrap_or_default().into() }
             }
             "broadcast" => Script::Say { to: Address::Everyone, text: d.text.clone().unwrap_or_default().into() },
             "request_plan" => {
-                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: request_plan needs `to`"))?;
+                let to = self.required_to(&d.to, d.action.span(), &format!("step #{n}: request_plan needs `to`"))?;
                 let to = self.agent(to, team, "to")?;
                 let text = d.text.clone().unwrap_or_else(|| DEFAULT_PLAN_REQUEST.to_string());
                 Script::AskPlan { to, text: text.into() }
             }
             "answer" => self.answer_step(n, d, team)?,
             "respawn" => {
-                let to = self.required(&d.to, d.action.span(), &format!("step #{n}: respawn needs `to`"))?;
+                let to = self.required_to(&d.to, d.action.span(), &format!("step #{n}: respawn needs `to`"))?;
                 let to = self.agent(to, team, "to")?;
                 if from != Some(AgentId::LEAD) || to.is_lead() {
                     let message =
                         format!("step #{n}: the lead respawns a teammate: `from` must be the lead and `to` a teammate");
-                    self.err(d.action.span(), message);
+                    self.err(d.action.span(), message)
+                        .label("not the lead respawning a teammate")
+                        .help("leave `from` out (the lead) and name a teammate in `to`, like to = \"alice\"");
                     return None;
                 }
                 Script::Respawn { to }
@@ -1129,12 +1228,14 @@ impl Builder<'_> {
         let span = d.action.span();
         let to = match spec.asker {
             Asker::Lead { .. } => {
-                let to = self.required(&d.to, span.clone(), &format!("step #{n}: a {} needs `to`", spec.step))?;
+                let to = self.required_to(&d.to, span.clone(), &format!("step #{n}: a {} needs `to`", spec.step))?;
                 self.agent(to, team, "to")?
             }
             Asker::Teammate { .. } => {
                 if d.from.is_none() {
-                    self.err(span, format!("step #{n}: {} needs `from` (the teammate asking)", spec.step));
+                    self.err(span, format!("step #{n}: {} needs `from` (the teammate asking)", spec.step))
+                        .label("no `from`")
+                        .help("add the teammate that asks, like from = \"alice\"");
                     return None;
                 }
                 match &d.to {
@@ -1162,13 +1263,17 @@ impl Builder<'_> {
                 human(at),
                 human(*last_at)
             );
-            self.err(written.span(), message);
+            self.err(written.span(), message)
+                .label(format!("before {}", human(*last_at)))
+                .help("move this step after the one at its time, or give it a later `at`");
         }
         if at > limit {
             self.err(
                 written.span(),
                 format!("step #{n} at {} comes after the end of the run ({})", human(at), human(limit)),
-            );
+            )
+            .label(format!("after {}", human(limit)))
+            .help("give an earlier `at`, or raise the file's `end` or `cap`");
         }
         *last_at = at.max(*last_at);
     }
@@ -1229,14 +1334,17 @@ impl Builder<'_> {
         let d = f.get_ref();
         let kind = d.kind.get_ref().as_str();
         if let Some(c) = d.count.as_ref().filter(|c| *c.get_ref() == 0) {
-            self.err(
-                c.span(),
-                format!("fault #{n}: count = 0 touches nothing; leave `count` out to touch every matching message"),
-            );
+            self.err(c.span(), format!("fault #{n}: count = 0 touches nothing"))
+                .label("zero")
+                .help("give count = 1 or more, or leave `count` out to touch every matching message");
         }
         let needs = |b: &mut Self, present: bool, key: &str| {
             if !present {
-                b.err(f.span(), format!("fault #{n} ({kind}) is missing `{key}`"));
+                // A missing key has no place: the fault's table is shown.
+                let takes = file::fault_keys(kind).join(", ");
+                b.err(f.span(), format!("fault #{n} ({kind}) is missing `{key}`"))
+                    .label(format!("no `{key}`"))
+                    .help(format!("add `{key}`, like {}; a {kind} fault takes {takes}", example(key)));
             }
             present
         };
@@ -1250,11 +1358,13 @@ impl Builder<'_> {
         };
         let until = d.until.as_ref().and_then(|u| self.duration(u, &format!("fault #{n} `until`")));
         if let (Some(a), Some(u)) = (at, until) {
-            if u <= a {
+            if let (true, Some(written)) = (u <= a, &d.until) {
                 self.err(
-                    d.until.as_ref().unwrap().span(),
+                    written.span(),
                     format!("fault #{n}: `until` ({}) must come after `at` ({})", human(u), human(a)),
-                );
+                )
+                .label(format!("not after {}", human(a)))
+                .help("give an `until` later than `at`, or leave it out to last to the end of the run");
             }
         }
         if let Some(a) = at {
@@ -1262,7 +1372,9 @@ impl Builder<'_> {
                 self.err(
                     d.at.as_ref().map_or(f.span(), |x| x.span()),
                     format!("fault #{n} at {} comes after the end of the run ({})", human(a), human(limit)),
-                );
+                )
+                .label(format!("after {}", human(limit)))
+                .help("give an earlier `at`, or raise the file's `end` or `cap`");
             }
         }
         if d.stray_keys {
@@ -1280,7 +1392,17 @@ impl Builder<'_> {
                         match parse_latency(s.get_ref()) {
                             Ok(l) => LinkEffect::Delay(l),
                             Err(e) => {
-                                self.err(s.span(), format!("fault #{n} delay: {e}"));
+                                let (message, fix) = split_fix(&e);
+                                let help = fix.map_or_else(
+                                    || {
+                                        "give a duration, like delay = \"5s\", or a range, like delay = \"1s..5s\""
+                                            .to_string()
+                                    },
+                                    str::to_string,
+                                );
+                                self.err(s.span(), format!("fault #{n} delay: {message}"))
+                                    .label("not a delay")
+                                    .help(help);
                                 return;
                             }
                         }
@@ -1290,8 +1412,10 @@ impl Builder<'_> {
                     _ => LinkEffect::Reorder,
                 };
                 let probability = d.probability.as_ref().map_or(1.0, |p| *p.get_ref());
-                if !(0.0..=1.0).contains(&probability) {
-                    self.err(d.probability.as_ref().unwrap().span(), "probability must be between 0 and 1");
+                if let (false, Some(p)) = ((0.0..=1.0).contains(&probability), &d.probability) {
+                    self.err(p.span(), "probability must be between 0 and 1")
+                        .label("outside 0..1")
+                        .help("give a chance from 0 to 1, like probability = 0.5 for half the messages");
                     return;
                 }
                 let mut filter = Filter::default();
@@ -1341,18 +1465,31 @@ impl Builder<'_> {
                 }
                 let between = d.between.as_ref().unwrap();
                 let [a, b] = between.get_ref().as_slice() else {
-                    self.err(between.span(), "`between` names exactly two agents: between = [\"lead\", \"alice\"]");
+                    self.err(between.span(), "`between` names exactly two agents")
+                        .label(format!("{} named", between.get_ref().len()))
+                        .help("name the two sides, like between = [\"lead\", \"alice\"]");
                     return;
                 };
                 let (Some(a), Some(b)) = (team.id(a), team.id(b)) else {
-                    self.err(between.span(), format!("`between`: the team is {}", team.describe()));
+                    let unknown = if team.id(a).is_none() { a } else { b };
+                    let guess = if team.names.len() <= 1000 {
+                        let names: Vec<&str> = team.names.iter().map(String::as_str).collect();
+                        file::guess(unknown, &names)
+                    } else {
+                        String::new()
+                    };
+                    self.err(between.span(), format!("`between`: no agent is named {unknown:?}"))
+                        .label("no such agent")
+                        .help(format!("{guess}the team is {}", team.describe()));
                     return;
                 };
                 if a == b {
                     self.err(
                         between.span(),
                         "`between` names two different agents: an agent cannot be cut off from itself",
-                    );
+                    )
+                    .label("the same agent twice")
+                    .help("name two different agents, like between = [\"lead\", \"alice\"]");
                     return;
                 }
                 let one_way = match d.direction.as_ref().map(|x| x.get_ref().as_str()) {
@@ -1386,22 +1523,21 @@ impl Builder<'_> {
             // stall, or a crash in the middle of an append (file mode only).
             "crash" | "stall" | "torn_write" => {
                 if kind == "torn_write" && !self.file_mode {
-                    self.err(
-                        d.kind.span(),
-                        format!("fault #{n}: a torn write tears an append to an inbox file: set mailbox = \"file\" in [policy]"),
-                    );
+                    self.err(d.kind.span(), format!("fault #{n}: a torn write tears an append to an inbox file"))
+                        .label("file inboxes only")
+                        .help("set mailbox = \"file\" in [policy], or use a crash fault");
                     return;
                 }
                 if !needs(self, d.agent.is_some(), "agent") {
                     return;
                 }
                 let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
-                if agent.is_lead() {
+                if let (true, Some(written)) = (agent.is_lead(), &d.agent) {
                     let verb = if kind == "stall" { "stall" } else { "crash" };
-                    self.err(
-                        d.agent.as_ref().unwrap().span(),
-                        format!("fault #{n}: the lead cannot {verb} in this version; pick a teammate"),
-                    );
+                    let first = team.names.get(1).map_or("alice", String::as_str);
+                    self.err(written.span(), format!("fault #{n}: the lead cannot {verb} in this version"))
+                        .label("the lead")
+                        .help(format!("pick a teammate, like agent = \"{first}\""));
                     return;
                 }
                 if kind == "stall" {
@@ -1429,12 +1565,9 @@ impl Builder<'_> {
             }
             "junk_line" => {
                 if !self.file_mode {
-                    self.err(
-                        d.kind.span(),
-                        format!(
-                            "fault #{n}: a junk line is written into an inbox file: set mailbox = \"file\" in [policy]"
-                        ),
-                    );
+                    self.err(d.kind.span(), format!("fault #{n}: a junk line is written into an inbox file"))
+                        .label("file inboxes only")
+                        .help("set mailbox = \"file\" in [policy]");
                     return;
                 }
                 if !needs(self, d.agent.is_some(), "agent") {
@@ -1480,12 +1613,29 @@ impl Builder<'_> {
                         [one] => match MessageType::parse(one) {
                             Some(m) if !matches!(m, MessageType::Message | MessageType::Broadcast) => m,
                             _ => {
-                                self.err(t.span(), format!("replay `type`: {one:?} is not a protocol message type"));
+                                let protocol: Vec<&str> = message_types()
+                                    .iter()
+                                    .copied()
+                                    .filter(|m| {
+                                        !matches!(
+                                            MessageType::parse(m),
+                                            Some(MessageType::Message | MessageType::Broadcast)
+                                        )
+                                    })
+                                    .collect();
+                                self.err(t.span(), format!("replay `type`: {one:?} is not a protocol message type"))
+                                    .label("not a protocol message")
+                                    .help(file::one_of(one, &protocol));
                                 return;
                             }
                         },
                         _ => {
-                            self.err(t.span(), "replay takes one message `type`");
+                            self.err(t.span(), "replay takes one message `type`")
+                                .label(format!("{} types", t.get_ref().len()))
+                                .help(
+                                    "give one, like type = \"shutdown_response\", or leave `type` out for the \
+                                     answer of the label's request",
+                                );
                             return;
                         }
                     },
@@ -1585,13 +1735,22 @@ impl Builder<'_> {
         for (key, span) in present {
             if let Some(span) = span {
                 if !form.1.contains(&key) {
-                    self.err(span, format!("`{key}` does not go with `{}` in an [[expect]]", form.0));
+                    let with = form.1[1..].iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                    let takes = if with.is_empty() { "nothing else".to_string() } else { with };
+                    self.err(span, format!("`{key}` does not go with `{}` in an [[expect]]", form.0))
+                        .label(format!("not for `{}`", form.0))
+                        .help(format!(
+                            "remove `{key}`, or check it in an [[expect]] of its own; `{}` takes {takes}",
+                            form.0
+                        ));
                     stray = true;
                 }
             }
         }
-        if d.teammate.is_some() && d.gate.is_some() && d.status.is_some() {
-            self.err(e.span(), "an [[expect]] on a teammate checks `status` or `gate`, not both: write two");
+        if let (Some(_), Some(g), Some(_)) = (&d.teammate, &d.gate, &d.status) {
+            self.err(g.span(), "an [[expect]] on a teammate checks `status` or `gate`, not both")
+                .label("and `status` too")
+                .help("write two [[expect]] entries, one with `status` and one with `gate`");
             stray = true;
         }
         if stray {
@@ -1610,18 +1769,28 @@ impl Builder<'_> {
             d.received.is_some(),
             d.inbox.is_some(),
         ];
-        if subjects.iter().filter(|x| **x).count() != 1 {
+        let checked = subjects.iter().filter(|x| **x).count();
+        if checked != 1 {
+            // Nothing or several things to point at: the whole entry is shown.
             self.err(
                 e.span(),
                 "an [[expect]] checks one thing: request, teammate, file, ignored, refused, expired, deadlock, \
                  received, inbox or violation",
-            );
+            )
+            .label(if checked == 0 { "checks nothing".to_string() } else { format!("checks {checked} things") })
+            .help(if checked == 0 {
+                "add what to check, like request = \"stop-alice\" with status = \"approved\""
+            } else {
+                "write one [[expect]] for each thing checked"
+            });
             return None;
         }
         if let Some(r) = &d.received {
             let message_type = self.message_type(r)?;
             let Some(by) = &d.by else {
-                self.err(e.span(), "expect on a received message needs `by` (who received it)");
+                self.err(r.span(), "expect on a received message needs `by` (who received it)")
+                    .label("received by whom?")
+                    .help("add the agent that received it, like by = \"alice\"");
                 return None;
             };
             self.agent(by, team, "by")?;
@@ -1636,12 +1805,16 @@ impl Builder<'_> {
             if !self.file_mode {
                 self.err(
                     owner.span(),
-                    "expect on an inbox's lines needs mailbox = \"file\" in [policy]: memory mailboxes leave no file",
-                );
+                    "expect on an inbox's lines needs mailbox = \"file\": memory mailboxes leave no file",
+                )
+                .label("no inbox file")
+                .help("set mailbox = \"file\" in [policy]");
                 return None;
             }
             let Some(lines) = d.lines else {
-                self.err(e.span(), "expect on an inbox needs `lines` (how many lines its file holds at the end)");
+                self.err(owner.span(), "expect on an inbox needs `lines` (how many lines its file holds at the end)")
+                    .label("no `lines`")
+                    .help("add how many lines the file holds at the end, like lines = 2");
                 return None;
             };
             let message_type = match &d.of_type {
@@ -1653,7 +1826,9 @@ impl Builder<'_> {
         if let Some(r) = &d.request {
             self.label(r, team, labels)?;
             let Some(s) = status else {
-                self.err(e.span(), "expect on a request needs `status` (approved, rejected, expired or pending)");
+                self.err(r.span(), "expect on a request needs `status` (approved, rejected, expired or pending)")
+                    .label("no `status`")
+                    .help("add the request's end state, like status = \"approved\"");
                 return None;
             };
             let status = match s.get_ref().as_str() {
@@ -1674,7 +1849,10 @@ impl Builder<'_> {
         if let Some(t) = &d.teammate {
             let id = self.agent(t, team, "teammate")?;
             if id.is_lead() {
-                self.err(t.span(), "the lead is not a teammate: expect on one of the teammates");
+                let first = team.names.get(1).map_or("alice", String::as_str);
+                self.err(t.span(), "the lead is not a teammate: expect on one of the teammates")
+                    .label("the lead")
+                    .help(format!("name a teammate, like teammate = \"{first}\""));
                 return None;
             }
             let name = t.get_ref().clone();
@@ -1697,7 +1875,9 @@ impl Builder<'_> {
                 return Some(Expect::Gate { name, state });
             }
             let Some(s) = status else {
-                self.err(e.span(), "expect on a teammate needs `status` (or `gate`)");
+                self.err(t.span(), "expect on a teammate needs `status` (or `gate`)").label("no `status`").help(
+                    "add the teammate's end status, like status = \"shutdown\", or its gate, like gate = \"approved\"",
+                );
                 return None;
             };
             let status = match s.get_ref().as_str() {
@@ -1719,7 +1899,9 @@ impl Builder<'_> {
         }
         if let Some(f) = &d.file {
             let Some(s) = &d.state else {
-                self.err(e.span(), "expect on a file needs `state` (complete, partial or absent)");
+                self.err(f.span(), "expect on a file needs `state` (complete, partial or absent)")
+                    .label("no `state`")
+                    .help("add the file's end state, like state = \"complete\"");
                 return None;
             };
             let state = match s.get_ref().as_str() {
@@ -1771,21 +1953,24 @@ impl Builder<'_> {
         }
         if let Some(members) = &d.deadlock {
             if members.get_ref().len() < 2 {
-                self.err(members.span(), "a deadlock needs at least two teammates waiting on each other");
+                self.err(members.span(), "a deadlock needs at least two teammates waiting on each other")
+                    .label(format!("{} named", members.get_ref().len()))
+                    .help("name every teammate in the cycle, like deadlock = [\"alice\", \"bob\"]");
                 return None;
             }
             for (i, name) in members.get_ref().iter().enumerate() {
                 if members.get_ref()[..i].contains(name) {
-                    self.err(
-                        members.span(),
-                        format!("deadlock names {name:?} twice: a deadlock lists each teammate in it once"),
-                    );
+                    self.err(members.span(), format!("deadlock names {name:?} twice"))
+                        .label(format!("{name:?} twice"))
+                        .help("list each teammate in the deadlock once");
                     return None;
                 }
                 let named = S::new(members.span(), name.clone());
                 let id = self.agent(&named, team, "deadlock")?;
                 if id.is_lead() {
-                    self.err(members.span(), "the lead never blocks, so it is never part of a deadlock");
+                    self.err(members.span(), "the lead never blocks, so it is never part of a deadlock")
+                        .label("names the lead")
+                        .help("list only teammates, like deadlock = [\"alice\", \"bob\"]");
                     return None;
                 }
             }
@@ -1802,7 +1987,9 @@ impl Builder<'_> {
                      loses messages by design, and breaks nothing else): a {} violation is a bug, not an expectation",
                     v.get_ref()
                 ),
-            );
+            )
+            .label("cannot happen here")
+            .help("switch a defence off in [policy.defences] to show what it prevents, or expect no-silent-loss");
             return None;
         }
         // Not even no-silent-loss: with these settings nothing may be expected.
@@ -1811,7 +1998,9 @@ impl Builder<'_> {
                 v.span(),
                 "expecting a violation needs a defence switched off ([policy.defences]), or, for no-silent-loss \
                  only, drain = \"truncate\" with mailbox = \"file\"; with all on, none can happen",
-            );
+            )
+            .label("cannot happen with every defence on")
+            .help("switch one off, like [policy.defences] with sender_check = false, or remove this [[expect]]");
             return None;
         }
         match invariant {
@@ -1904,6 +2093,47 @@ impl LineIndex<'_> {
         }
         out.span.end = out.span.end.max(out.span.start);
         out
+    }
+}
+
+/// A key as a file writes it, for a help that says to add it.
+fn example(key: &str) -> String {
+    match key {
+        "at" => "at = \"1s\"".into(),
+        "until" => "until = \"10s\"".into(),
+        "delay" => "delay = \"5s\"".into(),
+        "between" => "between = [\"lead\", \"alice\"]".into(),
+        "agent" | "from" => format!("{key} = \"alice\""),
+        "to" => "to = \"lead\"".into(),
+        "request" => "request = \"stop-alice\"".into(),
+        "message" => "message = { type = \"shutdown_response\", request_id = \"@stop-alice\", approve = true }".into(),
+        _ => format!("{key} = \"...\""),
+    }
+}
+
+/// A name nobody in `seen` has (by lower case): `name-2`, `name-3`, ...
+fn fresh(name: &str, seen: &BTreeMap<String, (String, usize)>) -> String {
+    (2u64..)
+        .map(|i| format!("{name}-{i}"))
+        .find(|n| !seen.contains_key(&n.to_ascii_lowercase()))
+        .unwrap_or_else(|| format!("{name}-2"))
+}
+
+/// The label and help of a name `check_name` refused.
+fn name_fix(e: &crate::protocol::NameError) -> (String, String) {
+    use crate::protocol::NameError;
+    match e {
+        NameError::Empty => ("empty".into(), "give a name, like \"alice\"".into()),
+        NameError::TooLong(_) => ("longer than 64 characters".into(), "shorten it to 64 characters or fewer".into()),
+        NameError::BadCharacter { name, bad } => {
+            let plain: String =
+                name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect();
+            (format!("{bad:?} is not allowed"), format!("use only letters, digits, '_' and '-', like {plain:?}"))
+        }
+        NameError::Reserved(_) => (
+            "reserved".into(),
+            format!("pick another name: {} are kept for the system", crate::protocol::names::RESERVED_NAMES.join(", ")),
+        ),
     }
 }
 

@@ -14,20 +14,24 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
     for p in paths {
         if p.is_dir() {
             let before = out.len();
-            walk(p, &mut out, &mut BTreeSet::new())
-                .map_err(|e| whole_file(p, format!("cannot read the folder: {e}")))?;
+            walk(p, &mut out, &mut BTreeSet::new()).map_err(|e| {
+                whole_file(p, format!("cannot read the folder: {e}"), "check that you may read the folder")
+            })?;
             if out.len() == before {
                 return Err(whole_file(
                     p,
-                    "no scenario files (.toml) in this folder or its subfolders: add one (see docs/scenarios.md), \
-                     or name other files or folders"
-                        .to_string(),
+                    "no scenario files (.toml) in this folder or its subfolders".to_string(),
+                    "add one (see docs/scenarios.md), or name other files or folders",
                 ));
             }
         } else if p.exists() {
             out.push(p.clone());
         } else {
-            return Err(whole_file(p, "no such file or folder".to_string()));
+            return Err(whole_file(
+                p,
+                "no such file or folder".to_string(),
+                "check the path; with none, the scenarios/ folder is read",
+            ));
         }
     }
     Ok(out)
@@ -50,8 +54,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> std
     Ok(())
 }
 
-fn whole_file(p: &Path, message: String) -> ScenarioError {
-    ScenarioError::whole_file(&p.display().to_string(), message)
+/// A path that names no scenario is a problem of the whole path, at no line.
+fn whole_file(p: &Path, message: String, help: &str) -> ScenarioError {
+    let mut e = ScenarioError::whole_file(&p.display().to_string(), message);
+    e.help(help);
+    e
 }
 
 /// Loads every file, collecting every error of every file.

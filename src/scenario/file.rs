@@ -261,11 +261,58 @@ impl Problem {
 /// Reads a file. A file that is not TOML is one problem (`Err`); otherwise
 /// every problem found is returned alongside what could be read.
 pub fn read(src: &str) -> Result<(FileDoc, Vec<Problem>), Problem> {
-    let doc = DeTable::parse(src)
-        .map_err(|e| Problem::new(e.span().unwrap_or(0..0), e.message().trim().replace('\n', " ")))?;
+    let doc = DeTable::parse(src).map_err(|e| syntax(e.span().unwrap_or(0..0), e.message()))?;
     let mut r = Reader { src, problems: Vec::new(), hidden_labels: Vec::new() };
     let file = r.file(doc.into_inner());
     Ok((file, r.problems))
+}
+
+/// A TOML syntax error, at the place toml found it, with the fix for the
+/// mistakes a scenario's author makes (toml words the problem in its grammar's
+/// terms: "unclosed array table", "string values must be quoted").
+fn syntax(span: Range<usize>, message: &str) -> Problem {
+    let message = message.trim().replace('\n', " ");
+    let has = |words: &[&str]| words.iter().any(|w| message.contains(w));
+    // The label: what is wrong where a few words say it better than toml's
+    // grammar does, else what toml expected there.
+    let label = if has(&["duplicate key"]) {
+        "given twice".to_string()
+    } else if has(&["must be quoted", "unquoted string"]) {
+        "not in quotes".to_string()
+    } else if has(&["extra comma"]) {
+        "extra comma".to_string()
+    } else {
+        match message.split_once(", expected ") {
+            Some((_, want)) => format!("expected {want}"),
+            None => "not valid TOML here".to_string(),
+        }
+    };
+    let help = if has(&["duplicate key"]) {
+        "a key may be given once in a table: remove one, or start another entry with [[teammate]], [[step]], ..."
+    } else if has(&["must be quoted", "unquoted string"]) {
+        "put text in quotes, like about = \"text\"; numbers, `true` and `false` go without"
+    } else if has(&["extra comma"]) {
+        "remove the extra comma: items are separated by one comma each"
+    } else if has(&["basic string", "literal string"]) {
+        "text is written in quotes closed on the same line, like about = \"text\"; text over several lines goes \
+         in triple quotes, \"\"\"...\"\"\""
+    } else if has(&["array table"]) {
+        "a list entry's header has two brackets on each side, like [[teammate]]"
+    } else if has(&["inline table"]) {
+        "an inline table is one line of key = value pairs in braces, like { write = \"a.md\", steps = 2 }"
+    } else if has(&["table"]) {
+        "a table's header has one bracket on each side, like [policy]"
+    } else if has(&["array"]) {
+        "a list separates its items with commas and ends with `]`, like [\"reject\", \"approve\"]"
+    } else if has(&["value"]) {
+        "give the key a value after `=`, like name = \"my-scenario\""
+    } else {
+        "a scenario file is TOML: one key = value per line, text in quotes, tables as [policy], entries as \
+         [[teammate]] (docs/scenarios.md)"
+    };
+    let mut p = Problem::new(span, message);
+    p.label(label).help(help);
+    p
 }
 
 pub const TOP_KEYS: &[&str] =
@@ -410,10 +457,38 @@ impl Reader<'_> {
         }
     }
 
+    /// A value of the wrong type. The help is the fix the value's own form
+    /// suggests; a caller with a better one replaces it.
     fn wrong(&mut self, v: &Value<'_>, key: &str, want: &str) -> &mut Problem {
         let message = format!("`{key}` must be {want}, not {}", self.shown(v));
         let found = format!("found {}", kind_of(v.get_ref()));
-        self.problem(v.span(), message).label(found)
+        let help = self.fix(v, key, want);
+        self.problem(v.span(), message).label(found).help(help)
+    }
+
+    /// How to write `key` as `want`, from what the file wrote instead.
+    fn fix(&self, v: &Value<'_>, key: &str, want: &str) -> String {
+        let raw = self.shown(v);
+        let scalar = !matches!(v.get_ref(), DeValue::String(_) | DeValue::Array(_) | DeValue::Table(_));
+        let numeric = want.starts_with("a whole number") || want.starts_with("a number");
+        let boolean = want.contains("true") && want.contains("false") && !want.contains("in quotes");
+        match v.get_ref() {
+            DeValue::String(inner) if numeric && inner.trim().parse::<f64>().is_ok() => {
+                format!("remove the quotes: {key} = {}", inner.trim())
+            }
+            DeValue::String(inner) if boolean && matches!(inner.trim(), "true" | "false") => {
+                format!("remove the quotes: {key} = {}", inner.trim())
+            }
+            DeValue::Integer(_) if want.starts_with("a duration") => {
+                format!("a duration has a unit, in quotes: {key} = \"{raw}ms\" or {key} = \"{raw}s\"")
+            }
+            _ if scalar && want == "text in quotes" => format!("put it in quotes: {key} = \"{raw}\""),
+            // A `want` that carries its own fix ("a table: write [policy] ...").
+            _ => match want.split_once(": write ") {
+                Some((_, how)) => format!("write {how}"),
+                None => format!("give `{key}` {want}"),
+            },
+        }
     }
 
     /// Reports the keys nobody took, with the keys `place` takes.
@@ -486,18 +561,21 @@ impl Reader<'_> {
             (Some(n), _) if n < min as i128 => {
                 let message = format!("`{key}` must be {want}, not {}", self.shown(&v));
                 let label = if min == 0 { "below zero".to_string() } else { format!("less than {min}") };
-                self.problem(v.span(), message).label(label);
+                let help = format!("give {min} or more (at most {max}), like {key} = {}", min.max(1));
+                self.problem(v.span(), message).label(label).help(help);
                 None
             }
             (_, Some(what)) => {
                 let message =
                     format!("`{key}` = {} is more than a file may ask for: at most {max} {what}", self.shown(&v));
-                self.problem(v.span(), message).label(format!("more than {max}"));
+                let help = format!("lower it to {max} or less");
+                self.problem(v.span(), message).label(format!("more than {max}")).help(help);
                 None
             }
             (_, None) => {
                 let message = format!("`{key}` must be {want}, not {}", self.shown(&v));
-                self.problem(v.span(), message).label(format!("more than {max}"));
+                let help = format!("lower it to {max} or less");
+                self.problem(v.span(), message).label(format!("more than {max}")).help(help);
                 None
             }
         }
@@ -598,7 +676,9 @@ impl Reader<'_> {
         let items = match v.into_inner() {
             DeValue::Array(items) => items,
             DeValue::Table(_) => {
-                self.problem(span, format!("write [[{key}]] with two brackets: a file may have several of them"));
+                self.problem(span, format!("write [[{key}]] with two brackets: a file may have several of them"))
+                    .label("one bracket on each side")
+                    .help(format!("write the header as [[{key}]]; each [[{key}]] starts one more"));
                 return Vec::new();
             }
             other => {
@@ -610,7 +690,8 @@ impl Reader<'_> {
         for (i, item) in items.into_iter().enumerate() {
             if i == max {
                 let message = format!("too many [[{key}]]: a file may have at most {max}; this is number {}", i + 1);
-                self.problem(item.span(), message);
+                let help = format!("split the scenario into files of at most {max} [[{key}]] each");
+                self.problem(item.span(), message).label(format!("number {}", i + 1)).help(help);
                 break;
             }
             if let Some(f) = self.table(item, key, &format!("a table: write [[{key}]] and its keys below it")) {
@@ -624,7 +705,10 @@ impl Reader<'_> {
         let mut f = Fields { span: 0..0, map };
         let name = f.take("name");
         if name.is_none() {
-            self.problem(0..0, "the file needs a `name`").help("add one at the top, like name = \"my-scenario\"");
+            // No key to point at: the start of the file is where the name goes.
+            self.problem(0..0, "the file needs a `name`")
+                .label("no `name` in this file")
+                .help("add one at the top, like name = \"my-scenario\"");
         }
         let name = self.text(name, "name");
         let about = f.take("about");
@@ -748,7 +832,12 @@ impl Reader<'_> {
             Ok(d) => Some(d),
             Err(e) => {
                 let message = format!("[policy.defences]: {}", e.message().trim().replace('\n', " "));
-                self.problem(e.span().unwrap_or(span), message);
+                // serde names the key it did not know in backquotes.
+                let names = defence_names();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let typed = e.message().split('`').nth(1).unwrap_or("");
+                let help = format!("{}the switches are {}, each true or false", guess(typed, &names), names.join(", "));
+                self.problem(e.span().unwrap_or(span), message).label("not a defence").help(help);
                 None
             }
         }
@@ -832,7 +921,8 @@ impl Reader<'_> {
         for (i, item) in items.into_iter().enumerate() {
             if i == MAX_WORK_ITEMS {
                 let message = format!("too many work items: a teammate may have at most {MAX_WORK_ITEMS}");
-                self.problem(item.span(), message);
+                let help = "give each item more `steps`, or split the work among more teammates";
+                self.problem(item.span(), message).label(format!("item {}", i + 1)).help(help);
                 break;
             }
             let before = self.problems.len();
@@ -1006,7 +1096,9 @@ impl Reader<'_> {
         match toml::Value::deserialize(ValueDeserializer::from(v)) {
             Ok(value) => Some(Spanned::new(span, value)),
             Err(e) => {
-                self.problem(span, format!("`message`: {}", e.message().trim().replace('\n', " ")));
+                self.problem(span, format!("`message`: {}", e.message().trim().replace('\n', " ")))
+                    .label("not a message")
+                    .help(format!("write the message as the wire has it, {LIKE}"));
                 None
             }
         }
@@ -1104,6 +1196,15 @@ impl Reader<'_> {
     /// `to = 1` is not also "missing `to`").
     fn whole_entry<T>(&self, before: usize, span: Range<usize>, doc: T) -> Option<S<T>> {
         (self.problems.len() == before).then(|| Spanned::new(span, doc))
+    }
+}
+
+/// The defences' switches, as serde names them: a defence added to the
+/// protocol is named here at once.
+fn defence_names() -> Vec<String> {
+    match serde_json::to_value(Defences::default()) {
+        Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+        _ => Vec::new(),
     }
 }
 
