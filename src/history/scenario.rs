@@ -291,12 +291,21 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
             let _ = writeln!(out, "{k} = false");
         }
     }
-    out.push_str("\n[lead]\non_plan = \"ignore\"\n");
+    // Nobody answers on their own: each agent's answers to every protocol
+    // it may be asked (`on_<protocol>`) are "ignore"; the history's answers
+    // are steps. The lead answers what teammates ask; a teammate anything.
+    out.push_str("\n[lead]\n");
+    for k in Kind::ALL.iter().filter(|k| !k.spec().asker.is_lead()) {
+        let _ = writeln!(out, "on_{k} = \"ignore\"");
+    }
     for (i, name) in who.iter().enumerate().skip(1) {
         if Some(AgentId(i as u32)) == adversary {
             continue;
         }
-        let _ = writeln!(out, "\n[[teammate]]\nname = {}\non_shutdown = \"ignore\"\non_plan = \"ignore\"", q(name));
+        let _ = write!(out, "\n[[teammate]]\nname = {}\n", q(name));
+        for k in Kind::ALL {
+            let _ = writeln!(out, "on_{k} = \"ignore\"");
+        }
     }
     // Steps in time order (stable: the history's own order at equal times).
     entries.sort_by_key(|e| e.t);

@@ -598,32 +598,36 @@ mod tests {
 
     #[test]
     fn every_type_round_trips() {
-        let all = [
+        let mut all = vec![
             Message::Message { text: "hi".into() },
             Message::Broadcast { text: "all hands".into() },
             Message::PlanRequest { text: "show me a plan first".into() },
-            Message::Request { kind: Kind::Shutdown, request_id: id(), words: None, deadline: Millis::NEVER },
-            Message::Response { kind: Kind::Shutdown, request_id: id(), approve: true, words: None },
-            Message::Request {
-                kind: Kind::Plan,
-                request_id: id(),
-                words: Some("DROP TABLE x".into()),
-                deadline: Millis(5),
-            },
-            Message::Response {
-                kind: Kind::Plan,
-                request_id: id(),
-                approve: false,
-                words: Some("back up first".into()),
-            },
         ];
+        // Every protocol's request (with words and without) and answers.
+        for kind in Kind::ALL {
+            let words = Some(format!("the {kind}'s words").into());
+            all.push(Message::Request { kind, request_id: id(), words, deadline: Millis(5) });
+            all.push(Message::Response { kind, request_id: id(), approve: true, words: None });
+        }
+        // The same with the words left out where the protocol allows it, and a "no".
+        let silent = |m: &Message| match m {
+            Message::Request { kind, words, .. } => {
+                let words = if kind.spec().request_words.required { words.clone() } else { None };
+                Message::Request { kind: *kind, request_id: id(), words, deadline: Millis::NEVER }
+            }
+            Message::Response { kind, .. } => {
+                Message::Response { kind: *kind, request_id: id(), approve: false, words: Some("no".into()) }
+            }
+            other => other.clone(),
+        };
         // The list of type names is the variants' own, in order, and the
         // protocol ones are those with a protocol.
         let names: Vec<&str> = all.iter().map(Message::type_name).collect();
         assert_eq!(names, message_types());
         let protocol: Vec<&str> = all.iter().filter(|m| m.protocol().is_some()).map(Message::type_name).collect();
         assert_eq!(protocol, protocol_types());
-        for m in all {
+        let variants: Vec<Message> = all.iter().map(silent).collect();
+        for m in all.into_iter().chain(variants) {
             let back = Message::from_json(&serde_json::to_string(&m).unwrap()).unwrap();
             assert_eq!(back.type_name(), m.type_name());
             assert_eq!(back, m);

@@ -1286,6 +1286,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_protocol_has_an_answers_key_named_after_it() {
+        // `on_<protocol>` says how an agent answers it; the history's
+        // scenario writer silences every protocol through these keys.
+        for k in crate::protocol::Kind::ALL {
+            let key = format!("on_{k}");
+            assert!(TEAMMATE_KEYS.contains(&key.as_str()), "{key}");
+            if !k.spec().asker.is_lead() {
+                assert!(LEAD_KEYS.contains(&key.as_str()), "{key}");
+            }
+        }
+    }
+
+    #[test]
     fn guesses_a_key_two_edits_away_at_most() {
         assert_eq!(closest("on_shutdwon", TEAMMATE_KEYS), Some("on_shutdown"));
         assert_eq!(closest("nmae", TEAMMATE_KEYS), Some("name"));

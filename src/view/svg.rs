@@ -172,10 +172,7 @@ fn fate_colour(f: BarEnd) -> &'static str {
 }
 
 fn kind_fill(k: Kind) -> &'static str {
-    match k {
-        Kind::Shutdown => "#bbdefb",
-        Kind::Plan => "#b2dfdb",
-    }
+    k.spec().colour
 }
 
 fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, extra: &str, s: &str) {

@@ -106,6 +106,9 @@ pub struct Spec {
     /// choose, the first being the safe one and the default.
     pub expiry_key: &'static str,
     pub on_expiry: &'static [TimeoutDefault],
+    /// The fill of its requests' bars in the pictures, pale enough for
+    /// black text (an SVG colour).
+    pub colour: &'static str,
 }
 
 /// The words a request carries: the key the wire gives them, whether a
@@ -176,6 +179,7 @@ mod tests {
     #[test]
     fn every_protocol_has_names_of_its_own() {
         let mut names: Vec<&str> = Vec::new();
+        let mut colours: Vec<&str> = Vec::new();
         for k in Kind::ALL {
             let s = k.spec();
             assert_eq!(Kind::parse(s.name), Some(k));
@@ -185,7 +189,12 @@ mod tests {
             names.extend([s.name, s.request, s.response, s.timeout_key, s.expiry_key, s.asker.rule().name]);
             names.extend(s.answer_to_lead.map(|r| r.name));
             names.extend(s.no_needs_words.map(|r| r.name));
+            colours.push(s.colour);
         }
+        let mut unique_colours = colours.clone();
+        unique_colours.sort_unstable();
+        unique_colours.dedup();
+        assert_eq!(unique_colours.len(), colours.len(), "two protocols drawn alike: {colours:?}");
         let mut steps: Vec<&str> = Kind::ALL.iter().map(|k| k.spec().step).collect();
         steps.sort_unstable();
         steps.dedup();

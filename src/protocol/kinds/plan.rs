@@ -26,4 +26,5 @@ pub const SPEC: Spec = Spec {
     default_timeout: Millis::from_secs(120),
     expiry_key: "on_plan_timeout",
     on_expiry: &[TimeoutDefault::Reject, TimeoutDefault::Approve],
+    colour: "#b2dfdb",
 };

@@ -28,4 +28,5 @@ pub const SPEC: Spec = Spec {
     default_timeout: Millis::from_secs(60),
     expiry_key: "on_shutdown_timeout",
     on_expiry: &[TimeoutDefault::Kill, TimeoutDefault::Keep],
+    colour: "#bbdefb",
 };
