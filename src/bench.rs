@@ -50,6 +50,9 @@ pub enum Protocol {
     /// submits again at once. A teammate waits for its plan's answer, so
     /// there is one in flight per teammate.
     Plan,
+    /// The lead offers teammates tasks; they decline, to stay free for the
+    /// next offer.
+    Task,
 }
 
 impl Protocol {
@@ -57,6 +60,7 @@ impl Protocol {
         match self {
             Protocol::Shutdown => "shutdown",
             Protocol::Plan => "plan",
+            Protocol::Task => "task",
         }
     }
 }
@@ -64,8 +68,9 @@ impl Protocol {
 /// The load of `protocol` in the shape asked for.
 fn load_of(protocol: Protocol, shape: Shape) -> TeamSpec {
     match protocol {
-        Protocol::Shutdown => load_spec(shape),
+        Protocol::Shutdown => load_spec(Kind::Shutdown, shape),
         Protocol::Plan => plan_load_spec(shape),
+        Protocol::Task => load_spec(Kind::Task, shape),
     }
 }
 
@@ -97,20 +102,27 @@ fn plan_load_spec(shape: Shape) -> TeamSpec {
     spec
 }
 
-/// Teammates that answer every shutdown with a rejection, so they stay alive
-/// for the next round: each answer is still a complete handshake through the
-/// send rules, the request table, the verdict and the deadline queue.
-fn load_spec(shape: Shape) -> TeamSpec {
+/// Teammates that answer every request of `kind` (a shutdown, a task offer)
+/// with a no, so they stay as they are for the next round: each answer is
+/// still a complete handshake through the send rules, the request table, the
+/// verdict and the deadline queue.
+fn load_spec(kind: Kind, shape: Shape) -> TeamSpec {
+    let why = Some(crate::protocol::Text::from("benchmark: staying as I am for the next round"));
     let teammate = TeammateSpec {
         on_shutdown: Answers::always(Answer::Reject),
-        reject_reason: Some("benchmark: staying up for the next round".into()),
+        reject_reason: why.clone(),
+        on_task: Answers::always(Answer::Reject),
+        decline_reason: why,
         ..TeammateSpec::default()
     };
     let teammates = (1..=shape.teammates).map(|i| (format!("t{i}"), teammate.clone())).collect();
     let mut spec = TeamSpec::new(teammates);
     spec.trace = false;
     spec.latency = Latency::Fixed(Millis::ZERO);
+    let words = kind.spec().request_words.required.then(|| "benchmark: a task to decline".into());
     spec.load = Some(Load {
+        kind,
+        words,
         teammates: (1..=shape.teammates).map(AgentId).collect(),
         per_teammate: shape.in_flight,
         total: shape.handshakes,

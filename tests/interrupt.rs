@@ -7,12 +7,13 @@ mod common;
 #[cfg(unix)]
 #[test]
 fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
-    // Signalled once 200 runs (more than four seeds of 46 scenarios) have
+    // Signalled once 200 runs (more than three seeds of the bundled scenarios) have
     // started: at a point of the work however loaded the machine, not after
     // a guessed wait.
     let (code, stdout, stderr) = interrupted_at(&["run", "--seeds", "1..2000001", "--jobs", "1"], "run starts", 200);
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
-    assert!(stdout.contains("stopped early, of 46 scenarios × 2000000 seeds"), "{stdout}");
+    let of = format!("stopped early, of {} scenarios × 2000000 seeds", bundled());
+    assert!(stdout.contains(&of), "{stdout}");
     let resume = stderr.lines().last().unwrap_or("").trim();
     assert!(stderr.contains("runs played (0 failed); resume with:"), "{}", tail(&stderr));
     let from: u64 = resume
@@ -22,6 +23,16 @@ fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
     assert!(from > 1 && resume.contains(&format!("--seeds {from}..2000001")), "{resume}");
+}
+
+/// How many scenarios are bundled: what a sweep or fuzz of them all plays.
+#[cfg(unix)]
+fn bundled() -> usize {
+    let dir = common::binary::root().join("scenarios");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
+        .count()
 }
 
 /// The end of a debug log, for a failure's message.
@@ -34,14 +45,15 @@ fn tail(log: &str) -> String {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_fuzz_reports_its_finds_and_how_to_resume() {
-    // Past the plain run of each scenario the fuzz draws from (46), well
+    // Past the plain run of each scenario the fuzz draws from (about 50), well
     // into its first chunk of seeds.
     let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-fuzz", std::process::id()));
     let args = ["fuzz", "--seeds", "1..1000001", "--out", dir.to_str().unwrap()];
     let (code, stdout, stderr) = interrupted_at(&args, "run starts", 1000);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
-    assert!(stdout.contains("stopped early, of 46 scenarios × 1000000 seeds"), "{stdout}");
+    let of = format!("stopped early, of {} scenarios × 1000000 seeds", bundled());
+    assert!(stdout.contains(&of), "{stdout}");
     assert!(stderr.contains("runs played (") && stderr.contains("resume with:"), "{}", tail(&stderr));
     let resume = stderr.lines().last().unwrap_or("");
     assert!(resume.contains("fuzz --seeds ") && resume.contains("..1000001 --out"), "{resume}");

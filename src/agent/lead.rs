@@ -7,10 +7,14 @@ use crate::protocol::{
 };
 use crate::trace::Event;
 
-/// A load generator for benchmarks: keep `per_teammate` shutdown requests in
-/// flight to each teammate until `total` handshakes have completed.
+/// A load generator for benchmarks: keep `per_teammate` requests of `kind`
+/// (one the lead asks) in flight to each teammate until `total` handshakes
+/// have completed.
 #[derive(Clone, Debug)]
 pub struct Load {
+    pub kind: Kind,
+    /// What each request says, where its protocol needs words.
+    pub words: Option<Text>,
     pub teammates: Vec<AgentId>,
     pub per_teammate: u32,
     pub total: u64,
@@ -38,6 +42,19 @@ pub struct Lead {
     /// made of a process that is gone, so their kill default has nobody to
     /// kill (the new process was never asked). Sorted; almost always empty.
     superseded: Vec<RequestId>,
+    /// The task each task request offered, kept to offer it again when the
+    /// offer expires unanswered (the request table keeps no words). Sorted by
+    /// id; a request's entry goes when it ends another way.
+    offers: Vec<(RequestId, Offer)>,
+}
+
+/// A task on offer, and the teammates whose offers of it expired: a task
+/// goes to each teammate once at most, so teammates that all let it expire
+/// do not pass it round for ever.
+#[derive(Clone, Debug)]
+struct Offer {
+    task: Text,
+    tried: smallvec::SmallVec<[AgentId; 2]>,
 }
 
 impl Lead {
@@ -52,6 +69,15 @@ impl Lead {
         for n in superseded {
             c.word(n as u64);
         }
+        c.word(self.offers.len() as u64);
+        for (id, offer) in &self.offers {
+            c.id(*id);
+            c.text(&offer.task);
+            c.word(offer.tried.len() as u64);
+            for t in &offer.tried {
+                c.agent(*t);
+            }
+        }
     }
 
     pub fn new(defences: Defences, on_plan: Answers, feedback: Option<Text>) -> Lead {
@@ -64,6 +90,7 @@ impl Lead {
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
             superseded: Vec::new(),
+            offers: Vec::new(),
         }
     }
 
@@ -95,6 +122,7 @@ impl Lead {
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
             superseded: Vec::new(),
+            offers: Vec::new(),
         }
     }
 
@@ -109,6 +137,12 @@ impl Lead {
         match input {
             Input::Start => self.start_load(ctx),
             Input::Deliver(d) => match &d.envelope.message {
+                Message::Response { kind: Kind::Task, .. } => {
+                    if let Some((id, Verdict::Applied { .. })) = self.requests.judge(d, ctx) {
+                        self.forget_offer(id);
+                        self.next_load(d.sender, ctx);
+                    }
+                }
                 Message::Response { .. } => {
                     if let Some((id, Verdict::Applied { kind: Kind::Shutdown, from, to })) = self.requests.judge(d, ctx)
                     {
@@ -128,7 +162,7 @@ impl Lead {
                 }
                 // Only a forgery asks the lead to shut down: `admit` records
                 // it as such, and the lead never obeys one anyway.
-                Message::Request { kind: Kind::Shutdown, .. } => {
+                Message::Request { kind: Kind::Shutdown | Kind::Task, .. } => {
                     super::admit(d, ctx);
                 }
                 Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
@@ -141,7 +175,10 @@ impl Lead {
             Input::Wake(Timer::WorkStep) => {}
             // What the lead may not ask (a plan) the send rules refuse, and record as such.
             Input::Script(Script::Ask { kind, to, words, label }) => {
-                self.requests.ask(*kind, *to, words.clone(), label.clone(), ctx);
+                let id = self.requests.ask(*kind, *to, words.clone(), label.clone(), ctx);
+                if let (Some(id), Kind::Task, Some(task)) = (id, kind, words) {
+                    self.offered(id, Offer { task: task.clone(), tried: smallvec::SmallVec::new() });
+                }
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
             Input::Script(Script::AskPlan { to, text }) => {
@@ -191,10 +228,57 @@ impl Lead {
                     });
                 }
                 TimeoutDefault::Kill => ctx.out.push(Command::Kill(e.target)),
-                // Keep: the lead gives up asking. Reject / approve: a plan's
-                // default, which its asker (a teammate) applies to its gate.
-                TimeoutDefault::Keep | TimeoutDefault::Reject | TimeoutDefault::Approve => {}
+                TimeoutDefault::Reassign => self.reassign(e.id, e.target, ctx),
+                // Keep: the lead gives up asking. Drop: the task is let go.
+                // Reject / approve: a plan's default, which its asker (a
+                // teammate) applies to its gate.
+                TimeoutDefault::Keep | TimeoutDefault::Drop | TimeoutDefault::Reject | TimeoutDefault::Approve => {}
             }
+            if e.kind == Kind::Task {
+                self.forget_offer(e.id);
+            }
+        }
+    }
+
+    /// Task request `id` was sent: remember what it offered.
+    fn offered(&mut self, id: RequestId, offer: Offer) {
+        if let Err(k) = self.offers.binary_search_by_key(&id, |(i, _)| *i) {
+            self.offers.insert(k, (id, offer));
+        }
+    }
+
+    fn forget_offer(&mut self, id: RequestId) -> Option<Offer> {
+        let k = self.offers.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        Some(self.offers.remove(k).1)
+    }
+
+    /// Task offer `id` to `from` expired unanswered: offer the task to the
+    /// next idle teammate after `from` in the team's order, one not offered
+    /// it before and with no offer of the lead's pending. None: the task is
+    /// let go, and the trace says so.
+    #[cold]
+    #[inline(never)]
+    fn reassign(&mut self, id: RequestId, from: AgentId, ctx: &mut Ctx) {
+        let Some(mut offer) = self.offers.binary_search_by_key(&id, |(i, _)| *i).ok().map(|k| self.offers[k].1.clone())
+        else {
+            return;
+        };
+        offer.tried.push(from);
+        let n = ctx.dir.statuses.len() as u32;
+        let table = &self.requests.table;
+        let busy =
+            |t: AgentId| table.iter().any(|r| r.kind == Kind::Task && r.target == t && r.status == Status::Pending);
+        let next = (1..n)
+            .map(|k| AgentId((from.0 - 1 + k) % (n - 1) + 1))
+            .filter(|t| !offer.tried.contains(t))
+            .find(|&t| ctx.dir.statuses[t.index()] == crate::trace::RosterStatus::Idle && !busy(t));
+        let Some(to) = next else {
+            let text = format!("no idle teammate left to offer \"{}\" to: it is dropped", offer.task);
+            ctx.record(Event::Note { text });
+            return;
+        };
+        if let Some(new) = self.requests.ask(Kind::Task, to, Some(offer.task.clone()), None, ctx) {
+            self.offered(new, offer);
         }
     }
 
@@ -260,7 +344,8 @@ impl Lead {
             return;
         }
         state.sent += 1;
-        self.requests.ask(Kind::Shutdown, to, None, None, ctx);
+        let (kind, words) = (state.load.kind, state.load.words.clone());
+        self.requests.ask(kind, to, words, None, ctx);
     }
 
     /// Handshakes completed by the load generator.

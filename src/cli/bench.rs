@@ -36,6 +36,7 @@ pub struct BenchArgs {
     pub mailbox: MailboxArg,
     /// The handshake measured: shutdown (the lead asks, teammates reject to stay for the next round) or plan
     /// (teammates submit plans, the lead rejects each, one in flight per teammate: a teammate waits for its answer)
+    /// or task (the lead offers tasks, teammates decline each)
     #[arg(long, value_enum, default_value = "shutdown")]
     pub protocol: ProtocolArg,
     /// Run the standard cases of docs/performance.md's suite table one after another, each in
@@ -54,6 +55,7 @@ pub struct BenchArgs {
 pub enum ProtocolArg {
     Shutdown,
     Plan,
+    Task,
 }
 
 impl ProtocolArg {
@@ -61,6 +63,7 @@ impl ProtocolArg {
         match self {
             ProtocolArg::Shutdown => Protocol::Shutdown,
             ProtocolArg::Plan => Protocol::Plan,
+            ProtocolArg::Task => Protocol::Task,
         }
     }
 }

@@ -142,6 +142,9 @@ impl ExpiryPolicy {
                     // Whether an approved plan opens a gate depends on whether
                     // it is the gate's current plan; the gate checks that.
                     TimeoutDefault::Approve => return,
+                    // Whom a task goes to next depends on who is idle then;
+                    // the task invariants judge what its holders do.
+                    TimeoutDefault::Reassign | TimeoutDefault::Drop => return,
                 };
                 self.obligations.push(Obligation { need, t: at.t, event: at.i, id: *id, agent });
             }

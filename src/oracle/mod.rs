@@ -26,6 +26,7 @@ mod graceful_complete;
 mod matching_response;
 mod no_silent_loss;
 mod single_terminal;
+mod task_holders;
 mod terminal_final;
 
 #[cfg(test)]
@@ -44,6 +45,7 @@ use no_silent_loss::NoSilentLoss;
 use single_terminal::SingleTerminal;
 use std::fmt;
 use std::hash::Hash;
+use task_holders::TaskHolders;
 use terminal_final::TerminalFinal;
 
 /// The always-on invariants, by the names reports and scenario files use.
@@ -72,10 +74,14 @@ pub enum Invariant {
     /// one sent before its crash was meant for a process that is gone, and
     /// its asker settles it by the deadline, not by an answer from the restart.
     CurrentIncarnation,
+    /// A task is held by one teammate at a time.
+    SingleHolder,
+    /// A teammate works on a task only while the offer it accepted stands.
+    WorkInAssignment,
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 9] = [
+    pub const ALL: [Invariant; 11] = [
         Invariant::SingleTerminal,
         Invariant::TerminalFinal,
         Invariant::MatchingResponse,
@@ -85,6 +91,8 @@ impl Invariant {
         Invariant::NoSilentLoss,
         Invariant::FinalRoster,
         Invariant::CurrentIncarnation,
+        Invariant::SingleHolder,
+        Invariant::WorkInAssignment,
     ];
 
     pub fn name(self) -> &'static str {
@@ -98,6 +106,8 @@ impl Invariant {
             Invariant::NoSilentLoss => "no-silent-loss",
             Invariant::FinalRoster => "final-roster",
             Invariant::CurrentIncarnation => "current-incarnation",
+            Invariant::SingleHolder => "single-holder",
+            Invariant::WorkInAssignment => "work-in-assignment",
         }
     }
 
@@ -366,6 +376,7 @@ pub struct Watch {
     current_incarnation: CurrentIncarnation,
     no_silent_loss: NoSilentLoss,
     single_terminal: SingleTerminal,
+    task_holders: TaskHolders,
 }
 
 impl Watch {
@@ -384,6 +395,7 @@ impl Watch {
             current_incarnation: CurrentIncarnation::default(),
             no_silent_loss: NoSilentLoss::default(),
             single_terminal: SingleTerminal::default(),
+            task_holders: TaskHolders::default(),
         }
     }
 
@@ -411,6 +423,7 @@ impl Watch {
         self.current_incarnation.observe(book, &at, e, out);
         self.no_silent_loss.observe(book, &at, e, out);
         self.single_terminal.observe(book, &at, e, out);
+        self.task_holders.observe(book, &at, e, out);
         self.book.observe(e);
     }
 
@@ -467,6 +480,7 @@ impl Watch {
         self.current_incarnation.canon(c);
         self.graceful_complete.canon(c);
         self.expiry_policy.canon(c);
+        self.task_holders.canon(c);
     }
 }
 

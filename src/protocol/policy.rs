@@ -13,12 +13,20 @@ pub enum TimeoutDefault {
     Keep,
     Reject,
     Approve,
+    Reassign,
+    Drop,
 }
 
 impl TimeoutDefault {
     /// Every default any protocol may choose (each protocol's spec says which are its own).
-    pub const ALL: [TimeoutDefault; 4] =
-        [TimeoutDefault::Kill, TimeoutDefault::Keep, TimeoutDefault::Reject, TimeoutDefault::Approve];
+    pub const ALL: [TimeoutDefault; 6] = [
+        TimeoutDefault::Kill,
+        TimeoutDefault::Keep,
+        TimeoutDefault::Reject,
+        TimeoutDefault::Approve,
+        TimeoutDefault::Reassign,
+        TimeoutDefault::Drop,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -26,6 +34,8 @@ impl TimeoutDefault {
             TimeoutDefault::Keep => "keep",
             TimeoutDefault::Reject => "reject",
             TimeoutDefault::Approve => "approve",
+            TimeoutDefault::Reassign => "reassign",
+            TimeoutDefault::Drop => "drop",
         }
     }
 }

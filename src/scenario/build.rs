@@ -915,6 +915,15 @@ impl Builder<'_> {
                 .label("may reject")
                 .help("a rejection must say why: add reject_reason = \"...\" to this [[teammate]]");
         }
+        let on_task = self.answers(&d.on_task, "on_task").unwrap_or(Answers::always(Answer::Approve));
+        let declines = d.on_task.as_ref().is_some_and(|a| a.get_ref().contains(&Answer::Reject));
+        let decline_reason = d.decline_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+        if declines && decline_reason.is_none() {
+            let span = d.on_task.as_ref().map_or(t.span(), |a| a.span());
+            self.err(span, format!("{name} may decline a task but has no `decline_reason`"))
+                .label("may decline")
+                .help("declining needs a reason: add decline_reason = \"...\" to this [[teammate]]");
+        }
         let mut work = Vec::new();
         for w in &d.work {
             if let Some(item) = self.work(w) {
@@ -925,6 +934,10 @@ impl Builder<'_> {
             on_shutdown,
             reject_reason: reason.map(Text::from),
             on_plan: self.answers(&d.on_plan, "on_plan").unwrap_or(Answers::always(Answer::Approve)),
+            on_task,
+            decline_reason: decline_reason.map(Text::from),
+            task_steps: d.task_steps.as_ref().map_or(2, |n| *n.get_ref()),
+            task_step_time: crate::protocol::Millis(500),
             require_plan: d.require_plan,
             plan: d.plan.clone().unwrap_or_else(|| format!("{name}'s plan")).into(),
             work,

@@ -1,0 +1,28 @@
+//! Task assignment: the lead offers a teammate a task; the teammate accepts
+//! it, and the task becomes its work, or declines, saying why. Unanswered,
+//! the default offers it to the next idle teammate (`reassign`), or lets it
+//! go (`drop`).
+
+use super::{About, Asker, Rule, Spec, Words};
+use crate::protocol::policy::TimeoutDefault;
+use crate::protocol::time::Millis;
+
+pub const SPEC: Spec = Spec {
+    name: "task",
+    step: "assign_task",
+    request: "task_request",
+    response: "task_response",
+    request_words: Words { key: "task", required: true, when_silent: "" },
+    answer_key: "accept",
+    answer_words: "reason",
+    asker: Asker::Lead { rule: Rule { name: "task-from-lead", says: "only the lead assigns tasks" } },
+    about: About::Target,
+    blocks_asker: false,
+    answer_to_lead: Some(Rule { name: "task-response-to-lead", says: "a task_response goes to the lead only" }),
+    no_needs_words: Some(Rule { name: "decline-needs-reason", says: "declining a task needs a non-empty reason" }),
+    timeout_key: "task_timeout",
+    default_timeout: Millis::from_secs(60),
+    expiry_key: "on_task_timeout",
+    on_expiry: &[TimeoutDefault::Reassign, TimeoutDefault::Drop],
+    colour: "#fff9c4",
+};
