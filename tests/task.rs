@@ -65,3 +65,21 @@ fn an_accepted_task_is_written_and_a_declined_one_needs_a_reason() {
         run_toml(&decline.replace("on_task = \"reject\"", "on_task = \"reject\"\ndecline_reason = \"busy\""), 1);
     assert_eq!(o.requests.iter().find(|q| q.kind == Kind::Task).map(|q| q.status), Some(Status::Rejected));
 }
+
+#[test]
+fn identical_teammates_are_not_interchangeable_when_an_offer_may_be_passed_on() {
+    // reassign passes an offer to the next teammate in the team's order:
+    // renaming identical teammates would fold states that go different ways.
+    let dir = common::binary::TempDir::new("task-symmetry");
+    let team = "name = \"s\"\nabout = \"a\"\n[policy]\ntask_timeout = \"5s\"\n[[teammate]]\nname = \"w\"\ncount = 3\n";
+    let offer = "[[step]]\nat = \"1s\"\ndo = \"assign_task\"\nto = \"w-1\"\ntask = \"docs/a.md\"\n";
+    let offered = dir.write("offered.toml", &format!("{team}{offer}"));
+    common::binary::handshake(&["explore", &offered, "--drop", "1"])
+        .expect_code(0)
+        .stdout_has("symmetry: no identical teammates");
+    let dropped =
+        dir.write("dropped.toml", &format!("{}{offer}", team.replace("\"5s\"", "\"5s\"\non_task_timeout = \"drop\"")));
+    common::binary::handshake(&["explore", &dropped, "--drop", "1"])
+        .expect_code(0)
+        .stdout_has("symmetry on (3 interchangeable teammates)");
+}

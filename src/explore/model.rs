@@ -744,6 +744,16 @@ fn named_by_faults(spec: &crate::world::TeamSpec) -> Vec<AgentId> {
     for p in &spec.partitions {
         out.extend([p.a, p.b]);
     }
+    // A request whose default on expiry passes it on to "the next teammate"
+    // picks by the team's order, which no renaming of identical teammates
+    // keeps: with one scripted, none of them is interchangeable.
+    let passed_on = spec
+        .steps
+        .iter()
+        .any(|s| matches!(&s.script, Script::Ask { kind, .. } if spec.policy.on_expiry(*kind).picks_by_order()));
+    if passed_on {
+        out.extend((1..=spec.teammates.len() as u32).map(AgentId));
+    }
     for f in &spec.link_faults {
         out.extend(f.filter.from.into_iter().chain(f.filter.to));
         if f.filter.request.is_some() {

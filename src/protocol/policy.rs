@@ -28,6 +28,13 @@ impl TimeoutDefault {
         TimeoutDefault::Drop,
     ];
 
+    /// Whether it passes the request on to another teammate, chosen by the
+    /// team's order: identical teammates are then no longer interchangeable
+    /// (the explorer's symmetry reads this).
+    pub fn picks_by_order(self) -> bool {
+        self == TimeoutDefault::Reassign
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             TimeoutDefault::Kill => "kill",
