@@ -12,7 +12,7 @@ fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
     // a guessed wait.
     let (code, stdout, stderr) = interrupted_at(&["run", "--seeds", "1..2000001", "--jobs", "1"], "run starts", 200);
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
-    let of = format!("stopped early, of {} scenarios × 2000000 seeds", bundled());
+    let of = format!("stopped early, of {} scenarios × 2000000 seeds", common::bundled_files().len());
     assert!(stdout.contains(&of), "{stdout}");
     let resume = stderr.lines().last().unwrap_or("").trim();
     assert!(stderr.contains("runs played (0 failed); resume with:"), "{}", tail(&stderr));
@@ -23,16 +23,6 @@ fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
     assert!(from > 1 && resume.contains(&format!("--seeds {from}..2000001")), "{resume}");
-}
-
-/// How many scenarios are bundled: what a sweep or fuzz of them all plays.
-#[cfg(unix)]
-fn bundled() -> usize {
-    let dir = common::binary::root().join("scenarios");
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
-        .count()
 }
 
 /// The end of a debug log, for a failure's message.
@@ -52,7 +42,7 @@ fn an_interrupted_fuzz_reports_its_finds_and_how_to_resume() {
     let (code, stdout, stderr) = interrupted_at(&args, "run starts", 1000);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
-    let of = format!("stopped early, of {} scenarios × 1000000 seeds", bundled());
+    let of = format!("stopped early, of {} scenarios × 1000000 seeds", common::bundled_files().len());
     assert!(stdout.contains(&of), "{stdout}");
     assert!(stderr.contains("runs played (") && stderr.contains("resume with:"), "{}", tail(&stderr));
     let resume = stderr.lines().last().unwrap_or("");

@@ -217,6 +217,8 @@ impl Lead {
         for e in self.requests.expire(ctx.now) {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
+            // An offer ends here whatever its default does with the task.
+            let offer = if e.kind == Kind::Task { self.forget_offer(e.id) } else { None };
             // What the lead does when a request it made expires: each
             // default says (a new default must say it here).
             match default {
@@ -228,14 +230,15 @@ impl Lead {
                     });
                 }
                 TimeoutDefault::Kill => ctx.out.push(Command::Kill(e.target)),
-                TimeoutDefault::Reassign => self.reassign(e.id, e.target, ctx),
+                TimeoutDefault::Reassign => {
+                    if let Some(offer) = offer {
+                        self.reassign(offer, e.target, ctx);
+                    }
+                }
                 // Keep: the lead gives up asking. Drop: the task is let go.
                 // Reject / approve: a plan's default, which its asker (a
                 // teammate) applies to its gate.
                 TimeoutDefault::Keep | TimeoutDefault::Drop | TimeoutDefault::Reject | TimeoutDefault::Approve => {}
-            }
-            if e.kind == Kind::Task {
-                self.forget_offer(e.id);
             }
         }
     }
@@ -252,17 +255,13 @@ impl Lead {
         Some(self.offers.remove(k).1)
     }
 
-    /// Task offer `id` to `from` expired unanswered: offer the task to the
+    /// An offer to `from` expired unanswered: offer its task to the
     /// next idle teammate after `from` in the team's order, one not offered
     /// it before and with no offer of the lead's pending. None: the task is
     /// let go, and the trace says so.
     #[cold]
     #[inline(never)]
-    fn reassign(&mut self, id: RequestId, from: AgentId, ctx: &mut Ctx) {
-        let Some(mut offer) = self.offers.binary_search_by_key(&id, |(i, _)| *i).ok().map(|k| self.offers[k].1.clone())
-        else {
-            return;
-        };
+    fn reassign(&mut self, mut offer: Offer, from: AgentId, ctx: &mut Ctx) {
         offer.tried.push(from);
         let n = ctx.dir.statuses.len() as u32;
         let table = &self.requests.table;

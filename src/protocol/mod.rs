@@ -18,10 +18,11 @@ pub mod waitfor;
 
 pub use canon::Canon;
 pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
+pub use kinds::TimeoutDefault;
 pub use kinds::{Kind, Spec};
 pub use message::{Address, Delivery, Envelope, Message, MessageType, RequestId, Role, Text};
 pub use names::{check_name, check_teammate_name, AgentId, NameError, LEAD_NAME};
-pub use policy::{Defences, Policy, TimeoutDefault};
+pub use policy::{Defences, Policy};
 pub use rules::{check_send, Directory, SendError};
 pub use table::{Expiry, Label, NewRequest, Reason, Request, RequestTable, Response, Status, Verdict};
 pub use time::Millis;

@@ -1,51 +1,8 @@
 //! The timeout policy and the switchable defences.
 
-use super::kinds::Kind;
+use super::kinds::{Kind, TimeoutDefault};
 use super::time::Millis;
 use serde::{Deserialize, Serialize};
-
-/// What an expired request does, as recorded in the trace. Each protocol's
-/// spec lists the ones it may choose, the safe one first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimeoutDefault {
-    Kill,
-    Keep,
-    Reject,
-    Approve,
-    Reassign,
-    Drop,
-}
-
-impl TimeoutDefault {
-    /// Every default any protocol may choose (each protocol's spec says which are its own).
-    pub const ALL: [TimeoutDefault; 6] = [
-        TimeoutDefault::Kill,
-        TimeoutDefault::Keep,
-        TimeoutDefault::Reject,
-        TimeoutDefault::Approve,
-        TimeoutDefault::Reassign,
-        TimeoutDefault::Drop,
-    ];
-
-    /// Whether it passes the request on to another teammate, chosen by the
-    /// team's order: identical teammates are then no longer interchangeable
-    /// (the explorer's symmetry reads this).
-    pub fn picks_by_order(self) -> bool {
-        self == TimeoutDefault::Reassign
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TimeoutDefault::Kill => "kill",
-            TimeoutDefault::Keep => "keep",
-            TimeoutDefault::Reject => "reject",
-            TimeoutDefault::Approve => "approve",
-            TimeoutDefault::Reassign => "reassign",
-            TimeoutDefault::Drop => "drop",
-        }
-    }
-}
 
 /// Each check the protocol makes before applying a response. All on by
 /// default; a scenario switches one off to show what it prevents.

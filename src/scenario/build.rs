@@ -899,6 +899,29 @@ impl Builder<'_> {
         out
     }
 
+    /// A teammate's answers to one protocol, and the words its "no" says:
+    /// answers that may say no need them (`no` names the answer, then the
+    /// label and the help's first words).
+    fn answers_saying_why(
+        &mut self,
+        t: &S<TeammateDoc>,
+        (answers, key): (&Option<S<AnswersDoc>>, &str),
+        (words, words_key): (&Option<String>, &str),
+        (no, label, why): (&str, &str, &str),
+    ) -> (Answers, Option<Text>) {
+        let parsed = self.answers(answers, key).unwrap_or(Answers::always(Answer::Approve));
+        let may_say_no = answers.as_ref().is_some_and(|a| a.get_ref().contains(&Answer::Reject));
+        let words = words.as_deref().map(str::trim).filter(|r| !r.is_empty());
+        if may_say_no && words.is_none() {
+            let span = answers.as_ref().map_or(t.span(), |a| a.span());
+            let name = t.get_ref().name.get_ref();
+            self.err(span, format!("{name} may {no} but has no `{words_key}`"))
+                .label(label)
+                .help(format!("{why}: add {words_key} = \"...\" to this [[teammate]]"));
+        }
+        (parsed, words.map(Text::from))
+    }
+
     fn teammate(&mut self, t: &S<TeammateDoc>, out: &mut Vec<(String, TeammateSpec)>) {
         let d = t.get_ref();
         let name = d.name.get_ref();
@@ -906,24 +929,18 @@ impl Builder<'_> {
             let (label, help) = name_fix(&e);
             self.err(d.name.span(), format!("teammate name: {e}")).label(label).help(help);
         }
-        let on_shutdown = self.answers(&d.on_shutdown, "on_shutdown").unwrap_or(Answers::always(Answer::Approve));
-        let rejects = d.on_shutdown.as_ref().is_some_and(|a| a.get_ref().contains(&Answer::Reject));
-        let reason = d.reject_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-        if rejects && reason.is_none() {
-            let span = d.on_shutdown.as_ref().map_or(t.span(), |a| a.span());
-            self.err(span, format!("{name} may reject a shutdown but has no `reject_reason`"))
-                .label("may reject")
-                .help("a rejection must say why: add reject_reason = \"...\" to this [[teammate]]");
-        }
-        let on_task = self.answers(&d.on_task, "on_task").unwrap_or(Answers::always(Answer::Approve));
-        let declines = d.on_task.as_ref().is_some_and(|a| a.get_ref().contains(&Answer::Reject));
-        let decline_reason = d.decline_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-        if declines && decline_reason.is_none() {
-            let span = d.on_task.as_ref().map_or(t.span(), |a| a.span());
-            self.err(span, format!("{name} may decline a task but has no `decline_reason`"))
-                .label("may decline")
-                .help("declining needs a reason: add decline_reason = \"...\" to this [[teammate]]");
-        }
+        let (on_shutdown, reason) = self.answers_saying_why(
+            t,
+            (&d.on_shutdown, "on_shutdown"),
+            (&d.reject_reason, "reject_reason"),
+            ("reject a shutdown", "may reject", "a rejection must say why"),
+        );
+        let (on_task, decline_reason) = self.answers_saying_why(
+            t,
+            (&d.on_task, "on_task"),
+            (&d.decline_reason, "decline_reason"),
+            ("decline a task", "may decline", "declining needs a reason"),
+        );
         let mut work = Vec::new();
         for w in &d.work {
             if let Some(item) = self.work(w) {
@@ -932,10 +949,10 @@ impl Builder<'_> {
         }
         let spec = TeammateSpec {
             on_shutdown,
-            reject_reason: reason.map(Text::from),
+            reject_reason: reason,
             on_plan: self.answers(&d.on_plan, "on_plan").unwrap_or(Answers::always(Answer::Approve)),
             on_task,
-            decline_reason: decline_reason.map(Text::from),
+            decline_reason,
             task_steps: d.task_steps.as_ref().map_or(2, |n| *n.get_ref()),
             task_step_time: crate::protocol::Millis(500),
             require_plan: d.require_plan,

@@ -16,7 +16,6 @@ mod task;
 pub const SHUTDOWN_WORDS_WHEN_SILENT: &str = shutdown::SPEC.request_words.when_silent;
 
 use super::names::AgentId;
-use super::policy::TimeoutDefault;
 use super::time::Millis;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -173,6 +172,50 @@ impl About {
 pub struct Rule {
     pub name: &'static str,
     pub says: &'static str,
+}
+
+/// What an expired request does, as recorded in the trace. Each protocol's
+/// spec lists the ones it may choose, the safe one first; here, beside the
+/// specs, since they are what a protocol chooses from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutDefault {
+    Kill,
+    Keep,
+    Reject,
+    Approve,
+    Reassign,
+    Drop,
+}
+
+impl TimeoutDefault {
+    /// Every default any protocol may choose (each protocol's spec says which are its own).
+    pub const ALL: [TimeoutDefault; 6] = [
+        TimeoutDefault::Kill,
+        TimeoutDefault::Keep,
+        TimeoutDefault::Reject,
+        TimeoutDefault::Approve,
+        TimeoutDefault::Reassign,
+        TimeoutDefault::Drop,
+    ];
+
+    /// Whether it passes the request on to another teammate, chosen by the
+    /// team's order: identical teammates are then no longer interchangeable
+    /// (the explorer's symmetry reads this).
+    pub fn picks_by_order(self) -> bool {
+        self == TimeoutDefault::Reassign
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeoutDefault::Kill => "kill",
+            TimeoutDefault::Keep => "keep",
+            TimeoutDefault::Reject => "reject",
+            TimeoutDefault::Approve => "approve",
+            TimeoutDefault::Reassign => "reassign",
+            TimeoutDefault::Drop => "drop",
+        }
+    }
 }
 
 #[cfg(test)]

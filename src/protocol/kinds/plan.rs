@@ -3,8 +3,7 @@
 //! gate, or rejects it with feedback. Unanswered, the default rejects: the
 //! gate stays closed, since silence is not consent.
 
-use super::{About, Asker, Rule, Spec, Words};
-use crate::protocol::policy::TimeoutDefault;
+use super::{About, Asker, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {

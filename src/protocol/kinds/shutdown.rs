@@ -2,8 +2,7 @@
 //! approves (it finishes what it is doing, then stops) or rejects, saying
 //! why. Unanswered, the default kills it: a silent worker is treated as lost.
 
-use super::{About, Asker, Rule, Spec, Words};
-use crate::protocol::policy::TimeoutDefault;
+use super::{About, Asker, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {

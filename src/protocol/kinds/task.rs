@@ -3,8 +3,7 @@
 //! the default offers it to the next idle teammate (`reassign`), or lets it
 //! go (`drop`).
 
-use super::{About, Asker, Rule, Spec, Words};
-use crate::protocol::policy::TimeoutDefault;
+use super::{About, Asker, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
