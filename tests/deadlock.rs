@@ -4,7 +4,7 @@
 mod common;
 
 use common::{dump, run_toml};
-use handshake::protocol::TimeoutDefault;
+use handshake::protocol::kinds;
 use handshake::trace::{cycle_text, Event};
 
 fn peers(n: usize) -> String {
@@ -47,7 +47,7 @@ fn a_two_way_cycle_is_named_when_it_closes_and_when_a_deadline_breaks_it() {
             _ => None,
         })
         .collect();
-    assert_eq!(broken, vec![(handshake::protocol::Millis(121_000), Some(TimeoutDefault::Reject))], "{}", dump(&o));
+    assert_eq!(broken, vec![(handshake::protocol::Millis(121_000), Some(kinds::plan::REJECT))], "{}", dump(&o));
     assert_eq!(r.counts.deadlocks, 1);
     assert_eq!(r.deadlocks[0].cycle(), "bob → alice → bob");
     assert_eq!(r.deadlocks[0].broken_ms, Some(121_000));

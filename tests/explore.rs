@@ -369,7 +369,7 @@ fn pending_off(p: &mut handshake::protocol::Policy) {
 /// explorer finds it by holding the request past its deadline.
 fn stale_obeyed(p: &mut handshake::protocol::Policy) {
     p.defences.deadline_check = false;
-    p.on_expiry[handshake::protocol::Kind::Shutdown.index()] = handshake::protocol::TimeoutDefault::Keep;
+    p.on_expiry[handshake::protocol::Kind::Shutdown.index()] = handshake::protocol::kinds::shutdown::KEEP;
 }
 
 fn budgets(drop: u32, duplicate: u32, crash: u32) -> Budgets {

@@ -7,6 +7,7 @@ mod common;
 
 use common::dump;
 use handshake::agent::{Answer, Answers, Script, TeammateSpec, WorkItem};
+use handshake::protocol::kinds;
 use handshake::protocol::{
     Action, Address, AgentId, Defences, GateState, Kind, Message, MessageType, Millis, Reason, Request, RequestId,
     SendError, Status, TimeoutDefault, Verdict,
@@ -643,7 +644,7 @@ fn a_reply_after_the_deadline_is_late_and_ignored() {
     assert!(delivery_time_of_answer(&out) > STOP_ALICE_DEADLINE, "{}", dump(&out));
     assert_eq!(verdicts(&out, "stop-alice"), vec![Verdict::Ignored(Reason::Late)]);
     assert_eq!(status(&out, "stop-alice"), Status::Expired);
-    assert_eq!(expiry_default(&out, request(&out, "stop-alice").id), Some(TimeoutDefault::Kill));
+    assert_eq!(expiry_default(&out, request(&out, "stop-alice").id), Some(kinds::shutdown::KILL));
     // Alice had already stopped gracefully: there is no one left to kill.
     assert_eq!(out.status_of("alice"), Some(RosterStatus::Shutdown));
     assert_eq!(count(&out, |e| is_alert_for(e, ALICE)), 0);
@@ -657,7 +658,7 @@ fn an_ignored_shutdown_kills_the_teammate_by_default() {
 
     let id = request(&out, "stop-alice").id;
     assert_eq!(status(&out, "stop-alice"), Status::Expired);
-    assert_eq!(expiry_default(&out, id), Some(TimeoutDefault::Kill));
+    assert_eq!(expiry_default(&out, id), Some(kinds::shutdown::KILL));
     assert_eq!(out.status_of("alice"), Some(RosterStatus::Killed));
     let alert_at = first_time(&out, |e| is_alert_for(e, ALICE)).expect("an alert");
     assert_eq!(alert_at, STOP_ALICE_DEADLINE);
@@ -676,7 +677,7 @@ fn a_stalled_teammate_is_killed_at_the_shutdown_deadline() {
     let out = run(spec);
 
     assert_eq!(status(&out, "stop-alice"), Status::Expired, "{}", dump(&out));
-    assert_eq!(expiry_default(&out, request(&out, "stop-alice").id), Some(TimeoutDefault::Kill));
+    assert_eq!(expiry_default(&out, request(&out, "stop-alice").id), Some(kinds::shutdown::KILL));
     assert_eq!(out.status_of("alice"), Some(RosterStatus::Killed));
     assert_eq!(first_time(&out, |e| is_alert_for(e, ALICE)), Some(Millis(62_000)));
     assert_eq!(out.files["src/auth.rs"].done, 2);
@@ -687,11 +688,11 @@ fn a_stalled_teammate_is_killed_at_the_shutdown_deadline() {
 #[test]
 fn with_keep_an_ignored_shutdown_expires_and_the_teammate_keeps_working() {
     let mut spec = alice_asked_to_stop_and_silent();
-    spec.policy = spec.policy.clone().expiring(Kind::Shutdown, TimeoutDefault::Keep);
+    spec.policy = spec.policy.clone().expiring(Kind::Shutdown, kinds::shutdown::KEEP);
     let out = run(spec);
 
     assert_eq!(status(&out, "stop-alice"), Status::Expired);
-    assert_eq!(expiry_default(&out, request(&out, "stop-alice").id), Some(TimeoutDefault::Keep));
+    assert_eq!(expiry_default(&out, request(&out, "stop-alice").id), Some(kinds::shutdown::KEEP));
     assert_eq!(count(&out, |e| is_alert_for(e, ALICE)), 0);
     assert!(!matches!(out.status_of("alice"), Some(RosterStatus::Killed)), "{:?}", out.roster);
     assert!(file_is_complete(&out, "src/auth.rs"), "{:?}", out.files);
@@ -704,7 +705,7 @@ fn an_unanswered_plan_is_rejected_by_default_and_the_gate_stays_closed() {
 
     let id = request(&out, "alice/plan/1").id;
     assert_eq!(status(&out, "alice/plan/1"), Status::Expired);
-    assert_eq!(expiry_default(&out, id), Some(TimeoutDefault::Reject));
+    assert_eq!(expiry_default(&out, id), Some(kinds::plan::REJECT));
     assert_eq!(gate_states(&out, ALICE), vec![GateState::Pending, GateState::Rejected]);
     assert_eq!(
         writes(&out, ALICE),
@@ -720,11 +721,11 @@ fn an_unanswered_plan_is_rejected_by_default_and_the_gate_stays_closed() {
 #[test]
 fn with_approve_an_unanswered_plan_opens_the_gate() {
     let mut spec = alice_plans_for(&[Answer::Ignore]);
-    spec.policy = spec.policy.clone().expiring(Kind::Plan, TimeoutDefault::Approve);
+    spec.policy = spec.policy.clone().expiring(Kind::Plan, kinds::plan::APPROVE);
     let out = run(spec);
 
     assert_eq!(status(&out, "alice/plan/1"), Status::Expired);
-    assert_eq!(expiry_default(&out, request(&out, "alice/plan/1").id), Some(TimeoutDefault::Approve));
+    assert_eq!(expiry_default(&out, request(&out, "alice/plan/1").id), Some(kinds::plan::APPROVE));
     assert_eq!(gate_states(&out, ALICE), vec![GateState::Pending, GateState::Approved]);
     assert_eq!(
         writes(&out, ALICE),

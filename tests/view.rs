@@ -250,7 +250,7 @@ fn a_dropped_message_stops_short_of_its_receiver() {
     let doc = svg(&o, &ViewOptions::default());
     assert!(doc.contains("✕ lost: drop"));
     let first = m.bars.iter().find(|b| b.label == "first").unwrap();
-    assert_eq!(first.fate, BarEnd::Expired(handshake::protocol::TimeoutDefault::Kill));
+    assert_eq!(first.fate, BarEnd::Expired(handshake::protocol::kinds::shutdown::KILL));
     let mmd = mermaid(&o, &ViewOptions::default());
     assert!(mmd.contains("p0-xp1: shutdown_request [first] · sent 1s, lost (drop) at 1s"), "{mmd}");
     check_mermaid(&mmd);
@@ -285,7 +285,7 @@ fn a_request_bar_runs_from_sending_to_its_end_state() {
     assert_eq!(m.lanes[bar.lane].name, "lead", "on the requester's lifeline");
     assert_eq!(m.rows[bar.from].t.0, 1_000);
     assert_eq!(m.rows[bar.end].t.0, 61_000, "ends at its deadline");
-    assert_eq!(bar.fate, BarEnd::Expired(handshake::protocol::TimeoutDefault::Kill));
+    assert_eq!(bar.fate, BarEnd::Expired(handshake::protocol::kinds::shutdown::KILL));
     assert_eq!(bar.deadline_row, Some(bar.end));
 
     let (_, o) = bundled("02-");

@@ -3,7 +3,7 @@
 
 use super::{Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
-    Address, AgentId, Defences, Kind, Message, RequestId, RequestTable, Status, Text, TimeoutDefault, Verdict,
+    Address, AgentId, Defences, Effect, Kind, Message, RequestId, RequestTable, Status, Text, Verdict,
 };
 use crate::trace::Event;
 
@@ -42,18 +42,19 @@ pub struct Lead {
     /// made of a process that is gone, so their kill default has nobody to
     /// kill (the new process was never asked). Sorted; almost always empty.
     superseded: Vec<RequestId>,
-    /// The task each task request offered, kept to offer it again when the
-    /// offer expires unanswered (the request table keeps no words). Sorted by
-    /// id; a request's entry goes when it ends another way.
+    /// What each pending request whose default asks the next teammate
+    /// (`Effect::AskNext`, a task's `reassign`) said, kept to ask it again
+    /// when it expires unanswered (the request table keeps no words).
+    /// Sorted by id; a request's entry goes when it ends another way.
     offers: Vec<(RequestId, Offer)>,
 }
 
-/// A task on offer, and the teammates whose offers of it expired: a task
-/// goes to each teammate once at most, so teammates that all let it expire
-/// do not pass it round for ever.
+/// A request that may be passed on, and the teammates whose turns at it
+/// expired: it goes to each teammate once at most, so teammates that all
+/// let it expire do not pass it round for ever.
 #[derive(Clone, Debug)]
 struct Offer {
-    task: Text,
+    words: Option<Text>,
     tried: smallvec::SmallVec<[AgentId; 2]>,
 }
 
@@ -72,7 +73,10 @@ impl Lead {
         c.word(self.offers.len() as u64);
         for (id, offer) in &self.offers {
             c.id(*id);
-            c.text(&offer.task);
+            c.word(offer.words.is_some() as u64);
+            if let Some(words) = &offer.words {
+                c.text(words);
+            }
             c.word(offer.tried.len() as u64);
             for t in &offer.tried {
                 c.agent(*t);
@@ -137,33 +141,33 @@ impl Lead {
         match input {
             Input::Start => self.start_load(ctx),
             Input::Deliver(d) => match &d.envelope.message {
-                Message::Response { kind: Kind::Task, .. } => {
-                    if let Some((id, Verdict::Applied { .. })) = self.requests.judge(d, ctx) {
-                        self.forget_offer(id);
-                        self.next_load(d.sender, ctx);
-                    }
-                }
                 Message::Response { .. } => {
-                    if let Some((id, Verdict::Applied { kind: Kind::Shutdown, from, to })) = self.requests.judge(d, ctx)
-                    {
+                    if let Some((id, Verdict::Applied { kind, from, to })) = self.requests.judge(d, ctx) {
+                        if !self.offers.is_empty() {
+                            self.forget_offer(id);
+                        }
                         // A pending request just rejected: not a rejection
                         // applied again (the pending check off) or one
                         // arriving after its request expired.
-                        if (from, to) == (Status::Pending, Status::Rejected) && self.ask_again_on_reject > 0 {
+                        if kind == Kind::Shutdown
+                            && (from, to) == (Status::Pending, Status::Rejected)
+                            && self.ask_again_on_reject > 0
+                        {
                             self.ask_again(id, ctx);
                         }
                         self.next_load(d.sender, ctx);
                     }
                 }
-                Message::Request { kind: Kind::Plan, .. } => {
+                // What the lead itself asks (a shutdown, a task) only a
+                // forgery asks of it: `admit` records it as such, and the
+                // lead never obeys one anyway.
+                Message::Request { kind, .. } if kind.spec().asker.is_lead() => {
+                    super::admit(d, ctx);
+                }
+                Message::Request { .. } => {
                     if let Some(a) = super::admit(d, ctx) {
                         self.review(a.asker, a.request_id, ctx);
                     }
-                }
-                // Only a forgery asks the lead to shut down: `admit` records
-                // it as such, and the lead never obeys one anyway.
-                Message::Request { kind: Kind::Shutdown | Kind::Task, .. } => {
-                    super::admit(d, ctx);
                 }
                 Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
             },
@@ -176,8 +180,8 @@ impl Lead {
             // What the lead may not ask (a plan) the send rules refuse, and record as such.
             Input::Script(Script::Ask { kind, to, words, label }) => {
                 let id = self.requests.ask(*kind, *to, words.clone(), label.clone(), ctx);
-                if let (Some(id), Kind::Task, Some(task)) = (id, kind, words) {
-                    self.offered(id, Offer { task: task.clone(), tried: smallvec::SmallVec::new() });
+                if let Some(id) = id.filter(|_| ctx.policy.on_expiry(*kind).effect == Effect::AskNext) {
+                    self.offered(id, Offer { words: words.clone(), tried: smallvec::SmallVec::new() });
                 }
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
@@ -217,33 +221,31 @@ impl Lead {
         for e in self.requests.expire(ctx.now) {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
-            // An offer ends here whatever its default does with the task.
-            let offer = if e.kind == Kind::Task { self.forget_offer(e.id) } else { None };
-            // What the lead does when a request it made expires: each
-            // default says (a new default must say it here).
-            match default {
-                TimeoutDefault::Kill if self.superseded.binary_search(&e.id).is_ok() => {
+            // What the lead does when a request it made expires: what the
+            // default's effect says, whichever protocol chose it.
+            match default.effect {
+                Effect::KillTarget if self.superseded.binary_search(&e.id).is_ok() => {
                     ctx.record(Event::Note {
                         text: "its target was respawned since it was asked: the new process was never asked, \
                                and is not killed"
                             .into(),
                     });
                 }
-                TimeoutDefault::Kill => ctx.out.push(Command::Kill(e.target)),
-                TimeoutDefault::Reassign => {
-                    if let Some(offer) = offer {
-                        self.reassign(offer, e.target, ctx);
+                Effect::KillTarget => ctx.out.push(Command::Kill(e.target)),
+                Effect::AskNext => {
+                    if let Some(offer) = self.forget_offer(e.id) {
+                        self.ask_next(e.kind, offer, e.target, ctx);
                     }
                 }
-                // Keep: the lead gives up asking. Drop: the task is let go.
-                // Reject / approve: a plan's default, which its asker (a
-                // teammate) applies to its gate.
-                TimeoutDefault::Keep | TimeoutDefault::Drop | TimeoutDefault::Reject | TimeoutDefault::Approve => {}
+                // The lead gives up asking. A silence taken as an answer is
+                // for an asker that waits on its answer (a plan's author);
+                // the lead waits on none.
+                Effect::KeepTarget | Effect::Nothing | Effect::Answer { .. } => {}
             }
         }
     }
 
-    /// Task request `id` was sent: remember what it offered.
+    /// Request `id`, which may be passed on, was sent: remember what it said.
     fn offered(&mut self, id: RequestId, offer: Offer) {
         if let Err(k) = self.offers.binary_search_by_key(&id, |(i, _)| *i) {
             self.offers.insert(k, (id, offer));
@@ -255,28 +257,27 @@ impl Lead {
         Some(self.offers.remove(k).1)
     }
 
-    /// An offer to `from` expired unanswered: offer its task to the
-    /// next idle teammate after `from` in the team's order, one not offered
-    /// it before and with no offer of the lead's pending. None: the task is
-    /// let go, and the trace says so.
+    /// A request of `kind` to `from` expired unanswered: make it of the
+    /// next idle teammate after `from` in the team's order, one not asked
+    /// it before and with no request of this kind from the lead pending.
+    /// None: the request is let go, and the trace says so.
     #[cold]
     #[inline(never)]
-    fn reassign(&mut self, mut offer: Offer, from: AgentId, ctx: &mut Ctx) {
+    fn ask_next(&mut self, kind: Kind, mut offer: Offer, from: AgentId, ctx: &mut Ctx) {
         offer.tried.push(from);
         let n = ctx.dir.statuses.len() as u32;
         let table = &self.requests.table;
-        let busy =
-            |t: AgentId| table.iter().any(|r| r.kind == Kind::Task && r.target == t && r.status == Status::Pending);
+        let busy = |t: AgentId| table.iter().any(|r| r.kind == kind && r.target == t && r.status == Status::Pending);
         let next = (1..n)
             .map(|k| AgentId((from.0 - 1 + k) % (n - 1) + 1))
             .filter(|t| !offer.tried.contains(t))
             .find(|&t| ctx.dir.statuses[t.index()] == crate::trace::RosterStatus::Idle && !busy(t));
         let Some(to) = next else {
-            let text = format!("no idle teammate left to offer \"{}\" to: it is dropped", offer.task);
-            ctx.record(Event::Note { text });
+            let what = offer.words.as_deref().map_or_else(|| format!("the {kind}"), |w| format!("\"{w}\""));
+            ctx.record(Event::Note { text: format!("no idle teammate left to offer {what} to: it is dropped") });
             return;
         };
-        if let Some(new) = self.requests.ask(Kind::Task, to, Some(offer.task.clone()), None, ctx) {
+        if let Some(new) = self.requests.ask(kind, to, offer.words.clone(), None, ctx) {
             self.offered(new, offer);
         }
     }

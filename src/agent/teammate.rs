@@ -26,8 +26,8 @@
 
 use super::{admit, asker_of, still_current, Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
-    Action, Address, AgentId, Defences, Delivery, GateChange, GateState, Kind, Message, Millis, PlanGate, RequestId,
-    RequestTable, Text, TimeoutDefault, Verdict,
+    Action, Address, AgentId, Defences, Delivery, Effect, GateChange, GateState, Kind, Message, Millis, PlanGate,
+    RequestId, RequestTable, Text, Verdict,
 };
 use crate::trace::{Event, RosterStatus};
 use std::collections::VecDeque;
@@ -703,12 +703,11 @@ impl Teammate {
         for e in due {
             let default = ctx.policy.on_expiry(e.kind);
             ctx.record(Event::Expired { id: e.id, kind: e.kind, default });
-            match default {
-                TimeoutDefault::Approve => self.plan_decided(e.id, true, true, ctx),
-                TimeoutDefault::Reject => self.plan_decided(e.id, false, true, ctx),
-                // A teammate never holds shutdown or task requests: the send
-                // rules refuse them.
-                TimeoutDefault::Kill | TimeoutDefault::Keep | TimeoutDefault::Reassign | TimeoutDefault::Drop => {}
+            // A teammate asks only what it waits on (its plans: the send
+            // rules refuse the rest), so a silence taken as an answer is the
+            // one effect it carries out.
+            if let Effect::Answer { yes } = default.effect {
+                self.plan_decided(e.id, yes, true, ctx);
             }
         }
     }

@@ -324,7 +324,12 @@ impl Reader {
             "expiry" => Event::Expired {
                 id: request(m, names)?.ok_or("an expiry needs its \"request_id\"")?,
                 kind: one_of(&Kind::ALL, Kind::as_str, s("kind")?, "kind")?,
-                default: one_of(&TimeoutDefault::ALL, TimeoutDefault::as_str, s("default")?, "timeout default")?,
+                default: one_of(
+                    &TimeoutDefault::all().collect::<Vec<_>>(),
+                    TimeoutDefault::as_str,
+                    s("default")?,
+                    "timeout default",
+                )?,
             },
             "gate" => Event::Gate {
                 agent: agent(self, "agent")?,
@@ -419,7 +424,12 @@ impl Reader {
                 members: self.members(m)?,
                 by: request(m, names)?.ok_or("needs its \"request_id\"")?,
                 default: match m.get("default").and_then(Value::as_str) {
-                    Some(d) => Some(one_of(&TimeoutDefault::ALL, TimeoutDefault::as_str, d, "timeout default")?),
+                    Some(d) => Some(one_of(
+                        &TimeoutDefault::all().collect::<Vec<_>>(),
+                        TimeoutDefault::as_str,
+                        d,
+                        "timeout default",
+                    )?),
                     None => None,
                 },
             },

@@ -10,7 +10,7 @@
 //! no kill a default required is still missing.
 
 use super::{place, At, Book, End, Invariant, Violation};
-use crate::protocol::{AgentId, Canon, GateState, Kind, MessageType, Millis, RequestId, TimeoutDefault};
+use crate::protocol::{AgentId, Canon, Effect, GateState, Kind, MessageType, Millis, RequestId, TimeoutDefault};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
 use std::hash::Hash;
 
@@ -45,6 +45,8 @@ enum Need {
 #[derive(Clone, Copy, Debug)]
 struct Obligation {
     need: Need,
+    /// The default that set it, which the violation names.
+    default: TimeoutDefault,
     /// The instant of the expiry.
     t: Millis,
     /// Index of the `Expired` event, which the violation names.
@@ -69,15 +71,15 @@ impl Obligation {
     }
 
     fn violation(&self, names: &Names) -> Violation {
-        let (id, who) = (super::label(names, self.id), names.agent(self.agent));
+        let (id, who, default) = (super::label(names, self.id), names.agent(self.agent), self.default.name);
         let detail = match self.need {
-            Need::Killed => format!("[{id}] expired with default kill, but {who} was not killed"),
-            Need::NotKilled => format!("[{id}] expired with default keep, yet {who} was killed"),
+            Need::Killed => format!("[{id}] expired with default {default}, but {who} was not killed"),
+            Need::NotKilled => format!("[{id}] expired with default {default}, yet {who} was killed"),
             Need::Spared => format!(
-                "[{id}] expired with default kill after {who} was respawned, yet the new {who} was killed: it was \
-                 never asked"
+                "[{id}] expired with default {default} after {who} was respawned, yet the new {who} was killed: it \
+                 was never asked"
             ),
-            Need::GateShut => format!("[{id}] expired with default reject, yet {who}'s gate opened"),
+            Need::GateShut => format!("[{id}] expired with default {default}, yet {who}'s gate opened"),
         };
         Violation { invariant: Invariant::ExpiryPolicy, at: self.t, event: Some(self.event), detail }
     }
@@ -125,28 +127,28 @@ impl ExpiryPolicy {
                 }
                 // The default's effect must follow at the same instant: what
                 // comes next at `t` says whether it did.
-                let (need, agent) = match default {
+                let (need, agent) = match default.effect {
                     // Shut down or already killed: nothing left to kill. A
                     // crashed teammate must still be killed, or a restart
                     // would bring back what the policy stopped.
-                    TimeoutDefault::Kill if book.agent(r.target).life.is_final() => return,
+                    Effect::KillTarget if book.agent(r.target).life.is_final() => return,
                     // The one asked was respawned since: the new process
                     // under its name was never asked, and must not be killed.
-                    TimeoutDefault::Kill if r.superseded => (Need::Spared, r.target),
-                    TimeoutDefault::Kill => (Need::Killed, r.target),
+                    Effect::KillTarget if r.superseded => (Need::Spared, r.target),
+                    Effect::KillTarget => (Need::Killed, r.target),
                     // Made by a process since respawned: the new one's gate
                     // follows its own plans, not this one.
-                    TimeoutDefault::Reject if r.abandoned => return,
-                    TimeoutDefault::Reject => (Need::GateShut, r.requester),
-                    TimeoutDefault::Keep => (Need::NotKilled, r.target),
+                    Effect::Answer { yes: false } if r.abandoned => return,
+                    Effect::Answer { yes: false } => (Need::GateShut, r.requester),
+                    Effect::KeepTarget => (Need::NotKilled, r.target),
                     // Whether an approved plan opens a gate depends on whether
                     // it is the gate's current plan; the gate checks that.
-                    TimeoutDefault::Approve => return,
-                    // Whom a task goes to next depends on who is idle then;
-                    // the task invariants judge what its holders do.
-                    TimeoutDefault::Reassign | TimeoutDefault::Drop => return,
+                    Effect::Answer { yes: true } => return,
+                    // Whom a request goes to next depends on who is idle then;
+                    // the invariants of its protocol judge what follows.
+                    Effect::AskNext | Effect::Nothing => return,
                 };
-                self.obligations.push(Obligation { need, t: at.t, event: at.i, id: *id, agent });
+                self.obligations.push(Obligation { need, default: *default, t: at.t, event: at.i, id: *id, agent });
             }
             Event::Status { agent, status: RosterStatus::Shutdown } => {
                 let Some(id) = self.obeyed(*agent) else { return };
@@ -218,7 +220,8 @@ impl ExpiryPolicy {
 mod tests {
     use super::super::fixture::*;
     use crate::oracle::{Invariant, Watch};
-    use crate::protocol::{Kind, Millis, Policy, Status, TimeoutDefault};
+    use crate::protocol::kinds;
+    use crate::protocol::{Kind, Millis, Policy, Status};
     use crate::trace::{Event, RosterStatus};
     use crate::world::Stop;
 
@@ -238,11 +241,11 @@ mod tests {
                 },
             )
         };
-        let keep = Policy::default().expiring(Kind::Shutdown, TimeoutDefault::Keep);
+        let keep = Policy::default().expiring(Kind::Shutdown, kinds::shutdown::KEEP);
         let run = |answer_at: u64| {
             let mut log = vec![(0, opened(1, Kind::Shutdown, LEAD, ALICE))];
             if answer_at >= 60_000 {
-                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }));
+                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: kinds::shutdown::KEEP }));
             }
             log.push(approve(answer_at));
             log.push((answer_at, status(ALICE, RosterStatus::Shutdown)));
@@ -256,7 +259,7 @@ mod tests {
                 },
             ));
             if answer_at < 60_000 {
-                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }));
+                log.push((60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: kinds::shutdown::KEEP }));
             }
             check(&outcome(log), &keep, &[false, false]).into_iter().map(|v| v.invariant).collect::<Vec<_>>()
         };
@@ -265,7 +268,7 @@ mod tests {
     }
 
     fn kill_default_expires() -> Event {
-        Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Kill }
+        Event::Expired { id: id(1), kind: Kind::Shutdown, default: kinds::shutdown::KILL }
     }
 
     #[test]
@@ -324,10 +327,10 @@ mod tests {
 
     #[test]
     fn a_forbidden_kill_breaks_a_keep_default_at_once() {
-        let keep = Policy::default().expiring(Kind::Shutdown, TimeoutDefault::Keep);
+        let keep = Policy::default().expiring(Kind::Shutdown, kinds::shutdown::KEEP);
         let o = outcome(vec![
             (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
-            (60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: TimeoutDefault::Keep }),
+            (60_000, Event::Expired { id: id(1), kind: Kind::Shutdown, default: kinds::shutdown::KEEP }),
             (60_000, status(ALICE, RosterStatus::Killed)),
         ]);
         let mut w = Watch::new(&[false, false]);

@@ -11,7 +11,7 @@
 
 use super::matching_response::mismatches;
 use super::{At, Book, Invariant, Violation};
-use crate::protocol::{AgentId, Canon, GateState, Kind, MessageType, RequestId, Status, TimeoutDefault, Verdict};
+use crate::protocol::{AgentId, Canon, Effect, GateState, Kind, MessageType, RequestId, Status, Verdict};
 use crate::trace::Event;
 
 /// What it keeps: the gate of each agent that needs a plan. An agent that
@@ -89,7 +89,7 @@ impl GatedAction {
                 let Some(r) = book.request(*id) else { return };
                 if let Some(g) = self.gate_mut(r.requester).filter(|g| g.current == Some(*id)) {
                     if g.state == GateState::Pending {
-                        let approve = *default == TimeoutDefault::Approve;
+                        let approve = default.effect == Effect::Answer { yes: true };
                         g.state = if approve { GateState::Approved } else { GateState::Rejected };
                         g.legit = true;
                     }

@@ -73,7 +73,7 @@ impl TaskHolders {
                     self.offered.insert(k, (*id, Offer { first, words: task.clone() }));
                 }
             }
-            Event::Expired { id, kind: Kind::Task, default: crate::protocol::TimeoutDefault::Reassign } => {
+            Event::Expired { id, kind: Kind::Task, default } if default.effect == crate::protocol::Effect::AskNext => {
                 self.passing_on = Some((*id, at.t));
             }
             Event::Send {
@@ -171,7 +171,8 @@ impl TaskHolders {
 mod tests {
     use super::super::fixture::*;
     use crate::oracle::Invariant;
-    use crate::protocol::{Address, AgentId, Kind, MessageType, Millis, Policy, Status, TimeoutDefault};
+    use crate::protocol::kinds;
+    use crate::protocol::{Address, AgentId, Kind, MessageType, Millis, Policy, Status};
     use crate::trace::Event;
 
     const BOB: AgentId = AgentId(2);
@@ -235,7 +236,7 @@ mod tests {
     }
 
     fn expired(n: u8, t: u64) -> (u64, Event) {
-        (t, Event::Expired { id: id(n), kind: Kind::Task, default: TimeoutDefault::Reassign })
+        (t, Event::Expired { id: id(n), kind: Kind::Task, default: kinds::task::REASSIGN })
     }
 
     fn late_applied(n: u8, at: AgentId, sender: AgentId) -> Event {

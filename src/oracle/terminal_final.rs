@@ -34,7 +34,7 @@ impl TerminalFinal {
 mod tests {
     use super::super::fixture::*;
     use crate::oracle::Invariant;
-    use crate::protocol::{Kind, Status, TimeoutDefault};
+    use crate::protocol::{kinds, Kind, Status};
     use crate::trace::Event;
 
     #[test]
@@ -45,7 +45,7 @@ mod tests {
         ];
         assert_eq!(broken(answered.clone(), true), vec![]);
         let mut expired = answered;
-        expired.push((60_000, Event::Expired { id: id(1), kind: Kind::Plan, default: TimeoutDefault::Reject }));
+        expired.push((60_000, Event::Expired { id: id(1), kind: Kind::Plan, default: kinds::plan::REJECT }));
         let v = violations(expired, true);
         assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::TerminalFinal], "{v:?}");
         assert!(v[0].detail.contains("was approved and then expired"), "{}", v[0].detail);

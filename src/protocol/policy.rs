@@ -124,17 +124,16 @@ impl<'de> Deserialize<'de> for Policy {
                     if let Some(k) = Kind::ALL.into_iter().find(|k| k.spec().timeout_key == key) {
                         p.timeouts[k.index()] = map.next_value()?;
                     } else if let Some(k) = Kind::ALL.into_iter().find(|k| k.spec().expiry_key == key) {
-                        let d: TimeoutDefault = map.next_value()?;
+                        let name: String = map.next_value()?;
                         let allowed = k.spec().on_expiry;
-                        if !allowed.contains(&d) {
+                        let Some(d) = allowed.iter().find(|d| d.name == name) else {
                             let words: Vec<&str> = allowed.iter().map(|d| d.as_str()).collect();
                             return Err(serde::de::Error::custom(format!(
-                                "{key} = {:?}: a {k} request's default is one of {}",
-                                d.as_str(),
+                                "{key} = {name:?}: a {k} request's default is one of {}",
                                 words.join(", ")
                             )));
-                        }
-                        p.on_expiry[k.index()] = d;
+                        };
+                        p.on_expiry[k.index()] = *d;
                     } else {
                         match key.as_str() {
                             "strict_hierarchy" => p.strict_hierarchy = map.next_value()?,
@@ -156,12 +155,13 @@ impl<'de> Deserialize<'de> for Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::kinds::{plan, shutdown};
 
     #[test]
     fn defaults_are_the_safe_ones() {
         let p = Policy::default();
-        assert_eq!(p.on_expiry(Kind::Shutdown), TimeoutDefault::Kill);
-        assert_eq!(p.on_expiry(Kind::Plan), TimeoutDefault::Reject);
+        assert_eq!(p.on_expiry(Kind::Shutdown), shutdown::KILL);
+        assert_eq!(p.on_expiry(Kind::Plan), plan::REJECT);
         assert_eq!(p.timeout(Kind::Shutdown), Millis(60_000));
         assert_eq!(p.timeout(Kind::Plan), Millis(120_000));
         assert!(p.strict_hierarchy);
@@ -180,10 +180,8 @@ mod tests {
 
     #[test]
     fn alternatives_apply_when_chosen() {
-        let p = Policy::default()
-            .expiring(Kind::Shutdown, TimeoutDefault::Keep)
-            .expiring(Kind::Plan, TimeoutDefault::Approve);
-        assert_eq!(p.on_expiry(Kind::Shutdown), TimeoutDefault::Keep);
-        assert_eq!(p.on_expiry(Kind::Plan), TimeoutDefault::Approve);
+        let p = Policy::default().expiring(Kind::Shutdown, shutdown::KEEP).expiring(Kind::Plan, plan::APPROVE);
+        assert_eq!(p.on_expiry(Kind::Shutdown), shutdown::KEEP);
+        assert_eq!(p.on_expiry(Kind::Plan), plan::APPROVE);
     }
 }

@@ -8,9 +8,9 @@
 //! its own. The rest of the program asks a kind for its spec, or walks
 //! [`Kind::ALL`]; only [`Kind::spec`] matches on the kinds.
 
-mod plan;
-mod shutdown;
-mod task;
+pub mod plan;
+pub mod shutdown;
+pub mod task;
 
 /// What the reference's lead writes as the content of a shutdown request.
 pub const SHUTDOWN_WORDS_WHEN_SILENT: &str = shutdown::SPEC.request_words.when_silent;
@@ -174,47 +174,82 @@ pub struct Rule {
     pub says: &'static str,
 }
 
-/// What an expired request does, as recorded in the trace. Each protocol's
-/// spec lists the ones it may choose, the safe one first; here, beside the
-/// specs, since they are what a protocol chooses from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimeoutDefault {
-    Kill,
-    Keep,
-    Reject,
-    Approve,
-    Reassign,
-    Drop,
+/// What an expired request does, as recorded in the trace: the name a
+/// scenario's `[policy]` and the trace give it, and its effect. Each
+/// protocol's module defines the defaults it may choose (its spec lists
+/// them, the safe one first); what they *do* is one of the few [`Effect`]s
+/// the agents know how to carry out, so a new protocol adds defaults
+/// without a new case anywhere else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimeoutDefault {
+    pub name: &'static str,
+    pub effect: Effect,
+}
+
+/// What a default does once its request has expired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// The teammate asked is killed: a silent worker is treated as lost
+    /// (the lead kills it; the oracle checks that the kill came).
+    KillTarget,
+    /// The teammate asked stays: the asker stops waiting, and nothing
+    /// kills it for this request.
+    KeepTarget,
+    /// The asker takes the silence as an answer, yes or no: a plan's
+    /// author opens its gate, or keeps it shut.
+    Answer { yes: bool },
+    /// The asker makes the same request, in the same words, of the next
+    /// idle teammate in the team's order that it has not asked yet; with
+    /// none left, it lets the request go.
+    AskNext,
+    /// The asker lets the request go; nothing else follows.
+    Nothing,
 }
 
 impl TimeoutDefault {
-    /// Every default any protocol may choose (each protocol's spec says which are its own).
-    pub const ALL: [TimeoutDefault; 6] = [
-        TimeoutDefault::Kill,
-        TimeoutDefault::Keep,
-        TimeoutDefault::Reject,
-        TimeoutDefault::Approve,
-        TimeoutDefault::Reassign,
-        TimeoutDefault::Drop,
-    ];
+    /// Every default some protocol may choose, each once, in protocol order.
+    pub fn all() -> impl Iterator<Item = TimeoutDefault> {
+        let mut seen: Vec<TimeoutDefault> = Vec::new();
+        for k in Kind::ALL {
+            for d in k.spec().on_expiry {
+                if !seen.contains(d) {
+                    seen.push(*d);
+                }
+            }
+        }
+        seen.into_iter()
+    }
+
+    /// The default some protocol calls `name`.
+    pub fn named(name: &str) -> Option<TimeoutDefault> {
+        TimeoutDefault::all().find(|d| d.name == name)
+    }
 
     /// Whether it passes the request on to another teammate, chosen by the
     /// team's order: identical teammates are then no longer interchangeable
     /// (the explorer's symmetry reads this).
     pub fn picks_by_order(self) -> bool {
-        self == TimeoutDefault::Reassign
+        self.effect == Effect::AskNext
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            TimeoutDefault::Kill => "kill",
-            TimeoutDefault::Keep => "keep",
-            TimeoutDefault::Reject => "reject",
-            TimeoutDefault::Approve => "approve",
-            TimeoutDefault::Reassign => "reassign",
-            TimeoutDefault::Drop => "drop",
-        }
+        self.name
+    }
+}
+
+impl Serialize for TimeoutDefault {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for TimeoutDefault {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TimeoutDefault, D::Error> {
+        let name = String::deserialize(d)?;
+        TimeoutDefault::named(&name).ok_or_else(|| {
+            let names: Vec<&str> = TimeoutDefault::all().map(|d| d.name).collect();
+            serde::de::Error::custom(format!("`{name}` is not a default on expiry: {}", names.join(", ")))
+        })
     }
 }
 
@@ -232,6 +267,11 @@ mod tests {
             assert_eq!(Kind::ALL[k.index()], k);
             assert!(s.request.starts_with(s.name) || s.request.starts_with("plan_approval"), "{}", s.request);
             assert!(!s.on_expiry.is_empty(), "{k}: no default on expiry");
+            for d in s.on_expiry {
+                // One name, one effect: the trace names a default, and the
+                // oracle reads its effect back from that name.
+                assert_eq!(TimeoutDefault::named(d.name), Some(*d), "{k}: `{}` means two things", d.name);
+            }
             names.extend([s.name, s.request, s.response, s.timeout_key, s.expiry_key, s.asker.rule().name]);
             names.extend(s.answer_to_lead.map(|r| r.name));
             names.extend(s.no_needs_words.map(|r| r.name));

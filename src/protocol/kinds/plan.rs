@@ -3,7 +3,7 @@
 //! gate, or rejects it with feedback. Unanswered, the default rejects: the
 //! gate stays closed, since silence is not consent.
 
-use super::{About, Asker, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -24,6 +24,12 @@ pub const SPEC: Spec = Spec {
     timeout_key: "plan_timeout",
     default_timeout: Millis::from_secs(120),
     expiry_key: "on_plan_timeout",
-    on_expiry: &[TimeoutDefault::Reject, TimeoutDefault::Approve],
+    on_expiry: &[REJECT, APPROVE],
     colour: "#b2dfdb",
 };
+
+/// Silence is not consent: the gate stays closed.
+pub const REJECT: TimeoutDefault = TimeoutDefault { name: "reject", effect: Effect::Answer { yes: false } };
+
+/// Silence is consent: the gate opens (for teams that trust their authors).
+pub const APPROVE: TimeoutDefault = TimeoutDefault { name: "approve", effect: Effect::Answer { yes: true } };

@@ -2,7 +2,7 @@
 //! approves (it finishes what it is doing, then stops) or rejects, saying
 //! why. Unanswered, the default kills it: a silent worker is treated as lost.
 
-use super::{About, Asker, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -26,6 +26,12 @@ pub const SPEC: Spec = Spec {
     timeout_key: "shutdown_timeout",
     default_timeout: Millis::from_secs(60),
     expiry_key: "on_shutdown_timeout",
-    on_expiry: &[TimeoutDefault::Kill, TimeoutDefault::Keep],
+    on_expiry: &[KILL, KEEP],
     colour: "#bbdefb",
 };
+
+/// A silent worker is treated as lost: the lead kills it.
+pub const KILL: TimeoutDefault = TimeoutDefault { name: "kill", effect: Effect::KillTarget };
+
+/// The lead stops asking; the teammate goes on working.
+pub const KEEP: TimeoutDefault = TimeoutDefault { name: "keep", effect: Effect::KeepTarget };

@@ -3,7 +3,7 @@
 //! the default offers it to the next idle teammate (`reassign`), or lets it
 //! go (`drop`).
 
-use super::{About, Asker, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -22,6 +22,12 @@ pub const SPEC: Spec = Spec {
     timeout_key: "task_timeout",
     default_timeout: Millis::from_secs(60),
     expiry_key: "on_task_timeout",
-    on_expiry: &[TimeoutDefault::Reassign, TimeoutDefault::Drop],
+    on_expiry: &[REASSIGN, DROP],
     colour: "#fff9c4",
 };
+
+/// The task is offered to the next idle teammate not yet offered it.
+pub const REASSIGN: TimeoutDefault = TimeoutDefault { name: "reassign", effect: Effect::AskNext };
+
+/// The task is let go.
+pub const DROP: TimeoutDefault = TimeoutDefault { name: "drop", effect: Effect::Nothing };
