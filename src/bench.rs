@@ -40,37 +40,18 @@ impl Measured {
     }
 }
 
-/// The protocol whose handshakes a load makes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Protocol {
-    /// The lead asks teammates to shut down; they reject, to stay for the next round.
-    #[default]
-    Shutdown,
-    /// Teammates submit plans to the lead, which rejects each; the teammate
-    /// submits again at once. A teammate waits for its plan's answer, so
-    /// there is one in flight per teammate.
-    Plan,
-    /// The lead offers teammates tasks; they decline, to stay free for the
-    /// next offer.
-    Task,
-}
-
-impl Protocol {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Shutdown => "shutdown",
-            Protocol::Plan => "plan",
-            Protocol::Task => "task",
-        }
-    }
-}
+/// The protocol whose handshakes a load makes: any of them. One the lead
+/// asks (a shutdown, a task offer) is answered no by every teammate, to stay
+/// as it is for the next round; one a teammate asks (a plan) is answered no
+/// by the lead, and asked again at once.
+pub type Protocol = Kind;
 
 /// The load of `protocol` in the shape asked for.
 fn load_of(protocol: Protocol, shape: Shape) -> TeamSpec {
-    match protocol {
-        Protocol::Shutdown => load_spec(Kind::Shutdown, shape),
-        Protocol::Plan => plan_load_spec(shape),
-        Protocol::Task => load_spec(Kind::Task, shape),
+    if protocol.spec().asker.is_lead() {
+        load_spec(protocol, shape)
+    } else {
+        plan_load_spec(shape)
     }
 }
 
@@ -108,18 +89,12 @@ fn plan_load_spec(shape: Shape) -> TeamSpec {
 /// verdict and the deadline queue.
 fn load_spec(kind: Kind, shape: Shape) -> TeamSpec {
     let why = Some(crate::protocol::Text::from("benchmark: staying as I am for the next round"));
-    let teammate = TeammateSpec {
-        on_shutdown: Answers::always(Answer::Reject),
-        reject_reason: why.clone(),
-        on_task: Answers::always(Answer::Reject),
-        decline_reason: why,
-        ..TeammateSpec::default()
-    };
+    let teammate = TeammateSpec::default().answering(kind, Answers::always(Answer::Reject), why);
     let teammates = (1..=shape.teammates).map(|i| (format!("t{i}"), teammate.clone())).collect();
     let mut spec = TeamSpec::new(teammates);
     spec.trace = false;
     spec.latency = Latency::Fixed(Millis::ZERO);
-    let words = kind.spec().request_words.required.then(|| "benchmark: a task to decline".into());
+    let words = kind.spec().request_words.required.then(|| "benchmark: words to say no to".into());
     spec.load = Some(Load {
         kind,
         words,

@@ -86,6 +86,20 @@ impl Default for TeammateSpec {
     }
 }
 
+impl TeammateSpec {
+    /// The same teammate, answering every request of `kind` it is asked as
+    /// `answers` says, with `no_words` when it says no (where the protocol
+    /// lets a teammate choose its words).
+    pub fn answering(mut self, kind: Kind, answers: Answers, no_words: Option<Text>) -> TeammateSpec {
+        match kind {
+            Kind::Shutdown => (self.on_shutdown, self.reject_reason) = (answers, no_words),
+            Kind::Plan => self.on_plan = answers,
+            Kind::Task => (self.on_task, self.decline_reason) = (answers, no_words),
+        }
+        self
+    }
+}
+
 /// Where a teammate is in the item of work at `next_item`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Item {

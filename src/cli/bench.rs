@@ -34,11 +34,9 @@ pub struct BenchArgs {
     /// (file: each message appended to a JSON Lines file and read back)
     #[arg(long, value_enum, default_value = "memory")]
     pub mailbox: MailboxArg,
-    /// The handshake measured: shutdown (the lead asks, teammates reject to stay for the next round) or plan
-    /// (teammates submit plans, the lead rejects each, one in flight per teammate: a teammate waits for its answer)
-    /// or task (the lead offers tasks, teammates decline each)
-    #[arg(long, value_enum, default_value = "shutdown")]
-    pub protocol: ProtocolArg,
+    // The handshake measured; its help, made from the protocols, says how each is measured.
+    #[arg(long, default_value = "shutdown", value_parser = protocol_parser(), help = protocol_help())]
+    pub protocol: Protocol,
     /// Run the standard cases of docs/performance.md's suite table one after another, each in
     /// a fresh process so that each reports its own peak memory
     /// (1 teammate; 1,000 in flight; 10,000 in flight; 100,000 teammates; then
@@ -51,21 +49,24 @@ pub struct BenchArgs {
     pub cases: Option<Cases>,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProtocolArg {
-    Shutdown,
-    Plan,
-    Task,
+/// `--protocol`'s values: every protocol's name.
+fn protocol_parser() -> impl clap::builder::TypedValueParser<Value = Protocol> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(crate::protocol::Kind::ALL.map(|k| k.as_str()))
+        // Only a protocol's name gets past the possible values.
+        .map(|name| crate::protocol::Kind::parse(&name).expect("a protocol's name"))
 }
 
-impl ProtocolArg {
-    fn protocol(self) -> Protocol {
-        match self {
-            ProtocolArg::Shutdown => Protocol::Shutdown,
-            ProtocolArg::Plan => Protocol::Plan,
-            ProtocolArg::Task => Protocol::Task,
-        }
-    }
+/// `--protocol`'s help, which says what the bench does with each protocol.
+fn protocol_help() -> String {
+    let each: Vec<String> = crate::protocol::Kind::ALL
+        .iter()
+        .map(|k| match k.spec().asker.is_lead() {
+            true => format!("{k} (the lead asks, every teammate says no to stay free for the next round)"),
+            false => format!("{k} (teammates ask and wait, the lead says no; one in flight per teammate)"),
+        })
+        .collect();
+    format!("The handshake measured: {}", each.join(", "))
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,10 +231,13 @@ pub fn main(a: BenchArgs) -> i32 {
         let why = "--teammates, --in-flight and --handshakes must be at least 1";
         return Refusal::line(why, Problem::in_flag(flag, why)).tell(a.format);
     }
-    if a.protocol == ProtocolArg::Plan && a.in_flight > 1 {
-        let why = "--protocol plan keeps one plan in flight per teammate (a teammate waits for its plan's answer): \
-                   leave --in-flight at 1 and give more --teammates";
-        return Refusal::line(why, Problem::in_flag("--in-flight", why)).tell(a.format);
+    if a.protocol.spec().blocks_asker && a.in_flight > 1 {
+        let why = format!(
+            "--protocol {} keeps one {} in flight per teammate (a teammate waits for its {}'s answer): leave \
+             --in-flight at 1 and give more --teammates",
+            a.protocol, a.protocol, a.protocol
+        );
+        return Refusal::line(why.clone(), Problem::in_flag("--in-flight", why)).tell(a.format);
     }
     if let Some(warning) = build_warning(env!("HANDSHAKE_PROFILE"), cfg!(debug_assertions)) {
         let word = crate::color::paint("warning", crate::color::Paint::Warn, crate::color::stderr());
@@ -247,7 +251,7 @@ pub fn main(a: BenchArgs) -> i32 {
     if a.format == Format::Text {
         println!(
             "handshake bench, {}: {} × {} in flight = {} outstanding, {} per measurement{}",
-            a.protocol.protocol().as_str(),
+            a.protocol.as_str(),
             plural(a.teammates.into(), "teammate"),
             a.in_flight,
             a.teammates as u64 * a.in_flight as u64,
@@ -255,7 +259,7 @@ pub fn main(a: BenchArgs) -> i32 {
             if a.mailbox == MailboxArg::File { ", file inboxes" } else { "" }
         );
     }
-    let c = measure(a.protocol.protocol(), shape, a.mailbox.mailbox(), a.latency_sample, a.repeat, &say);
+    let c = measure(a.protocol, shape, a.mailbox.mailbox(), a.latency_sample, a.repeat, &say);
     match a.format {
         Format::Text => {
             let (p, b) = (c.protocol, c.baseline);
@@ -308,16 +312,16 @@ fn suite(a: &BenchArgs) -> i32 {
         Shape { teammates: 100_000, in_flight: 1, handshakes: 100_000 },
     ];
     let shapes = a.cases.as_ref().map_or(standard.to_vec(), |c| c.0.clone());
-    let mut runs: Vec<(ProtocolArg, Shape, MailboxArg)> =
-        shapes.iter().map(|s| (ProtocolArg::Shutdown, *s, MailboxArg::Memory)).collect();
+    let mut runs: Vec<(Protocol, Shape, MailboxArg)> =
+        shapes.iter().map(|s| (Protocol::Shutdown, *s, MailboxArg::Memory)).collect();
     if a.cases.is_none() {
         // The suite table (docs/performance.md) ends with the first case again through file
         // inboxes: file mode's cost as a row of its own, beside the memory
         // figure it is paid on (fewer handshakes: each is far dearer); then
         // the plan handshake, one teammate and a thousand.
-        runs.push((ProtocolArg::Shutdown, Shape { handshakes: 100_000, ..standard[0] }, MailboxArg::File));
-        runs.push((ProtocolArg::Plan, standard[0], MailboxArg::Memory));
-        runs.push((ProtocolArg::Plan, standard[1], MailboxArg::Memory));
+        runs.push((Protocol::Shutdown, Shape { handshakes: 100_000, ..standard[0] }, MailboxArg::File));
+        runs.push((Protocol::Plan, standard[0], MailboxArg::Memory));
+        runs.push((Protocol::Plan, standard[1], MailboxArg::Memory));
     }
     let mut cases = Vec::new();
     for (i, (protocol, shape, mailbox)) in runs.iter().enumerate() {
@@ -325,7 +329,7 @@ fn suite(a: &BenchArgs) -> i32 {
             "case {}/{}: {}, {} × {} in flight, {} mailbox",
             i + 1,
             runs.len(),
-            protocol.protocol().as_str(),
+            protocol.as_str(),
             plural(shape.teammates.into(), "teammate"),
             shape.in_flight,
             mailbox.as_str()
@@ -357,7 +361,7 @@ fn suite(a: &BenchArgs) -> i32 {
 /// Measures one shape in a new process of this program and reads its report.
 /// The child's progress goes straight to our stderr.
 fn measure_in_child(
-    protocol: ProtocolArg,
+    protocol: Protocol,
     shape: Shape,
     mailbox: MailboxArg,
     a: &BenchArgs,
@@ -371,7 +375,7 @@ fn measure_in_child(
         format!("--latency-sample={}", a.latency_sample),
         format!("--repeat={}", a.repeat),
         format!("--mailbox={}", mailbox.as_str()),
-        format!("--protocol={}", protocol.protocol().as_str()),
+        format!("--protocol={}", protocol.as_str()),
         "--format=json".to_string(),
     ];
     let out = std::process::Command::new(&exe)
