@@ -132,8 +132,8 @@ fn a_history_without_its_messages_is_judged_the_same_for_what_needs_none() {
         Invariant::NoSilentLoss,
         Invariant::CurrentIncarnation,
         Invariant::ExpiryPolicy,
-        Invariant::SingleHolder,
-        Invariant::WorkInAssignment,
+        Invariant::parse("single-holder").expect("task assignment's own"),
+        Invariant::parse("work-in-assignment").expect("task assignment's own"),
     ];
     let mut compared = 0;
     for f in common::bundled_files() {

@@ -37,7 +37,7 @@ fn replayed(h: &History, source: &str) -> (Vec<Invariant>, String) {
     let mut v: Vec<Invariant> = r
         .violations
         .iter()
-        .filter_map(|line| Invariant::ALL.into_iter().find(|i| line.starts_with(i.name())))
+        .filter_map(|line| Invariant::all().into_iter().find(|i| line.starts_with(i.name())))
         .collect();
     v.sort();
     v.dedup();

@@ -81,8 +81,12 @@ fn parse_name(name: &str) -> Result<String, String> {
 }
 
 fn parse_invariant(name: &str) -> Result<Invariant, String> {
-    Invariant::parse(name)
-        .ok_or_else(|| format!("`{name}` is not an invariant: {}", Invariant::ALL.map(|i| i.name()).join(", ")))
+    Invariant::parse(name).ok_or_else(|| {
+        format!(
+            "`{name}` is not an invariant: {}",
+            Invariant::all().iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
+        )
+    })
 }
 
 /// `dir/stem-shrunk.toml`.

@@ -15,8 +15,11 @@
 //! the watcher updates after every invariant has seen the event: each one
 //! judges an event against the state before it.
 //!
-//! The watcher holds one field per invariant and calls each directly, in a
-//! fixed order: the order in which one event's violations are reported.
+//! The watcher holds one field per invariant every protocol is held to and
+//! calls each directly, in a fixed order: the order in which one event's
+//! violations are reported. A protocol that brings invariants of its own
+//! (its spec lists them) has a witness in `protocols/`, which the watcher
+//! starts at the first event of that protocol and calls after the others.
 
 mod current_incarnation;
 mod expiry_policy;
@@ -25,8 +28,8 @@ mod gated_action;
 mod graceful_complete;
 mod matching_response;
 mod no_silent_loss;
+mod protocols;
 mod single_terminal;
-mod task_holders;
 mod terminal_final;
 
 #[cfg(test)]
@@ -45,7 +48,6 @@ use no_silent_loss::NoSilentLoss;
 use single_terminal::SingleTerminal;
 use std::fmt;
 use std::hash::Hash;
-use task_holders::TaskHolders;
 use terminal_final::TerminalFinal;
 
 /// The always-on invariants, by the names reports and scenario files use.
@@ -74,14 +76,14 @@ pub enum Invariant {
     /// one sent before its crash was meant for a process that is gone, and
     /// its asker settles it by the deadline, not by an answer from the restart.
     CurrentIncarnation,
-    /// A task is held by one teammate at a time.
-    SingleHolder,
-    /// A teammate works on a task only while the offer it accepted stands.
-    WorkInAssignment,
+    /// One a protocol brings of its own: the `index`th of its spec's
+    /// `invariants` (task assignment's single-holder, say).
+    Own { kind: Kind, index: u8 },
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 11] = [
+    /// Those every protocol is held to.
+    pub const COMMON: [Invariant; 9] = [
         Invariant::SingleTerminal,
         Invariant::TerminalFinal,
         Invariant::MatchingResponse,
@@ -91,9 +93,15 @@ impl Invariant {
         Invariant::NoSilentLoss,
         Invariant::FinalRoster,
         Invariant::CurrentIncarnation,
-        Invariant::SingleHolder,
-        Invariant::WorkInAssignment,
     ];
+
+    /// Every invariant: the common ones, then each protocol's own.
+    pub fn all() -> Vec<Invariant> {
+        let own = Kind::ALL
+            .into_iter()
+            .flat_map(|kind| (0..kind.spec().invariants.len()).map(move |i| Invariant::Own { kind, index: i as u8 }));
+        Invariant::COMMON.into_iter().chain(own).collect()
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -106,13 +114,12 @@ impl Invariant {
             Invariant::NoSilentLoss => "no-silent-loss",
             Invariant::FinalRoster => "final-roster",
             Invariant::CurrentIncarnation => "current-incarnation",
-            Invariant::SingleHolder => "single-holder",
-            Invariant::WorkInAssignment => "work-in-assignment",
+            Invariant::Own { kind, index } => kind.spec().invariants[index as usize].name,
         }
     }
 
     pub fn parse(name: &str) -> Option<Invariant> {
-        Invariant::ALL.into_iter().find(|i| i.name() == name)
+        Invariant::all().into_iter().find(|i| i.name() == name)
     }
 }
 
@@ -376,7 +383,8 @@ pub struct Watch {
     current_incarnation: CurrentIncarnation,
     no_silent_loss: NoSilentLoss,
     single_terminal: SingleTerminal,
-    task_holders: TaskHolders,
+    /// The witnesses of the protocols with invariants of their own.
+    protocols: protocols::Witnesses,
 }
 
 impl Watch {
@@ -395,7 +403,7 @@ impl Watch {
             current_incarnation: CurrentIncarnation::default(),
             no_silent_loss: NoSilentLoss::default(),
             single_terminal: SingleTerminal::default(),
-            task_holders: TaskHolders::default(),
+            protocols: protocols::Witnesses::default(),
         }
     }
 
@@ -423,7 +431,7 @@ impl Watch {
         self.current_incarnation.observe(book, &at, e, out);
         self.no_silent_loss.observe(book, &at, e, out);
         self.single_terminal.observe(book, &at, e, out);
-        self.task_holders.observe(book, &at, e, out);
+        self.protocols.observe(book, &at, e, out);
         self.book.observe(e);
     }
 
@@ -480,7 +488,7 @@ impl Watch {
         self.current_incarnation.canon(c);
         self.graceful_complete.canon(c);
         self.expiry_policy.canon(c);
-        self.task_holders.canon(c);
+        self.protocols.canon(c);
     }
 }
 

@@ -2036,7 +2036,7 @@ impl Builder<'_> {
         match invariant {
             Some(i) => Some(Expect::Violation(i)),
             None => {
-                let names: Vec<&str> = Invariant::ALL.iter().map(|i| i.name()).collect();
+                let names: Vec<&str> = Invariant::all().iter().map(|i| i.name()).collect();
                 let help = file::one_of(v.get_ref(), &names);
                 self.err(v.span(), format!("unknown invariant {:?}", v.get_ref()))
                     .label("unknown invariant")

@@ -111,6 +111,17 @@ pub struct Spec {
     /// The fill of its requests' bars in the pictures, pale enough for
     /// black text (an SVG colour).
     pub colour: &'static str,
+    /// The invariants it brings of its own, beyond those every protocol is
+    /// held to; the oracle's witness of this protocol checks them.
+    pub invariants: &'static [OwnInvariant],
+}
+
+/// An invariant one protocol brings: its stable name (reports, `[[expect]]
+/// violated`) and what it promises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OwnInvariant {
+    pub name: &'static str,
+    pub says: &'static str,
 }
 
 /// The words a request carries: the key the wire gives them, whether a
@@ -275,6 +286,7 @@ mod tests {
             names.extend([s.name, s.request, s.response, s.timeout_key, s.expiry_key, s.asker.rule().name]);
             names.extend(s.answer_to_lead.map(|r| r.name));
             names.extend(s.no_needs_words.map(|r| r.name));
+            names.extend(s.invariants.iter().map(|i| i.name));
             colours.push(s.colour);
         }
         let mut unique_colours = colours.clone();

@@ -25,6 +25,7 @@ pub const SPEC: Spec = Spec {
     default_timeout: Millis::from_secs(120),
     expiry_key: "on_plan_timeout",
     on_expiry: &[REJECT, APPROVE],
+    invariants: &[],
     colour: "#b2dfdb",
 };
 

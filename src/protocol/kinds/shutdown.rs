@@ -27,6 +27,7 @@ pub const SPEC: Spec = Spec {
     default_timeout: Millis::from_secs(60),
     expiry_key: "on_shutdown_timeout",
     on_expiry: &[KILL, KEEP],
+    invariants: &[],
     colour: "#bbdefb",
 };
 

@@ -3,7 +3,7 @@
 //! the default offers it to the next idle teammate (`reassign`), or lets it
 //! go (`drop`).
 
-use super::{About, Asker, Effect, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, OwnInvariant, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -24,6 +24,13 @@ pub const SPEC: Spec = Spec {
     expiry_key: "on_task_timeout",
     on_expiry: &[REASSIGN, DROP],
     colour: "#fff9c4",
+    invariants: &[
+        OwnInvariant { name: "single-holder", says: "a task is held by one teammate at a time" },
+        OwnInvariant {
+            name: "work-in-assignment",
+            says: "a teammate takes up a task only while the offer it accepted stands",
+        },
+    ],
 };
 
 /// The task is offered to the next idle teammate not yet offered it.

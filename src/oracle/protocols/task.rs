@@ -24,9 +24,13 @@
 //! (a lead may hand out two copies of a job). The words of each offer are
 //! read from the request's send (the request table keeps no words).
 
-use super::{At, Book, Invariant, Violation};
+use super::{At, Book, Invariant, Violation, Witness};
 use crate::protocol::{AgentId, Canon, Kind, MessageType, RequestId, Status, Text, Verdict};
 use crate::trace::{Event, RosterStatus};
+
+/// The task spec's own invariants, in the order it lists them.
+const SINGLE_HOLDER: Invariant = Invariant::Own { kind: Kind::Task, index: 0 };
+const WORK_IN_ASSIGNMENT: Invariant = Invariant::Own { kind: Kind::Task, index: 1 };
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct TaskHolders {
@@ -54,8 +58,8 @@ struct Hold {
     id: RequestId,
 }
 
-impl TaskHolders {
-    pub(super) fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
+impl Witness for TaskHolders {
+    fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
         // Only the instant of the expiry passes a task on.
         if self.passing_on.is_some_and(|(_, t)| t != at.t) {
             self.passing_on = None;
@@ -100,50 +104,8 @@ impl TaskHolders {
         }
     }
 
-    fn offer(&self, id: RequestId) -> Option<Offer> {
-        let k = self.offered.binary_search_by_key(&id, |(i, _)| *i).ok()?;
-        Some(self.offered[k].1.clone())
-    }
-
-    /// The lead applied an acceptance of offer `id`: its target holds the
-    /// task from now.
-    fn accepted(&mut self, id: RequestId, book: &Book, at: &At, out: &mut Vec<Violation>) {
-        let (Some(r), Some(offer)) = (book.request(id), self.offer(id)) else { return };
-        let (holder, task) = (r.target, offer.words);
-        if let Some(other) = self.holds.iter().find(|h| h.first == offer.first && h.agent != holder) {
-            let detail = format!(
-                "{} holds \"{task}\" ([{}]) while {} still holds it ([{}]): two teammates do one task",
-                at.who(holder),
-                at.label(id),
-                at.who(other.agent),
-                at.label(other.id)
-            );
-            out.push(at.violation(Invariant::SingleHolder, detail));
-        }
-        if !self.holds.iter().any(|h| h.agent == holder && h.id == id) {
-            self.holds.push(Hold { agent: holder, first: offer.first, task, id });
-        }
-    }
-
-    /// `from` accepts offer `id` and starts on it: the offer must stand.
-    fn takes_up(&mut self, from: AgentId, id: RequestId, book: &Book, at: &At, out: &mut Vec<Violation>) {
-        // Only the one offered the task takes it up (an acceptance sent by
-        // anyone else is matching-response's to judge at the lead).
-        let Some(r) = book.request(id).filter(|r| r.target == from) else { return };
-        let Some(task) = self.offer(id).map(|o| o.words) else { return };
-        if r.status == Status::Expired || at.t >= r.deadline {
-            let detail = format!(
-                "{} takes up \"{task}\" ([{}]) after the offer expired at {}: the lead has let that assignment go",
-                at.who(from),
-                at.label(id),
-                r.deadline
-            );
-            out.push(at.violation(Invariant::WorkInAssignment, detail));
-        }
-    }
-
     /// Hashes who holds what and the offers' tasks (see `Watch::canon`).
-    pub(super) fn canon(&self, c: &mut Canon) {
+    fn canon(&self, c: &mut Canon) {
         c.word(self.offered.len() as u64);
         for (id, offer) in &self.offered {
             c.id(*id);
@@ -165,11 +127,60 @@ impl TaskHolders {
             c.text(&h.task);
         }
     }
+
+    fn boxed(&self) -> Box<dyn Witness> {
+        Box::new(self.clone())
+    }
+}
+
+impl TaskHolders {
+    fn offer(&self, id: RequestId) -> Option<Offer> {
+        let k = self.offered.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        Some(self.offered[k].1.clone())
+    }
+
+    /// The lead applied an acceptance of offer `id`: its target holds the
+    /// task from now.
+    fn accepted(&mut self, id: RequestId, book: &Book, at: &At, out: &mut Vec<Violation>) {
+        let (Some(r), Some(offer)) = (book.request(id), self.offer(id)) else { return };
+        let (holder, task) = (r.target, offer.words);
+        if let Some(other) = self.holds.iter().find(|h| h.first == offer.first && h.agent != holder) {
+            let detail = format!(
+                "{} holds \"{task}\" ([{}]) while {} still holds it ([{}]): two teammates do one task",
+                at.who(holder),
+                at.label(id),
+                at.who(other.agent),
+                at.label(other.id)
+            );
+            out.push(at.violation(SINGLE_HOLDER, detail));
+        }
+        if !self.holds.iter().any(|h| h.agent == holder && h.id == id) {
+            self.holds.push(Hold { agent: holder, first: offer.first, task, id });
+        }
+    }
+
+    /// `from` accepts offer `id` and starts on it: the offer must stand.
+    fn takes_up(&mut self, from: AgentId, id: RequestId, book: &Book, at: &At, out: &mut Vec<Violation>) {
+        // Only the one offered the task takes it up (an acceptance sent by
+        // anyone else is matching-response's to judge at the lead).
+        let Some(r) = book.request(id).filter(|r| r.target == from) else { return };
+        let Some(task) = self.offer(id).map(|o| o.words) else { return };
+        if r.status == Status::Expired || at.t >= r.deadline {
+            let detail = format!(
+                "{} takes up \"{task}\" ([{}]) after the offer expired at {}: the lead has let that assignment go",
+                at.who(from),
+                at.label(id),
+                r.deadline
+            );
+            out.push(at.violation(WORK_IN_ASSIGNMENT, detail));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::*;
+    use super::{SINGLE_HOLDER, WORK_IN_ASSIGNMENT};
+    use crate::oracle::fixture::*;
     use crate::oracle::Invariant;
     use crate::protocol::kinds;
     use crate::protocol::{Address, AgentId, Kind, MessageType, Millis, Policy, Status};
@@ -229,10 +240,7 @@ mod tests {
     }
 
     fn task_invariants(v: &[(Invariant, String)]) -> Vec<Invariant> {
-        v.iter()
-            .map(|(i, _)| *i)
-            .filter(|i| matches!(i, Invariant::SingleHolder | Invariant::WorkInAssignment))
-            .collect()
+        v.iter().map(|(i, _)| *i).filter(|i| [SINGLE_HOLDER, WORK_IN_ASSIGNMENT].contains(i)).collect()
     }
 
     fn expired(n: u8, t: u64) -> (u64, Event) {
@@ -273,13 +281,13 @@ mod tests {
     #[test]
     fn a_task_held_by_a_second_teammate_while_the_first_holds_it_breaks_single_holder() {
         let v = judged(late_acceptance(61_000));
-        assert_eq!(task_invariants(&v), vec![Invariant::WorkInAssignment, Invariant::SingleHolder], "{v:?}");
-        let (_, detail) = v.iter().find(|(i, _)| *i == Invariant::SingleHolder).unwrap();
+        assert_eq!(task_invariants(&v), vec![WORK_IN_ASSIGNMENT, SINGLE_HOLDER], "{v:?}");
+        let (_, detail) = v.iter().find(|(i, _)| *i == SINGLE_HOLDER).unwrap();
         assert!(
             detail.contains("alice holds \"docs/intro.md\"") && detail.contains("while bob still holds it"),
             "{detail}"
         );
-        let (_, detail) = v.iter().find(|(i, _)| *i == Invariant::WorkInAssignment).unwrap();
+        let (_, detail) = v.iter().find(|(i, _)| *i == WORK_IN_ASSIGNMENT).unwrap();
         assert!(
             detail.contains("alice takes up \"docs/intro.md\"") && detail.contains("after the offer expired"),
             "{detail}"
@@ -293,7 +301,7 @@ mod tests {
         // let-go offer is still work outside the assignment).
         log.insert(log.len() - 2, step(BOB, 2, 60_900));
         let v = judged(log);
-        assert_eq!(task_invariants(&v), vec![Invariant::WorkInAssignment], "{v:?}");
+        assert_eq!(task_invariants(&v), vec![WORK_IN_ASSIGNMENT], "{v:?}");
     }
 
     #[test]

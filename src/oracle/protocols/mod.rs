@@ -1,0 +1,114 @@
+//! The invariants a protocol brings of its own, beyond those every protocol
+//! is held to: one witness per such protocol, in a file named after it.
+//!
+//! A protocol's spec names its invariants; its witness here checks them.
+//! The watcher starts a protocol's witness at the first event of that
+//! protocol (most runs never meet most protocols, and the explorer clones
+//! the watcher at every transition), and feeds it every event from then on.
+
+use super::{At, Book, Invariant, Violation};
+use crate::protocol::{Canon, Kind, MessageType};
+use crate::trace::Event;
+
+mod task;
+
+/// The witness of `kind`'s own invariants, if it brings any: one line per
+/// protocol (a unit test holds this to the specs).
+fn witness_of(kind: Kind) -> Option<Box<dyn Witness>> {
+    match kind {
+        Kind::Task => Some(Box::<task::TaskHolders>::default()),
+        _ => None,
+    }
+}
+
+/// What a protocol's witness does: judge each event against the state
+/// before it, and hash what decides its future verdicts for the explorer
+/// (which searches on several threads, hence `Send + Sync`).
+pub(super) trait Witness: std::fmt::Debug + Send + Sync {
+    fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>);
+    fn canon(&self, c: &mut Canon);
+    /// A copy, for a watcher cloned at a branch of the explorer's search.
+    fn boxed(&self) -> Box<dyn Witness>;
+}
+
+// `Witnesses::met` keeps one bit per protocol.
+const _: () = assert!(Kind::COUNT <= 32, "more protocols than Witnesses::met has bits");
+
+/// The protocols' witnesses started so far, in the order they started.
+#[derive(Debug, Default)]
+pub(super) struct Witnesses {
+    running: Vec<(Kind, Box<dyn Witness>)>,
+    /// The protocols met so far, one bit each: a protocol's first event starts its witness.
+    met: u32,
+}
+
+impl Clone for Witnesses {
+    fn clone(&self) -> Witnesses {
+        Witnesses { running: self.running.iter().map(|(k, w)| (*k, w.boxed())).collect(), met: self.met }
+    }
+}
+
+/// The protocol an event is of, if it names one.
+fn kind_of(e: &Event) -> Option<Kind> {
+    match e {
+        Event::Opened { kind, .. } | Event::Expired { kind, .. } => Some(*kind),
+        Event::Send { message_type, .. } | Event::Deliver { message_type, .. } => match message_type {
+            MessageType::Request(kind) | MessageType::Response(kind) => Some(*kind),
+            _ => None,
+        },
+        Event::Verdict { response_kind, .. } => Some(*response_kind),
+        _ => None,
+    }
+}
+
+impl Witnesses {
+    pub(super) fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
+        if let Some(kind) = kind_of(e) {
+            let bit = 1 << kind.index();
+            if self.met & bit == 0 {
+                self.met |= bit;
+                if let Some(w) = witness_of(kind) {
+                    self.running.push((kind, w));
+                }
+            }
+        }
+        for (_, w) in &mut self.running {
+            w.observe(book, at, e, out);
+        }
+    }
+
+    /// Hashes the witnesses started (see `Watch::canon`). Which protocols
+    /// were met without a witness decides nothing, and is left out.
+    pub(super) fn canon(&self, c: &mut Canon) {
+        c.word(self.running.len() as u64);
+        for (kind, w) in &self.running {
+            c.word(kind.index() as u64);
+            w.canon(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_protocol_that_names_invariants_of_its_own_has_a_witness_of_them() {
+        for kind in Kind::ALL {
+            let names = kind.spec().invariants.len();
+            assert_eq!(witness_of(kind).is_some(), names > 0, "{kind}: {names} invariants of its own");
+        }
+    }
+
+    #[test]
+    fn every_invariant_has_a_name_of_its_own() {
+        let all = Invariant::all();
+        for i in &all {
+            assert_eq!(Invariant::parse(i.name()), Some(*i));
+        }
+        let mut names: Vec<&str> = all.iter().map(|i| i.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+    }
+}
