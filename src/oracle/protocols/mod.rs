@@ -12,13 +12,16 @@ use crate::trace::Event;
 
 mod task;
 
-/// The witness of `kind`'s own invariants, if it brings any: one line per
-/// protocol (a unit test holds this to the specs).
+/// Each protocol with invariants of its own, and how its witness starts:
+/// one line per protocol (a unit test holds this to the specs).
+const WITNESSES: &[(Kind, Start)] = &[(Kind::Task, || Box::<task::TaskHolders>::default())];
+
+/// How a protocol's witness starts: fresh, as at the protocol's first event.
+type Start = fn() -> Box<dyn Witness>;
+
+/// The witness of `kind`'s own invariants, if it brings any.
 fn witness_of(kind: Kind) -> Option<Box<dyn Witness>> {
-    match kind {
-        Kind::Task => Some(Box::<task::TaskHolders>::default()),
-        _ => None,
-    }
+    WITNESSES.iter().find(|(k, _)| *k == kind).map(|(_, start)| start())
 }
 
 /// What a protocol's witness does: judge each event against the state
@@ -27,6 +30,10 @@ fn witness_of(kind: Kind) -> Option<Box<dyn Witness>> {
 pub(super) trait Witness: std::fmt::Debug + Send + Sync {
     fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>);
     fn canon(&self, c: &mut Canon);
+    /// Whether it keeps nothing a fresh one would not: then it hashes as
+    /// if never started, so a state where a protocol was met and left no
+    /// trace (a forgery ignored) folds with one where it was never met.
+    fn is_idle(&self) -> bool;
     /// A copy, for a watcher cloned at a branch of the explorer's search.
     fn boxed(&self) -> Box<dyn Witness>;
 }
@@ -34,7 +41,7 @@ pub(super) trait Witness: std::fmt::Debug + Send + Sync {
 // `Witnesses::met` keeps one bit per protocol.
 const _: () = assert!(Kind::COUNT <= 32, "more protocols than Witnesses::met has bits");
 
-/// The protocols' witnesses started so far, in the order they started.
+/// The protocols' witnesses started so far, in protocol order.
 #[derive(Debug, Default)]
 pub(super) struct Witnesses {
     running: Vec<(Kind, Box<dyn Witness>)>,
@@ -68,7 +75,10 @@ impl Witnesses {
             if self.met & bit == 0 {
                 self.met |= bit;
                 if let Some(w) = witness_of(kind) {
-                    self.running.push((kind, w));
+                    // In protocol order, whatever order they were met in:
+                    // the order of the hash and of one event's violations.
+                    let k = self.running.partition_point(|(other, _)| *other < kind);
+                    self.running.insert(k, (kind, w));
                 }
             }
         }
@@ -77,11 +87,10 @@ impl Witnesses {
         }
     }
 
-    /// Hashes the witnesses started (see `Watch::canon`). Which protocols
-    /// were met without a witness decides nothing, and is left out.
+    /// Hashes the witnesses that keep something (see `Watch::canon`): an
+    /// idle one decides what a fresh one would, and hashes as none.
     pub(super) fn canon(&self, c: &mut Canon) {
-        c.word(self.running.len() as u64);
-        for (kind, w) in &self.running {
+        for (kind, w) in self.running.iter().filter(|(_, w)| !w.is_idle()) {
             c.word(kind.index() as u64);
             w.canon(c);
         }

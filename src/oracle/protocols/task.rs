@@ -128,6 +128,10 @@ impl Witness for TaskHolders {
         }
     }
 
+    fn is_idle(&self) -> bool {
+        self.offered.is_empty() && self.holds.is_empty() && self.passing_on.is_none()
+    }
+
     fn boxed(&self) -> Box<dyn Witness> {
         Box::new(self.clone())
     }

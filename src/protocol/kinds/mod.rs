@@ -87,6 +87,8 @@ pub struct Spec {
     pub request_words: Words,
     /// The key an answer's yes or no is under (`approve`).
     pub answer_key: &'static str,
+    /// How the trace says an answer's yes and its no (`approve`, `reject`).
+    pub yes_no: [&'static str; 2],
     /// The key an answer's words are under (`reason`, `feedback`).
     pub answer_words: &'static str,
     /// Who may ask, and the rule a request from anyone else breaks.

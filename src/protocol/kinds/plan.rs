@@ -13,6 +13,7 @@ pub const SPEC: Spec = Spec {
     response: "plan_approval_response",
     request_words: Words { key: "plan", required: true, when_silent: "" },
     answer_key: "approve",
+    yes_no: ["approve", "reject"],
     answer_words: "feedback",
     asker: Asker::Teammate {
         rule: Rule { name: "plan-from-teammate", says: "the lead approves plans; it does not submit them" },

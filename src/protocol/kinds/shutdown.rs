@@ -12,6 +12,7 @@ pub const SPEC: Spec = Spec {
     response: "shutdown_response",
     request_words: Words { key: "reason", required: false, when_silent: "Please shut down gracefully." },
     answer_key: "approve",
+    yes_no: ["approve", "reject"],
     answer_words: "reason",
     asker: Asker::Lead {
         rule: Rule { name: "shutdown-request-from-lead", says: "only the lead may send a shutdown_request" },

@@ -13,6 +13,7 @@ pub const SPEC: Spec = Spec {
     response: "task_response",
     request_words: Words { key: "task", required: true, when_silent: "" },
     answer_key: "accept",
+    yes_no: ["accept", "decline"],
     answer_words: "reason",
     asker: Asker::Lead { rule: Rule { name: "task-from-lead", says: "only the lead assigns tasks" } },
     about: About::Target,
