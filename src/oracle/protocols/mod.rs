@@ -6,7 +6,7 @@
 //! protocol (most runs never meet most protocols, and the explorer clones
 //! the watcher at every transition), and feeds it every event from then on.
 
-use super::{At, Book, Invariant, Violation};
+use super::{At, Book, Violation};
 use crate::protocol::{Canon, Kind, MessageType};
 use crate::trace::Event;
 
@@ -100,6 +100,7 @@ impl Witnesses {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracle::Invariant;
 
     #[test]
     fn a_protocol_that_names_invariants_of_its_own_has_a_witness_of_them() {

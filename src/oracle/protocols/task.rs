@@ -24,7 +24,8 @@
 //! (a lead may hand out two copies of a job). The words of each offer are
 //! read from the request's send (the request table keeps no words).
 
-use super::{At, Book, Invariant, Violation, Witness};
+use super::{At, Book, Violation, Witness};
+use crate::oracle::Invariant;
 use crate::protocol::{AgentId, Canon, Kind, MessageType, RequestId, Status, Text, Verdict};
 use crate::trace::{Event, RosterStatus};
 
