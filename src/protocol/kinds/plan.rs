@@ -3,7 +3,7 @@
 //! gate, or rejects it with feedback. Unanswered, the default rejects: the
 //! gate stays closed, since silence is not consent.
 
-use super::{About, Asker, Effect, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, OnExpiry, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -31,7 +31,9 @@ pub const SPEC: Spec = Spec {
 };
 
 /// Silence is not consent: the gate stays closed.
-pub const REJECT: TimeoutDefault = TimeoutDefault { name: "reject", effect: Effect::Answer { yes: false } };
+pub const REJECT: TimeoutDefault =
+    TimeoutDefault::new(&OnExpiry { name: "reject", effect: Effect::Answer { yes: false } });
 
 /// Silence is consent: the gate opens (for teams that trust their authors).
-pub const APPROVE: TimeoutDefault = TimeoutDefault { name: "approve", effect: Effect::Answer { yes: true } };
+pub const APPROVE: TimeoutDefault =
+    TimeoutDefault::new(&OnExpiry { name: "approve", effect: Effect::Answer { yes: true } });

@@ -2,7 +2,7 @@
 //! approves (it finishes what it is doing, then stops) or rejects, saying
 //! why. Unanswered, the default kills it: a silent worker is treated as lost.
 
-use super::{About, Asker, Effect, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, OnExpiry, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -33,7 +33,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// A silent worker is treated as lost: the lead kills it.
-pub const KILL: TimeoutDefault = TimeoutDefault { name: "kill", effect: Effect::KillTarget };
+pub const KILL: TimeoutDefault = TimeoutDefault::new(&OnExpiry { name: "kill", effect: Effect::KillTarget });
 
 /// The lead stops asking; the teammate goes on working.
-pub const KEEP: TimeoutDefault = TimeoutDefault { name: "keep", effect: Effect::KeepTarget };
+pub const KEEP: TimeoutDefault = TimeoutDefault::new(&OnExpiry { name: "keep", effect: Effect::KeepTarget });

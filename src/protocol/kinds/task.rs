@@ -3,7 +3,7 @@
 //! the default offers it to the next idle teammate (`reassign`), or lets it
 //! go (`drop`).
 
-use super::{About, Asker, Effect, OwnInvariant, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, OnExpiry, OwnInvariant, Rule, Spec, TimeoutDefault, Words};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -35,7 +35,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// The task is offered to the next idle teammate not yet offered it.
-pub const REASSIGN: TimeoutDefault = TimeoutDefault { name: "reassign", effect: Effect::AskNext };
+pub const REASSIGN: TimeoutDefault = TimeoutDefault::new(&OnExpiry { name: "reassign", effect: Effect::AskNext });
 
 /// The task is let go.
-pub const DROP: TimeoutDefault = TimeoutDefault { name: "drop", effect: Effect::Nothing };
+pub const DROP: TimeoutDefault = TimeoutDefault::new(&OnExpiry { name: "drop", effect: Effect::Nothing });
