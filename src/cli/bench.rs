@@ -61,9 +61,12 @@ fn protocol_parser() -> impl clap::builder::TypedValueParser<Value = Protocol> {
 fn protocol_help() -> String {
     let each: Vec<String> = crate::protocol::Kind::ALL
         .iter()
-        .map(|k| match k.spec().asker.is_lead() {
-            true => format!("{k} (the lead asks, every teammate says no to stay free for the next round)"),
-            false => format!("{k} (teammates ask and wait, the lead says no; one in flight per teammate)"),
+        .map(|k| {
+            if k.spec().asker.is_lead() {
+                format!("{k} (the lead asks, every teammate says no to stay free for the next round)")
+            } else {
+                format!("{k} (teammates ask and wait, the lead says no; one in flight per teammate)")
+            }
         })
         .collect();
     format!("The handshake measured: {}", each.join(", "))

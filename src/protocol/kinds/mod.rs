@@ -300,16 +300,6 @@ impl Serialize for TimeoutDefault {
     }
 }
 
-impl<'de> Deserialize<'de> for TimeoutDefault {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TimeoutDefault, D::Error> {
-        let name = String::deserialize(d)?;
-        TimeoutDefault::named(&name).ok_or_else(|| {
-            let names: Vec<&str> = TimeoutDefault::all().map(|d| d.name).collect();
-            serde::de::Error::custom(format!("`{name}` is not a default on expiry: {}", names.join(", ")))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
