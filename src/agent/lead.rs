@@ -148,10 +148,12 @@ impl Lead {
                         }
                         // A pending request just rejected: not a rejection
                         // applied again (the pending check off) or one
-                        // arriving after its request expired.
-                        if kind == Kind::Shutdown
+                        // arriving after its request expired. The count is
+                        // tested first: almost always zero, it spares the
+                        // handshake path the other two comparisons.
+                        if self.ask_again_on_reject > 0
+                            && kind == Kind::Shutdown
                             && (from, to) == (Status::Pending, Status::Rejected)
-                            && self.ask_again_on_reject > 0
                         {
                             self.ask_again(id, ctx);
                         }

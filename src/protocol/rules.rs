@@ -149,6 +149,12 @@ fn is_blank(s: &str) -> bool {
 
 /// Checks every send rule, in the order a reader would: addressing first,
 /// then the protocol's own rules, then whether the recipient can receive.
+///
+/// Inlined so that each sender's copy folds away the rules its message
+/// cannot break (a teammate's answer is never a broadcast). With a third
+/// protocol the compiler stopped inlining it on its own, and the bench's
+/// shutdown row paid about a hundred instructions a handshake for the call.
+#[inline(always)]
 pub fn check_send(env: &Envelope, dir: &(impl Directory + ?Sized), policy: &Policy) -> Result<(), SendError> {
     let msg = &env.message;
     let to = match (env.to, msg) {
