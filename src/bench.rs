@@ -41,8 +41,8 @@ impl Measured {
 }
 
 /// The protocol whose handshakes a load makes: any of them. One the lead
-/// asks (a shutdown, a task offer) is answered no by every teammate, to stay
-/// as it is for the next round; one a teammate asks (a plan) is answered no
+/// asks (a shutdown, say) is answered no by every teammate, to stay as it
+/// is for the next round; one a teammate asks (a plan) is answered no
 /// by the lead, and asked again at once.
 pub type Protocol = Kind;
 
@@ -83,10 +83,10 @@ fn plan_load_spec(shape: Shape) -> TeamSpec {
     spec
 }
 
-/// Teammates that answer every request of `kind` (a shutdown, a task offer)
-/// with a no, so they stay as they are for the next round: each answer is
-/// still a complete handshake through the send rules, the request table, the
-/// verdict and the deadline queue.
+/// Teammates that answer every request of `kind` (a shutdown, say) with a
+/// no, so they stay as they are for the next round: each answer is still a
+/// complete handshake through the send rules, the request table, the verdict
+/// and the deadline queue.
 fn load_spec(kind: Kind, shape: Shape) -> TeamSpec {
     let why = Some(crate::protocol::Text::from("benchmark: staying as I am for the next round"));
     let teammate = TeammateSpec::default().answering(kind, Answers::always(Answer::Reject), why);

@@ -43,7 +43,7 @@ pub struct Lead {
     /// kill (the new process was never asked). Sorted; almost always empty.
     superseded: Vec<RequestId>,
     /// What each pending request whose default asks the next teammate
-    /// (`Effect::AskNext`, a task's `reassign`) said, kept to ask it again
+    /// (`Effect::AskNext`) said, kept to ask it again
     /// when it expires unanswered (the request table keeps no words).
     /// Sorted by id; a request's entry goes when it ends another way.
     offers: Vec<(RequestId, Offer)>,
@@ -160,7 +160,7 @@ impl Lead {
                         self.next_load(d.sender, ctx);
                     }
                 }
-                // What the lead itself asks (a shutdown, a task) only a
+                // What the lead itself asks (a shutdown, say) only a
                 // forgery asks of it: `admit` records it as such, and the
                 // lead never obeys one anyway.
                 Message::Request { kind, .. } if kind.spec().asker.is_lead() => {

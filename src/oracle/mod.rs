@@ -77,7 +77,7 @@ pub enum Invariant {
     /// its asker settles it by the deadline, not by an answer from the restart.
     CurrentIncarnation,
     /// One a protocol brings of its own: the `index`th of its spec's
-    /// `invariants` (task assignment's single-holder, say).
+    /// `invariants`.
     Own { kind: Kind, index: u8 },
 }
 
