@@ -102,3 +102,41 @@ fn s13_mailboxes_are_read_with_s13s_checks() {
     assert!(h.names.labels.values().any(|l| l == "req_000042"), "reports quote the team's own id");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The production agent writes an answer's yes or no in its type
+/// (`shutdown_approved`, `shutdown_rejected`): read as the shutdown
+/// protocol's answers through the names its spec lists for other runtimes.
+#[test]
+fn the_production_agents_answer_types_are_read_as_shutdown_answers() {
+    use handshake::protocol::{Kind, Status, Verdict};
+    use handshake::trace::Event;
+    let dir = std::env::temp_dir().join(format!("handshake-audit-production-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = |t: &str, from: &str, id: &str, at: f64| {
+        format!(r#"{{"type":"{t}","from":"{from}","request_id":"{id}","reason":"r","timestamp":{at}}}"#)
+    };
+    let files = [
+        ("alice.jsonl", line("shutdown_request", "team-lead", "r1", 1.0)),
+        ("bob.jsonl", line("shutdown_request", "team-lead", "r2", 1.5)),
+        (
+            "team-lead.jsonl",
+            [line("shutdown_approved", "alice", "r1", 2.0), line("shutdown_rejected", "bob", "r2", 3.0)].join("\n"),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), format!("{text}\n")).unwrap();
+    }
+    let h = inbox::read(&dir).expect("reads");
+    std::fs::remove_dir_all(&dir).ok();
+    let ends: Vec<(Kind, Status)> = h
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Verdict { verdict: Verdict::Applied { kind, to, .. }, .. } => Some((*kind, *to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, vec![(Kind::Shutdown, Status::Approved), (Kind::Shutdown, Status::Rejected)]);
+    let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
+    assert_eq!(check_log(&log, &h.policy, &h.require_plan), vec![]);
+}

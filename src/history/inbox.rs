@@ -20,6 +20,7 @@
 //! so an answer can look unprompted and a lost line cannot be seen at all.
 
 use super::{BadLine, History};
+use crate::protocol::kinds::{OtherName, Written};
 use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, Policy, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, Stamped};
 use serde_json::{Map, Value};
@@ -185,17 +186,18 @@ impl Builder {
         let written_type = v.get("type").and_then(Value::as_str).unwrap_or("message");
         let approve = field("approve").and_then(Value::as_bool);
         let rid = field("request_id").map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_string));
-        // Other runtimes' names for this program's types (the production
-        // agent's, s10's), then the types as this program names them.
-        let (message_type, approve) = match written_type {
-            "shutdown_approved" => (MessageType::Response(Kind::Shutdown), Some(true)),
-            "shutdown_rejected" => (MessageType::Response(Kind::Shutdown), Some(false)),
-            // s10 submits a plan as a `plan_approval_response` carrying it.
-            "plan_approval_response" if approve.is_none() && field("plan").is_some() => {
-                (MessageType::Request(Kind::Plan), None)
-            }
-            "plan_approval" => (MessageType::Request(Kind::Plan), None),
-            t => (MessageType::parse(t).unwrap_or(MessageType::Message), approve),
+        // Other runtimes' names for this program's types, as each protocol
+        // lists them, then the types as this program names them.
+        let other = Kind::ALL.into_iter().find_map(|k| {
+            let fits = |o: &&OtherName| {
+                o.written == written_type && o.only_with.is_none_or(|f| approve.is_none() && field(f).is_some())
+            };
+            k.spec().other_names.iter().find(fits).map(|o| (k, o.is))
+        });
+        let (message_type, approve) = match other {
+            Some((k, Written::Request)) => (MessageType::Request(k), None),
+            Some((k, Written::Answer { yes })) => (MessageType::Response(k), Some(yes)),
+            None => (MessageType::parse(written_type).unwrap_or(MessageType::Message), approve),
         };
         let mut word_keys = vec!["content"];
         for k in Kind::ALL {

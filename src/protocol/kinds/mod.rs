@@ -116,6 +116,28 @@ pub struct Spec {
     /// The invariants it brings of its own, beyond those every protocol is
     /// held to; the oracle's witness of this protocol checks them.
     pub invariants: &'static [OwnInvariant],
+    /// The `type`s other runtimes write for its messages, as `audit` reads
+    /// their histories (the production agent's `shutdown_approved`).
+    pub other_names: &'static [OtherName],
+}
+
+/// A message `type` another runtime writes for one of a protocol's
+/// messages, and which of them it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtherName {
+    pub written: &'static str,
+    pub is: Written,
+    /// Read so only from a line that has this field and no answer (a type
+    /// one runtime also uses for something else).
+    pub only_with: Option<&'static str>,
+}
+
+/// Which of a protocol's messages another runtime's name stands for: the
+/// request, or an answer whose yes or no the name itself says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    Request,
+    Answer { yes: bool },
 }
 
 /// An invariant one protocol brings: its stable name (reports, `[[expect]]
@@ -323,6 +345,9 @@ mod tests {
             names.extend(s.answer_to_lead.map(|r| r.name));
             names.extend(s.no_needs_words.map(|r| r.name));
             names.extend(s.invariants.iter().map(|i| i.name));
+            // Another runtime's name is read as it says unless a line has
+            // the field that tells it apart: only then may it be one of ours.
+            names.extend(s.other_names.iter().filter(|o| o.only_with.is_none()).map(|o| o.written));
             colours.push(s.colour);
         }
         let mut unique_colours = colours.clone();

@@ -3,7 +3,7 @@
 //! gate, or rejects it with feedback. Unanswered, the default rejects: the
 //! gate stays closed, since silence is not consent.
 
-use super::{About, Asker, Effect, OnExpiry, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, OnExpiry, OtherName, Rule, Spec, TimeoutDefault, Words, Written};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -28,6 +28,12 @@ pub const SPEC: Spec = Spec {
     on_expiry: &[REJECT, APPROVE],
     invariants: &[],
     colour: "#b2dfdb",
+    other_names: &[
+        // The reference's s10 submits a plan as a `plan_approval_response`
+        // that carries it, and no answer.
+        OtherName { written: "plan_approval_response", is: Written::Request, only_with: Some("plan") },
+        OtherName { written: "plan_approval", is: Written::Request, only_with: None },
+    ],
 };
 
 /// Silence is not consent: the gate stays closed.

@@ -2,7 +2,7 @@
 //! approves (it finishes what it is doing, then stops) or rejects, saying
 //! why. Unanswered, the default kills it: a silent worker is treated as lost.
 
-use super::{About, Asker, Effect, OnExpiry, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, OnExpiry, OtherName, Rule, Spec, TimeoutDefault, Words, Written};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -30,6 +30,11 @@ pub const SPEC: Spec = Spec {
     on_expiry: &[KILL, KEEP],
     invariants: &[],
     colour: "#bbdefb",
+    // The production agent's names: the answer is in the type.
+    other_names: &[
+        OtherName { written: "shutdown_approved", is: Written::Answer { yes: true }, only_with: None },
+        OtherName { written: "shutdown_rejected", is: Written::Answer { yes: false }, only_with: None },
+    ],
 };
 
 /// A silent worker is treated as lost: the lead kills it.

@@ -32,6 +32,7 @@ pub const SPEC: Spec = Spec {
             says: "a teammate takes up a task only while the offer it accepted stands",
         },
     ],
+    other_names: &[],
 };
 
 /// The task is offered to the next idle teammate not yet offered it.
