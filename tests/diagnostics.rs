@@ -45,7 +45,7 @@ error: step #1: unknown action \"shutdwon\"
 7 | do = \"shutdwon\"
   |      ^^^^^^^^^^ unknown action
   |
-  = help: did you mean `shutdown`? use one of shutdown, submit_plan, request_plan, respawn, answer, message, broadcast
+  = help: did you mean `shutdown`? use one of shutdown, submit_plan, assign_task, request_plan, respawn, answer, message, broadcast
 ";
     assert_eq!(render(&e[0], false), want);
     // Colour only when asked for: the caller decides (a terminal, NO_COLOR, --color).

@@ -203,7 +203,7 @@ fn bad_answer_steps_are_refused_with_the_reason() {
         ("request = \"stop\"\napprove = true\n", "needs `type`"),
         (
             "type = \"shutdown_request\"\nrequest = \"stop\"\napprove = true\n",
-            "use shutdown_response or plan_approval_response",
+            "use one of shutdown_response, plan_approval_response, task_response",
         ),
         (
             "type = \"shutdown_response\"\nrequest = \"stpo\"\napprove = true\n",

@@ -49,6 +49,13 @@ pub struct TeammateSpec {
     pub reject_reason: Option<Text>,
     /// How it answers a peer's plan (only with the hierarchy rule off).
     pub on_plan: Answers,
+    /// How it answers the lead's task offers, and why it declines one.
+    pub on_task: Answers,
+    pub decline_reason: Option<Text>,
+    /// An accepted task is a write of the file the task names, in this
+    /// many steps of `task_step_time`.
+    pub task_steps: u32,
+    pub task_step_time: Millis,
     pub require_plan: bool,
     pub plan: Text,
     pub work: Vec<WorkItem>,
@@ -66,6 +73,10 @@ impl Default for TeammateSpec {
             on_shutdown: Answers::always(Answer::Approve),
             reject_reason: None,
             on_plan: Answers::always(Answer::Approve),
+            on_task: Answers::always(Answer::Approve),
+            decline_reason: None,
+            task_steps: 2,
+            task_step_time: Millis(500),
             require_plan: false,
             plan: "do the work".into(),
             work: Vec::new(),
@@ -83,6 +94,7 @@ impl TeammateSpec {
         match kind {
             Kind::Shutdown => (self.on_shutdown, self.reject_reason) = (answers, no_words),
             Kind::Plan => self.on_plan = answers,
+            Kind::Task => (self.on_task, self.decline_reason) = (answers, no_words),
         }
         self
     }
@@ -147,6 +159,11 @@ pub struct Teammate {
     /// action is recorded once per gate state, not on every input.
     reported_block: Option<(usize, GateState)>,
     answered: super::Answered,
+    /// How many items of `spec.work` the scenario gave it: those after are
+    /// tasks it accepted, which a respawned process does not inherit.
+    own_work: usize,
+    /// The task request it last accepted: the assignment it works under.
+    assignment: Option<RequestId>,
     /// The explorer's hash of this teammate as its own symmetry signature
     /// names agents (itself 1, the lead 0, the others 2), kept once made:
     /// a search step changes one or two agents and shares the rest with the
@@ -232,12 +249,24 @@ impl Teammate {
         }
         self.spec.on_shutdown.canon(c);
         self.spec.on_plan.canon(c);
+        self.spec.on_task.canon(c);
+        c.word(self.spec.work.len() as u64);
+        for w in &self.spec.work[self.own_work..] {
+            c.opt_text(w.path.as_deref());
+        }
+        match self.assignment {
+            Some(id) => c.id(id),
+            None => c.word(u64::MAX),
+        }
         self.answered.canon(c);
     }
 
     pub fn new(spec: TeammateSpec, defences: Defences) -> Teammate {
         let gate = PlanGate::new(spec.require_plan);
+        let own_work = spec.work.len();
         Teammate {
+            own_work,
+            assignment: None,
             spec,
             requests: None,
             defences,
@@ -433,6 +462,8 @@ impl Teammate {
         let mut spec = self.spec.clone();
         spec.on_shutdown = spec.on_shutdown.rewound();
         spec.on_plan = spec.on_plan.rewound();
+        spec.on_task = spec.on_task.rewound();
+        spec.work.truncate(self.own_work);
         let requests = self.requests.take();
         *self = Teammate::new(spec, self.defences);
         self.requests = requests;
@@ -526,7 +557,7 @@ impl Teammate {
 
     /// Answers an admitted request, to `asker`.
     fn answer(&mut self, d: &Delivery, asker: AgentId, ctx: &mut Ctx) {
-        let Message::Request { kind, request_id, .. } = &d.envelope.message else { return };
+        let Message::Request { kind, request_id, words, .. } = &d.envelope.message else { return };
         let (kind, request_id) = (*kind, *request_id);
         let answer = |approve: bool, words: Option<Text>| Message::Response { kind, request_id, approve, words };
         match kind {
@@ -575,7 +606,50 @@ impl Teammate {
                 let feedback = (!approve).then(|| Text::from("rejected by peer"));
                 ctx.send(Address::Agent(asker), answer(approve, feedback));
             }
+            Kind::Task => {
+                let (answer_of, repeat) = self.answered.answer(request_id, &mut self.spec.on_task);
+                if repeat {
+                    ctx.record(Event::Note { text: "the same offer again: the same answer again".into() });
+                }
+                match answer_of {
+                    // It has promised to stop once the item in hand is done:
+                    // taking on more would break that promise.
+                    Answer::Approve if matches!(self.phase, Phase::Stopping { .. }) => {
+                        ctx.send(Address::Agent(asker), answer(false, Some("shutting down".into())));
+                    }
+                    Answer::Approve => {
+                        let task = words.clone().unwrap_or_else(|| Text::from("task"));
+                        if ctx.send(Address::Agent(asker), answer(true, None)) {
+                            self.task_accepted(request_id, task, ctx);
+                        }
+                    }
+                    Answer::Reject => {
+                        let reason = self.spec.decline_reason.clone().unwrap_or_else(|| Text::from("declined"));
+                        ctx.send(Address::Agent(asker), answer(false, Some(reason)));
+                    }
+                    Answer::Ignore => ctx.record(Event::NoAnswer { agent: ctx.me, request_id }),
+                }
+            }
         }
+    }
+
+    /// The task offered by `id` is now its work, after what it has. A plan
+    /// approved earlier was for the work as it stood then (the reference's
+    /// `test_plan_approval_cannot_cross_assignment_boundary`): a gate in play
+    /// closes, and a plan for the new assignment goes out.
+    fn task_accepted(&mut self, id: RequestId, task: Text, ctx: &mut Ctx) {
+        self.assignment = Some(id);
+        self.spec.work.push(WorkItem {
+            action: Action::Write,
+            path: Some(task),
+            steps: self.spec.task_steps,
+            step_time: self.spec.task_step_time,
+        });
+        if self.gate.state() != GateState::NotRequired && self.gate.plan_asked() {
+            ctx.record(Event::Gate { agent: ctx.me, state: GateState::Required });
+            self.submit_required_plan(ctx);
+        }
+        self.start_next(ctx);
     }
 
     /// Why a graceful stop cannot be promised now, if it cannot. Graceful

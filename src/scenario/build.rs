@@ -935,6 +935,12 @@ impl Builder<'_> {
             (&d.reject_reason, "reject_reason"),
             ("reject a shutdown", "may reject", "a rejection must say why"),
         );
+        let (on_task, decline_reason) = self.answers_saying_why(
+            t,
+            (&d.on_task, "on_task"),
+            (&d.decline_reason, "decline_reason"),
+            ("decline a task", "may decline", "declining needs a reason"),
+        );
         let mut work = Vec::new();
         for w in &d.work {
             if let Some(item) = self.work(w) {
@@ -945,6 +951,10 @@ impl Builder<'_> {
             on_shutdown,
             reject_reason: reason,
             on_plan: self.answers(&d.on_plan, "on_plan").unwrap_or(Answers::always(Answer::Approve)),
+            on_task,
+            decline_reason,
+            task_steps: d.task_steps.as_ref().map_or(2, |n| *n.get_ref()),
+            task_step_time: crate::protocol::Millis(500),
             require_plan: d.require_plan,
             plan: d.plan.clone().unwrap_or_else(|| format!("{name}'s plan")).into(),
             work,

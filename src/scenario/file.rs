@@ -40,6 +40,8 @@ pub mod limits {
     pub const MAX_TEAM_WORK_STEPS: u64 = 1_000_000;
     /// Revisions of one teammate's rejected plan; each is a new request.
     pub const MAX_REVISIONS: u64 = 1_000;
+    /// An accepted task's steps: as a work item's.
+    pub const MAX_TASK_STEPS: u64 = 1_000_000;
     /// Asked again more often than this, a teammate that always rejects
     /// would keep the lead busy for nothing.
     pub const MAX_ASK_AGAIN: u64 = 100;
@@ -115,6 +117,9 @@ pub struct TeammateDoc {
     pub on_shutdown: Option<S<AnswersDoc>>,
     pub reject_reason: Option<String>,
     pub on_plan: Option<S<AnswersDoc>>,
+    pub on_task: Option<S<AnswersDoc>>,
+    pub decline_reason: Option<String>,
+    pub task_steps: Option<S<u32>>,
     pub require_plan: bool,
     pub plan: Option<String>,
     pub work: Vec<S<WorkDoc>>,
@@ -145,6 +150,7 @@ pub struct StepDoc {
     pub label: Option<S<String>>,
     pub reason: Option<String>,
     pub plan: Option<String>,
+    pub task: Option<String>,
     pub text: Option<String>,
     /// `answer`: the response's type, the request it quotes (a label, or an
     /// id as a team wrote it that no request here has), and its answer.
@@ -160,6 +166,7 @@ impl StepDoc {
         match key {
             "reason" => self.reason.as_deref(),
             "plan" => self.plan.as_deref(),
+            "task" => self.task.as_deref(),
             _ => None,
         }
     }
@@ -339,11 +346,23 @@ const POLICY_OTHER_KEYS: &[&str] = &[
     "prune",
 ];
 pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback", "approval_feedback", "ask_again_on_reject"];
-pub const TEAMMATE_KEYS: &[&str] =
-    &["name", "on_shutdown", "reject_reason", "on_plan", "require_plan", "plan", "work", "max_revisions", "count"];
+pub const TEAMMATE_KEYS: &[&str] = &[
+    "name",
+    "on_shutdown",
+    "reject_reason",
+    "on_plan",
+    "on_task",
+    "decline_reason",
+    "task_steps",
+    "require_plan",
+    "plan",
+    "work",
+    "max_revisions",
+    "count",
+];
 pub const WORK_KEYS: &[&str] = &["write", "edit", "shell", "read", "steps", "step_time"];
 pub const STEP_KEYS: &[&str] =
-    &["at", "do", "to", "from", "label", "reason", "plan", "text", "type", "request", "request_id", "approve"];
+    &["at", "do", "to", "from", "label", "reason", "plan", "task", "text", "type", "request", "request_id", "approve"];
 pub const EXPECT_KEYS: &[&str] = &[
     "request",
     "teammate",
@@ -878,6 +897,13 @@ impl Reader<'_> {
         let count = f.take("count");
         let on_shutdown = f.take("on_shutdown");
         let on_plan = f.take("on_plan");
+        let on_task = f.take("on_task");
+        let task_steps = f.take("task_steps");
+        let tasks = (
+            self.answers(on_task, "on_task"),
+            self.text(f.take("decline_reason"), "decline_reason").map(|s| s.into_inner()),
+            self.small_from(task_steps, "task_steps", 1, MAX_TASK_STEPS, Some("steps of a task")),
+        );
         let rest = (
             self.answers(on_shutdown, "on_shutdown"),
             self.text(f.take("reject_reason"), "reject_reason").map(|s| s.into_inner()),
@@ -893,11 +919,15 @@ impl Reader<'_> {
         // A teammate without a usable name cannot be referred to; its other
         // problems were still reported above.
         let (on_shutdown, reject_reason, on_plan, require_plan, plan, max_revisions, count) = rest;
+        let (on_task, decline_reason, task_steps) = tasks;
         let doc = TeammateDoc {
             name: name?,
             on_shutdown,
             reject_reason,
             on_plan,
+            on_task,
+            decline_reason,
+            task_steps,
             require_plan,
             plan,
             work,
@@ -973,6 +1003,7 @@ impl Reader<'_> {
             self.text(f.take("reason"), "reason").map(|s| s.into_inner()),
             self.text(f.take("plan"), "plan").map(|s| s.into_inner()),
             self.text(f.take("text"), "text").map(|s| s.into_inner()),
+            self.text(f.take("task"), "task").map(|s| s.into_inner()),
         );
         let answer = (
             self.text(f.take("type"), "type"),
@@ -982,7 +1013,7 @@ impl Reader<'_> {
         );
         let span = f.span.clone();
         self.leftover(f, &format!("step #{n}"), STEP_KEYS);
-        let (to, from, label, reason, plan, text) = doc;
+        let (to, from, label, reason, plan, text, task) = doc;
         if self.problems.len() > before {
             self.hidden_labels.extend(label.as_ref().map(|l| l.get_ref().clone()));
         }
@@ -996,6 +1027,7 @@ impl Reader<'_> {
             label,
             reason,
             plan,
+            task,
             text,
             message_type,
             request,

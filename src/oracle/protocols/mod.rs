@@ -10,9 +10,11 @@ use super::{At, Book, Violation};
 use crate::protocol::{Canon, Kind, MessageType};
 use crate::trace::Event;
 
+mod task;
+
 /// Each protocol with invariants of its own, and how its witness starts:
 /// one line per protocol (a unit test holds this to the specs).
-const WITNESSES: &[(Kind, Start)] = &[];
+const WITNESSES: &[(Kind, Start)] = &[(Kind::Task, || Box::<task::TaskHolders>::default())];
 
 /// How a protocol's witness starts: fresh, as at the protocol's first event.
 type Start = fn() -> Box<dyn Witness>;

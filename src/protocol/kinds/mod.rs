@@ -10,6 +10,7 @@
 
 pub mod plan;
 pub mod shutdown;
+pub mod task;
 
 /// What the reference's lead writes as the content of a shutdown request.
 pub const SHUTDOWN_WORDS_WHEN_SILENT: &str = shutdown::SPEC.request_words.when_silent;
@@ -25,11 +26,12 @@ use std::fmt;
 pub enum Kind {
     Shutdown,
     Plan,
+    Task,
 }
 
 impl Kind {
     /// Every protocol, in the order tables and lists show them.
-    pub const ALL: [Kind; 2] = [Kind::Shutdown, Kind::Plan];
+    pub const ALL: [Kind; 3] = [Kind::Shutdown, Kind::Plan, Kind::Task];
     /// How many there are: the size of anything kept per protocol.
     pub const COUNT: usize = Kind::ALL.len();
 
@@ -38,6 +40,7 @@ impl Kind {
         match self {
             Kind::Shutdown => &shutdown::SPEC,
             Kind::Plan => &plan::SPEC,
+            Kind::Task => &task::SPEC,
         }
     }
 

@@ -1,0 +1,351 @@
+//! Two invariants of task assignment, which share what they keep: the task
+//! each offer made, and who holds which.
+//!
+//! - single-holder: a task is held by one teammate at a time. A teammate
+//!   holds a task from the moment the lead applies its acceptance until it
+//!   has written the task's file, or stops, is killed, crashes for good or
+//!   is respawned. The lead offers a task again only once the last offer
+//!   expired, so two holders need an expired offer accepted after all (the
+//!   pending check off).
+//! - work-in-assignment: a teammate takes up a task only while the offer
+//!   stands: it never accepts one past the offer's deadline, when the lead
+//!   has let it go (reassigned it, or dropped it). The deadline check keeps
+//!   a late offer from being taken up.
+//!
+//! Neither sees an acceptance lost on its way: the offer expires, the task
+//! goes to the next teammate, and the one whose acceptance was lost does
+//! the task too. A timeout cannot tell a slow answer from a lost one; what
+//! the lead knows stays consistent (one holder), and the task is done at
+//! least once (docs/scenarios.md says so).
+//!
+//! A task is one offer and the offers its expiries passed it on to: the
+//! lead's reassignment opens the next offer at the instant the last one
+//! expired. Two offers a script makes are two tasks, even in the same words
+//! (a lead may hand out two copies of a job). The words of each offer are
+//! read from the request's send (the request table keeps no words).
+
+use super::{At, Book, Violation, Witness};
+use crate::oracle::Invariant;
+use crate::protocol::{AgentId, Canon, Kind, MessageType, RequestId, Status, Text, Verdict};
+use crate::trace::{Event, RosterStatus};
+
+/// The task spec's own invariants, in the order it lists them.
+const SINGLE_HOLDER: Invariant = Invariant::Own { kind: Kind::Task, index: 0 };
+const WORK_IN_ASSIGNMENT: Invariant = Invariant::Own { kind: Kind::Task, index: 1 };
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct TaskHolders {
+    /// Each offer's task: the first offer of it, and its words. Sorted by id.
+    offered: Vec<(RequestId, Offer)>,
+    holds: Vec<Hold>,
+    /// An offer that expired with the default reassign, at this instant:
+    /// the lead's next offer at the same instant passes its task on.
+    passing_on: Option<(RequestId, crate::protocol::Millis)>,
+}
+
+#[derive(Clone, Debug)]
+struct Offer {
+    first: RequestId,
+    words: Text,
+}
+
+#[derive(Clone, Debug)]
+struct Hold {
+    agent: AgentId,
+    /// The task's first offer, and its words.
+    first: RequestId,
+    task: Text,
+    /// The offer it accepted.
+    id: RequestId,
+}
+
+impl Witness for TaskHolders {
+    fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
+        // Only the instant of the expiry passes a task on.
+        if self.passing_on.is_some_and(|(_, t)| t != at.t) {
+            self.passing_on = None;
+        }
+        match e {
+            Event::Send {
+                message_type: MessageType::Request(Kind::Task),
+                request_id: Some(id),
+                words: Some(task),
+                ..
+            } if !at.replayed => {
+                let passed = self.passing_on.take().filter(|(_, t)| *t == at.t).and_then(|(old, _)| self.offer(old));
+                let first = passed.map_or(*id, |o| o.first);
+                if let Err(k) = self.offered.binary_search_by_key(id, |(i, _)| *i) {
+                    self.offered.insert(k, (*id, Offer { first, words: task.clone() }));
+                }
+            }
+            Event::Expired { id, kind: Kind::Task, default } if default.effect == crate::protocol::Effect::AskNext => {
+                self.passing_on = Some((*id, at.t));
+            }
+            Event::Send {
+                from,
+                message_type: MessageType::Response(Kind::Task),
+                request_id: Some(id),
+                approve: Some(true),
+                ..
+            } if !at.replayed => self.takes_up(*from, *id, book, at, out),
+            Event::Verdict {
+                request_id,
+                verdict: Verdict::Applied { kind: Kind::Task, to: Status::Approved, .. },
+                ..
+            } => self.accepted(*request_id, book, at, out),
+            Event::FileStep { agent, path, done, total } if done >= total => {
+                self.holds.retain(|h| !(h.agent == *agent && *h.task == **path));
+            }
+            Event::Status { agent, status: RosterStatus::Shutdown | RosterStatus::Killed }
+            | Event::Respawn { agent } => {
+                self.holds.retain(|h| h.agent != *agent);
+            }
+            Event::Crash { agent, restart_at: None } => self.holds.retain(|h| h.agent != *agent),
+            _ => {}
+        }
+    }
+
+    /// Hashes who holds what and the offers' tasks (see `Watch::canon`).
+    fn canon(&self, c: &mut Canon) {
+        c.word(self.offered.len() as u64);
+        for (id, offer) in &self.offered {
+            c.id(*id);
+            c.id(offer.first);
+            c.text(&offer.words);
+        }
+        match self.passing_on {
+            Some((id, t)) => {
+                c.id(id);
+                c.millis(t);
+            }
+            None => c.word(u64::MAX),
+        }
+        c.word(self.holds.len() as u64);
+        for h in &self.holds {
+            c.agent(h.agent);
+            c.id(h.first);
+            c.id(h.id);
+            c.text(&h.task);
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.offered.is_empty() && self.holds.is_empty() && self.passing_on.is_none()
+    }
+
+    fn boxed(&self) -> Box<dyn Witness> {
+        Box::new(self.clone())
+    }
+}
+
+impl TaskHolders {
+    fn offer(&self, id: RequestId) -> Option<Offer> {
+        let k = self.offered.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        Some(self.offered[k].1.clone())
+    }
+
+    /// The lead applied an acceptance of offer `id`: its target holds the
+    /// task from now.
+    fn accepted(&mut self, id: RequestId, book: &Book, at: &At, out: &mut Vec<Violation>) {
+        let (Some(r), Some(offer)) = (book.request(id), self.offer(id)) else { return };
+        let (holder, task) = (r.target, offer.words);
+        if let Some(other) = self.holds.iter().find(|h| h.first == offer.first && h.agent != holder) {
+            let detail = format!(
+                "{} holds \"{task}\" ([{}]) while {} still holds it ([{}]): two teammates do one task",
+                at.who(holder),
+                at.label(id),
+                at.who(other.agent),
+                at.label(other.id)
+            );
+            out.push(at.violation(SINGLE_HOLDER, detail));
+        }
+        if !self.holds.iter().any(|h| h.agent == holder && h.id == id) {
+            self.holds.push(Hold { agent: holder, first: offer.first, task, id });
+        }
+    }
+
+    /// `from` accepts offer `id` and starts on it: the offer must stand.
+    fn takes_up(&mut self, from: AgentId, id: RequestId, book: &Book, at: &At, out: &mut Vec<Violation>) {
+        // Only the one offered the task takes it up (an acceptance sent by
+        // anyone else is matching-response's to judge at the lead).
+        let Some(r) = book.request(id).filter(|r| r.target == from) else { return };
+        let Some(task) = self.offer(id).map(|o| o.words) else { return };
+        if r.status == Status::Expired || at.t >= r.deadline {
+            let detail = format!(
+                "{} takes up \"{task}\" ([{}]) after the offer expired at {}: the lead has let that assignment go",
+                at.who(from),
+                at.label(id),
+                r.deadline
+            );
+            out.push(at.violation(WORK_IN_ASSIGNMENT, detail));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SINGLE_HOLDER, WORK_IN_ASSIGNMENT};
+    use crate::oracle::fixture::*;
+    use crate::oracle::Invariant;
+    use crate::protocol::kinds;
+    use crate::protocol::{Address, AgentId, Kind, MessageType, Millis, Policy, Status};
+    use crate::trace::Event;
+
+    const BOB: AgentId = AgentId(2);
+
+    /// Offer `n` of the task to `to` at `t`, due a minute later.
+    fn offer_at(n: u8, to: AgentId, seq: u64, t: u64) -> Vec<(u64, Event)> {
+        let label = crate::protocol::Label::Auto { teammate: to, kind: Kind::Task, n: n as u32 };
+        let opened = Event::Opened {
+            id: id(n),
+            label,
+            kind: Kind::Task,
+            requester: LEAD,
+            target: to,
+            deadline: Millis(t + 60_000),
+        };
+        let send = Event::Send {
+            seq,
+            from: LEAD,
+            to: Address::Agent(to),
+            message_type: MessageType::Request(Kind::Task),
+            request_id: Some(id(n)),
+            approve: None,
+            words: Some("docs/intro.md".into()),
+        };
+        vec![(t, opened), (t, send)]
+    }
+
+    fn offer(n: u8, to: AgentId, seq: u64) -> Vec<(u64, Event)> {
+        offer_at(n, to, seq, 0)
+    }
+
+    fn accept(n: u8, from: AgentId, seq: u64, t: u64) -> (u64, Event) {
+        let e = Event::Send {
+            seq,
+            from,
+            to: Address::Agent(LEAD),
+            message_type: MessageType::Response(Kind::Task),
+            request_id: Some(id(n)),
+            approve: Some(true),
+            words: None,
+        };
+        (t, e)
+    }
+
+    fn step(agent: AgentId, done: u32, t: u64) -> (u64, Event) {
+        (t, Event::FileStep { agent, path: "docs/intro.md".into(), done, total: 2 })
+    }
+
+    fn judged(log: Vec<(u64, Event)>) -> Vec<(Invariant, String)> {
+        let mut o = outcome(log);
+        o.names.agents = vec!["lead".into(), "alice".into(), "bob".into()];
+        o.roster = vec![crate::trace::RosterStatus::Working; 3];
+        check(&o, &Policy::default(), &[false, false, false]).into_iter().map(|v| (v.invariant, v.detail)).collect()
+    }
+
+    fn task_invariants(v: &[(Invariant, String)]) -> Vec<Invariant> {
+        v.iter().map(|(i, _)| *i).filter(|i| [SINGLE_HOLDER, WORK_IN_ASSIGNMENT].contains(i)).collect()
+    }
+
+    fn expired(n: u8, t: u64) -> (u64, Event) {
+        (t, Event::Expired { id: id(n), kind: Kind::Task, default: kinds::task::REASSIGN })
+    }
+
+    fn late_applied(n: u8, at: AgentId, sender: AgentId) -> Event {
+        Event::Verdict {
+            at,
+            request_id: id(n),
+            response_kind: Kind::Task,
+            approve: true,
+            sender,
+            claimed_from: sender,
+            verdict: crate::protocol::Verdict::Applied {
+                kind: Kind::Task,
+                from: Status::Expired,
+                to: Status::Approved,
+            },
+        }
+    }
+
+    /// Alice's offer expires and goes to bob, who accepts and starts; alice
+    /// then accepts hers after all, and the lead applies it (the pending
+    /// check off).
+    fn late_acceptance(alice_at: u64) -> Vec<(u64, Event)> {
+        let mut log = offer(1, ALICE, 1);
+        log.push(expired(1, 60_000));
+        log.extend(offer_at(2, BOB, 2, 60_000));
+        log.push(accept(2, BOB, 3, 60_001));
+        log.push((60_002, applied(2, Kind::Task, LEAD, BOB, Status::Approved)));
+        log.push(step(BOB, 1, 60_500));
+        log.push(accept(1, ALICE, 4, alice_at));
+        log.push((alice_at + 1, late_applied(1, LEAD, ALICE)));
+        log
+    }
+
+    #[test]
+    fn a_task_held_by_a_second_teammate_while_the_first_holds_it_breaks_single_holder() {
+        let v = judged(late_acceptance(61_000));
+        assert_eq!(task_invariants(&v), vec![WORK_IN_ASSIGNMENT, SINGLE_HOLDER], "{v:?}");
+        let (_, detail) = v.iter().find(|(i, _)| *i == SINGLE_HOLDER).unwrap();
+        assert!(
+            detail.contains("alice holds \"docs/intro.md\"") && detail.contains("while bob still holds it"),
+            "{detail}"
+        );
+        let (_, detail) = v.iter().find(|(i, _)| *i == WORK_IN_ASSIGNMENT).unwrap();
+        assert!(
+            detail.contains("alice takes up \"docs/intro.md\"") && detail.contains("after the offer expired"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn a_task_finished_before_another_holds_it_has_one_holder_at_a_time() {
+        let mut log = late_acceptance(61_000);
+        // Bob finished first: one holder at a time (alice's taking up a
+        // let-go offer is still work outside the assignment).
+        log.insert(log.len() - 2, step(BOB, 2, 60_900));
+        let v = judged(log);
+        assert_eq!(task_invariants(&v), vec![WORK_IN_ASSIGNMENT], "{v:?}");
+    }
+
+    #[test]
+    fn an_acceptance_in_time_keeps_the_assignment_and_a_forged_one_holds_nothing() {
+        let mut log = offer(1, ALICE, 1);
+        // Sent by bob: not alice taking the task up.
+        log.push(accept(1, BOB, 2, 59_999));
+        log.push(accept(1, ALICE, 3, 1_002));
+        log.push((1_003, applied(1, Kind::Task, LEAD, ALICE, Status::Approved)));
+        log.push(step(ALICE, 1, 1_500));
+        let v = judged(log);
+        assert_eq!(task_invariants(&v), vec![], "{v:?}");
+    }
+
+    #[test]
+    fn two_offers_a_script_makes_in_the_same_words_are_two_tasks() {
+        let mut log = offer(1, ALICE, 1);
+        log.push(accept(1, ALICE, 2, 1));
+        log.push((2, applied(1, Kind::Task, LEAD, ALICE, Status::Approved)));
+        log.extend(offer_at(2, BOB, 3, 3));
+        log.push(accept(2, BOB, 4, 4));
+        log.push((5, applied(2, Kind::Task, LEAD, BOB, Status::Approved)));
+        let v = judged(log);
+        assert_eq!(task_invariants(&v), vec![], "{v:?}");
+    }
+
+    #[test]
+    fn a_lost_acceptance_is_not_seen_the_task_is_done_twice() {
+        // Alice's acceptance is lost; the offer expires and bob takes the
+        // task while alice writes it: what the lead knows has one holder.
+        let mut log = offer(1, ALICE, 1);
+        log.push(accept(1, ALICE, 2, 1_001));
+        log.push(step(ALICE, 1, 1_500));
+        log.push(expired(1, 60_000));
+        log.extend(offer_at(2, BOB, 3, 60_000));
+        log.push(accept(2, BOB, 4, 60_001));
+        log.push((60_002, applied(2, Kind::Task, LEAD, BOB, Status::Approved)));
+        log.push(step(ALICE, 2, 60_500));
+        let v = judged(log);
+        assert_eq!(task_invariants(&v), vec![], "{v:?}");
+    }
+}
