@@ -562,13 +562,7 @@ impl Stamped {
                 n.address(*to),
                 message_type,
                 request_id.map(|id| format!(" [{}]", label(&id))).unwrap_or_default(),
-                match (approve, message_type) {
-                    (Some(yes), crate::protocol::MessageType::Response(kind)) =>
-                        format!(" {}", kind.spec().yes_no[!yes as usize]),
-                    // A forged message of another type that carries an answer.
-                    (Some(yes), _) => format!(" {}", if *yes { "approve" } else { "reject" }),
-                    (None, _) => String::new(),
-                },
+                approve.map(|yes| format!(" {}", message_type.answer_word(yes))).unwrap_or_default(),
                 words.as_ref().map(|w| format!(" \"{w}\"")).unwrap_or_default()
             ),
             Event::Refuse { from, to, message_type, error } => {

@@ -44,6 +44,7 @@ fn every_bundled_history_reads_back_to_the_same_events_and_the_same_verdict() {
 
 #[test]
 fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
+    const ID: &str = "e7adf5e3-55ea-46da-86fc-71e889a8080d";
     let header = r#"{"history":"handshake","format":1,"team":[{"name":"lead"},{"name":"alice"}]}"#;
     let ok = r#"{"t":0,"event":"status","agent":"alice","status":"idle"}"#;
     let cases = [
@@ -54,6 +55,15 @@ fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
         (r#"{"history":"handshake","format":9}"#.to_string(), 1, "this program reads format 1"),
         (format!("{ok}\n{header}\n"), 2, "the header is the first line"),
         ("{\"event\":\"status\"}".to_string(), 1, "needs \"t\""),
+        // A default of another protocol: a shutdown is killed or kept, never reassigned.
+        (
+            format!(
+                "{header}\n{{\"t\":1,\"event\":\"request\",\"request_id\":\"{ID}\",\"kind\":\"shutdown\",\"from\":\"lead\",\"to\":\"alice\",\"deadline\":2}}\n\
+                 {{\"t\":2,\"event\":\"expiry\",\"request_id\":\"{ID}\",\"kind\":\"shutdown\",\"default\":\"reassign\"}}\n"
+            ),
+            3,
+            "\"reassign\" is not a shutdown timeout default (one of kill, keep)",
+        ),
     ];
     for (text, line, why) in cases {
         let e = history::read(&text).expect_err(&text);

@@ -166,9 +166,9 @@ impl Lead {
                 Message::Request { kind, .. } if kind.spec().asker.is_lead() => {
                     super::admit(d, ctx);
                 }
-                Message::Request { .. } => {
+                Message::Request { kind, .. } => {
                     if let Some(a) = super::admit(d, ctx) {
-                        self.review(a.asker, a.request_id, ctx);
+                        self.review(*kind, a.asker, a.request_id, ctx);
                     }
                 }
                 Message::Message { .. } | Message::Broadcast { .. } | Message::PlanRequest { .. } => {}
@@ -308,7 +308,9 @@ impl Lead {
         }
     }
 
-    fn review(&mut self, author: AgentId, request_id: RequestId, ctx: &mut Ctx) {
+    /// Answers a request of `kind` that a teammate asked it (a plan): as
+    /// the scenario's `[lead]` says, in the request's own kind.
+    fn review(&mut self, kind: Kind, author: AgentId, request_id: RequestId, ctx: &mut Ctx) {
         let (answer, repeat) = self.answered.answer(request_id, &mut self.on_plan);
         if repeat {
             ctx.record(Event::Note { text: "the same plan again: the same answer again".into() });
@@ -321,7 +323,7 @@ impl Lead {
                 return;
             }
         };
-        ctx.send(Address::Agent(author), Message::Response { kind: Kind::Plan, request_id, approve, words: feedback });
+        ctx.send(Address::Agent(author), Message::Response { kind, request_id, approve, words: feedback });
     }
 
     fn start_load(&mut self, ctx: &mut Ctx) {

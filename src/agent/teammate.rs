@@ -162,8 +162,6 @@ pub struct Teammate {
     /// How many items of `spec.work` the scenario gave it: those after are
     /// tasks it accepted, which a respawned process does not inherit.
     own_work: usize,
-    /// The task request it last accepted: the assignment it works under.
-    assignment: Option<RequestId>,
     /// The explorer's hash of this teammate as its own symmetry signature
     /// names agents (itself 1, the lead 0, the others 2), kept once made:
     /// a search step changes one or two agents and shares the rest with the
@@ -254,10 +252,6 @@ impl Teammate {
         for w in &self.spec.work[self.own_work..] {
             c.opt_text(w.path.as_deref());
         }
-        match self.assignment {
-            Some(id) => c.id(id),
-            None => c.word(u64::MAX),
-        }
         self.answered.canon(c);
     }
 
@@ -266,7 +260,6 @@ impl Teammate {
         let own_work = spec.work.len();
         Teammate {
             own_work,
-            assignment: None,
             spec,
             requests: None,
             defences,
@@ -620,7 +613,7 @@ impl Teammate {
                     Answer::Approve => {
                         let task = words.clone().unwrap_or_else(|| Text::from("task"));
                         if ctx.send(Address::Agent(asker), answer(true, None)) {
-                            self.task_accepted(request_id, task, ctx);
+                            self.task_accepted(task, ctx);
                         }
                     }
                     Answer::Reject => {
@@ -633,12 +626,11 @@ impl Teammate {
         }
     }
 
-    /// The task offered by `id` is now its work, after what it has. A plan
+    /// The task it accepted is now its work, after what it has. A plan
     /// approved earlier was for the work as it stood then (the reference's
     /// `test_plan_approval_cannot_cross_assignment_boundary`): a gate in play
     /// closes, and a plan for the new assignment goes out.
-    fn task_accepted(&mut self, id: RequestId, task: Text, ctx: &mut Ctx) {
-        self.assignment = Some(id);
+    fn task_accepted(&mut self, task: Text, ctx: &mut Ctx) {
         self.spec.work.push(WorkItem {
             action: Action::Write,
             path: Some(task),

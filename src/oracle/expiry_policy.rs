@@ -10,7 +10,7 @@
 //! no kill a default required is still missing.
 
 use super::{place, At, Book, End, Invariant, Violation};
-use crate::protocol::{AgentId, Canon, Effect, GateState, Kind, MessageType, Millis, RequestId, TimeoutDefault};
+use crate::protocol::{AgentId, Canon, Effect, GateState, Millis, RequestId, TimeoutDefault, YesMeans};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
 use std::hash::Hash;
 
@@ -163,15 +163,12 @@ impl ExpiryPolicy {
                 );
                 out.push(at.violation(Invariant::ExpiryPolicy, detail));
             }
-            // An approval sent at or after the request's own deadline: the
-            // asker has applied its default by then.
-            Event::Send {
-                from,
-                message_type: MessageType::Response(Kind::Shutdown),
-                request_id: Some(id),
-                approve: Some(true),
-                ..
-            } if !at.replayed => {
+            // A yes that stops its teammate (a shutdown approved), sent at or
+            // after the request's own deadline: the asker has applied its
+            // default by then.
+            Event::Send { from, message_type, request_id: Some(id), approve: Some(true), .. }
+                if !at.replayed && message_type.yes_means() == YesMeans::Stop =>
+            {
                 let Some(r) = book.request(*id) else { return };
                 if r.target == *from && at.t >= r.deadline && book.life(*from).is_some() {
                     match self.obeyed_expired.binary_search_by_key(from, |(a, _)| *a) {

@@ -11,7 +11,7 @@
 
 use super::matching_response::mismatches;
 use super::{At, Book, Invariant, Violation};
-use crate::protocol::{AgentId, Canon, Effect, GateState, Kind, MessageType, RequestId, Status, Verdict};
+use crate::protocol::{AgentId, Canon, Effect, GateState, Kind, MessageType, RequestId, Status, Verdict, YesMeans};
 use crate::trace::Event;
 
 /// What it keeps: the gate of each agent that needs a plan. An agent that
@@ -95,16 +95,29 @@ impl GatedAction {
                     }
                 }
             }
+            // A teammate's yes: one that stops it takes it out of the lead's
+            // later asks for a plan; one that takes on new work closes a gate
+            // in play until a new plan is approved (an approval covers the
+            // work it was given for: the reference's
+            // `test_plan_approval_cannot_cross_assignment_boundary`).
+            Event::Send { from, message_type, approve: Some(true), .. } if !from.is_lead() && !at.replayed => {
+                match message_type.yes_means() {
+                    YesMeans::Stop => {
+                        if let Err(k) = self.stopping.binary_search(from) {
+                            self.stopping.insert(k, *from);
+                        }
+                    }
+                    YesMeans::NewWork => {
+                        if let Some(g) = self.gate_mut(*from) {
+                            *g = Gate { state: GateState::Required, current: None, legit: false };
+                        }
+                    }
+                    YesMeans::Nothing => {}
+                }
+            }
             // The lead asked for a plan: the gate is in play from here on,
             // closed until a new plan is approved. Only the lead's own ask
             // counts (what the router saw, not what a message claims).
-            Event::Send { from, message_type: MessageType::Response(Kind::Shutdown), approve: Some(true), .. }
-                if !from.is_lead() && !at.replayed =>
-            {
-                if let Err(k) = self.stopping.binary_search(from) {
-                    self.stopping.insert(k, *from);
-                }
-            }
             Event::Deliver { sender, to, message_type: MessageType::PlanRequest, .. }
                 if sender.is_lead() && self.stopping.binary_search(to).is_err() =>
             {
@@ -236,6 +249,49 @@ mod tests {
         // Only the lead's ask counts: one the adversary sent claiming to be
         // the lead closes nothing the oracle watches.
         assert!(broken(vec![(0, plan_asked(AGENT_ADVERSARY)), (1, write_starts())], false).is_empty());
+    }
+
+    /// Alice accepts the lead's task offer 3 (sent as the router saw it).
+    fn task_accepted() -> crate::trace::Event {
+        crate::trace::Event::Send {
+            seq: 7,
+            from: ALICE,
+            to: crate::protocol::Address::Agent(LEAD),
+            message_type: crate::protocol::MessageType::Response(Kind::Task),
+            request_id: Some(id(3)),
+            approve: Some(true),
+            words: None,
+        }
+    }
+
+    #[test]
+    fn a_write_after_taking_on_new_work_waits_for_a_new_plan() {
+        // A plan approved for the work alice had does not cover the task she
+        // accepts after it (the reference's
+        // test_plan_approval_cannot_cross_assignment_boundary).
+        let approved = vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (5, task_accepted()),
+        ];
+        let mut crossed = approved.clone();
+        crossed.push((6, write_starts()));
+        // (The acceptance is never delivered here: no-silent-loss says so.)
+        let gated = |log, require_plan| {
+            let mut v = violations(log, require_plan);
+            v.retain(|v| v.invariant == Invariant::GatedAction);
+            v
+        };
+        let v = gated(crossed, true);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].detail.contains("while its plan gate was required"), "{}", v[0].detail);
+        let mut replanned = approved;
+        replanned.push((6, opened(2, Kind::Plan, ALICE, LEAD)));
+        replanned.push((8, applied(2, Kind::Plan, ALICE, LEAD, Status::Approved)));
+        replanned.push((9, write_starts()));
+        assert_eq!(gated(replanned, true), vec![]);
+        // A teammate with no gate in play takes on work freely.
+        assert_eq!(gated(vec![(5, task_accepted()), (6, write_starts())], false), vec![]);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! One enum, serialised as a union tagged on `"type"`: the same shape as a
 //! production agent's message schema, so a trace line reads like the wire.
 
+use super::kinds::YesMeans;
 use super::names::AgentId;
 use super::time::Millis;
 use serde::{Deserialize, Serialize};
@@ -209,6 +210,26 @@ impl MessageType {
 
     pub fn is_response(self) -> bool {
         matches!(self, MessageType::Response(_))
+    }
+
+    /// What a yes of this type commits the teammate who sends it to: for a
+    /// protocol's answer, its spec's; nothing for any other message.
+    pub fn yes_means(self) -> YesMeans {
+        match self {
+            MessageType::Response(kind) => kind.spec().yes_means,
+            _ => YesMeans::Nothing,
+        }
+    }
+
+    /// How the trace and the pictures say a message of this type's yes or
+    /// no: its protocol's words for an answer (`accept`, `decline`), else
+    /// `approve` / `reject` (a forgery of another type that carries one).
+    pub fn answer_word(self, yes: bool) -> &'static str {
+        match self {
+            MessageType::Response(kind) => kind.spec().yes_no[!yes as usize],
+            _ if yes => "approve",
+            _ => "reject",
+        }
     }
 }
 

@@ -19,7 +19,7 @@ pub mod waitfor;
 pub use canon::Canon;
 pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
 pub use kinds::{Effect, TimeoutDefault};
-pub use kinds::{Kind, OwnInvariant, Spec};
+pub use kinds::{Kind, OwnInvariant, Spec, YesMeans};
 pub use message::{Address, Delivery, Envelope, Message, MessageType, RequestId, Role, Text};
 pub use names::{check_name, check_teammate_name, AgentId, NameError, LEAD_NAME};
 pub use policy::{Defences, Policy};

@@ -947,19 +947,20 @@ impl Builder<'_> {
                 work.push(item);
             }
         }
+        // What the file leaves out is what a teammate does by default.
+        let base = TeammateSpec::default();
         let spec = TeammateSpec {
             on_shutdown,
             reject_reason: reason,
-            on_plan: self.answers(&d.on_plan, "on_plan").unwrap_or(Answers::always(Answer::Approve)),
+            on_plan: self.answers(&d.on_plan, "on_plan").unwrap_or(base.on_plan),
             on_task,
             decline_reason,
-            task_steps: d.task_steps.as_ref().map_or(2, |n| *n.get_ref()),
-            task_step_time: crate::protocol::Millis(500),
+            task_steps: d.task_steps.as_ref().map_or(base.task_steps, |n| *n.get_ref()),
             require_plan: d.require_plan,
             plan: d.plan.clone().unwrap_or_else(|| format!("{name}'s plan")).into(),
             work,
-            max_revisions: d.max_revisions.unwrap_or(3),
-            plan_load: 0,
+            max_revisions: d.max_revisions.unwrap_or(base.max_revisions),
+            ..base
         };
         match &d.count {
             None => out.push((name.clone(), spec)),

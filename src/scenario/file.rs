@@ -82,7 +82,7 @@ pub struct PolicyDoc {
     pub strict_hierarchy: Option<bool>,
     pub latency: Option<S<String>>,
     pub defences: Option<Defences>,
-    /// `false`: no request ever expires (both kinds), to watch a deadlock last.
+    /// `false`: no request ever expires (every protocol), to watch a deadlock last.
     pub timeouts: Option<bool>,
     /// `"fail"`: any deadlock fails the run.
     pub deadlocks: Option<S<String>>,

@@ -4,7 +4,9 @@
 //! (and, if it needs a new shape, one variant to `MarkKind` or `SpanKind`).
 
 use super::{fold, quiet, ViewOptions};
-use crate::protocol::{Address, AgentId, GateState, Kind, MessageType, Millis, RequestId, TimeoutDefault, Verdict};
+use crate::protocol::{
+    Address, AgentId, GateState, Kind, MessageType, Millis, RequestId, TimeoutDefault, Verdict, YesMeans,
+};
 use crate::trace::{Cause, Event, Names, RosterStatus};
 use crate::world::Outcome;
 use std::collections::BTreeMap;
@@ -637,10 +639,9 @@ impl<'a> Builder<'a> {
                 if let Some(id) = request_id {
                     text.push_str(&format!(" [{}]", self.label(*id)));
                 }
-                match approve {
-                    Some(true) => text.push_str(" approve"),
-                    Some(false) => text.push_str(" reject"),
-                    None => {}
+                if let Some(yes) = approve {
+                    text.push(' ');
+                    text.push_str(message_type.answer_word(*yes));
                 }
                 let words = words.as_ref().map(|w| format!("“{w}”"));
                 let class = match message_type {
@@ -648,8 +649,9 @@ impl<'a> Builder<'a> {
                     MessageType::Response(_) => MsgClass::Response,
                     MessageType::Message | MessageType::Broadcast | MessageType::PlanRequest => MsgClass::Plain,
                 };
-                // An approved shutdown: the teammate finishes its step, then stops.
-                if *message_type == MessageType::Response(Kind::Shutdown) && *approve == Some(true) {
+                // A yes that stops its teammate (a shutdown approved): it
+                // finishes its step, then stops.
+                if *approve == Some(true) && message_type.yes_means() == YesMeans::Stop {
                     if let Some(l) = self.lane(*from) {
                         let s = self.current_state(l);
                         if matches!(s, LaneState::Working | LaneState::WaitingApproval | LaneState::Idle) {

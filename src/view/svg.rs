@@ -847,9 +847,11 @@ fn legend(out: &mut String, width: f64) -> f64 {
     let (x, y) = f.place(40.0 + words.chars().count() as f64 * 6.0);
     let _ = writeln!(
         out,
-        r##"<rect x="{}" y="{}" width="9" height="16" fill="#bbdefb" stroke="#1565c0"/><rect x="{}" y="{}" width="9" height="10" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
+        r##"<rect x="{}" y="{}" width="9" height="16" fill="{}" stroke="#1565c0"/><rect x="{}" y="{}" width="9" height="10" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
         N(x),
         N(y - 12.0),
+        // A sample bar, in the first protocol's colour.
+        Kind::ALL[0].spec().colour,
         N(x + 14.0),
         N(y - 8.0),
         N(x + 12.0),

@@ -6,7 +6,9 @@
 //! on the wire, who may ask, whom a request is about, its timeout and what
 //! happens when it expires — and that data is its [`Spec`], in a module of
 //! its own. The rest of the program asks a kind for its spec, or walks
-//! [`Kind::ALL`]; only [`Kind::spec`] matches on the kinds.
+//! [`Kind::ALL`]; what matches on a kind is what only an agent can decide
+//! (how a teammate answers each protocol), where the compiler then points
+//! at every match when a protocol is added.
 
 pub mod plan;
 pub mod shutdown;
@@ -95,6 +97,9 @@ pub struct Spec {
     pub asker: Asker,
     /// Whom a request is about: the teammate its label and the views name.
     pub about: About,
+    /// What a yes commits the teammate who gives it to (the oracle and the
+    /// pictures read it).
+    pub yes_means: YesMeans,
     /// The asker waits for the answer and does nothing else meanwhile: a
     /// wait-for edge, which the strict hierarchy keeps from forming between
     /// teammates.
@@ -180,6 +185,19 @@ impl Asker {
             Asker::Lead { rule } | Asker::Teammate { rule } => rule,
         }
     }
+}
+
+/// What a teammate's yes commits it to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum YesMeans {
+    /// Nothing of its own: the yes is the asker's to use (a plan approved
+    /// opens its author's gate).
+    Nothing,
+    /// To stop, once the item in hand is done (a shutdown approved).
+    Stop,
+    /// To new work, which a plan approved before it does not cover (a task
+    /// accepted): a plan gate in play closes until a new plan is approved.
+    NewWork,
 }
 
 /// Whom a request is about.

@@ -3,7 +3,7 @@
 //! gate, or rejects it with feedback. Unanswered, the default rejects: the
 //! gate stays closed, since silence is not consent.
 
-use super::{About, Asker, Effect, OnExpiry, OtherName, Rule, Spec, TimeoutDefault, Words, Written};
+use super::{About, Asker, Effect, OnExpiry, OtherName, Rule, Spec, TimeoutDefault, Words, Written, YesMeans};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -19,6 +19,7 @@ pub const SPEC: Spec = Spec {
         rule: Rule { name: "plan-from-teammate", says: "the lead approves plans; it does not submit them" },
     },
     about: About::Asker,
+    yes_means: YesMeans::Nothing,
     blocks_asker: true,
     answer_to_lead: None,
     no_needs_words: None,

@@ -2,7 +2,7 @@
 //! approves (it finishes what it is doing, then stops) or rejects, saying
 //! why. Unanswered, the default kills it: a silent worker is treated as lost.
 
-use super::{About, Asker, Effect, OnExpiry, OtherName, Rule, Spec, TimeoutDefault, Words, Written};
+use super::{About, Asker, Effect, OnExpiry, OtherName, Rule, Spec, TimeoutDefault, Words, Written, YesMeans};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -18,6 +18,7 @@ pub const SPEC: Spec = Spec {
         rule: Rule { name: "shutdown-request-from-lead", says: "only the lead may send a shutdown_request" },
     },
     about: About::Target,
+    yes_means: YesMeans::Stop,
     blocks_asker: false,
     answer_to_lead: Some(Rule { name: "shutdown-response-to-lead", says: "a shutdown_response goes to the lead only" }),
     no_needs_words: Some(Rule {

@@ -3,7 +3,7 @@
 //! the default offers it to the next idle teammate (`reassign`), or lets it
 //! go (`drop`).
 
-use super::{About, Asker, Effect, OnExpiry, OwnInvariant, Rule, Spec, TimeoutDefault, Words};
+use super::{About, Asker, Effect, OnExpiry, OwnInvariant, Rule, Spec, TimeoutDefault, Words, YesMeans};
 use crate::protocol::time::Millis;
 
 pub const SPEC: Spec = Spec {
@@ -17,6 +17,7 @@ pub const SPEC: Spec = Spec {
     answer_words: "reason",
     asker: Asker::Lead { rule: Rule { name: "task-from-lead", says: "only the lead assigns tasks" } },
     about: About::Target,
+    yes_means: YesMeans::NewWork,
     blocks_asker: false,
     answer_to_lead: Some(Rule { name: "task-response-to-lead", says: "a task_response goes to the lead only" }),
     no_needs_words: Some(Rule { name: "decline-needs-reason", says: "declining a task needs a non-empty reason" }),
