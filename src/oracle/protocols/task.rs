@@ -19,10 +19,12 @@
 //! least once (docs/scenarios.md says so).
 //!
 //! A task is one offer and the offers its expiries passed it on to: the
-//! lead's reassignment opens the next offer at the instant the last one
-//! expired. Two offers a script makes are two tasks, even in the same words
-//! (a lead may hand out two copies of a job). The words of each offer are
-//! read from the request's send (the request table keeps no words).
+//! lead's reassignment opens the next offer in the same turn, as the very
+//! next thing it does after recording the expiry (an expiry that finds
+//! nobody idle records a note instead). Two offers a script makes are two
+//! tasks, even in the same words and at the same instant (a lead may hand
+//! out two copies of a job). The words of each offer are read from the
+//! request's send (the request table keeps no words).
 
 use super::{At, Book, Violation, Witness};
 use crate::oracle::Invariant;
@@ -38,9 +40,12 @@ pub(super) struct TaskHolders {
     /// Each offer's task: the first offer of it, and its words. Sorted by id.
     offered: Vec<(RequestId, Offer)>,
     holds: Vec<Hold>,
-    /// An offer that expired with the default reassign, at this instant:
-    /// the lead's next offer at the same instant passes its task on.
-    passing_on: Option<(RequestId, crate::protocol::Millis)>,
+    /// An offer that expired with the default reassign, as the last event:
+    /// an offer the lead opens as the next event passes its task on.
+    passing_on: Option<RequestId>,
+    /// Offers opened to pass a task on, and the offer whose task they
+    /// carry, until their send (which has the words) is seen.
+    passed: Vec<(RequestId, RequestId)>,
 }
 
 #[derive(Clone, Debug)]
@@ -61,25 +66,28 @@ struct Hold {
 
 impl Witness for TaskHolders {
     fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
-        // Only the instant of the expiry passes a task on.
-        if self.passing_on.is_some_and(|(_, t)| t != at.t) {
-            self.passing_on = None;
-        }
+        // Only the event right after the expiry passes its task on.
+        let expired = self.passing_on.take();
         match e {
+            Event::Opened { id, kind: Kind::Task, requester, .. } if requester.is_lead() => {
+                if let Some(old) = expired {
+                    self.passed.push((*id, old));
+                }
+            }
             Event::Send {
                 message_type: MessageType::Request(Kind::Task),
                 request_id: Some(id),
                 words: Some(task),
                 ..
             } if !at.replayed => {
-                let passed = self.passing_on.take().filter(|(_, t)| *t == at.t).and_then(|(old, _)| self.offer(old));
-                let first = passed.map_or(*id, |o| o.first);
+                let old = self.passed.iter().position(|(new, _)| new == id).map(|k| self.passed.remove(k).1);
+                let first = old.and_then(|old| self.offer(old)).map_or(*id, |o| o.first);
                 if let Err(k) = self.offered.binary_search_by_key(id, |(i, _)| *i) {
                     self.offered.insert(k, (*id, Offer { first, words: task.clone() }));
                 }
             }
             Event::Expired { id, kind: Kind::Task, default } if default.effect == crate::protocol::Effect::AskNext => {
-                self.passing_on = Some((*id, at.t));
+                self.passing_on = Some(*id);
             }
             Event::Send {
                 from,
@@ -114,11 +122,13 @@ impl Witness for TaskHolders {
             c.text(&offer.words);
         }
         match self.passing_on {
-            Some((id, t)) => {
-                c.id(id);
-                c.millis(t);
-            }
+            Some(id) => c.id(id),
             None => c.word(u64::MAX),
+        }
+        c.word(self.passed.len() as u64);
+        for (new, old) in &self.passed {
+            c.id(*new);
+            c.id(*old);
         }
         c.word(self.holds.len() as u64);
         for h in &self.holds {
@@ -130,7 +140,7 @@ impl Witness for TaskHolders {
     }
 
     fn is_idle(&self) -> bool {
-        self.offered.is_empty() && self.holds.is_empty() && self.passing_on.is_none()
+        self.offered.is_empty() && self.holds.is_empty() && self.passing_on.is_none() && self.passed.is_empty()
     }
 
     fn boxed(&self) -> Box<dyn Witness> {
@@ -319,6 +329,25 @@ mod tests {
         log.push(step(ALICE, 1, 1_500));
         let v = judged(log);
         assert_eq!(task_invariants(&v), vec![], "{v:?}");
+    }
+
+    #[test]
+    fn an_offer_a_script_makes_at_the_instant_of_an_expiry_that_found_nobody_is_another_task() {
+        // Alice's offer expires and finds nobody idle (a note says it is
+        // dropped); a step at that same instant offers bob a task in the
+        // same words. Bob's is a new task, not alice's passed on: her late
+        // acceptance is work outside her assignment, but nobody holds her
+        // task twice.
+        let mut log = offer(1, ALICE, 1);
+        log.push(expired(1, 60_000));
+        log.push((60_000, Event::Note { text: "no idle teammate left to offer it to: it is dropped".into() }));
+        log.extend(offer_at(2, BOB, 2, 60_000));
+        log.push(accept(2, BOB, 3, 60_001));
+        log.push((60_002, applied(2, Kind::Task, LEAD, BOB, Status::Approved)));
+        log.push(accept(1, ALICE, 4, 61_000));
+        log.push((61_001, late_applied(1, LEAD, ALICE)));
+        let v = judged(log);
+        assert_eq!(task_invariants(&v), vec![WORK_IN_ASSIGNMENT], "{v:?}");
     }
 
     #[test]
