@@ -12,8 +12,8 @@
 //! renamed, and a renamed state of a symmetric team behaves as the original
 //! renamed. Choosing the permutation well only decides how many states merge.
 
-use super::message::RequestId;
 use super::names::AgentId;
+use super::request_id::RequestId;
 use super::time::Millis;
 use smallvec::SmallVec;
 

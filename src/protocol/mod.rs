@@ -11,6 +11,7 @@ pub mod kinds;
 pub mod message;
 pub mod names;
 pub mod policy;
+pub mod request_id;
 pub mod rules;
 pub mod table;
 pub mod time;
