@@ -83,3 +83,41 @@ fn identical_teammates_are_not_interchangeable_when_an_offer_may_be_passed_on() 
         .expect_code(0)
         .stdout_has("symmetry on (3 interchangeable teammates)");
 }
+
+/// An offer to alice, and a copy of it: a `duplicate` of the request, or a
+/// `replay` of it well before its deadline (issue 39, point 1).
+fn offered_again(fault: &str) -> String {
+    format!(
+        r#"
+name = "offer-arrives-twice"
+about = "The lead's offer reaches alice twice."
+[[teammate]]
+name = "alice"
+{fault}
+[[step]]
+at = "1s"
+do = "assign_task"
+to = "alice"
+task = "docs/a.md"
+label = "t"
+"#
+    )
+}
+
+fn writes_started(o: &handshake::world::Outcome, path: &str) -> usize {
+    o.events.iter().filter(|e| matches!(&e.event, Event::Act { path: Some(p), blocked: None, .. } if p == path)).count()
+}
+
+#[test]
+fn an_offer_that_arrives_again_is_answered_again_and_its_work_done_once() {
+    let duplicate = "[[fault]]\nkind = \"duplicate\"\nrequest = \"t\"\ntype = \"task_request\"";
+    let replay = "[[fault]]\nkind = \"replay\"\nat = \"5s\"\nrequest = \"t\"\ntype = \"task_request\"";
+    for fault in [duplicate, replay] {
+        let (r, o) = run_toml(&offered_again(fault), 1);
+        let dump = common::dump(&o);
+        assert_eq!(writes_started(&o, "docs/a.md"), 1, "{fault}\n{dump}");
+        assert_eq!(o.files.get("docs/a.md").map(|f| (f.done, f.total)), Some((2, 2)), "{dump}");
+        assert_eq!(notes(&o, "an offer it already took up: accepts again, works once"), 1, "{fault}\n{dump}");
+        assert!(r.violations.is_empty(), "{fault}: {:?}", r.violations);
+    }
+}

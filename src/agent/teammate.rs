@@ -162,6 +162,10 @@ pub struct Teammate {
     /// How many items of `spec.work` the scenario gave it: those after are
     /// tasks it accepted, which a respawned process does not inherit.
     own_work: usize,
+    /// The offer each task after `own_work` came from, in the same order: an
+    /// offer that arrives again (a duplicate, a replay) is answered as before
+    /// and its work is never taken up twice.
+    offers_taken: Vec<RequestId>,
     /// The explorer's hash of this teammate as its own symmetry signature
     /// names agents (itself 1, the lead 0, the others 2), kept once made:
     /// a search step changes one or two agents and shares the rest with the
@@ -249,8 +253,9 @@ impl Teammate {
         self.spec.on_plan.canon(c);
         self.spec.on_task.canon(c);
         c.word(self.spec.work.len() as u64);
-        for w in &self.spec.work[self.own_work..] {
+        for (w, offer) in self.spec.work[self.own_work..].iter().zip(&self.offers_taken) {
             c.opt_text(w.path.as_deref());
+            c.id(*offer);
         }
         self.answered.canon(c);
     }
@@ -260,6 +265,7 @@ impl Teammate {
         let own_work = spec.work.len();
         Teammate {
             own_work,
+            offers_taken: Vec::new(),
             spec,
             requests: None,
             defences,
@@ -610,10 +616,18 @@ impl Teammate {
                     Answer::Approve if matches!(self.phase, Phase::Stopping { .. }) => {
                         ctx.send(Address::Agent(asker), answer(false, Some("shutting down".into())));
                     }
+                    // An offer it already took up, arriving again: the same
+                    // answer again, and the work stays one piece of work.
+                    Answer::Approve if self.offers_taken.contains(&request_id) => {
+                        ctx.record(Event::Note {
+                            text: "an offer it already took up: accepts again, works once".into(),
+                        });
+                        ctx.send(Address::Agent(asker), answer(true, None));
+                    }
                     Answer::Approve => {
                         let task = words.clone().unwrap_or_else(|| Text::from("task"));
                         if ctx.send(Address::Agent(asker), answer(true, None)) {
-                            self.task_accepted(task, ctx);
+                            self.task_accepted(request_id, task, ctx);
                         }
                     }
                     Answer::Reject => {
@@ -630,7 +644,8 @@ impl Teammate {
     /// approved earlier was for the work as it stood then (the reference's
     /// `test_plan_approval_cannot_cross_assignment_boundary`): a gate in play
     /// closes, and a plan for the new assignment goes out.
-    fn task_accepted(&mut self, task: Text, ctx: &mut Ctx) {
+    fn task_accepted(&mut self, offer: RequestId, task: Text, ctx: &mut Ctx) {
+        self.offers_taken.push(offer);
         self.spec.work.push(WorkItem {
             action: Action::Write,
             path: Some(task),

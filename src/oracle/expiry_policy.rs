@@ -143,13 +143,28 @@ impl ExpiryPolicy {
                     Effect::KeepTarget => (Need::NotKilled, r.target),
                     // Whether an approved plan opens a gate depends on whether
                     // it is the gate's current plan; the gate checks that.
-                    Effect::Answer { yes: true } => return,
+                    Effect::Answer { yes: true } => {
+                        let requester = r.requester;
+                        self.another_plan_approved(book, requester, *id);
+                        return;
+                    }
                     // Whom a request goes to next depends on who is idle then;
                     // the invariants of its protocol judge what follows.
                     Effect::AskNext | Effect::Nothing => return,
                 };
                 self.obligations.push(Obligation { need, default: *default, t: at.t, event: at.i, id: *id, agent });
             }
+            // Another plan of the same author approved at this instant, by
+            // the lead or by its own timeout default: a gate that opens now
+            // opens on that plan, which gated-action judges, not on the one
+            // that expired (issue 39: a plan expiring the instant a new one
+            // is submitted and approved at once, with no latency).
+            Event::Verdict {
+                at: agent,
+                request_id,
+                verdict: crate::protocol::Verdict::Applied { to: crate::protocol::Status::Approved, .. },
+                ..
+            } => self.another_plan_approved(book, *agent, *request_id),
             Event::Status { agent, status: RosterStatus::Shutdown } => {
                 let Some(id) = self.obeyed(*agent) else { return };
                 let Some(r) = book.request(id) else { return };
@@ -179,6 +194,16 @@ impl ExpiryPolicy {
             }
             _ => {}
         }
+    }
+
+    /// `author`'s request `id` to the lead was approved: a gate opening now
+    /// is that plan's, so an earlier plan's reject no longer speaks for it.
+    fn another_plan_approved(&mut self, book: &Book, author: AgentId, id: RequestId) {
+        let Some(r) = book.request(id) else { return };
+        if r.requester != author || !r.target.is_lead() {
+            return;
+        }
+        self.obligations.retain(|o| !(o.need == Need::GateShut && o.agent == author && o.id != id));
     }
 
     /// The run is over, so the instant of the latest expiry is too: a kill
@@ -356,5 +381,29 @@ mod tests {
         let v = violations(log, false);
         let found: Vec<(Invariant, Option<usize>)> = v.iter().map(|v| (v.invariant, v.event)).collect();
         assert_eq!(found, vec![(Invariant::ExpiryPolicy, Some(1)), (Invariant::MatchingResponse, Some(2))], "{v:?}");
+    }
+
+    #[test]
+    fn a_gate_opened_by_a_new_plan_approved_at_the_instant_an_old_one_expired_is_the_new_plans() {
+        // Issue 39, point 2: with no latency, plan 1 expires (default reject)
+        // at the instant plan 2 goes out and is approved.
+        let reject = Event::Expired { id: id(1), kind: Kind::Plan, default: kinds::plan::REJECT };
+        let gate_opens = (5_000, Event::Gate { agent: ALICE, state: crate::protocol::GateState::Approved });
+        let log = |approved_first: bool| {
+            let mut log = vec![(0, opened(1, Kind::Plan, ALICE, LEAD)), (5_000, reject.clone())];
+            log.push((5_000, opened(2, Kind::Plan, ALICE, LEAD)));
+            let approved = (5_000, applied(2, Kind::Plan, ALICE, LEAD, Status::Approved));
+            if approved_first {
+                log.extend([approved, gate_opens.clone()]);
+            } else {
+                log.extend([gate_opens.clone(), approved]);
+            }
+            log
+        };
+        let broke = |approved_first| {
+            violations(log(approved_first), true).into_iter().filter(|v| v.invariant == Invariant::ExpiryPolicy).count()
+        };
+        assert_eq!(broke(true), 0, "the gate opened on plan 2's approval");
+        assert_eq!(broke(false), 1, "opened before any plan was approved: plan 1's reject broken");
     }
 }

@@ -46,6 +46,17 @@ pub(super) struct TaskHolders {
     /// Offers opened to pass a task on, and the offer whose task they
     /// carry, until their send (which has the words) is seen.
     passed: Vec<(RequestId, RequestId)>,
+    /// Offers their target accepted, each once: an assignment, whose work is
+    /// done once. `written` is set when its file is complete.
+    taken: Vec<Taken>,
+}
+
+#[derive(Clone, Debug)]
+struct Taken {
+    agent: AgentId,
+    id: RequestId,
+    task: Text,
+    written: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -96,6 +107,9 @@ impl Witness for TaskHolders {
                 approve: Some(true),
                 ..
             } if !at.replayed => self.takes_up(*from, *id, book, at, out),
+            Event::Act { agent, action: crate::protocol::Action::Write, path: Some(path), blocked: None } => {
+                self.starts_writing(*agent, path, at, out)
+            }
             Event::Verdict {
                 request_id,
                 verdict: Verdict::Applied { kind: Kind::Task, to: Status::Approved, .. },
@@ -103,6 +117,9 @@ impl Witness for TaskHolders {
             } => self.accepted(*request_id, book, at, out),
             Event::FileStep { agent, path, done, total } if done >= total => {
                 self.holds.retain(|h| !(h.agent == *agent && *h.task == **path));
+                if let Some(t) = self.taken.iter_mut().find(|t| t.agent == *agent && !t.written && *t.task == **path) {
+                    t.written = true;
+                }
             }
             Event::Status { agent, status: RosterStatus::Shutdown | RosterStatus::Killed }
             | Event::Respawn { agent } => {
@@ -137,10 +154,21 @@ impl Witness for TaskHolders {
             c.id(h.id);
             c.text(&h.task);
         }
+        c.word(self.taken.len() as u64);
+        for t in &self.taken {
+            c.agent(t.agent);
+            c.id(t.id);
+            c.text(&t.task);
+            c.word(t.written as u64);
+        }
     }
 
     fn is_idle(&self) -> bool {
-        self.offered.is_empty() && self.holds.is_empty() && self.passing_on.is_none() && self.passed.is_empty()
+        self.offered.is_empty()
+            && self.holds.is_empty()
+            && self.passing_on.is_none()
+            && self.passed.is_empty()
+            && self.taken.is_empty()
     }
 
     fn boxed(&self) -> Box<dyn Witness> {
@@ -186,6 +214,32 @@ impl TaskHolders {
                 at.who(from),
                 at.label(id),
                 r.deadline
+            );
+            out.push(at.violation(WORK_IN_ASSIGNMENT, detail));
+        }
+        if !self.taken.iter().any(|t| t.id == id) {
+            self.taken.push(Taken { agent: from, id, task, written: false });
+        }
+    }
+
+    /// `agent` starts writing `path`: if that is a task it was assigned,
+    /// an assignment whose file is not yet written must be there to start.
+    /// An assignment is done once: its work taken up again after its file
+    /// was complete (a copy of the offer answered as a new one) is work no
+    /// assignment asked for. A crash's redo is of an unfinished file, so it
+    /// is the same assignment's work. (A teammate whose own list writes the
+    /// file of a task it finished would read as doing that task again: a
+    /// scenario that means it should name another file.)
+    fn starts_writing(&mut self, agent: AgentId, path: &str, at: &At, out: &mut Vec<Violation>) {
+        let mine = |t: &&Taken| t.agent == agent && *t.task == *path;
+        if self.taken.iter().filter(mine).any(|t| !t.written) {
+            return;
+        }
+        if let Some(done) = self.taken.iter().filter(mine).last() {
+            let detail = format!(
+                "{} writes \"{path}\" again after finishing it for [{}]: the work of one assignment done twice",
+                at.who(agent),
+                at.label(done.id)
             );
             out.push(at.violation(WORK_IN_ASSIGNMENT, detail));
         }
@@ -376,5 +430,30 @@ mod tests {
         log.push(step(ALICE, 2, 60_500));
         let v = judged(log);
         assert_eq!(task_invariants(&v), vec![], "{v:?}");
+    }
+
+    #[test]
+    fn a_task_written_again_after_its_file_was_complete_breaks_work_in_assignment() {
+        // Issue 39, point 1: a copy of the offer taken up as a new one.
+        let act = |t: u64| {
+            let path = Some("docs/intro.md".to_string());
+            (t, Event::Act { agent: ALICE, action: crate::protocol::Action::Write, path, blocked: None })
+        };
+        let mut log = offer(1, ALICE, 1);
+        log.push(accept(1, ALICE, 2, 1_001));
+        log.push(act(1_001));
+        log.push(accept(1, ALICE, 3, 1_001));
+        log.push((1_002, applied(1, Kind::Task, LEAD, ALICE, Status::Approved)));
+        log.push(step(ALICE, 1, 1_501));
+        // A crash's redo of the unfinished file is the same assignment's work.
+        log.push(act(1_600));
+        log.push(step(ALICE, 1, 2_100));
+        log.push(step(ALICE, 2, 2_600));
+        assert_eq!(task_invariants(&judged(log.clone())), vec![], "one assignment, written once");
+        log.push(act(2_600));
+        let v = judged(log);
+        assert_eq!(task_invariants(&v), vec![WORK_IN_ASSIGNMENT], "{v:?}");
+        let (_, detail) = v.iter().find(|(i, _)| *i == WORK_IN_ASSIGNMENT).unwrap();
+        assert!(detail.contains("alice writes \"docs/intro.md\" again after finishing it"), "{detail}");
     }
 }
