@@ -48,3 +48,39 @@ fn a_gate_opened_by_a_plan_approved_at_the_instant_another_expired_keeps_the_exp
         assert!(!reports(&r, "expiry-policy"));
     }
 }
+
+#[test]
+fn a_crash_in_the_middle_of_a_send_is_the_last_thing_the_teammate_does_that_turn() {
+    // Issue 39, point 4: alice's acceptance is torn as she appends it (no
+    // latency: inside her own turn). She took nothing up: no task queued,
+    // no plan opened that the trace never shows, no gate a default opens.
+    let toml = r#"
+name = "torn-acceptance"
+about = "Alice crashes in the middle of appending her acceptance."
+[policy]
+mailbox = "file"
+drain = "offset"
+latency = "0ms"
+on_plan_timeout = "approve"
+[lead]
+on_plan = ["approve", "ignore"]
+[[teammate]]
+name = "alice"
+require_plan = true
+[[fault]]
+kind = "torn_write"
+agent = "alice"
+at = "1500ms"
+restart = "1s"
+[[step]]
+at = "2s"
+do = "assign_task"
+to = "alice"
+task = "docs/a.md"
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, dump(&o));
+    let plans = o.requests.iter().filter(|q| q.kind == handshake::protocol::Kind::Plan).count();
+    assert_eq!(plans, 1, "only the plan the trace opened: {}", dump(&o));
+    assert!(!o.files.contains_key("docs/a.md"), "the task was never hers: {}", dump(&o));
+}

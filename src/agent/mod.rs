@@ -359,6 +359,12 @@ pub struct Ctx<'a> {
     /// Whether anyone reads the events: with the log off (benchmarks), the
     /// hot path skips building them.
     pub tracing: bool,
+    /// How many more messages the agent sends this turn before it dies
+    /// (`u32::MAX`: it does not). A torn append that lands inside the
+    /// writer's own turn kills it there; the world then plays the turn
+    /// again with this set, so that the send is its last act (see
+    /// `world::turn`). The last send returns false: nothing follows it.
+    pub sends_left: u32,
 }
 
 impl Ctx<'_> {
@@ -366,10 +372,14 @@ impl Ctx<'_> {
     #[inline(always)]
     pub fn send(&mut self, to: Address, message: Message) -> bool {
         let env = Envelope { from: self.me, to, sent_at: self.now, message };
+        if self.sends_left == 0 {
+            return false;
+        }
         match check_send(&env, self.dir, self.policy) {
             Ok(()) => {
                 self.out.push(Command::Send(env));
-                true
+                self.sends_left -= 1;
+                self.sends_left != 0
             }
             Err(error) => {
                 self.record(Event::Refuse { from: self.me, to, message_type: env.message.message_type(), error });

@@ -40,6 +40,10 @@ impl Requests {
         label: Option<Text>,
         ctx: &mut Ctx,
     ) -> Option<RequestId> {
+        if ctx.sends_left == 0 {
+            // It died in this turn, before this request.
+            return None;
+        }
         let id = ctx.ids.draw(ctx.me);
         let timeout = ctx.policy.timeout(kind);
         // The request carries its deadline, so the receiver can tell when an
@@ -63,6 +67,7 @@ impl Requests {
             ctx.record(Event::Opened { id, label, kind, requester: ctx.me, target: to, deadline });
         }
         ctx.out.push(Command::Send(env));
+        ctx.sends_left -= 1;
         // Arm only if this deadline comes before the armed one: with a fixed
         // timeout, deadlines only grow, so this is a comparison, not a timer.
         // A request with no deadline (timeouts off) needs no timer at all.

@@ -166,6 +166,11 @@ pub struct Teammate {
     /// offer that arrives again (a duplicate, a replay) is answered as before
     /// and its work is never taken up twice.
     offers_taken: Vec<RequestId>,
+    /// Set while it expires its requests at the start of a delivery's turn:
+    /// work those expiries free starts only once the delivery is taken up
+    /// too (a plan request delivered at that instant closes the gate first).
+    /// Never set between turns.
+    holding_work: bool,
     /// The explorer's hash of this teammate as its own symmetry signature
     /// names agents (itself 1, the lead 0, the others 2), kept once made:
     /// a search step changes one or two agents and shares the rest with the
@@ -266,6 +271,7 @@ impl Teammate {
         Teammate {
             own_work,
             offers_taken: Vec::new(),
+            holding_work: false,
             spec,
             requests: None,
             defences,
@@ -386,7 +392,14 @@ impl Teammate {
             // answer what was set aside): what lived only in the process died.
             self.crashed();
         }
+        // What reached it at this instant is taken up before any work its
+        // expiries free starts: a plan request delivered now must close the
+        // gate before a write begins (found by explore: the write started,
+        // then the gate became required, in one turn).
+        let delivery = matches!(input, Input::Deliver(_));
+        self.holding_work = delivery;
         self.expire(ctx);
+        self.holding_work = false;
         // Expiring its own plan can free a teammate to take up a shutdown it
         // had set aside, approve it and stop at once. Then this input finds
         // it stopped, as it would have a moment later: a stopped teammate
@@ -434,6 +447,9 @@ impl Teammate {
                     self.start_next(ctx);
                 }
             }
+        }
+        if delivery {
+            self.start_next(ctx);
         }
         if !matches!(self.phase, Phase::Stopped) {
             self.update_status(ctx);
@@ -815,6 +831,9 @@ impl Teammate {
     /// Starts the item at `next_item` if nothing is in progress and the gate
     /// lets it; a stopping teammate with nothing left to finish stops.
     fn start_next(&mut self, ctx: &mut Ctx) {
+        if self.holding_work {
+            return;
+        }
         let item = self.item();
         let stopping = matches!(self.phase, Phase::Stopping { .. });
         match self.phase {
@@ -941,6 +960,7 @@ mod tests {
                 policy: &self.policy,
                 out: &mut out,
                 tracing: true,
+                sends_left: u32::MAX,
             };
             t.handle(&input, &mut ctx);
             out
@@ -1034,6 +1054,35 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_plan_request_delivered_as_its_own_plan_expires_closes_the_gate_before_a_write_starts() {
+        // Issue 39, point 3: the expiry of its own plan frees the write it
+        // held back; the lead's plan request, delivered in that same turn,
+        // must close the gate first.
+        let mut b = Bench::new();
+        let spec = TeammateSpec {
+            work: vec![
+                WorkItem { action: Action::Read, path: Some("a.rs".into()), steps: 1, step_time: Millis(10) },
+                WorkItem { action: Action::Write, path: Some("b.rs".into()), steps: 1, step_time: Millis(10) },
+            ],
+            ..TeammateSpec::default()
+        };
+        let mut t = Teammate::new(spec, Defences::default());
+        b.feed(&mut t, Input::Start);
+        let ask = Script::Ask { kind: Kind::Plan, to: AgentId::LEAD, words: None, label: None };
+        plan_sent(&b.feed(&mut t, Input::Script(ask))).expect("its own plan goes out");
+        b.now = Millis(10);
+        let out = b.feed(&mut t, Input::Wake(Timer::WorkStep));
+        assert_eq!(acts(&out), vec![], "the write waits for the plan's verdict: {out:?}");
+        b.now = b.policy.timeout(Kind::Plan);
+        let message = Message::PlanRequest { text: "plan first".into() };
+        let envelope = Envelope { from: AgentId::LEAD, to: Address::Agent(ALICE), sent_at: b.now, message };
+        let d = Delivery { seq: 7, envelope, sender: AgentId::LEAD, to: ALICE, at: b.now, incarnation: 0 };
+        let out = b.feed(&mut t, Input::Deliver(d));
+        assert!(plan_sent(&out).is_some(), "the plan asked for goes out: {out:?}");
+        assert_eq!(acts(&out), vec![(Action::Write, Some(GateState::Pending))], "blocked, not begun: {out:?}");
     }
 
     #[test]

@@ -97,24 +97,41 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     // One command buffer for the whole team, lent to whoever runs: a
     // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
     let incarnation = life.epoch;
+    // Asked once a turn, not once a command (the handshake path's cost).
+    let may_die = super::filebox::armed_to_tear(w, me);
+    // Rare: what the turn starts from, to play it again up to a death.
+    let before = may_die.then(|| Box::new((agent.clone(), w.ids.clone(), w.roster.clone())));
     // The id streams are the world's, not the process's: an agent's
     // outlives its crashes, as its request table does.
-    let mut cx =
-        Ctx { me, incarnation, now, ids: &mut w.ids, dir: &w.roster, policy: &w.policy, out: &mut w.out, tracing };
+    let mut cx = Ctx {
+        me,
+        incarnation,
+        now,
+        ids: &mut w.ids,
+        dir: &w.roster,
+        policy: &w.policy,
+        out: &mut w.out,
+        tracing,
+        sends_left: u32::MAX,
+    };
     agent.handle(input, &mut cx);
     // In place, by index: carrying out a command never queues another, and
     // this is cheaper than lending the buffer out and draining it.
     let queued = w.out.len();
-    // Asked once a turn, not once a command (the handshake path's cost).
-    let may_die = super::filebox::armed_to_tear(w, me);
+    let mut sends = 0;
     for i in 0..queued {
         let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
+        sends += matches!(cmd, Command::Send(_)) as u32;
         if perform(w, me, life.epoch, cmd) {
             life.stopped = true;
         }
         if may_die && w.epochs[me.index()] != life.epoch {
             // It died carrying out its own command (a torn append in file
-            // mode): what it had yet to do dies with it.
+            // mode): what it had yet to do dies with it, and so does what it
+            // decided after that send (a task taken up, a plan opened).
+            if let Some(before) = before {
+                replay_until_death(w, me, incarnation, agent, input, *before, sends);
+            }
             break;
         }
     }
@@ -123,6 +140,39 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     if w.frames.is_some() {
         w.frame_agent(me, agent, first);
     }
+}
+
+/// Plays `me`'s turn again from what it started from, with its `sends`-th
+/// send its last act: the agent is left as it was when it died, not as its
+/// whole turn would have left it. The turn is a pure function of what it
+/// started from, so the replay decides the same up to that send; its
+/// commands were carried out already (up to the death) and are dropped.
+#[cold]
+fn replay_until_death<S: Shell>(
+    w: &mut World<S>,
+    me: AgentId,
+    incarnation: u32,
+    agent: &mut Agent,
+    input: &Input,
+    before: (Agent, crate::agent::IdStreams, Arc<crate::agent::Roster>),
+    sends: u32,
+) {
+    let (old, mut ids, roster) = before;
+    *agent = old;
+    let mut dropped = Vec::new();
+    let mut cx = Ctx {
+        me,
+        incarnation,
+        now: w.now(),
+        ids: &mut ids,
+        dir: &roster,
+        policy: &w.policy,
+        out: &mut dropped,
+        tracing: w.agents_report,
+        sends_left: sends,
+    };
+    agent.handle(input, &mut cx);
+    w.ids = ids;
 }
 
 /// Carries out one command for agent `me`; true when the agent stops.

@@ -235,7 +235,7 @@ impl TaskHolders {
         if self.taken.iter().filter(mine).any(|t| !t.written) {
             return;
         }
-        if let Some(done) = self.taken.iter().filter(mine).last() {
+        if let Some(done) = self.taken.iter().rev().find(|t| mine(t)) {
             let detail = format!(
                 "{} writes \"{path}\" again after finishing it for [{}]: the work of one assignment done twice",
                 at.who(agent),
