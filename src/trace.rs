@@ -134,6 +134,11 @@ pub enum Event {
         fault: &'static str,
         detail: String,
     },
+    /// The next message `agent` sends is a scenario's scripted answer: only
+    /// a message, not the agent's own act (its state does not follow it).
+    Scripted {
+        agent: AgentId,
+    },
     /// An adversary injected a message (it is then sent like any other).
     Forge {
         seq: u64,
@@ -282,6 +287,7 @@ impl Event {
             Event::Dropped { .. } => "drop",
             Event::Fault { .. } => "fault",
             Event::Forge { .. } => "forge",
+            Event::Scripted { .. } => "scripted",
             Event::Opened { .. } => "request",
             Event::Verdict { .. } => "verdict",
             Event::Expired { .. } => "expiry",
@@ -425,6 +431,7 @@ impl Stamped {
                 put("fault", json!(fault));
                 put("detail", json!(detail));
             }
+            Event::Scripted { agent } => put("agent", json!(n.agent(*agent))),
             Event::Forge { seq, claimed_from, to, message_type } => {
                 put("seq", json!(seq));
                 put("claimed_from", json!(n.agent(*claimed_from)));
@@ -584,6 +591,9 @@ impl Stamped {
                 format!("LOST {} to {} ({})", message_type, n.agent(*to), cause.as_str())
             }
             Event::Fault { fault, detail, .. } => format!("fault {fault}: {detail}"),
+            Event::Scripted { agent } => {
+                format!("the script makes {} send the next message (its own state does not follow)", n.agent(*agent))
+            }
             Event::Forge { claimed_from, to, message_type, .. } => {
                 format!("FORGED {} to {} claiming to be {}", message_type, n.agent(*to), n.agent(*claimed_from))
             }

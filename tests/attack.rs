@@ -84,3 +84,89 @@ task = "docs/a.md"
     assert_eq!(plans, 1, "only the plan the trace opened: {}", dump(&o));
     assert!(!o.files.contains_key("docs/a.md"), "the task was never hers: {}", dump(&o));
 }
+
+#[test]
+fn a_scripted_answer_is_the_scripts_act_not_the_senders() {
+    // Issue 39, point 5: alice ignores the offer; the script makes her
+    // send an acceptance after it expired. She took nothing up.
+    let toml = r#"
+name = "scripted-late-accept"
+about = "A scripted acceptance after the offer expired."
+[policy]
+task_timeout = "5s"
+on_task_timeout = "drop"
+[[teammate]]
+name = "alice"
+on_task = "ignore"
+[[step]]
+at = "1s"
+do = "assign_task"
+to = "alice"
+task = "docs/a.md"
+label = "t"
+[[step]]
+at = "10s"
+do = "answer"
+from = "alice"
+request = "t"
+type = "task_response"
+approve = true
+[[expect]]
+request = "t"
+status = "expired"
+"#;
+    let (r, o) = run_toml(toml, 1);
+    assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, dump(&o));
+    assert!(r.passed, "{:?}", r.failures);
+    assert!(dump(&o).contains("the script makes alice send the next message"), "{}", dump(&o));
+}
+
+/// A junk line of `text` lands in alice's file at 1 s; her read begins at
+/// 1.1 s and takes 50 ms; the lead's shutdown request is appended at 1.121 s,
+/// during that read.
+fn junk_during_a_read(text: &str) -> String {
+    format!(
+        r#"
+name = "junk-during-a-read"
+about = "A junk line, then a request appended while alice reads."
+[policy]
+mailbox = "file"
+drain = "offset"
+read_cost = "50ms"
+[[teammate]]
+name = "alice"
+[[fault]]
+kind = "junk_line"
+agent = "alice"
+at = "1s"
+text = '{text}'
+[[step]]
+at = "1120ms"
+do = "shutdown"
+to = "alice"
+label = "stop"
+"#
+    )
+}
+
+#[test]
+fn a_junk_line_is_never_a_message_and_a_read_returns_only_what_was_there_when_it_began() {
+    // Issue 39, point 6 (and 18's junk part): a junk line that is itself a
+    // valid message line naming message #1 handed over the request sent
+    // at 1.12 s to the read begun at 1.1 s.
+    let line = r#"{"type":"shutdown_request","from":"lead","content":"x","timestamp":1.0,"request_id":"e7adf5e3-55ea-46da-86fc-71e889a8080d","deadline":62.0,"to":"alice","seq":1,"incarnation":0}"#;
+    for text in [line, r#"{"type":"message","from":"lead","content":"hi","timestamp":1.0}"#] {
+        let (r, o) = run_toml(&junk_during_a_read(text), 1);
+        let delivered = o.events.iter().find_map(|e| match e.event {
+            handshake::trace::Event::Deliver { to, .. } if o.names.agent(to) == "alice" => Some(e.t.0),
+            _ => None,
+        });
+        assert_eq!(delivered, Some(1_250), "read by the next read, not the one begun before it: {}", dump(&o));
+        assert!(
+            dump(&o).contains("alice skips a line at byte 0 of alice.jsonl that no message was sent as"),
+            "{}",
+            dump(&o)
+        );
+        assert!(r.violations.is_empty(), "{:?}", r.violations);
+    }
+}

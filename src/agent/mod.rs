@@ -274,6 +274,9 @@ pub(crate) fn scripted_answer(s: &Script, ctx: &mut Ctx) {
         }
     };
     let (approve, words) = (*approve, words.clone());
+    // Said first, so the oracle judges the send as the script's, not as
+    // what the sender did (a scripted acceptance is no task taken up).
+    ctx.record(Event::Scripted { agent: ctx.me });
     ctx.send(Address::Agent(*to), Message::Response { kind: *kind, request_id, approve, words });
 }
 

@@ -279,6 +279,7 @@ impl Reader {
                     .ok_or_else(|| format!("{f:?} is not a fault kind"))?;
                 Event::Fault { seq: u64_of(m, "seq")?, fault, detail: s("detail")?.to_string() }
             }
+            "scripted" => Event::Scripted { agent: agent(self, "agent")? },
             "forge" => Event::Forge {
                 seq: u64_of(m, "seq")?,
                 claimed_from: agent(self, "claimed_from")?,

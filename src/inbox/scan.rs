@@ -17,12 +17,16 @@ pub enum Skipped {
     Torn { offset: u64, bytes: Vec<u8> },
     /// A whole JSON object that is not a message (an unknown type, a missing field).
     Invalid { offset: u64, bytes: Vec<u8>, error: LineError },
+    /// A message line that no send put there: written by hand or by a
+    /// fault, naming a message not (yet) sent. The simulated router hands
+    /// over only the lines it appended.
+    NotSent { offset: u64 },
 }
 
 impl Skipped {
     pub fn offset(&self) -> u64 {
         match self {
-            Skipped::Torn { offset, .. } | Skipped::Invalid { offset, .. } => *offset,
+            Skipped::Torn { offset, .. } | Skipped::Invalid { offset, .. } | Skipped::NotSent { offset } => *offset,
         }
     }
 }

@@ -222,6 +222,9 @@ struct Book {
     /// Sends that will be the network replaying a message, not its sender
     /// acting: a replay's fault comes just before its send, under a fresh seq.
     replays: Vec<u64>,
+    /// The last event said the next send is a script's (see
+    /// `Event::Scripted`): used by the event right after it.
+    scripted: bool,
 }
 
 impl Book {
@@ -393,7 +396,12 @@ impl Watch {
     pub fn new(require_plan: &[bool]) -> Watch {
         let agent = Roster { life: Life::Alive, incarnation: 0 };
         Watch {
-            book: Book { requests: Vec::new(), agents: vec![agent; require_plan.len()], replays: Vec::new() },
+            book: Book {
+                requests: Vec::new(),
+                agents: vec![agent; require_plan.len()],
+                replays: Vec::new(),
+                scripted: false,
+            },
             final_roster: FinalRoster,
             matching_response: MatchingResponse,
             terminal_final: TerminalFinal,
@@ -418,7 +426,10 @@ impl Watch {
     /// the violations of events after it (see [`check_log`]).
     pub fn observe(&mut self, policy: &Policy, names: &Names, i: usize, e: &Stamped, out: &mut Vec<Violation>) {
         self.expiry_policy.end_instant(names, e, out);
-        let replayed = self.book.take_replay(&e.event);
+        // A replay or a scripted answer: the network or the script acting,
+        // not the sender.
+        let scripted = std::mem::replace(&mut self.book.scripted, matches!(e.event, Event::Scripted { .. }));
+        let replayed = self.book.take_replay(&e.event) || scripted;
         let at = At { policy, names, i, t: e.t, replayed };
         let (book, e) = (&self.book, &e.event);
         // The order of one event's violations in a report.

@@ -96,6 +96,7 @@ pub fn parties(
         }
         Event::Fault { seq, .. } => of_send(seq),
         Event::Forge { claimed_from, to, .. } => vec![*claimed_from, *to],
+        Event::Scripted { agent } => vec![*agent],
         Event::Opened { requester, target, .. } => vec![*requester, *target],
         Event::Verdict { at, sender, claimed_from, request_id, .. } => {
             let mut v = vec![*at, *sender, *claimed_from];

@@ -669,6 +669,9 @@ impl<'a> Builder<'a> {
             Event::Forge { seq, claimed_from, .. } => {
                 self.forged.insert(*seq, self.n.agent(*claimed_from).to_string());
             }
+            // The send that follows shows as the agent's: the picture draws
+            // messages, whoever decided them.
+            Event::Scripted { .. } => {}
             Event::Refuse { from, to, message_type, error } => {
                 let lane = self.lane(*from);
                 let to_name = self.n.address(*to).to_string();

@@ -99,6 +99,10 @@ pub struct Inboxes {
     /// The first message number of each broadcast whose writer died in the
     /// middle of it.
     cut: std::collections::BTreeSet<u64>,
+    /// Where each `junk_line` landed, (owner, absolute offset): a junk line
+    /// is never a message, whatever its text (a line of valid JSON with a
+    /// `seq` once handed over a message not yet sent). One entry a fault.
+    junk: std::collections::BTreeSet<(AgentId, u64)>,
     /// The first failure of the disk mirror: the run goes on, the CLI reports it.
     pub mirror_error: Option<String>,
 }
@@ -122,6 +126,7 @@ impl Inboxes {
             torn: BTreeMap::new(),
             broadcasts: BTreeMap::new(),
             cut: Default::default(),
+            junk: Default::default(),
             mirror_error: None,
         }
     }
@@ -171,8 +176,17 @@ impl Inboxes {
     /// out whole).
     pub fn state_text(&self) -> String {
         format!(
-            "{:?} {:?} {:?} {} {:?} {:?} {:?} {:?} {:?}",
-            self.fs, self.unread, self.copies, self.full, self.dirty, self.armed, self.torn, self.broadcasts, self.cut
+            "{:?} {:?} {:?} {} {:?} {:?} {:?} {:?} {:?} {:?}",
+            self.fs,
+            self.unread,
+            self.copies,
+            self.full,
+            self.dirty,
+            self.armed,
+            self.torn,
+            self.broadcasts,
+            self.cut,
+            self.junk
         )
     }
 
@@ -358,9 +372,16 @@ pub fn write_junk<S: Shell>(w: &mut World<S>, owner: AgentId, text: &str) {
     let mut bytes = text.replace(['\n', '\r'], " ").into_bytes();
     bytes.push(b'\n');
     inb.fs.append(&path, &bytes);
+    // Where the line starts: after any torn fragment the append ended.
+    let end = inb.fs.file(&path).map_or(0, |f| f.end());
+    inb.junk.insert((owner, end - bytes.len() as u64));
     sync(&mut w.shell, inb);
     inb.dirty[owner.index()] = true;
-    w.record(Event::Note { text: format!("a line that is not JSON is written to {path}: {text:?}") });
+    let what = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(_) => "a line of JSON that no message was sent as",
+        Err(_) => "a line that is not JSON",
+    };
+    w.record(Event::Note { text: format!("{what} is written to {path}: {text:?}") });
     arm(w, owner);
 }
 
@@ -383,8 +404,18 @@ pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let (batch, token) = begin_read(&inb.fs, &owner, inb.spec.drain);
     let cost = inb.spec.cost.of(batch.scanned);
     let (lines, scanned) = (batch.lines.len(), batch.scanned);
-    let seqs = batch.lines.iter().filter_map(|(_, line)| line.seq).collect();
-    let read = PendingRead { agent, epoch, token, seqs, skipped: batch.skipped };
+    // A read returns what was in the file when it began, and only the lines
+    // the router appended: a line that names a message not yet sent, or
+    // none, or that a junk fault wrote, is skipped and said so.
+    let mut skipped = batch.skipped;
+    let mut seqs = Vec::with_capacity(lines);
+    for (offset, line) in &batch.lines {
+        match line.seq {
+            Some(s) if inb.unread.contains_key(&s) && !inb.junk.contains(&(agent, *offset)) => seqs.push(s),
+            _ => skipped.push(Skipped::NotSent { offset: *offset }),
+        }
+    }
+    let read = PendingRead { agent, epoch, token, seqs, skipped };
     inb.reading[agent.index()] = Some(now.after(cost));
     w.schedule(now.after(cost), Due::InboxRead(Box::new(read)));
     if w.tracing() {
@@ -443,6 +474,9 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
                 inbox_path(&owner),
                 bytes.len()
             ),
+            Skipped::NotSent { offset } => {
+                format!("{owner} skips a line at byte {offset} of {} that no message was sent as", inbox_path(&owner))
+            }
             other => format!("{owner} skips a line that is not a message at byte {}", other.offset()),
         };
         w.record(Event::Note { text });
