@@ -62,6 +62,12 @@ pub struct Target {
     pub scenario: Scenario,
     /// The invariants the file expects broken (a defence is off).
     pub expected: BTreeSet<Invariant>,
+    /// The defences the file switches off, by their keys in
+    /// `[policy.defences]`: a find is counted only if it holds with them on.
+    pub switched_off: Vec<String>,
+    /// Count what the switched-off defences let through as finds, as they
+    /// are (`fuzz --count-defences-off`), rather than judge them again.
+    pub count_defences_off: bool,
     agents: Vec<String>,
     teammates: Vec<String>,
     labels: Vec<String>,
@@ -93,7 +99,18 @@ pub struct Case {
     /// The added `[[fault]]` and `[[step]]` tables, as TOML text.
     pub added: Vec<String>,
     /// Invariants broken that the file does not expect: `invariant: detail`.
+    /// In a file that switches defences off, judged with every one of them
+    /// switched on again (see `defences_on`).
     pub findings: Vec<Finding>,
+    /// The file's switched-off defences were switched on to judge this case:
+    /// its finds hold with every defence on (the written file has them on).
+    pub defences_on: bool,
+    /// Broken only without the defences the file switches off (they are
+    /// named in `ran_without`): what the file's own choice causes, not
+    /// counted as a find.
+    pub only_without: Vec<Finding>,
+    /// The defences the file switches off.
+    pub ran_without: Vec<String>,
     /// Expected invariants (a defence is off) that this run did break: the
     /// written file keeps these `[[expect]] violation` entries.
     pub expected_seen: Vec<String>,
@@ -247,7 +264,10 @@ impl Target {
             true => team.steps.iter().map(|s| s.at.0).max().unwrap_or(0),
             false => 0,
         };
+        let switched_off = switched_off(&scenario.policy().defences);
         Ok(Target {
+            switched_off,
+            count_defences_off: false,
             path: path.to_string(),
             name: scenario.name.clone(),
             salt: fnv(&scenario.name),
@@ -323,6 +343,9 @@ impl Target {
             kinds,
             added,
             findings: Vec::new(),
+            defences_on: false,
+            only_without: Vec::new(),
+            ran_without: self.switched_off.clone(),
             expected_seen: Vec::new(),
             refused: Vec::new(),
             changed: false,
@@ -348,7 +371,44 @@ impl Target {
             .filter(|name| Invariant::parse(name).is_some_and(|i| self.expected.contains(&i)))
             .collect();
         case.expected_seen = seen.into_iter().map(str::to_string).collect();
+        if !case.findings.is_empty() && !self.switched_off.is_empty() && !self.count_defences_off {
+            self.judge_with_defences_on(&mut case, &text, max_real);
+        }
         case
+    }
+
+    /// A find in a file that switches defences off may be what switching
+    /// them off causes (24 obeys a late request: a task taken up late is
+    /// the same defect). The case is played again with every defence on:
+    /// what breaks then is a find; what does not was the file's choice.
+    fn judge_with_defences_on(&self, case: &mut Case, text: &str, max_real: Option<std::time::Duration>) {
+        let Some(on) = self.defences_switched_on(text) else { return };
+        let Ok(s) = load_str(&self.path, &on) else { return };
+        let report = run_scenario(&s, case.seed, RunOptions { max_real, ..Default::default() });
+        let found = findings(&BTreeSet::new(), &report.violations, report.stopped_by);
+        if found.is_empty() {
+            case.only_without = std::mem::take(&mut case.findings);
+        } else {
+            case.findings = found;
+            case.defences_on = true;
+            case.expected_seen.clear();
+        }
+    }
+
+    /// `text` with every defence the file switches off switched on, and
+    /// its expected violations set aside (with every defence on, a file
+    /// may expect none).
+    fn defences_switched_on(&self, text: &str) -> Option<String> {
+        let mut on = text.to_string();
+        for key in &self.switched_off {
+            let setting = crate::scenario::whatif::Setting {
+                table: vec!["defences".into()],
+                key: key.clone(),
+                value: toml::Value::Boolean(true),
+            };
+            on = crate::scenario::whatif::apply(&on, &setting).ok()?;
+        }
+        Some(set_aside_expectations(&on, &BTreeSet::new()))
     }
 
     /// A scenario file that replays a find with `handshake run FILE --seed S`
@@ -373,12 +433,26 @@ impl Target {
         let _ = writeln!(out, "# Reproduce: handshake run {shown_path} --seed {}", case.seed);
         let _ = writeln!(out, "seed = {}", case.seed);
         let _ = writeln!(out, "about = {}", toml_string(&about));
-        let body = self.case_text(case.seed, &case.added);
+        let mut body = self.case_text(case.seed, &case.added);
+        if case.defences_on {
+            body = self.defences_switched_on(&body).unwrap_or(body);
+            let _ = writeln!(
+                out,
+                "# Judged with every defence on: the file's own switched-off defences ({}) are switched on here.",
+                self.switched_off.join(", ")
+            );
+        }
         let body = without_top_keys(&body, &["about", "seed"]);
         let keep: BTreeSet<String> = case.expected_seen.iter().cloned().collect();
         out.push_str(&set_aside_expectations(&body, &keep));
         out
     }
+}
+
+/// The keys of the defences switched off, in the order of their names.
+fn switched_off(d: &crate::protocol::Defences) -> Vec<String> {
+    let Ok(serde_json::Value::Object(m)) = serde_json::to_value(d) else { return Vec::new() };
+    m.into_iter().filter(|(_, on)| *on == serde_json::Value::Bool(false)).map(|(k, _)| k).collect()
 }
 
 /// The finds of a run: invariants broken that were not expected, and a run

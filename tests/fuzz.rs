@@ -68,7 +68,17 @@ fn with_defences_off_fuzz_finds_a_violation_and_the_written_file_replays_it() {
     let dir = TempDir::new("fuzz-off");
     let file = dir.write("05-defences-off.toml", &defences_off());
     let out = dir.path("finds");
-    let r = handshake(&["fuzz", file.as_str(), "--seeds", "1..301", "--out", out.as_str(), "--format", "json"]);
+    let r = handshake(&[
+        "fuzz",
+        file.as_str(),
+        "--seeds",
+        "1..301",
+        "--out",
+        out.as_str(),
+        "--format",
+        "json",
+        "--count-defences-off",
+    ]);
     r.expect_code(1);
     let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("json: {e}\n{}", r.explain()));
     let found = doc["found"].as_array().expect("found");
@@ -107,10 +117,38 @@ fn with_defences_off_fuzz_finds_a_violation_and_the_written_file_replays_it() {
 
     // Fuzzing again writes the same file, byte for byte.
     let again = dir.path("again");
-    let r2 = handshake(&["fuzz", file.as_str(), "--seeds", &format!("{seed}..{}", seed + 1), "--out", again.as_str()]);
+    let seeds = format!("{seed}..{}", seed + 1);
+    let r2 = handshake(&["fuzz", file.as_str(), "--seeds", &seeds, "--out", again.as_str(), "--count-defences-off"]);
     r2.expect_code(1).stdout_has("FOUND").stdout_has("reproduce: handshake run");
     let text2 = std::fs::read_to_string(format!("{again}/05-defences-off-seed{seed}.toml")).expect("written again");
     assert_eq!(text.replace(&out, ""), text2.replace(&again, ""));
+}
+
+#[test]
+fn a_break_only_a_files_own_switched_off_defence_allows_is_seen_not_counted() {
+    // Issue 39, point 7: 24 switches deadline_check off; seeds 10 and 86
+    // made alice take up a task offered after its deadline. With the check
+    // on, nothing breaks: the file's choice, not a find.
+    let dir = TempDir::new("fuzz-own-defence");
+    let out = dir.path("finds");
+    let r = handshake(&["fuzz", "scenarios/24-expired-request-obeyed.toml", "--seeds", "10..11", "--out", &out]);
+    r.expect_code(0)
+        .stdout_has("SEEN   expired-request-obeyed seed 10: work-in-assignment")
+        .stdout_has("only without deadline_check (the file switches it off")
+        .stdout_has("0 with a find")
+        .stdout_has("1 run broke an invariant only without a defence its file switches off: not counted");
+    assert!(!std::path::Path::new(&out).exists(), "nothing was written: {}", r.explain());
+    // Asked to count them, they are finds again (exit 1), as written.
+    let r = handshake(&[
+        "fuzz",
+        "scenarios/24-expired-request-obeyed.toml",
+        "--seeds",
+        "10..11",
+        "--out",
+        &out,
+        "--count-defences-off",
+    ]);
+    r.expect_code(1).stdout_has("FOUND");
 }
 
 #[test]
@@ -143,7 +181,8 @@ fn a_find_in_a_file_that_expects_violations_keeps_those_it_showed() {
     // which the file does not expect.
     let text = include_str!("../scenarios/14-sender-auth-off.toml")
         .replace("sender_auth = false", "sender_auth = false\npending_check = false\nsender_check = false");
-    let t = target("14-more-off.toml", &text);
+    let mut t = target("14-more-off.toml", &text);
+    t.count_defences_off = true;
     let case = (1..400).map(|seed| t.run(seed, None)).find(|c| c.found()).expect("a find within 400 seeds");
     assert!(case.findings.iter().all(|f| f.invariant != "matching-response" && f.invariant != "gated-action"));
     let written = t.finding_file(&case, "14-more-off-seed.toml");
@@ -167,8 +206,18 @@ fn files_that_share_a_name_write_their_finds_apart() {
     let a = dir.write("a/off.toml", &defences_off());
     let b = dir.write("b/off.toml", &defences_off());
     let out = dir.path("finds");
-    let r =
-        handshake(&["fuzz", a.as_str(), b.as_str(), "--seeds", "1..301", "--out", out.as_str(), "--format", "json"]);
+    let r = handshake(&[
+        "fuzz",
+        a.as_str(),
+        b.as_str(),
+        "--seeds",
+        "1..301",
+        "--out",
+        out.as_str(),
+        "--format",
+        "json",
+        "--count-defences-off",
+    ]);
     r.expect_code(1);
     let doc: Value = serde_json::from_str(&r.stdout).expect("json");
     let files: std::collections::BTreeSet<&str> =
@@ -208,7 +257,7 @@ fn with_shrink_each_find_is_cut_down_and_the_shrunk_file_passes_as_a_regression(
     let dir = TempDir::new("fuzz-shrink");
     let file = dir.write("off.toml", &defences_off());
     let out = dir.path("finds");
-    let r = handshake(&["fuzz", &file, "--seeds", "1..60", "--out", &out, "--shrink"]);
+    let r = handshake(&["fuzz", &file, "--seeds", "1..60", "--out", &out, "--shrink", "--count-defences-off"]);
     r.expect_code(1);
     assert!(r.stdout.contains("shrunk: "), "{}", r.explain());
     let shrunk: Vec<std::path::PathBuf> = std::fs::read_dir(&out)
@@ -233,7 +282,7 @@ fn any_number_of_jobs_reports_the_same_finds_in_the_same_order() {
     let file = dir.write("off.toml", &defences_off());
     let run = |jobs: &str| {
         let out = dir.path(&format!("finds-{jobs}"));
-        let r = handshake(&["fuzz", &file, "--seeds", "1..700", "--out", &out, "--jobs", jobs]);
+        let r = handshake(&["fuzz", &file, "--seeds", "1..700", "--out", &out, "--jobs", jobs, "--count-defences-off"]);
         r.expect_code(1);
         // Only the measured real time and the folder differ.
         let real = regex_free_real(&r.stdout);

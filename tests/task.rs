@@ -121,3 +121,16 @@ fn an_offer_that_arrives_again_is_answered_again_and_its_work_done_once() {
         assert!(r.violations.is_empty(), "{fault}: {:?}", r.violations);
     }
 }
+
+#[test]
+fn an_offer_answered_again_behind_a_gate_closes_it_once() {
+    // The copy of an offer set aside while alice waits for the plan her
+    // acceptance asked for is answered again (accept) once that plan is
+    // approved: it takes on nothing new, so the gate stays open for the
+    // task's write (found by fuzz after point 1 of issue 39).
+    let toml = offered_again("[[fault]]\nkind = \"duplicate\"\nrequest = \"t\"\ntype = \"task_request\"")
+        .replace("name = \"alice\"", "name = \"alice\"\nrequire_plan = true");
+    let (r, o) = run_toml(&toml, 1);
+    assert!(r.violations.is_empty(), "{:?}\n{}", r.violations, common::dump(&o));
+    assert_eq!(writes_started(&o, "docs/a.md"), 1, "{}", common::dump(&o));
+}

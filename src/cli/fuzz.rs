@@ -39,6 +39,11 @@ pub struct FuzzArgs {
     /// Shrink each find as it is made (as `handshake shrink` does) and write the shrunk file beside it
     #[arg(long)]
     pub shrink: bool,
+    /// Count what a file's own switched-off defences let through as finds. By default a run that breaks an
+    /// invariant in a file that switches defences off is played again with every defence on: a violation
+    /// only the file's choice causes is shown as SEEN, naming the defence, and not counted
+    #[arg(long)]
+    pub count_defences_off: bool,
 }
 
 /// One find as reported: where it was written and how to replay it.
@@ -74,7 +79,10 @@ pub fn main(a: FuzzArgs) -> i32 {
             }
         };
         match Target::new(&shown, text) {
-            Ok(t) => targets.push(t),
+            Ok(mut t) => {
+                t.count_defences_off = a.count_defences_off;
+                targets.push(t)
+            }
             Err(errors) => {
                 said.push_str(&crate::diagnostic::render_all(&errors, crate::diagnostic::stderr_color()));
                 problems.extend(errors.iter().map(Problem::from));
@@ -98,6 +106,9 @@ pub fn main(a: FuzzArgs) -> i32 {
     let max_real = Some(a.max_real.as_std());
     let mut found: Vec<Found> = Vec::new();
     let mut refused: Vec<Case> = Vec::new();
+    // Broken only without a defence the file itself switches off: shown,
+    // not counted (exit 1 means an invariant broke with every defence on).
+    let mut only_without: Vec<Case> = Vec::new();
     let mut by_invariant: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
     let (mut faults_added, mut steps_added) = (0u64, 0u64);
@@ -133,6 +144,11 @@ pub fn main(a: FuzzArgs) -> i32 {
                         )
                     });
                     refused.push(case);
+                } else if !case.only_without.is_empty() {
+                    if text {
+                        progress.above(|| print_only_without(&case));
+                    }
+                    only_without.push(case);
                 } else if case.found() {
                     let invariants: std::collections::BTreeSet<&str> =
                         case.findings.iter().map(|f| f.invariant.as_str()).collect();
@@ -189,6 +205,12 @@ pub fn main(a: FuzzArgs) -> i32 {
                 "the additions changed an outcome the file expects in {changed} of them ({:.0}%)",
                 100.0 * changed as f64 / total.max(1) as f64
             );
+            if !only_without.is_empty() {
+                println!(
+                    "{} broke an invariant only without a defence its file switches off: not counted as finds",
+                    plural(only_without.len() as u64, "run")
+                );
+            }
             if !by_invariant.is_empty() {
                 println!("finds by invariant:");
                 for (inv, n) in &by_invariant {
@@ -210,6 +232,7 @@ pub fn main(a: FuzzArgs) -> i32 {
                 "changed": changed,
                 "found": found,
                 "refused": refused,
+                "only_without_a_defence": only_without,
                 "by_invariant": by_invariant,
                 "by_scenario": by_scenario,
                 "real_seconds": crate::words::real_seconds(elapsed),
@@ -243,6 +266,9 @@ fn print_found(f: &Found) {
         println!("       and {} — {}", more.invariant, more.detail);
     }
     println!("       {}", c.summary());
+    if c.defences_on {
+        println!("       judged with every defence on (the file switches off {})", c.ran_without.join(", "));
+    }
     if let Some(r) = &f.reproduce {
         println!("       reproduce: {r}");
     }
@@ -251,6 +277,21 @@ fn print_found(f: &Found) {
         Some(Err(why)) => println!("       not shrunk: {why}"),
         None => {}
     }
+}
+
+/// A run that broke an invariant only because its file switches a
+/// defence off: said, with the defence, and not counted.
+fn print_only_without(c: &Case) {
+    let first = &c.only_without[0];
+    let word = crate::color::paint("SEEN", crate::color::Paint::Warn, crate::color::stdout());
+    println!("{word}   {} seed {}: {} — {}", c.scenario, c.seed, first.invariant, first.detail);
+    for more in &c.only_without[1..] {
+        println!("       and {} — {}", more.invariant, more.detail);
+    }
+    println!(
+        "       only without {} (the file switches it off; with every defence on, nothing broke): not a find",
+        c.ran_without.join(", ")
+    );
 }
 
 /// Each seed's case, in seed order, played `jobs` at a time in batches (a
@@ -275,10 +316,11 @@ fn cases(
                 let handles: Vec<_> = batch
                     .chunks(chunk)
                     .map(|part| {
-                        let (path, text) = (t.path.clone(), t.text.clone());
+                        let (path, text, count_off) = (t.path.clone(), t.text.clone(), t.count_defences_off);
                         scope.spawn(move || {
                             // The file loaded once already: it loads again.
-                            let mine = Target::new(&path, text).expect("a file that loaded once loads again");
+                            let mut mine = Target::new(&path, text).expect("a file that loaded once loads again");
+                            mine.count_defences_off = count_off;
                             part.iter().map(|&s| mine.run(s, max_real)).collect::<Vec<_>>()
                         })
                     })

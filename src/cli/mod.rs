@@ -178,7 +178,11 @@ See docs/explore.md.", &[
 Each seed adds its own faults and steps to every scenario, from a subset of the kinds (swarm testing);\n\
 each find is written as a scenario file that `handshake run` replays. See docs/fuzz.md.", &[
         (EXIT_OK, "no find"),
-        (EXIT_FAILED, "a find: an invariant broke with every defence on (each written, with its reproduce line)"),
+        (
+            EXIT_FAILED,
+            "a find: an invariant broke with every defence on (each written, with its reproduce line); a break only \
+             the file's own switched-off defence allows is shown as SEEN and not counted, unless --count-defences-off",
+        ),
         (EXIT_BAD_INPUT, "bad input (nothing was run)"),
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C): the finds so far are reported, with the command that resumes"),
     ]))]

@@ -27,6 +27,10 @@ pub(super) struct GatedAction {
     /// a plan asked of it then closes nothing (it finishes, or redoes after
     /// a crash, the item it promised to finish).
     stopping: Vec<AgentId>,
+    /// The offers each agent has said yes to that gave it new work (sorted):
+    /// saying yes again to one (a copy of the offer arrived) takes on
+    /// nothing new, and closes no gate. A new process forgets its old ones.
+    took_on: Vec<(AgentId, RequestId)>,
 }
 
 /// An agent's plan gate as the oracle derives it.
@@ -52,7 +56,12 @@ impl GatedAction {
     pub(super) fn new(require_plan: &[bool]) -> GatedAction {
         let required: Vec<AgentId> =
             require_plan.iter().enumerate().filter(|(_, p)| **p).map(|(i, _)| AgentId(i as u32)).collect();
-        GatedAction { gates: required.iter().map(|a| (*a, SHUT)).collect(), required, stopping: Vec::new() }
+        GatedAction {
+            gates: required.iter().map(|a| (*a, SHUT)).collect(),
+            required,
+            stopping: Vec::new(),
+            took_on: Vec::new(),
+        }
     }
 
     fn gate(&self, agent: AgentId) -> Gate {
@@ -100,7 +109,9 @@ impl GatedAction {
             // in play until a new plan is approved (an approval covers the
             // work it was given for: the reference's
             // `test_plan_approval_cannot_cross_assignment_boundary`).
-            Event::Send { from, message_type, approve: Some(true), .. } if !from.is_lead() && !at.replayed => {
+            Event::Send { from, message_type, approve: Some(true), request_id, .. }
+                if !from.is_lead() && !at.replayed =>
+            {
                 match message_type.yes_means() {
                     YesMeans::Stop => {
                         if let Err(k) = self.stopping.binary_search(from) {
@@ -108,6 +119,12 @@ impl GatedAction {
                         }
                     }
                     YesMeans::NewWork => {
+                        if let Some(id) = request_id {
+                            match self.took_on.binary_search(&(*from, *id)) {
+                                Ok(_) => return,
+                                Err(k) => self.took_on.insert(k, (*from, *id)),
+                            }
+                        }
                         if let Some(g) = self.gate_mut(*from) {
                             *g = Gate { state: GateState::Required, current: None, legit: false };
                         }
@@ -134,6 +151,7 @@ impl GatedAction {
                 if let Ok(k) = self.stopping.binary_search(agent) {
                     self.stopping.remove(k);
                 }
+                self.took_on.retain(|(a, _)| a != agent);
                 let k = self.gates.binary_search_by_key(agent, |(a, _)| *a);
                 match (k, self.required.binary_search(agent).is_ok()) {
                     (Ok(k), true) => self.gates[k].1 = SHUT,
@@ -179,6 +197,12 @@ impl GatedAction {
         match g.current {
             Some(id) => c.id(id),
             None => c.word(u64::MAX),
+        }
+        let from = self.took_on.partition_point(|(a, _)| *a < agent);
+        let mine = self.took_on[from..].iter().take_while(|(a, _)| *a == agent);
+        c.word(mine.clone().count() as u64);
+        for (_, id) in mine {
+            c.id(*id);
         }
     }
 }
