@@ -170,3 +170,44 @@ fn a_junk_line_is_never_a_message_and_a_read_returns_only_what_was_there_when_it
         assert!(r.violations.is_empty(), "{:?}", r.violations);
     }
 }
+
+#[test]
+fn a_schedule_that_ends_at_a_deadline_leaves_that_request_pending_without_a_violation() {
+    // Issue 39, point 8: the schedule's last choice is at 2 s, the
+    // shutdown request's deadline; its expiry is queued behind that choice.
+    let dir = common::binary::TempDir::new("schedule-deadline");
+    let file = dir.write(
+        "s.toml",
+        r#"
+name = "schedule-ends-on-a-deadline"
+about = "A schedule whose last choice is at a request's deadline."
+[policy]
+shutdown_timeout = "1s"
+[[teammate]]
+name = "alice"
+on_shutdown = "ignore"
+[[teammate]]
+name = "bob"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+[[step]]
+at = "2s"
+do = "message"
+from = "bob"
+to = "alice"
+text = "hi"
+"#,
+    );
+    let schedule = dir.write(
+        "s.schedule",
+        "{\"handshake_schedule\":1,\"seed\":1,\"file_faults\":true}\n{\"choice\":\"fire\",\"owner\":\"lead\"}\n\
+         {\"choice\":\"deliver\",\"seq\":1}\n{\"choice\":\"fire\",\"owner\":\"bob\"}\n",
+    );
+    common::binary::handshake(&["run", &file, "--schedule", &schedule]).expect_code(0).stdout_has("PASS");
+    let r = common::binary::handshake(&["run", &file, "--schedule", &schedule, "--format", "json"]);
+    assert!(r.stdout.contains("\"stopped_by\": \"the schedule's end\""), "{}", r.explain());
+    // Played whole, the request expires at 2 s as the schedule's would have.
+    common::binary::handshake(&["run", &file]).expect_code(0).stdout_has("1 expired");
+}

@@ -731,7 +731,9 @@ fn print_report(r: &Report, a: &RunArgs) {
     if r.stopped_by != "settled" {
         let pending =
             if r.pending.is_empty() { String::new() } else { format!("; still pending: {}", r.pending.join(", ")) };
-        println!("      stopped by the {} at {}{pending}", r.stopped_by, Millis(r.virtual_ms));
+        // "the schedule's end" names itself with its article.
+        let by = r.stopped_by.strip_prefix("the ").unwrap_or(r.stopped_by);
+        println!("      stopped by the {by} at {}{pending}", Millis(r.virtual_ms));
     }
     for d in &r.deadlocks {
         let formed = Millis(d.formed_ms);

@@ -57,13 +57,16 @@ impl SingleTerminal {
             // A live requester always has a timer on its earliest deadline, so a
             // run that settled with a request pending lost a timer; a run stopped
             // early may leave one pending only if its deadline is still to come.
+            // A schedule ends in the middle of its last instant: a deadline
+            // at that instant is still to come (its expiry is queued behind
+            // the schedule's last choice).
             let detail = if end.stop == Stop::Settled {
                 format!(
                     "[{}] is still pending when nothing is left to happen (deadline {})",
                     super::label(names, *id),
                     r.deadline
                 )
-            } else if r.deadline <= ended_at {
+            } else if r.deadline < ended_at || (r.deadline == ended_at && end.stop != Stop::ScheduleEnd) {
                 format!(
                     "[{}] is still pending at {ended_at}, past its deadline {}",
                     super::label(names, *id),
