@@ -157,6 +157,18 @@ pub fn hidden(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Whether a text says nothing a reader could see: only blanks, control
+/// characters and the invisible marks (zero-width spaces and joiners, the
+/// byte-order mark, a soft hyphen, text-direction marks). A reason or a
+/// file name made of them is as empty as `""`.
+pub fn says_nothing(s: &str) -> bool {
+    s.chars().all(|c| {
+        c.is_whitespace()
+            || hidden(c)
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{00ad}' | '\u{180e}')
+    })
+}
+
 /// A string from a file as printed: control characters (a newline, a
 /// terminal escape) and the marks that reverse text on screen are written as
 /// escapes, so that a name cannot forge a line of a report or drive the

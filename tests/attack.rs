@@ -211,3 +211,21 @@ text = "hi"
     // Played whole, the request expires at 2 s as the schedule's would have.
     common::binary::handshake(&["run", &file]).expect_code(0).stdout_has("1 expired");
 }
+
+#[test]
+fn words_that_say_nothing_are_refused_like_empty_ones() {
+    // Issue 39, point 18: a decline reason of only a zero-width space,
+    // `task = ""` and `write = ""` were accepted.
+    let toml = "name = \"x\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\non_task = \"reject\"\n\
+                decline_reason = \"\\u200b\"\n[[teammate]]\nname = \"bob\"\nwork = [{ write = \"\" }]\n\
+                [[step]]\nat = \"1s\"\ndo = \"assign_task\"\nto = \"alice\"\ntask = \" \"\n";
+    let errors = handshake::scenario::load_str("x.toml", toml).expect_err("refused");
+    let said: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    for want in [
+        "alice's `decline_reason` \"\\u{200b}\" says nothing",
+        "a work item's `write` \"\" says nothing",
+        "step #1: `task` \" \" says nothing",
+    ] {
+        assert!(said.iter().any(|s| s.contains(want)), "{want}: {said:?}");
+    }
+}

@@ -141,10 +141,11 @@ pub fn may_ask(kind: Kind, from: AgentId, to: AgentId, strict_hierarchy: bool) -
     }
 }
 
-/// Whether a reason says nothing. Stops at the first visible ASCII byte, so
+/// Whether a reason says nothing (blanks, or invisible characters such as
+/// a zero-width space). Stops at the first visible ASCII byte, so
 /// the usual case (a real reason) costs one comparison, not a Unicode trim.
 fn is_blank(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_whitespace() || !b.is_ascii()) && s.trim().is_empty()
+    s.bytes().all(|b| b.is_ascii_whitespace() || !b.is_ascii()) && crate::input::says_nothing(s)
 }
 
 /// Checks every send rule, in the order a reader would: addressing first,
@@ -266,7 +267,13 @@ mod tests {
             send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("  "))),
             Err(SendError::NoWithoutWords(Kind::Shutdown))
         );
+        // Invisible characters say nothing either (issue 39, point 18).
+        assert_eq!(
+            send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("\u{200b}\u{feff} "))),
+            Err(SendError::NoWithoutWords(Kind::Shutdown))
+        );
         assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("tests running"))), Ok(()));
+        assert_eq!(send(ALICE, Address::Agent(LEAD), shutdown_resp(false, Some("prêt"))), Ok(()));
     }
 
     #[test]

@@ -911,8 +911,14 @@ impl Builder<'_> {
     ) -> (Answers, Option<Text>) {
         let parsed = self.answers(answers, key).unwrap_or(Answers::always(Answer::Approve));
         let may_say_no = answers.as_ref().is_some_and(|a| a.get_ref().contains(&Answer::Reject));
-        let words = words.as_deref().map(str::trim).filter(|r| !r.is_empty());
-        if may_say_no && words.is_none() {
+        let given = words.as_deref().map(str::trim);
+        let words = given.filter(|r| !crate::input::says_nothing(r));
+        if let (Some(blank), None) = (given.filter(|g| !g.is_empty()), words) {
+            let name = t.get_ref().name.get_ref();
+            self.err(t.span(), format!("{name}'s `{words_key}` {blank:?} says nothing: it has no visible character"))
+                .label("only blanks or invisible characters")
+                .help(format!("{why}: write one a reader can see, like {words_key} = \"tests running\""));
+        } else if may_say_no && words.is_none() {
             let span = answers.as_ref().map_or(t.span(), |a| a.span());
             let name = t.get_ref().name.get_ref();
             self.err(span, format!("{name} may {no} but has no `{words_key}`"))
@@ -1012,6 +1018,13 @@ impl Builder<'_> {
                 return None;
             }
         };
+        if crate::input::says_nothing(target) {
+            let key = action.as_str();
+            self.err(w.span(), format!("a work item's `{key}` {target:?} says nothing"))
+                .label(format!("an empty {key}"))
+                .help(format!("name what it works on, like {{ {key} = \"src/lib.rs\" }}"));
+            return None;
+        }
         // At least 1: the reader refused 0 with the bound.
         let steps = d.steps.as_ref().map_or(1, |s| *s.get_ref());
         let step_time = match &d.step_time {
@@ -1276,6 +1289,12 @@ impl Builder<'_> {
             }
         };
         let key = spec.request_words.key;
+        if let Some(blank) = d.words(key).filter(|w| spec.request_words.required && crate::input::says_nothing(w)) {
+            self.err(span.clone(), format!("step #{n}: `{key}` {blank:?} says nothing"))
+                .label(format!("an empty {key}"))
+                .help(format!("name the {key}, like {key} = \"a {key}\", or leave the key out for a placeholder"));
+            return None;
+        }
         let words = d.words(key).map(Text::from);
         // Words a request must carry, a step may leave out: it asks with a
         // placeholder ("a plan"), as a learner's first file does.
