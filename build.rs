@@ -1,9 +1,14 @@
 //! Tells the program which cargo profile built it, so `bench` can say when its
-//! figures come from a build without the optimisations the README's figures use.
+//! figures come from a build without the optimisations the README's figures use;
+//! and tells the tests which outside programs this machine has, so a test that
+//! needs one it lacks is built `#[ignore]`d with the reason, and shows in
+//! `cargo test`'s summary as ignored, never as a pass.
+use std::path::{Path, PathBuf};
+
 fn main() {
     // OUT_DIR is target/[<triple>/]<profile>/build/<package>-<hash>/out.
     let out = std::env::var("OUT_DIR").unwrap_or_default();
-    let profile = std::path::Path::new(&out)
+    let profile = Path::new(&out)
         .ancestors()
         .nth(3)
         .and_then(|p| p.file_name())
@@ -11,4 +16,37 @@ fn main() {
         .unwrap_or_default();
     println!("cargo:rustc-env=HANDSHAKE_PROFILE={profile}");
     println!("cargo:rerun-if-changed=build.rs");
+    // The programs the browser and page-script tests run (tests/browser.rs,
+    // tests/view.rs): found now, or those tests are ignored.
+    println!("cargo::rustc-check-cfg=cfg(has_chromium)");
+    println!("cargo::rustc-check-cfg=cfg(has_node)");
+    println!("cargo:rerun-if-env-changed=CHROMIUM");
+    println!("cargo:rerun-if-env-changed=PATH");
+    let dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    // Installing one later changes its folder: the tests are built again.
+    for d in dirs.iter().filter(|d| d.is_dir()) {
+        println!("cargo:rerun-if-changed={}", d.display());
+    }
+    let named = std::env::var_os("CHROMIUM").map(PathBuf::from).filter(|p| runnable(p));
+    if named.is_some() || ["chromium", "chromium-browser", "google-chrome"].iter().any(|n| on_path(&dirs, n)) {
+        println!("cargo:rustc-cfg=has_chromium");
+    }
+    if on_path(&dirs, "node") {
+        println!("cargo:rustc-cfg=has_node");
+    }
+}
+
+fn on_path(dirs: &[PathBuf], name: &str) -> bool {
+    dirs.iter().any(|d| runnable(&d.join(name)))
+}
+
+#[cfg(unix)]
+fn runnable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn runnable(p: &Path) -> bool {
+    p.is_file()
 }
