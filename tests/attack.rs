@@ -229,3 +229,32 @@ fn words_that_say_nothing_are_refused_like_empty_ones() {
         assert!(said.iter().any(|s| s.contains(want)), "{want}: {said:?}");
     }
 }
+
+#[test]
+fn a_step_to_a_group_is_made_for_each_member_so_count_is_the_one_line_to_change() {
+    // Issue 39, point 19: scenario 41 said "change count" but named
+    // worker-1 to worker-3 in its steps.
+    let text = include_str!("../scenarios/41-lossy-re-ask.toml");
+    for count in [2, 3, 6] {
+        let toml = text.replace("count = 3", &format!("count = {count}"));
+        let (r, o) = run_toml(&toml, 1);
+        assert!(r.passed, "count {count}: {:?}", r.failures);
+        let asked: std::collections::BTreeSet<String> = o
+            .requests
+            .iter()
+            .filter(|q| q.kind == handshake::protocol::Kind::Shutdown)
+            .map(|q| o.names.agent(q.target).to_string())
+            .collect();
+        assert_eq!(asked.len(), count, "count {count}: {asked:?}");
+    }
+    let group = |to: &str, extra: &str| {
+        format!("name = \"g\"\nabout = \"g\"\n[[teammate]]\nname = \"w\"\ncount = 2\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"{to}\"\n{extra}")
+    };
+    let said = |toml: String| match handshake::scenario::load_str("g.toml", &toml) {
+        Ok(_) => String::new(),
+        Err(e) => e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"),
+    };
+    assert!(said(group("x-*", "")).contains("no teammate's name starts with \"x-\""));
+    assert!(said(group("w-*", "label = \"stop\"\n")).contains("cannot carry a label"));
+    assert_eq!(said(group("w-*", "")), "");
+}

@@ -15,6 +15,7 @@ use crate::trace::RosterStatus;
 use crate::world::{
     FileMailbox, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec,
 };
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -367,6 +368,66 @@ impl Team {
     }
 }
 
+/// Where a name ending in `*` stands for a group of teammates: a step's
+/// `to` or `from`, an expectation's `teammate`.
+#[derive(Clone, Copy)]
+enum Group {
+    Step,
+    Expect,
+}
+
+/// A table that may name a group (`to = "worker-*"`), made one per member.
+trait Grouped: Clone {
+    /// The key and its value that name a group, if one does.
+    fn group(&self, what: Group) -> Option<(&'static str, &S<String>)>;
+    /// A copy addressed to `member` instead.
+    fn for_member(&self, key: &str, member: &str) -> Self;
+    fn label(&self) -> Option<&S<String>>;
+}
+
+impl Grouped for S<StepDoc> {
+    fn group(&self, _: Group) -> Option<(&'static str, &S<String>)> {
+        let d = self.get_ref();
+        let starred = |v: &Option<S<String>>| v.as_ref().filter(|v| v.get_ref().ends_with('*')).cloned();
+        match (starred(&d.to), starred(&d.from)) {
+            (Some(_), _) => d.to.as_ref().map(|v| ("to", v)),
+            (None, Some(_)) => d.from.as_ref().map(|v| ("from", v)),
+            _ => None,
+        }
+    }
+
+    fn for_member(&self, key: &str, member: &str) -> Self {
+        let mut one = self.clone();
+        let slot = if key == "to" { &mut one.get_mut().to } else { &mut one.get_mut().from };
+        if let Some(v) = slot {
+            *v = S::new(v.span(), member.to_string());
+        }
+        one
+    }
+
+    fn label(&self) -> Option<&S<String>> {
+        self.get_ref().label.as_ref()
+    }
+}
+
+impl Grouped for S<ExpectDoc> {
+    fn group(&self, _: Group) -> Option<(&'static str, &S<String>)> {
+        self.get_ref().teammate.as_ref().filter(|v| v.get_ref().ends_with('*')).map(|v| ("teammate", v))
+    }
+
+    fn for_member(&self, _: &str, member: &str) -> Self {
+        let mut one = self.clone();
+        if let Some(v) = &mut one.get_mut().teammate {
+            *v = S::new(v.span(), member.to_string());
+        }
+        one
+    }
+
+    fn label(&self) -> Option<&S<String>> {
+        None
+    }
+}
+
 /// Up to `LISTED` names, then how many there are in all.
 fn listed(names: &[String], what: &str) -> String {
     if names.len() <= LISTED {
@@ -552,7 +613,8 @@ impl Builder<'_> {
         let mut steps = Vec::new();
         let mut last_at = Millis::ZERO;
         self.hidden.extend(doc.hidden_labels.iter().cloned());
-        for s in &doc.steps {
+        let each_step = self.for_each_member(&doc.steps, &team, Group::Step);
+        for s in each_step.iter() {
             let built = self.step(s.get_ref().n, s, &team, limit, &mut last_at);
             if built.is_none() {
                 self.hidden.extend(s.get_ref().label.as_ref().map(|l| l.get_ref().clone()));
@@ -607,7 +669,8 @@ impl Builder<'_> {
             self.fault(f.get_ref().n, f, &team, &label_kinds, limit, &mut link_faults, &mut partitions, &mut timed);
         }
         let mut expects = Vec::new();
-        for e in &doc.expects {
+        let each_expect = self.for_each_member(&doc.expects, &team, Group::Expect);
+        for e in each_expect.iter() {
             if let Some(x) = self.expect(e, &team, &label_kinds) {
                 expects.push(x);
             }
@@ -1033,6 +1096,44 @@ impl Builder<'_> {
         };
         let path = matches!(action, Action::Write | Action::Edit | Action::Read).then(|| Text::from(target.as_str()));
         Some(WorkItem { action, path, steps, step_time })
+    }
+
+    /// The tables as written, with each one that names a group (a name
+    /// ending in `*`, like `to = "worker-*"`) made once per member: the
+    /// teammates whose names start with what comes before the `*`, in the
+    /// team's order. So `count` is the one line to change for another team
+    /// size. A group step may not carry a label (each copy would need its
+    /// own); a group no teammate is in is refused.
+    fn for_each_member<'d, T: Grouped>(&mut self, tables: &'d [T], team: &Team, what: Group) -> Vec<Cow<'d, T>> {
+        let mut out = Vec::with_capacity(tables.len());
+        for t in tables {
+            let Some((key, group)) = t.group(what) else {
+                out.push(Cow::Borrowed(t));
+                continue;
+            };
+            let prefix = group.get_ref().trim_end_matches('*');
+            let members: Vec<&String> = team.names[1..].iter().filter(|n| n.starts_with(prefix)).collect();
+            if members.is_empty() {
+                self.err(group.span(), format!("no teammate's name starts with {prefix:?}"))
+                    .label("an empty group")
+                    .help(format!("a name ending in `*` stands for every teammate whose name starts with what comes before it ({}); write an existing prefix, like \"worker-*\" for worker-1, worker-2, ...", team.describe()));
+                continue;
+            }
+            if let Some(l) = t.label() {
+                self.err(
+                    l.span(),
+                    format!(
+                        "a step to the group {:?} cannot carry a label: it makes one request per member",
+                        group.get_ref()
+                    ),
+                )
+                .label("one label, many requests")
+                .help("leave the label out: each member's request has its own, like worker-1/shutdown/1");
+                continue;
+            }
+            out.extend(members.into_iter().map(|m| Cow::Owned(t.for_member(key, m))));
+        }
+        out
     }
 
     fn agent(&mut self, s: &S<String>, team: &Team, what: &str) -> Option<AgentId> {

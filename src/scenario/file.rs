@@ -139,7 +139,7 @@ pub struct WorkDoc {
     pub step_time: Option<S<String>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StepDoc {
     /// Its place among the file's steps, from 1, as errors name it.
     pub n: usize,
@@ -208,7 +208,7 @@ pub struct FaultDoc {
     pub text: Option<S<String>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ExpectDoc {
     pub request: Option<S<String>>,
     pub teammate: Option<S<String>>,
