@@ -69,6 +69,19 @@ impl IdStreams {
         RequestId::draw(&mut **rng)
     }
 
+    /// A copy of `agent`'s stream as it stands (`None`: not drawn from yet),
+    /// to put back with [`IdStreams::set_lane`]: a turn draws from its own
+    /// agent's stream only.
+    pub fn lane(&self, agent: AgentId) -> Option<Box<ChaCha8Rng>> {
+        self.lanes.get(agent.index()).cloned().flatten()
+    }
+
+    pub fn set_lane(&mut self, agent: AgentId, lane: Option<Box<ChaCha8Rng>>) {
+        if let Some(slot) = self.lanes.get_mut(agent.index()) {
+            *slot = lane;
+        }
+    }
+
     /// Before `agent` steps in a run with `seed`, having drawn `words` of
     /// its stream so far: the explorer's way in (see `take_words`).
     pub fn resume(&mut self, seed: u64, agent: AgentId, words: u64) {

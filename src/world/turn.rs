@@ -100,7 +100,9 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     // Asked once a turn, not once a command (the handshake path's cost).
     let may_die = super::filebox::armed_to_tear(w, me);
     // Rare: what the turn starts from, to play it again up to a death.
-    let before = may_die.then(|| Box::new((agent.clone(), w.ids.clone(), w.roster.clone())));
+    // An agent draws ids from its own stream only: that lane is all of the
+    // streams the turn can move.
+    let before = may_die.then(|| Box::new((agent.clone(), w.ids.lane(me), w.roster.clone())));
     // The id streams are the world's, not the process's: an agent's
     // outlives its crashes, as its request table does.
     let mut cx = Ctx {
@@ -154,17 +156,18 @@ fn replay_until_death<S: Shell>(
     incarnation: u32,
     agent: &mut Agent,
     input: &Input,
-    before: (Agent, crate::agent::IdStreams, Arc<crate::agent::Roster>),
+    before: (Agent, Option<Box<rand_chacha::ChaCha8Rng>>, Arc<crate::agent::Roster>),
     sends: u32,
 ) {
-    let (old, mut ids, roster) = before;
+    let (old, lane, roster) = before;
     *agent = old;
+    w.ids.set_lane(me, lane);
     let mut dropped = Vec::new();
     let mut cx = Ctx {
         me,
         incarnation,
         now: w.now(),
-        ids: &mut ids,
+        ids: &mut w.ids,
         dir: &roster,
         policy: &w.policy,
         out: &mut dropped,
@@ -172,7 +175,6 @@ fn replay_until_death<S: Shell>(
         sends_left: sends,
     };
     agent.handle(input, &mut cx);
-    w.ids = ids;
 }
 
 /// Carries out one command for agent `me`; true when the agent stops.
