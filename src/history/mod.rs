@@ -9,8 +9,10 @@
 //! default each timeout applies). Every other line is one event, as
 //! `Stamped::to_json` writes it.
 
+pub mod claude;
 pub mod inbox;
 pub mod scenario;
+pub mod stamp;
 
 use crate::protocol::{
     Action, Address, AgentId, GateState, Kind, Label, MessageType, Millis, Policy, Reason, RequestId, SendError,

@@ -1,0 +1,206 @@
+//! A Claude Code team folder, `~/.claude/teams/<team>/`: `config.json` (the
+//! team) and `inboxes/<agent>.json` (each a JSON array the runtime rewrites
+//! whole), read into entries. Written against Claude Code 2.1.x (see
+//! docs/claude-code.md for the versions and the evidence of each shape).
+//!
+//! Nothing here guesses: an entry that is not an object, a `text` that is
+//! JSON this reader does not know, a time it cannot read, is kept as
+//! unjudged with its place and reason; a field it does not use is counted
+//! and named, never fatal.
+
+use super::message::{self, Said};
+use crate::history::stamp::{self, Stamp};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The fields of an inbox entry this reader uses.
+const ENTRY_FIELDS: &[&str] = &["from", "text", "timestamp", "read", "color", "summary"];
+
+/// The team as `config.json` describes it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Team {
+    pub name: Option<String>,
+    /// The lead's name: `leadAgentId` up to its `@` (`team-lead`).
+    pub lead: Option<String>,
+    /// Each member's name, in the file's order, and whether it must have
+    /// its plan approved first (`planModeRequired`).
+    pub members: Vec<(String, bool)>,
+}
+
+/// One message a file shows its owner received.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// Where it is: `inboxes/alice.json[3]` (entries counted from 1).
+    pub origin: String,
+    pub at: Stamp,
+    pub from: String,
+    /// The file's owner: whoever's inbox it is in.
+    pub to: String,
+    pub said: Said,
+    /// The runtime's `read` flag (set when it queues the entry, not when the
+    /// agent sees it).
+    pub read: Option<bool>,
+}
+
+/// What the folder held, as read.
+#[derive(Clone, Debug, Default)]
+pub struct Reading {
+    pub team: Team,
+    pub entries: Vec<Entry>,
+    /// Entries (or files) it could not interpret: where, and why.
+    pub unjudged: Vec<(String, String)>,
+    /// Fields it met and does not use, with how often.
+    pub unused_fields: BTreeMap<String, usize>,
+}
+
+/// The folder's `inboxes/`, if `dir` is a Claude Code team folder (it holds
+/// `inboxes/*.json`, or `config.json` with `members`).
+pub fn is_team_folder(dir: &Path) -> bool {
+    let inboxes = dir.join("inboxes");
+    let has_json = std::fs::read_dir(&inboxes)
+        .is_ok_and(|mut r| r.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json"))));
+    has_json || config_of(dir).is_some_and(|c| c.get("members").is_some())
+}
+
+fn config_of(dir: &Path) -> Option<Map<String, Value>> {
+    let text = crate::input::read_text(&dir.join("config.json"), 16 << 20).ok()?;
+    match serde_json::from_str(&text).ok()? {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
+}
+
+/// Reads the team folder `dir`: its config, then every inbox file in name
+/// order, each entry in the file's order. `limit` bounds each file's bytes.
+pub fn read(dir: &Path, limit: u64) -> Reading {
+    let mut r = Reading::default();
+    if let Some(c) = config_of(dir) {
+        r.team = team(&c);
+    } else if dir.join("config.json").exists() {
+        r.unjudged.push(("config.json".into(), "not a JSON object: the team's roster is unknown".into()));
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("inboxes"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|x| x == "json") && p.is_file());
+    files.sort();
+    for path in files {
+        let owner = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let shown = format!("inboxes/{owner}.json");
+        match crate::input::read_text(&path, limit) {
+            Ok(text) => inbox(&mut r, &owner, &shown, &text),
+            Err(e) => r.unjudged.push((shown, e.to_string())),
+        }
+    }
+    r
+}
+
+fn team(c: &Map<String, Value>) -> Team {
+    let lead = c.get("leadAgentId").and_then(Value::as_str).map(|id| id.split('@').next().unwrap_or(id).to_string());
+    let members = c
+        .get("members")
+        .and_then(Value::as_array)
+        .map(|ms| {
+            ms.iter()
+                .filter_map(Value::as_object)
+                .filter_map(|m| {
+                    let name = m.get("name").and_then(Value::as_str)?;
+                    Some((name.to_string(), m.get("planModeRequired").and_then(Value::as_bool).unwrap_or(false)))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Team { name: c.get("name").and_then(Value::as_str).map(str::to_string), lead, members }
+}
+
+/// One inbox file: a JSON array of entries.
+fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
+    let entries = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(a)) => a,
+        Ok(_) => {
+            r.unjudged.push((shown.to_string(), "not a JSON array of entries".into()));
+            return;
+        }
+        Err(e) => {
+            r.unjudged.push((shown.to_string(), format!("not JSON: {e}")));
+            return;
+        }
+    };
+    for (i, v) in entries.iter().enumerate() {
+        let origin = format!("{shown}[{}]", i + 1);
+        let Value::Object(m) = v else {
+            r.unjudged.push((origin, "an entry that is not a JSON object".into()));
+            continue;
+        };
+        for k in m.keys().filter(|k| !ENTRY_FIELDS.contains(&k.as_str())) {
+            *r.unused_fields.entry(format!("entry.{k}")).or_default() += 1;
+        }
+        match entry(m, owner, &origin) {
+            Ok(e) => {
+                if let Said::Unknown { reason } = &e.said {
+                    r.unjudged.push((origin.clone(), reason.clone()));
+                }
+                r.entries.push(e);
+            }
+            Err(reason) => r.unjudged.push((origin, reason)),
+        }
+    }
+}
+
+fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<Entry, String> {
+    let from = m.get("from").and_then(Value::as_str).ok_or("no \"from\": the sender is unknown")?;
+    let text = m.get("text").and_then(Value::as_str).ok_or("no \"text\"")?;
+    let at = stamp::read(m.get("timestamp").ok_or("no \"timestamp\"")?)?;
+    let said = message::read(text);
+    Ok(Entry {
+        origin: origin.to_string(),
+        at,
+        from: from.to_string(),
+        to: owner.to_string(),
+        said,
+        read: m.get("read").and_then(Value::as_bool),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Kind;
+
+    fn folder(files: &[(&str, &str)]) -> PathBuf {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("handshake-cc-folder-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (name, text) in files {
+            let p = dir.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_team_folder_reads_its_roster_and_each_inbox_entry_with_its_place() {
+        let config = r#"{"name":"t","leadAgentId":"team-lead@t","createdAt":1,"members":[{"agentId":"team-lead@t","name":"team-lead"},{"agentId":"alice@t","name":"alice","planModeRequired":true,"tmuxPaneId":"%3"}]}"#;
+        let alice = r#"[{"from":"team-lead","text":"{\"type\":\"shutdown_request\",\"requestId\":\"shutdown-1@alice\",\"from\":\"team-lead\",\"timestamp\":\"2026-03-01T10:00:00.000Z\"}","timestamp":"2026-03-01T10:00:00.001Z","read":true},
+            {"from":"team-lead","text":"hello","timestamp":"2026-03-01T10:00:01.000Z","read":false,"pinned":true},
+            7,
+            {"from":"bob","text":"{\"type\":\"join_request\"}","timestamp":"2026-03-01T10:00:02.000Z","read":false}]"#;
+        let dir = folder(&[("config.json", config), ("inboxes/alice.json", alice), ("inboxes/team-lead.json", "{}")]);
+        assert!(is_team_folder(&dir));
+        let r = read(&dir, 1 << 20);
+        assert_eq!(r.team.lead.as_deref(), Some("team-lead"));
+        assert_eq!(r.team.members, vec![("team-lead".to_string(), false), ("alice".to_string(), true)]);
+        assert_eq!(r.entries.len(), 3);
+        assert_eq!(r.entries[0].origin, "inboxes/alice.json[1]");
+        assert_eq!(r.entries[0].to, "alice");
+        assert!(matches!(r.entries[0].said, Said::Request { kind: Kind::Shutdown, .. }));
+        assert_eq!(r.entries[1].said, Said::Plain);
+        let unjudged: Vec<&str> = r.unjudged.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(unjudged, ["inboxes/alice.json[3]", "inboxes/alice.json[4]", "inboxes/team-lead.json"]);
+        assert_eq!(r.unused_fields.get("entry.pinned"), Some(&1));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

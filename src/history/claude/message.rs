@@ -1,0 +1,283 @@
+//! What one Claude Code message says: the `text` of an inbox entry, or the
+//! body of a `<teammate-message>` in a transcript, read as one of the shapes
+//! the runtime writes (docs/claude-code.md lists each with its evidence).
+//!
+//! A protocol message is a JSON object serialised into the text, told apart
+//! by `type`; anything that is not JSON is a plain message. JSON this reader
+//! does not know is not guessed at: it is `Said::Unknown`, with the reason,
+//! and the history that holds it is never given a bare pass.
+
+use crate::protocol::Kind;
+use serde_json::{Map, Value};
+
+/// What a message says, as far as this reader can tell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Said {
+    /// Prose: no protocol state moves.
+    Plain,
+    /// A protocol request: its id as written and the words it carries.
+    Request { kind: Kind, id: Option<String>, words: Option<String> },
+    /// An answer to the request written `id`.
+    Answer { kind: Kind, id: Option<String>, yes: bool, words: Option<String> },
+    /// One of the runtime's own notices.
+    Notice(Notice),
+    /// JSON this reader cannot interpret, and why.
+    Unknown { reason: String },
+}
+
+/// The runtime's notices that are not a protocol's messages.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Notice {
+    /// `idle_notification`: the sender finished its turn.
+    Idle,
+    /// `teammate_terminated`: the runtime says a teammate has ended (its
+    /// `message` names it, as "alice has shut down.").
+    Terminated { who: Option<String> },
+    /// `task_assignment`: a task's owner set to the receiver (no answer is
+    /// asked for: the runtime assigns, nobody accepts).
+    TaskAssigned { task: String },
+    /// Permissions and modes: the runtime's, not a coordination protocol's.
+    Other(&'static str),
+}
+
+/// Which of a protocol's messages a written `type` is.
+#[derive(Clone, Copy, Debug)]
+enum Is {
+    Request(Kind),
+    /// An answer whose yes or no the type itself says.
+    Answer(Kind, bool),
+    /// An answer that says yes or no in one of these fields.
+    AnswerIn(Kind, &'static [&'static str]),
+    Notice(fn(&Map<String, Value>) -> Notice),
+}
+
+/// One shape the runtime writes: its `type`, what it is, and where its id
+/// and words are. The keys are the ones written to inboxes (camelCase) and,
+/// after them, the ones the SendMessage tool takes (snake_case), which the
+/// lead's transcript records.
+struct Shape {
+    written: &'static str,
+    is: Is,
+    id: &'static [&'static str],
+    words: &'static [&'static str],
+}
+
+const ID: &[&str] = &["requestId", "request_id"];
+
+const SHAPES: &[Shape] = &[
+    Shape { written: "shutdown_request", is: Is::Request(Kind::Shutdown), id: ID, words: &["reason", "content"] },
+    Shape { written: "shutdown_approved", is: Is::Answer(Kind::Shutdown, true), id: ID, words: &["reason"] },
+    Shape { written: "shutdown_rejected", is: Is::Answer(Kind::Shutdown, false), id: ID, words: &["reason"] },
+    // The SendMessage tool's input, and another runtime's inbox frame.
+    Shape {
+        written: "shutdown_response",
+        is: Is::AnswerIn(Kind::Shutdown, &["approve", "approved"]),
+        id: ID,
+        words: &["reason", "content"],
+    },
+    Shape {
+        written: "plan_approval_request",
+        is: Is::Request(Kind::Plan),
+        id: ID,
+        words: &["planContent", "plan", "planFilePath"],
+    },
+    Shape {
+        written: "plan_approval_response",
+        is: Is::AnswerIn(Kind::Plan, &["approved", "approve"]),
+        id: ID,
+        words: &["feedback", "content"],
+    },
+    Shape { written: "idle_notification", is: Is::Notice(|_| Notice::Idle), id: &[], words: &[] },
+    Shape { written: "teammate_terminated", is: Is::Notice(terminated), id: &[], words: &[] },
+    Shape { written: "task_assignment", is: Is::Notice(task_assigned), id: &[], words: &[] },
+    Shape {
+        written: "permission_request",
+        is: Is::Notice(|_| Notice::Other("permission_request")),
+        id: &[],
+        words: &[],
+    },
+    Shape {
+        written: "permission_response",
+        is: Is::Notice(|_| Notice::Other("permission_response")),
+        id: &[],
+        words: &[],
+    },
+    Shape {
+        written: "sandbox_permission_request",
+        is: Is::Notice(|_| Notice::Other("sandbox_permission_request")),
+        id: &[],
+        words: &[],
+    },
+    Shape {
+        written: "sandbox_permission_response",
+        is: Is::Notice(|_| Notice::Other("sandbox_permission_response")),
+        id: &[],
+        words: &[],
+    },
+    Shape {
+        written: "team_permission_update",
+        is: Is::Notice(|_| Notice::Other("team_permission_update")),
+        id: &[],
+        words: &[],
+    },
+    Shape { written: "mode_set_request", is: Is::Notice(|_| Notice::Other("mode_set_request")), id: &[], words: &[] },
+];
+
+/// Every `type` this reader knows, for the docs and for a message naming
+/// what it looked for.
+pub fn known_types() -> impl Iterator<Item = &'static str> {
+    SHAPES.iter().map(|s| s.written)
+}
+
+fn terminated(m: &Map<String, Value>) -> Notice {
+    // "alice has shut down." names the teammate first.
+    let who = m.get("message").and_then(Value::as_str).and_then(|t| t.split_whitespace().next()).map(str::to_string);
+    Notice::Terminated { who }
+}
+
+fn task_assigned(m: &Map<String, Value>) -> Notice {
+    let task = ["subject", "taskId"].iter().find_map(|k| text_of(m.get(*k))).unwrap_or_default();
+    Notice::TaskAssigned { task }
+}
+
+/// A string, or a number written as one (`taskId: 3`).
+fn text_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The leading JSON object of `text`, if it starts with one: a delivered
+/// body may be the JSON followed by prose the runtime appends.
+pub fn leading_object(text: &str) -> Option<Map<String, Value>> {
+    let trimmed = text.trim_start();
+    if !trimmed.starts_with('{') {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
+    match values.next() {
+        Some(Ok(Value::Object(m))) => Some(m),
+        _ => None,
+    }
+}
+
+/// What `text` says.
+pub fn read(text: &str) -> Said {
+    let Some(m) = leading_object(text) else {
+        // Text that looks like JSON but does not parse is news, not prose.
+        if text.trim_start().starts_with('{') && text.trim_end().ends_with('}') {
+            return Said::Unknown { reason: "the text looks like a JSON object but does not parse".into() };
+        }
+        return Said::Plain;
+    };
+    read_object(&m)
+}
+
+/// What a message already parsed as a JSON object says.
+pub fn read_object(m: &Map<String, Value>) -> Said {
+    let Some(written) = m.get("type").and_then(Value::as_str) else {
+        return Said::Unknown { reason: "a JSON object with no \"type\": not a message this reader knows".into() };
+    };
+    let Some(shape) = SHAPES.iter().find(|s| s.written == written) else {
+        return Said::Unknown { reason: format!("type {written:?} is not one this reader knows") };
+    };
+    let id = shape.id.iter().find_map(|k| text_of(m.get(*k)));
+    let words = shape.words.iter().find_map(|k| text_of(m.get(*k)));
+    match shape.is {
+        Is::Request(kind) => Said::Request { kind, id, words },
+        Is::Answer(kind, yes) => Said::Answer { kind, id, yes, words },
+        Is::AnswerIn(kind, keys) => match keys.iter().find_map(|k| yes_of(m.get(*k))) {
+            Some(yes) => Said::Answer { kind, id, yes, words },
+            None => {
+                Said::Unknown { reason: format!("a {written} that says neither yes nor no ({})", keys.join(" or ")) }
+            }
+        },
+        Is::Notice(make) => Said::Notice(make(m)),
+    }
+}
+
+/// A yes or no: a boolean, or the strings "true" / "false" (the tool takes
+/// both).
+fn yes_of(v: Option<&Value>) -> Option<bool> {
+    match v? {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s == "true" => Some(true),
+        Value::String(s) if s == "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whom a request id says it is for: the name after the last `@` of
+/// `shutdown-1775755623068@alice`, if there is one.
+pub fn id_target(id: &str) -> Option<&str> {
+    id.rsplit_once('@').map(|(_, name)| name).filter(|n| !n.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_generation_of_a_shutdown_reads_as_the_same_protocol_message() {
+        let request = r#"{"type":"shutdown_request","requestId":"shutdown-1775755623068@alice","from":"team-lead","reason":"done","timestamp":"2026-04-09T17:27:03.068Z"}"#;
+        assert_eq!(
+            read(request),
+            Said::Request {
+                kind: Kind::Shutdown,
+                id: Some("shutdown-1775755623068@alice".into()),
+                words: Some("done".into())
+            }
+        );
+        let approved = r#"{"type":"shutdown_approved","requestId":"shutdown-1@alice","from":"alice","timestamp":"x","paneId":"%3","backendType":"tmux"}"#;
+        assert!(matches!(read(approved), Said::Answer { kind: Kind::Shutdown, yes: true, .. }));
+        let rejected = r#"{"type":"shutdown_rejected","requestId":"shutdown-1@alice","from":"alice","reason":"busy"}"#;
+        assert_eq!(
+            read(rejected),
+            Said::Answer {
+                kind: Kind::Shutdown,
+                id: Some("shutdown-1@alice".into()),
+                yes: false,
+                words: Some("busy".into())
+            }
+        );
+        let response = r#"{"type":"shutdown_response","request_id":"shutdown-2","approve":"true"}"#;
+        assert!(matches!(read(response), Said::Answer { kind: Kind::Shutdown, yes: true, .. }));
+        let plan = r#"{"type":"plan_approval_response","requestId":"p-1","approved":false,"feedback":"add tests"}"#;
+        assert!(matches!(read(plan), Said::Answer { kind: Kind::Plan, yes: false, words: Some(_), .. }));
+    }
+
+    #[test]
+    fn prose_is_plain_and_json_it_does_not_know_is_unknown_with_the_reason() {
+        assert_eq!(read("Parser done, see PR 12"), Said::Plain);
+        assert!(
+            matches!(read(r#"{"type":"join_request","requestId":"x"}"#), Said::Unknown { reason } if reason.contains("\"join_request\" is not one"))
+        );
+        assert!(matches!(read(r#"{"hello":1}"#), Said::Unknown { reason } if reason.contains("no \"type\"")));
+        assert!(
+            matches!(read(r#"{"type":"shutdown_response","request_id":"x"}"#), Said::Unknown { reason } if reason.contains("neither yes nor no"))
+        );
+        assert!(matches!(read("{not json}"), Said::Unknown { .. }));
+    }
+
+    #[test]
+    fn a_body_with_prose_after_its_json_reads_as_the_json() {
+        let body = "{\"type\":\"shutdown_request\",\"requestId\":\"shutdown-9@bob\"}\nTo approve it, call SendMessage.";
+        assert!(matches!(read(body), Said::Request { kind: Kind::Shutdown, .. }));
+    }
+
+    #[test]
+    fn notices_say_who_ended_and_what_was_assigned() {
+        assert_eq!(
+            read(r#"{"type":"teammate_terminated","message":"alice has shut down."}"#),
+            Said::Notice(Notice::Terminated { who: Some("alice".into()) })
+        );
+        assert_eq!(
+            read(r#"{"type":"task_assignment","taskId":3,"subject":"Write tests","assignedBy":"team-lead"}"#),
+            Said::Notice(Notice::TaskAssigned { task: "Write tests".into() })
+        );
+        assert_eq!(id_target("shutdown-1@team-lead"), Some("team-lead"));
+        assert_eq!(id_target("shutdown-1788495271271"), None);
+    }
+}

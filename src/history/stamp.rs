@@ -1,0 +1,73 @@
+//! The timestamps real teams' files carry, read to milliseconds since the
+//! epoch: ISO 8601 with a zone (`2026-03-01T10:15:02.481Z`, `+02:00`) or
+//! without one (then read as UTC, and said so), with any fraction of a
+//! second; and numbers, epoch seconds or milliseconds (told apart by size).
+
+use serde_json::Value;
+
+/// A time as read, and whether reading it took a guess.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stamp {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    pub ms: i64,
+    /// It named no zone, and was read as UTC.
+    pub no_zone: bool,
+}
+
+/// Epoch numbers past this are milliseconds: as seconds they would be
+/// after the year 5000.
+const MS_FROM: f64 = 1e11;
+
+/// `v` as a time, or why it is not one.
+pub fn read(v: &Value) -> Result<Stamp, String> {
+    match v {
+        Value::Number(n) => {
+            let x = n.as_f64().ok_or_else(|| format!("{n} is not a time"))?;
+            if !x.is_finite() || x < 0.0 {
+                return Err(format!("{n} is not a time"));
+            }
+            let ms = if x >= MS_FROM { x } else { x * 1000.0 };
+            Ok(Stamp { ms: ms.round() as i64, no_zone: false })
+        }
+        Value::String(s) => read_text(s),
+        other => Err(format!("{other} is not a time: write ISO 8601 or epoch seconds or milliseconds")),
+    }
+}
+
+/// An ISO 8601 time, or epoch digits written as a string.
+pub fn read_text(s: &str) -> Result<Stamp, String> {
+    let t = s.trim();
+    if let Ok(x) = t.parse::<f64>() {
+        return read(&Value::from(x));
+    }
+    if let Ok(ts) = t.parse::<jiff::Timestamp>() {
+        return Ok(Stamp { ms: ts.as_millisecond(), no_zone: false });
+    }
+    match t.parse::<jiff::civil::DateTime>() {
+        Ok(dt) => {
+            let ts = dt.to_zoned(jiff::tz::TimeZone::UTC).map_err(|e| format!("{s:?}: {e}"))?.timestamp();
+            Ok(Stamp { ms: ts.as_millisecond(), no_zone: true })
+        }
+        Err(_) => Err(format!("{s:?} is not a time this reader knows: ISO 8601 (2026-03-01T10:15:02.481Z) or epoch seconds or milliseconds")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_times_with_and_without_a_zone_and_epoch_numbers_read_to_the_same_millisecond() {
+        let at = 1_772_360_102_481; // 2026-03-01T10:15:02.481Z
+        let z = read_text("2026-03-01T10:15:02.481Z").unwrap();
+        assert_eq!(z, Stamp { ms: at, no_zone: false });
+        assert_eq!(read_text("2026-03-01T12:15:02.481+02:00").unwrap().ms, at);
+        assert_eq!(read_text("2026-03-01T10:15:02.481").unwrap(), Stamp { ms: at, no_zone: true });
+        assert_eq!(read(&Value::from(1_772_360_102.481)).unwrap().ms, at);
+        assert_eq!(read(&Value::from(at)).unwrap().ms, at);
+        assert_eq!(read_text("1772360102481").unwrap().ms, at);
+        assert!(read_text("yesterday").unwrap_err().contains("not a time this reader knows"));
+        assert!(read(&Value::Bool(true)).is_err());
+        assert!(read(&Value::from(-5)).is_err());
+    }
+}
