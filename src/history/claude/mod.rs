@@ -3,5 +3,6 @@
 //! them (`folder`). Written against Claude Code 2.1.x; docs/claude-code.md
 //! says which version and which public evidence each shape comes from.
 
+pub mod events;
 pub mod folder;
 pub mod message;

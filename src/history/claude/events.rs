@@ -1,0 +1,233 @@
+//! A Claude Code team's entries as the oracle's events: what each entry
+//! says becomes a send and its delivery at the entry's time (the recipient
+//! is its file's owner); a request opens a request; an answer is applied by
+//! its receiver as the runtime applies it, by its id alone; the runtime's
+//! notices move the roster (`teammate_terminated` ends a teammate, and a
+//! message from one that ended means a new process under its name).
+
+use super::folder::{Entry, Reading};
+use super::message::{self, Notice, Said};
+use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, RequestId, Status, Verdict};
+use crate::trace::{Event, Names, RosterStatus, Stamped};
+use std::collections::BTreeMap;
+
+/// The runtime's own notices come from this name; it is no agent.
+pub const SYSTEM: &str = "system";
+
+/// The events a reading shows, each with the entry it came from.
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub names: Names,
+    pub events: Vec<Stamped>,
+    /// For each event, the entry it came from (`inboxes/alice.json[3]`).
+    pub origin: Vec<String>,
+    /// Who must have a plan approved first, by agent.
+    pub require_plan: Vec<bool>,
+    /// The first entry's time, in milliseconds since the epoch: event times
+    /// are counted from it.
+    pub start_ms: i64,
+    /// Entries whose time named no zone (read as UTC).
+    pub no_zone: usize,
+}
+
+#[derive(Default)]
+struct Builder {
+    team: crate::history::Team,
+    names: Names,
+    ids: BTreeMap<String, RequestId>,
+    requests: BTreeMap<RequestId, Status>,
+    /// Agents the runtime said had ended, until they speak again.
+    ended: Vec<AgentId>,
+    events: Vec<Stamped>,
+    origin: Vec<String>,
+    seq: u64,
+}
+
+/// The reading's entries in time order (a file's own order for equal
+/// times, files in name order), as events.
+pub fn judge(r: &Reading) -> Judged {
+    let mut b = Builder::default();
+    let lead = r.team.lead.clone().unwrap_or_else(|| "team-lead".to_string());
+    b.team.agent(&lead);
+    for (m, _) in &r.team.members {
+        b.team.agent(m);
+    }
+    let mut entries: Vec<&Entry> = r.entries.iter().collect();
+    entries.sort_by_key(|e| e.at.ms);
+    let start_ms = entries.first().map_or(0, |e| e.at.ms);
+    for e in &entries {
+        let t = Millis((e.at.ms - start_ms).max(0) as u64);
+        b.entry(e, t);
+    }
+    let mut names = b.names;
+    names.agents = b.team.names;
+    let require_plan = names.agents.iter().map(|n| r.team.members.iter().any(|(m, plan)| m == n && *plan)).collect();
+    Judged {
+        names,
+        events: b.events,
+        origin: b.origin,
+        require_plan,
+        start_ms,
+        no_zone: entries.iter().filter(|e| e.at.no_zone).count(),
+    }
+}
+
+impl Builder {
+    fn push(&mut self, t: Millis, event: Event, e: &Entry) {
+        self.events.push(Stamped { t, event });
+        self.origin.push(e.origin.clone());
+    }
+
+    /// The id a written id stands for, labelled with what was written.
+    fn id(&mut self, written: &str) -> RequestId {
+        if let Some(&id) = self.ids.get(written) {
+            return id;
+        }
+        let id = RequestId(uuid::Uuid::from_u128(self.ids.len() as u128 + 1));
+        self.ids.insert(written.to_string(), id);
+        self.names.labels.insert(id, written.to_string());
+        id
+    }
+
+    /// `name` acts: if the runtime had said it ended, this is a new process.
+    fn speaks(&mut self, name: &str, t: Millis, e: &Entry) -> AgentId {
+        let a = self.team.agent(name);
+        if let Some(k) = self.ended.iter().position(|x| *x == a) {
+            self.ended.swap_remove(k);
+            self.push(t, Event::Respawn { agent: a }, e);
+            self.push(t, Event::Status { agent: a, status: RosterStatus::Working }, e);
+        }
+        a
+    }
+
+    fn entry(&mut self, e: &Entry, t: Millis) {
+        if e.from == SYSTEM {
+            self.notice_from_the_runtime(e, t);
+            return;
+        }
+        let from = self.speaks(&e.from, t, e);
+        let to = self.team.agent(&e.to);
+        match &e.said {
+            Said::Plain => self.message(from, to, MessageType::Message, None, None, t, e),
+            Said::Request { kind, id, words } => {
+                let written = id.clone().unwrap_or_else(|| e.origin.clone());
+                let id = self.id(&written);
+                if let std::collections::btree_map::Entry::Vacant(slot) = self.requests.entry(id) {
+                    slot.insert(Status::Pending);
+                    let label = Label::Named(written.as_str().into());
+                    let opened =
+                        Event::Opened { id, label, kind: *kind, requester: from, target: to, deadline: Millis::NEVER };
+                    self.push(t, opened, e);
+                }
+                let mt = MessageType::Request(*kind);
+                self.message(from, to, mt, Some(id), words.as_deref().map(Into::into), t, e);
+            }
+            Said::Answer { kind, id, yes, words } => self.answer(from, to, (*kind, id.as_deref(), *yes), words, t, e),
+            Said::Notice(n) => self.notice(from, n, t, e),
+            Said::Unknown { reason } => {
+                self.push(t, Event::Note { text: format!("unjudged: {} ({reason})", e.origin) }, e);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn message(
+        &mut self,
+        from: AgentId,
+        to: AgentId,
+        message_type: MessageType,
+        request_id: Option<RequestId>,
+        words: Option<crate::protocol::Text>,
+        t: Millis,
+        e: &Entry,
+    ) {
+        self.seq += 1;
+        let seq = self.seq;
+        let approve = None;
+        self.push(t, Event::Send { seq, from, to: Address::Agent(to), message_type, request_id, approve, words }, e);
+        self.push(t, Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id }, e);
+    }
+
+    /// An answer, applied by its receiver by id alone, as the runtime does.
+    fn answer(
+        &mut self,
+        from: AgentId,
+        to: AgentId,
+        (kind, id, yes): (Kind, Option<&str>, bool),
+        words: &Option<String>,
+        t: Millis,
+        e: &Entry,
+    ) {
+        let written = id.unwrap_or("(no id)");
+        let id = self.id(written);
+        self.seq += 1;
+        let seq = self.seq;
+        let message_type = MessageType::Response(kind);
+        let words = words.as_deref().map(Into::into);
+        let send = Event::Send {
+            seq,
+            from,
+            to: Address::Agent(to),
+            message_type,
+            request_id: Some(id),
+            approve: Some(yes),
+            words,
+        };
+        self.push(t, send, e);
+        let delivered =
+            Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id: Some(id) };
+        self.push(t, delivered, e);
+        let to_status = if yes { Status::Approved } else { Status::Rejected };
+        let was = self.requests.insert(id, to_status).unwrap_or(Status::Pending);
+        let verdict = Verdict::Applied { kind, from: was, to: to_status };
+        let judged = Event::Verdict {
+            at: to,
+            request_id: id,
+            response_kind: kind,
+            approve: yes,
+            sender: from,
+            claimed_from: from,
+            verdict,
+        };
+        self.push(t, judged, e);
+    }
+
+    fn notice(&mut self, from: AgentId, n: &Notice, t: Millis, e: &Entry) {
+        let text = match n {
+            Notice::Idle => return,
+            Notice::TaskAssigned { task } => format!("{} is assigned the task {task:?}", e.to),
+            Notice::Terminated { .. } => return self.notice_from_the_runtime(e, t),
+            Notice::Other(what) => format!("{what} from {}", self.names_of(from)),
+        };
+        self.push(t, Event::Note { text }, e);
+    }
+
+    fn names_of(&self, a: AgentId) -> String {
+        self.team.names.get(a.index()).cloned().unwrap_or_default()
+    }
+
+    /// What the runtime itself says: a teammate has ended.
+    fn notice_from_the_runtime(&mut self, e: &Entry, t: Millis) {
+        match &e.said {
+            Said::Notice(Notice::Terminated { who: Some(who) }) => {
+                let a = self.team.agent(who);
+                if !self.ended.contains(&a) {
+                    self.ended.push(a);
+                    self.push(t, Event::Status { agent: a, status: RosterStatus::Shutdown }, e);
+                }
+            }
+            other => {
+                let what = match other {
+                    Said::Plain => "a message".to_string(),
+                    s => format!("{s:?}"),
+                };
+                self.push(t, Event::Note { text: format!("the runtime says {what}") }, e);
+            }
+        }
+    }
+}
+
+/// Whom the id of a shutdown request says it is for, if it names one.
+pub fn named_target(written: &str) -> Option<&str> {
+    message::id_target(written)
+}
