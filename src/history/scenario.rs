@@ -15,7 +15,7 @@
 //! (statuses, crashes, files), forged messages.
 
 use super::History;
-use crate::protocol::{Address, AgentId, Kind, MessageType, Millis, RequestId};
+use crate::protocol::{Address, AgentId, Effect, Kind, MessageType, Millis, RequestId};
 use crate::scenario::file::toml_string;
 use crate::trace::{Cause, Event};
 use std::collections::BTreeMap;
@@ -32,9 +32,102 @@ struct Entry {
     text: String,
 }
 
+/// How the written file makes the offers the history's lead passed on when
+/// an earlier one expired (a task's `reassign`): a replay must make every
+/// request once, as the history did, never once by a step and again by its
+/// own lead.
+struct PassedOn {
+    /// Each offer the history's lead opened as the very next thing after an
+    /// expiry that passes a request on, with the automatic label
+    /// (`bob/task/1`) this program's lead gives it.
+    ids: BTreeMap<RequestId, String>,
+    /// The file's lead passes them on itself, as the history's did: they are
+    /// no steps. Otherwise each is a step, and the lead's own passing on is
+    /// switched off (`on_task_timeout = "drop"`).
+    by_lead: bool,
+}
+
 /// The scenario text for history `h`, read from `source`; `found` lists what
 /// the audit of it reported, for the file's `about`.
+///
+/// Where the history's policy passes an expired request on (a task's
+/// `reassign`), the file's lead does so first, as the history's lead did, so
+/// that the task witness still sees one task across its offers
+/// (`single-holder`); the file is then run, and kept only if it makes the
+/// same requests at the same times and expires the same ones. Otherwise (its
+/// lead would pick another teammate: the replay's teammates do no work, so
+/// all are idle) every offer is a step and the lead's own passing on is off,
+/// and the header says what that cannot show.
 pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String, CannotWrite> {
+    let ids = passed_on(h);
+    let passes = Kind::ALL.into_iter().any(|k| h.policy.on_expiry(k).effect == Effect::AskNext);
+    if h.scenario.is_some() && passes {
+        let lead = PassedOn { ids: ids.clone(), by_lead: true };
+        let text = write(h, source, found, &lead)?;
+        if same_requests(h, &text) {
+            return Ok(text);
+        }
+    }
+    write(h, source, found, &PassedOn { ids, by_lead: false })
+}
+
+/// The offers the history's lead passed on, each with the automatic label
+/// this program's lead gives it: `<teammate>/<kind>/<n>`, `n` counting that
+/// teammate's requests of the kind in the history's order.
+fn passed_on(h: &History) -> BTreeMap<RequestId, String> {
+    let mut counts: BTreeMap<(AgentId, Kind), u32> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    let mut after_expiry = false;
+    for e in &h.events {
+        let expiry_before = std::mem::take(&mut after_expiry);
+        match &e.event {
+            Event::Expired { default, .. } if default.effect == Effect::AskNext => after_expiry = true,
+            Event::Opened { id, kind, requester, target, .. } => {
+                let about = kind.spec().about.of(*requester, *target);
+                let n = counts.entry((about, *kind)).or_default();
+                *n += 1;
+                if expiry_before && requester.is_lead() {
+                    let name = h.names.agents.get(about.index()).map_or("?", String::as_str);
+                    out.insert(*id, format!("{name}/{kind}/{n}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether the scenario `text` run opens the requests `h` shows, at the same
+/// times, between the same agents, and expires the same ones: a literal
+/// replay of its requests.
+fn same_requests(h: &History, text: &str) -> bool {
+    let Ok(s) = crate::scenario::load_str("incident.toml", text) else { return false };
+    let opts = crate::scenario::RunOptions { keep_outcome: true, ..Default::default() };
+    let Some(o) = crate::scenario::run_scenario(&s, s.default_seed(), opts).outcome else { return false };
+    requests_of(&h.events, &h.names) == requests_of(&o.events, &o.names)
+}
+
+/// Each request opened (when, what, between whom by name, the lead as
+/// itself) and each expiry (when, and which request in the order opened).
+fn requests_of(events: &[crate::trace::Stamped], names: &crate::trace::Names) -> Vec<(Millis, String)> {
+    let name = |a: AgentId| if a.is_lead() { "lead" } else { names.agents.get(a.index()).map_or("?", String::as_str) };
+    let mut order: BTreeMap<RequestId, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for e in events {
+        match &e.event {
+            Event::Opened { id, kind, requester, target, .. } => {
+                order.insert(*id, order.len());
+                out.push((e.t, format!("{kind} {} -> {}", name(*requester), name(*target))));
+            }
+            Event::Expired { id, .. } => out.push((e.t, format!("expired {:?}", order.get(id)))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The scenario text for `h`, its passed-on offers made as `passing` says.
+fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Result<String, CannotWrite> {
     let names = &h.names;
     let adversary = names.agents.iter().position(|n| n == "adversary").map(|i| AgentId(i as u32));
     let mut who: Vec<String> = Vec::with_capacity(names.agents.len());
@@ -56,6 +149,12 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
     let mut kinds: BTreeMap<RequestId, Kind> = BTreeMap::new();
     for e in &h.events {
         if let Event::Opened { id, kind, .. } = &e.event {
+            if let Some(auto) = passing.ids.get(id).filter(|_| passing.by_lead) {
+                // Made by the file's own lead, which labels it so.
+                labels.insert(*id, auto.clone());
+                kinds.insert(*id, *kind);
+                continue;
+            }
             let mut label = plain(&names.label_or_short(*id));
             while !taken.insert(label.clone()) {
                 label.push('_');
@@ -133,6 +232,12 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
                 *left_out.entry("requests sent again").or_default() += 1;
                 continue;
             }
+            // An offer the file's lead passes on itself: no step, but
+            // its delivery time is the history's all the same.
+            (MessageType::Request(_), Some(id)) if passing.by_lead && passing.ids.contains_key(id) => {
+                faults.extend(link_fault(e.t, from_name, to_name, message_type, &dropped, &delivered, *seq));
+                continue;
+            }
             // A request from one who may ask it: the step that asks it.
             (MessageType::Request(kind), Some(_)) if kind.spec().asker.is_lead() == from.is_lead() => {
                 let spec = kind.spec();
@@ -196,44 +301,10 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
             }
         }
         entries.push(Entry { t, text: s });
-        // How long it took, as the history shows: a delay on this one message.
-        let link = |kind: &str| {
-            let mut f = format!("[[fault]]\nkind = \"{kind}\"\nat = \"{}ms\"\nuntil = \"{}ms\"\n", t.0, t.0 + 1);
-            let _ = writeln!(f, "from = {}", q(from_name));
-            if let Some(to) = to_name {
-                let _ = writeln!(f, "to = {}", q(to));
-            }
-            let _ = writeln!(f, "type = {}\ncount = 1", q(message_type.name()));
-            f
-        };
-        if dropped.contains(seq) {
-            faults.push(Entry { t, text: link("drop") });
-        } else if let Some(&at) = delivered.get(seq).filter(|at| **at > t) {
-            let mut f = link("delay");
-            let _ = writeln!(f, "delay = \"{}ms\"", at.0 - t.0);
-            faults.push(Entry { t, text: f });
-        }
+        faults.extend(link_fault(t, from_name, to_name, message_type, &dropped, &delivered, *seq));
     }
 
-    let mut out = String::new();
-    let _ = writeln!(out, "# Written by `handshake audit {source} --to-scenario`: the history's lines, replayed.");
-    let _ = writeln!(out, "# Every request is a step at the time it was made, every answer an `answer` step at");
-    let _ = writeln!(out, "# the time it was sent, from whoever sent it; nobody answers on their own (ignore).");
-    let _ = writeln!(out, "# Not carried: the teammates' work and lives (status, crash, file lines), which a literal");
-    let _ = writeln!(out, "# replay does not reproduce; so gated-action, graceful-complete and final-roster");
-    let _ = writeln!(out, "# judge this run only by what its own steps do.");
-    for (what, n) in &left_out {
-        let _ = writeln!(out, "# Left out: {n} {what}.");
-    }
-    if !unissued.is_empty() {
-        let ids: Vec<&str> = unissued.iter().map(String::as_str).collect();
-        let _ = writeln!(
-            out,
-            "# Answers quote ids no request here has ({}): the history shows what its lead did with",
-            ids.join(", ")
-        );
-        let _ = writeln!(out, "# them; this lead has no such request to change, and ignores them (unknown_id).");
-    }
+    let mut out = header(h, source, &left_out, &unissued, passing);
     let stem = std::path::Path::new(source).file_name().map_or("incident".into(), |f| f.to_string_lossy().into_owned());
     let _ = writeln!(out, "name = {}", q(&format!("incident-{}", plain(stem.trim_end_matches(".jsonl")))));
     let mut about = format!(
@@ -256,14 +327,99 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
     if from_trace && matches!(h.stop, crate::world::Stop::EndTime | crate::world::Stop::Cap) {
         let _ = writeln!(out, "end = \"{}ms\"", h.ended_at.0);
     }
+    policy(&mut out, h, passing);
+    // Nobody answers on their own: each agent's answers to every protocol
+    // it may be asked (`on_<protocol>`) are "ignore"; the history's answers
+    // are steps. The lead answers what teammates ask; a teammate anything.
+    out.push_str("\n[lead]\n");
+    for k in Kind::ALL.iter().filter(|k| !k.spec().asker.is_lead()) {
+        let _ = writeln!(out, "on_{k} = \"ignore\"");
+    }
+    for (i, name) in who.iter().enumerate().skip(1) {
+        if Some(AgentId(i as u32)) == adversary {
+            continue;
+        }
+        let _ = write!(out, "\n[[teammate]]\nname = {}\n", q(name));
+        for k in Kind::ALL {
+            let _ = writeln!(out, "on_{k} = \"ignore\"");
+        }
+    }
+    // Steps in time order (stable: the history's own order at equal times).
+    entries.sort_by_key(|e| e.t);
+    for e in entries.iter().chain(&faults) {
+        out.push('\n');
+        out.push_str(&e.text);
+    }
+    Ok(out)
+}
+
+/// The file's opening comment: what it replays, and what it cannot.
+fn header(
+    h: &History,
+    source: &str,
+    left_out: &BTreeMap<&'static str, usize>,
+    unissued: &std::collections::BTreeSet<String>,
+    passing: &PassedOn,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Written by `handshake audit {source} --to-scenario`: the history's lines, replayed.");
+    let _ = writeln!(out, "# Every request is a step at the time it was made, every answer an `answer` step at");
+    let _ = writeln!(out, "# the time it was sent, from whoever sent it; nobody answers on their own (ignore).");
+    let _ = writeln!(out, "# Not carried: the teammates' work and lives (status, crash, file lines), which a literal");
+    let _ = writeln!(out, "# replay does not reproduce; so gated-action, graceful-complete and final-roster");
+    let _ = writeln!(out, "# judge this run only by what its own steps do.");
+    for (what, n) in left_out {
+        let _ = writeln!(out, "# Left out: {n} {what}.");
+    }
+    if !unissued.is_empty() {
+        let ids: Vec<&str> = unissued.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            out,
+            "# Answers quote ids no request here has ({}): the history shows what its lead did with",
+            ids.join(", ")
+        );
+        let _ = writeln!(out, "# them; this lead has no such request to change, and ignores them (unknown_id).");
+    }
+    let n = crate::words::plural(passing.ids.len() as u64, "offer");
+    if passing.by_lead && !passing.ids.is_empty() {
+        let first = passing.ids.values().next().map_or("", String::as_str);
+        let _ =
+            writeln!(out, "# Offers the history's lead passed on when one expired (reassign; {n}) this lead passes");
+        let _ =
+            writeln!(out, "# on itself, as it did, not by steps (answers quote them by automatic label, as {first});");
+        let _ =
+            writeln!(out, "# this file was run: it makes the history's requests at their times, expiring the same.");
+    }
+    let passes = Kind::ALL.into_iter().any(|k| h.policy.on_expiry(k).effect == Effect::AskNext);
+    if !passing.by_lead && passes && h.scenario.is_some() {
+        let _ = writeln!(out, "# The lead's own reassignment is off (drop): run with it, this lead would pick other");
+        let _ = writeln!(out, "# teammates than the history's (here nobody works, so all are idle). So the offers the");
+        let _ = writeln!(out, "# history's lead passed on ({n}) are steps; an expired offer reads \"drop\" where the");
+        let _ =
+            writeln!(out, "# history's read \"reassign\"; and single-holder takes each offer for a task of its own:");
+        let _ = writeln!(out, "# two teammates holding one task across its offers are not seen in this run.");
+    }
+    out
+}
+
+/// The `[policy]` and `[policy.defences]` tables: the history's own for a
+/// trace (but for a lead's passing on, if the file's steps make those
+/// offers), no deadlines for inbox files, which carry none.
+fn policy(out: &mut String, h: &History, passing: &PassedOn) {
     out.push_str("\n[policy]\nlatency = \"0ms\"\n");
     let p = &h.policy;
-    if from_trace {
+    if h.scenario.is_some() {
         for k in Kind::ALL {
             let _ = writeln!(out, "{} = {}", k.spec().timeout_key, duration(p.timeout(k)));
         }
         for k in Kind::ALL {
-            let _ = writeln!(out, "{} = {}", k.spec().expiry_key, q(p.on_expiry(k).as_str()));
+            let mut default = p.on_expiry(k);
+            if default.effect == Effect::AskNext && !passing.by_lead {
+                // The steps make the offers the history's lead passed on.
+                let other = k.spec().on_expiry.iter().find(|d| d.effect != Effect::AskNext);
+                default = other.copied().unwrap_or(default);
+            }
+            let _ = writeln!(out, "{} = {}", k.spec().expiry_key, q(default.as_str()));
         }
         let _ = writeln!(out, "strict_hierarchy = {}", p.strict_hierarchy);
     } else {
@@ -291,29 +447,35 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
             let _ = writeln!(out, "{k} = false");
         }
     }
-    // Nobody answers on their own: each agent's answers to every protocol
-    // it may be asked (`on_<protocol>`) are "ignore"; the history's answers
-    // are steps. The lead answers what teammates ask; a teammate anything.
-    out.push_str("\n[lead]\n");
-    for k in Kind::ALL.iter().filter(|k| !k.spec().asker.is_lead()) {
-        let _ = writeln!(out, "on_{k} = \"ignore\"");
-    }
-    for (i, name) in who.iter().enumerate().skip(1) {
-        if Some(AgentId(i as u32)) == adversary {
-            continue;
+}
+
+/// The fault that gives the message sent at `t` as `seq` the fate the
+/// history shows: dropped, or delivered later (a delay on this one message).
+fn link_fault(
+    t: Millis,
+    from: &str,
+    to: Option<&str>,
+    message_type: &MessageType,
+    dropped: &std::collections::BTreeSet<u64>,
+    delivered: &BTreeMap<u64, Millis>,
+    seq: u64,
+) -> Option<Entry> {
+    let link = |kind: &str| {
+        let mut f = format!("[[fault]]\nkind = \"{kind}\"\nat = \"{}ms\"\nuntil = \"{}ms\"\n", t.0, t.0 + 1);
+        let _ = writeln!(f, "from = {}", q(from));
+        if let Some(to) = to {
+            let _ = writeln!(f, "to = {}", q(to));
         }
-        let _ = write!(out, "\n[[teammate]]\nname = {}\n", q(name));
-        for k in Kind::ALL {
-            let _ = writeln!(out, "on_{k} = \"ignore\"");
-        }
+        let _ = writeln!(f, "type = {}\ncount = 1", q(message_type.name()));
+        f
+    };
+    if dropped.contains(&seq) {
+        return Some(Entry { t, text: link("drop") });
     }
-    // Steps in time order (stable: the history's own order at equal times).
-    entries.sort_by_key(|e| e.t);
-    for e in entries.iter().chain(&faults) {
-        out.push('\n');
-        out.push_str(&e.text);
-    }
-    Ok(out)
+    let at = delivered.get(&seq).filter(|at| **at > t)?;
+    let mut f = link("delay");
+    let _ = writeln!(f, "delay = \"{}ms\"", at.0 - t.0);
+    Some(Entry { t, text: f })
 }
 
 /// A `forge` fault sending what the adversary sent, claiming `from`.
