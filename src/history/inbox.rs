@@ -194,9 +194,10 @@ pub fn read(dir: &Path) -> Result<History, BadLine> {
         }
         names.push(file);
     }
-    // Nothing to judge is not a pass: a folder where no line is a message
-    // is refused as a single unreadable file is.
-    if lines.is_empty() {
+    // Nothing to judge is not a pass: a folder whose files hold no message
+    // is refused as a single unreadable file is. (A folder with no inbox
+    // file at all reads as no events: `find` says there is none to audit.)
+    if lines.is_empty() && !(files.is_empty() && alerts.is_empty()) {
         let mut why = vec![crate::words::plural(names.len() as u64, "regular inbox file")];
         if junk_total > 0 {
             why.push(format!(
