@@ -223,7 +223,6 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
             Address::Everyone => None,
         };
         let words = words.as_deref();
-        let mut s = format!("[[step]]\nat = \"{}ms\"\n", t.0);
         let label = request_id.and_then(|id| labels.get(&id));
         match (*message_type, request_id) {
             (MessageType::Request(_), Some(id)) if !requested.insert(*id) => {
@@ -238,68 +237,23 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
                 faults.extend(link_fault(e.t, from_name, to_name, message_type, &dropped, &delivered, *seq));
                 continue;
             }
-            // A request from one who may ask it: the step that asks it.
-            (MessageType::Request(kind), Some(_)) if kind.spec().asker.is_lead() == from.is_lead() => {
-                let spec = kind.spec();
-                let _ = writeln!(s, "do = {}", q(spec.step));
-                if !from.is_lead() {
-                    let _ = writeln!(s, "from = {}", q(from_name));
-                }
-                let _ = writeln!(s, "to = {}", q(to_name.unwrap_or("?")));
-                if let Some(l) = label {
-                    let _ = writeln!(s, "label = {}", q(l));
-                }
-                let key = spec.request_words.key;
-                let placeholder = format!("a {key}");
-                match words {
-                    Some(w) => {
-                        let _ = writeln!(s, "{key} = {}", q(w));
-                    }
-                    None if spec.request_words.required => {
-                        let _ = writeln!(s, "{key} = {}", q(&placeholder));
-                    }
-                    None => {}
-                }
-            }
-            (MessageType::Response(_), Some(id)) => {
-                let _ = writeln!(s, "do = \"answer\"\nfrom = {}", q(from_name));
-                if let Some(to) = to_name {
-                    let _ = writeln!(s, "to = {}", q(to));
-                }
-                let _ = writeln!(s, "type = {}", q(message_type.name()));
-                match label {
-                    Some(l) => {
-                        let _ = writeln!(s, "request = {}", q(l));
-                    }
-                    None => {
-                        let written = names.label_or_short(*id);
-                        unissued.insert(written.clone());
-                        let _ = writeln!(s, "request_id = {}", q(&written));
-                    }
-                }
-                let _ = writeln!(s, "approve = {}", approve.unwrap_or(false));
-                if let Some(w) = words {
-                    let _ = writeln!(s, "reason = {}", q(w));
-                }
-            }
-            (MessageType::Message, _) if to_name.is_some() => {
-                let _ = writeln!(s, "do = \"message\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
-                let _ = writeln!(s, "text = {}", q(words.unwrap_or("")));
-            }
-            (MessageType::Broadcast, _) => {
-                let _ = writeln!(s, "do = \"broadcast\"\nfrom = {}\ntext = {}", q(from_name), q(words.unwrap_or("")));
-            }
-            (MessageType::PlanRequest, _) if from.is_lead() && to_name.is_some() => {
-                let _ = writeln!(s, "do = \"request_plan\"\nto = {}", q(to_name.unwrap_or("?")));
-                if let Some(w) = words {
-                    let _ = writeln!(s, "text = {}", q(w));
-                }
-            }
-            _ => {
-                *left_out.entry("messages no step can send").or_default() += 1;
-                continue;
-            }
+            _ => {}
         }
+        let said = Said {
+            t,
+            from: *from,
+            from_name,
+            to_name,
+            message_type: *message_type,
+            request_id: *request_id,
+            approve: *approve,
+            words,
+            label,
+        };
+        let Some(s) = step_text(&said, names, &mut unissued) else {
+            *left_out.entry("messages no step can send").or_default() += 1;
+            continue;
+        };
         entries.push(Entry { t, text: s });
         faults.extend(link_fault(t, from_name, to_name, message_type, &dropped, &delivered, *seq));
     }
@@ -307,18 +261,8 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
     let mut out = header(h, source, &left_out, &unissued, passing);
     let stem = std::path::Path::new(source).file_name().map_or("incident".into(), |f| f.to_string_lossy().into_owned());
     let _ = writeln!(out, "name = {}", q(&format!("incident-{}", plain(stem.trim_end_matches(".jsonl")))));
-    let mut about = format!(
-        "What the history in {source} records, replayed: {}, {} in all, among {}.",
-        crate::words::plural(labels.len() as u64, "request"),
-        crate::words::plural(entries.len() as u64, "step"),
-        crate::words::plural((who.len() - usize::from(adversary.is_some())) as u64, "agent")
-    );
-    if found.is_empty() {
-        about += " Its audit found nothing wrong.";
-    } else {
-        about += &format!(" Its audit found: {}.", found.join("; "));
-    }
-    about += " Run it to watch the incident, explore its orderings, or shrink it.";
+    let count = who.len() - usize::from(adversary.is_some());
+    let about = about(source, found, labels.len(), entries.len(), count);
     let _ = writeln!(out, "about = {}", q(&about));
     if let Some(seed) = h.seed {
         let _ = writeln!(out, "seed = {seed}");
@@ -328,9 +272,124 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
         let _ = writeln!(out, "end = \"{}ms\"", h.ended_at.0);
     }
     policy(&mut out, h, passing);
-    // Nobody answers on their own: each agent's answers to every protocol
-    // it may be asked (`on_<protocol>`) are "ignore"; the history's answers
-    // are steps. The lead answers what teammates ask; a teammate anything.
+    agents(&mut out, &who, adversary);
+    // Steps in time order (stable: the history's own order at equal times).
+    entries.sort_by_key(|e| e.t);
+    for e in entries.iter().chain(&faults) {
+        out.push('\n');
+        out.push_str(&e.text);
+    }
+    Ok(out)
+}
+
+/// A message the history shows sent, as a step needs it.
+struct Said<'a> {
+    t: Millis,
+    from: AgentId,
+    from_name: &'a str,
+    to_name: Option<&'a str>,
+    message_type: MessageType,
+    request_id: Option<RequestId>,
+    approve: Option<bool>,
+    words: Option<&'a str>,
+    /// The label of the request it makes or answers, if it has one.
+    label: Option<&'a String>,
+}
+
+/// The step that sends what `m` says was sent, or `None` if no step can;
+/// an answer to an id no request here has is noted in `unissued`.
+fn step_text(
+    m: &Said,
+    names: &crate::trace::Names,
+    unissued: &mut std::collections::BTreeSet<String>,
+) -> Option<String> {
+    let Said { t, from, from_name, to_name, message_type, request_id, approve, words, label } = *m;
+    let mut s = format!("[[step]]\nat = \"{}ms\"\n", t.0);
+    match (message_type, request_id) {
+        // A request from one who may ask it: the step that asks it.
+        (MessageType::Request(kind), Some(_)) if kind.spec().asker.is_lead() == from.is_lead() => {
+            let spec = kind.spec();
+            let _ = writeln!(s, "do = {}", q(spec.step));
+            if !from.is_lead() {
+                let _ = writeln!(s, "from = {}", q(from_name));
+            }
+            let _ = writeln!(s, "to = {}", q(to_name.unwrap_or("?")));
+            if let Some(l) = label {
+                let _ = writeln!(s, "label = {}", q(l));
+            }
+            let key = spec.request_words.key;
+            let placeholder = format!("a {key}");
+            match words {
+                Some(w) => {
+                    let _ = writeln!(s, "{key} = {}", q(w));
+                }
+                None if spec.request_words.required => {
+                    let _ = writeln!(s, "{key} = {}", q(&placeholder));
+                }
+                None => {}
+            }
+        }
+        (MessageType::Response(_), Some(id)) => {
+            let _ = writeln!(s, "do = \"answer\"\nfrom = {}", q(from_name));
+            if let Some(to) = to_name {
+                let _ = writeln!(s, "to = {}", q(to));
+            }
+            let _ = writeln!(s, "type = {}", q(message_type.name()));
+            match label {
+                Some(l) => {
+                    let _ = writeln!(s, "request = {}", q(l));
+                }
+                None => {
+                    let written = names.label_or_short(id);
+                    unissued.insert(written.clone());
+                    let _ = writeln!(s, "request_id = {}", q(&written));
+                }
+            }
+            let _ = writeln!(s, "approve = {}", approve.unwrap_or(false));
+            if let Some(w) = words {
+                let _ = writeln!(s, "reason = {}", q(w));
+            }
+        }
+        (MessageType::Message, _) if to_name.is_some() => {
+            let _ = writeln!(s, "do = \"message\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
+            let _ = writeln!(s, "text = {}", q(words.unwrap_or("")));
+        }
+        (MessageType::Broadcast, _) => {
+            let _ = writeln!(s, "do = \"broadcast\"\nfrom = {}\ntext = {}", q(from_name), q(words.unwrap_or("")));
+        }
+        (MessageType::PlanRequest, _) if from.is_lead() && to_name.is_some() => {
+            let _ = writeln!(s, "do = \"request_plan\"\nto = {}", q(to_name.unwrap_or("?")));
+            if let Some(w) = words {
+                let _ = writeln!(s, "text = {}", q(w));
+            }
+        }
+        _ => return None,
+    }
+    Some(s)
+}
+
+/// The file's `about`: what it replays, and what the audit found.
+fn about(source: &str, found: &[String], requests: usize, steps: usize, agents: usize) -> String {
+    let mut about = format!(
+        "What the history in {source} records, replayed: {}, {} in all, among {}.",
+        crate::words::plural(requests as u64, "request"),
+        crate::words::plural(steps as u64, "step"),
+        crate::words::plural(agents as u64, "agent")
+    );
+    if found.is_empty() {
+        about += " Its audit found nothing wrong.";
+    } else {
+        about += &format!(" Its audit found: {}.", found.join("; "));
+    }
+    about += " Run it to watch the incident, explore its orderings, or shrink it.";
+    about
+}
+
+/// The `[lead]` and `[[teammate]]` tables. Nobody answers on their own:
+/// each agent's answers to every protocol it may be asked (`on_<protocol>`)
+/// are "ignore"; the history's answers are steps. The lead answers what
+/// teammates ask; a teammate anything.
+fn agents(out: &mut String, who: &[String], adversary: Option<AgentId>) {
     out.push_str("\n[lead]\n");
     for k in Kind::ALL.iter().filter(|k| !k.spec().asker.is_lead()) {
         let _ = writeln!(out, "on_{k} = \"ignore\"");
@@ -344,13 +403,6 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
             let _ = writeln!(out, "on_{k} = \"ignore\"");
         }
     }
-    // Steps in time order (stable: the history's own order at equal times).
-    entries.sort_by_key(|e| e.t);
-    for e in entries.iter().chain(&faults) {
-        out.push('\n');
-        out.push_str(&e.text);
-    }
-    Ok(out)
 }
 
 /// The file's opening comment: what it replays, and what it cannot.
