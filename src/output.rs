@@ -54,6 +54,7 @@ pub fn check(path: &Path) -> Result<(), String> {
 ///
 /// A device or a pipe (`/dev/stdout`, `/dev/null`) is written directly:
 /// nothing can be renamed onto it, and nothing there is overwritten.
+#[derive(Debug)]
 pub struct Pending {
     file: Option<std::io::BufWriter<File>>,
     /// The temporary file, or `None` when writing `path` directly.
@@ -157,6 +158,10 @@ pub fn create(path: &Path) -> Result<Pending, String> {
             }
         }
     };
+    // The file it replaces keeps its permissions (a private trace stays private).
+    if let Some(old) = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file()) {
+        let _ = file.set_permissions(old.permissions());
+    }
     let slot = crate::interrupt::forget_on_interrupt(&tmp);
     Ok(Pending { file: Some(std::io::BufWriter::new(file)), tmp: Some(tmp), path: path.into(), slot })
 }
@@ -202,6 +207,37 @@ mod tests {
         let null = dir.join("null");
         std::os::unix::fs::symlink("/dev/null", &null).unwrap();
         write(&null, "discarded").unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_output_is_put_in_place_whole_or_not_at_all() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("handshake-output-pending-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trace.jsonl");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Written in part, then given up (an error, a refusal): the old file stays.
+        let mut out = create(&path).unwrap();
+        out.write_all(b"half of the new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        drop(out);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+        };
+        assert_eq!(names(), vec!["trace.jsonl".to_string()], "no temporary file left");
+        // Committed: the whole new file, with the old one's permissions.
+        let mut out = create(&path).unwrap();
+        out.write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(names(), vec!["trace.jsonl".to_string()]);
+        // A folder is refused before anything is made.
+        assert!(create(&dir).unwrap_err().contains("it is a folder"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
