@@ -418,8 +418,9 @@ fn header(
     let _ = writeln!(out, "# Every request is a step at the time it was made, every answer an `answer` step at");
     let _ = writeln!(out, "# the time it was sent, from whoever sent it; nobody answers on their own (ignore).");
     let _ = writeln!(out, "# Not carried: the teammates' work and lives (status, crash, file lines), which a literal");
-    let _ = writeln!(out, "# replay does not reproduce; so gated-action, graceful-complete and final-roster");
-    let _ = writeln!(out, "# judge this run only by what its own steps do.");
+    let _ = writeln!(out, "# replay does not reproduce, nor an answer as its sender's own act (a scripted answer is");
+    let _ = writeln!(out, "# the script's); so gated-action, graceful-complete, final-roster, current-incarnation");
+    let _ = writeln!(out, "# and work-in-assignment judge this run only by what its own steps do.");
     for (what, n) in left_out {
         let _ = writeln!(out, "# Left out: {n} {what}.");
     }
