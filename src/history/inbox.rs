@@ -268,6 +268,12 @@ fn build(mut lines: Vec<Line>, alerts: Vec<Note>, files: Vec<String>) -> Result<
         b.line(l, owner, &files, t)
             .map_err(|reason| BadLine { line: l.n, reason: format!("{}: {reason}", files[l.file as usize]) })?;
     }
+    if b.reuses > REUSES_SAID {
+        let more = b.reuses - REUSES_SAID;
+        let s = if more == 1 { "" } else { "s" };
+        let text = format!("and {more} more request{s} made under an id already used");
+        b.push(b.events.last().map_or(Millis::ZERO, |e| e.t), Event::Alert { agent: lead, text }, 0, u32::MAX);
+    }
     let checked = lines.iter().any(|l| l.meta);
     drop(lines);
     let (events, line_of, origin) = (b.events, b.line_of, b.origin);
@@ -317,8 +323,10 @@ struct Builder {
     /// Each id as written (`3f2a9c1e`, `req_000042`) and the id it stands for.
     ids: BTreeMap<String, RequestId>,
     /// An id written again for another request (another kind, asker or
-    /// target): every request made under it, in the order made.
-    reused: BTreeMap<String, Vec<RequestId>>,
+    /// target), and the requests made under it.
+    reused: BTreeMap<String, Reused>,
+    /// Requests made under an id already used, so far.
+    reuses: usize,
     /// Each request: its kind, who asked, whom, and the file and line that made it.
     requests: BTreeMap<RequestId, Made>,
     events: Vec<Stamped>,
@@ -333,6 +341,20 @@ struct Builder {
     /// Each request's state as its tracker holds it.
     status: BTreeMap<RequestId, Status>,
 }
+
+/// The requests made under one written id used again.
+struct Reused {
+    /// The last made.
+    latest: RequestId,
+    /// How many were made under it.
+    count: usize,
+    /// The last made of each target by each asker: what an answer from the
+    /// target to the asker quoting the id answers.
+    of: BTreeMap<(AgentId, AgentId), RequestId>,
+}
+
+/// Reused ids said one by one; past these, a count.
+const REUSES_SAID: usize = 20;
 
 /// A request as its line made it.
 #[derive(Clone, Copy)]
@@ -373,17 +395,30 @@ impl Builder {
     /// one's answers against the other's target.
     fn request(&mut self, written: &str, made: Made, files: &[String], t: Millis) -> RequestId {
         let Some(&first) = self.ids.get(written) else { return self.id(written) };
-        let under = self.reused.get(written).cloned().unwrap_or_else(|| vec![first]);
-        let last = *under.last().unwrap_or(&first);
+        let last = self.reused.get(written).map_or(first, |r| r.latest);
         match self.requests.get(&last) {
             Some(m) if (m.kind, m.asker, m.target) == (made.kind, made.asker, made.target) => return last,
             None => return last,
             Some(_) => {}
         }
         let m = self.requests[&first];
-        let label = format!("{written}#{}", under.len() + 1);
+        let count = self.reused.get(written).map_or(1, |r| r.count) + 1;
+        let label = format!("{written}#{count}");
         let id = self.fresh(written, label.clone());
-        self.reused.entry(written.to_string()).or_insert(under).push(id);
+        let r = self.reused.entry(written.to_string()).or_insert_with(|| Reused {
+            latest: first,
+            count: 1,
+            of: BTreeMap::from([((m.target, m.asker), first)]),
+        });
+        r.latest = id;
+        r.count = count;
+        r.of.insert((made.target, made.asker), id);
+        // Said one by one for the first few: a file reusing one id on every
+        // line would otherwise cost a note a line (a count says the rest).
+        self.reuses += 1;
+        if self.reuses > REUSES_SAID {
+            return id;
+        }
         let name = |a: AgentId| self.team.names.get(a.index()).cloned().unwrap_or_default();
         let file = |f: u32| files.get(f as usize).map_or("", String::as_str);
         let text = format!(
@@ -408,9 +443,10 @@ impl Builder {
     /// The request an answer from `from` to `to` quoting `written` answers:
     /// under a reused id, the latest made of `from` by `to`, else the latest.
     fn answered(&mut self, written: &str, from: AgentId, to: AgentId) -> RequestId {
-        let Some(under) = self.reused.get(written) else { return self.id(written) };
-        let asked = |id: &&RequestId| self.requests.get(id).is_some_and(|m| m.target == from && m.asker == to);
-        under.iter().rev().find(asked).or(under.last()).copied().unwrap_or_else(|| self.ids[written])
+        match self.reused.get(written) {
+            Some(r) => r.of.get(&(from, to)).copied().unwrap_or(r.latest),
+            None => self.id(written),
+        }
     }
 
     fn push(&mut self, t: Millis, event: Event, line: usize, file: u32) {
