@@ -132,7 +132,9 @@ pub fn create(path: &Path) -> Result<Pending, String> {
         return Ok(Pending { file: Some(std::io::BufWriter::new(file)), tmp: None, path: path.into(), slot: None });
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    // Short enough that the temporary name stays within a file name's limit.
+    let name: String =
+        path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().chars().take(100).collect());
     static N: AtomicU64 = AtomicU64::new(0);
     let mut options = std::fs::OpenOptions::new();
     // A new file of our own, never one a link or another program put there.
