@@ -132,7 +132,7 @@ fn listed(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Note>), BadLine> {
 /// Reads every regular `*.jsonl` in `dir` (sorted by name) into one history,
 /// in the order of the lines' times (a file's own order for equal times).
 /// Refused: a folder where no line is a message (nothing could be read),
-/// and one past [`MAX_FOLDER_BYTES`] or [`MAX_FOLDER_LINES`].
+/// and one past [`MAX_FOLDER_BYTES`].
 pub fn read(dir: &Path) -> Result<History, BadLine> {
     let bad = |file: &str, line: usize, reason: String| BadLine { line, reason: format!("{file}: {reason}") };
     let (files, skipped) = listed(dir)?;
