@@ -68,7 +68,18 @@ fn size(bytes: u64) -> String {
 
 /// The text of the file at `path`, at most `max` bytes of it.
 pub fn read_text(path: &Path, max: u64) -> Result<String, ReadError> {
-    let (file, kind) = open(path)?;
+    read(path, max, true)
+}
+
+/// [`read_text`], but never through a symbolic link: for a file found in a
+/// folder, which must be inside it (a link swapped in after the folder was
+/// listed is refused by the open itself).
+pub fn read_regular(path: &Path, max: u64) -> Result<String, ReadError> {
+    read(path, max, false)
+}
+
+fn read(path: &Path, max: u64, follow: bool) -> Result<String, ReadError> {
+    let (file, kind) = open(path, follow)?;
     if let Kind::Regular(len) = kind {
         if len > max {
             return Err(ReadError::TooBig { bytes: Some(len), max });
@@ -97,15 +108,17 @@ enum Kind {
 }
 
 #[cfg(unix)]
-fn open(path: &Path) -> Result<(File, Kind), ReadError> {
+fn open(path: &Path, follow: bool) -> Result<(File, Kind), ReadError> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     use std::os::unix::io::AsRawFd;
     // Without O_NONBLOCK, opening a named pipe waits, forever, for a program
     // to open it for writing; with it the open returns, and a pipe nobody
     // writes to reads as empty (refused below) instead of hanging.
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| {
+    let flags = libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW };
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path).map_err(|e| {
         // A socket cannot be opened at all: say what it is, not "no such device".
         match std::fs::metadata(path) {
+            _ if !follow && e.raw_os_error() == Some(libc::ELOOP) => ReadError::NotAFile("a symbolic link"),
             Ok(m) if m.file_type().is_socket() => ReadError::NotAFile("a socket"),
             _ => ReadError::Io(e.to_string()),
         }
@@ -142,7 +155,7 @@ fn open(path: &Path) -> Result<(File, Kind), ReadError> {
 }
 
 #[cfg(not(unix))]
-fn open(path: &Path) -> Result<(File, Kind), ReadError> {
+fn open(path: &Path, _follow: bool) -> Result<(File, Kind), ReadError> {
     let file = File::open(path).map_err(|e| ReadError::Io(e.to_string()))?;
     let meta = file.metadata().map_err(|e| ReadError::Io(e.to_string()))?;
     if meta.is_dir() {

@@ -1,10 +1,86 @@
 //! Ctrl-C: the first one asks a long command (a sweep, a fuzz) to stop
 //! handing out work, finish what is in hand, report what it did and how to
 //! resume, and exit 130; a second one ends the process at once.
+//!
+//! Outputs being written are temporary files ([`crate::output::Pending`]):
+//! whenever Ctrl-C ends the process at once, it first removes them, so an
+//! interrupted command leaves neither a truncated output nor litter.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// Whether a command installed [`install`]'s handler.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// Whether the handler that only cleans up and exits is installed.
+static CLEANING: AtomicBool = AtomicBool::new(false);
+
+/// The temporary files to remove if Ctrl-C ends the process: C strings a
+/// signal handler can hand to `unlink`, in slots it can read without a lock.
+#[cfg(unix)]
+static TEMPORARY: [AtomicPtr<libc::c_char>; 64] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 64];
+
+/// Removes every temporary file still registered (async-signal-safe:
+/// atomic loads and `unlink`).
+#[cfg(unix)]
+fn remove_temporary() {
+    for slot in &TEMPORARY {
+        let p = slot.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: `p` is a NUL-terminated string registered below and never freed.
+            unsafe {
+                libc::unlink(p);
+            }
+        }
+    }
+}
+
+/// Registers `path`, a temporary output, to be removed if Ctrl-C ends the
+/// process; returns its slot for [`forgotten`], or `None` if all are taken
+/// (the file is then removed only by an orderly exit). A command that has
+/// not installed [`install`]'s handler gets one that removes the files and
+/// exits 130, instead of the default ending, which would leave them.
+pub fn forget_on_interrupt(path: &std::path::Path) -> Option<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+        // Leaked on purpose: a handler may read it at any moment (a few
+        // dozen bytes an output).
+        let p = c.into_raw();
+        let slot = TEMPORARY
+            .iter()
+            .position(|s| s.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire).is_ok());
+        if !INSTALLED.load(Ordering::Relaxed) && !CLEANING.swap(true, Ordering::Relaxed) {
+            // SAFETY: the handler only removes files (`unlink`) and calls `_exit`.
+            unsafe {
+                libc::signal(libc::SIGINT, on_sigint_clean as *const () as libc::sighandler_t);
+            }
+        }
+        slot
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// The temporary file in `slot` is gone (renamed into place or removed).
+pub fn forgotten(slot: usize) {
+    #[cfg(unix)]
+    if let Some(s) = TEMPORARY.get(slot) {
+        s.store(std::ptr::null_mut(), Ordering::Release);
+    }
+    #[cfg(not(unix))]
+    let _ = slot;
+}
+
+#[cfg(unix)]
+extern "C" fn on_sigint_clean(_: libc::c_int) {
+    remove_temporary();
+    // SAFETY: `_exit` is async-signal-safe and takes any status.
+    unsafe { libc::_exit(130) }
+}
 
 /// Whether Ctrl-C was pressed (or SIGINT sent).
 pub fn requested() -> bool {
@@ -15,6 +91,7 @@ pub fn requested() -> bool {
 extern "C" fn on_sigint(_: libc::c_int) {
     // Only async-signal-safe calls here: an atomic swap and `_exit`.
     if REQUESTED.swap(true, Ordering::Relaxed) {
+        remove_temporary();
         // SAFETY: `_exit` is async-signal-safe and takes any status.
         unsafe { libc::_exit(130) }
     }
@@ -23,6 +100,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
 /// Installs the handler; commands that do not look at [`requested`] should
 /// not call this (the default, ending at once, is right for them).
 pub fn install() {
+    INSTALLED.store(true, Ordering::Relaxed);
     #[cfg(unix)]
     // SAFETY: installing a handler that only stores to an atomic and calls
     // `_exit`, both async-signal-safe.

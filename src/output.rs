@@ -5,9 +5,15 @@
 //! overwritten, or created wherever it points. A link to something that is
 //! not a regular file (`/dev/stdout`, a terminal, a pipe) is written through:
 //! nothing is overwritten there.
+//!
+//! Every output is written whole or not at all: into a temporary file in
+//! the same folder, renamed into place when complete ([`Pending`]). Ctrl-C,
+//! an error or a refusal leaves the previous file as it was.
 
 use std::fs::File;
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why `path` may not be written, if it may not: checked before a command
 /// starts its work, so that a refusal runs nothing.
@@ -39,31 +45,139 @@ pub fn check(path: &Path) -> Result<(), String> {
     }
 }
 
-/// Creates (or empties) the file at `path` for writing, or says why not.
-pub fn create(path: &Path) -> Result<File, String> {
-    check(path)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    #[cfg(unix)]
-    if !is_link {
-        use std::os::unix::fs::OpenOptionsExt;
-        // A link swapped in after the check is refused by the open itself.
-        options.custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path).map_err(|e| {
-        #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            return format!("{} became a symbolic link: nothing is written through a link", path.display());
-        }
-        format!("cannot write {}: {e}", path.display())
-    })
+/// An output being written: a temporary file beside `path` (same folder,
+/// so the rename is atomic), renamed onto `path` by [`Pending::commit`]
+/// once it is whole. Until then the file at `path`, if any, is untouched:
+/// a run interrupted (Ctrl-C), failing or refused leaves the previous
+/// output as it was, and the temporary file is removed (on Ctrl-C by the
+/// signal handler, see [`crate::interrupt::forget_on_interrupt`]).
+///
+/// A device or a pipe (`/dev/stdout`, `/dev/null`) is written directly:
+/// nothing can be renamed onto it, and nothing there is overwritten.
+#[derive(Debug)]
+pub struct Pending {
+    file: Option<std::io::BufWriter<File>>,
+    /// The temporary file, or `None` when writing `path` directly.
+    tmp: Option<PathBuf>,
+    path: PathBuf,
+    /// The signal handler's slot for `tmp`.
+    slot: Option<usize>,
 }
 
-/// Writes `text` to a new file at `path` (see [`create`]).
+impl Pending {
+    /// Puts the whole output in place of `path`: the temporary file is
+    /// flushed, synced and renamed onto it (a link put at `path` meanwhile is
+    /// replaced, never written through).
+    pub fn commit(mut self) -> Result<(), String> {
+        let shown = self.path.display().to_string();
+        let file = self.file.take().map(|f| f.into_inner().map_err(|e| e.into_error()));
+        match file {
+            // Synced before the rename: the file put in place is whole.
+            Some(Ok(f)) if self.tmp.is_some() => f.sync_all().map_err(|e| format!("cannot write {shown}: {e}"))?,
+            Some(Err(e)) => return Err(format!("cannot write {shown}: {e}")),
+            _ => {}
+        }
+        if let Some(tmp) = &self.tmp {
+            std::fs::rename(tmp, &self.path).map_err(|e| format!("cannot write {shown}: {e}"))?;
+            self.tmp = None;
+        }
+        Ok(())
+    }
+}
+
+impl Write for Pending {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.file {
+            Some(f) => f.write(buf),
+            None => Err(std::io::Error::other("already committed")),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.write_all(buf),
+            None => Err(std::io::Error::other("already committed")),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), |f| f.flush())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // Not committed: the output is incomplete, and the old one stays.
+        drop(self.file.take());
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+        if let Some(slot) = self.slot.take() {
+            crate::interrupt::forgotten(slot);
+        }
+    }
+}
+
+/// Starts writing the output `path` (see [`Pending`]), or says why it
+/// cannot be written: a link to a file, no such folder, a folder where the
+/// temporary file cannot be made.
+pub fn create(path: &Path) -> Result<Pending, String> {
+    check(path)?;
+    let shown = path.display();
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(format!("cannot write {shown}: it is a folder; name a file"));
+    }
+    // A device or a pipe, named or linked to: written as it is.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let file =
+            std::fs::OpenOptions::new().write(true).open(path).map_err(|e| format!("cannot write {shown}: {e}"))?;
+        return Ok(Pending { file: Some(std::io::BufWriter::new(file)), tmp: None, path: path.into(), slot: None });
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // Short enough that the temporary name stays within a file name's limit.
+    let name: String =
+        path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().chars().take(100).collect());
+    static N: AtomicU64 = AtomicU64::new(0);
+    let mut options = std::fs::OpenOptions::new();
+    // A new file of our own, never one a link or another program put there.
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    let mut tries = 0;
+    let (tmp, file) = loop {
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        match options.open(&tmp) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(e) => {
+                return Err(format!(
+                    "cannot write {shown}: a temporary file in {} cannot be made ({e}); outputs are written \
+                     beside their place and renamed into it when whole",
+                    dir.display()
+                ))
+            }
+        }
+    };
+    // The file it replaces keeps its permissions (a private trace stays private).
+    if let Some(old) = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file()) {
+        let _ = file.set_permissions(old.permissions());
+    }
+    let slot = crate::interrupt::forget_on_interrupt(&tmp);
+    Ok(Pending { file: Some(std::io::BufWriter::new(file)), tmp: Some(tmp), path: path.into(), slot })
+}
+
+/// Writes `text` as the whole output `path` (see [`create`]).
 pub fn write(path: &Path, text: &str) -> Result<(), String> {
-    use std::io::Write;
-    create(path)?.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    write_bytes(path, text.as_bytes())
+}
+
+/// [`write`], for bytes.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let mut out = create(path)?;
+    out.write_all(bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    out.commit()
 }
 
 #[cfg(all(test, unix))]
@@ -95,6 +209,37 @@ mod tests {
         let null = dir.join("null");
         std::os::unix::fs::symlink("/dev/null", &null).unwrap();
         write(&null, "discarded").unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_output_is_put_in_place_whole_or_not_at_all() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("handshake-output-pending-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trace.jsonl");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Written in part, then given up (an error, a refusal): the old file stays.
+        let mut out = create(&path).unwrap();
+        out.write_all(b"half of the new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        drop(out);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+        };
+        assert_eq!(names(), vec!["trace.jsonl".to_string()], "no temporary file left");
+        // Committed: the whole new file, with the old one's permissions.
+        let mut out = create(&path).unwrap();
+        out.write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(names(), vec!["trace.jsonl".to_string()]);
+        // A folder is refused before anything is made.
+        assert!(create(&dir).unwrap_err().contains("it is a folder"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

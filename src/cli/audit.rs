@@ -45,14 +45,19 @@ pub fn main(a: AuditArgs) -> i32 {
         match crate::history::inbox::read(&dir) {
             Ok(h) => (h, Some(dir)),
             Err(bad) => {
-                // The reason starts with the file of the folder it is about.
-                let (file, why) = bad.reason.split_once(": ").unwrap_or(("", &bad.reason));
-                let problem = Problem::in_file(dir.join(file).display(), why).on_line(bad.line);
-                let line = format!(
-                    "{}/{}; nothing was judged",
-                    dir.display(),
-                    bad.reason.replacen(": ", &format!(":{}: ", bad.line), 1)
-                );
+                // The reason starts with the file of the folder it is about
+                // (line 0: the file as a whole), or is about the folder.
+                let (file, why) = match bad.reason.split_once(": ") {
+                    Some((file, why)) if bad.line > 0 || file.ends_with(".jsonl") => (dir.join(file), why),
+                    _ => (dir.clone(), bad.reason.as_str()),
+                };
+                let mut problem = Problem::in_file(file.display(), why);
+                let line = if bad.line > 0 {
+                    problem = problem.on_line(bad.line);
+                    format!("{}:{}: {why}; nothing was judged", file.display(), bad.line)
+                } else {
+                    format!("{}: {why}; nothing was judged", file.display())
+                };
                 return Refusal::line(line, problem).tell(a.format);
             }
         }
@@ -128,34 +133,37 @@ pub fn main(a: AuditArgs) -> i32 {
                 let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
                 println!("      {cross} invariant {} — {} (at {})", v.invariant, super::shown(&v.detail), v.at);
                 match (v.event, line_of(v.event), v.event.and_then(|i| h.origin.get(i))) {
-                    (Some(i), _, Some(at)) => println!("        {at}: {}", h.events[i].describe(&h.names)),
+                    (Some(i), Some(line), Some(file)) => {
+                        println!("        {file}:{line}: {}", h.events[i].describe(&h.names))
+                    }
                     (Some(i), Some(line), None) => println!("        line {line}: {}", h.events[i].describe(&h.names)),
                     _ => {}
                 }
             }
         }
         Format::Json => {
-            let list: Vec<serde_json::Value> = violations
-                .iter()
-                .map(|v| {
-                    serde_json::json!({
-                        "invariant": v.invariant.name(),
-                        "at_ms": v.at.0,
-                        "line": line_of(v.event),
-                        "file": v.event.and_then(|i| h.origin.get(i)).and_then(|o| o.split(':').next()),
-                        "detail": v.detail,
+            // Written as it is serialised: a folder's history may hold half a
+            // million violations, which as one JSON value would cost memory
+            // several times the input's (docs/audit.md states the bound).
+            let doc = Doc {
+                path: &shown,
+                scenario: h.scenario.as_deref(),
+                seed: h.seed,
+                events: h.events.len(),
+                passed: violations.is_empty(),
+                violations: Found { h: &h, list: &violations },
+                alerts: h
+                    .events
+                    .iter()
+                    .filter_map(|e| match &e.event {
+                        crate::trace::Event::Alert { text, .. } => Some(text.as_str()),
+                        _ => None,
                     })
-                })
-                .collect();
-            let doc = serde_json::json!({
-                "path": shown,
-                "scenario": h.scenario,
-                "seed": h.seed,
-                "events": h.events.len(),
-                "passed": violations.is_empty(),
-                "violations": list,
-            });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+                    .collect(),
+            };
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = serde_json::to_writer_pretty(&mut out, &doc);
+            let _ = std::io::Write::write_all(&mut out, b"\n");
         }
     }
     if let Some(w) = wrote {
@@ -169,6 +177,41 @@ pub fn main(a: AuditArgs) -> i32 {
         EXIT_OK
     } else {
         EXIT_FAILED
+    }
+}
+
+/// `audit --format json`'s document (`$defs/audit` in docs/report.schema.json).
+#[derive(serde::Serialize)]
+struct Doc<'a> {
+    path: &'a str,
+    scenario: Option<&'a str>,
+    seed: Option<u64>,
+    events: usize,
+    passed: bool,
+    violations: Found<'a>,
+    /// What the reader noted without judging it: lines that are not
+    /// messages, links skipped, an id used again for another request.
+    alerts: Vec<&'a str>,
+}
+
+/// The violations, each serialised as it is written.
+struct Found<'a> {
+    h: &'a crate::history::History,
+    list: &'a [crate::oracle::Violation],
+}
+
+impl serde::Serialize for Found<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let h = self.h;
+        s.collect_seq(self.list.iter().map(|v| {
+            serde_json::json!({
+                "invariant": v.invariant.name(),
+                "at_ms": v.at.0,
+                "line": v.event.and_then(|i| h.lines.get(i).copied()),
+                "file": v.event.and_then(|i| h.origin.get(i)),
+                "detail": v.detail,
+            })
+        }))
     }
 }
 
@@ -190,6 +233,7 @@ fn write_scenario(
         ));
     }
     let steps = text.matches("[[step]]").count();
-    std::fs::write(path, &text).map_err(|e| format!("{written}: {e}"))?;
+    // As every writer does: never through a link, whole or not at all.
+    crate::output::write(path, &text)?;
     Ok(crate::words::plural(steps as u64, "step"))
 }

@@ -72,8 +72,8 @@ pub fn man(a: ManArgs) -> i32 {
     }
     for (name, bytes) in &pages {
         let path = a.out.join(name);
-        if let Err(e) = std::fs::write(&path, bytes) {
-            eprintln!("error: {}: {e}", path.display());
+        if let Err(e) = crate::output::write_bytes(&path, bytes) {
+            eprintln!("error: {e}");
             return EXIT_BAD_INPUT;
         }
     }

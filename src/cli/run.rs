@@ -244,7 +244,7 @@ pub fn main(a: RunArgs) -> i32 {
     };
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
     // and a long run should not end in "cannot write".
-    let mut outputs: Vec<(Output, PathBuf, std::fs::File)> = Vec::new();
+    let mut outputs: Vec<(Output, PathBuf, crate::output::Pending)> = Vec::new();
     for (output, path) in wanted {
         match open_output(output, path) {
             Ok(file) => outputs.push((output, path.to_path_buf(), file)),
@@ -351,14 +351,14 @@ fn outputs_wanted(a: &RunArgs) -> Vec<(Output, &Path)> {
 
 /// Opens an output file for writing (never through a link to a file), or
 /// says why it cannot be.
-fn open_output(output: Output, path: &Path) -> Result<std::fs::File, String> {
+fn open_output(output: Output, path: &Path) -> Result<crate::output::Pending, String> {
     crate::output::create(path).map_err(|e| format!("{}: {e}", output.option()))
 }
 
 /// Writes what each output option asked for; the picture is drawn once even
 /// when both `--svg` and `--html` want it.
 fn write_outputs(
-    outputs: Vec<(Output, PathBuf, std::fs::File)>,
+    outputs: Vec<(Output, PathBuf, crate::output::Pending)>,
     s: &Scenario,
     report: &Report,
     outcome: &crate::world::Outcome,
@@ -367,14 +367,15 @@ fn write_outputs(
 ) -> Result<(), String> {
     let opts = crate::view::ViewOptions::titled(&s.name);
     let mut svg: Option<String> = None;
-    for (output, path, file) in outputs {
+    let mut done: Vec<(Output, crate::output::Pending)> = Vec::new();
+    for (output, path, mut file) in outputs {
         let written = match output {
-            Output::Trace => write_trace(file, s, report.seed, outcome),
-            Output::Mermaid => write_text(file, &crate::view::mermaid(outcome, &opts)),
+            Output::Trace => write_trace(&mut file, s, report.seed, outcome),
+            Output::Mermaid => write_text(&mut file, &crate::view::mermaid(outcome, &opts)),
             Output::Svg | Output::Html => {
                 let svg = svg.get_or_insert_with(|| crate::view::svg(outcome, &opts));
                 if output == Output::Svg {
-                    write_text(file, svg)
+                    write_text(&mut file, svg)
                 } else if let Some((w, other, theirs)) = what_if {
                     use crate::view::compare::{page, Side};
                     let words = w.setting.words();
@@ -396,14 +397,20 @@ fn write_outputs(
                         },
                         heading: &heading,
                     };
-                    write_text(file, &page(&a, &b, &words))
+                    write_text(&mut file, &page(&a, &b, &words))
                 } else {
                     let page = crate::view::html::Page { about: &s.about, report, reproduce, svg };
-                    write_text(file, &crate::view::html::html(outcome, &page))
+                    write_text(&mut file, &crate::view::html::html(outcome, &page))
                 }
             }
         };
         written.map_err(|e| format!("writing {} to {}: {e}", output.option(), path.display()))?;
+        done.push((output, file));
+    }
+    // Each output in place only once all are whole: a failure above leaves
+    // every previous file as it was.
+    for (output, file) in done {
+        file.commit().map_err(|e| format!("{}: {e}", output.option()))?;
     }
     Ok(())
 }
@@ -430,7 +437,7 @@ pub fn stepping_page(
     Ok(crate::view::html::html(&outcome, &page))
 }
 
-fn write_text(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
+fn write_text(file: &mut crate::output::Pending, text: &str) -> std::io::Result<()> {
     file.write_all(text.as_bytes())
 }
 
@@ -464,7 +471,7 @@ fn live_printer(which: Events) -> crate::trace::LiveSink {
 fn single(
     a: &RunArgs,
     scenarios: &[Scenario],
-    mut outputs: Vec<(Output, PathBuf, std::fs::File)>,
+    mut outputs: Vec<(Output, PathBuf, crate::output::Pending)>,
     schedule: Option<crate::world::Schedule>,
     what_if: Option<&WhatIf>,
 ) -> i32 {
@@ -776,10 +783,14 @@ fn print_report(r: &Report, a: &RunArgs) {
 }
 
 /// The run's history: a header line (docs/history.md), then a line an event.
-fn write_trace(file: std::fs::File, s: &Scenario, seed: u64, o: &crate::world::Outcome) -> std::io::Result<()> {
-    let mut out = std::io::BufWriter::new(file);
+fn write_trace(
+    out: &mut crate::output::Pending,
+    s: &Scenario,
+    seed: u64,
+    o: &crate::world::Outcome,
+) -> std::io::Result<()> {
     let header = crate::history::header(&s.name, seed, o, s.policy(), &s.require_plan());
-    crate::history::write(&mut out, &header, o)?;
+    crate::history::write(out, &header, o)?;
     out.flush()
 }
 

@@ -57,13 +57,29 @@ pub struct History {
     pub events: Vec<Stamped>,
     /// The line each event came from (1-based), for reports.
     pub lines: Vec<usize>,
-    /// For a folder of inbox files, the file and line each event came
-    /// from (`lead.jsonl:2`); empty for a trace.
-    pub origin: Vec<String>,
+    /// For a folder of inbox files, the file each event came from (its
+    /// line is in `lines`); empty for a trace.
+    pub origin: Origin,
     pub policy: Policy,
     pub require_plan: Vec<bool>,
     pub ended_at: Millis,
     pub stop: crate::world::Stop,
+}
+
+/// The inbox file each event of a folder's history came from: an index a
+/// event into the files' names (a number, not a name, so that a line costs
+/// four bytes here whatever its file is called).
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    pub files: Vec<String>,
+    pub of: Vec<u32>,
+}
+
+impl Origin {
+    /// The file event `i` came from, if it came from one.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        self.of.get(i).and_then(|&f| self.files.get(f as usize)).map(String::as_str)
+    }
 }
 
 /// What is wrong with a history, and on which line.
@@ -89,7 +105,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         names: Names::default(),
         events: Vec::new(),
         lines: Vec::new(),
-        origin: Vec::new(),
+        origin: Origin::default(),
         policy: Policy::default(),
         require_plan: Vec::new(),
         ended_at: Millis::ZERO,
@@ -141,6 +157,22 @@ pub fn read(text: &str) -> Result<History, BadLine> {
             continue;
         }
         let e = r.event(m, &mut h.names).map_err(|reason| BadLine { line, reason })?;
+        // Events are lines in the order they happened: a line earlier in
+        // time than the one before it (a verdict at 10 ms on a request opened
+        // at 5 s) is no history of a run, and judging it would pass what
+        // could never have happened.
+        if let (Some(last), Some(&was)) = (h.events.last(), h.lines.last()) {
+            if e.t < last.t {
+                return Err(BadLine {
+                    line,
+                    reason: format!(
+                        "time runs backwards: \"t\" is {} ms, after line {was} at {} ms; each event's \"t\" is at \
+                         or after the one before it (events are written in the order they happened)",
+                        e.t.0, last.t.0
+                    ),
+                });
+            }
+        }
         h.events.push(e);
         h.lines.push(line);
     }

@@ -15,7 +15,7 @@
 //! (statuses, crashes, files), forged messages.
 
 use super::History;
-use crate::protocol::{Address, AgentId, Kind, MessageType, Millis, RequestId};
+use crate::protocol::{Address, AgentId, Effect, Kind, MessageType, Millis, RequestId};
 use crate::scenario::file::toml_string;
 use crate::trace::{Cause, Event};
 use std::collections::BTreeMap;
@@ -32,9 +32,102 @@ struct Entry {
     text: String,
 }
 
+/// How the written file makes the offers the history's lead passed on when
+/// an earlier one expired (a task's `reassign`): a replay must make every
+/// request once, as the history did, never once by a step and again by its
+/// own lead.
+struct PassedOn {
+    /// Each offer the history's lead opened as the very next thing after an
+    /// expiry that passes a request on, with the automatic label
+    /// (`bob/task/1`) this program's lead gives it.
+    ids: BTreeMap<RequestId, String>,
+    /// The file's lead passes them on itself, as the history's did: they are
+    /// no steps. Otherwise each is a step, and the lead's own passing on is
+    /// switched off (`on_task_timeout = "drop"`).
+    by_lead: bool,
+}
+
 /// The scenario text for history `h`, read from `source`; `found` lists what
 /// the audit of it reported, for the file's `about`.
+///
+/// Where the history's policy passes an expired request on (a task's
+/// `reassign`), the file's lead does so first, as the history's lead did, so
+/// that the task witness still sees one task across its offers
+/// (`single-holder`); the file is then run, and kept only if it makes the
+/// same requests at the same times and expires the same ones. Otherwise (its
+/// lead would pick another teammate: the replay's teammates do no work, so
+/// all are idle) every offer is a step and the lead's own passing on is off,
+/// and the header says what that cannot show.
 pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String, CannotWrite> {
+    let ids = passed_on(h);
+    let passes = Kind::ALL.into_iter().any(|k| h.policy.on_expiry(k).effect == Effect::AskNext);
+    if h.scenario.is_some() && passes {
+        let lead = PassedOn { ids: ids.clone(), by_lead: true };
+        let text = write(h, source, found, &lead)?;
+        if same_requests(h, &text) {
+            return Ok(text);
+        }
+    }
+    write(h, source, found, &PassedOn { ids, by_lead: false })
+}
+
+/// The offers the history's lead passed on, each with the automatic label
+/// this program's lead gives it: `<teammate>/<kind>/<n>`, `n` counting that
+/// teammate's requests of the kind in the history's order.
+fn passed_on(h: &History) -> BTreeMap<RequestId, String> {
+    let mut counts: BTreeMap<(AgentId, Kind), u32> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    let mut after_expiry = false;
+    for e in &h.events {
+        let expiry_before = std::mem::take(&mut after_expiry);
+        match &e.event {
+            Event::Expired { default, .. } if default.effect == Effect::AskNext => after_expiry = true,
+            Event::Opened { id, kind, requester, target, .. } => {
+                let about = kind.spec().about.of(*requester, *target);
+                let n = counts.entry((about, *kind)).or_default();
+                *n += 1;
+                if expiry_before && requester.is_lead() {
+                    let name = h.names.agents.get(about.index()).map_or("?", String::as_str);
+                    out.insert(*id, format!("{name}/{kind}/{n}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether the scenario `text` run opens the requests `h` shows, at the same
+/// times, between the same agents, and expires the same ones: a literal
+/// replay of its requests.
+fn same_requests(h: &History, text: &str) -> bool {
+    let Ok(s) = crate::scenario::load_str("incident.toml", text) else { return false };
+    let opts = crate::scenario::RunOptions { keep_outcome: true, ..Default::default() };
+    let Some(o) = crate::scenario::run_scenario(&s, s.default_seed(), opts).outcome else { return false };
+    requests_of(&h.events, &h.names) == requests_of(&o.events, &o.names)
+}
+
+/// Each request opened (when, what, between whom by name, the lead as
+/// itself) and each expiry (when, and which request in the order opened).
+fn requests_of(events: &[crate::trace::Stamped], names: &crate::trace::Names) -> Vec<(Millis, String)> {
+    let name = |a: AgentId| if a.is_lead() { "lead" } else { names.agents.get(a.index()).map_or("?", String::as_str) };
+    let mut order: BTreeMap<RequestId, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for e in events {
+        match &e.event {
+            Event::Opened { id, kind, requester, target, .. } => {
+                order.insert(*id, order.len());
+                out.push((e.t, format!("{kind} {} -> {}", name(*requester), name(*target))));
+            }
+            Event::Expired { id, .. } => out.push((e.t, format!("expired {:?}", order.get(id)))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The scenario text for `h`, its passed-on offers made as `passing` says.
+fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Result<String, CannotWrite> {
     let names = &h.names;
     let adversary = names.agents.iter().position(|n| n == "adversary").map(|i| AgentId(i as u32));
     let mut who: Vec<String> = Vec::with_capacity(names.agents.len());
@@ -56,6 +149,12 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
     let mut kinds: BTreeMap<RequestId, Kind> = BTreeMap::new();
     for e in &h.events {
         if let Event::Opened { id, kind, .. } = &e.event {
+            if let Some(auto) = passing.ids.get(id).filter(|_| passing.by_lead) {
+                // Made by the file's own lead, which labels it so.
+                labels.insert(*id, auto.clone());
+                kinds.insert(*id, *kind);
+                continue;
+            }
             let mut label = plain(&names.label_or_short(*id));
             while !taken.insert(label.clone()) {
                 label.push('_');
@@ -124,7 +223,6 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
             Address::Everyone => None,
         };
         let words = words.as_deref();
-        let mut s = format!("[[step]]\nat = \"{}ms\"\n", t.0);
         let label = request_id.and_then(|id| labels.get(&id));
         match (*message_type, request_id) {
             (MessageType::Request(_), Some(id)) if !requested.insert(*id) => {
@@ -133,96 +231,197 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
                 *left_out.entry("requests sent again").or_default() += 1;
                 continue;
             }
-            // A request from one who may ask it: the step that asks it.
-            (MessageType::Request(kind), Some(_)) if kind.spec().asker.is_lead() == from.is_lead() => {
-                let spec = kind.spec();
-                let _ = writeln!(s, "do = {}", q(spec.step));
-                if !from.is_lead() {
-                    let _ = writeln!(s, "from = {}", q(from_name));
-                }
-                let _ = writeln!(s, "to = {}", q(to_name.unwrap_or("?")));
-                if let Some(l) = label {
-                    let _ = writeln!(s, "label = {}", q(l));
-                }
-                let key = spec.request_words.key;
-                let placeholder = format!("a {key}");
-                match words {
-                    Some(w) => {
-                        let _ = writeln!(s, "{key} = {}", q(w));
-                    }
-                    None if spec.request_words.required => {
-                        let _ = writeln!(s, "{key} = {}", q(&placeholder));
-                    }
-                    None => {}
-                }
-            }
-            (MessageType::Response(_), Some(id)) => {
-                let _ = writeln!(s, "do = \"answer\"\nfrom = {}", q(from_name));
-                if let Some(to) = to_name {
-                    let _ = writeln!(s, "to = {}", q(to));
-                }
-                let _ = writeln!(s, "type = {}", q(message_type.name()));
-                match label {
-                    Some(l) => {
-                        let _ = writeln!(s, "request = {}", q(l));
-                    }
-                    None => {
-                        let written = names.label_or_short(*id);
-                        unissued.insert(written.clone());
-                        let _ = writeln!(s, "request_id = {}", q(&written));
-                    }
-                }
-                let _ = writeln!(s, "approve = {}", approve.unwrap_or(false));
-                if let Some(w) = words {
-                    let _ = writeln!(s, "reason = {}", q(w));
-                }
-            }
-            (MessageType::Message, _) if to_name.is_some() => {
-                let _ = writeln!(s, "do = \"message\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
-                let _ = writeln!(s, "text = {}", q(words.unwrap_or("")));
-            }
-            (MessageType::Broadcast, _) => {
-                let _ = writeln!(s, "do = \"broadcast\"\nfrom = {}\ntext = {}", q(from_name), q(words.unwrap_or("")));
-            }
-            (MessageType::PlanRequest, _) if from.is_lead() && to_name.is_some() => {
-                let _ = writeln!(s, "do = \"request_plan\"\nto = {}", q(to_name.unwrap_or("?")));
-                if let Some(w) = words {
-                    let _ = writeln!(s, "text = {}", q(w));
-                }
-            }
-            _ => {
-                *left_out.entry("messages no step can send").or_default() += 1;
+            // An offer the file's lead passes on itself: no step, but
+            // its delivery time is the history's all the same.
+            (MessageType::Request(_), Some(id)) if passing.by_lead && passing.ids.contains_key(id) => {
+                faults.extend(link_fault(e.t, from_name, to_name, message_type, &dropped, &delivered, *seq));
                 continue;
             }
+            _ => {}
         }
-        entries.push(Entry { t, text: s });
-        // How long it took, as the history shows: a delay on this one message.
-        let link = |kind: &str| {
-            let mut f = format!("[[fault]]\nkind = \"{kind}\"\nat = \"{}ms\"\nuntil = \"{}ms\"\n", t.0, t.0 + 1);
-            let _ = writeln!(f, "from = {}", q(from_name));
-            if let Some(to) = to_name {
-                let _ = writeln!(f, "to = {}", q(to));
-            }
-            let _ = writeln!(f, "type = {}\ncount = 1", q(message_type.name()));
-            f
+        let said = Said {
+            t,
+            from: *from,
+            from_name,
+            to_name,
+            message_type: *message_type,
+            request_id: *request_id,
+            approve: *approve,
+            words,
+            label,
         };
-        if dropped.contains(seq) {
-            faults.push(Entry { t, text: link("drop") });
-        } else if let Some(&at) = delivered.get(seq).filter(|at| **at > t) {
-            let mut f = link("delay");
-            let _ = writeln!(f, "delay = \"{}ms\"", at.0 - t.0);
-            faults.push(Entry { t, text: f });
-        }
+        let Some(s) = step_text(&said, names, &mut unissued) else {
+            *left_out.entry("messages no step can send").or_default() += 1;
+            continue;
+        };
+        entries.push(Entry { t, text: s });
+        faults.extend(link_fault(t, from_name, to_name, message_type, &dropped, &delivered, *seq));
     }
 
+    let mut out = header(h, source, &left_out, &unissued, passing);
+    let stem = std::path::Path::new(source).file_name().map_or("incident".into(), |f| f.to_string_lossy().into_owned());
+    let _ = writeln!(out, "name = {}", q(&format!("incident-{}", plain(stem.trim_end_matches(".jsonl")))));
+    let count = who.len() - usize::from(adversary.is_some());
+    let about = about(source, found, labels.len(), entries.len(), count);
+    let _ = writeln!(out, "about = {}", q(&about));
+    if let Some(seed) = h.seed {
+        let _ = writeln!(out, "seed = {seed}");
+    }
+    let from_trace = h.scenario.is_some();
+    if from_trace && matches!(h.stop, crate::world::Stop::EndTime | crate::world::Stop::Cap) {
+        let _ = writeln!(out, "end = \"{}ms\"", h.ended_at.0);
+    }
+    policy(&mut out, h, passing);
+    agents(&mut out, &who, adversary);
+    // Steps in time order (stable: the history's own order at equal times).
+    entries.sort_by_key(|e| e.t);
+    for e in entries.iter().chain(&faults) {
+        out.push('\n');
+        out.push_str(&e.text);
+    }
+    Ok(out)
+}
+
+/// A message the history shows sent, as a step needs it.
+struct Said<'a> {
+    t: Millis,
+    from: AgentId,
+    from_name: &'a str,
+    to_name: Option<&'a str>,
+    message_type: MessageType,
+    request_id: Option<RequestId>,
+    approve: Option<bool>,
+    words: Option<&'a str>,
+    /// The label of the request it makes or answers, if it has one.
+    label: Option<&'a String>,
+}
+
+/// The step that sends what `m` says was sent, or `None` if no step can;
+/// an answer to an id no request here has is noted in `unissued`.
+fn step_text(
+    m: &Said,
+    names: &crate::trace::Names,
+    unissued: &mut std::collections::BTreeSet<String>,
+) -> Option<String> {
+    let Said { t, from, from_name, to_name, message_type, request_id, approve, words, label } = *m;
+    let mut s = format!("[[step]]\nat = \"{}ms\"\n", t.0);
+    match (message_type, request_id) {
+        // A request from one who may ask it: the step that asks it.
+        (MessageType::Request(kind), Some(_)) if kind.spec().asker.is_lead() == from.is_lead() => {
+            let spec = kind.spec();
+            let _ = writeln!(s, "do = {}", q(spec.step));
+            if !from.is_lead() {
+                let _ = writeln!(s, "from = {}", q(from_name));
+            }
+            let _ = writeln!(s, "to = {}", q(to_name.unwrap_or("?")));
+            if let Some(l) = label {
+                let _ = writeln!(s, "label = {}", q(l));
+            }
+            let key = spec.request_words.key;
+            let placeholder = format!("a {key}");
+            match words {
+                Some(w) => {
+                    let _ = writeln!(s, "{key} = {}", q(w));
+                }
+                None if spec.request_words.required => {
+                    let _ = writeln!(s, "{key} = {}", q(&placeholder));
+                }
+                None => {}
+            }
+        }
+        (MessageType::Response(_), Some(id)) => {
+            let _ = writeln!(s, "do = \"answer\"\nfrom = {}", q(from_name));
+            if let Some(to) = to_name {
+                let _ = writeln!(s, "to = {}", q(to));
+            }
+            let _ = writeln!(s, "type = {}", q(message_type.name()));
+            match label {
+                Some(l) => {
+                    let _ = writeln!(s, "request = {}", q(l));
+                }
+                None => {
+                    let written = names.label_or_short(id);
+                    unissued.insert(written.clone());
+                    let _ = writeln!(s, "request_id = {}", q(&written));
+                }
+            }
+            let _ = writeln!(s, "approve = {}", approve.unwrap_or(false));
+            if let Some(w) = words {
+                let _ = writeln!(s, "reason = {}", q(w));
+            }
+        }
+        (MessageType::Message, _) if to_name.is_some() => {
+            let _ = writeln!(s, "do = \"message\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
+            let _ = writeln!(s, "text = {}", q(words.unwrap_or("")));
+        }
+        (MessageType::Broadcast, _) => {
+            let _ = writeln!(s, "do = \"broadcast\"\nfrom = {}\ntext = {}", q(from_name), q(words.unwrap_or("")));
+        }
+        (MessageType::PlanRequest, _) if from.is_lead() && to_name.is_some() => {
+            let _ = writeln!(s, "do = \"request_plan\"\nto = {}", q(to_name.unwrap_or("?")));
+            if let Some(w) = words {
+                let _ = writeln!(s, "text = {}", q(w));
+            }
+        }
+        _ => return None,
+    }
+    Some(s)
+}
+
+/// The file's `about`: what it replays, and what the audit found.
+fn about(source: &str, found: &[String], requests: usize, steps: usize, agents: usize) -> String {
+    let mut about = format!(
+        "What the history in {source} records, replayed: {}, {} in all, among {}.",
+        crate::words::plural(requests as u64, "request"),
+        crate::words::plural(steps as u64, "step"),
+        crate::words::plural(agents as u64, "agent")
+    );
+    if found.is_empty() {
+        about += " Its audit found nothing wrong.";
+    } else {
+        about += &format!(" Its audit found: {}.", found.join("; "));
+    }
+    about += " Run it to watch the incident, explore its orderings, or shrink it.";
+    about
+}
+
+/// The `[lead]` and `[[teammate]]` tables. Nobody answers on their own:
+/// each agent's answers to every protocol it may be asked (`on_<protocol>`)
+/// are "ignore"; the history's answers are steps. The lead answers what
+/// teammates ask; a teammate anything.
+fn agents(out: &mut String, who: &[String], adversary: Option<AgentId>) {
+    out.push_str("\n[lead]\n");
+    for k in Kind::ALL.iter().filter(|k| !k.spec().asker.is_lead()) {
+        let _ = writeln!(out, "on_{k} = \"ignore\"");
+    }
+    for (i, name) in who.iter().enumerate().skip(1) {
+        if Some(AgentId(i as u32)) == adversary {
+            continue;
+        }
+        let _ = write!(out, "\n[[teammate]]\nname = {}\n", q(name));
+        for k in Kind::ALL {
+            let _ = writeln!(out, "on_{k} = \"ignore\"");
+        }
+    }
+}
+
+/// The file's opening comment: what it replays, and what it cannot.
+fn header(
+    h: &History,
+    source: &str,
+    left_out: &BTreeMap<&'static str, usize>,
+    unissued: &std::collections::BTreeSet<String>,
+    passing: &PassedOn,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Written by `handshake audit {source} --to-scenario`: the history's lines, replayed.");
     let _ = writeln!(out, "# Every request is a step at the time it was made, every answer an `answer` step at");
     let _ = writeln!(out, "# the time it was sent, from whoever sent it; nobody answers on their own (ignore).");
     let _ = writeln!(out, "# Not carried: the teammates' work and lives (status, crash, file lines), which a literal");
-    let _ = writeln!(out, "# replay does not reproduce; so gated-action, graceful-complete and final-roster");
-    let _ = writeln!(out, "# judge this run only by what its own steps do.");
-    for (what, n) in &left_out {
+    let _ = writeln!(out, "# replay does not reproduce, nor an answer as its sender's own act (a scripted answer is");
+    let _ = writeln!(out, "# the script's); so gated-action, graceful-complete, final-roster, current-incarnation");
+    let _ = writeln!(out, "# and work-in-assignment judge this run only by what its own steps do.");
+    for (what, n) in left_out {
         let _ = writeln!(out, "# Left out: {n} {what}.");
     }
     if !unissued.is_empty() {
@@ -234,36 +433,46 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
         );
         let _ = writeln!(out, "# them; this lead has no such request to change, and ignores them (unknown_id).");
     }
-    let stem = std::path::Path::new(source).file_name().map_or("incident".into(), |f| f.to_string_lossy().into_owned());
-    let _ = writeln!(out, "name = {}", q(&format!("incident-{}", plain(stem.trim_end_matches(".jsonl")))));
-    let mut about = format!(
-        "What the history in {source} records, replayed: {}, {} in all, among {}.",
-        crate::words::plural(labels.len() as u64, "request"),
-        crate::words::plural(entries.len() as u64, "step"),
-        crate::words::plural((who.len() - usize::from(adversary.is_some())) as u64, "agent")
-    );
-    if found.is_empty() {
-        about += " Its audit found nothing wrong.";
-    } else {
-        about += &format!(" Its audit found: {}.", found.join("; "));
+    let n = crate::words::plural(passing.ids.len() as u64, "offer");
+    if passing.by_lead && !passing.ids.is_empty() {
+        let first = passing.ids.values().next().map_or("", String::as_str);
+        let _ =
+            writeln!(out, "# Offers the history's lead passed on when one expired (reassign; {n}) this lead passes");
+        let _ =
+            writeln!(out, "# on itself, as it did, not by steps (answers quote them by automatic label, as {first});");
+        let _ =
+            writeln!(out, "# this file was run: it makes the history's requests at their times, expiring the same.");
     }
-    about += " Run it to watch the incident, explore its orderings, or shrink it.";
-    let _ = writeln!(out, "about = {}", q(&about));
-    if let Some(seed) = h.seed {
-        let _ = writeln!(out, "seed = {seed}");
+    let passes = Kind::ALL.into_iter().any(|k| h.policy.on_expiry(k).effect == Effect::AskNext);
+    if !passing.by_lead && passes && h.scenario.is_some() {
+        let _ = writeln!(out, "# The lead's own reassignment is off (drop): run with it, this lead would pick other");
+        let _ = writeln!(out, "# teammates than the history's (here nobody works, so all are idle). So the offers the");
+        let _ = writeln!(out, "# history's lead passed on ({n}) are steps; an expired offer reads \"drop\" where the");
+        let _ =
+            writeln!(out, "# history's read \"reassign\"; and single-holder takes each offer for a task of its own:");
+        let _ = writeln!(out, "# two teammates holding one task across its offers are not seen in this run.");
     }
-    let from_trace = h.scenario.is_some();
-    if from_trace && matches!(h.stop, crate::world::Stop::EndTime | crate::world::Stop::Cap) {
-        let _ = writeln!(out, "end = \"{}ms\"", h.ended_at.0);
-    }
+    out
+}
+
+/// The `[policy]` and `[policy.defences]` tables: the history's own for a
+/// trace (but for a lead's passing on, if the file's steps make those
+/// offers), no deadlines for inbox files, which carry none.
+fn policy(out: &mut String, h: &History, passing: &PassedOn) {
     out.push_str("\n[policy]\nlatency = \"0ms\"\n");
     let p = &h.policy;
-    if from_trace {
+    if h.scenario.is_some() {
         for k in Kind::ALL {
             let _ = writeln!(out, "{} = {}", k.spec().timeout_key, duration(p.timeout(k)));
         }
         for k in Kind::ALL {
-            let _ = writeln!(out, "{} = {}", k.spec().expiry_key, q(p.on_expiry(k).as_str()));
+            let mut default = p.on_expiry(k);
+            if default.effect == Effect::AskNext && !passing.by_lead {
+                // The steps make the offers the history's lead passed on.
+                let other = k.spec().on_expiry.iter().find(|d| d.effect != Effect::AskNext);
+                default = other.copied().unwrap_or(default);
+            }
+            let _ = writeln!(out, "{} = {}", k.spec().expiry_key, q(default.as_str()));
         }
         let _ = writeln!(out, "strict_hierarchy = {}", p.strict_hierarchy);
     } else {
@@ -291,29 +500,35 @@ pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String
             let _ = writeln!(out, "{k} = false");
         }
     }
-    // Nobody answers on their own: each agent's answers to every protocol
-    // it may be asked (`on_<protocol>`) are "ignore"; the history's answers
-    // are steps. The lead answers what teammates ask; a teammate anything.
-    out.push_str("\n[lead]\n");
-    for k in Kind::ALL.iter().filter(|k| !k.spec().asker.is_lead()) {
-        let _ = writeln!(out, "on_{k} = \"ignore\"");
-    }
-    for (i, name) in who.iter().enumerate().skip(1) {
-        if Some(AgentId(i as u32)) == adversary {
-            continue;
+}
+
+/// The fault that gives the message sent at `t` as `seq` the fate the
+/// history shows: dropped, or delivered later (a delay on this one message).
+fn link_fault(
+    t: Millis,
+    from: &str,
+    to: Option<&str>,
+    message_type: &MessageType,
+    dropped: &std::collections::BTreeSet<u64>,
+    delivered: &BTreeMap<u64, Millis>,
+    seq: u64,
+) -> Option<Entry> {
+    let link = |kind: &str| {
+        let mut f = format!("[[fault]]\nkind = \"{kind}\"\nat = \"{}ms\"\nuntil = \"{}ms\"\n", t.0, t.0 + 1);
+        let _ = writeln!(f, "from = {}", q(from));
+        if let Some(to) = to {
+            let _ = writeln!(f, "to = {}", q(to));
         }
-        let _ = write!(out, "\n[[teammate]]\nname = {}\n", q(name));
-        for k in Kind::ALL {
-            let _ = writeln!(out, "on_{k} = \"ignore\"");
-        }
+        let _ = writeln!(f, "type = {}\ncount = 1", q(message_type.name()));
+        f
+    };
+    if dropped.contains(&seq) {
+        return Some(Entry { t, text: link("drop") });
     }
-    // Steps in time order (stable: the history's own order at equal times).
-    entries.sort_by_key(|e| e.t);
-    for e in entries.iter().chain(&faults) {
-        out.push('\n');
-        out.push_str(&e.text);
-    }
-    Ok(out)
+    let at = delivered.get(&seq).filter(|at| **at > t)?;
+    let mut f = link("delay");
+    let _ = writeln!(f, "delay = \"{}ms\"", at.0 - t.0);
+    Some(Entry { t, text: f })
 }
 
 /// A `forge` fault sending what the adversary sent, claiming `from`.
