@@ -449,7 +449,7 @@ impl Target {
     }
 }
 
-/// The keys of the defences switched off, in the order of their names.
+/// The keys of the defences switched off, in the order `Defences` declares them.
 fn switched_off(d: &crate::protocol::Defences) -> Vec<String> {
     let Ok(serde_json::Value::Object(m)) = serde_json::to_value(d) else { return Vec::new() };
     m.into_iter().filter(|(_, on)| *on == serde_json::Value::Bool(false)).map(|(k, _)| k).collect()
