@@ -44,3 +44,52 @@ fn the_leftover_request_of_45874_is_answered_twice_under_one_id() {
     assert_eq!(ids.len(), 2);
     assert_eq!(ids[0], ids[1]);
 }
+
+/// `handshake audit FOLDER` on a fixture: its exit status and output.
+fn audit(case: &str, extra: &[&str]) -> (i32, String) {
+    let dir = format!("{}/tests/fixtures/claude-code/{case}", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &dir, "--color", "never"])
+        .args(extra)
+        .output()
+        .expect("handshake runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn audit_judges_the_clean_team_a_pass_and_45874_a_failure_with_the_entry_that_shows_it() {
+    let (code, out) = audit("clean-team", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("PASS") && out.contains("every invariant held"), "{out}");
+    assert!(out.contains("read as a Claude Code 2.1 team folder"), "{out}");
+    let (code, out) = audit("45874-leftover-shutdown-kills-respawn", &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the request was already approved"), "{out}");
+    assert!(out.contains("inboxes/team-lead.json:4:"), "the entry that shows it: {out}");
+}
+
+#[test]
+fn an_entry_it_cannot_interpret_is_counted_on_the_verdict_line_and_strict_refuses_it() {
+    let dir = std::env::temp_dir().join(format!("handshake-cc-unjudged-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let entries = r#"[{"from":"bob","text":"{\"type\":\"join_request\",\"requestId\":\"j-1\"}","timestamp":"2026-04-09T17:27:03.068Z","read":true},
+        {"from":"bob","text":"hello","timestamp":"2026-04-09T17:27:04.068Z","read":true}]"#;
+    std::fs::write(dir.join("inboxes/team-lead.json"), entries).unwrap();
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &dir.display().to_string(), "--color", "never"])
+            .args(extra)
+            .output()
+            .expect("handshake runs");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, out) = run(&[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 entry not judged"), "the verdict line says so: {out}");
+    assert!(out.contains("? inboxes/team-lead.json[1]: type \"join_request\" is not one this reader knows"), "{out}");
+    assert!(!out.contains("\n      every invariant held\n"), "no bare pass: {out}");
+    let (code, _) = run(&["--strict"]);
+    assert_eq!(code, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct AuditArgs {
-    /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md)
+    /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md), or a Claude Code team folder, ~/.claude/teams/<team> (docs/claude-code.md)
     pub path: PathBuf,
     /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
@@ -17,6 +17,9 @@ pub struct AuditArgs {
     /// Also write the history as a scenario file F that replays its lines (each request and answer a step at its time, delivery times as delays), to run, explore or shrink the incident
     #[arg(long, value_name = "F")]
     pub to_scenario: Option<PathBuf>,
+    /// Exit 2 if any entry could not be interpreted (an unknown message type, a time it cannot read): without it, such entries are counted on the verdict line, and the history is judged without them
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub const AUDIT_EXAMPLES: &[(&str, &str)] = &[
@@ -24,6 +27,7 @@ pub const AUDIT_EXAMPLES: &[(&str, &str)] = &[
     ("handshake audit run.jsonl", "judge it again, from the file alone"),
     ("handshake audit run.jsonl --format json", "every violation with the line that shows it"),
     ("handshake audit path/to/project", "a real team's inbox files (.team/inbox, .mailboxes)"),
+    ("handshake audit ~/.claude/teams/my-team", "a Claude Code team's inboxes (docs/claude-code.md)"),
     (
         "handshake audit path/to/project --to-scenario incident.toml",
         "the incident as a scenario to run, explore or shrink",
@@ -36,7 +40,11 @@ const MAX_BYTES: u64 = 512 << 20;
 pub fn main(a: AuditArgs) -> i32 {
     let shown = a.path.display().to_string();
     // A folder is a team's inbox files; a file is a history.
-    let (h, from_inboxes) = if a.path.is_dir() {
+    let claude = a.path.is_dir() && crate::history::claude::folder::is_team_folder(&a.path);
+    let (h, from_inboxes) = if claude {
+        // Claude Code's team folder (docs/claude-code.md).
+        (crate::history::claude::history(&a.path, MAX_BYTES), Some(a.path.clone()))
+    } else if a.path.is_dir() {
         let Some(dir) = crate::history::inbox::find(&a.path) else {
             let why = "no inbox files here (*.jsonl in it, or in its .team/inbox, inbox or .mailboxes)";
             let line = format!("{shown}: {why}; nothing was judged");
@@ -103,13 +111,27 @@ pub fn main(a: AuditArgs) -> i32 {
                 Some(dir) => {
                     let messages =
                         h.events.iter().filter(|e| matches!(e.event, crate::trace::Event::Deliver { .. })).count();
+                    let unjudged = match h.unjudged.len() {
+                        0 => String::new(),
+                        n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
+                    };
                     println!(
-                        "{word}  {}  ({} among {})",
+                        "{word}  {}  ({} among {}{unjudged})",
                         dir.display(),
                         crate::words::plural(messages as u64, "message"),
                         crate::words::plural(h.names.agents.len() as u64, "agent")
                     );
-                    println!("      read as received messages; a file a read drained holds only its unread tail (docs/history.md)");
+                    if claude {
+                        println!(
+                            "      read as a Claude Code 2.1 team folder (docs/claude-code.md): an answer applied by its \
+                             id alone, as its runtime applies one"
+                        );
+                    } else {
+                        println!(
+                            "      read as received messages; a file a read drained holds only its unread tail \
+                             (docs/history.md)"
+                        );
+                    }
                 }
                 None => println!("{word}  {shown}  ({}{of})", crate::words::plural(h.events.len() as u64, "event")),
             }
@@ -118,8 +140,16 @@ pub fn main(a: AuditArgs) -> i32 {
                     println!("      ⚠ {text}");
                 }
             }
-            if violations.is_empty() {
-                println!("      every invariant held");
+            for (place, why) in &h.unjudged {
+                println!("      ? {place}: {}", super::shown(why));
+            }
+            match (violations.is_empty(), h.unjudged.len()) {
+                (true, 0) => println!("      every invariant held"),
+                (true, n) => println!(
+                    "      every invariant held in what could be read; {} could not be, so this is no clean bill",
+                    crate::words::plural(n as u64, "entry")
+                ),
+                _ => {}
             }
             // What inbox files cannot tell: a read cut what it read.
             let unknown = violations.iter().any(|v| v.detail.contains("never issued"));
@@ -151,6 +181,7 @@ pub fn main(a: AuditArgs) -> i32 {
                 seed: h.seed,
                 events: h.events.len(),
                 passed: violations.is_empty(),
+                unjudged: h.unjudged.iter().map(|(w, why)| serde_json::json!({"where": w, "why": why})).collect(),
                 violations: Found { h: &h, list: &violations },
                 alerts: h
                     .events
@@ -173,10 +204,13 @@ pub fn main(a: AuditArgs) -> i32 {
             Format::Json => eprintln!("{w}"),
         }
     }
-    if violations.is_empty() {
-        EXIT_OK
-    } else {
+    if !violations.is_empty() {
         EXIT_FAILED
+    } else if a.strict && !h.unjudged.is_empty() {
+        eprintln!("--strict: {} could not be judged", crate::words::plural(h.unjudged.len() as u64, "entry"));
+        super::EXIT_BAD_INPUT
+    } else {
+        EXIT_OK
     }
 }
 
@@ -192,6 +226,8 @@ struct Doc<'a> {
     /// What the reader noted without judging it: lines that are not
     /// messages, links skipped, an id used again for another request.
     alerts: Vec<&'a str>,
+    /// Entries the reader could not interpret: where, and why.
+    unjudged: Vec<serde_json::Value>,
 }
 
 /// The violations, each serialised as it is written.

@@ -301,6 +301,7 @@ fn build(mut lines: Vec<Line>, alerts: Vec<Note>, files: Vec<String>) -> Result<
         require_plan: vec![false; count],
         ended_at,
         stop: crate::world::Stop::Settled,
+        unjudged: Vec::new(),
     })
 }
 

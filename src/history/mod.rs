@@ -64,6 +64,9 @@ pub struct History {
     pub require_plan: Vec<bool>,
     pub ended_at: Millis,
     pub stop: crate::world::Stop,
+    /// Entries the reader could not interpret, each with where it is and
+    /// why: a history that holds any is never judged a bare pass.
+    pub unjudged: Vec<(String, String)>,
 }
 
 /// The inbox file each event of a folder's history came from: an index a
@@ -110,6 +113,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         require_plan: Vec::new(),
         ended_at: Millis::ZERO,
         stop: crate::world::Stop::Settled,
+        unjudged: Vec::new(),
     };
     let mut ended_at = None;
     let mut r = Reader { team: Team::default() };

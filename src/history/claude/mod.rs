@@ -6,3 +6,54 @@
 pub mod events;
 pub mod folder;
 pub mod message;
+
+use crate::history::{History, Origin};
+use crate::protocol::Policy;
+use std::path::Path;
+
+/// The team folder `dir` as a history the oracle judges: its entries in
+/// time order, each answer applied by its id alone (as the runtime applies
+/// it, whoever sends it and however often), and every entry it could not
+/// interpret kept in `unjudged`.
+pub fn history(dir: &Path, limit: u64) -> History {
+    let reading = folder::read(dir, limit);
+    let judged = events::judge(&reading);
+    let mut origin = Origin::default();
+    let mut lines = Vec::with_capacity(judged.origin.len());
+    for place in &judged.origin {
+        // `inboxes/alice.json[3]`: the file, and the entry's number.
+        let (file, entry) = place.split_once('[').unwrap_or((place.as_str(), "0]"));
+        let n = entry.trim_end_matches(']').parse().unwrap_or(0);
+        let f = match origin.files.iter().position(|x| x == file) {
+            Some(f) => f,
+            None => {
+                origin.files.push(file.to_string());
+                origin.files.len() - 1
+            }
+        };
+        origin.of.push(f as u32);
+        lines.push(n);
+    }
+    let mut unjudged = reading.unjudged;
+    if judged.no_zone > 0 {
+        let why = format!("{} entries name no time zone: read as UTC", judged.no_zone);
+        unjudged.push(("timestamps".into(), why));
+    }
+    let mut policy = Policy::default();
+    policy.defences.sender_check = false;
+    policy.defences.pending_check = false;
+    let ended_at = judged.events.last().map_or(crate::protocol::Millis::ZERO, |e| e.t);
+    History {
+        scenario: None,
+        seed: None,
+        names: judged.names,
+        events: judged.events,
+        lines,
+        origin,
+        policy,
+        require_plan: judged.require_plan,
+        ended_at,
+        stop: crate::world::Stop::Settled,
+        unjudged,
+    }
+}
