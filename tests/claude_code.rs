@@ -93,3 +93,43 @@ fn an_entry_it_cannot_interpret_is_counted_on_the_verdict_line_and_strict_refuse
     assert_eq!(code, 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Each bug report's fixture and the verdict it must get: its exit status
+/// and what the report must say (issue 40, point 4).
+#[test]
+fn each_bug_reports_fixture_gets_its_verdict() {
+    let cases: &[(&str, i32, &[&str])] = &[
+        ("clean-team", 0, &["every invariant held in what the folder shows"]),
+        ("45874-leftover-shutdown-kills-respawn", 1, &["matching-response", "the request was already approved"]),
+        (
+            "81464-teammate-shutdown-kills-the-lead",
+            1,
+            &["alice sent a shutdown_request, which only the lead sends", "not by the requester alice"],
+        ),
+        (
+            "92244-delivered-up-to-four-times",
+            1,
+            &["inboxes/team-lead.json[3] repeats inboxes/team-lead.json[1]", "terminal-final"],
+        ),
+        (
+            "53896-lost-to-a-concurrent-rewrite",
+            0,
+            &["[shutdown-1775755624068@bob], asked of bob by team-lead, was never answered: open 8s"],
+        ),
+        ("63684-lead-inbox-of-1065-entries", 0, &["inboxes/team-lead.json holds 1065 entries"]),
+        (
+            "84494-send-to-a-nonexistent-recipient",
+            1,
+            &["alcie is not in the team", "no-silent-loss — message #1 to alcie"],
+        ),
+        ("27265-plan-approved-then-contradicted", 1, &["terminal-final", "was approved and became rejected"]),
+        ("32276-message-to-a-terminated-teammate", 1, &["no-silent-loss — message #4 to analyst was never delivered"]),
+    ];
+    for (case, code, says) in cases {
+        let (got, out) = audit(case, &[]);
+        assert_eq!(got, *code, "{case}\n{out}");
+        for s in *says {
+            assert!(out.contains(s), "{case} must say {s:?}\n{out}");
+        }
+    }
+}

@@ -144,6 +144,11 @@ pub fn main(a: AuditArgs) -> i32 {
                 println!("      ? {place}: {}", super::shown(why));
             }
             match (violations.is_empty(), h.unjudged.len()) {
+                // What a rewrite lost is not in the files to be judged.
+                (true, 0) if claude => println!(
+                    "      every invariant held in what the folder shows (an entry a whole-file rewrite lost leaves \
+                     no trace: no-silent-loss is undecided)"
+                ),
                 (true, 0) => println!("      every invariant held"),
                 (true, n) => println!(
                     "      every invariant held in what could be read; {} could not be, so this is no clean bill",

@@ -28,6 +28,9 @@ pub struct Judged {
     pub start_ms: i64,
     /// Entries whose time named no zone (read as UTC).
     pub no_zone: usize,
+    /// Entries not yet read by a teammate still running: in flight, not
+    /// judged (`inboxes/alice.json[4]`).
+    pub in_flight: Vec<String>,
 }
 
 #[derive(Default)]
@@ -41,6 +44,16 @@ struct Builder {
     events: Vec<Stamped>,
     origin: Vec<String>,
     seq: u64,
+    /// The names the team's config lists (with the lead); empty when there
+    /// is no config, and then every name is taken as a member.
+    members: Vec<String>,
+    lead: String,
+    in_flight: Vec<String>,
+    /// Each entry seen, as (owner, from, what it says, time): a repeat is
+    /// the runtime delivering one message again.
+    seen: BTreeMap<(String, String, String, i64), String>,
+    /// Whether the entry in hand reached its owner.
+    delivered: bool,
 }
 
 /// The reading's entries in time order (a file's own order for equal
@@ -52,6 +65,10 @@ pub fn judge(r: &Reading) -> Judged {
     for (m, _) in &r.team.members {
         b.team.agent(m);
     }
+    if !r.team.members.is_empty() {
+        b.members = std::iter::once(lead.clone()).chain(r.team.members.iter().map(|(m, _)| m.clone())).collect();
+    }
+    b.lead = lead;
     let mut entries: Vec<&Entry> = r.entries.iter().collect();
     entries.sort_by_key(|e| e.at.ms);
     let start_ms = entries.first().map_or(0, |e| e.at.ms);
@@ -59,6 +76,9 @@ pub fn judge(r: &Reading) -> Judged {
         let t = Millis((e.at.ms - start_ms).max(0) as u64);
         b.entry(e, t);
     }
+    b.large_inboxes(r);
+    let last = entries.last().map_or(Millis::ZERO, |e| Millis((e.at.ms - start_ms).max(0) as u64));
+    b.never_answered(last);
     let mut names = b.names;
     names.agents = b.team.names;
     let require_plan = names.agents.iter().map(|n| r.team.members.iter().any(|(m, plan)| m == n && *plan)).collect();
@@ -69,8 +89,14 @@ pub fn judge(r: &Reading) -> Judged {
         require_plan,
         start_ms,
         no_zone: entries.iter().filter(|e| e.at.no_zone).count(),
+        in_flight: b.in_flight,
     }
 }
+
+/// An inbox past this many entries: the runtime has been seen to stop
+/// surfacing new entries to its owner there (anthropics/claude-code#63684,
+/// 1,065 entries).
+pub const LARGE_INBOX: usize = 1000;
 
 impl Builder {
     fn push(&mut self, t: Millis, event: Event, e: &Entry) {
@@ -105,11 +131,38 @@ impl Builder {
             self.notice_from_the_runtime(e, t);
             return;
         }
-        let from = self.speaks(&e.from, t, e);
+        self.repeated(e, t);
         let to = self.team.agent(&e.to);
+        let gone = self.ended.contains(&to) || (!self.members.is_empty() && !self.members.contains(&e.to));
+        if e.read == Some(false) && !gone {
+            // Queued for a teammate still running, not yet picked up.
+            self.in_flight.push(e.origin.clone());
+            return;
+        }
+        let from = self.speaks(&e.from, t, e);
+        // Never read, by a recipient that has ended or never was: it was
+        // sent and never delivered (no-silent-loss judges it at the end).
+        self.delivered = e.read != Some(false);
+        if !self.members.is_empty() && !self.members.contains(&e.to) {
+            let text =
+                format!("{}: {} is not in the team (config.json): a message to it reaches nobody", e.origin, e.to);
+            self.push(t, Event::Alert { agent: from, text }, e);
+        }
         match &e.said {
             Said::Plain => self.message(from, to, MessageType::Message, None, None, t, e),
             Said::Request { kind, id, words } => {
+                if let (crate::protocol::kinds::Asker::Lead { rule }, false) = (kind.spec().asker, e.from == self.lead)
+                {
+                    let text = format!(
+                        "{}: {} sent a {}, which only the lead sends ({}): the runtime let it through \
+                         (claude-code#81464)",
+                        e.origin,
+                        e.from,
+                        kind.spec().request,
+                        rule.name
+                    );
+                    self.push(t, Event::Alert { agent: from, text }, e);
+                }
                 let written = id.clone().unwrap_or_else(|| e.origin.clone());
                 let id = self.id(&written);
                 if let std::collections::btree_map::Entry::Vacant(slot) = self.requests.entry(id) {
@@ -145,7 +198,9 @@ impl Builder {
         let seq = self.seq;
         let approve = None;
         self.push(t, Event::Send { seq, from, to: Address::Agent(to), message_type, request_id, approve, words }, e);
-        self.push(t, Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id }, e);
+        if self.delivered {
+            self.push(t, Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id }, e);
+        }
     }
 
     /// An answer, applied by its receiver by id alone, as the runtime does.
@@ -174,6 +229,9 @@ impl Builder {
             words,
         };
         self.push(t, send, e);
+        if !self.delivered {
+            return;
+        }
         let delivered =
             Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id: Some(id) };
         self.push(t, delivered, e);
@@ -200,6 +258,70 @@ impl Builder {
             Notice::Other(what) => format!("{what} from {}", self.names_of(from)),
         };
         self.push(t, Event::Note { text }, e);
+    }
+
+    /// Names each request no answer reached, with how long it had been
+    /// open when the history ends: a lost answer (an entry a concurrent
+    /// rewrite lost, claude-code#53896) leaves no other trace in the folder.
+    fn never_answered(&mut self, end: Millis) {
+        let mut open: Vec<(RequestId, Millis, AgentId, AgentId, String)> = Vec::new();
+        for (e, place) in self.events.iter().zip(&self.origin) {
+            match &e.event {
+                Event::Opened { id, requester, target, .. } => {
+                    open.push((*id, e.t, *requester, *target, place.clone()))
+                }
+                Event::Verdict { request_id, .. } => open.retain(|o| o.0 != *request_id),
+                _ => {}
+            }
+        }
+        for (id, t, requester, target, place) in open {
+            let (asker, asked) = (self.names_of(requester), self.names_of(target));
+            let label = self.names.labels.get(&id).cloned().unwrap_or_default();
+            let text = format!(
+                "{place}: [{label}], asked of {asked} by {asker}, was never answered: open {} when the folder ends \
+                 (an answer a whole-file rewrite lost leaves no trace here, claude-code#53896)",
+                Millis(end.0 - t.0)
+            );
+            self.events.push(Stamped { t: end, event: Event::Alert { agent: requester, text } });
+            self.origin.push(place);
+        }
+    }
+
+    /// Says so when an entry repeats an earlier one of the same inbox.
+    fn repeated(&mut self, e: &Entry, t: Millis) {
+        let key = (e.to.clone(), e.from.clone(), format!("{:?}", e.said), e.at.ms);
+        match self.seen.get(&key) {
+            Some(first) => {
+                let text = format!(
+                    "{} repeats {first}: the same sender, message and time, delivered again (claude-code#92244)",
+                    e.origin
+                );
+                let lead = self.team.agent(&self.lead.clone());
+                self.push(t, Event::Alert { agent: lead, text }, e);
+            }
+            None => {
+                self.seen.insert(key, e.origin.clone());
+            }
+        }
+    }
+
+    /// Says which inboxes are past the size where the runtime has been seen
+    /// to stop surfacing new entries.
+    fn large_inboxes(&mut self, r: &Reading) {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for e in &r.entries {
+            *counts.entry(e.to.as_str()).or_default() += 1;
+        }
+        let t = self.events.last().map_or(Millis::ZERO, |e| e.t);
+        for (owner, n) in counts.into_iter().filter(|(_, n)| *n > LARGE_INBOX) {
+            let agent = self.team.agent(owner);
+            let text = format!(
+                "inboxes/{owner}.json holds {n} entries: past {LARGE_INBOX}, the runtime has been seen to mark new \
+                 ones read without showing them (claude-code#63684); only the lead's transcript can tell"
+            );
+            self.events.push(Stamped { t, event: Event::Alert { agent, text } });
+            self.origin.push(format!("inboxes/{owner}.json[{n}]"));
+        }
     }
 
     fn names_of(&self, a: AgentId) -> String {

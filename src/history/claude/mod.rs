@@ -35,6 +35,9 @@ pub fn history(dir: &Path, limit: u64) -> History {
         lines.push(n);
     }
     let mut unjudged = reading.unjudged;
+    for place in &judged.in_flight {
+        unjudged.push((place.clone(), "not yet read by its owner, still running: in flight".into()));
+    }
     if judged.no_zone > 0 {
         let why = format!("{} entries name no time zone: read as UTC", judged.no_zone);
         unjudged.push(("timestamps".into(), why));
