@@ -133,3 +133,23 @@ fn each_bug_reports_fixture_gets_its_verdict() {
         }
     }
 }
+
+#[test]
+fn a_leads_transcript_is_judged_its_refused_sends_said() {
+    let (code, out) = audit("transcripts/clean-lead.jsonl", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("read as a Claude Code lead's session transcript") && out.contains("every invariant held"),
+        "{out}"
+    );
+    let (code, out) = audit("transcripts/81464-lead.jsonl", &[]);
+    assert_eq!(code, 1, "{out}");
+    for says in [
+        "line 1: alice sent a shutdown_request, which only the lead sends",
+        "the runtime refused team-lead's shutdown_response to alice: shutdown_response must be sent to \"team-lead\"",
+        "not by the requester alice",
+        "line 4:",
+    ] {
+        assert!(out.contains(says), "{says:?}\n{out}");
+    }
+}

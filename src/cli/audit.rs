@@ -41,6 +41,7 @@ pub fn main(a: AuditArgs) -> i32 {
     let shown = a.path.display().to_string();
     // A folder is a team's inbox files; a file is a history.
     let claude = a.path.is_dir() && crate::history::claude::folder::is_team_folder(&a.path);
+    let mut transcript = false;
     let (h, from_inboxes) = if claude {
         // Claude Code's team folder (docs/claude-code.md).
         (crate::history::claude::history(&a.path, MAX_BYTES), Some(a.path.clone()))
@@ -76,11 +77,18 @@ pub fn main(a: AuditArgs) -> i32 {
                 return Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())).tell(a.format)
             }
         };
-        match crate::history::read(&text) {
-            Ok(h) => (h, None),
-            Err(bad) => {
-                let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
-                return Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line)).tell(a.format);
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if crate::history::claude::transcript::looks_like(first) {
+            // A Claude Code lead's session transcript (docs/claude-code.md).
+            transcript = true;
+            (crate::history::claude::transcript_history(&text), None)
+        } else {
+            match crate::history::read(&text) {
+                Ok(h) => (h, None),
+                Err(bad) => {
+                    let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
+                    return Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line)).tell(a.format);
+                }
             }
         }
     };
@@ -133,7 +141,22 @@ pub fn main(a: AuditArgs) -> i32 {
                         );
                     }
                 }
-                None => println!("{word}  {shown}  ({}{of})", crate::words::plural(h.events.len() as u64, "event")),
+                None => {
+                    let unjudged = match h.unjudged.len() {
+                        0 => String::new(),
+                        n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
+                    };
+                    println!(
+                        "{word}  {shown}  ({}{of}{unjudged})",
+                        crate::words::plural(h.events.len() as u64, "event")
+                    );
+                    if transcript {
+                        println!(
+                            "      read as a Claude Code lead's session transcript (docs/claude-code.md): its sends, \
+                             and what reached it"
+                        );
+                    }
+                }
             }
             for e in &h.events {
                 if let crate::trace::Event::Alert { text, .. } = &e.event {

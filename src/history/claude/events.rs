@@ -177,6 +177,18 @@ impl Builder {
             }
             Said::Answer { kind, id, yes, words } => self.answer(from, to, (*kind, id.as_deref(), *yes), words, t, e),
             Said::Notice(n) => self.notice(from, n, t, e),
+            Said::Refused { what, why } => {
+                let sent = match &**what {
+                    Said::Request { kind, .. } => kind.spec().request,
+                    Said::Answer { kind, .. } => kind.spec().response,
+                    _ => "message",
+                };
+                let text = format!(
+                    "{}: the runtime refused {}'s {sent} to {}: {why} (a defence that fired: the send was not made)",
+                    e.origin, e.from, e.to
+                );
+                self.push(t, Event::Alert { agent: from, text }, e);
+            }
             Said::Unknown { reason } => {
                 self.push(t, Event::Note { text: format!("unjudged: {} ({reason})", e.origin) }, e);
             }

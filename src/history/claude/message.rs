@@ -23,6 +23,9 @@ pub enum Said {
     Notice(Notice),
     /// JSON this reader cannot interpret, and why.
     Unknown { reason: String },
+    /// A send the runtime refused (a transcript shows the call and its
+    /// error): not made, but news, as any defence that fired is.
+    Refused { what: Box<Said>, why: String },
 }
 
 /// The runtime's notices that are not a protocol's messages.

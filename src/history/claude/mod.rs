@@ -6,6 +6,7 @@
 pub mod events;
 pub mod folder;
 pub mod message;
+pub mod transcript;
 
 use crate::history::{History, Origin};
 use crate::protocol::Policy;
@@ -16,14 +17,26 @@ use std::path::Path;
 /// it, whoever sends it and however often), and every entry it could not
 /// interpret kept in `unjudged`.
 pub fn history(dir: &Path, limit: u64) -> History {
-    let reading = folder::read(dir, limit);
+    history_of(folder::read(dir, limit))
+}
+
+/// The lead's session transcript `text` as a history (its lead is
+/// `team-lead`, as the runtime names it): places are its lines.
+pub fn transcript_history(text: &str) -> History {
+    history_of(transcript::read(text, "team-lead"))
+}
+
+fn history_of(reading: folder::Reading) -> History {
     let judged = events::judge(&reading);
     let mut origin = Origin::default();
     let mut lines = Vec::with_capacity(judged.origin.len());
     for place in &judged.origin {
-        // `inboxes/alice.json[3]`: the file, and the entry's number.
-        let (file, entry) = place.split_once('[').unwrap_or((place.as_str(), "0]"));
-        let n = entry.trim_end_matches(']').parse().unwrap_or(0);
+        // `inboxes/alice.json[3]`: the file, and the entry's number; or a
+        // transcript's `line 12`.
+        let (file, n) = match place.split_once('[') {
+            Some((file, entry)) => (file, entry.trim_end_matches(']').parse().unwrap_or(0)),
+            None => ("", place.strip_prefix("line ").and_then(|n| n.parse().ok()).unwrap_or(0)),
+        };
         let f = match origin.files.iter().position(|x| x == file) {
             Some(f) => f,
             None => {
@@ -33,6 +46,10 @@ pub fn history(dir: &Path, limit: u64) -> History {
         };
         origin.of.push(f as u32);
         lines.push(n);
+    }
+    if origin.files.iter().all(String::is_empty) {
+        // A transcript's places are its lines alone.
+        origin = Origin::default();
     }
     let mut unjudged = reading.unjudged;
     for place in &judged.in_flight {

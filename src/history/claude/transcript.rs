@@ -1,0 +1,258 @@
+//! The lead's session transcript, `~/.claude/projects/<project>/<session>.jsonl`:
+//! one JSON object a line, which outlives the team folder. What the lead
+//! sent is in its `SendMessage` tool calls (three generations of input:
+//! docs/claude-code.md), with the request id the runtime gave a request in
+//! the call's result; what reached the lead is in its user turns, each
+//! message wrapped in `<teammate-message teammate_id="bob" …>…</teammate-message>`.
+//!
+//! Read into the same entries as a team folder's, so one judge serves both.
+
+use super::folder::{Entry, Reading};
+use super::message::{self, Said};
+use crate::history::stamp::{self, Stamp};
+use crate::protocol::Kind;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Whether `first_line` is a Claude Code transcript's: an object with a
+/// `type` of `user` / `assistant` / `summary` and a `sessionId` or `message`.
+pub fn looks_like(first_line: &str) -> bool {
+    let Ok(Value::Object(m)) = serde_json::from_str::<Value>(first_line) else { return false };
+    let t = m.get("type").and_then(Value::as_str).unwrap_or("");
+    m.get("history").is_none()
+        && matches!(t, "user" | "assistant" | "summary" | "system")
+        && (m.contains_key("sessionId") || m.contains_key("message") || m.contains_key("uuid"))
+}
+
+/// A SendMessage call waiting for its result, which gives a request its id.
+struct Call {
+    entry: Entry,
+}
+
+/// Reads the transcript `text` of the lead `lead`.
+pub fn read(text: &str, lead: &str) -> Reading {
+    let mut r = Reading::default();
+    r.team.lead = Some(lead.to_string());
+    let mut calls: BTreeMap<String, Call> = BTreeMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let place = format!("line {}", i + 1);
+        let Ok(Value::Object(line)) = serde_json::from_str::<Value>(raw) else {
+            r.unjudged.push((place, "not a JSON object".into()));
+            continue;
+        };
+        let Some(content) = line.get("message").and_then(|m| m.get("content")) else { continue };
+        let at = match line.get("timestamp").map(stamp::read) {
+            Some(Ok(s)) => s,
+            Some(Err(why)) => {
+                r.unjudged.push((place, why));
+                continue;
+            }
+            None => continue,
+        };
+        match line.get("type").and_then(Value::as_str) {
+            Some("assistant") => sends(&mut r, &mut calls, content, at, lead, &place),
+            Some("user") => received(&mut r, &mut calls, content, at, lead, &place),
+            _ => {}
+        }
+    }
+    // A call whose result never came: what it sent, as the call said it.
+    for (_, c) in calls {
+        r.entries.push(c.entry);
+    }
+    r.entries.sort_by_key(|e| e.at.ms);
+    r
+}
+
+/// The lead's SendMessage calls in an assistant turn.
+fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, at: Stamp, lead: &str, place: &str) {
+    for item in content.as_array().into_iter().flatten() {
+        if item.get("type").and_then(Value::as_str) != Some("tool_use")
+            || item.get("name").and_then(Value::as_str) != Some("SendMessage")
+        {
+            continue;
+        }
+        let Some(input) = item.get("input").and_then(Value::as_object) else { continue };
+        let id = item.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        match call(input) {
+            Ok((to, said)) => {
+                let entry = Entry { origin: place.to_string(), at, from: lead.to_string(), to, said, read: None };
+                calls.insert(id, Call { entry });
+            }
+            Err(why) => r.unjudged.push((place.to_string(), why)),
+        }
+    }
+}
+
+/// A SendMessage input, any generation: its recipient and what it says.
+fn call(input: &Map<String, Value>) -> Result<(String, Said), String> {
+    let to = ["to", "recipient"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+        .ok_or("a SendMessage with no \"to\" or \"recipient\"")?
+        .to_string();
+    // 2.1.75 on: `message` is the text, or the protocol message itself.
+    if let Some(m) = input.get("message") {
+        return Ok((
+            to,
+            match m {
+                Value::String(s) => message::read(s),
+                Value::Object(o) => message::read_object(o),
+                _ => Said::Unknown { reason: "a SendMessage whose message is neither text nor an object".into() },
+            },
+        ));
+    }
+    // Before: the type at the top level (2.1.30), or type and subtype (2.1.20).
+    let kind = input.get("type").and_then(Value::as_str).unwrap_or("message");
+    let subtype = input.get("subtype").and_then(Value::as_str);
+    let written = match (kind, subtype) {
+        ("request", Some("shutdown")) => "shutdown_request",
+        ("response", Some("shutdown")) => "shutdown_response",
+        ("response", Some("plan_approval")) => "plan_approval_response",
+        ("message" | "broadcast", _) => {
+            return Ok((to, Said::Plain));
+        }
+        (t, _) => t,
+    };
+    let mut o = input.clone();
+    o.insert("type".into(), Value::String(written.to_string()));
+    if let Some(c) = input.get("content") {
+        o.entry("reason").or_insert_with(|| c.clone());
+        o.entry("feedback").or_insert_with(|| c.clone());
+    }
+    Ok((to, message::read_object(&o)))
+}
+
+/// A user turn: tool results (which give a request its id, or say the send
+/// was refused) and the teammates' messages delivered to the lead.
+fn received(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, at: Stamp, lead: &str, place: &str) {
+    let texts: Vec<&str> = match content {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => {
+            for item in items.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("tool_result")) {
+                let id = item.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
+                if let Some(c) = calls.remove(id) {
+                    result(r, c, item);
+                }
+            }
+            items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).collect()
+        }
+        _ => Vec::new(),
+    };
+    for text in texts {
+        for (who, body) in teammate_messages(text) {
+            let said = message::read(&body);
+            if let Said::Unknown { reason } = &said {
+                r.unjudged.push((place.to_string(), reason.clone()));
+            }
+            let entry =
+                Entry { origin: place.to_string(), at, from: who, to: lead.to_string(), said, read: Some(true) };
+            r.entries.push(entry);
+        }
+    }
+}
+
+/// A SendMessage's result: the request id the runtime gave it, or its
+/// refusal (a defence that fired is news: said, and the send not made).
+fn result(r: &mut Reading, mut c: Call, item: &Value) {
+    let text = match item.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect(),
+        _ => String::new(),
+    };
+    let parsed = message::leading_object(&text);
+    let refused = item.get("is_error").and_then(Value::as_bool) == Some(true)
+        || parsed.as_ref().and_then(|m| m.get("success")).and_then(Value::as_bool) == Some(false);
+    if refused {
+        let why = parsed.as_ref().and_then(|m| m.get("message")).and_then(Value::as_str).unwrap_or(&text);
+        let what = Box::new(std::mem::replace(&mut c.entry.said, Said::Plain));
+        c.entry.said = Said::Refused { what, why: why.to_string() };
+        r.entries.push(c.entry);
+        return;
+    }
+    if let (Said::Request { kind: Kind::Shutdown, id: id @ None, .. }, Some(m)) = (&mut c.entry.said, &parsed) {
+        *id = m.get("request_id").and_then(Value::as_str).map(str::to_string);
+    }
+    r.entries.push(c.entry);
+}
+
+/// Each `<teammate-message teammate_id="bob" …>body</teammate-message>` in
+/// `text`: who sent it, and its body.
+pub fn teammate_messages(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("<teammate-message") {
+        let after = &rest[open..];
+        let Some(head_end) = after.find('>') else { break };
+        let head = &after[..head_end];
+        let body_and_more = &after[head_end + 1..];
+        let Some(close) = body_and_more.find("</teammate-message>") else { break };
+        let body = body_and_more[..close].trim().to_string();
+        let who = attribute(head, "teammate_id").unwrap_or_default();
+        out.push((who, body));
+        rest = &body_and_more[close + "</teammate-message>".len()..];
+    }
+    out
+}
+
+fn attribute(head: &str, name: &str) -> Option<String> {
+    let start = head.find(&format!("{name}=\""))? + name.len() + 2;
+    let end = head[start..].find('"')? + start;
+    Some(head[start..end].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(v: Value) -> String {
+        v.to_string()
+    }
+
+    #[test]
+    fn a_transcript_gives_the_leads_sends_with_their_ids_and_what_reached_it() {
+        let send = serde_json::json!({"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:03.068Z",
+            "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"SendMessage",
+            "input":{"to":"bob","message":{"type":"shutdown_request","reason":"done"}}}]}});
+        let result = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:03.200Z",
+            "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1",
+            "content":"{\"success\":true,\"request_id\":\"shutdown-1775755623068@bob\",\"target\":\"bob\"}"}]}});
+        let arrived = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:05.000Z",
+            "message":{"role":"user","content":"<teammate-message teammate_id=\"bob\" color=\"green\">\n{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1775755623068@bob\",\"from\":\"bob\"}\n</teammate-message>\n\n<teammate-message teammate_id=\"system\">\n{\"type\":\"teammate_terminated\",\"message\":\"bob has shut down.\"}\n</teammate-message>"}});
+        let old = serde_json::json!({"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:06.000Z",
+            "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"SendMessage",
+            "input":{"type":"message","recipient":"alice","content":"hi","summary":"hi"}}]}});
+        let text = [line(send), line(result), line(arrived), line(old)].join("\n");
+        assert!(looks_like(text.lines().next().unwrap()));
+        let r = read(&text, "team-lead");
+        assert!(r.unjudged.is_empty(), "{:?}", r.unjudged);
+        let said: Vec<(&str, &str, &Said)> =
+            r.entries.iter().map(|e| (e.from.as_str(), e.to.as_str(), &e.said)).collect();
+        assert_eq!(said.len(), 4, "{said:?}");
+        assert!(
+            matches!(said[0], ("team-lead", "bob", Said::Request { kind: Kind::Shutdown, id: Some(id), .. }) if id == "shutdown-1775755623068@bob")
+        );
+        assert!(matches!(said[1], ("bob", "team-lead", Said::Answer { kind: Kind::Shutdown, yes: true, .. })));
+        assert!(matches!(said[2], ("system", "team-lead", Said::Notice(_))));
+        assert_eq!(said[3], ("team-lead", "alice", &Said::Plain));
+    }
+
+    #[test]
+    fn a_send_the_runtime_refused_is_said_and_not_made() {
+        let send = serde_json::json!({"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:03.068Z",
+            "message":{"content":[{"type":"tool_use","id":"t1","name":"SendMessage",
+            "input":{"to":"alice","message":{"type":"shutdown_response","request_id":"shutdown-1@team-lead","approve":true}}}]}});
+        let refused = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:03.100Z",
+            "message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,
+            "content":"shutdown_response must be sent to \"team-lead\""}]}});
+        let r = read(&[line(send), line(refused)].join("\n"), "team-lead");
+        assert!(r.unjudged.is_empty(), "{:?}", r.unjudged);
+        assert!(
+            matches!(&r.entries[0].said, Said::Refused { why, .. } if why.contains("shutdown_response must be sent to")),
+            "{:?}",
+            r.entries
+        );
+    }
+}
