@@ -153,3 +153,51 @@ fn a_leads_transcript_is_judged_its_refused_sends_said() {
         assert!(out.contains(says), "{says:?}\n{out}");
     }
 }
+
+#[test]
+fn only_regular_files_inside_the_folder_are_read_within_the_bound_and_nothing_is_written_there() {
+    let dir = std::env::temp_dir().join(format!("handshake-cc-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let entry = r#"[{"from":"bob","text":"hello","timestamp":"2026-04-09T17:27:03.068Z","read":true}]"#;
+    std::fs::write(dir.join("inboxes/team-lead.json"), entry).unwrap();
+    std::fs::write(dir.join("inboxes/zed.json"), "[7]").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", dir.join("inboxes/passwd.json")).unwrap();
+    let before: Vec<(String, Vec<u8>, std::time::SystemTime)> = std::fs::read_dir(dir.join("inboxes"))
+        .unwrap()
+        .flatten()
+        .filter(|e| !e.file_type().unwrap().is_symlink())
+        .map(|e| {
+            let p = e.path();
+            (p.display().to_string(), std::fs::read(&p).unwrap(), p.metadata().unwrap().modified().unwrap())
+        })
+        .collect();
+    let r = folder::read(&dir, 1 << 20);
+    let said: Vec<String> = r.unjudged.iter().map(|(w, why)| format!("{w}: {why}")).collect();
+    assert!(said.iter().any(|s| s.starts_with("inboxes/passwd.json: a symbolic link")), "{said:?}");
+    assert!(said.iter().any(|s| s.starts_with("inboxes/zed.json[1]: an entry that is not a JSON object")), "{said:?}");
+    assert_eq!(r.entries.len(), 1, "the rest still judged");
+    // Past the bound in all, a file is not read, and that is said.
+    let small = folder::read(&dir, 40);
+    assert!(
+        small.unjudged.iter().any(|(w, why)| w == "inboxes/team-lead.json" && why.contains("at most")),
+        "{:?}",
+        small.unjudged
+    );
+    let (code, out) = {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &dir.display().to_string(), "--color", "never"])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("root:"), "nothing of the link's target is read: {out}");
+    for (path, bytes, mtime) in before {
+        let p = std::path::Path::new(&path);
+        assert_eq!(std::fs::read(p).unwrap(), bytes, "{path} unchanged");
+        assert_eq!(p.metadata().unwrap().modified().unwrap(), mtime, "{path} untouched");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "nothing written into the team folder");
+    let _ = std::fs::remove_dir_all(&dir);
+}

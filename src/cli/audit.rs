@@ -44,7 +44,8 @@ pub fn main(a: AuditArgs) -> i32 {
     let mut transcript = false;
     let (h, from_inboxes) = if claude {
         // Claude Code's team folder (docs/claude-code.md).
-        (crate::history::claude::history(&a.path, MAX_BYTES), Some(a.path.clone()))
+        let bound = crate::history::inbox::MAX_FOLDER_BYTES;
+        (crate::history::claude::history(&a.path, bound), Some(a.path.clone()))
     } else if a.path.is_dir() {
         let Some(dir) = crate::history::inbox::find(&a.path) else {
             let why = "no inbox files here (*.jsonl in it, or in its .team/inbox, inbox or .mailboxes)";

@@ -64,7 +64,7 @@ pub fn is_team_folder(dir: &Path) -> bool {
 }
 
 fn config_of(dir: &Path) -> Option<Map<String, Value>> {
-    let text = crate::input::read_text(&dir.join("config.json"), 16 << 20).ok()?;
+    let text = crate::input::read_regular(&dir.join("config.json"), 16 << 20).ok()?;
     match serde_json::from_str(&text).ok()? {
         Value::Object(m) => Some(m),
         _ => None,
@@ -72,7 +72,9 @@ fn config_of(dir: &Path) -> Option<Map<String, Value>> {
 }
 
 /// Reads the team folder `dir`: its config, then every inbox file in name
-/// order, each entry in the file's order. `limit` bounds each file's bytes.
+/// order, each entry in the file's order. `limit` bounds the inbox files'
+/// bytes in all (a file that would pass it is not read, and said so). Only
+/// regular files inside the folder are read: a link is skipped and said so.
 pub fn read(dir: &Path, limit: u64) -> Reading {
     let mut r = Reading::default();
     if let Some(c) = config_of(dir) {
@@ -80,17 +82,28 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
     } else if dir.join("config.json").exists() {
         r.unjudged.push(("config.json".into(), "not a JSON object: the team's roster is unknown".into()));
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("inboxes"))
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+    let mut files: Vec<(PathBuf, bool)> = std::fs::read_dir(dir.join("inboxes"))
+        .map(|d| d.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink()))).collect())
         .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|x| x == "json") && p.is_file());
+    files.retain(|(p, _)| p.extension().is_some_and(|x| x == "json"));
     files.sort();
-    for path in files {
+    let mut left = limit;
+    for (path, link) in files {
         let owner = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
         let shown = format!("inboxes/{owner}.json");
-        match crate::input::read_text(&path, limit) {
-            Ok(text) => inbox(&mut r, &owner, &shown, &text),
-            Err(e) => r.unjudged.push((shown, e.to_string())),
+        if link {
+            let why = "a symbolic link: only regular files inside the folder are read; skipped";
+            r.unjudged.push((shown, why.into()));
+            continue;
+        }
+        match crate::input::read_regular(&path, left) {
+            Ok(text) => {
+                left -= text.len() as u64;
+                inbox(&mut r, &owner, &shown, &text)
+            }
+            Err(e) => {
+                r.unjudged.push((shown, format!("{e} (the folder's inbox files are read up to {limit} bytes in all)")))
+            }
         }
     }
     r
