@@ -47,8 +47,9 @@ pub struct Lead {
     /// (`Effect::AskNext`) said, kept to ask it again
     /// when it expires unanswered (the request table keeps no words).
     /// By id, in the order the fingerprint walks them; a request's entry
-    /// goes when it ends another way. A map: a file may hold 75,000 offers
-    /// at once, and a sorted list's insertions moved the rest each time.
+    /// goes when it ends another way. A map: a file may hold tens of
+    /// thousands of offers at once, and a sorted list's insertions moved
+    /// the rest each time.
     offers: BTreeMap<RequestId, Offer>,
     /// How many of `offers` wait on each teammate: whom the lead has a
     /// request pending to, where the default asks the next (every such
@@ -73,8 +74,8 @@ struct Offer {
     /// In the order asked, as the fingerprint hashes them.
     tried: smallvec::SmallVec<[AgentId; 2]>,
     /// The same teammates as one bit each, once `tried` is too long to
-    /// search (derived, not hashed): an offer passed round 100,000
-    /// teammates asked "tried before?" of a list as long as the team.
+    /// search (derived, not hashed): an offer passed round a big team
+    /// asked "tried before?" of a list as long as the team.
     tried_bits: Vec<u64>,
 }
 

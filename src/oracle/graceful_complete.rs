@@ -12,8 +12,8 @@ use crate::trace::{Event, RosterStatus};
 /// What it keeps: the files left half-written.
 #[derive(Clone, Debug, Default)]
 pub(super) struct GracefulComplete {
-    /// By agent, then path, the order it reports them in. A map: 75,000
-    /// teammates each halfway through a file made a sorted list move the
+    /// By agent, then path, the order it reports them in. A map: a team of
+    /// thousands each halfway through a file made a sorted list move the
     /// rest at each file started and finished.
     half_written: std::collections::BTreeMap<(AgentId, Text), HalfWritten>,
 }

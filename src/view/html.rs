@@ -81,12 +81,12 @@ pub fn html(outcome: &Outcome, page: &Page) -> String {
 }
 
 /// The most rows the event list and the request table show: past them, the
-/// page says how many it left out (a team of 100,000 logs millions).
+/// page says how many it left out (a big team logs millions).
 pub const MAX_LISTED: usize = 50_000;
 
 /// The largest picture a page holds inline. A run whose teammates all
-/// differ (an offer passed round 100,000) draws a lane each, and its
-/// picture alone can be hundreds of megabytes: past this the page says so
+/// differ (an offer passed round a big team) draws a lane each, and its
+/// picture alone can outgrow the rest of the page many times: past this the page says so
 /// and leaves it to `--svg`.
 pub const MAX_PICTURE: usize = 32 << 20;
 

@@ -17,8 +17,8 @@ use crate::world::frames::{AgentFrame, Frames};
 use crate::world::Outcome;
 use serde_json::{json, Value};
 
-/// The most events a page steps through. The steps' data is a few hundred
-/// bytes an event, and a page is read whole by a browser: past this, the
+/// The most events a page steps through. The steps' data grows with each
+/// event, and a page is read whole by a browser: past this, the
 /// page leaves the stepper out and says so (`view::html`).
 pub const MAX_STEPPED: usize = 50_000;
 

@@ -33,7 +33,7 @@ pub struct Frames {
 /// does, its gate and what it put aside, and the rows of its request table
 /// the turn may have changed. Not the agent itself: a copy of the lead
 /// after each of its turns held its whole table each time, so a team of
-/// thousands took gigabytes (issue 39, point 16).
+/// thousands took the team's size times its turns (issue 39, point 16).
 #[derive(Clone, Debug)]
 pub struct AgentFrame {
     /// Events logged before its turn, plus one (0 before the run).

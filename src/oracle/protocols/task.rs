@@ -39,9 +39,9 @@ const WORK_IN_ASSIGNMENT: Invariant = Invariant::Own { kind: Kind::Task, index: 
 #[derive(Clone, Debug, Default)]
 pub(super) struct TaskHolders {
     /// Each offer's task: the first offer of it, and its words. By id (a
-    /// map: a sorted list moved the rest at each of 75,000 offers).
+    /// map: a sorted list moved the rest at each of a big run's offers).
     offered: std::collections::BTreeMap<RequestId, Offer>,
-    /// Who holds what, by holder (a run may have 75,000 holders at once:
+    /// Who holds what, by holder (a run may have tens of thousands of holders at once:
     /// a list was searched whole at each acceptance and each file written).
     holds: BTreeMap<AgentId, Vec<Hold>>,
     /// The holders of each task, by its first offer: `holds` the other
