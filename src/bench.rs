@@ -346,6 +346,15 @@ pub fn resident_memory() -> Option<u64> {
     status_bytes("VmRSS:")
 }
 
+/// The memory the system has free for a new allocation (`MemAvailable`
+/// in `/proc/meminfo`), in bytes, where the system says.
+pub fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// A memory figure of `/proc/self/status`, in bytes, where the system has one.
 fn status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

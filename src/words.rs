@@ -45,6 +45,17 @@ pub fn serialize_real_seconds<S: serde::Serializer>(secs: &f64, s: S) -> Result<
     s.serialize_f64(real_seconds(*secs))
 }
 
+/// A size for people: `14.2 MB`, `640 KB`, `900 B` (powers of ten, as
+/// `--max-memory` reads `MB`).
+pub fn bytes(n: u64) -> String {
+    match n {
+        0..1_000 => format!("{n} B"),
+        1_000..1_000_000 => format!("{:.0} KB", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", n as f64 / 1e6),
+        _ => format!("{:.1} GB", n as f64 / 1e9),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

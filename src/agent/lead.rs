@@ -6,6 +6,7 @@ use crate::protocol::{
     Address, AgentId, Defences, Effect, Kind, Message, RequestId, RequestTable, Status, Text, Verdict,
 };
 use crate::trace::Event;
+use std::collections::BTreeMap;
 
 /// A load generator for benchmarks: keep `per_teammate` requests of `kind`
 /// (one the lead asks) in flight to each teammate until `total` handshakes
@@ -45,8 +46,21 @@ pub struct Lead {
     /// What each pending request whose default asks the next teammate
     /// (`Effect::AskNext`) said, kept to ask it again
     /// when it expires unanswered (the request table keeps no words).
-    /// Sorted by id; a request's entry goes when it ends another way.
-    offers: Vec<(RequestId, Offer)>,
+    /// By id, in the order the fingerprint walks them; a request's entry
+    /// goes when it ends another way. A map: a file may hold tens of
+    /// thousands of offers at once, and a sorted list's insertions moved
+    /// the rest each time.
+    offers: BTreeMap<RequestId, Offer>,
+    /// How many of `offers` wait on each teammate: whom the lead has a
+    /// request pending to, where the default asks the next (every such
+    /// request is in `offers`). Derived from `offers`, so not hashed; kept
+    /// so that passing an offer on does not read the whole table for each
+    /// teammate it passes.
+    offered_to: BTreeMap<AgentId, u32>,
+    /// Teammates looked at to pass offers on, for the test that passing
+    /// one round a team looks at each teammate a bounded number of times.
+    #[cfg(test)]
+    looked_at: u64,
 }
 
 /// A request that may be passed on, and the teammates whose turns at it
@@ -55,7 +69,51 @@ pub struct Lead {
 #[derive(Clone, Debug)]
 struct Offer {
     words: Option<Text>,
+    /// Whom it is pending to (the request's own target: not hashed).
+    target: AgentId,
+    /// In the order asked, as the fingerprint hashes them.
     tried: smallvec::SmallVec<[AgentId; 2]>,
+    /// The same teammates as one bit each, once `tried` is too long to
+    /// search (derived, not hashed): an offer passed round a big team
+    /// asked "tried before?" of a list as long as the team.
+    tried_bits: Vec<u64>,
+}
+
+impl Offer {
+    /// Past this many, `tried` is looked up in `tried_bits`.
+    const SCAN: usize = 16;
+
+    fn new(words: Option<Text>, target: AgentId) -> Offer {
+        Offer { words, target, tried: smallvec::SmallVec::new(), tried_bits: Vec::new() }
+    }
+
+    fn has_tried(&self, t: AgentId) -> bool {
+        if self.tried.len() <= Offer::SCAN {
+            return self.tried.contains(&t);
+        }
+        let k = t.0 as usize;
+        self.tried_bits.get(k / 64).is_some_and(|w| w & (1 << (k % 64)) != 0)
+    }
+
+    fn add_tried(&mut self, t: AgentId) {
+        self.tried.push(t);
+        if self.tried.len() <= Offer::SCAN {
+            return;
+        }
+        let set = |bits: &mut Vec<u64>, a: AgentId| {
+            let k = a.0 as usize;
+            if bits.len() <= k / 64 {
+                bits.resize(k / 64 + 1, 0);
+            }
+            bits[k / 64] |= 1 << (k % 64);
+        };
+        if self.tried.len() == Offer::SCAN + 1 {
+            for &a in &self.tried[..Offer::SCAN] {
+                set(&mut self.tried_bits, a);
+            }
+        }
+        set(&mut self.tried_bits, t);
+    }
 }
 
 impl Lead {
@@ -94,7 +152,10 @@ impl Lead {
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
             superseded: Vec::new(),
-            offers: Vec::new(),
+            offers: BTreeMap::new(),
+            offered_to: BTreeMap::new(),
+            #[cfg(test)]
+            looked_at: 0,
         }
     }
 
@@ -126,7 +187,10 @@ impl Lead {
             answered: super::Answered::default(),
             ask_again_on_reject: 0,
             superseded: Vec::new(),
-            offers: Vec::new(),
+            offers: BTreeMap::new(),
+            offered_to: BTreeMap::new(),
+            #[cfg(test)]
+            looked_at: 0,
         }
     }
 
@@ -183,7 +247,7 @@ impl Lead {
             Input::Script(Script::Ask { kind, to, words, label }) => {
                 let id = self.requests.ask(*kind, *to, words.clone(), label.clone(), ctx);
                 if let Some(id) = id.filter(|_| ctx.policy.on_expiry(*kind).effect == Effect::AskNext) {
-                    self.offered(id, Offer { words: words.clone(), tried: smallvec::SmallVec::new() });
+                    self.offered(id, Offer::new(words.clone(), *to));
                 }
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
@@ -249,37 +313,58 @@ impl Lead {
 
     /// Request `id`, which may be passed on, was sent: remember what it said.
     fn offered(&mut self, id: RequestId, offer: Offer) {
-        if let Err(k) = self.offers.binary_search_by_key(&id, |(i, _)| *i) {
-            self.offers.insert(k, (id, offer));
+        if let std::collections::btree_map::Entry::Vacant(e) = self.offers.entry(id) {
+            *self.offered_to.entry(offer.target).or_default() += 1;
+            e.insert(offer);
         }
     }
 
     fn forget_offer(&mut self, id: RequestId) -> Option<Offer> {
-        let k = self.offers.binary_search_by_key(&id, |(i, _)| *i).ok()?;
-        Some(self.offers.remove(k).1)
+        let offer = self.offers.remove(&id)?;
+        if let std::collections::btree_map::Entry::Occupied(mut e) = self.offered_to.entry(offer.target) {
+            *e.get_mut() -= 1;
+            if *e.get() == 0 {
+                e.remove();
+            }
+        }
+        Some(offer)
     }
 
     /// A request of `kind` to `from` expired unanswered: make it of the
     /// next idle teammate after `from` in the team's order, one not asked
     /// it before and with no request of this kind from the lead pending.
-    /// None: the request is let go, and the trace says so.
+    /// None: the request is let go, and the trace says so. Each teammate
+    /// looked at costs a constant (a bit for "asked before", a map for
+    /// "pending"), and the walk starts where the last one chose, so an
+    /// offer passed round a whole team looks at each teammate about once.
     #[cold]
     #[inline(never)]
     fn ask_next(&mut self, kind: Kind, mut offer: Offer, from: AgentId, ctx: &mut Ctx) {
-        offer.tried.push(from);
+        offer.add_tried(from);
         let n = ctx.dir.statuses.len() as u32;
-        let table = &self.requests.table;
-        let busy = |t: AgentId| table.iter().any(|r| r.kind == kind && r.target == t && r.status == Status::Pending);
-        let next = (1..n)
-            .map(|k| AgentId((from.0 - 1 + k) % (n - 1) + 1))
-            .filter(|t| !offer.tried.contains(t))
-            .find(|&t| ctx.dir.statuses[t.index()] == crate::trace::RosterStatus::Idle && !busy(t));
+        // Only requests whose default asks the next are in `offered_to`,
+        // and this one's kind is such: pending of this kind is pending there.
+        debug_assert_eq!(ctx.policy.on_expiry(kind).effect, Effect::AskNext);
+        let busy = |t: AgentId| self.offered_to.contains_key(&t);
+        let mut next = None;
+        for k in 1..n {
+            let t = AgentId((from.0 - 1 + k) % (n - 1) + 1);
+            #[cfg(test)]
+            {
+                self.looked_at += 1;
+            }
+            if !offer.has_tried(t) && ctx.dir.statuses[t.index()] == crate::trace::RosterStatus::Idle && !busy(t) {
+                next = Some(t);
+                break;
+            }
+        }
         let Some(to) = next else {
             let what = offer.words.as_deref().map_or_else(|| format!("the {kind}"), |w| format!("\"{w}\""));
             ctx.record(Event::Note { text: format!("no idle teammate left to offer {what} to: it is dropped") });
             return;
         };
         if let Some(new) = self.requests.ask(kind, to, offer.words.clone(), None, ctx) {
+            offer.target = to;
             self.offered(new, offer);
         }
     }
@@ -355,5 +440,70 @@ impl Lead {
     /// Handshakes completed by the load generator.
     pub fn load_done(&self) -> u64 {
         self.load.as_ref().map_or(0, |s| s.done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{ids::IdStreams, Roster};
+    use crate::protocol::{Millis, Policy};
+    use crate::trace::RosterStatus;
+
+    /// One offer that every teammate lets expire, passed round a team of
+    /// `team`: how many teammates the lead looked at to pass it on, and
+    /// how many it asked.
+    fn pass_round(team: usize) -> (u64, usize) {
+        let policy = Policy::default();
+        let mut roster = Roster { statuses: vec![RosterStatus::Idle; team + 1] };
+        // The lead has no roster status of its own that matters here.
+        roster.statuses[0] = RosterStatus::Working;
+        let mut ids = IdStreams::new(1, team + 1);
+        let mut lead = Lead::new(policy.defences, Answers::always(Answer::Approve), None);
+        let mut out = Vec::new();
+        let mut asked = 0;
+        let mut now = Millis::ZERO;
+        let mut input = Input::Script(Script::Ask {
+            kind: Kind::Task,
+            to: AgentId(1),
+            words: Some("docs/a.md".into()),
+            label: None,
+        });
+        loop {
+            let mut ctx = Ctx {
+                me: AgentId::LEAD,
+                incarnation: 0,
+                now,
+                ids: &mut ids,
+                dir: &roster,
+                policy: &policy,
+                out: &mut out,
+                tracing: false,
+                sends_left: u32::MAX,
+            };
+            lead.handle(&input, &mut ctx);
+            let sent = out.iter().filter(|c| matches!(c, Command::Send(_))).count();
+            out.clear();
+            if sent == 0 {
+                break;
+            }
+            asked += sent;
+            // Nobody answers: the next input is the offer's deadline.
+            now = now.after(policy.timeout(Kind::Task));
+            input = Input::Wake(Timer::Deadline);
+        }
+        (lead.looked_at, asked)
+    }
+
+    #[test]
+    fn an_offer_passed_round_a_team_looks_at_each_teammate_about_once() {
+        // Issue 39, point 17: each pass looked at the whole request table
+        // for each teammate it considered, and searched the list of those
+        // already asked, so passing one offer round n teammates cost n².
+        for team in [10, 1_000, 5_000] {
+            let (looked_at, asked) = pass_round(team);
+            assert_eq!(asked, team, "asked every teammate once");
+            assert!(looked_at <= 2 * team as u64, "{team} teammates: {looked_at} looked at");
+        }
     }
 }

@@ -31,7 +31,7 @@ pub struct ExploreArgs {
     /// Stop after this many distinct states
     #[arg(long, default_value_t = Bounds::default().max_states, value_name = "N")]
     pub max_states: usize,
-    /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored
+    /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored, exit 3 [default: the memory free when the search begins]. Looked at every 10,000 distinct states, and for big states (a team of hundreds) every 64 MiB of them and before the first; a team of more than 10000 teammates is refused (exit 2)
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
     /// Explore every order of deliveries to different teammates too (to measure what the reduction saves)
@@ -87,6 +87,9 @@ fn parse_latency(text: &str) -> Result<Latency, String> {
     crate::scenario::duration::parse_duration(text).map(Latency).map_err(|e| format!("`{text}`: {e}"))
 }
 
+/// The largest team `explore` takes (see `main`).
+pub const MAX_TEAM: usize = 10_000;
+
 /// The least `--max-memory` takes: the program holds about 20 MB before it
 /// explores a state, so a smaller bound could only stop every search at its
 /// first look (a bound of one byte is a typo, not a budget).
@@ -140,6 +143,18 @@ pub fn main(a: ExploreArgs) -> i32 {
                 .tell(a.format)
         }
     };
+    // Every state holds a part for each teammate, and every step copies and
+    // hashes a state whole: past this, a search holds few states in much
+    // memory and takes each slowly (docs/explore.md, "Bounds").
+    let team = scenario.team.teammates.len();
+    if team > MAX_TEAM {
+        let why = format!(
+            "the team has {team} teammates; explore takes at most {MAX_TEAM} (each state of the search holds every \
+             teammate, and each step copies and hashes it): `run` plays a team of any size"
+        );
+        let problem = Problem::in_file(a.path.display(), why.clone());
+        return Refusal::line(format!("{why}; nothing was explored"), problem).tell(a.format);
+    }
     // The file's own faults: played, turned into budgets, or covered.
     let mut budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
@@ -190,7 +205,9 @@ pub fn main(a: ExploreArgs) -> i32 {
     let bounds = Bounds {
         max_depth: a.max_depth,
         max_states: a.max_states,
-        max_memory: a.max_memory,
+        // No bound given: what the system has free as the search starts, so
+        // that a search of big states stops, said, rather than is killed.
+        max_memory: a.max_memory.or_else(crate::bench::available_memory),
         partial_order: !a.no_partial_order,
         symmetry: !a.no_symmetry,
         jobs,
@@ -287,6 +304,11 @@ pub fn main(a: ExploreArgs) -> i32 {
             Some("interrupted") => println!(
                 "interrupted (Ctrl-C): the states above were explored, the rest were not (a search cannot resume: \
                  run it again, with --max-states or --max-depth to bound it)"
+            ),
+            Some("max-memory") => println!(
+                "stopped at --max-memory{}: states beyond it were not explored (a state of this team holds about {})",
+                if a.max_memory.is_none() { " (none given: the memory free when the search began)" } else { "" },
+                crate::words::bytes(x.state_bytes)
             ),
             Some(bound) => println!("stopped at --{bound}: states beyond it were not explored"),
             None => {}

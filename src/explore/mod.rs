@@ -173,6 +173,9 @@ pub struct Exploration {
     /// The shortest schedule that forms a deadlock, where the policy allows
     /// deadlocks (where it does not, that schedule is the counterexample).
     pub deadlock: Option<Counterexample>,
+    /// About how many bytes one state of this team holds (an estimate,
+    /// `Model::state_bytes`), for a report stopped at the memory bound.
+    pub state_bytes: u64,
 }
 
 /// What a schedule broke.
@@ -442,6 +445,8 @@ enum Expanded {
     End(Option<Finding>),
     /// At the depth bound: not expanded.
     Bounded,
+    /// Its children would pass the memory bound: not expanded.
+    OverMemory,
     Children {
         children: Vec<Child>,
         slept: u64,
@@ -509,7 +514,9 @@ pub fn explore_with(
         counterexample: None,
         expected: Vec::new(),
         deadlock: None,
+        state_bytes: model.state_bytes(),
     };
+    let gauge = Gauge::new(bounds.max_memory, model.state_bytes());
     let mut search = Search {
         model: &model,
         scenario,
@@ -521,7 +528,15 @@ pub fn explore_with(
         queued: HashMap::default(),
         freed: Vec::new(),
         progress,
+        gauge: &gauge,
     };
+    // The start is accounted before anything is expanded: a team whose
+    // states are big is looked at before its first level, not after
+    // thousands of its states.
+    if !gauge.room_for(2) {
+        search.out.stopped_by = Some("max-memory");
+        return search.out;
+    }
     let root = Entry { state: Box::new(start), fp: root, sleep: Vec::new(), only: None, depth: 0 };
     if bounds.order == Order::Depth {
         return depth_first(search, root);
@@ -536,18 +551,19 @@ pub fn explore_with(
         search.out.depth = search.out.depth.max(depth);
         let mut entries = level.into_iter();
         let mut batch: Vec<Entry> = entries.by_ref().take(BATCH).collect();
-        let mut expanded = expand_batch(pool.as_ref(), &model, &batch, depth, &bounds, Some(&search.seen));
+        let mut expanded = expand_batch(pool.as_ref(), &model, &batch, depth, &bounds, Some(&search.seen), &gauge);
         while !batch.is_empty() {
             let coming: Vec<Entry> = entries.by_ref().take(BATCH).collect();
             let (flow, coming_expanded) = match pool.as_ref() {
                 Some(pool) => {
                     let mut slot = None;
                     let flow = pool.in_place_scope(|scope| {
-                        let (model, bounds, coming, slot) = (&model, &bounds, &coming, &mut slot);
+                        let (model, bounds, coming, slot, gauge) = (&model, &bounds, &coming, &mut slot, &gauge);
                         // Not judged against the seen set, which the merge is
                         // writing: the merge drops what it knows already.
-                        scope
-                            .spawn(move |_| *slot = Some(expand_batch(Some(pool), model, coming, depth, bounds, None)));
+                        scope.spawn(move |_| {
+                            *slot = Some(expand_batch(Some(pool), model, coming, depth, bounds, None, gauge))
+                        });
                         let flow = search.merge(&batch, expanded, depth);
                         // Freeing is a fifth of the work (a state is a dozen
                         // blocks, cold by now): on the pool, in pieces, so
@@ -566,7 +582,7 @@ pub fn explore_with(
                 None => {
                     let flow = search.merge(&batch, expanded, depth);
                     search.freed.clear();
-                    (flow, expand_batch(None, &model, &coming, depth, &bounds, Some(&search.seen)))
+                    (flow, expand_batch(None, &model, &coming, depth, &bounds, Some(&search.seen), &gauge))
                 }
             };
             match flow {
@@ -601,7 +617,7 @@ fn depth_first(mut search: Search, root: Entry) -> Exploration {
         search.queued.remove(&entry.fp);
         let depth = entry.depth as usize;
         search.out.depth = search.out.depth.max(depth);
-        let expanded = expand(model, &entry, depth, bounds, Some(&search.seen));
+        let expanded = expand(model, &entry, depth, bounds, Some(&search.seen), search.gauge);
         // The newest child on top: taken next, so the search goes deep.
         match search.merge(std::slice::from_ref(&entry), vec![expanded], depth) {
             Flow::Go => {}
@@ -642,6 +658,7 @@ struct Search<'a, 'p> {
     #[allow(clippy::vec_box)]
     freed: Vec<Box<State>>,
     progress: &'p mut dyn FnMut(&Exploration),
+    gauge: &'a Gauge,
 }
 
 impl Search<'_, '_> {
@@ -674,6 +691,10 @@ impl Search<'_, '_> {
                 Expanded::Bounded => {
                     self.out.stopped_by = Some("max-depth");
                     continue;
+                }
+                Expanded::OverMemory => {
+                    self.out.stopped_by = Some("max-memory");
+                    return Flow::Stop;
                 }
                 Expanded::Children { children, slept } => (children, slept),
             };
@@ -737,13 +758,10 @@ impl Search<'_, '_> {
                         if self.out.unique.is_multiple_of(10_000) {
                             self.out.depth = self.out.depth.max(depth + 1);
                             (self.progress)(&self.out);
-                            if let (Some(limit), Some(used)) = (self.bounds.max_memory, crate::bench::resident_memory())
-                            {
-                                if used > limit {
-                                    self.out.stopped_by = Some("max-memory");
-                                    return Flow::Stop;
-                                }
-                            }
+                        }
+                        if self.out.unique.is_multiple_of(self.gauge.every) && self.gauge.passed() {
+                            self.out.stopped_by = Some("max-memory");
+                            return Flow::Stop;
                         }
                         (state, child.sleep, None)
                     }
@@ -771,6 +789,66 @@ fn note_expected(model: &Model, seen: &Seen, kept: &mut Vec<Counterexample>, fp:
     kept.push(rebuild(model, seen, fp, last, Some(f)));
 }
 
+/// Distinct states between two looks at memory where states are small.
+const LOOK_EVERY: u64 = 10_000;
+
+/// States made between two looks at memory where states are big: about
+/// this many bytes of them.
+const LOOK_BYTES: u64 = 64 << 20;
+
+/// The memory bound's accounting. Small states are looked at every
+/// `LOOK_EVERY` distinct states, as ever; a team's big states (a team of
+/// thousands) every `LOOK_BYTES` of them, in the merge and while a batch is
+/// expanded (a batch's children are all held before the merge sees one),
+/// and before the search starts. A look reads the process's resident
+/// memory and adds what the states about to be made will take.
+struct Gauge {
+    limit: Option<u64>,
+    state: u64,
+    /// Distinct states (the merge) or states made (an expansion) between looks.
+    every: u64,
+    made: std::sync::atomic::AtomicU64,
+    over: std::sync::atomic::AtomicBool,
+}
+
+impl Gauge {
+    fn new(limit: Option<u64>, state: u64) -> Gauge {
+        let every = (LOOK_BYTES / state.max(1)).clamp(1, LOOK_EVERY);
+        Gauge { limit, state, every, made: Default::default(), over: Default::default() }
+    }
+
+    /// Whether memory is looked at while states are made, not only every
+    /// `LOOK_EVERY` distinct states.
+    fn big(&self) -> bool {
+        self.limit.is_some() && self.every < LOOK_EVERY
+    }
+
+    /// Whether resident memory has passed the bound (the merge's look).
+    fn passed(&self) -> bool {
+        matches!((self.limit, crate::bench::resident_memory()), (Some(limit), Some(used)) if used > limit)
+    }
+
+    /// Whether `n` states more fit within the bound: false once they would
+    /// not, at a look (every `every` states made, or `n` at once past it).
+    fn room_for(&self, n: u64) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let Some(limit) = self.limit.filter(|_| self.big()) else { return true };
+        if self.over.load(Relaxed) {
+            return false;
+        }
+        let before = self.made.fetch_add(n, Relaxed);
+        if before > 0 && before / self.every == (before + n) / self.every {
+            return true;
+        }
+        let Some(used) = crate::bench::resident_memory() else { return true };
+        let over = used.saturating_add(n.saturating_mul(self.state)) > limit;
+        if over {
+            self.over.store(true, Relaxed);
+        }
+        !over
+    }
+}
+
 /// Expands a batch, on the pool's threads if there is one, results in the
 /// batch's order. `seen`, when given, lets a child already known with no
 /// more awake be dropped at once instead of carried to the merge.
@@ -781,20 +859,20 @@ fn expand_batch(
     depth: usize,
     bounds: &Bounds,
     seen: Option<&Seen>,
+    gauge: &Gauge,
 ) -> Vec<Expanded> {
     use rayon::prelude::*;
+    let expand = |e| expand(model, e, depth, bounds, seen, gauge);
     match pool {
         // Stolen a few states at a time: states differ in cost (an end
         // state has no children), so halves of a batch would not finish together.
-        Some(pool) => {
-            pool.install(|| batch.par_iter().with_min_len(16).map(|e| expand(model, e, depth, bounds, seen)).collect())
-        }
-        None => batch.iter().map(|e| expand(model, e, depth, bounds, seen)).collect(),
+        Some(pool) => pool.install(|| batch.par_iter().with_min_len(16).map(expand).collect()),
+        None => batch.iter().map(expand).collect(),
     }
 }
 
 /// Every transition from one state, each child stepped and fingerprinted.
-fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Option<&Seen>) -> Expanded {
+fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Option<&Seen>, gauge: &Gauge) -> Expanded {
     // A batch of big states takes seconds to expand: Ctrl-C is heard
     // between states, and the merge then stops before judging any.
     if (bounds.stop)() {
@@ -863,6 +941,9 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
     // all fingerprinted. One child at a time ran the copy's, the world's and
     // the fingerprint's code in turn, and each evicted the others from the
     // instruction cache.
+    if !gauge.room_for(children.len() as u64) {
+        return Expanded::OverMemory;
+    }
     let mut nexts: Vec<Box<State>> = children.iter().map(|_| state.clone()).collect();
     for (child, next) in children.iter_mut().zip(nexts.iter_mut()) {
         // What the file expects broken does not end the search: its state is explored on.

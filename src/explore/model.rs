@@ -354,6 +354,21 @@ impl Model {
         self.start.clone()
     }
 
+    /// About how many bytes one state of this team holds, to pace the
+    /// memory looks by (see `Gauge`): each agent costs every state its
+    /// process, its stream position, a pointer to its own state, its
+    /// roster entry and the watcher's record of it, and the copies a step
+    /// makes of what it changes; `PER_AGENT` is that, measured on big
+    /// teams (docs/explore.md, "Bounds"). An estimate: the looks themselves
+    /// read the process's resident memory.
+    pub fn state_bytes(&self) -> u64 {
+        const PER_AGENT: u64 = 128;
+        const BASE: u64 = 1024;
+        let agents = self.names.len() as u64;
+        let flight = std::mem::size_of_val(self.start.flight());
+        BASE + std::mem::size_of::<State>() as u64 + agents * PER_AGENT + flight as u64
+    }
+
     /// Groups of interchangeable teammates, each as the agents in it.
     pub fn symmetry_groups(&self) -> &[Vec<AgentId>] {
         &self.groups

@@ -12,8 +12,10 @@ use crate::trace::{Event, RosterStatus};
 /// What it keeps: the files left half-written.
 #[derive(Clone, Debug, Default)]
 pub(super) struct GracefulComplete {
-    /// Sorted by agent, then path, the order it reports them in.
-    half_written: Vec<HalfWritten>,
+    /// By agent, then path, the order it reports them in. A map: a team of
+    /// thousands each halfway through a file made a sorted list move the
+    /// rest at each file started and finished.
+    half_written: std::collections::BTreeMap<(AgentId, Text), HalfWritten>,
 }
 
 /// A file an agent has started but not finished writing. Finished files are
@@ -32,26 +34,21 @@ impl GracefulComplete {
     pub(super) fn observe(&mut self, _book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
         match e {
             Event::FileStep { agent, path, done, total } => {
-                let found = self.half_written.binary_search_by(|f| (f.agent, &*f.path).cmp(&(*agent, path.as_str())));
-                match (found, done < total) {
-                    (Ok(k), true) => (self.half_written[k].done, self.half_written[k].total) = (*done, *total),
-                    (Ok(k), false) => {
-                        self.half_written.remove(k);
-                    }
-                    (Err(k), true) => self.half_written.insert(
-                        k,
-                        HalfWritten { agent: *agent, path: Text::from(path.as_str()), done: *done, total: *total },
-                    ),
-                    (Err(_), false) => {}
+                let key = (*agent, Text::from(path.as_str()));
+                if done < total {
+                    let f = HalfWritten { agent: *agent, path: key.1.clone(), done: *done, total: *total };
+                    self.half_written.insert(key, f);
+                } else {
+                    self.half_written.remove(&key);
                 }
             }
             // A new process: what the old one left half-written (a kill or a
             // crash did) is not the new one's to finish, unless it writes it
             // again, which makes it its own.
-            Event::Respawn { agent } => self.half_written.retain(|f| f.agent != *agent),
+            Event::Respawn { agent } => self.half_written.retain(|(a, _), _| a != agent),
             Event::Status { agent, status: RosterStatus::Shutdown } => {
-                let from = self.half_written.partition_point(|f| f.agent < *agent);
-                for f in self.half_written[from..].iter().take_while(|f| f.agent == *agent) {
+                let from = (*agent, Text::from(""));
+                for f in self.half_written.range(from..).map(|(_, f)| f).take_while(|f| f.agent == *agent) {
                     let detail = format!(
                         "{} shut down gracefully with {} half-written ({}/{})",
                         at.who(*agent),
@@ -69,7 +66,7 @@ impl GracefulComplete {
     /// Hashes the half-written files.
     pub(super) fn canon(&self, c: &mut Canon) {
         let mut files: Vec<(u32, &HalfWritten)> =
-            self.half_written.iter().map(|f| (c.agent_index(f.agent), f)).collect();
+            self.half_written.values().map(|f| (c.agent_index(f.agent), f)).collect();
         files.sort_by(|a, b| (a.0, &*a.1.path).cmp(&(b.0, &*b.1.path)));
         c.word(files.len() as u64);
         for (agent, f) in files {

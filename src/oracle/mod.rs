@@ -214,8 +214,9 @@ struct Roster {
 /// the invariants have seen an event.
 #[derive(Clone, Debug)]
 struct Book {
-    /// Sorted by id.
-    requests: Vec<(RequestId, Tracked)>,
+    /// By id (a map: a sorted list moved the rest at each of a big run's
+    /// requests, whose ids come in no order).
+    requests: std::collections::BTreeMap<RequestId, Tracked>,
     /// Indexed by agent: one record per agent rather than one vector per
     /// fact, so cloning a watcher copies one block for them all.
     agents: Vec<Roster>,
@@ -230,7 +231,7 @@ struct Book {
 impl Book {
     /// The request `id`, if the log opened it.
     fn request(&self, id: RequestId) -> Option<&Tracked> {
-        self.requests.binary_search_by_key(&id, |(k, _)| *k).ok().map(|k| &self.requests[k].1)
+        self.requests.get(&id)
     }
 
     /// The life of `agent`, if the team has it.
@@ -269,10 +270,7 @@ impl Book {
                     superseded: false,
                     abandoned: false,
                 };
-                match self.requests.binary_search_by_key(id, |(k, _)| *k) {
-                    Ok(k) => self.requests[k].1 = r,
-                    Err(k) => self.requests.insert(k, (*id, r)),
-                }
+                self.requests.insert(*id, r);
             }
             Event::Verdict { request_id, verdict: crate::protocol::Verdict::Applied { to, .. }, .. } => {
                 self.set_status(*request_id, *to);
@@ -299,7 +297,7 @@ impl Book {
                     a.life = Life::Alive;
                     a.incarnation += 1;
                 }
-                for (_, r) in &mut self.requests {
+                for r in self.requests.values_mut() {
                     if r.status == Status::Pending {
                         r.superseded |= r.target == *agent;
                         r.abandoned |= r.requester == *agent;
@@ -312,8 +310,8 @@ impl Book {
     }
 
     fn set_status(&mut self, id: RequestId, status: Status) {
-        if let Ok(k) = self.requests.binary_search_by_key(&id, |(k, _)| *k) {
-            self.requests[k].1.status = status;
+        if let Some(r) = self.requests.get_mut(&id) {
+            r.status = status;
         }
     }
 }
@@ -397,7 +395,7 @@ impl Watch {
         let agent = Roster { life: Life::Alive, incarnation: 0 };
         Watch {
             book: Book {
-                requests: Vec::new(),
+                requests: Default::default(),
                 agents: vec![agent; require_plan.len()],
                 replays: Vec::new(),
                 scripted: false,

@@ -69,6 +69,8 @@ pub fn page(a: &Side, b: &Side, setting: &str) -> String {
         out.push_str("</div>");
     }
     out.push_str("</div>\n");
+    super::html::summarised(&mut out, a.outcome);
+    super::html::summarised(&mut out, b.outcome);
     let steps = (super::steps::steps(a.outcome), super::steps::steps(b.outcome));
     if let (Some(sa), Some(sb)) = &steps {
         out.push_str("<h2>Step through both</h2>");
@@ -87,7 +89,13 @@ pub fn page(a: &Side, b: &Side, setting: &str) -> String {
     }
     out.push_str("<h2>The runs</h2><div class=\"two\">");
     for (p, side) in [("a-", a), ("b-", b)] {
-        let _ = write!(out, "<div class=\"picture\" id=\"{p}picture\">{}</div>", side.page.svg);
+        if side.page.svg.len() <= super::html::MAX_PICTURE {
+            let _ = write!(out, "<div class=\"picture\" id=\"{p}picture\">{}</div>", side.page.svg);
+        } else {
+            out.push_str("<div>");
+            super::html::picture(&mut out, side.page.svg, p);
+            out.push_str("</div>");
+        }
     }
     out.push_str("</div>\n");
     let _ = writeln!(out, "<h2>Events</h2>{EVENTS_FILTER}<div class=\"two\">");

@@ -65,18 +65,62 @@ pub fn html(outcome: &Outcome, page: &Page) -> String {
         let _ = writeln!(out, "<p class=\"about\">{}</p>", esc(page.about));
     }
     verdict(&mut out, r);
+    summarised(&mut out, outcome);
     if let Some(steps) = super::steps::steps(outcome) {
         out.push_str("<h2>Step through it</h2>");
         controls(&mut out, &[("", "")], None);
         pane(&mut out, "", &steps);
         script(&mut out, &[""], None);
     }
-    let _ = writeln!(out, "<h2>The run</h2><div class=\"picture\" id=\"picture\">{}</div>", page.svg);
+    picture(&mut out, page.svg, "");
     requests(&mut out, outcome);
     events(&mut out, outcome, "", None);
     let _ = writeln!(out, "<h2>Replay it</h2><p><code>{}</code></p>", esc(page.reproduce));
     let _ = writeln!(out, "<script>{FILTER}</script></body></html>");
     out
+}
+
+/// The most rows the event list and the request table show: past them, the
+/// page says how many it left out (a big team logs millions).
+pub const MAX_LISTED: usize = 50_000;
+
+/// The largest picture a page holds inline. A run whose teammates all
+/// differ (an offer passed round a big team) draws a lane each, and its
+/// picture alone can outgrow the rest of the page many times: past this the page says so
+/// and leaves it to `--svg`.
+pub const MAX_PICTURE: usize = 32 << 20;
+
+/// The run's picture, or what stands for one too big to hold (`p`: the
+/// prefix of a run on a page of two).
+pub(super) fn picture(out: &mut String, svg: &str, p: &str) {
+    if svg.len() <= MAX_PICTURE {
+        let _ = writeln!(out, "<h2>The run</h2><div class=\"picture\" id=\"{p}picture\">{svg}</div>");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<h2>The run</h2><p class=\"summary\" id=\"{p}picture\"><b>Summarised:</b> the picture of this run \
+         takes {}, more than a page holds ({} at most): it is left out; <code>--svg FILE</code> writes it.</p>",
+        crate::words::bytes(svg.len() as u64),
+        crate::words::bytes(MAX_PICTURE as u64)
+    );
+}
+
+/// What a page of a big run leaves out, said at its top.
+pub(super) fn summarised(out: &mut String, o: &Outcome) {
+    let (events, requests) = (o.events.len(), o.requests.len());
+    if events <= super::steps::MAX_STEPPED && requests <= MAX_LISTED {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"summary\"><b>Summarised:</b> this run logged {events} events and made {requests} requests, \
+         more than a page holds (it steps through at most {} events and lists at most {MAX_LISTED} of each). \
+         The stepper is left out{}, and the lists below stop at their first {MAX_LISTED}; the picture folds alike \
+         teammates, and the trace (<code>--trace</code>) has every event.</p>",
+        super::steps::MAX_STEPPED,
+        if events > super::steps::MAX_STEPPED { "" } else { " where a run has more events" },
+    );
 }
 
 pub(super) fn verdict(out: &mut String, r: &Report) {
@@ -143,7 +187,7 @@ fn requests(out: &mut String, o: &Outcome) {
          <th>end state</th><th>at</th><th>why</th></tr>\n",
     );
     let ends = endings(o);
-    for q in &o.requests {
+    for q in o.requests.iter().take(MAX_LISTED) {
         let label = o.names.label(q.id).map_or_else(|| q.id.to_string(), str::to_string);
         let deadline = if q.deadline.is_never() { "none".to_string() } else { q.deadline.to_string() };
         let (at, why) = match ends.get(&q.id) {
@@ -167,6 +211,9 @@ fn requests(out: &mut String, o: &Outcome) {
         );
     }
     out.push_str("</table>\n");
+    if o.requests.len() > MAX_LISTED {
+        let _ = writeln!(out, "<p>… and {} more requests, not listed (summarised).</p>", o.requests.len() - MAX_LISTED);
+    }
 }
 
 pub(super) const EVENTS_FILTER: &str = "<p><label><input type=\"checkbox\" onchange=\"only(this.checked)\"> \
@@ -181,7 +228,7 @@ pub(super) fn events(out: &mut String, o: &Outcome, p: &str, parted: Option<usiz
     // In a box of its own: the stepper scrolls the box to the current event,
     // not the page away from the stepper.
     let _ = writeln!(out, "<div class=\"evbox\" id=\"{p}evbox\"><table class=\"events\" id=\"{p}events\">");
-    for (k, e) in o.events.iter().enumerate() {
+    for (k, e) in o.events.iter().enumerate().take(MAX_LISTED) {
         let mut class = if e.event.is_protocol() { "protocol" } else { "work" }.to_string();
         if parted == Some(k) {
             class.push_str(" parted");
@@ -194,6 +241,10 @@ pub(super) fn events(out: &mut String, o: &Outcome, p: &str, parted: Option<usiz
         );
     }
     out.push_str("</table></div>\n");
+    if o.events.len() > MAX_LISTED {
+        let more = o.events.len() - MAX_LISTED;
+        let _ = writeln!(out, "<p>… and {more} more events, not listed (summarised): the trace has them all.</p>");
+    }
 }
 
 /// The stepper's controls, shared by every run on the page, and where each
@@ -256,6 +307,8 @@ for(const f of S.frames.agents)byAgent[f[1]].push(f);return {p,S,byAgent,shown:[
 const n=Math.max(...panes.map(x=>x.S.events.length));if(!n)return;
 function own(s,name){return s.replace(new RegExp('(?<![A-Za-z0-9_-])'+name.replace(/[.*+?^${}()|[\]\\]/g,'\\$&')+'(?![A-Za-z0-9_-])','g'),'\u0001');}
 function last(list,k){let b=null;for(const f of list){if(f[0]<=k+1)b=f;else break;}return b;}
+// A big team's frames say who moved: its roster at k is the first one with every move up to k.
+function rosterAt(S,k){const r=(S.roster||[]).slice();for(const f of S.frames.world){if(f[0]>k+1)break;for(const [i,st] of f[1].moved||[])r[i]=st;}return r;}
 function table(list,k){const m=new Map();for(const f of list){if(f[0]>k+1)break;for(const r of f[2].requests)m.set(r.label,r);}return [...m.values()];}
 function fmt(ms){if(ms<1000)return ms+'ms';const s=ms/1000;if(s<60)return (Number.isInteger(s)?s:s.toFixed(3))+'s';const m=Math.floor(ms/60000),r=(ms%60000)/1000;return m+'m'+(r?(Number.isInteger(r)?r:r.toFixed(3))+'s':'');}
 let k=0,timer=null;
@@ -268,8 +321,9 @@ return h+'</table></div>';}
 function drawPane(x){const S=x.S,p=x.p,m=S.events.length;if(!m)return;const kk=Math.min(k,m-1);const e=S.events[kk];
 $(p+'said').textContent=(k>=m?'(this run ended at event '+m+') ':'')+e.t+'  '+e.text;
 const w=last(S.frames.world,kk);const world=w?w[1]:{roster:[],files:[],waits:[],cycles:[]};let h='';
+const roster=world.roster||rosterAt(S,kk);
 const cards=[];
-S.agents.forEach((name,i)=>{const f=last(x.byAgent[i],kk);const v=f?f[2]:{doing:'',requests:[]};const st=world.roster[i]||'';
+S.agents.forEach((name,i)=>{const f=last(x.byAgent[i],kk);const v=f?f[2]:{doing:'',requests:[]};const st=roster[i]||'';
 const changed=f&&f[0]===kk+1;
 const down=st==='killed'||st==='crashed';
 let b='<div>'+(down?'<i>as it was when it went down:</i> ':'')+esc(v.doing)+'</div>';

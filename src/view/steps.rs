@@ -11,17 +11,24 @@
 //! its table at `k` is its frames' rows up to `k`, later ones replacing
 //! earlier ones of the same label.
 
-use crate::agent::teammate::Phase;
-use crate::agent::Agent;
 use crate::protocol::{Request, RequestId};
 use crate::trace::Names;
-use crate::world::frames::Frames;
+use crate::world::frames::{AgentFrame, Frames};
 use crate::world::Outcome;
 use serde_json::{json, Value};
 
-/// The steps of `outcome`, or `None` if its frames were not kept.
+/// The most events a page steps through. The steps' data grows with each
+/// event, and a page is read whole by a browser: past this, the
+/// page leaves the stepper out and says so (`view::html`).
+pub const MAX_STEPPED: usize = 50_000;
+
+/// The steps of `outcome`, or `None` if its frames were not kept or it has
+/// more than `MAX_STEPPED` events.
 pub fn steps(outcome: &Outcome) -> Option<Value> {
     let frames: &Frames = outcome.frames.as_deref()?;
+    if outcome.events.len() > MAX_STEPPED {
+        return None;
+    }
     let names = &outcome.names;
     let label = |id: RequestId| names.label_or_short(id);
     // Where each event's moment is drawn in the picture (the page marks it):
@@ -41,7 +48,7 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
         .agents
         .iter()
         .map(|f| {
-            let mut view = agent_view(&f.state, names, &label);
+            let mut view = agent_view(f, names, &label);
             let before = &mut told[f.agent.index()];
             let rows = view["requests"].take();
             let changed: Vec<Value> = rows
@@ -58,11 +65,20 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
             json!([f.after, f.agent.index(), view])
         })
         .collect();
+    // A team of thousands: each frame says who moved (`moved`), and the
+    // page replays them from `roster`, the statuses at the first frame; a
+    // whole roster at each frame was the team's size times its changes.
+    let whole = frames.roster.len() <= WHOLE_ROSTER;
+    let mut statuses = frames.roster.clone();
     let world: Vec<Value> = frames
         .world
         .iter()
         .map(|f| {
-            let roster: Vec<&str> = f.roster.statuses.iter().map(|s| s.as_str()).collect();
+            for &(a, st) in &f.roster {
+                statuses[a.index()] = st;
+            }
+            let roster: Vec<&str> = if whole { statuses.iter().map(|s| s.as_str()).collect() } else { Vec::new() };
+            let moved: Vec<Value> = f.roster.iter().map(|(a, st)| json!([a.index(), st.as_str()])).collect();
             let files: Vec<Value> = f
                 .files
                 .iter()
@@ -81,47 +97,51 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
                 .map(|(path, text)| json!({ "path": path, "lines": text.lines().collect::<Vec<_>>() }))
                 .collect();
             // Indexed by agent, as the roster is: `null` unless it is busy reading.
-            let mut reading = vec![Value::Null; roster.len()];
+            let mut reading = vec![Value::Null; if whole || !f.reading.is_empty() { statuses.len() } else { 0 }];
             for &(a, until) in &f.reading {
                 if let Some(slot) = reading.get_mut(a.index()) {
                     *slot = json!({ "until": until.to_string(), "until_ms": until.0 });
                 }
             }
+            if !whole {
+                return json!([f.after, { "moved": moved, "files": files, "waits": waits, "cycles": cycles, "inbox": inbox, "reading": reading }]);
+            }
             json!([f.after, { "roster": roster, "files": files, "waits": waits, "cycles": cycles, "inbox": inbox, "reading": reading }])
         })
         .collect();
     let team: Vec<&str> = names.agents.iter().take(outcome.roster.len()).map(String::as_str).collect();
-    Some(json!({ "agents": team, "events": events, "frames": { "agents": agents, "world": world } }))
+    let mut steps = json!({ "agents": team, "events": events, "frames": { "agents": agents, "world": world } });
+    if !whole {
+        let first: Vec<&str> = frames.roster.iter().map(|s| s.as_str()).collect();
+        steps["roster"] = json!(first);
+    }
+    Some(steps)
 }
 
-fn agent_view(agent: &Agent, names: &Names, label: &dyn Fn(RequestId) -> String) -> Value {
-    let rows: Vec<Value> = agent.table().map_or_else(Vec::new, |t| t.iter().map(|r| row(r, names, label)).collect());
-    match agent {
-        Agent::Lead(_) => json!({ "doing": "leading the team", "requests": rows }),
-        Agent::Teammate(t) => {
-            let gate = t.gate();
-            let plan = gate.current_plan().map(label);
-            let set_aside: Vec<String> = match t.phase() {
-                Phase::Waiting { set_aside, .. } => set_aside
-                    .iter()
-                    .map(|d| match d.envelope.message.request_id() {
-                        Some(id) => {
-                            format!("{} [{}] from {}", d.envelope.message.type_name(), label(id), names.agent(d.sender))
-                        }
-                        None => format!("{} from {}", d.envelope.message.type_name(), names.agent(d.sender)),
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
-            json!({
-                "doing": t.doing(),
-                "gate": gate.state().as_str(),
-                "plan": plan,
-                "set_aside": set_aside,
-                "requests": rows,
-            })
-        }
-    }
+/// Up to this many agents, each world frame lists the whole roster.
+const WHOLE_ROSTER: usize = 128;
+
+fn agent_view(f: &AgentFrame, names: &Names, label: &dyn Fn(RequestId) -> String) -> Value {
+    let rows: Vec<Value> = f.requests.iter().map(|r| row(r, names, label)).collect();
+    let Some(doing) = &f.doing else {
+        return json!({ "doing": "leading the team", "requests": rows });
+    };
+    let (gate, plan) = f.gate.map_or(("not_required", None), |(g, p)| (g.as_str(), p.map(label)));
+    let set_aside: Vec<String> = f
+        .set_aside
+        .iter()
+        .map(|(kind, id, sender)| match id {
+            Some(id) => format!("{kind} [{}] from {}", label(*id), names.agent(*sender)),
+            None => format!("{kind} from {}", names.agent(*sender)),
+        })
+        .collect();
+    json!({
+        "doing": doing,
+        "gate": gate,
+        "plan": plan,
+        "set_aside": set_aside,
+        "requests": rows,
+    })
 }
 
 fn row(r: &Request, names: &Names, label: &dyn Fn(RequestId) -> String) -> Value {

@@ -10,8 +10,10 @@
 //! every event of a turn, the state the turn left.
 
 use super::{FileState, Shell, World};
-use crate::agent::{Agent, Roster};
-use crate::protocol::{AgentId, WaitFor};
+use crate::agent::teammate::Phase;
+use crate::agent::Agent;
+use crate::protocol::{AgentId, GateState, Request, RequestId, WaitFor};
+use crate::trace::{Event, RosterStatus};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -21,22 +23,81 @@ pub struct Frames {
     pub agents: Vec<AgentFrame>,
     /// The world's shared parts whenever one changed.
     pub world: Vec<WorldFrame>,
+    /// The roster as the first world frame found it.
+    pub roster: Vec<RosterStatus>,
+    /// Who changed status since the last world frame (`World::set_status`).
+    pub(super) moved: Vec<AgentId>,
 }
 
+/// What the page shows of an agent after a turn: its own words for what it
+/// does, its gate and what it put aside, and the rows of its request table
+/// the turn may have changed. Not the agent itself: a copy of the lead
+/// after each of its turns held its whole table each time, so a team of
+/// thousands took the team's size times its turns (issue 39, point 16).
 #[derive(Clone, Debug)]
 pub struct AgentFrame {
     /// Events logged before its turn, plus one (0 before the run).
     pub after: usize,
     pub agent: AgentId,
-    pub state: Agent,
+    /// `None` for the lead.
+    pub doing: Option<String>,
+    /// A teammate's gate and the plan it waits on.
+    pub gate: Option<(GateState, Option<RequestId>)>,
+    /// What it set aside: message type, the request it quotes, its sender.
+    pub set_aside: Vec<(&'static str, Option<RequestId>, AgentId)>,
+    /// Its table's rows the turn's events name (every row of a short table).
+    pub requests: Vec<Request>,
+}
+
+/// Past this many rows, a frame keeps only the rows its turn's events name.
+const WHOLE_TABLE: usize = 64;
+
+impl AgentFrame {
+    fn of(me: AgentId, agent: &Agent, after: usize, turn: &[crate::trace::Stamped]) -> AgentFrame {
+        let requests = match agent.table() {
+            Some(t) if t.len() <= WHOLE_TABLE => t.iter().cloned().collect(),
+            Some(t) => {
+                let mut ids: Vec<RequestId> = turn
+                    .iter()
+                    .filter_map(|e| match &e.event {
+                        Event::Opened { id, .. } | Event::Expired { id, .. } => Some(*id),
+                        Event::Verdict { request_id, .. } => Some(*request_id),
+                        _ => None,
+                    })
+                    .collect();
+                // Each once, where the turn first names it: a request is
+                // opened before anything else names it, so rows come in the
+                // order the table opened them, as a whole table lists them.
+                let mut once = std::collections::BTreeSet::new();
+                ids.retain(|id| once.insert(*id));
+                ids.iter().filter_map(|id| t.get(*id).cloned()).collect()
+            }
+            None => Vec::new(),
+        };
+        match agent {
+            Agent::Lead(_) => AgentFrame { after, agent: me, doing: None, gate: None, set_aside: Vec::new(), requests },
+            Agent::Teammate(t) => {
+                let set_aside = match t.phase() {
+                    Phase::Waiting { set_aside, .. } => set_aside
+                        .iter()
+                        .map(|d| (d.envelope.message.type_name(), d.envelope.message.request_id(), d.sender))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let gate = Some((t.gate().state(), t.gate().current_plan()));
+                AgentFrame { after, agent: me, doing: Some(t.doing()), gate, set_aside, requests }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct WorldFrame {
     pub after: usize,
-    /// Shared with the world until it writes them: a frame of a part that
-    /// did not change costs a pointer.
-    pub roster: Arc<Roster>,
+    /// Who changed status since the previous world frame, and to what (the
+    /// roster at a frame is `Frames::roster` with every change up to it):
+    /// a whole roster at each change was a team's size times its changes.
+    pub roster: Vec<(AgentId, RosterStatus)>,
     pub files: Arc<BTreeMap<String, FileState>>,
     pub waits: WaitFor,
     /// File mode: each inbox file (`alice.jsonl`, an offset drain's
@@ -56,8 +117,9 @@ impl<S: Shell> World<S> {
     /// Keeps `agent`'s state as `me` leaves its turn, and the world's if it
     /// changed, stamped `after`. Only called with frames on.
     pub fn frame_agent(&mut self, me: AgentId, agent: &Agent, after: usize) {
+        let turn = self.trace.as_deref().map_or(&[][..], |t| &t[after.saturating_sub(1).min(t.len())..]);
         if let Some(f) = &mut self.frames {
-            f.agents.push(AgentFrame { after, agent: me, state: agent.clone() });
+            f.agents.push(AgentFrame::of(me, agent, after, turn));
         }
         self.frame_world(after);
     }
@@ -72,15 +134,25 @@ impl<S: Shell> World<S> {
         let reading: Vec<(AgentId, crate::protocol::Millis)> = self.inbox.as_ref().map_or_else(Vec::new, |i| {
             i.reading.iter().enumerate().filter_map(|(a, r)| r.map(|until| (AgentId(a as u32), until))).collect()
         });
+        let first = f.world.is_empty();
         let same = f.world.last().is_some_and(|w| {
-            Arc::ptr_eq(&w.roster, &self.roster)
+            f.moved.is_empty()
                 && Arc::ptr_eq(&w.files, &self.files)
                 && w.waits == self.waits
                 && w.inbox == inbox
                 && w.reading == reading
         });
+        if first {
+            f.roster = self.roster.statuses.clone();
+            f.moved.clear();
+        }
         if !same {
-            let (roster, files, waits) = (Arc::clone(&self.roster), Arc::clone(&self.files), self.waits.clone());
+            let statuses = &self.roster.statuses;
+            let mut moved = std::mem::take(&mut f.moved);
+            moved.sort_unstable();
+            moved.dedup();
+            let roster = moved.into_iter().map(|a| (a, statuses[a.index()])).collect();
+            let (files, waits) = (Arc::clone(&self.files), self.waits.clone());
             f.world.push(WorldFrame { after, roster, files, waits, inbox, reading });
         }
     }

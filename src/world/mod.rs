@@ -491,6 +491,9 @@ impl<S: Shell> World<S> {
     pub fn set_status(&mut self, agent: AgentId, status: RosterStatus) {
         if self.roster.statuses[agent.index()] != status {
             Arc::make_mut(&mut self.roster).statuses[agent.index()] = status;
+            if let Some(f) = &mut self.frames {
+                f.moved.push(agent);
+            }
             self.record(Event::Status { agent, status });
         }
     }

@@ -30,6 +30,7 @@ use super::{At, Book, Violation, Witness};
 use crate::oracle::Invariant;
 use crate::protocol::{AgentId, Canon, Kind, MessageType, RequestId, Status, Text, Verdict};
 use crate::trace::{Event, RosterStatus};
+use std::collections::BTreeMap;
 
 /// The task spec's own invariants, in the order it lists them.
 const SINGLE_HOLDER: Invariant = Invariant::Own { kind: Kind::Task, index: 0 };
@@ -37,9 +38,15 @@ const WORK_IN_ASSIGNMENT: Invariant = Invariant::Own { kind: Kind::Task, index: 
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct TaskHolders {
-    /// Each offer's task: the first offer of it, and its words. Sorted by id.
-    offered: Vec<(RequestId, Offer)>,
-    holds: Vec<Hold>,
+    /// Each offer's task: the first offer of it, and its words. By id (a
+    /// map: a sorted list moved the rest at each of a big run's offers).
+    offered: std::collections::BTreeMap<RequestId, Offer>,
+    /// Who holds what, by holder (a run may have tens of thousands of holders at once:
+    /// a list was searched whole at each acceptance and each file written).
+    holds: BTreeMap<AgentId, Vec<Hold>>,
+    /// The holders of each task, by its first offer: `holds` the other
+    /// way round (derived, not hashed), for the single-holder check.
+    holders: BTreeMap<RequestId, smallvec::SmallVec<[AgentId; 1]>>,
     /// An offer that expired with the default reassign, as the last event:
     /// an offer the lead opens as the next event passes its task on.
     passing_on: Option<RequestId>,
@@ -48,7 +55,8 @@ pub(super) struct TaskHolders {
     passed: Vec<(RequestId, RequestId)>,
     /// Offers their target accepted, each once: an assignment, whose work is
     /// done once. `written` is set when its file is complete.
-    taken: Vec<Taken>,
+    /// By agent, each agent's in the order taken.
+    taken: BTreeMap<AgentId, Vec<Taken>>,
 }
 
 #[derive(Clone, Debug)]
@@ -93,9 +101,7 @@ impl Witness for TaskHolders {
             } if !at.replayed => {
                 let old = self.passed.iter().position(|(new, _)| new == id).map(|k| self.passed.remove(k).1);
                 let first = old.and_then(|old| self.offer(old)).map_or(*id, |o| o.first);
-                if let Err(k) = self.offered.binary_search_by_key(id, |(i, _)| *i) {
-                    self.offered.insert(k, (*id, Offer { first, words: task.clone() }));
-                }
+                self.offered.entry(*id).or_insert_with(|| Offer { first, words: task.clone() });
             }
             Event::Expired { id, kind: Kind::Task, default } if default.effect == crate::protocol::Effect::AskNext => {
                 self.passing_on = Some(*id);
@@ -116,16 +122,17 @@ impl Witness for TaskHolders {
                 ..
             } => self.accepted(*request_id, book, at, out),
             Event::FileStep { agent, path, done, total } if done >= total => {
-                self.holds.retain(|h| !(h.agent == *agent && *h.task == **path));
-                if let Some(t) = self.taken.iter_mut().find(|t| t.agent == *agent && !t.written && *t.task == **path) {
+                self.release(*agent, |h| *h.task == **path);
+                let mine = self.taken.get_mut(agent).into_iter().flatten();
+                if let Some(t) = mine.into_iter().find(|t| !t.written && *t.task == **path) {
                     t.written = true;
                 }
             }
             Event::Status { agent, status: RosterStatus::Shutdown | RosterStatus::Killed }
             | Event::Respawn { agent } => {
-                self.holds.retain(|h| h.agent != *agent);
+                self.release(*agent, |_| true);
             }
-            Event::Crash { agent, restart_at: None } => self.holds.retain(|h| h.agent != *agent),
+            Event::Crash { agent, restart_at: None } => self.release(*agent, |_| true),
             _ => {}
         }
     }
@@ -147,15 +154,15 @@ impl Witness for TaskHolders {
             c.id(*new);
             c.id(*old);
         }
-        c.word(self.holds.len() as u64);
-        for h in &self.holds {
+        c.word(self.holds.values().map(Vec::len).sum::<usize>() as u64);
+        for h in self.holds.values().flatten() {
             c.agent(h.agent);
             c.id(h.first);
             c.id(h.id);
             c.text(&h.task);
         }
-        c.word(self.taken.len() as u64);
-        for t in &self.taken {
+        c.word(self.taken.values().map(Vec::len).sum::<usize>() as u64);
+        for t in self.taken.values().flatten() {
             c.agent(t.agent);
             c.id(t.id);
             c.text(&t.task);
@@ -177,9 +184,25 @@ impl Witness for TaskHolders {
 }
 
 impl TaskHolders {
+    /// `agent` no longer holds the tasks `which` picks.
+    fn release(&mut self, agent: AgentId, which: impl Fn(&Hold) -> bool) {
+        let Some(mine) = self.holds.get_mut(&agent) else { return };
+        for h in mine.iter().filter(|h| which(h)) {
+            if let Some(who) = self.holders.get_mut(&h.first) {
+                who.retain(|a| *a != agent);
+                if who.is_empty() {
+                    self.holders.remove(&h.first);
+                }
+            }
+        }
+        mine.retain(|h| !which(h));
+        if mine.is_empty() {
+            self.holds.remove(&agent);
+        }
+    }
+
     fn offer(&self, id: RequestId) -> Option<Offer> {
-        let k = self.offered.binary_search_by_key(&id, |(i, _)| *i).ok()?;
-        Some(self.offered[k].1.clone())
+        self.offered.get(&id).cloned()
     }
 
     /// The lead applied an acceptance of offer `id`: its target holds the
@@ -187,7 +210,9 @@ impl TaskHolders {
     fn accepted(&mut self, id: RequestId, book: &Book, at: &At, out: &mut Vec<Violation>) {
         let (Some(r), Some(offer)) = (book.request(id), self.offer(id)) else { return };
         let (holder, task) = (r.target, offer.words);
-        if let Some(other) = self.holds.iter().find(|h| h.first == offer.first && h.agent != holder) {
+        let others = self.holders.get(&offer.first).into_iter().flatten().filter(|a| **a != holder);
+        let held = |a: &AgentId| self.holds.get(a).into_iter().flatten().find(|h| h.first == offer.first);
+        if let Some(other) = others.filter_map(held).next() {
             let detail = format!(
                 "{} holds \"{task}\" ([{}]) while {} still holds it ([{}]): two teammates do one task",
                 at.who(holder),
@@ -197,8 +222,10 @@ impl TaskHolders {
             );
             out.push(at.violation(SINGLE_HOLDER, detail));
         }
-        if !self.holds.iter().any(|h| h.agent == holder && h.id == id) {
-            self.holds.push(Hold { agent: holder, first: offer.first, task, id });
+        let mine = self.holds.entry(holder).or_default();
+        if !mine.iter().any(|h| h.id == id) {
+            mine.push(Hold { agent: holder, first: offer.first, task, id });
+            self.holders.entry(offer.first).or_default().push(holder);
         }
     }
 
@@ -217,8 +244,10 @@ impl TaskHolders {
             );
             out.push(at.violation(WORK_IN_ASSIGNMENT, detail));
         }
-        if !self.taken.iter().any(|t| t.id == id) {
-            self.taken.push(Taken { agent: from, id, task, written: false });
+        // Only an offer's target takes it up: its entries are `from`'s.
+        let mine = self.taken.entry(from).or_default();
+        if !mine.iter().any(|t| t.id == id) {
+            mine.push(Taken { agent: from, id, task, written: false });
         }
     }
 
@@ -231,11 +260,12 @@ impl TaskHolders {
     /// file of a task it finished would read as doing that task again: a
     /// scenario that means it should name another file.)
     fn starts_writing(&mut self, agent: AgentId, path: &str, at: &At, out: &mut Vec<Violation>) {
-        let mine = |t: &&Taken| t.agent == agent && *t.task == *path;
-        if self.taken.iter().filter(mine).any(|t| !t.written) {
+        let mine = |t: &&Taken| *t.task == *path;
+        let Some(taken) = self.taken.get(&agent) else { return };
+        if taken.iter().filter(mine).any(|t| !t.written) {
             return;
         }
-        if let Some(done) = self.taken.iter().rev().find(|t| mine(t)) {
+        if let Some(done) = taken.iter().rfind(mine) {
             let detail = format!(
                 "{} writes \"{path}\" again after finishing it for [{}]: the work of one assignment done twice",
                 at.who(agent),
