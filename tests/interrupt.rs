@@ -154,6 +154,11 @@ fn interrupted_at_timed(
     times: usize,
 ) -> (Option<i32>, String, String, Option<std::time::Instant>) {
     use std::io::{BufRead, Read};
+    // One interrupted command at a time: each is a search or a sweep that
+    // takes every core, and the time it takes to stop is measured; cargo runs
+    // this file's tests two at a time, and each would measure the other's load.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut child = std::process::Command::new(common::binary::bin())
         .args(args)
         .current_dir(common::binary::root())
