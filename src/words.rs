@@ -11,6 +11,9 @@ pub fn plural(n: u64, word: &str) -> String {
 pub fn noun(n: u64, word: &str) -> String {
     if n == 1 {
         word.to_string()
+    } else if let Some(stem) = word.strip_suffix('y').filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u'])) {
+        // "entry" → "entries", "key" → "keys".
+        format!("{stem}ies")
     } else {
         format!("{word}s")
     }

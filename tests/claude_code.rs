@@ -201,3 +201,73 @@ fn only_regular_files_inside_the_folder_are_read_within_the_bound_and_nothing_is
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "nothing written into the team folder");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `handshake watch` on a folder the test writes as the runtime does:
+/// each inbox rewritten whole, `read` flipped, the folder deleted at the
+/// end. The violation is printed while the watch goes on, the deleted
+/// folder loses nothing, and the kept history is judged the same by audit.
+#[test]
+fn watch_follows_a_live_folder_and_says_each_violation_before_the_next_entry() {
+    use std::io::BufRead;
+    let root = std::env::temp_dir().join(format!("handshake-cc-watch-{}", std::process::id()));
+    let dir = root.join("team");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let config = r#"{"name":"w","leadAgentId":"team-lead@w","members":[{"name":"team-lead"},{"name":"bob"}]}"#;
+    std::fs::write(dir.join("config.json"), config).unwrap();
+    std::fs::write(dir.join("inboxes/team-lead.json"), "[]").unwrap();
+    let trace = root.join("kept.jsonl");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", &dir.display().to_string(), "--interval", "100ms", "--for", "8s", "--color", "never"])
+        .args(["--trace", &trace.display().to_string()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("watch starts");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let wait_for = |what: &str, secs: u64| {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while let Ok(line) = rx.recv_timeout(until.saturating_duration_since(std::time::Instant::now())) {
+            if line.contains(what) {
+                return line;
+            }
+        }
+        panic!("watch never said {what:?}");
+    };
+    wait_for("watching", 5);
+    let request = r#"{"from":"team-lead","text":"{\"type\":\"shutdown_request\",\"requestId\":\"shutdown-1@bob\",\"from\":\"team-lead\"}","timestamp":"2026-04-09T17:27:03.068Z","read":READ}"#;
+    let approve = r#"{"from":"bob","text":"{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1@bob\",\"from\":\"bob\"}","timestamp":"TIME","read":true}"#;
+    let write = |name: &str, entries: &[String]| {
+        // Whole, as the runtime rewrites a file: written beside it, renamed.
+        let tmp = dir.join(format!("inboxes/.{name}.tmp"));
+        std::fs::write(&tmp, format!("[{}]", entries.join(","))).unwrap();
+        std::fs::rename(tmp, dir.join(format!("inboxes/{name}"))).unwrap();
+    };
+    write("bob.json", &[request.replace("READ", "false")]);
+    write("bob.json", &[request.replace("READ", "true")]);
+    write("team-lead.json", &[approve.replace("TIME", "2026-04-09T17:27:04.068Z")]);
+    // The same approval again, a second later: answered twice.
+    let twice =
+        [approve.replace("TIME", "2026-04-09T17:27:04.068Z"), approve.replace("TIME", "2026-04-09T17:27:05.068Z")];
+    write("team-lead.json", &twice);
+    let said = wait_for("✗ invariant", 5);
+    assert!(said.contains("already approved") || said.contains("approved and became approved"), "{said}");
+    // The session ends and the runtime deletes the folder: nothing is lost.
+    std::fs::remove_dir_all(&dir).unwrap();
+    // It ends by itself (--for 8s) with the summary of all it kept.
+    let end = wait_for("kept", 15);
+    assert!(end.starts_with("FAIL") && end.contains("3 entries kept"), "{end}");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    let audit = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &trace.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(audit.status.code(), Some(1), "the kept history is judged the same later");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -12,6 +12,7 @@ pub mod progress;
 pub mod run;
 pub mod shrink;
 mod sweep;
+pub mod watch;
 
 use crate::scenario::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -196,6 +197,17 @@ shows it. See docs/history.md and docs/audit.md.", &[
         (EXIT_BAD_INPUT, "nothing could be read (the line and why), or --to-scenario could not be written"),
     ]))]
     Audit(audit::AuditArgs),
+    /// Follow a live Claude Code team folder and judge it as it changes: every entry kept, violations as they come.
+    #[command(after_help = help_tail(examples("Examples", watch::WATCH_EXAMPLES), "\
+Every entry ever seen is kept, so the runtime's whole-file rewrites, flipped read flags and a\n\
+deleted folder lose nothing. Each violation is printed once, as soon as an entry shows it.\n\
+See docs/claude-code.md.", &[
+        (EXIT_OK, "the watch ended (--for) with every invariant held"),
+        (EXIT_FAILED, "the watch ended (--for) with an invariant broken"),
+        (EXIT_BAD_INPUT, "not a Claude Code team folder (nothing was watched)"),
+        (EXIT_INTERRUPTED, "Ctrl-C: the summary of all that was kept is printed"),
+    ]))]
+    Watch(watch::WatchArgs),
     /// Print a completion script for your shell (bash, zsh, fish, powershell, elvish).
     #[command(after_help = help_tail(examples("Examples", extras::COMPLETION_EXAMPLES), "", &[
         (EXIT_OK, "the script was printed"),
@@ -259,6 +271,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Shrink(a) => shrink::main(a),
         Command::Fuzz(a) => fuzz::main(a),
         Command::Audit(a) => audit::main(a),
+        Command::Watch(a) => watch::main(a),
         Command::Completions(a) => extras::completions(a),
         Command::Man(a) => extras::man(a),
     }

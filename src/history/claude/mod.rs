@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod folder;
+pub mod kept;
 pub mod message;
 pub mod transcript;
 
@@ -26,7 +27,8 @@ pub fn transcript_history(text: &str) -> History {
     history_of(transcript::read(text, "team-lead"))
 }
 
-fn history_of(reading: folder::Reading) -> History {
+/// A reading as a history the oracle judges.
+pub fn history_of(reading: folder::Reading) -> History {
     let judged = events::judge(&reading);
     let mut origin = Origin::default();
     let mut lines = Vec::with_capacity(judged.origin.len());

@@ -1,0 +1,115 @@
+//! What `handshake watch` keeps of a live team folder: every entry it has
+//! ever seen, in the order it first saw them, whatever the runtime does to
+//! the files after (it rewrites each inbox whole, flips `read` flags, and
+//! may delete the folder when the session ends). Memory grows with the
+//! entries kept, which is the history's own size, not with how long it runs.
+
+use super::folder::{Entry, Reading, Team};
+use std::collections::BTreeMap;
+
+/// Every entry seen, once each.
+#[derive(Debug, Default)]
+pub struct Kept {
+    team: Team,
+    entries: Vec<Entry>,
+    /// Each entry's identity (its file, sender, text and time, and which
+    /// copy of them it is in its file) → its place in `entries`.
+    index: BTreeMap<(String, String, String, i64, usize), usize>,
+    /// Problems of the latest reading (a file that is not an array now).
+    unjudged: Vec<(String, String)>,
+}
+
+impl Kept {
+    /// Takes in a new reading of the folder; true if anything is new (an
+    /// entry, or a `read` flag set).
+    pub fn absorb(&mut self, r: Reading) -> bool {
+        if r.team != Team::default() {
+            self.team = r.team;
+        }
+        self.unjudged = r.unjudged;
+        let mut changed = false;
+        // Two identical entries in one file are two deliveries: counted.
+        let mut copies: BTreeMap<(String, String, String, i64), usize> = BTreeMap::new();
+        for e in r.entries {
+            let file = e.origin.split('[').next().unwrap_or("").to_string();
+            let base = (file, e.from.clone(), format!("{:?}", e.said), e.at.ms);
+            let n = copies.entry(base.clone()).or_default();
+            *n += 1;
+            let key = (base.0, base.1, base.2, base.3, *n);
+            match self.index.get(&key) {
+                Some(&i) => {
+                    // Once queued, an entry was delivered: a flag set stays set.
+                    if e.read == Some(true) && self.entries[i].read != Some(true) {
+                        self.entries[i].read = Some(true);
+                        changed = true;
+                    }
+                }
+                None => {
+                    self.index.insert(key, self.entries.len());
+                    self.entries.push(e);
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// What has been kept, as one reading to judge.
+    pub fn reading(&self) -> Reading {
+        Reading {
+            team: self.team.clone(),
+            entries: self.entries.clone(),
+            unjudged: self.unjudged.clone(),
+            unused_fields: BTreeMap::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::claude::message::Said;
+    use crate::history::stamp::Stamp;
+
+    fn entry(n: usize, text: &str, read: bool) -> Entry {
+        Entry {
+            origin: format!("inboxes/team-lead.json[{n}]"),
+            at: Stamp { ms: 1000 * n as i64, no_zone: false },
+            from: "bob".into(),
+            to: "team-lead".into(),
+            said: crate::history::claude::message::read(text),
+            read: Some(read),
+        }
+    }
+
+    fn reading(entries: Vec<Entry>) -> Reading {
+        Reading { entries, ..Reading::default() }
+    }
+
+    #[test]
+    fn rewrites_flipped_flags_and_a_deleted_folder_lose_nothing() {
+        let mut k = Kept::default();
+        assert!(k.absorb(reading(vec![entry(1, "a", false)])));
+        // Rewritten whole with one more entry and the first flag flipped.
+        assert!(k.absorb(reading(vec![entry(1, "a", true), entry(2, "b", false)])));
+        assert_eq!(k.len(), 2);
+        assert_eq!(k.reading().entries[0].read, Some(true));
+        // The same again: nothing new.
+        assert!(!k.absorb(reading(vec![entry(1, "a", true), entry(2, "b", false)])));
+        // The folder deleted: a reading of nothing keeps everything.
+        assert!(!k.absorb(Reading::default()));
+        assert_eq!(k.len(), 2);
+        assert_eq!(k.reading().entries[1].said, Said::Plain);
+        // Two identical entries in one file are two deliveries.
+        assert!(k.absorb(reading(vec![entry(1, "a", true), entry(1, "a", true)])));
+        assert_eq!(k.len(), 3);
+    }
+}
