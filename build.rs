@@ -20,6 +20,7 @@ fn main() {
     // tests/view.rs): found now, or those tests are ignored.
     println!("cargo::rustc-check-cfg=cfg(has_chromium)");
     println!("cargo::rustc-check-cfg=cfg(has_node)");
+    println!("cargo::rustc-check-cfg=cfg(has_script)");
     println!("cargo:rerun-if-env-changed=CHROMIUM");
     println!("cargo:rerun-if-env-changed=PATH");
     let dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
@@ -33,6 +34,10 @@ fn main() {
     }
     if on_path(&dirs, "node") {
         println!("cargo:rustc-cfg=has_node");
+    }
+    // util-linux's `script`, which the terminal tests run commands under.
+    if on_path(&dirs, "script") {
+        println!("cargo:rustc-cfg=has_script");
     }
 }
 

@@ -280,6 +280,10 @@ fn a_sweep_shows_failures_as_they_happen_and_no_bar_off_a_terminal() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_script),
+    ignore = "needs `script` (util-linux), not found when the tests were built, for a pseudo-terminal"
+)]
 #[cfg(unix)]
 fn the_progress_bar_draws_on_a_terminal_with_an_estimate_but_never_with_json() {
     let text = on_a_terminal(&["run", HAPPY, "--seeds", "1..41"]);

@@ -99,6 +99,10 @@ fn on_a_terminal(command: &str, env: &[(&str, &str)]) -> Option<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_script),
+    ignore = "needs `script` (util-linux), not found when the tests were built, for a pseudo-terminal"
+)]
 fn a_terminal_gets_colour_and_a_progress_bar_unless_no_color() {
     let bin = bin().display().to_string();
     let Some(tty) = on_a_terminal(&format!("{bin} run {FILE}"), &[]) else { return };
