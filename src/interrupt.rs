@@ -2,7 +2,7 @@
 //! handing out work, finish what is in hand, report what it did and how to
 //! resume, and exit 130; a second one ends the process at once.
 //!
-//! Outputs being written are temporary files ([`crate::output::Pending`]):
+//! Outputs being written are temporary files (`output::Pending`):
 //! whenever Ctrl-C ends the process at once, it first removes them, so an
 //! interrupted command leaves neither a truncated output nor litter.
 

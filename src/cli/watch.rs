@@ -146,30 +146,12 @@ fn summary(kept: &Kept, shown: &str, trace: &Option<PathBuf>) {
         }
     }
     if let Some(path) = trace {
-        let names: Vec<serde_json::Value> = h
-            .names
-            .agents
-            .iter()
-            .enumerate()
-            .map(|(i, n)| serde_json::json!({"name": n, "require_plan": h.require_plan.get(i).copied().unwrap_or(false)}))
-            .collect();
-        let header = serde_json::json!({
-            "history": "handshake",
-            "format": crate::history::FORMAT,
-            "program": concat!("handshake ", env!("CARGO_PKG_VERSION")),
-            "scenario": format!("watch of {shown}"),
-            "seed": 0,
-            "team": names,
-            "policy": h.policy,
-            "ended_at": h.ended_at.0,
-            "stop": h.stop.as_str(),
-        });
-        let mut text = serde_json::to_string(&header).unwrap_or_default();
-        text.push('\n');
-        for e in &h.events {
-            text.push_str(&serde_json::to_string(&e.to_json(&h.names)).unwrap_or_default());
-            text.push('\n');
-        }
+        let scenario = format!("watch of {shown}");
+        let header =
+            crate::history::header_of(&scenario, 0, &h.names.agents, (h.ended_at, h.stop), &h.policy, &h.require_plan);
+        let mut bytes = Vec::new();
+        let _ = crate::history::write_events(&mut bytes, &header, &h.events, &h.names);
+        let text = String::from_utf8_lossy(&bytes);
         match crate::output::write(path, &text) {
             Ok(()) => println!("      wrote {}: handshake audit {}", path.display(), path.display()),
             Err(e) => eprintln!("error: {e}"),

@@ -28,9 +28,20 @@ pub const FORMAT: u64 = 1;
 
 /// The first line of a history.
 pub fn header(scenario: &str, seed: u64, o: &Outcome, policy: &Policy, require_plan: &[bool]) -> Value {
-    let team: Vec<Value> = o
-        .names
-        .agents
+    let end = (o.ended_at, o.stop);
+    header_of(scenario, seed, &o.names.agents, end, policy, require_plan)
+}
+
+/// The first line of a history of `agents`, ended at `end` for its reason.
+pub fn header_of(
+    scenario: &str,
+    seed: u64,
+    agents: &[String],
+    end: (Millis, crate::world::Stop),
+    policy: &Policy,
+    require_plan: &[bool],
+) -> Value {
+    let team: Vec<Value> = agents
         .iter()
         .enumerate()
         .map(|(i, name)| json!({ "name": name, "require_plan": require_plan.get(i).copied().unwrap_or(false) }))
@@ -43,8 +54,8 @@ pub fn header(scenario: &str, seed: u64, o: &Outcome, policy: &Policy, require_p
         "seed": seed,
         "team": team,
         "policy": policy,
-        "ended_at": o.ended_at.0,
-        "stop": o.stop.as_str(),
+        "ended_at": end.0 .0,
+        "stop": end.1.as_str(),
     })
 }
 
@@ -512,10 +523,20 @@ fn by_label_or_id(s: &str, names: &Names) -> Option<RequestId> {
 
 /// Writes `o`'s history: the header, then a line an event.
 pub fn write(out: &mut impl std::io::Write, header: &Value, o: &Outcome) -> std::io::Result<()> {
+    write_events(out, header, &o.events, &o.names)
+}
+
+/// [`write`] for events kept anywhere (a watch's, an audit's).
+pub fn write_events(
+    out: &mut impl std::io::Write,
+    header: &Value,
+    events: &[Stamped],
+    names: &Names,
+) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, header)?;
     out.write_all(b"\n")?;
-    for e in &o.events {
-        serde_json::to_writer(&mut *out, &e.to_json(&o.names))?;
+    for e in events {
+        serde_json::to_writer(&mut *out, &e.to_json(names))?;
         out.write_all(b"\n")?;
     }
     Ok(())

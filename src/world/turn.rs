@@ -123,7 +123,8 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     let mut sends = 0;
     for i in 0..queued {
         let cmd = std::mem::replace(&mut w.out[i], Command::Stop);
-        sends += matches!(cmd, Command::Send(_)) as u32;
+        // Counted only where a death may need it (a tear is armed).
+        sends += (may_die && matches!(cmd, Command::Send(_))) as u32;
         if perform(w, me, life.epoch, cmd) {
             life.stopped = true;
         }

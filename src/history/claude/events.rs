@@ -6,7 +6,7 @@
 //! message from one that ended means a new process under its name).
 
 use super::folder::{Entry, Reading};
-use super::message::{self, Notice, Said};
+use super::message::{Notice, Said};
 use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
 use std::collections::BTreeMap;
@@ -359,9 +359,4 @@ impl Builder {
             }
         }
     }
-}
-
-/// Whom the id of a shutdown request says it is for, if it names one.
-pub fn named_target(written: &str) -> Option<&str> {
-    message::id_target(written)
 }

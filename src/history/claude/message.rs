@@ -52,6 +52,8 @@ enum Is {
     /// An answer that says yes or no in one of these fields.
     AnswerIn(Kind, &'static [&'static str]),
     Notice(fn(&Map<String, Value>) -> Notice),
+    /// A notice of the runtime's own (permissions, modes), named by its type.
+    Other,
 }
 
 /// One shape the runtime writes: its `type`, what it is, and where its id
@@ -93,37 +95,12 @@ const SHAPES: &[Shape] = &[
     Shape { written: "idle_notification", is: Is::Notice(|_| Notice::Idle), id: &[], words: &[] },
     Shape { written: "teammate_terminated", is: Is::Notice(terminated), id: &[], words: &[] },
     Shape { written: "task_assignment", is: Is::Notice(task_assigned), id: &[], words: &[] },
-    Shape {
-        written: "permission_request",
-        is: Is::Notice(|_| Notice::Other("permission_request")),
-        id: &[],
-        words: &[],
-    },
-    Shape {
-        written: "permission_response",
-        is: Is::Notice(|_| Notice::Other("permission_response")),
-        id: &[],
-        words: &[],
-    },
-    Shape {
-        written: "sandbox_permission_request",
-        is: Is::Notice(|_| Notice::Other("sandbox_permission_request")),
-        id: &[],
-        words: &[],
-    },
-    Shape {
-        written: "sandbox_permission_response",
-        is: Is::Notice(|_| Notice::Other("sandbox_permission_response")),
-        id: &[],
-        words: &[],
-    },
-    Shape {
-        written: "team_permission_update",
-        is: Is::Notice(|_| Notice::Other("team_permission_update")),
-        id: &[],
-        words: &[],
-    },
-    Shape { written: "mode_set_request", is: Is::Notice(|_| Notice::Other("mode_set_request")), id: &[], words: &[] },
+    Shape { written: "permission_request", is: Is::Other, id: &[], words: &[] },
+    Shape { written: "permission_response", is: Is::Other, id: &[], words: &[] },
+    Shape { written: "sandbox_permission_request", is: Is::Other, id: &[], words: &[] },
+    Shape { written: "sandbox_permission_response", is: Is::Other, id: &[], words: &[] },
+    Shape { written: "team_permission_update", is: Is::Other, id: &[], words: &[] },
+    Shape { written: "mode_set_request", is: Is::Other, id: &[], words: &[] },
 ];
 
 /// Every `type` this reader knows, for the docs and for a message naming
@@ -198,6 +175,7 @@ pub fn read_object(m: &Map<String, Value>) -> Said {
             }
         },
         Is::Notice(make) => Said::Notice(make(m)),
+        Is::Other => Said::Notice(Notice::Other(shape.written)),
     }
 }
 
