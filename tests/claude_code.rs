@@ -99,12 +99,32 @@ fn an_entry_it_cannot_interpret_is_counted_on_the_verdict_line_and_strict_refuse
 #[test]
 fn each_bug_reports_fixture_gets_its_verdict() {
     let cases: &[(&str, i32, &[&str])] = &[
-        ("clean-team", 0, &["every invariant held in what the folder shows"]),
-        ("45874-leftover-shutdown-kills-respawn", 1, &["matching-response", "the request was already approved"]),
+        (
+            "clean-team",
+            0,
+            &[
+                "every invariant held in what the folder shows",
+                "unknown: no-silent-loss — an entry a whole-file rewrite lost",
+                "generation: the messages are the camelCase shapes",
+            ],
+        ),
+        (
+            "45874-leftover-shutdown-kills-respawn",
+            1,
+            &[
+                "matching-response",
+                "the request was already approved",
+                "witness: inboxes/committer.json:1, inboxes/team-lead.json:1, inboxes/team-lead.json:4",
+            ],
+        ),
         (
             "81464-teammate-shutdown-kills-the-lead",
             1,
-            &["alice sent a shutdown_request, which only the lead sends", "not by the requester alice"],
+            &[
+                "alice sent a shutdown_request, which only the lead sends",
+                "not by the requester alice",
+                "witness: inboxes/team-lead.json:1, inboxes/team-lead.json:2",
+            ],
         ),
         (
             "92244-delivered-up-to-four-times",
@@ -114,16 +134,30 @@ fn each_bug_reports_fixture_gets_its_verdict() {
         (
             "53896-lost-to-a-concurrent-rewrite",
             0,
-            &["[shutdown-1775755624068@bob], asked of bob by team-lead, was never answered: open 8s"],
+            &[
+                "[shutdown-1775755624068@bob], asked of bob by team-lead, was never answered: open 8s",
+                "unknown: single-terminal — 1 request still open when the files end",
+            ],
         ),
         ("63684-lead-inbox-of-1065-entries", 0, &["inboxes/team-lead.json holds 1065 entries"]),
         (
             "84494-send-to-a-nonexistent-recipient",
             1,
-            &["alcie is not in the team", "no-silent-loss — message #1 to alcie"],
+            &[
+                "alcie is not in the team",
+                "no-silent-loss — message #1 to alcie",
+                "witness: inboxes/alcie.json:1 alone",
+            ],
         ),
         ("27265-plan-approved-then-contradicted", 1, &["terminal-final", "was approved and became rejected"]),
-        ("32276-message-to-a-terminated-teammate", 1, &["no-silent-loss — message #4 to analyst was never delivered"]),
+        (
+            "32276-message-to-a-terminated-teammate",
+            1,
+            &[
+                "no-silent-loss — message #4 to analyst was never delivered",
+                "witness: inboxes/team-lead.json:2, inboxes/analyst.json:2",
+            ],
+        ),
     ];
     for (case, code, says) in cases {
         let (got, out) = audit(case, &[]);
@@ -142,6 +176,8 @@ fn a_leads_transcript_is_judged_its_refused_sends_said() {
         out.contains("read as a Claude Code lead's session transcript") && out.contains("every invariant held"),
         "{out}"
     );
+    assert!(out.contains("generation: the lead's calls are SendMessage {to, message}, as Claude Code 2.1.75"), "{out}");
+    assert!(out.contains("unknown: no-silent-loss — a lead's transcript shows the lead's side only"), "{out}");
     let (code, out) = audit("transcripts/81464-lead.jsonl", &[]);
     assert_eq!(code, 1, "{out}");
     for says in [

@@ -119,6 +119,12 @@ fn every_document_the_program_prints_is_valid_by_the_published_schema() {
     add("audit", &["audit", inbox.to_str().unwrap(), "--format", "json"], 1, |d| {
         d["violations"][0]["file"].is_string()
     });
+    let team = "tests/fixtures/claude-code/45874-leftover-shutdown-kills-respawn";
+    add("audit", &["audit", team, "--format", "json"], 1, |d| {
+        d["violations"][1]["witness"].as_array().is_some_and(|w| w.len() == 3)
+            && d["generation"].is_string()
+            && d["invariants"].as_array().is_some_and(|l| l.iter().any(|i| i["verdict"] == "unknown"))
+    });
     let small = ["--handshakes", "200", "--latency-sample", "20", "--repeat", "1", "--format", "json"];
     add("bench", &[&["bench"], &small[..]].concat(), 0, any);
     add("bench", &[&["bench", "--mailbox", "file"], &small[..]].concat(), 0, any);

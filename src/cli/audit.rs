@@ -3,6 +3,7 @@
 
 use super::bad_input::{Problem, Refusal};
 use super::{Format, EXIT_FAILED, EXIT_OK};
+use crate::history::standing::Standing;
 use crate::oracle::{check_log, Log};
 use clap::Args;
 use std::path::PathBuf;
@@ -37,65 +38,51 @@ pub const AUDIT_EXAMPLES: &[(&str, &str)] = &[
 /// The longest history read: a million events is far past any bundled run.
 const MAX_BYTES: u64 = 512 << 20;
 
+/// Where a history came from: what it can show, and how to name its places.
+enum Source {
+    /// A history in the documented format (`run --trace`, `watch --trace`).
+    Trace,
+    /// The reference course's inbox files, in this folder.
+    Inboxes(PathBuf),
+    /// A Claude Code team folder, as read (a violation's witness is found
+    /// among its entries).
+    Team(PathBuf, crate::history::claude::folder::Reading),
+    /// A Claude Code lead's session transcript, as read.
+    Transcript(crate::history::claude::folder::Reading),
+}
+
+impl Source {
+    fn reading(&self) -> Option<&crate::history::claude::folder::Reading> {
+        match self {
+            Source::Team(_, r) | Source::Transcript(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// The most violations a witness is looked for: each costs a few judgings
+/// of a handful of entries, and a report past this many is read by a program.
+const WITNESSES: usize = 100;
+
 pub fn main(a: AuditArgs) -> i32 {
-    let shown = a.path.display().to_string();
-    // A folder is a team's inbox files; a file is a history.
-    let claude = a.path.is_dir() && crate::history::claude::folder::is_team_folder(&a.path);
-    let mut transcript = false;
-    let (h, from_inboxes) = if claude {
-        // Claude Code's team folder (docs/claude-code.md).
-        let bound = crate::history::inbox::MAX_FOLDER_BYTES;
-        (crate::history::claude::history(&a.path, bound), Some(a.path.clone()))
-    } else if a.path.is_dir() {
-        let Some(dir) = crate::history::inbox::find(&a.path) else {
-            let why = "no inbox files here (*.jsonl in it, or in its .team/inbox, inbox or .mailboxes)";
-            let line = format!("{shown}: {why}; nothing was judged");
-            return Refusal::line(line, Problem::in_file(&shown, why)).tell(a.format);
-        };
-        match crate::history::inbox::read(&dir) {
-            Ok(h) => (h, Some(dir)),
-            Err(bad) => {
-                // The reason starts with the file of the folder it is about
-                // (line 0: the file as a whole), or is about the folder.
-                let (file, why) = match bad.reason.split_once(": ") {
-                    Some((file, why)) if bad.line > 0 || file.ends_with(".jsonl") => (dir.join(file), why),
-                    _ => (dir.clone(), bad.reason.as_str()),
-                };
-                let mut problem = Problem::in_file(file.display(), why);
-                let line = if bad.line > 0 {
-                    problem = problem.on_line(bad.line);
-                    format!("{}:{}: {why}; nothing was judged", file.display(), bad.line)
-                } else {
-                    format!("{}: {why}; nothing was judged", file.display())
-                };
-                return Refusal::line(line, problem).tell(a.format);
-            }
-        }
-    } else {
-        let text = match crate::input::read_text(&a.path, MAX_BYTES) {
-            Ok(t) => t,
-            Err(e) => {
-                return Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())).tell(a.format)
-            }
-        };
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        if crate::history::claude::transcript::looks_like(first) {
-            // A Claude Code lead's session transcript (docs/claude-code.md).
-            transcript = true;
-            (crate::history::claude::transcript_history(&text), None)
-        } else {
-            match crate::history::read(&text) {
-                Ok(h) => (h, None),
-                Err(bad) => {
-                    let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
-                    return Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line)).tell(a.format);
-                }
-            }
-        }
+    let (h, source) = match read(&a) {
+        Ok(read) => read,
+        Err(refused) => return refused.tell(a.format),
     };
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
-    let line_of = |i: Option<usize>| i.and_then(|i| h.lines.get(i).copied());
+    let standings = crate::history::standing::standings(&h.undecided, &violations);
+    let finder =
+        source.reading().filter(|_| !violations.is_empty()).map(crate::history::claude::witness::Witnesses::new);
+    let witnesses: Vec<Option<Vec<String>>> = violations
+        .iter()
+        .enumerate()
+        .map(|(n, v)| {
+            let finder = finder.as_ref().filter(|_| n < WITNESSES)?;
+            finder.of(&reading_place(&h, v.event?)?, v)
+        })
+        .collect();
+    let shown = a.path.display().to_string();
     // Written first: a scenario that cannot be written is bad input, and
     // then nothing is reported as judged either.
     let wrote = match &a.to_scenario {
@@ -108,123 +95,11 @@ pub fn main(a: AuditArgs) -> i32 {
         },
         None => None,
     };
+    let judged =
+        Judged { h: &h, source: &source, violations: &violations, standings: &standings, witnesses: &witnesses };
     match a.format {
-        Format::Text => {
-            let of = match (&h.scenario, h.seed) {
-                (Some(s), Some(seed)) => format!(", a run of {s} with seed {seed}"),
-                (Some(s), None) => format!(", a run of {s}"),
-                _ => String::new(),
-            };
-            let word = crate::color::verdict(violations.is_empty());
-            match &from_inboxes {
-                Some(dir) => {
-                    let messages =
-                        h.events.iter().filter(|e| matches!(e.event, crate::trace::Event::Deliver { .. })).count();
-                    let unjudged = match h.unjudged.len() {
-                        0 => String::new(),
-                        n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
-                    };
-                    println!(
-                        "{word}  {}  ({} among {}{unjudged})",
-                        dir.display(),
-                        crate::words::plural(messages as u64, "message"),
-                        crate::words::plural(h.names.agents.len() as u64, "agent")
-                    );
-                    if claude {
-                        println!(
-                            "      read as a Claude Code 2.1 team folder (docs/claude-code.md): an answer applied by its \
-                             id alone, as its runtime applies one"
-                        );
-                    } else {
-                        println!(
-                            "      read as received messages; a file a read drained holds only its unread tail \
-                             (docs/history.md)"
-                        );
-                    }
-                }
-                None => {
-                    let unjudged = match h.unjudged.len() {
-                        0 => String::new(),
-                        n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
-                    };
-                    println!(
-                        "{word}  {shown}  ({}{of}{unjudged})",
-                        crate::words::plural(h.events.len() as u64, "event")
-                    );
-                    if transcript {
-                        println!(
-                            "      read as a Claude Code lead's session transcript (docs/claude-code.md): its sends, \
-                             and what reached it"
-                        );
-                    }
-                }
-            }
-            for e in &h.events {
-                if let crate::trace::Event::Alert { text, .. } = &e.event {
-                    println!("      ⚠ {text}");
-                }
-            }
-            for (place, why) in &h.unjudged {
-                println!("      ? {place}: {}", super::shown(why));
-            }
-            match (violations.is_empty(), h.unjudged.len()) {
-                // What a rewrite lost is not in the files to be judged.
-                (true, 0) if claude => println!(
-                    "      every invariant held in what the folder shows (an entry a whole-file rewrite lost leaves \
-                     no trace: no-silent-loss is undecided)"
-                ),
-                (true, 0) => println!("      every invariant held"),
-                (true, n) => println!(
-                    "      every invariant held in what could be read; {} could not be, so this is no clean bill",
-                    crate::words::plural(n as u64, "entry")
-                ),
-                _ => {}
-            }
-            // What inbox files cannot tell: a read cut what it read.
-            let unknown = violations.iter().any(|v| v.detail.contains("never issued"));
-            if from_inboxes.is_some() && unknown {
-                println!(
-                    "      note: an answer whose request is in no file may answer a request a read took and truncated \
-                     away; only a trace or the offset drain's whole files can tell the two apart"
-                );
-            }
-            for v in &violations {
-                let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
-                println!("      {cross} invariant {} — {} (at {})", v.invariant, super::shown(&v.detail), v.at);
-                match (v.event, line_of(v.event), v.event.and_then(|i| h.origin.get(i))) {
-                    (Some(i), Some(line), Some(file)) => {
-                        println!("        {file}:{line}: {}", h.events[i].describe(&h.names))
-                    }
-                    (Some(i), Some(line), None) => println!("        line {line}: {}", h.events[i].describe(&h.names)),
-                    _ => {}
-                }
-            }
-        }
-        Format::Json => {
-            // Written as it is serialised: a folder's history may hold half a
-            // million violations, which as one JSON value would cost memory
-            // several times the input's (docs/audit.md states the bound).
-            let doc = Doc {
-                path: &shown,
-                scenario: h.scenario.as_deref(),
-                seed: h.seed,
-                events: h.events.len(),
-                passed: violations.is_empty(),
-                unjudged: h.unjudged.iter().map(|(w, why)| serde_json::json!({"where": w, "why": why})).collect(),
-                violations: Found { h: &h, list: &violations },
-                alerts: h
-                    .events
-                    .iter()
-                    .filter_map(|e| match &e.event {
-                        crate::trace::Event::Alert { text, .. } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect(),
-            };
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let _ = serde_json::to_writer_pretty(&mut out, &doc);
-            let _ = std::io::Write::write_all(&mut out, b"\n");
-        }
+        Format::Text => report(&judged, &shown),
+        Format::Json => json(&judged, &shown),
     }
     if let Some(w) = wrote {
         // Beside the report, not in it: JSON on stdout stays one document.
@@ -243,6 +118,245 @@ pub fn main(a: AuditArgs) -> i32 {
     }
 }
 
+/// The place a reading calls event `i`'s entry: `inboxes/bob.json[2]`, or a
+/// transcript's `line 12`.
+fn reading_place(h: &crate::history::History, i: usize) -> Option<String> {
+    let n = h.lines.get(i)?;
+    Some(match h.origin.get(i) {
+        Some(file) if !file.is_empty() => format!("{file}[{n}]"),
+        _ => format!("line {n}"),
+    })
+}
+
+/// Reads what `a.path` holds, the format told from the files: a Claude
+/// Code team folder, a reference inbox folder, a Claude Code transcript, or
+/// a history.
+fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
+    let shown = a.path.display().to_string();
+    if a.path.is_dir() && crate::history::claude::folder::is_team_folder(&a.path) {
+        let reading = crate::history::claude::folder::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
+        let h = crate::history::claude::history_of(&reading);
+        return Ok((h, Source::Team(a.path.clone(), reading)));
+    }
+    if a.path.is_dir() {
+        let Some(dir) = crate::history::inbox::find(&a.path) else {
+            let why = "no inbox files here: looked for a Claude Code team folder (inboxes/*.json, or config.json with \
+                       members) and for the reference course's *.jsonl (in it, or in its .team/inbox, inbox or \
+                       .mailboxes)";
+            let line = format!("{shown}: {why}; nothing was judged");
+            return Err(Refusal::line(line, Problem::in_file(&shown, why)));
+        };
+        return match crate::history::inbox::read(&dir) {
+            Ok(h) => Ok((h, Source::Inboxes(dir))),
+            Err(bad) => {
+                // The reason starts with the file of the folder it is about
+                // (line 0: the file as a whole), or is about the folder.
+                let (file, why) = match bad.reason.split_once(": ") {
+                    Some((file, why)) if bad.line > 0 || file.ends_with(".jsonl") => (dir.join(file), why),
+                    _ => (dir.clone(), bad.reason.as_str()),
+                };
+                let mut problem = Problem::in_file(file.display(), why);
+                let line = if bad.line > 0 {
+                    problem = problem.on_line(bad.line);
+                    format!("{}:{}: {why}; nothing was judged", file.display(), bad.line)
+                } else {
+                    format!("{}: {why}; nothing was judged", file.display())
+                };
+                Err(Refusal::line(line, problem))
+            }
+        };
+    }
+    let text = crate::input::read_text(&a.path, MAX_BYTES)
+        .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if crate::history::claude::transcript::looks_like(first) {
+        // A Claude Code lead's session transcript (docs/claude-code.md).
+        let reading = crate::history::claude::transcript::read(&text, "team-lead");
+        let h = crate::history::claude::transcript_of(&reading);
+        return Ok((h, Source::Transcript(reading)));
+    }
+    crate::history::read(&text).map(|h| (h, Source::Trace)).map_err(|bad| {
+        let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
+        Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line))
+    })
+}
+
+/// A history and all that was found in it.
+struct Judged<'a> {
+    h: &'a crate::history::History,
+    source: &'a Source,
+    violations: &'a [crate::oracle::Violation],
+    standings: &'a [(crate::oracle::Invariant, Standing)],
+    witnesses: &'a [Option<Vec<String>>],
+}
+
+/// The report for people.
+fn report(j: &Judged, shown: &str) {
+    let h = j.h;
+    let word = crate::color::verdict(j.violations.is_empty());
+    let mut counts = Vec::new();
+    let unknown = j.standings.iter().filter(|(_, s)| matches!(s, Standing::Unknown(_))).count();
+    if unknown > 0 {
+        counts.push(format!("{} unknown", crate::words::plural(unknown as u64, "invariant")));
+    }
+    if !h.unjudged.is_empty() {
+        counts.push(format!("{} not judged", crate::words::plural(h.unjudged.len() as u64, "entry")));
+    }
+    let counts: String = counts.iter().map(|c| format!("; {c}")).collect();
+    match j.source {
+        Source::Inboxes(dir) | Source::Team(dir, _) => {
+            let messages = h.events.iter().filter(|e| matches!(e.event, crate::trace::Event::Deliver { .. })).count();
+            println!(
+                "{word}  {}  ({} among {}{counts})",
+                dir.display(),
+                crate::words::plural(messages as u64, "message"),
+                crate::words::plural(h.names.agents.len() as u64, "agent")
+            );
+        }
+        _ => {
+            let of = match (&h.scenario, h.seed) {
+                (Some(s), Some(seed)) => format!(", a run of {s} with seed {seed}"),
+                (Some(s), None) => format!(", a run of {s}"),
+                _ => String::new(),
+            };
+            println!("{word}  {shown}  ({}{of}{counts})", crate::words::plural(h.events.len() as u64, "event"));
+        }
+    }
+    match j.source {
+        Source::Team(..) => println!(
+            "      read as a Claude Code 2.1 team folder (docs/claude-code.md): an answer applied by its id alone, as \
+             its runtime applies one"
+        ),
+        Source::Inboxes(_) => println!(
+            "      read as received messages; a file a read drained holds only its unread tail (docs/history.md)"
+        ),
+        Source::Transcript(_) => println!(
+            "      read as a Claude Code lead's session transcript (docs/claude-code.md): its sends, and what reached it"
+        ),
+        Source::Trace => {}
+    }
+    if let Some(r) = j.source.reading() {
+        println!("      generation: {}", crate::history::claude::generation(r));
+    }
+    for e in &h.events {
+        if let crate::trace::Event::Alert { text, .. } = &e.event {
+            println!("      ⚠ {text}");
+        }
+    }
+    for (place, why) in &h.unjudged {
+        println!("      ? {place}: {}", super::shown(why));
+    }
+    verdicts(j);
+    for (v, witness) in j.violations.iter().zip(j.witnesses) {
+        let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
+        println!("      {cross} invariant {} — {} (at {})", v.invariant, super::shown(&v.detail), v.at);
+        let line = v.event.and_then(|i| h.lines.get(i).copied());
+        match (v.event, line, v.event.and_then(|i| h.origin.get(i))) {
+            (Some(i), Some(line), Some(file)) => println!("        {file}:{line}: {}", h.events[i].describe(&h.names)),
+            (Some(i), Some(line), None) => println!("        line {line}: {}", h.events[i].describe(&h.names)),
+            _ => {}
+        }
+        match witness.as_deref() {
+            Some([one]) => {
+                println!("        witness: {} alone shows it", crate::history::claude::witness::shown(one))
+            }
+            Some(w) => {
+                let places: Vec<String> = w.iter().map(|p| crate::history::claude::witness::shown(p)).collect();
+                println!("        witness: {} (without any one of them it does not show)", places.join(", "));
+            }
+            None => {}
+        }
+    }
+}
+
+/// Each invariant's standing, when the files cannot show them all; the
+/// clean bill, when there is one.
+fn verdicts(j: &Judged) {
+    let h = j.h;
+    let unknown: Vec<(&crate::oracle::Invariant, &String)> = j
+        .standings
+        .iter()
+        .filter_map(|(i, s)| match s {
+            Standing::Unknown(why) => Some((i, why)),
+            _ => None,
+        })
+        .collect();
+    let whole = match j.source {
+        Source::Team(..) => "in what the folder shows",
+        Source::Inboxes(_) => "in what the files show",
+        Source::Transcript(_) => "in what the transcript shows",
+        Source::Trace => "",
+    };
+    match (j.violations.is_empty(), h.unjudged.len()) {
+        (true, 0) if whole.is_empty() => println!("      every invariant held"),
+        (true, 0) => println!("      every invariant held {whole}; what it cannot show is unknown, not passed:"),
+        (true, n) => println!(
+            "      every invariant held in what could be read; {} could not be, so this is no clean bill",
+            crate::words::plural(n as u64, "entry")
+        ),
+        _ => {}
+    }
+    if unknown.is_empty() {
+        return;
+    }
+    let held: Vec<&str> = j.standings.iter().filter(|(_, s)| *s == Standing::Held).map(|(i, _)| i.name()).collect();
+    println!("      invariants: {}", crate::history::standing::counted(j.standings));
+    if !held.is_empty() {
+        println!("        held: {}", held.join(", "));
+    }
+    for (i, why) in unknown {
+        println!("        unknown: {i} — {why}");
+    }
+    // What inbox files cannot tell: a read cut what it read.
+    let never_issued = j.violations.iter().any(|v| v.detail.contains("never issued"));
+    if matches!(j.source, Source::Inboxes(_) | Source::Team(..)) && never_issued {
+        println!(
+            "      note: an answer whose request is in no file may answer a request a read took and truncated \
+             away; only a trace or the offset drain's whole files can tell the two apart"
+        );
+    }
+}
+
+/// The report for programs: one document, written as it is serialised.
+fn json(j: &Judged, shown: &str) {
+    let h = j.h;
+    // Written as it is serialised: a folder's history may hold half a
+    // million violations, which as one JSON value would cost memory
+    // several times the input's (docs/audit.md states the bound).
+    let doc = Doc {
+        path: shown,
+        scenario: h.scenario.as_deref(),
+        seed: h.seed,
+        events: h.events.len(),
+        passed: j.violations.is_empty(),
+        unjudged: h.unjudged.iter().map(|(w, why)| serde_json::json!({"where": w, "why": why})).collect(),
+        violations: Found { h, list: j.violations, witnesses: j.witnesses },
+        alerts: h
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                crate::trace::Event::Alert { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect(),
+        invariants: j
+            .standings
+            .iter()
+            .map(|(i, s)| {
+                let why = match s {
+                    Standing::Unknown(why) => Some(why.as_str()),
+                    _ => None,
+                };
+                serde_json::json!({"name": i.name(), "verdict": s.word(), "why": why})
+            })
+            .collect(),
+        generation: j.source.reading().map(crate::history::claude::generation),
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut out, &doc);
+    let _ = std::io::Write::write_all(&mut out, b"\n");
+}
+
 /// `audit --format json`'s document (`$defs/audit` in docs/report.schema.json).
 #[derive(serde::Serialize)]
 struct Doc<'a> {
@@ -257,19 +371,29 @@ struct Doc<'a> {
     alerts: Vec<&'a str>,
     /// Entries the reader could not interpret: where, and why.
     unjudged: Vec<serde_json::Value>,
+    /// Each invariant: held, broken, or unknown (with why: what the files
+    /// cannot show).
+    invariants: Vec<serde_json::Value>,
+    /// Which generation of Claude Code wrote the files, told from their
+    /// shapes; null for other histories.
+    generation: Option<String>,
 }
 
 /// The violations, each serialised as it is written.
 struct Found<'a> {
     h: &'a crate::history::History,
     list: &'a [crate::oracle::Violation],
+    witnesses: &'a [Option<Vec<String>>],
 }
 
 impl serde::Serialize for Found<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let h = self.h;
-        s.collect_seq(self.list.iter().map(|v| {
+        s.collect_seq(self.list.iter().zip(self.witnesses).map(|(v, w)| {
+            let witness =
+                w.as_ref().map(|w| w.iter().map(|p| crate::history::claude::witness::shown(p)).collect::<Vec<_>>());
             serde_json::json!({
+                "witness": witness,
                 "invariant": v.invariant.name(),
                 "at_ms": v.at.0,
                 "line": v.event.and_then(|i| h.lines.get(i).copied()),

@@ -95,7 +95,7 @@ fn start_watcher(path: &std::path::Path, tx: std::sync::mpsc::Sender<()>) -> Opt
 /// Judges all that was kept and prints each violation not printed yet;
 /// true if any invariant is broken.
 fn judge_new(kept: &Kept, told: &mut BTreeSet<String>) -> bool {
-    let h = claude::history_of(kept.reading());
+    let h = claude::history_of(&kept.reading());
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     for v in &violations {
@@ -125,7 +125,7 @@ fn judge_new(kept: &Kept, told: &mut BTreeSet<String>) -> bool {
 /// The summary when the watch ends: the verdict on all that was kept, and
 /// the history written if asked.
 fn summary(kept: &Kept, shown: &str, trace: &Option<PathBuf>) {
-    let h = claude::history_of(kept.reading());
+    let h = claude::history_of(&kept.reading());
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     let word = crate::color::verdict(violations.is_empty());

@@ -302,7 +302,17 @@ fn build(mut lines: Vec<Line>, alerts: Vec<Note>, files: Vec<String>) -> Result<
         ended_at,
         stop: crate::world::Stop::Settled,
         unjudged: Vec::new(),
+        undecided: undecided(),
     })
+}
+
+/// What a folder of inbox files cannot show: a message lost on the way, or
+/// taken by a read that drained it, leaves no line in them.
+fn undecided() -> Vec<(crate::oracle::Invariant, String)> {
+    let lost = "the files hold what reached each inbox, not what was sent: a message lost on the way leaves no line";
+    let mut list = vec![(crate::oracle::Invariant::NoSilentLoss, lost.to_string())];
+    list.extend(super::standing::not_in_messages());
+    list
 }
 
 /// The production agent's lead is `team-lead`; the course's is `lead`.

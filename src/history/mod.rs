@@ -13,6 +13,7 @@ pub mod claude;
 pub mod inbox;
 pub mod scenario;
 pub mod stamp;
+pub mod standing;
 
 use crate::protocol::{
     Action, Address, AgentId, GateState, Kind, Label, MessageType, Millis, Policy, Reason, RequestId, SendError,
@@ -78,6 +79,9 @@ pub struct History {
     /// Entries the reader could not interpret, each with where it is and
     /// why: a history that holds any is never judged a bare pass.
     pub unjudged: Vec<(String, String)>,
+    /// The invariants the files cannot decide, each with why (a drained
+    /// inbox cannot show a lost message): reported unknown unless broken.
+    pub undecided: Vec<(crate::oracle::Invariant, String)>,
 }
 
 /// The inbox file each event of a folder's history came from: an index a
@@ -125,6 +129,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         ended_at: Millis::ZERO,
         stop: crate::world::Stop::Settled,
         unjudged: Vec::new(),
+        undecided: Vec::new(),
     };
     let mut ended_at = None;
     let mut r = Reader { team: Team::default() };

@@ -52,6 +52,10 @@ pub struct Reading {
     pub unjudged: Vec<(String, String)>,
     /// Fields it met and does not use, with how often.
     pub unused_fields: BTreeMap<String, usize>,
+    /// The shapes it read, by their written `type` (and, for a transcript,
+    /// the form of the lead's SendMessage calls), with how often: the
+    /// generation of Claude Code that wrote them is told from these.
+    pub shapes: BTreeMap<&'static str, usize>,
 }
 
 /// The folder's `inboxes/`, if `dir` is a Claude Code team folder (it holds
@@ -150,7 +154,10 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
             *r.unused_fields.entry(format!("entry.{k}")).or_default() += 1;
         }
         match entry(m, owner, &origin) {
-            Ok(e) => {
+            Ok((e, shape)) => {
+                if let Some(shape) = shape {
+                    *r.shapes.entry(shape).or_default() += 1;
+                }
                 if let Said::Unknown { reason } = &e.said {
                     r.unjudged.push((origin.clone(), reason.clone()));
                 }
@@ -161,19 +168,20 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
     }
 }
 
-fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<Entry, String> {
+fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<(Entry, Option<&'static str>), String> {
     let from = m.get("from").and_then(Value::as_str).ok_or("no \"from\": the sender is unknown")?;
     let text = m.get("text").and_then(Value::as_str).ok_or("no \"text\"")?;
     let at = stamp::read(m.get("timestamp").ok_or("no \"timestamp\"")?)?;
-    let said = message::read(text);
-    Ok(Entry {
+    let (said, shape) = message::read_named(text);
+    let e = Entry {
         origin: origin.to_string(),
         at,
         from: from.to_string(),
         to: owner.to_string(),
         said,
         read: m.get("read").and_then(Value::as_bool),
-    })
+    };
+    Ok((e, shape))
 }
 
 #[cfg(test)]

@@ -17,6 +17,8 @@ pub struct Kept {
     index: BTreeMap<(String, String, String, i64, usize), usize>,
     /// Problems of the latest reading (a file that is not an array now).
     unjudged: Vec<(String, String)>,
+    /// The shapes the kept entries were written in.
+    shapes: BTreeMap<&'static str, usize>,
 }
 
 impl Kept {
@@ -27,6 +29,10 @@ impl Kept {
             self.team = r.team;
         }
         self.unjudged = r.unjudged;
+        for (shape, n) in r.shapes {
+            let kept = self.shapes.entry(shape).or_default();
+            *kept = (*kept).max(n);
+        }
         let mut changed = false;
         // Two identical entries in one file are two deliveries: counted.
         let mut copies: BTreeMap<(String, String, String, i64), usize> = BTreeMap::new();
@@ -61,6 +67,7 @@ impl Kept {
             entries: self.entries.clone(),
             unjudged: self.unjudged.clone(),
             unused_fields: BTreeMap::new(),
+            shapes: self.shapes.clone(),
         }
     }
 

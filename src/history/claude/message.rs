@@ -145,24 +145,42 @@ pub fn leading_object(text: &str) -> Option<Map<String, Value>> {
 
 /// What `text` says.
 pub fn read(text: &str) -> Said {
+    read_named(text).0
+}
+
+/// What `text` says, and the `type` it was written as, if it is a shape
+/// this reader knows (the generation a history comes from is told by them).
+pub fn read_named(text: &str) -> (Said, Option<&'static str>) {
     let Some(m) = leading_object(text) else {
         // Text that looks like JSON but does not parse is news, not prose.
         if text.trim_start().starts_with('{') && text.trim_end().ends_with('}') {
-            return Said::Unknown { reason: "the text looks like a JSON object but does not parse".into() };
+            return (Said::Unknown { reason: "the text looks like a JSON object but does not parse".into() }, None);
         }
-        return Said::Plain;
+        return (Said::Plain, None);
     };
-    read_object(&m)
+    read_object_named(&m)
 }
 
 /// What a message already parsed as a JSON object says.
 pub fn read_object(m: &Map<String, Value>) -> Said {
+    read_object_named(m).0
+}
+
+fn read_object_named(m: &Map<String, Value>) -> (Said, Option<&'static str>) {
     let Some(written) = m.get("type").and_then(Value::as_str) else {
-        return Said::Unknown { reason: "a JSON object with no \"type\": not a message this reader knows".into() };
+        return (
+            Said::Unknown { reason: "a JSON object with no \"type\": not a message this reader knows".into() },
+            None,
+        );
     };
     let Some(shape) = SHAPES.iter().find(|s| s.written == written) else {
-        return Said::Unknown { reason: format!("type {written:?} is not one this reader knows") };
+        return (Said::Unknown { reason: format!("type {written:?} is not one this reader knows") }, None);
     };
+    (said_as(shape, m), Some(shape.written))
+}
+
+fn said_as(shape: &Shape, m: &Map<String, Value>) -> Said {
+    let written = shape.written;
     let id = shape.id.iter().find_map(|k| text_of(m.get(*k)));
     let words = shape.words.iter().find_map(|k| text_of(m.get(*k)));
     match shape.is {

@@ -8,9 +8,12 @@ pub mod folder;
 pub mod kept;
 pub mod message;
 pub mod transcript;
+pub mod witness;
 
 use crate::history::{History, Origin};
+use crate::oracle::Invariant;
 use crate::protocol::Policy;
+use crate::trace::Event;
 use std::path::Path;
 
 /// The team folder `dir` as a history the oracle judges: its entries in
@@ -18,18 +21,31 @@ use std::path::Path;
 /// it, whoever sends it and however often), and every entry it could not
 /// interpret kept in `unjudged`.
 pub fn history(dir: &Path, limit: u64) -> History {
-    history_of(folder::read(dir, limit))
+    history_of(&folder::read(dir, limit))
 }
 
 /// The lead's session transcript `text` as a history (its lead is
 /// `team-lead`, as the runtime names it): places are its lines.
 pub fn transcript_history(text: &str) -> History {
-    history_of(transcript::read(text, "team-lead"))
+    transcript_of(&transcript::read(text, "team-lead"))
+}
+
+/// A transcript's reading as a history the oracle judges.
+pub fn transcript_of(reading: &folder::Reading) -> History {
+    let mut h = history_of(reading);
+    let lead_only = "a lead's transcript shows the lead's side only: what teammates sent each other, and a message \
+                     lost on the way, are not in it";
+    for (i, why) in &mut h.undecided {
+        if *i == Invariant::NoSilentLoss {
+            *why = lead_only.to_string();
+        }
+    }
+    h
 }
 
 /// A reading as a history the oracle judges.
-pub fn history_of(reading: folder::Reading) -> History {
-    let judged = events::judge(&reading);
+pub fn history_of(reading: &folder::Reading) -> History {
+    let judged = events::judge(reading);
     let mut origin = Origin::default();
     let mut lines = Vec::with_capacity(judged.origin.len());
     for place in &judged.origin {
@@ -53,7 +69,7 @@ pub fn history_of(reading: folder::Reading) -> History {
         // A transcript's places are its lines alone.
         origin = Origin::default();
     }
-    let mut unjudged = reading.unjudged;
+    let mut unjudged = reading.unjudged.clone();
     for place in &judged.in_flight {
         unjudged.push((place.clone(), "not yet read by its owner, still running: in flight".into()));
     }
@@ -61,9 +77,8 @@ pub fn history_of(reading: folder::Reading) -> History {
         let why = format!("{} entries name no time zone: read as UTC", judged.no_zone);
         unjudged.push(("timestamps".into(), why));
     }
-    let mut policy = Policy::default();
-    policy.defences.sender_check = false;
-    policy.defences.pending_check = false;
+    let policy = policy();
+    let undecided = undecided(&judged.events);
     let ended_at = judged.events.last().map_or(crate::protocol::Millis::ZERO, |e| e.t);
     History {
         scenario: None,
@@ -77,5 +92,78 @@ pub fn history_of(reading: folder::Reading) -> History {
         ended_at,
         stop: crate::world::Stop::Settled,
         unjudged,
+        undecided,
     }
+}
+
+/// As the runtime applies an answer: by its id alone, whoever sends it and
+/// however often.
+pub fn policy() -> Policy {
+    let mut policy = Policy::default();
+    policy.defences.sender_check = false;
+    policy.defences.pending_check = false;
+    policy
+}
+
+/// What a team folder cannot show: an entry a whole-file rewrite lost, the
+/// work a plan gates, deadlines; and, while some request is still open, how
+/// it would have ended.
+fn undecided(events: &[crate::trace::Stamped]) -> Vec<(Invariant, String)> {
+    let lost = "an entry a whole-file rewrite lost leaves no trace in the folder (claude-code#53896)";
+    let mut list = vec![(Invariant::NoSilentLoss, lost.to_string())];
+    list.extend(crate::history::standing::not_in_messages());
+    let mut open = std::collections::BTreeSet::new();
+    for e in events {
+        match e.event {
+            Event::Opened { id, .. } => {
+                open.insert(id);
+            }
+            Event::Verdict { request_id, .. } => {
+                open.remove(&request_id);
+            }
+            _ => {}
+        }
+    }
+    let open = open.len();
+    if open > 0 {
+        let why = format!(
+            "{} still open when the files end, and the runtime keeps no deadline that would settle {}",
+            crate::words::plural(open as u64, "request"),
+            if open == 1 { "it" } else { "them" }
+        );
+        list.push((Invariant::SingleTerminal, why));
+    }
+    list
+}
+
+/// The generation of Claude Code that wrote `reading`, told from the shapes
+/// it holds (docs/claude-code.md, "Generations"): a line for the report.
+pub fn generation(reading: &folder::Reading) -> String {
+    let has = |shape: &str| reading.shapes.contains_key(shape);
+    let mut told = Vec::new();
+    for (form, versions) in transcript::FORMS.iter().zip(["2.1.75 – 2.1.260", "2.1.30 – 2.1.74", "2.1.20 – 2.1.29"])
+    {
+        if has(form) {
+            told.push(format!("the lead's calls are {form}, as Claude Code {versions} makes them"));
+        }
+    }
+    let inbox = ["shutdown_approved", "shutdown_rejected", "plan_approval_response", "shutdown_request"];
+    if inbox.iter().any(|s| has(s)) {
+        told.push(
+            "the messages are the camelCase shapes (requestId, shutdown_approved / shutdown_rejected) that \
+             Claude Code 2.1.20 – 2.1.260 writes"
+                .to_string(),
+        );
+    }
+    if has("shutdown_response") {
+        told.push(
+            "shutdown_response frames: the tool's input, or another product's inbox frame (not seen in Claude \
+             Code's own inboxes), read as answers all the same"
+                .to_string(),
+        );
+    }
+    if told.is_empty() {
+        return "no protocol message in the files: which generation wrote them cannot be told".to_string();
+    }
+    told.join("; ")
 }

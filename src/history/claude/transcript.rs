@@ -76,6 +76,7 @@ fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, a
         }
         let Some(input) = item.get("input").and_then(Value::as_object) else { continue };
         let id = item.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        *r.shapes.entry(form(input)).or_default() += 1;
         match call(input) {
             Ok((to, said)) => {
                 let entry = Entry { origin: place.to_string(), at, from: lead.to_string(), to, said, read: None };
@@ -85,6 +86,24 @@ fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, a
         }
     }
 }
+
+/// Which generation of SendMessage input this is (docs/claude-code.md).
+fn form(input: &Map<String, Value>) -> &'static str {
+    if input.contains_key("message") {
+        FORMS[0]
+    } else if input.contains_key("subtype") {
+        FORMS[2]
+    } else {
+        FORMS[1]
+    }
+}
+
+/// The SendMessage forms, newest first, as `shapes` names them.
+pub const FORMS: [&str; 3] = [
+    "SendMessage {to, message}",
+    "SendMessage {type, recipient, content}",
+    "SendMessage {type, subtype, recipient, content}",
+];
 
 /// A SendMessage input, any generation: its recipient and what it says.
 fn call(input: &Map<String, Value>) -> Result<(String, Said), String> {
@@ -143,7 +162,10 @@ fn received(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value
     };
     for text in texts {
         for (who, body) in teammate_messages(text) {
-            let said = message::read(&body);
+            let (said, shape) = message::read_named(&body);
+            if let Some(shape) = shape {
+                *r.shapes.entry(shape).or_default() += 1;
+            }
             if let Said::Unknown { reason } = &said {
                 r.unjudged.push((place.to_string(), reason.clone()));
             }
