@@ -9,18 +9,19 @@ use super::folder::{Entry, Reading};
 use super::message::{Notice, Said};
 use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 
 /// The runtime's own notices come from this name; it is no agent.
 pub const SYSTEM: &str = "system";
 
 /// The events a reading shows, each with the entry it came from.
 #[derive(Debug, Default)]
-pub struct Judged {
+pub struct Judged<Place = String> {
     pub names: Names,
     pub events: Vec<Stamped>,
     /// For each event, the entry it came from (`inboxes/alice.json[3]`).
-    pub origin: Vec<String>,
+    pub origin: Vec<Place>,
     /// Who must have a plan approved first, by agent.
     pub require_plan: Vec<bool>,
     /// The first entry's time, in milliseconds since the epoch: event times
@@ -34,7 +35,7 @@ pub struct Judged {
 }
 
 #[derive(Default)]
-struct Builder {
+struct Builder<'a> {
     team: crate::history::Team,
     names: Names,
     ids: BTreeMap<String, RequestId>,
@@ -42,16 +43,16 @@ struct Builder {
     /// Agents the runtime said had ended, until they speak again.
     ended: Vec<AgentId>,
     events: Vec<Stamped>,
-    origin: Vec<String>,
+    origin: Vec<Cow<'a, str>>,
     seq: u64,
     /// The names the team's config lists (with the lead); empty when there
     /// is no config, and then every name is taken as a member.
     members: Vec<String>,
     lead: String,
     in_flight: Vec<String>,
-    /// Each entry seen, as (owner, from, what it says, time): a repeat is
-    /// the runtime delivering one message again.
-    seen: BTreeMap<(String, String, String, i64), String>,
+    /// Each entry seen, as (owner, from, what it says, time), with its
+    /// place: a repeat is the runtime delivering one message again.
+    seen: HashMap<(&'a str, &'a str, &'a Said, i64), &'a str>,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
 }
@@ -59,6 +60,21 @@ struct Builder {
 /// The reading's entries in time order (a file's own order for equal
 /// times, files in name order), as events.
 pub fn judge(r: &Reading) -> Judged {
+    let j = judge_in_place(r);
+    Judged {
+        names: j.names,
+        events: j.events,
+        origin: j.origin.into_iter().map(Cow::into_owned).collect(),
+        require_plan: j.require_plan,
+        start_ms: j.start_ms,
+        no_zone: j.no_zone,
+        in_flight: j.in_flight,
+    }
+}
+
+/// [`judge`], each event's place borrowed from the reading: a large
+/// folder's events then cost no copy of their places.
+pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
     let mut b = Builder::default();
     let lead = r.team.lead.clone().unwrap_or_else(|| "team-lead".to_string());
     b.team.agent(&lead);
@@ -98,10 +114,10 @@ pub fn judge(r: &Reading) -> Judged {
 /// 1,065 entries).
 pub const LARGE_INBOX: usize = 1000;
 
-impl Builder {
-    fn push(&mut self, t: Millis, event: Event, e: &Entry) {
+impl<'a> Builder<'a> {
+    fn push(&mut self, t: Millis, event: Event, e: &'a Entry) {
         self.events.push(Stamped { t, event });
-        self.origin.push(e.origin.clone());
+        self.origin.push(Cow::Borrowed(&e.origin));
     }
 
     /// The id a written id stands for, labelled with what was written.
@@ -116,7 +132,7 @@ impl Builder {
     }
 
     /// `name` acts: if the runtime had said it ended, this is a new process.
-    fn speaks(&mut self, name: &str, t: Millis, e: &Entry) -> AgentId {
+    fn speaks(&mut self, name: &str, t: Millis, e: &'a Entry) -> AgentId {
         let a = self.team.agent(name);
         if let Some(k) = self.ended.iter().position(|x| *x == a) {
             self.ended.swap_remove(k);
@@ -126,7 +142,7 @@ impl Builder {
         a
     }
 
-    fn entry(&mut self, e: &Entry, t: Millis) {
+    fn entry(&mut self, e: &'a Entry, t: Millis) {
         if e.from == SYSTEM {
             self.notice_from_the_runtime(e, t);
             return;
@@ -204,7 +220,7 @@ impl Builder {
         request_id: Option<RequestId>,
         words: Option<crate::protocol::Text>,
         t: Millis,
-        e: &Entry,
+        e: &'a Entry,
     ) {
         self.seq += 1;
         let seq = self.seq;
@@ -223,7 +239,7 @@ impl Builder {
         (kind, id, yes): (Kind, Option<&str>, bool),
         words: &Option<String>,
         t: Millis,
-        e: &Entry,
+        e: &'a Entry,
     ) {
         let written = id.unwrap_or("(no id)");
         let id = self.id(written);
@@ -262,7 +278,7 @@ impl Builder {
         self.push(t, judged, e);
     }
 
-    fn notice(&mut self, from: AgentId, n: &Notice, t: Millis, e: &Entry) {
+    fn notice(&mut self, from: AgentId, n: &Notice, t: Millis, e: &'a Entry) {
         let text = match n {
             Notice::Idle => return,
             Notice::TaskAssigned { task } => format!("{} is assigned the task {task:?}", e.to),
@@ -276,7 +292,7 @@ impl Builder {
     /// open when the history ends: a lost answer (an entry a concurrent
     /// rewrite lost, claude-code#53896) leaves no other trace in the folder.
     fn never_answered(&mut self, end: Millis) {
-        let mut open: Vec<(RequestId, Millis, AgentId, AgentId, String)> = Vec::new();
+        let mut open: Vec<(RequestId, Millis, AgentId, AgentId, Cow<'a, str>)> = Vec::new();
         for (e, place) in self.events.iter().zip(&self.origin) {
             match &e.event {
                 Event::Opened { id, requester, target, .. } => {
@@ -300,8 +316,8 @@ impl Builder {
     }
 
     /// Says so when an entry repeats an earlier one of the same inbox.
-    fn repeated(&mut self, e: &Entry, t: Millis) {
-        let key = (e.to.clone(), e.from.clone(), format!("{:?}", e.said), e.at.ms);
+    fn repeated(&mut self, e: &'a Entry, t: Millis) {
+        let key = (e.to.as_str(), e.from.as_str(), &e.said, e.at.ms);
         match self.seen.get(&key) {
             Some(first) => {
                 let text = format!(
@@ -312,7 +328,7 @@ impl Builder {
                 self.push(t, Event::Alert { agent: lead, text }, e);
             }
             None => {
-                self.seen.insert(key, e.origin.clone());
+                self.seen.insert(key, &e.origin);
             }
         }
     }
@@ -332,7 +348,7 @@ impl Builder {
                  ones read without showing them (claude-code#63684); only the lead's transcript can tell"
             );
             self.events.push(Stamped { t, event: Event::Alert { agent, text } });
-            self.origin.push(format!("inboxes/{owner}.json[{n}]"));
+            self.origin.push(Cow::Owned(format!("inboxes/{owner}.json[{n}]")));
         }
     }
 
@@ -341,7 +357,7 @@ impl Builder {
     }
 
     /// What the runtime itself says: a teammate has ended.
-    fn notice_from_the_runtime(&mut self, e: &Entry, t: Millis) {
+    fn notice_from_the_runtime(&mut self, e: &'a Entry, t: Millis) {
         match &e.said {
             Said::Notice(Notice::Terminated { who: Some(who) }) => {
                 let a = self.team.agent(who);

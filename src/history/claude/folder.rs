@@ -131,40 +131,93 @@ fn team(c: &Map<String, Value>) -> Team {
     Team { name: c.get("name").and_then(Value::as_str).map(str::to_string), lead, members }
 }
 
-/// One inbox file: a JSON array of entries.
+/// One inbox file: a JSON array of entries, read one entry at a time (a
+/// lead's inbox may hold tens of thousands, and as one `Value` the array
+/// would take several times the file's size). A file that turns out not to
+/// be JSON part way through gives no entries, as if parsed whole.
 fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
-    let entries = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(a)) => a,
-        Ok(_) => {
-            r.unjudged.push((shown.to_string(), "not a JSON array of entries".into()));
-            return;
+    if !text.trim_start().starts_with('[') {
+        let why = match serde_json::from_str::<Value>(text) {
+            Ok(_) => "not a JSON array of entries".to_string(),
+            Err(e) => format!("not JSON: {e}"),
+        };
+        r.unjudged.push((shown.to_string(), why));
+        return;
+    }
+    let (entries, unjudged) = (r.entries.len(), r.unjudged.len());
+    let mut tally = Tally::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let each = Each { r: &mut *r, tally: &mut tally, owner, shown };
+    match serde::Deserializer::deserialize_seq(&mut de, each).and_then(|()| de.end()) {
+        Ok(()) => {
+            for (k, n) in tally.unused {
+                *r.unused_fields.entry(k).or_default() += n;
+            }
+            for (shape, n) in tally.shapes {
+                *r.shapes.entry(shape).or_default() += n;
+            }
         }
         Err(e) => {
+            r.entries.truncate(entries);
+            r.unjudged.truncate(unjudged);
             r.unjudged.push((shown.to_string(), format!("not JSON: {e}")));
-            return;
         }
+    }
+}
+
+/// What one file's entries hold besides themselves, counted apart until
+/// the whole file has been read.
+#[derive(Default)]
+struct Tally {
+    unused: BTreeMap<String, usize>,
+    shapes: BTreeMap<&'static str, usize>,
+}
+
+/// Takes an inbox file's entries as the parser meets them.
+struct Each<'a> {
+    r: &'a mut Reading,
+    tally: &'a mut Tally,
+    owner: &'a str,
+    shown: &'a str,
+}
+
+impl<'de> serde::de::Visitor<'de> for Each<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON array of entries")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        while let Some(v) = seq.next_element::<Value>()? {
+            i += 1;
+            one(self.r, self.tally, self.owner, format!("{}[{i}]", self.shown), &v);
+        }
+        Ok(())
+    }
+}
+
+/// One entry of an inbox file, at `origin`.
+fn one(r: &mut Reading, tally: &mut Tally, owner: &str, origin: String, v: &Value) {
+    let Value::Object(m) = v else {
+        r.unjudged.push((origin, "an entry that is not a JSON object".into()));
+        return;
     };
-    for (i, v) in entries.iter().enumerate() {
-        let origin = format!("{shown}[{}]", i + 1);
-        let Value::Object(m) = v else {
-            r.unjudged.push((origin, "an entry that is not a JSON object".into()));
-            continue;
-        };
-        for k in m.keys().filter(|k| !ENTRY_FIELDS.contains(&k.as_str())) {
-            *r.unused_fields.entry(format!("entry.{k}")).or_default() += 1;
-        }
-        match entry(m, owner, &origin) {
-            Ok((e, shape)) => {
-                if let Some(shape) = shape {
-                    *r.shapes.entry(shape).or_default() += 1;
-                }
-                if let Said::Unknown { reason } = &e.said {
-                    r.unjudged.push((origin.clone(), reason.clone()));
-                }
-                r.entries.push(e);
+    for k in m.keys().filter(|k| !ENTRY_FIELDS.contains(&k.as_str())) {
+        *tally.unused.entry(format!("entry.{k}")).or_default() += 1;
+    }
+    match entry(m, owner, &origin) {
+        Ok((e, shape)) => {
+            if let Some(shape) = shape {
+                *tally.shapes.entry(shape).or_default() += 1;
             }
-            Err(reason) => r.unjudged.push((origin, reason)),
+            if let Said::Unknown { reason } = &e.said {
+                r.unjudged.push((origin, reason.clone()));
+            }
+            r.entries.push(e);
         }
+        Err(reason) => r.unjudged.push((origin, reason)),
     }
 }
 
@@ -222,6 +275,33 @@ mod tests {
         let unjudged: Vec<&str> = r.unjudged.iter().map(|(w, _)| w.as_str()).collect();
         assert_eq!(unjudged, ["inboxes/alice.json[3]", "inboxes/alice.json[4]", "inboxes/team-lead.json"]);
         assert_eq!(r.unused_fields.get("entry.pinned"), Some(&1));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_file_that_breaks_part_way_gives_no_entries_as_if_parsed_whole() {
+        let good = r#"{"from":"team-lead","text":"hi","timestamp":"2026-03-01T10:00:00.000Z","read":true,"pinned":1}"#;
+        let broken = format!("[{good}, {good}, {{\"from\": 3");
+        let trailing = format!("[{good}] and more");
+        let dir = folder(&[
+            ("inboxes/alice.json", broken.as_str()),
+            ("inboxes/bob.json", trailing.as_str()),
+            ("inboxes/carol.json", &format!("  [{good}, 7]  ")),
+        ]);
+        let r = read(&dir, 1 << 20);
+        let whole = |t: &str| serde_json::from_str::<Value>(t).unwrap_err().to_string();
+        let unjudged: Vec<(&str, &str)> = r.unjudged.iter().map(|(w, why)| (w.as_str(), why.as_str())).collect();
+        assert_eq!(
+            unjudged,
+            [
+                ("inboxes/alice.json", format!("not JSON: {}", whole(&broken)).as_str()),
+                ("inboxes/bob.json", format!("not JSON: {}", whole(&trailing)).as_str()),
+                ("inboxes/carol.json[2]", "an entry that is not a JSON object"),
+            ]
+        );
+        assert_eq!(r.entries.len(), 1);
+        assert_eq!(r.entries[0].origin, "inboxes/carol.json[1]");
+        assert_eq!(r.unused_fields.get("entry.pinned"), Some(&1), "counted only in the file that was read");
         let _ = std::fs::remove_dir_all(dir);
     }
 }

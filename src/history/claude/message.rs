@@ -11,7 +11,7 @@ use crate::protocol::Kind;
 use serde_json::{Map, Value};
 
 /// What a message says, as far as this reader can tell.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Said {
     /// Prose: no protocol state moves.
     Plain,
@@ -29,7 +29,7 @@ pub enum Said {
 }
 
 /// The runtime's notices that are not a protocol's messages.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Notice {
     /// `idle_notification`: the sender finished its turn.
     Idle,

@@ -14,6 +14,7 @@ use crate::history::{History, Origin};
 use crate::oracle::Invariant;
 use crate::protocol::Policy;
 use crate::trace::Event;
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The team folder `dir` as a history the oracle judges: its entries in
@@ -45,9 +46,11 @@ pub fn transcript_of(reading: &folder::Reading) -> History {
 
 /// A reading as a history the oracle judges.
 pub fn history_of(reading: &folder::Reading) -> History {
-    let judged = events::judge(reading);
+    let judged = events::judge_in_place(reading);
     let mut origin = Origin::default();
     let mut lines = Vec::with_capacity(judged.origin.len());
+    // Each file's number in `origin.files`, found without scanning them all.
+    let mut numbered: HashMap<&str, u32> = HashMap::new();
     for place in &judged.origin {
         // `inboxes/alice.json[3]`: the file, and the entry's number; or a
         // transcript's `line 12`.
@@ -55,14 +58,11 @@ pub fn history_of(reading: &folder::Reading) -> History {
             Some((file, entry)) => (file, entry.trim_end_matches(']').parse().unwrap_or(0)),
             None => ("", place.strip_prefix("line ").and_then(|n| n.parse().ok()).unwrap_or(0)),
         };
-        let f = match origin.files.iter().position(|x| x == file) {
-            Some(f) => f,
-            None => {
-                origin.files.push(file.to_string());
-                origin.files.len() - 1
-            }
-        };
-        origin.of.push(f as u32);
+        let f = *numbered.entry(file).or_insert_with(|| {
+            origin.files.push(file.to_string());
+            origin.files.len() as u32 - 1
+        });
+        origin.of.push(f);
         lines.push(n);
     }
     if origin.files.iter().all(String::is_empty) {
