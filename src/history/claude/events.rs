@@ -10,7 +10,7 @@ use super::message::{Notice, Said};
 use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 
 /// The runtime's own notices come from this name; it is no agent.
 pub const SYSTEM: &str = "system";
@@ -50,9 +50,9 @@ struct Builder<'a> {
     members: Vec<String>,
     lead: String,
     in_flight: Vec<String>,
-    /// Each entry seen, as (owner, from, what it says, time), with its
-    /// place: a repeat is the runtime delivering one message again.
-    seen: HashMap<(&'a str, &'a str, &'a Said, i64), &'a str>,
+    /// The first entry seen of each (owner, from, what it says, time): a
+    /// repeat is the runtime delivering one message again.
+    seen: HashSet<Repeat<'a>>,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
 }
@@ -106,6 +106,30 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
         start_ms,
         no_zone: entries.iter().filter(|e| e.at.no_zone).count(),
         in_flight: b.in_flight,
+    }
+}
+
+/// An entry as what makes another its repeat: the same owner, sender,
+/// message and time. A word a key, the entry itself, in a large folder.
+struct Repeat<'a>(&'a Entry);
+
+impl Repeat<'_> {
+    fn key(&self) -> (&str, &str, &Said, i64) {
+        (&self.0.to, &self.0.from, &self.0.said, self.0.at.ms)
+    }
+}
+
+impl PartialEq for Repeat<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Repeat<'_> {}
+
+impl std::hash::Hash for Repeat<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.key().hash(h)
     }
 }
 
@@ -317,18 +341,17 @@ impl<'a> Builder<'a> {
 
     /// Says so when an entry repeats an earlier one of the same inbox.
     fn repeated(&mut self, e: &'a Entry, t: Millis) {
-        let key = (e.to.as_str(), e.from.as_str(), &e.said, e.at.ms);
-        match self.seen.get(&key) {
-            Some(first) => {
+        match self.seen.get(&Repeat(e)) {
+            Some(Repeat(first)) => {
                 let text = format!(
-                    "{} repeats {first}: the same sender, message and time, delivered again (claude-code#92244)",
-                    e.origin
+                    "{} repeats {}: the same sender, message and time, delivered again (claude-code#92244)",
+                    e.origin, first.origin
                 );
                 let lead = self.team.agent(&self.lead.clone());
                 self.push(t, Event::Alert { agent: lead, text }, e);
             }
             None => {
-                self.seen.insert(key, &e.origin);
+                self.seen.insert(Repeat(e));
             }
         }
     }
