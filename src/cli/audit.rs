@@ -72,14 +72,18 @@ pub fn main(a: AuditArgs) -> i32 {
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     let standings = crate::history::standing::standings(&h.undecided, &violations);
-    let finder =
-        source.reading().filter(|_| !violations.is_empty()).map(crate::history::claude::witness::Witnesses::new);
+    let places: Vec<Option<String>> = violations.iter().map(|v| reading_place(&h, v.event?)).collect();
+    let finder = source.reading().filter(|_| !violations.is_empty()).map(|r| {
+        let whole =
+            violations.iter().zip(&places).filter_map(|(v, p)| Some((v.invariant, p.as_deref()?, v.detail.as_str())));
+        crate::history::claude::witness::Witnesses::new(r, whole)
+    });
     let witnesses: Vec<Option<Vec<String>>> = violations
         .iter()
         .enumerate()
         .map(|(n, v)| {
             let finder = finder.as_ref().filter(|_| n < WITNESSES)?;
-            finder.of(&reading_place(&h, v.event?)?, v)
+            finder.of(places[n].as_deref()?, v)
         })
         .collect();
     let shown = a.path.display().to_string();

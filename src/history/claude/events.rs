@@ -114,8 +114,8 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
 struct Repeat<'a>(&'a Entry);
 
 impl Repeat<'_> {
-    fn key(&self) -> (&str, &str, &Said, i64) {
-        (&self.0.to, &self.0.from, &self.0.said, self.0.at.ms)
+    fn key(&self) -> (&str, &str, &Said, u64, i64) {
+        (&self.0.to, &self.0.from, &self.0.said, self.0.digest, self.0.at.ms)
     }
 }
 
@@ -360,7 +360,8 @@ impl<'a> Builder<'a> {
     /// to stop surfacing new entries.
     fn large_inboxes(&mut self, r: &Reading) {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for e in &r.entries {
+        // A transcript's entries (`line 12`) are not an inbox's.
+        for e in r.entries.iter().filter(|e| e.origin.starts_with("inboxes/")) {
             *counts.entry(e.to.as_str()).or_default() += 1;
         }
         let t = self.events.last().map_or(Millis::ZERO, |e| e.t);

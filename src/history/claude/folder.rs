@@ -38,6 +38,10 @@ pub struct Entry {
     /// The file's owner: whoever's inbox it is in.
     pub to: String,
     pub said: Said,
+    /// The message's text as written, digested: two different messages that
+    /// read as the same `said` (two lines of prose) are never one delivered
+    /// twice.
+    pub digest: u64,
     /// The runtime's `read` flag (set when it queues the entry, not when the
     /// agent sees it).
     pub read: Option<bool>,
@@ -232,6 +236,7 @@ fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<(Entry, Op
         from: from.to_string(),
         to: owner.to_string(),
         said,
+        digest: message::digest(text),
         read: m.get("read").and_then(Value::as_bool),
     };
     Ok((e, shape))
@@ -302,6 +307,26 @@ mod tests {
         assert_eq!(r.entries.len(), 1);
         assert_eq!(r.entries[0].origin, "inboxes/carol.json[1]");
         assert_eq!(r.unused_fields.get("entry.pinned"), Some(&1), "counted only in the file that was read");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn two_different_lines_of_prose_at_one_time_are_not_one_delivered_twice() {
+        let at = "2026-03-01T10:00:00.000Z";
+        let one = format!(r#"{{"from":"bob","text":"parser done","timestamp":"{at}","read":true}}"#);
+        let two = format!(r#"{{"from":"bob","text":"tests done","timestamp":"{at}","read":true}}"#);
+        let dir = folder(&[("inboxes/team-lead.json", &format!("[{one}, {two}, {two}]"))]);
+        let h = crate::history::claude::history_of(&read(&dir, 1 << 20));
+        let repeats: Vec<String> = h
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                crate::trace::Event::Alert { text, .. } if text.contains("repeats") => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        // Both read as prose; only the third, the second's copy, is a repeat.
+        assert_eq!(repeats, ["inboxes/team-lead.json[3] repeats inboxes/team-lead.json[2]: the same sender, message and time, delivered again (claude-code#92244)"]);
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -7,14 +7,18 @@
 use super::folder::{Entry, Reading, Team};
 use std::collections::BTreeMap;
 
+/// An entry's file, sender, text's digest and time, and which copy of
+/// them it is in its file.
+type Identity = (String, String, u64, i64, usize);
+
 /// Every entry seen, once each.
 #[derive(Debug, Default)]
 pub struct Kept {
     team: Team,
     entries: Vec<Entry>,
-    /// Each entry's identity (its file, sender, text and time, and which
-    /// copy of them it is in its file) → its place in `entries`.
-    index: BTreeMap<(String, String, String, i64, usize), usize>,
+    /// Each entry's identity (its file, sender, text's digest and time,
+    /// and which copy of them it is in its file) → its place in `entries`.
+    index: BTreeMap<Identity, usize>,
     /// Problems of the latest reading (a file that is not an array now).
     unjudged: Vec<(String, String)>,
     /// The shapes the kept entries were written in.
@@ -35,10 +39,10 @@ impl Kept {
         }
         let mut changed = false;
         // Two identical entries in one file are two deliveries: counted.
-        let mut copies: BTreeMap<(String, String, String, i64), usize> = BTreeMap::new();
+        let mut copies: BTreeMap<(String, String, u64, i64), usize> = BTreeMap::new();
         for e in r.entries {
             let file = e.origin.split('[').next().unwrap_or("").to_string();
-            let base = (file, e.from.clone(), format!("{:?}", e.said), e.at.ms);
+            let base = (file, e.from.clone(), e.digest, e.at.ms);
             let n = copies.entry(base.clone()).or_default();
             *n += 1;
             let key = (base.0, base.1, base.2, base.3, *n);
@@ -93,6 +97,7 @@ mod tests {
             from: "bob".into(),
             to: "team-lead".into(),
             said: crate::history::claude::message::read(text),
+            digest: crate::history::claude::message::digest(text),
             read: Some(read),
         }
     }

@@ -148,6 +148,15 @@ pub fn read(text: &str) -> Said {
     read_named(text).0
 }
 
+/// A digest of a message's text as written. `DefaultHasher::new` has fixed
+/// keys: the same text gives the same digest in every run.
+pub fn digest(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
 /// What `text` says, and the `type` it was written as, if it is a shape
 /// this reader knows (the generation a history comes from is told by them).
 pub fn read_named(text: &str) -> (Said, Option<&'static str>) {

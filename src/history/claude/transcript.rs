@@ -79,7 +79,9 @@ fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, a
         *r.shapes.entry(form(input)).or_default() += 1;
         match call(input) {
             Ok((to, said)) => {
-                let entry = Entry { origin: place.to_string(), at, from: lead.to_string(), to, said, read: None };
+                let digest = message::digest(&Value::Object(input.clone()).to_string());
+                let entry =
+                    Entry { origin: place.to_string(), at, from: lead.to_string(), to, said, digest, read: None };
                 calls.insert(id, Call { entry });
             }
             Err(why) => r.unjudged.push((place.to_string(), why)),
@@ -169,8 +171,16 @@ fn received(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value
             if let Said::Unknown { reason } = &said {
                 r.unjudged.push((place.to_string(), reason.clone()));
             }
-            let entry =
-                Entry { origin: place.to_string(), at, from: who, to: lead.to_string(), said, read: Some(true) };
+            let digest = message::digest(&body);
+            let entry = Entry {
+                origin: place.to_string(),
+                at,
+                from: who,
+                to: lead.to_string(),
+                said,
+                digest,
+                read: Some(true),
+            };
             r.entries.push(entry);
         }
     }
@@ -276,5 +286,24 @@ mod tests {
             "{:?}",
             r.entries
         );
+    }
+
+    #[test]
+    fn a_long_transcript_is_not_said_to_be_a_large_inbox() {
+        // More messages reach the lead than an inbox is trusted to hold, but a
+        // transcript is what the lead was shown: nothing was hidden from it.
+        let arrived = |n: usize| {
+            line(
+                serde_json::json!({"type":"user","sessionId":"s","timestamp":format!("2026-04-09T17:{:02}:{:02}Z", n / 60, n % 60),
+                "message":{"role":"user","content":format!("<teammate-message teammate_id=\"bob\">\nnote {n}\n</teammate-message>")}}),
+            )
+        };
+        let many = super::super::events::LARGE_INBOX + 5;
+        let text: Vec<String> = (0..many).map(arrived).collect();
+        let r = read(&text.join("\n"), "team-lead");
+        assert_eq!(r.entries.len(), many);
+        let h = crate::history::claude::transcript_of(&r);
+        let alerts: Vec<_> = h.events.iter().filter(|e| matches!(e.event, crate::trace::Event::Alert { .. })).collect();
+        assert!(alerts.is_empty(), "{alerts:?}");
     }
 }

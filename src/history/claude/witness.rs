@@ -23,9 +23,12 @@ pub struct Witnesses<'a> {
 }
 
 impl<'a> Witnesses<'a> {
-    pub fn new(reading: &'a Reading) -> Witnesses<'a> {
-        let all: Vec<usize> = (0..reading.entries.len()).collect();
-        Witnesses { reading, broken: broken(reading, &all) }
+    /// `whole`: what the whole reading breaks, as (invariant, the entry's
+    /// place, the violation's words), which the caller has already judged;
+    /// judging the reading a second time here would hold it twice.
+    pub fn new<'v>(reading: &'a Reading, whole: impl IntoIterator<Item = (Invariant, &'v str, &'v str)>) -> Self {
+        let broken = whole.into_iter().map(|(i, place, detail)| (i, place.to_string(), unnumbered(detail))).collect();
+        Witnesses { reading, broken }
     }
 
     /// The witness of `invariant` broken at the entry `place`, as places
@@ -151,6 +154,7 @@ mod tests {
             from: from.into(),
             to: to.into(),
             said: crate::history::claude::message::read(text),
+            digest: crate::history::claude::message::digest(text),
             read: Some(true),
         }
     }
@@ -170,10 +174,20 @@ mod tests {
         let members = ["team-lead", "bob", "amy"].iter().map(|m| (m.to_string(), false)).collect();
         let team = Team { name: None, lead: Some("team-lead".into()), members };
         let reading = Reading { team, entries, ..Reading::default() };
-        let w = Witnesses::new(&reading);
         let h = crate::history::claude::history_of(&reading);
         let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
         let found = check_log(&log, &h.policy, &h.require_plan);
+        let places: Vec<String> = found
+            .iter()
+            .map(|v| format!("{}[{}]", h.origin.get(v.event.unwrap()).unwrap(), h.lines[v.event.unwrap()]))
+            .collect();
+        let w = Witnesses::new(
+            &reading,
+            found.iter().zip(&places).map(|(v, p)| (v.invariant, p.as_str(), v.detail.as_str())),
+        );
+        // The same as judging the whole reading here.
+        let all: Vec<usize> = (0..reading.entries.len()).collect();
+        assert_eq!(w.broken, broken(&reading, &all));
         let v = |i| found.iter().find(|v| v.invariant == i).expect("broken").clone();
         let of = |i| w.of("inboxes/team-lead.json[5]", &v(i)).expect("a witness");
         // The request stays: an answer without it would break matching-response of its own.
