@@ -1,11 +1,13 @@
-//! `handshake watch`: follow a live Claude Code team folder as it changes,
-//! keep every entry ever seen (rewrites, flipped flags and a deleted folder
+//! `handshake watch`: follow a live Claude Code team folder, a lead's
+//! transcript or a reference inbox folder as it changes, keep every entry
+//! ever seen (rewrites, flipped flags, drained inboxes and a deleted folder
 //! lose nothing), and judge as entries arrive with the oracle `audit` uses.
-//! A change is seen through `notify` (inotify where there is one), with a
-//! poll every `--interval` as the fallback.
+//! A change is seen through `notify` (inotify where there is one); at each
+//! `--interval` the files' sizes and times are looked at too, and the files
+//! are read again only when those changed: a team at rest costs nothing.
 
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use crate::history::claude::{self, folder, kept::Kept};
+use crate::history::follow::{Followed, Status};
 use crate::oracle::{check_log, Log};
 use crate::protocol::Millis;
 use clap::Args;
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct WatchArgs {
-    /// A Claude Code team folder, ~/.claude/teams/<team> (docs/claude-code.md)
+    /// A Claude Code team folder (~/.claude/teams/<team>), a lead's transcript (~/.claude/projects/<project>/<session>.jsonl) or a reference inbox folder (docs/claude-code.md)
     pub path: PathBuf,
     /// Also write what was kept, in the history format (docs/history.md), when the watch ends: audit and --to-scenario read it later
     #[arg(long, value_name = "FILE")]
@@ -31,48 +33,58 @@ pub struct WatchArgs {
 pub const WATCH_EXAMPLES: &[(&str, &str)] = &[
     ("handshake watch ~/.claude/teams/my-team", "judge a live team as it works; Ctrl-C for the summary"),
     ("handshake watch ~/.claude/teams/my-team --trace team.jsonl", "and keep its history, to audit later"),
+    ("handshake watch ~/.claude/projects/my-project/SESSION.jsonl", "follow the lead's transcript as the session goes"),
 ];
-
-/// The most of a folder's inbox files read at each look (as `audit`).
-const BOUND: u64 = crate::history::inbox::MAX_FOLDER_BYTES;
 
 pub fn main(a: WatchArgs) -> i32 {
     let shown = a.path.display().to_string();
-    if !folder::is_team_folder(&a.path) {
-        eprintln!(
-            "error: {shown}: not a Claude Code team folder (looked for inboxes/*.json, or config.json with members); \
-             nothing was watched"
-        );
-        return EXIT_BAD_INPUT;
-    }
+    let mut followed = match Followed::of(&a.path) {
+        Ok(f) => f,
+        Err(why) => {
+            eprintln!("error: {shown}: {why}; nothing was watched");
+            return EXIT_BAD_INPUT;
+        }
+    };
     crate::interrupt::install();
     let (tx, rx) = std::sync::mpsc::channel();
-    // Kept alive for the watch; without it (no inotify), the poll alone.
+    // Kept alive for the watch; without it (no inotify), the look at each interval alone.
     let _watcher = start_watcher(&a.path, tx);
     let started = Instant::now();
-    let mut kept = Kept::default();
+    let mut screen = Screen::new();
     let mut told: BTreeSet<String> = BTreeSet::new();
     let mut failed = false;
-    println!("watching {shown} (Ctrl-C for the summary)");
+    let mut last_new = Instant::now();
+    let mut print = None;
+    let mut signalled = true;
+    let mut next_look = Instant::now();
+    println!("watching {shown}, {} (Ctrl-C for the summary)", followed.kind());
     loop {
-        if kept.absorb(folder::read(&a.path, BOUND)) {
-            failed |= judge_new(&kept, &mut told);
+        // Read again when told of a change, or when the files' sizes and
+        // times say one was missed; otherwise nothing is read.
+        if signalled || Instant::now() >= next_look {
+            let now = Some(followed.fingerprint(&a.path));
+            if (signalled || now != print) && followed.look(&a.path) {
+                last_new = Instant::now();
+                failed |= judge_new(&followed, &mut told, &mut screen);
+                screen.drawn_for = None;
+            }
+            print = now;
+            signalled = false;
+            next_look = Instant::now() + a.interval.as_std();
         }
+        screen.status(last_new.elapsed());
         if crate::interrupt::requested() || a.for_.is_some_and(|f| started.elapsed() >= f.as_std()) {
             break;
         }
+        // Ctrl-C is looked at every 200 ms at least.
         let wait = a.interval.as_std().min(Duration::from_millis(200)).max(Duration::from_millis(10));
-        // A signalled change, or the interval passing; Ctrl-C is looked at
-        // every 200 ms at least.
-        let deadline = Instant::now() + a.interval.as_std();
-        while Instant::now() < deadline && !crate::interrupt::requested() {
-            if rx.recv_timeout(wait).is_ok() {
-                while rx.try_recv().is_ok() {}
-                break;
-            }
+        if rx.recv_timeout(wait).is_ok() {
+            while rx.try_recv().is_ok() {}
+            signalled = true;
         }
     }
-    summary(&kept, &shown, &a.trace);
+    screen.clear();
+    summary(&followed, &shown, &a.trace);
     if crate::interrupt::requested() {
         EXIT_INTERRUPTED
     } else if failed {
@@ -84,8 +96,12 @@ pub fn main(a: WatchArgs) -> i32 {
 
 fn start_watcher(path: &std::path::Path, tx: std::sync::mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
     use notify::Watcher;
-    let mut w = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
-        let _ = tx.send(());
+    let mut w = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        // Our own reads open and close the files: those are not changes,
+        // and waking on them would have the watch read again and again.
+        if !matches!(e, Ok(notify::Event { kind: notify::EventKind::Access(_), .. })) {
+            let _ = tx.send(());
+        }
     })
     .ok()?;
     w.watch(path, notify::RecursiveMode::Recursive).ok()?;
@@ -94,38 +110,134 @@ fn start_watcher(path: &std::path::Path, tx: std::sync::mpsc::Sender<()>) -> Opt
 
 /// Judges all that was kept and prints each violation not printed yet;
 /// true if any invariant is broken.
-fn judge_new(kept: &Kept, told: &mut BTreeSet<String>) -> bool {
-    let h = claude::history_of(&kept.reading());
+fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Screen) -> bool {
+    let h = match followed.history() {
+        Ok(h) => h,
+        Err(bad) => {
+            // A reference folder whose lines are not messages yet: said once.
+            let line = format!("⚠ what was kept cannot be judged yet: {}", bad.reason);
+            if told.insert(line.clone()) {
+                screen.say(&line);
+            }
+            return false;
+        }
+    };
+    // Ages as at the last entry; the status line adds the time since.
+    screen.base = Some(Status::of(&h, Millis::ZERO));
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     for v in &violations {
         let line = format!("✗ invariant {} — {}", v.invariant, super::shown(&v.detail));
         if told.insert(line.clone()) {
-            let place =
-                v.event.and_then(|i| Some(format!("{}:{}", h.origin.get(i)?, h.lines.get(i)?))).unwrap_or_default();
-            println!("{line}  {place}");
+            let place = v.event.map(|i| place_of(&h, i)).unwrap_or_default();
+            screen.say(&format!("{line}  {place}"));
         }
     }
     for e in &h.events {
         if let crate::trace::Event::Alert { text, .. } = &e.event {
             // How long a request has been open changes at every look: the
-            // summary says it, once.
+            // status line shows it, and the summary says it once.
             if text.contains("was never answered") {
                 continue;
             }
             let line = format!("⚠ {text}");
             if told.insert(line.clone()) {
-                println!("{line}");
+                screen.say(&line);
             }
         }
     }
     !violations.is_empty()
 }
 
+/// Event `i`'s place: `inboxes/bob.json:2`, or a transcript's `line 12`.
+fn place_of(h: &crate::history::History, i: usize) -> String {
+    match (h.origin.get(i), h.lines.get(i)) {
+        (Some(file), Some(n)) if !file.is_empty() => format!("{file}:{n}"),
+        (_, Some(n)) => format!("line {n}"),
+        _ => String::new(),
+    }
+}
+
+/// Where the watch writes: each finding on a line of its own, and the
+/// status line, redrawn in place on a terminal, or printed again when it
+/// changes (not when only ages grow) where the output is a file or pipe.
+struct Screen {
+    tty: bool,
+    /// The status line now on the terminal, if any.
+    drawn: Option<String>,
+    /// The status last printed (ages left out), off a terminal.
+    printed: Option<Status>,
+    /// The status as at the last new entry, from the last judgement.
+    base: Option<Status>,
+    /// The whole seconds since the last entry the drawn line shows.
+    drawn_for: Option<u64>,
+}
+
+impl Screen {
+    fn new() -> Screen {
+        use std::io::IsTerminal;
+        Screen { tty: std::io::stdout().is_terminal(), drawn: None, printed: None, base: None, drawn_for: None }
+    }
+
+    /// Prints a finding above the status line.
+    fn say(&mut self, line: &str) {
+        self.clear();
+        println!("{line}");
+    }
+
+    /// Takes the status line off the terminal.
+    fn clear(&mut self) {
+        if self.drawn.take().is_some() {
+            print!("\r\x1b[K");
+        }
+    }
+
+    /// Shows the status `since` after the last new entry: on a terminal,
+    /// redrawn when a second has passed; elsewhere, printed when an agent or
+    /// an open request comes or goes.
+    fn status(&mut self, since: Duration) {
+        use std::io::Write;
+        let Some(base) = &self.base else { return };
+        let secs = since.as_secs();
+        if self.tty {
+            if self.drawn.is_some() && self.drawn_for == Some(secs) {
+                return;
+            }
+            let aged = Millis(since.as_millis().min(u64::MAX as u128) as u64);
+            let open = base.open.iter().map(|(l, age)| (l.clone(), Millis(age.0.saturating_add(aged.0)))).collect();
+            let line = Status { agents: base.agents.clone(), open }.line();
+            print!("\r\x1b[K{line}");
+            self.drawn = Some(line);
+            self.drawn_for = Some(secs);
+        } else {
+            let ageless = Status {
+                agents: base.agents.clone(),
+                open: base.open.iter().map(|(l, _)| (l.clone(), Millis::ZERO)).collect(),
+            };
+            if self.printed.as_ref() != Some(&ageless) {
+                println!("{}", base.line());
+                self.printed = Some(ageless);
+            }
+        }
+        let _ = std::io::stdout().flush();
+    }
+}
+
 /// The summary when the watch ends: the verdict on all that was kept, and
 /// the history written if asked.
-fn summary(kept: &Kept, shown: &str, trace: &Option<PathBuf>) {
-    let h = claude::history_of(&kept.reading());
+fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
+    let h = match followed.history() {
+        Ok(h) => h,
+        Err(bad) => {
+            println!(
+                "{}  {shown}  ({} kept; not judged: {})",
+                crate::color::verdict(false),
+                crate::words::plural(followed.len() as u64, "entry"),
+                bad.reason
+            );
+            return;
+        }
+    };
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     let word = crate::color::verdict(violations.is_empty());
@@ -135,7 +247,7 @@ fn summary(kept: &Kept, shown: &str, trace: &Option<PathBuf>) {
     };
     println!(
         "{word}  {shown}  ({} kept, {} broken{unjudged})",
-        crate::words::plural(kept.len() as u64, "entry"),
+        crate::words::plural(followed.len() as u64, "entry"),
         crate::words::plural(violations.len() as u64, "invariant")
     );
     for e in &h.events {

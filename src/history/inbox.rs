@@ -24,6 +24,7 @@ use crate::protocol::kinds::{OtherName, Written};
 use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, Policy, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, Stamped};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -104,7 +105,7 @@ fn fields() -> Vec<&'static str> {
 /// each link skipped: only regular files inside the folder are read, so a
 /// link cannot have a file outside it (`/etc/passwd`) read and reported on,
 /// nor one file read several times.
-fn listed(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Note>), BadLine> {
+pub(crate) fn listed(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Note>), BadLine> {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     let entries =
@@ -134,8 +135,33 @@ fn listed(dir: &Path) -> Result<(Vec<PathBuf>, Vec<Note>), BadLine> {
 /// Refused: a folder where no line is a message (nothing could be read),
 /// and one past [`MAX_FOLDER_BYTES`].
 pub fn read(dir: &Path) -> Result<History, BadLine> {
-    let bad = |file: &str, line: usize, reason: String| BadLine { line, reason: format!("{file}: {reason}") };
     let (files, skipped) = listed(dir)?;
+    let names = files.iter().map(|p| p.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned()));
+    // Each file read when its turn comes, so that one file's text is held at a time.
+    read_each(names.collect(), skipped, |i, room| crate::input::read_regular(&files[i], room).map(Cow::Owned))
+}
+
+/// Reads inbox files' texts held in memory, `(file name, text)` sorted by
+/// name, as [`read`] reads a folder's (what `watch` has kept of one).
+pub fn read_texts(texts: &[(String, String)]) -> Result<History, BadLine> {
+    let names = texts.iter().map(|(name, _)| name.clone()).collect();
+    read_each(names, Vec::new(), |i, room| {
+        let text = &texts[i].1;
+        match text.len() as u64 > room {
+            true => Err(crate::input::ReadError::TooBig { bytes: Some(text.len() as u64), max: room }),
+            false => Ok(Cow::Borrowed(text.as_str())),
+        }
+    })
+}
+
+/// Reads the inbox files `files`, the text of the `i`th given by `text_of(i,
+/// room)`, at most `room` bytes; `skipped`: what was not read, already said.
+fn read_each<'t>(
+    files: Vec<String>,
+    skipped: Vec<Note>,
+    mut text_of: impl FnMut(usize, u64) -> Result<Cow<'t, str>, crate::input::ReadError>,
+) -> Result<History, BadLine> {
+    let bad = |file: &str, line: usize, reason: String| BadLine { line, reason: format!("{file}: {reason}") };
     let wanted = fields();
     let mut names: Vec<String> = Vec::with_capacity(files.len());
     let mut lines = Vec::new();
@@ -143,8 +169,8 @@ pub fn read(dir: &Path) -> Result<History, BadLine> {
     let links = alerts.len();
     let mut junk_total = 0usize;
     let mut counted = 0u64;
-    for path in &files {
-        let file = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+    for (i, file) in files.iter().enumerate() {
+        let file = file.clone();
         let owner = file.trim_end_matches(".jsonl").to_string();
         let past = |line: usize| {
             let why = format!(
@@ -156,7 +182,7 @@ pub fn read(dir: &Path) -> Result<History, BadLine> {
             );
             bad(&file, line, why)
         };
-        let text = crate::input::read_regular(path, MAX_FOLDER_BYTES - counted).map_err(|e| match e {
+        let text = text_of(i, MAX_FOLDER_BYTES - counted).map_err(|e| match e {
             crate::input::ReadError::TooBig { .. } => past(0),
             e => bad(&file, 0, e.to_string()),
         })?;

@@ -10,6 +10,7 @@
 //! `Stamped::to_json` writes it.
 
 pub mod claude;
+pub mod follow;
 pub mod inbox;
 pub mod scenario;
 pub mod stamp;

@@ -48,6 +48,12 @@ impl Kept {
             let key = (base.0, base.1, base.2, base.3, *n);
             match self.index.get(&key) {
                 Some(&i) => {
+                    // A transcript's request learns its id when the call's
+                    // result is written: the later reading knows more.
+                    if e.said != self.entries[i].said {
+                        self.entries[i].said = e.said;
+                        changed = true;
+                    }
                     // Once queued, an entry was delivered: a flag set stays set.
                     if e.read == Some(true) && self.entries[i].read != Some(true) {
                         self.entries[i].read = Some(true);

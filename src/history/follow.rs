@@ -1,0 +1,311 @@
+//! What `handshake watch` follows: a Claude Code team folder, a Claude Code
+//! lead's transcript, or the reference course's inbox folder. Each look
+//! reads the files again and keeps every entry (or line) ever seen, once,
+//! whatever the runtime does to the files afterwards: rewrites them whole,
+//! flips `read` flags, drains an inbox, deletes the folder. What was kept
+//! is judged as `audit` judges the files.
+
+use super::claude::{self, folder, kept::Kept, transcript};
+use super::{inbox, BadLine, History};
+use crate::protocol::Millis;
+use crate::trace::{Event, RosterStatus};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The most of a folder's files read at each look (as `audit` reads them).
+const BOUND: u64 = inbox::MAX_FOLDER_BYTES;
+/// The most of a transcript read at each look.
+const TRANSCRIPT_BOUND: u64 = 512 << 20;
+
+/// What is followed, and all that was kept of it.
+pub enum Followed {
+    /// A Claude Code team folder.
+    Team(Kept),
+    /// A Claude Code lead's session transcript.
+    Transcript(Kept),
+    /// A reference inbox folder (the folder of `*.jsonl` found under the path).
+    Inboxes(PathBuf, KeptLines),
+}
+
+impl Followed {
+    /// What `path` is, told from its files; `Err` names what was looked for.
+    pub fn of(path: &Path) -> Result<Followed, String> {
+        if path.is_dir() && folder::is_team_folder(path) {
+            return Ok(Followed::Team(Kept::default()));
+        }
+        if path.is_dir() {
+            return inbox::find(path).map(|dir| Followed::Inboxes(dir, KeptLines::default())).ok_or_else(|| {
+                "not a folder to follow: looked for a Claude Code team folder (inboxes/*.json, or config.json with \
+                 members) and for the reference course's *.jsonl (in it, or in its .team/inbox, inbox or .mailboxes)"
+                    .to_string()
+            });
+        }
+        let text = crate::input::read_regular(path, TRANSCRIPT_BOUND).map_err(|e| e.to_string())?;
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        match transcript::looks_like(first) {
+            true => Ok(Followed::Transcript(Kept::default())),
+            false => Err("not a Claude Code transcript (one JSON object a line, of type user or assistant): only a \
+                          team folder, a transcript or a reference inbox folder can be followed"
+                .into()),
+        }
+    }
+
+    /// What kind of thing is followed, in words.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Followed::Team(_) => "a Claude Code team folder",
+            Followed::Transcript(_) => "a Claude Code lead's transcript",
+            Followed::Inboxes(..) => "a reference inbox folder",
+        }
+    }
+
+    /// Reads `path` again; true if anything new was kept. A folder or file
+    /// that is gone reads as nothing new: what was kept stays.
+    pub fn look(&mut self, path: &Path) -> bool {
+        match self {
+            Followed::Team(kept) => kept.absorb(folder::read(path, BOUND)),
+            Followed::Transcript(kept) => match crate::input::read_regular(path, TRANSCRIPT_BOUND) {
+                Ok(text) => kept.absorb(transcript::read(&text, "team-lead")),
+                Err(_) => false,
+            },
+            Followed::Inboxes(dir, lines) => lines.absorb(dir),
+        }
+    }
+
+    /// All that was kept, as the history `audit` would judge.
+    pub fn history(&self) -> Result<History, BadLine> {
+        match self {
+            Followed::Team(kept) => Ok(claude::history_of(&kept.reading())),
+            Followed::Transcript(kept) => Ok(claude::transcript_of(&kept.reading())),
+            Followed::Inboxes(_, lines) => inbox::read_texts(&lines.texts()),
+        }
+    }
+
+    /// How many entries (or lines) were kept.
+    pub fn len(&self) -> usize {
+        match self {
+            Followed::Team(kept) | Followed::Transcript(kept) => kept.len(),
+            Followed::Inboxes(_, lines) => lines.count,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A cheap summary of what the files are now (each one's name, size and
+    /// time of change): when it is the same, nothing needs reading again.
+    pub fn fingerprint(&self, path: &Path) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        let mut stat = |p: &Path| {
+            if let Ok(m) = std::fs::symlink_metadata(p) {
+                p.hash(&mut h);
+                m.len().hash(&mut h);
+                m.modified().ok().hash(&mut h);
+            }
+        };
+        let each_in = |dir: &Path, stat: &mut dyn FnMut(&Path)| {
+            let mut names: Vec<PathBuf> =
+                std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
+            names.sort();
+            names.iter().for_each(|p| stat(p));
+        };
+        match self {
+            Followed::Team(_) => {
+                stat(&path.join("config.json"));
+                each_in(&path.join("inboxes"), &mut stat);
+            }
+            Followed::Transcript(_) => stat(path),
+            Followed::Inboxes(dir, _) => each_in(dir, &mut stat),
+        }
+        h.finish()
+    }
+}
+
+/// Every line ever seen in a reference inbox folder's `*.jsonl` files, once
+/// each, in the order first seen: a drained inbox loses nothing kept. A line
+/// that comes again after the first was drained away is taken for it (the
+/// files cannot tell the two apart).
+#[derive(Debug, Default)]
+pub struct KeptLines {
+    /// Each file's kept lines, one text a file.
+    files: BTreeMap<String, String>,
+    /// Each line's identity: its file, its text's digest, and which copy of
+    /// that text it is in its file.
+    seen: HashSet<(String, u64, usize)>,
+    count: usize,
+}
+
+impl KeptLines {
+    /// Reads the folder `dir` again; true if any line is new.
+    pub fn absorb(&mut self, dir: &Path) -> bool {
+        let Ok((files, _)) = inbox::listed(dir) else { return false };
+        let mut changed = false;
+        for path in files {
+            let name = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+            let Ok(text) = crate::input::read_regular(&path, BOUND) else { continue };
+            let mut copies: BTreeMap<u64, usize> = BTreeMap::new();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let digest = claude::message::digest(line);
+                let n = copies.entry(digest).or_default();
+                *n += 1;
+                if self.seen.insert((name.clone(), digest, *n)) {
+                    let kept = self.files.entry(name.clone()).or_default();
+                    kept.push_str(line);
+                    kept.push('\n');
+                    self.count += 1;
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// The kept lines as inbox files' texts, sorted by name.
+    pub fn texts(&self) -> Vec<(String, String)> {
+        self.files.iter().map(|(n, t)| (n.clone(), t.clone())).collect()
+    }
+}
+
+/// What a status line shows: each agent (and whether it has ended), and
+/// each request still open with how long it has been open.
+#[derive(Debug, PartialEq)]
+pub struct Status {
+    pub agents: Vec<(String, bool)>,
+    pub open: Vec<(String, Millis)>,
+}
+
+/// The most open requests a status line names; past them, a count.
+const OPEN_SHOWN: usize = 4;
+
+impl Status {
+    /// The status of history `h`, `since` after its last entry.
+    pub fn of(h: &History, since: Millis) -> Status {
+        let mut ended = vec![false; h.names.agents.len()];
+        let mut open: Vec<(crate::protocol::RequestId, Millis)> = Vec::new();
+        for e in &h.events {
+            match &e.event {
+                Event::Status { agent, status } => {
+                    if let Some(x) = ended.get_mut(agent.index()) {
+                        *x = matches!(status, RosterStatus::Shutdown);
+                    }
+                }
+                Event::Respawn { agent } => {
+                    if let Some(x) = ended.get_mut(agent.index()) {
+                        *x = false;
+                    }
+                }
+                Event::Opened { id, .. } => open.push((*id, e.t)),
+                Event::Verdict { request_id, .. } => open.retain(|o| o.0 != *request_id),
+                Event::Expired { id, .. } => open.retain(|o| o.0 != *id),
+                _ => {}
+            }
+        }
+        let end = h.ended_at.0.saturating_add(since.0);
+        Status {
+            agents: h.names.agents.iter().cloned().zip(ended).collect(),
+            open: open
+                .into_iter()
+                .map(|(id, t)| {
+                    let label = h.names.labels.get(&id).map_or_else(|| id.to_string(), |l| l.to_string());
+                    (label, Millis(end.saturating_sub(t.0)))
+                })
+                .collect(),
+        }
+    }
+
+    /// One line: `agents: team-lead, alice, bob (ended) · open: [shutdown-1@bob] 12s`.
+    pub fn line(&self) -> String {
+        let agents: Vec<String> =
+            self.agents.iter().map(|(n, ended)| if *ended { format!("{n} (ended)") } else { n.clone() }).collect();
+        let mut open: Vec<String> = self
+            .open
+            .iter()
+            .take(OPEN_SHOWN)
+            .map(|(label, age)| format!("[{label}] {}", whole_seconds(*age)))
+            .collect();
+        if self.open.len() > OPEN_SHOWN {
+            open.push(format!("and {} more", self.open.len() - OPEN_SHOWN));
+        }
+        let open = if open.is_empty() { "none".to_string() } else { open.join(", ") };
+        format!("agents: {} · open: {open}", agents.join(", "))
+    }
+}
+
+/// A request's age as a person reads it at a glance: whole seconds.
+fn whole_seconds(age: Millis) -> String {
+    Millis(age.0 / 1000 * 1000).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("handshake-follow-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_drained_reference_inbox_loses_nothing_kept_and_a_second_copy_counts() {
+        let d = dir("drain");
+        let ask = r#"{"type":"shutdown_request","from":"lead","request_id":"abcd1234","timestamp":1.0}"#;
+        let yes = r#"{"type":"shutdown_response","from":"bob","request_id":"abcd1234","approve":true,"timestamp":2.0}"#;
+        std::fs::write(d.join("bob.jsonl"), format!("{ask}\n")).unwrap();
+        let mut f = Followed::of(&d).expect("a reference folder");
+        assert_eq!(f.kind(), "a reference inbox folder");
+        assert!(f.look(&d));
+        assert!(!f.look(&d), "nothing new the second time");
+        // bob drains his inbox; the lead receives the answer, twice.
+        std::fs::write(d.join("bob.jsonl"), "").unwrap();
+        std::fs::write(d.join("lead.jsonl"), format!("{yes}\n{yes}\n")).unwrap();
+        assert!(f.look(&d));
+        assert_eq!(f.len(), 3);
+        let h = f.history().expect("judged");
+        let opened = h.events.iter().filter(|e| matches!(e.event, Event::Opened { .. })).count();
+        assert_eq!(opened, 1, "the drained request is still there");
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn the_fingerprint_changes_with_a_file_and_only_then() {
+        let d = dir("print");
+        std::fs::create_dir_all(d.join("inboxes")).unwrap();
+        std::fs::write(d.join("inboxes/bob.json"), "[]").unwrap();
+        let f = Followed::of(&d).expect("a team folder");
+        let a = f.fingerprint(&d);
+        assert_eq!(a, f.fingerprint(&d));
+        std::fs::write(d.join("inboxes/amy.json"), "[]").unwrap();
+        assert_ne!(a, f.fingerprint(&d));
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn a_status_line_names_ended_agents_and_open_requests_with_their_age() {
+        let s = Status {
+            agents: vec![("team-lead".into(), false), ("bob".into(), true)],
+            open: (1..=6).map(|n| (format!("shutdown-{n}@amy"), Millis(n * 1500))).collect(),
+        };
+        assert_eq!(
+            s.line(),
+            "agents: team-lead, bob (ended) · open: [shutdown-1@amy] 1s, [shutdown-2@amy] 3s, [shutdown-3@amy] 4s, \
+             [shutdown-4@amy] 6s, and 2 more"
+        );
+        let none = Status { agents: vec![("team-lead".into(), false)], open: vec![] };
+        assert_eq!(none.line(), "agents: team-lead · open: none");
+    }
+
+    #[test]
+    fn what_cannot_be_followed_says_what_was_looked_for() {
+        let d = dir("neither");
+        let why = Followed::of(&d).err().expect("refused");
+        assert!(why.contains("inboxes/*.json") && why.contains("*.jsonl"), "{why}");
+        std::fs::write(d.join("notes.txt"), "hello\n").unwrap();
+        let why = Followed::of(&d.join("notes.txt")).err().expect("refused");
+        assert!(why.contains("not a Claude Code transcript"), "{why}");
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

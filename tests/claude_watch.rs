@@ -1,0 +1,237 @@
+//! `handshake watch` fed each Claude Code fixture entry by entry, the way the
+//! runtime writes (issue 40, point 4): every inbox rewritten whole (written
+//! beside it, then renamed), an entry first unread then flipped to read, the
+//! folder deleted when the session ends; a transcript appended line by line.
+//! Each violation the entries so far show (judged here through the library)
+//! must be printed before the next entry is written, and the summary must
+//! give the verdict `audit` gives the fixture.
+
+use handshake::history::claude::{self, folder, transcript};
+use handshake::oracle::{check_log, Log};
+use serde_json::Value;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code");
+/// How long a violation may take to be printed after the entry that shows it.
+const SAY_WITHIN: Duration = Duration::from_secs(3);
+
+/// What a history breaks, as watch prints it: the invariant and the place.
+fn broken(h: &handshake::history::History) -> Vec<(String, String)> {
+    let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
+    check_log(&log, &h.policy, &h.require_plan)
+        .iter()
+        .map(|v| {
+            let place = v
+                .event
+                .map(|i| match h.origin.get(i) {
+                    Some(file) if !file.is_empty() => format!("{file}:{}", h.lines[i]),
+                    _ => format!("line {}", h.lines[i]),
+                })
+                .unwrap_or_default();
+            (v.invariant.to_string(), place)
+        })
+        .collect()
+}
+
+/// A running `handshake watch PATH`, its output a line at a time.
+struct Watch {
+    child: std::process::Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Watch {
+    fn start(path: &Path) -> Watch {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["watch", &path.display().to_string(), "--interval", "100ms", "--color", "never"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("watch starts");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut w = Watch { child, lines, seen: Vec::new() };
+        w.wait_for(|l| l.starts_with("watching"), Duration::from_secs(10), "its first line");
+        w
+    }
+
+    /// Waits for a line that `wanted` accepts; panics after `within`.
+    fn wait_for(&mut self, wanted: impl Fn(&str) -> bool, within: Duration, what: &str) -> String {
+        if let Some(l) = self.seen.iter().find(|l| wanted(l)) {
+            return l.clone();
+        }
+        let until = Instant::now() + within;
+        while let Ok(line) = self.lines.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            self.seen.push(line.clone());
+            if wanted(&line) {
+                return line;
+            }
+        }
+        panic!("watch did not say {what} within {within:?}; it said:\n{}", self.seen.join("\n"));
+    }
+
+    /// Each violation in `now` and not in `before` printed, within
+    /// `SAY_WITHIN`; how many there were.
+    fn says_new(&mut self, before: &[(String, String)], now: &[(String, String)], case: &str, step: usize) -> usize {
+        let new: Vec<&(String, String)> = now.iter().filter(|v| !before.contains(v)).collect();
+        for (invariant, place) in &new {
+            let head = format!("✗ invariant {invariant} —");
+            let what = format!("{case}, entry {step}: {head} … {place}");
+            self.wait_for(|l| l.starts_with(&head) && l.ends_with(place.as_str()), SAY_WITHIN, &what);
+        }
+        new.len()
+    }
+
+    /// Ctrl-C, then the summary line and the exit status.
+    fn stop(mut self) -> (String, Option<i32>) {
+        // SAFETY: sending SIGINT to a child process this test started.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
+        }
+        let end = self.wait_for(|l| l.contains(" kept"), Duration::from_secs(30), "its summary");
+        (end, self.child.wait().unwrap().code())
+    }
+}
+
+/// `handshake audit PATH`'s verdict word (PASS or FAIL).
+fn audit_verdict(path: &Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &path.display().to_string(), "--color", "never"])
+        .output()
+        .expect("audit runs");
+    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or_default().to_string()
+}
+
+/// A fixture's inbox entries as written, each with its file, in the order
+/// the runtime wrote them (by time; a file's own order for equal times).
+fn entries_of(dir: &Path) -> Vec<(String, Value, i64)> {
+    let mut all = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("inboxes")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let Ok(Value::Array(items)) = serde_json::from_str::<Value>(&std::fs::read_to_string(&f).unwrap()) else {
+            continue;
+        };
+        for item in items {
+            let ms =
+                item.get("timestamp").and_then(|t| handshake::history::stamp::read(t).ok()).map_or(i64::MAX, |s| s.ms);
+            all.push((name.clone(), item, ms));
+        }
+    }
+    all.sort_by_key(|(_, _, ms)| *ms);
+    all
+}
+
+/// Writes `entries` as inbox `name`, whole: beside it, then renamed.
+fn rewrite(dir: &Path, name: &str, entries: &[Value]) {
+    let tmp = dir.join(format!("inboxes/.{name}.tmp"));
+    std::fs::write(&tmp, serde_json::to_string(entries).unwrap()).unwrap();
+    std::fs::rename(tmp, dir.join("inboxes").join(name)).unwrap();
+}
+
+/// Feeds the team folder fixture `case` to watch entry by entry.
+fn feed_folder(case: &str) {
+    let fixture = Path::new(FIXTURES).join(case);
+    let root = std::env::temp_dir().join(format!("handshake-watch-{case}-{}", std::process::id()));
+    let dir = root.join(case);
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    std::fs::copy(fixture.join("config.json"), dir.join("config.json")).unwrap();
+    let entries = entries_of(&fixture);
+    let mut w = Watch::start(&dir);
+    let mut files: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    let mut before = Vec::new();
+    let mut said = 0;
+    for (step, (name, entry, _)) in entries.iter().enumerate() {
+        let kept = files.entry(name.clone()).or_default();
+        if entry.get("read") == Some(&Value::Bool(true)) {
+            // Queued unread first, then flipped when the runtime hands it over.
+            let mut unread = entry.clone();
+            unread["read"] = Value::Bool(false);
+            kept.push(unread);
+            rewrite(&dir, name, kept);
+            kept.pop();
+        }
+        kept.push(entry.clone());
+        rewrite(&dir, name, kept);
+        let now = broken(&claude::history_of(&folder::read(&dir, 64 << 20)));
+        said += w.says_new(&before, &now, case, step + 1);
+        before = now;
+    }
+    // The session ends: the runtime deletes the team folder.
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let (end, code) = w.stop();
+    let verdict = audit_verdict(&fixture);
+    assert!(end.starts_with(&verdict), "{case}: audit says {verdict}, watch's summary: {end}");
+    let broken_at_end = broken(&claude::history_of(&folder::read(&fixture, 64 << 20)));
+    assert!(said >= broken_at_end.len(), "{case}: {said} violations said as they came, {broken_at_end:?} at the end");
+    assert_eq!(said > 0, verdict == "FAIL", "{case}: {said} violations said as they came");
+    let kept =
+        format!("({} kept", if entries.len() == 1 { "1 entry".into() } else { format!("{} entries", entries.len()) });
+    assert!(end.contains(&kept), "{case}: every entry kept though the folder is gone: {end}");
+    assert_eq!(code, Some(130), "{case}: stopped by Ctrl-C");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Feeds the transcript fixture `name` to watch a line at a time, appended.
+fn feed_transcript(name: &str) {
+    let fixture = Path::new(FIXTURES).join("transcripts").join(name);
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let root = std::env::temp_dir().join(format!("handshake-watch-t-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let path = root.join(name);
+    let mut lines = text.lines();
+    let mut so_far = format!("{}\n", lines.next().unwrap());
+    std::fs::write(&path, &so_far).unwrap();
+    let mut w = Watch::start(&path);
+    let mut before = broken(&claude::transcript_of(&transcript::read(&so_far, "team-lead")));
+    let mut said = w.says_new(&[], &before, name, 1);
+    for (step, line) in lines.enumerate() {
+        so_far.push_str(line);
+        so_far.push('\n');
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+        drop(f);
+        let now = broken(&claude::transcript_of(&transcript::read(&so_far, "team-lead")));
+        said += w.says_new(&before, &now, name, step + 2);
+        before = now;
+    }
+    let (end, code) = w.stop();
+    let verdict = audit_verdict(&fixture);
+    assert!(end.starts_with(&verdict), "{name}: audit says {verdict}, watch's summary: {end}");
+    assert_eq!(said > 0, verdict == "FAIL", "{name}: {said} violations said as they came");
+    assert_eq!(code, Some(130));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn watch_gives_every_team_fixture_its_audit_verdict_saying_each_violation_before_the_next_entry() {
+    let mut cases: Vec<String> = std::fs::read_dir(FIXTURES)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().join("config.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 9, "the clean team and one folder for each of eight reports: {cases:?}");
+    for case in &cases {
+        feed_folder(case);
+    }
+}
+
+#[test]
+fn watch_gives_every_transcript_fixture_its_audit_verdict_saying_each_violation_before_the_next_line() {
+    for name in ["clean-lead.jsonl", "81464-lead.jsonl"] {
+        feed_transcript(name);
+    }
+}
