@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct AuditArgs {
-    /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md), or a Claude Code team folder, ~/.claude/teams/<team> (docs/claude-code.md)
+    /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md), or a Claude Code team folder, ~/.claude/teams/<team>, or its tasks folder, ~/.claude/tasks/<team> (docs/claude-code.md)
     pub path: PathBuf,
     /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
@@ -29,6 +29,7 @@ pub const AUDIT_EXAMPLES: &[(&str, &str)] = &[
     ("handshake audit run.jsonl --format json", "every violation with the line that shows it"),
     ("handshake audit path/to/project", "a real team's inbox files (.team/inbox, .mailboxes)"),
     ("handshake audit ~/.claude/teams/my-team", "a Claude Code team's inboxes (docs/claude-code.md)"),
+    ("handshake audit ~/.claude/tasks/my-team", "its tasks alone: what waits on what, and who owns what"),
     (
         "handshake audit path/to/project --to-scenario incident.toml",
         "the incident as a scenario to run, explore or shrink",
@@ -45,16 +46,24 @@ enum Source {
     /// The reference course's inbox files, in this folder.
     Inboxes(PathBuf),
     /// A Claude Code team folder, as read (a violation's witness is found
-    /// among its entries).
-    Team(PathBuf, crate::history::claude::folder::Reading),
+    /// among its entries), and its tasks folder when one was found.
+    Team(PathBuf, crate::history::claude::folder::Reading, Option<TasksRead>),
     /// A Claude Code lead's session transcript, as read.
     Transcript(crate::history::claude::folder::Reading),
+    /// A Claude Code tasks folder alone.
+    Tasks(TasksRead),
+}
+
+/// A tasks folder that was read: where, and how many tasks it held.
+struct TasksRead {
+    dir: PathBuf,
+    tasks: usize,
 }
 
 impl Source {
     fn reading(&self) -> Option<&crate::history::claude::folder::Reading> {
         match self {
-            Source::Team(_, r) | Source::Transcript(r) => Some(r),
+            Source::Team(_, r, _) | Source::Transcript(r) => Some(r),
             _ => None,
         }
     }
@@ -137,16 +146,28 @@ fn reading_place(h: &crate::history::History, i: usize) -> Option<String> {
 /// a history.
 fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
     let shown = a.path.display().to_string();
-    if a.path.is_dir() && crate::history::claude::folder::is_team_folder(&a.path) {
-        let reading = crate::history::claude::folder::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
-        let h = crate::history::claude::history_of(&reading);
-        return Ok((h, Source::Team(a.path.clone(), reading)));
+    use crate::history::claude::{self, tasks};
+    if a.path.is_dir() && claude::folder::is_team_folder(&a.path) {
+        let reading = claude::folder::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
+        let mut h = claude::history_of(&reading);
+        // The team's tasks, inside its folder or beside it (docs/claude-code.md, "Tasks").
+        let found = tasks::find(&a.path, reading.team.name.as_deref()).map(|dir| {
+            let t = tasks::read(&dir, crate::history::inbox::MAX_FOLDER_BYTES);
+            claude::with_tasks(&mut h, &t, &reading.team);
+            TasksRead { dir, tasks: t.tasks.len() }
+        });
+        return Ok((h, Source::Team(a.path.clone(), reading, found)));
+    }
+    if a.path.is_dir() && tasks::is_tasks_folder(&a.path) {
+        let t = tasks::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
+        let h = claude::tasks_history(&t);
+        return Ok((h, Source::Tasks(TasksRead { dir: a.path.clone(), tasks: t.tasks.len() })));
     }
     if a.path.is_dir() {
         let Some(dir) = crate::history::inbox::find(&a.path) else {
             let why = "no inbox files here: looked for a Claude Code team folder (inboxes/*.json, or config.json with \
-                       members) and for the reference course's *.jsonl (in it, or in its .team/inbox, inbox or \
-                       .mailboxes)";
+                       members), a Claude Code tasks folder (<n>.json, one task a file) and the reference course's \
+                       *.jsonl (in it, or in its .team/inbox, inbox or .mailboxes)";
             let line = format!("{shown}: {why}; nothing was judged");
             return Err(Refusal::line(line, Problem::in_file(&shown, why)));
         };
@@ -208,7 +229,7 @@ fn report(j: &Judged, shown: &str) {
     }
     let counts: String = counts.iter().map(|c| format!("; {c}")).collect();
     match j.source {
-        Source::Inboxes(dir) | Source::Team(dir, _) => {
+        Source::Inboxes(dir) | Source::Team(dir, ..) => {
             let messages = h.events.iter().filter(|e| matches!(e.event, crate::trace::Event::Deliver { .. })).count();
             println!(
                 "{word}  {}  ({} among {}{counts})",
@@ -216,6 +237,9 @@ fn report(j: &Judged, shown: &str) {
                 crate::words::plural(messages as u64, "message"),
                 crate::words::plural(h.names.agents.len() as u64, "agent")
             );
+        }
+        Source::Tasks(t) => {
+            println!("{word}  {}  ({}{counts})", t.dir.display(), crate::words::plural(t.tasks as u64, "task"))
         }
         _ => {
             let of = match (&h.scenario, h.seed) {
@@ -237,10 +261,24 @@ fn report(j: &Judged, shown: &str) {
         Source::Transcript(_) => println!(
             "      read as a Claude Code lead's session transcript (docs/claude-code.md): its sends, and what reached it"
         ),
+        Source::Tasks(_) => println!(
+            "      read as a Claude Code 2.1 tasks folder (docs/claude-code.md#tasks): what waits on what, and who owns \
+             what; no messages"
+        ),
         Source::Trace => {}
     }
     if let Some(r) = j.source.reading() {
         println!("      generation: {}", crate::history::claude::generation(r));
+    }
+    match j.source {
+        Source::Team(_, _, Some(t)) => {
+            println!("      tasks: {} read from {}", t.tasks, t.dir.display())
+        }
+        Source::Team(_, _, None) => println!(
+            "      tasks: no tasks folder found (looked for tasks/ in the team folder, and for ~/.claude/tasks/<team> \
+             beside ~/.claude/teams/<team>)"
+        ),
+        _ => {}
     }
     for e in &h.events {
         if let crate::trace::Event::Alert { text, .. } = &e.event {
@@ -286,12 +324,20 @@ fn verdicts(j: &Judged) {
         })
         .collect();
     let whole = match j.source {
+        Source::Tasks(_) => {
+            // Nothing here is held: a tasks folder decides no invariant.
+            let what =
+                if h.events.is_empty() { "the tasks agree with each other" } else { "what the tasks show is above" };
+            println!("      {what}; no invariant is judged from tasks alone:");
+            ""
+        }
         Source::Team(..) => "in what the folder shows",
         Source::Inboxes(_) => "in what the files show",
         Source::Transcript(_) => "in what the transcript shows",
         Source::Trace => "",
     };
     match (j.violations.is_empty(), h.unjudged.len()) {
+        _ if matches!(j.source, Source::Tasks(_)) => {}
         (true, 0) if whole.is_empty() => println!("      every invariant held"),
         (true, 0) => println!("      every invariant held {whole}; what it cannot show is unknown, not passed:"),
         (true, n) => println!(
@@ -308,8 +354,17 @@ fn verdicts(j: &Judged) {
     if !held.is_empty() {
         println!("        held: {}", held.join(", "));
     }
+    // Invariants unknown for one reason are named on one line (a tasks
+    // folder leaves every one unknown for the same reason).
+    let mut reasons: Vec<(&String, Vec<&str>)> = Vec::new();
     for (i, why) in unknown {
-        println!("        unknown: {i} — {why}");
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) => names.push(i.name()),
+            None => reasons.push((why, vec![i.name()])),
+        }
+    }
+    for (why, names) in reasons {
+        println!("        unknown: {} — {why}", names.join(", "));
     }
     // What inbox files cannot tell: a read cut what it read.
     let never_issued = j.violations.iter().any(|v| v.detail.contains("never issued"));

@@ -1,12 +1,13 @@
 //! Claude Code's agent teams, read as a history (issue 40, in progress):
-//! the shapes its runtime writes (`message`), and the team folder that holds
-//! them (`folder`). Written against Claude Code 2.1.x; docs/claude-code.md
+//! the shapes its runtime writes (`message`), the team folder that holds
+//! them (`folder`), and the team's tasks folder (`tasks`). Written against Claude Code 2.1.x; docs/claude-code.md
 //! says which version and which public evidence each shape comes from.
 
 pub mod events;
 pub mod folder;
 pub mod kept;
 pub mod message;
+pub mod tasks;
 pub mod transcript;
 pub mod witness;
 
@@ -93,6 +94,80 @@ pub fn history_of(reading: &folder::Reading) -> History {
         stop: crate::world::Stop::Settled,
         unjudged,
         undecided,
+    }
+}
+
+/// Adds what the team's tasks folder shows to the team's history `h`:
+/// each check's alert, at the history's end (a task file has no time the
+/// oracle could place it at), and every file it could not read. The roster
+/// is the team's config; who has ended, the history's own roster.
+pub fn with_tasks(h: &mut History, t: &tasks::Tasks, team: &folder::Team) {
+    let mut members = Vec::new();
+    if !team.members.is_empty() {
+        members.push(team.lead.clone().unwrap_or_else(|| "team-lead".to_string()));
+        members.extend(team.members.iter().map(|(m, _)| m.clone()));
+    }
+    let ended = ended(h);
+    for text in tasks::alerts(t, tasks::Roster { members: &members, ended: &ended }) {
+        alert(h, text);
+    }
+    h.unjudged.extend(t.unjudged.iter().cloned());
+}
+
+/// A tasks folder audited alone, as a history: no messages, so every
+/// invariant is unknown, and what the tasks say of each other is its alerts.
+pub fn tasks_history(t: &tasks::Tasks) -> History {
+    let mut names = crate::trace::Names::default();
+    names.agents.push("team-lead".to_string());
+    let why = "a tasks folder holds no messages: audit the team folder (~/.claude/teams/<team>) for them";
+    let mut h = History {
+        scenario: None,
+        seed: None,
+        names,
+        events: Vec::new(),
+        lines: Vec::new(),
+        origin: Origin::default(),
+        policy: policy(),
+        require_plan: vec![false],
+        ended_at: crate::protocol::Millis::ZERO,
+        stop: crate::world::Stop::Settled,
+        unjudged: t.unjudged.clone(),
+        undecided: Invariant::all().into_iter().map(|i| (i, why.to_string())).collect(),
+    };
+    for text in tasks::alerts(t, tasks::Roster::default()) {
+        alert(&mut h, text);
+    }
+    h
+}
+
+/// The teammates `h` shows ended (the runtime said so) and not back since.
+fn ended(h: &History) -> Vec<String> {
+    let mut ended = std::collections::BTreeSet::new();
+    for e in &h.events {
+        match e.event {
+            Event::Status { agent, status } if !status.is_active() => {
+                ended.insert(agent);
+            }
+            Event::Respawn { agent } => {
+                ended.remove(&agent);
+            }
+            _ => {}
+        }
+    }
+    ended.into_iter().filter_map(|a| h.names.agents.get(a.index()).cloned()).collect()
+}
+
+/// An alert at the end of `h`, said by the lead (whose team it is); it
+/// comes from no entry of a file the history places.
+fn alert(h: &mut History, text: String) {
+    let placed = h.origin.of.len() == h.events.len();
+    h.events.push(crate::trace::Stamped {
+        t: h.ended_at,
+        event: Event::Alert { agent: crate::protocol::AgentId::LEAD, text },
+    });
+    h.lines.push(0);
+    if placed {
+        h.origin.of.push(u32::MAX);
     }
 }
 

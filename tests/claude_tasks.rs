@@ -1,0 +1,168 @@
+//! Claude Code's tasks folder (issue 40, point 1): `audit` reads the tasks
+//! of a team folder (inside it, or beside it as Claude Code keeps them) and
+//! a tasks folder alone, and says what the tasks show: a task done before
+//! what it waits on, tasks that wait on each other, an owner not on the team
+//! or ended. Fixtures from tests/fixtures/claude-code/make.py.
+
+use std::path::{Path, PathBuf};
+
+/// `handshake audit PATH ARGS`: its exit status, stdout and stderr.
+fn audit(path: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .arg("audit")
+        .arg(path)
+        .args(["--color", "never"])
+        .args(extra)
+        .output()
+        .expect("handshake runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+fn fixture(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code").join(case)
+}
+
+const DONE_EARLY: &str = "⚠ tasks/4.json is completed, but task 2, which it waits on (blockedBy), is pending \
+                          (tasks/2.json): it was marked done before the work it depends on";
+const DEADLOCK: &str = "⚠ tasks 2 → 3 → 2 wait on each other (blockedBy): none of them can start, a deadlock \
+                        (tasks/2.json, tasks/3.json)";
+
+#[test]
+fn a_team_folders_tasks_are_read_with_it_and_what_they_show_is_said() {
+    let dir = fixture("tasks-blocked-cycle");
+    let (code, out, _) = audit(&dir, &[]);
+    assert_eq!(code, 0, "alerts are news, not a broken invariant: {out}");
+    let first = out.lines().next().unwrap_or("");
+    assert_eq!(first, format!("PASS  {}  (2 messages among 3 agents; 4 invariants unknown)", dir.display()));
+    assert!(out.contains(&format!("\n      tasks: 4 read from {}\n", dir.join("tasks").display())), "{out}");
+    assert!(out.contains(DONE_EARLY), "{out}");
+    assert!(out.contains(DEADLOCK), "{out}");
+    assert_eq!(out.matches("⚠").count(), 2, "nothing else: {out}");
+}
+
+#[test]
+fn a_tasks_folder_alone_says_the_same_and_judges_no_invariant() {
+    let dir = fixture("tasks-blocked-cycle/tasks");
+    let (code, out, _) = audit(&dir, &[]);
+    assert_eq!(code, 0, "{out}");
+    let first = out.lines().next().unwrap_or("");
+    assert!(first.starts_with(&format!("PASS  {}  (4 tasks; ", dir.display())), "{out}");
+    assert!(first.ends_with(" invariants unknown)"), "never a bare PASS: {out}");
+    assert!(out.contains("read as a Claude Code 2.1 tasks folder"), "{out}");
+    assert!(out.contains(DONE_EARLY) && out.contains(DEADLOCK), "{out}");
+    assert!(out.contains("invariants: 0 held, "), "{out}");
+    assert!(out.contains("— a tasks folder holds no messages"), "{out}");
+    assert!(!out.contains("every invariant held"), "{out}");
+    // The same, for programs: every invariant unknown, with the reason.
+    let (code, json, _) = audit(&dir, &["--format", "json"]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("one JSON document");
+    let invariants = doc["invariants"].as_array().unwrap();
+    assert!(!invariants.is_empty());
+    for i in invariants {
+        assert_eq!(i["verdict"], "unknown", "{i}");
+        assert!(i["why"].as_str().unwrap().starts_with("a tasks folder holds no messages"), "{i}");
+    }
+    let alerts: Vec<&str> = doc["alerts"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+    assert_eq!(alerts, [&DONE_EARLY["⚠ ".len()..], &DEADLOCK["⚠ ".len()..]]);
+}
+
+#[test]
+fn the_clean_teams_task_done_by_a_teammate_leaves_it_a_pass() {
+    let dir = fixture("clean-team");
+    let (code, out, _) = audit(&dir, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("PASS"), "{out}");
+    assert!(out.contains(&format!("tasks: 1 read from {}", dir.join("tasks").display())), "{out}");
+    assert!(!out.contains("⚠"), "{out}");
+    assert!(out.contains("every invariant held in what the folder shows"), "{out}");
+    let (code, out, _) = audit(&dir.join("tasks"), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("(1 task; ") && out.contains("the tasks agree with each other"), "{out}");
+}
+
+/// A scratch `~/.claude` of the test's own.
+fn scratch(tag: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("handshake-cc-tasks-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    root
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn task(id: &str, status: &str, owner: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","subject":"Task {id}","description":"","status":"{status}","owner":"{owner}","blocks":[],"blockedBy":[]}}"#
+    )
+}
+
+/// The real layout: `~/.claude/teams/t` and `~/.claude/tasks/t`. The
+/// inboxes say bob ended; his task is still in progress.
+#[test]
+fn tasks_kept_beside_the_team_folder_are_found_and_checked_against_its_roster() {
+    let root = scratch("beside");
+    let team = root.join("teams/t");
+    let tasks = root.join("tasks/t");
+    let config = r#"{"name":"t","leadAgentId":"team-lead@t","members":[{"name":"team-lead"},{"name":"bob"}]}"#;
+    write(&team.join("config.json"), config);
+    let ended = r#"[{"from":"system","text":"{\"type\":\"teammate_terminated\",\"message\":\"bob has shut down.\"}","timestamp":"2026-04-09T17:27:03.068Z","read":true}]"#;
+    write(&team.join("inboxes/team-lead.json"), ended);
+    write(&tasks.join("1.json"), &task("1", "in_progress", "bob"));
+    write(&tasks.join("2.json"), &task("2", "pending", "carol"));
+    write(&tasks.join("3.json"), &task("3", "deleted", ""));
+    write(&tasks.join("notes.txt"), "remember");
+    write(&tasks.join(".lock"), "");
+    write(&tasks.join(".highwatermark"), "3");
+    let before: Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> = std::fs::read_dir(&tasks)
+        .unwrap()
+        .flatten()
+        .map(|e| (e.path(), std::fs::read(e.path()).unwrap(), e.metadata().unwrap().modified().unwrap()))
+        .collect();
+    let (code, out, _) = audit(&team, &[]);
+    assert_eq!(code, 0, "{out}");
+    let first = out.lines().next().unwrap_or("");
+    assert!(first.ends_with("; 2 entries not judged)"), "no bare pass: {out}");
+    let found = std::fs::canonicalize(&tasks).unwrap();
+    assert!(out.contains(&format!("tasks: 3 read from {}", found.display())), "{out}");
+    for says in [
+        "⚠ tasks/1.json is in progress, owned by bob, whom the runtime said had ended (teammate_terminated)",
+        "⚠ tasks/2.json is owned by carol, who is not in the team (config.json)",
+        "? tasks/3.json: status \"deleted\" is not one Claude Code 2.1 writes",
+        "? tasks/notes.txt: a file that is not a task",
+    ] {
+        assert!(out.contains(says), "{says:?}\n{out}");
+    }
+    assert!(!out.contains(".lock") && !out.contains(".highwatermark"), "the runtime's own files: {out}");
+    let (code, _, err) = audit(&team, &["--strict"]);
+    assert_eq!(code, 2, "{err}");
+    for (path, bytes, mtime) in before {
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{} unchanged", path.display());
+        assert_eq!(path.metadata().unwrap().modified().unwrap(), mtime, "{} untouched", path.display());
+    }
+    assert_eq!(std::fs::read_dir(&tasks).unwrap().count(), 6, "nothing written into the tasks folder");
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[test]
+fn a_team_folder_without_tasks_says_where_it_looked() {
+    let (code, out, _) = audit(&fixture("45874-leftover-shutdown-kills-respawn"), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("tasks: no tasks folder found (looked for tasks/ in the team folder"), "{out}");
+}
+
+#[test]
+fn a_folder_of_neither_format_is_refused_naming_each_format_looked_for() {
+    let root = scratch("neither");
+    write(&root.join(".lock"), "");
+    write(&root.join("notes.txt"), "nothing here");
+    let (code, out, err) = audit(&root, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    for format in ["a Claude Code team folder (inboxes/*.json", "a Claude Code tasks folder (<n>.json", "*.jsonl"] {
+        assert!(err.contains(format), "{format:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(root);
+}
