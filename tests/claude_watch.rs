@@ -89,24 +89,27 @@ impl Watch {
         new.len()
     }
 
-    /// Ctrl-C, then the summary line and the exit status.
-    fn stop(mut self) -> (String, Option<i32>) {
+    /// Ctrl-C, then the summary line and the exit status; every line said.
+    fn stop(mut self) -> (String, Option<i32>, Vec<String>) {
         // SAFETY: sending SIGINT to a child process this test started.
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
         }
         let end = self.wait_for(|l| l.contains(" kept"), Duration::from_secs(30), "its summary");
-        (end, self.child.wait().unwrap().code())
+        (end, self.child.wait().unwrap().code(), self.seen)
     }
 }
 
-/// `handshake audit PATH`'s verdict word (PASS or FAIL).
-fn audit_verdict(path: &Path) -> String {
+/// `handshake audit PATH`'s verdict word (PASS or FAIL), and what it says
+/// of the tasks (its `⚠ tasks…` lines).
+fn audit_verdict(path: &Path) -> (String, Vec<String>) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
         .args(["audit", &path.display().to_string(), "--color", "never"])
         .output()
         .expect("audit runs");
-    String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or_default().to_string()
+    let out = String::from_utf8_lossy(&out.stdout);
+    let tasks = out.lines().map(str::trim).filter(|l| l.starts_with("⚠ tasks")).map(String::from).collect();
+    (out.split_whitespace().next().unwrap_or_default().to_string(), tasks)
 }
 
 /// A fixture's inbox entries as written, each with its file, in the order
@@ -145,6 +148,13 @@ fn feed_folder(case: &str) {
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(dir.join("inboxes")).unwrap();
     std::fs::copy(fixture.join("config.json"), dir.join("config.json")).unwrap();
+    // The tasks as they stand (a task file is the task's state now).
+    if let Ok(tasks) = std::fs::read_dir(fixture.join("tasks")) {
+        std::fs::create_dir_all(dir.join("tasks")).unwrap();
+        for t in tasks.map(|t| t.unwrap().path()) {
+            std::fs::copy(&t, dir.join("tasks").join(t.file_name().unwrap())).unwrap();
+        }
+    }
     let entries = entries_of(&fixture);
     let mut w = Watch::start(&dir);
     let mut files: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
@@ -169,9 +179,12 @@ fn feed_folder(case: &str) {
     // The session ends: the runtime deletes the team folder.
     std::fs::remove_dir_all(&dir).unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let (end, code) = w.stop();
-    let verdict = audit_verdict(&fixture);
+    let (end, code, lines) = w.stop();
+    let (verdict, tasks) = audit_verdict(&fixture);
     assert!(end.starts_with(&verdict), "{case}: audit says {verdict}, watch's summary: {end}");
+    for t in &tasks {
+        assert!(lines.contains(t), "{case}: watch did not say {t}: {lines:#?}");
+    }
     let broken_at_end = broken(&claude::history_of(&folder::read(&fixture, 64 << 20)));
     assert!(said >= broken_at_end.len(), "{case}: {said} violations said as they came, {broken_at_end:?} at the end");
     assert_eq!(said > 0, verdict == "FAIL", "{case}: {said} violations said as they came");
@@ -206,8 +219,8 @@ fn feed_transcript(name: &str) {
         said += w.says_new(&before, &now, name, step + 2);
         before = now;
     }
-    let (end, code) = w.stop();
-    let verdict = audit_verdict(&fixture);
+    let (end, code, _) = w.stop();
+    let (verdict, _) = audit_verdict(&fixture);
     assert!(end.starts_with(&verdict), "{name}: audit says {verdict}, watch's summary: {end}");
     assert_eq!(said > 0, verdict == "FAIL", "{name}: {said} violations said as they came");
     assert_eq!(code, Some(130));

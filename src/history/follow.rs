@@ -5,7 +5,7 @@
 //! flips `read` flags, drains an inbox, deletes the folder. What was kept
 //! is judged as `audit` judges the files.
 
-use super::claude::{self, folder, kept::Kept, transcript};
+use super::claude::{self, folder, kept::Kept, tasks, transcript};
 use super::{inbox, BadLine, History};
 use crate::protocol::Millis;
 use crate::trace::{Event, RosterStatus};
@@ -19,8 +19,9 @@ const TRANSCRIPT_BOUND: u64 = 512 << 20;
 
 /// What is followed, and all that was kept of it.
 pub enum Followed {
-    /// A Claude Code team folder.
-    Team(Kept),
+    /// A Claude Code team folder, and its tasks as last read (a task file
+    /// says where the task is now, not what happened: the latest is kept).
+    Team(Kept, Option<tasks::Tasks>),
     /// A Claude Code lead's session transcript.
     Transcript(Kept),
     /// A reference inbox folder (the folder of `*.jsonl` found under the path).
@@ -31,7 +32,7 @@ impl Followed {
     /// What `path` is, told from its files; `Err` names what was looked for.
     pub fn of(path: &Path) -> Result<Followed, String> {
         if path.is_dir() && folder::is_team_folder(path) {
-            return Ok(Followed::Team(Kept::default()));
+            return Ok(Followed::Team(Kept::default(), None));
         }
         if path.is_dir() {
             return inbox::find(path).map(|dir| Followed::Inboxes(dir, KeptLines::default())).ok_or_else(|| {
@@ -53,7 +54,7 @@ impl Followed {
     /// What kind of thing is followed, in words.
     pub fn kind(&self) -> &'static str {
         match self {
-            Followed::Team(_) => "a Claude Code team folder",
+            Followed::Team(..) => "a Claude Code team folder",
             Followed::Transcript(_) => "a Claude Code lead's transcript",
             Followed::Inboxes(..) => "a reference inbox folder",
         }
@@ -63,7 +64,15 @@ impl Followed {
     /// that is gone reads as nothing new: what was kept stays.
     pub fn look(&mut self, path: &Path) -> bool {
         match self {
-            Followed::Team(kept) => kept.absorb(folder::read(path, BOUND)),
+            Followed::Team(kept, tasks) => {
+                let reading = folder::read(path, BOUND);
+                let now = tasks::find(path, reading.team.name.as_deref()).map(|dir| tasks::read(&dir, BOUND));
+                let new_tasks = now.is_some();
+                if let Some(now) = now {
+                    *tasks = Some(now);
+                }
+                kept.absorb(reading) | new_tasks
+            }
             Followed::Transcript(kept) => match crate::input::read_regular(path, TRANSCRIPT_BOUND) {
                 Ok(text) => kept.absorb(transcript::read(&text, "team-lead")),
                 Err(_) => false,
@@ -75,7 +84,14 @@ impl Followed {
     /// All that was kept, as the history `audit` would judge.
     pub fn history(&self) -> Result<History, BadLine> {
         match self {
-            Followed::Team(kept) => Ok(claude::history_of(&kept.reading())),
+            Followed::Team(kept, tasks) => {
+                let reading = kept.reading();
+                let mut h = claude::history_of(&reading);
+                if let Some(t) = tasks {
+                    claude::with_tasks(&mut h, t, &reading.team);
+                }
+                Ok(h)
+            }
             Followed::Transcript(kept) => Ok(claude::transcript_of(&kept.reading())),
             Followed::Inboxes(_, lines) => inbox::read_texts(&lines.texts()),
         }
@@ -84,7 +100,7 @@ impl Followed {
     /// How many entries (or lines) were kept.
     pub fn len(&self) -> usize {
         match self {
-            Followed::Team(kept) | Followed::Transcript(kept) => kept.len(),
+            Followed::Team(kept, _) | Followed::Transcript(kept) => kept.len(),
             Followed::Inboxes(_, lines) => lines.count,
         }
     }
@@ -112,9 +128,12 @@ impl Followed {
             names.iter().for_each(|p| stat(p));
         };
         match self {
-            Followed::Team(_) => {
+            Followed::Team(..) => {
                 stat(&path.join("config.json"));
                 each_in(&path.join("inboxes"), &mut stat);
+                if let Some(dir) = tasks::find(path, None) {
+                    each_in(&dir, &mut stat);
+                }
             }
             Followed::Transcript(_) => stat(path),
             Followed::Inboxes(dir, _) => each_in(dir, &mut stat),
