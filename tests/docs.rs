@@ -31,7 +31,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The files whose excerpts are checked.
-const DOCS: &[&str] = &["docs/learn.md", "README.md", "docs/history.md", "docs/audit.md", "docs/json.md"];
+const DOCS: &[&str] =
+    &["docs/learn.md", "README.md", "docs/history.md", "docs/audit.md", "docs/json.md", "docs/claude-code.md"];
 
 const MARKER: &str = "<!-- output of: ";
 
@@ -62,6 +63,8 @@ fn excerpts(lines: &[&str], file: &str) -> Vec<Excerpt> {
         let close = (open + 1..lines.len())
             .find(|&k| lines[k].trim_start().starts_with("```"))
             .unwrap_or_else(|| panic!("{file}:{}: the block is never closed", i + 1));
+        // An empty excerpt would match any output: it shows nothing.
+        assert!(close > open + 1, "{file}:{}: an excerpt's block holds at least a line of the output", i + 1);
         out.push(Excerpt { line: i + 1, command: command.trim().to_string(), body: (open + 1, close) });
     }
     out

@@ -79,7 +79,7 @@ fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, a
         *r.shapes.entry(form(input)).or_default() += 1;
         match call(input) {
             Ok((to, said)) => {
-                let digest = message::digest(&Value::Object(input.clone()).to_string());
+                let digest = message::digest(&serde_json::to_string(input).unwrap_or_default());
                 let entry =
                     Entry { origin: place.to_string(), at, from: lead.to_string(), to, said, digest, read: None };
                 calls.insert(id, Call { entry });
