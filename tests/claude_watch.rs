@@ -176,7 +176,10 @@ fn feed_folder(case: &str) {
         said += w.says_new(&before, &now, case, step + 1);
         before = now;
     }
-    // The session ends: the runtime deletes the team folder.
+    // The session ends: the runtime deletes the team folder. Not in the
+    // same millisecond as its last write (the watch cannot keep what it
+    // never had the time to read): after a few of the watch's intervals.
+    std::thread::sleep(Duration::from_millis(600));
     std::fs::remove_dir_all(&dir).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let (end, code, lines) = w.stop();

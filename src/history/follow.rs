@@ -86,13 +86,13 @@ impl Followed {
         match self {
             Followed::Team(kept, tasks) => {
                 let reading = kept.reading();
-                let mut h = claude::history_of(&reading);
+                let mut h = claude::history_of(reading);
                 if let Some(t) = tasks {
                     claude::with_tasks(&mut h, t, &reading.team);
                 }
                 Ok(h)
             }
-            Followed::Transcript(kept) => Ok(claude::transcript_of(&kept.reading())),
+            Followed::Transcript(kept) => Ok(claude::transcript_of(kept.reading())),
             Followed::Inboxes(_, lines) => inbox::read_texts(&lines.texts()),
         }
     }

@@ -4,7 +4,7 @@
 //! may delete the folder when the session ends). Memory grows with the
 //! entries kept, which is the history's own size, not with how long it runs.
 
-use super::folder::{Entry, Reading, Team};
+use super::folder::{Reading, Team};
 use std::collections::BTreeMap;
 
 /// An entry's file, sender, text's digest and time, and which copy of
@@ -14,27 +14,25 @@ type Identity = (String, String, u64, i64, usize);
 /// Every entry seen, once each.
 #[derive(Debug, Default)]
 pub struct Kept {
-    team: Team,
-    entries: Vec<Entry>,
+    /// The team, the entries kept, the latest reading's problems and the
+    /// shapes seen: judged as they are, never copied.
+    reading: Reading,
     /// Each entry's identity (its file, sender, text's digest and time,
     /// and which copy of them it is in its file) → its place in `entries`.
     index: BTreeMap<Identity, usize>,
-    /// Problems of the latest reading (a file that is not an array now).
-    unjudged: Vec<(String, String)>,
-    /// The shapes the kept entries were written in.
-    shapes: BTreeMap<&'static str, usize>,
 }
 
 impl Kept {
     /// Takes in a new reading of the folder; true if anything is new (an
     /// entry, or a `read` flag set).
     pub fn absorb(&mut self, r: Reading) -> bool {
+        let kept = &mut self.reading;
         if r.team != Team::default() {
-            self.team = r.team;
+            kept.team = r.team;
         }
-        self.unjudged = r.unjudged;
+        kept.unjudged = r.unjudged;
         for (shape, n) in r.shapes {
-            let kept = self.shapes.entry(shape).or_default();
+            let kept = kept.shapes.entry(shape).or_default();
             *kept = (*kept).max(n);
         }
         let mut changed = false;
@@ -50,19 +48,20 @@ impl Kept {
                 Some(&i) => {
                     // A transcript's request learns its id when the call's
                     // result is written: the later reading knows more.
-                    if e.said != self.entries[i].said {
-                        self.entries[i].said = e.said;
+                    let was = &mut kept.entries[i];
+                    if e.said != was.said {
+                        was.said = e.said;
                         changed = true;
                     }
                     // Once queued, an entry was delivered: a flag set stays set.
-                    if e.read == Some(true) && self.entries[i].read != Some(true) {
-                        self.entries[i].read = Some(true);
+                    if e.read == Some(true) && was.read != Some(true) {
+                        was.read = Some(true);
                         changed = true;
                     }
                 }
                 None => {
-                    self.index.insert(key, self.entries.len());
-                    self.entries.push(e);
+                    self.index.insert(key, kept.entries.len());
+                    kept.entries.push(e);
                     changed = true;
                 }
             }
@@ -71,28 +70,23 @@ impl Kept {
     }
 
     /// What has been kept, as one reading to judge.
-    pub fn reading(&self) -> Reading {
-        Reading {
-            team: self.team.clone(),
-            entries: self.entries.clone(),
-            unjudged: self.unjudged.clone(),
-            unused_fields: BTreeMap::new(),
-            shapes: self.shapes.clone(),
-        }
+    pub fn reading(&self) -> &Reading {
+        &self.reading
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.reading.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.reading.entries.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::claude::folder::Entry;
     use crate::history::claude::message::Said;
     use crate::history::stamp::Stamp;
 
