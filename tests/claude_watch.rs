@@ -251,3 +251,54 @@ fn watch_gives_every_transcript_fixture_its_audit_verdict_saying_each_violation_
         feed_transcript(name);
     }
 }
+
+/// Every file under `dir` (recursively) with its bytes and time of change.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().map(|e| e.unwrap()) {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap(), p.metadata().unwrap().modified().unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn watch_only_reads_a_team_folder_a_transcript_and_a_reference_folder() {
+    let root = std::env::temp_dir().join(format!("handshake-watch-reads-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let copy = |from: &Path, to: &Path| {
+        let status = std::process::Command::new("cp").arg("-r").arg(from).arg(to).status().expect("cp runs");
+        assert!(status.success());
+    };
+    std::fs::create_dir_all(&root).unwrap();
+    copy(&Path::new(FIXTURES).join("tasks-blocked-cycle"), &root.join("team"));
+    copy(&Path::new(FIXTURES).join("transcripts"), &root.join("transcripts"));
+    let reference = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reference/approval-flipped");
+    copy(Path::new(reference), &root.join("reference"));
+    let trace = std::env::temp_dir().join(format!("handshake-watch-reads-{}.jsonl", std::process::id()));
+    for (followed, watched) in [
+        ("team", root.join("team")),
+        ("transcripts", root.join("transcripts/81464-lead.jsonl")),
+        ("reference", root.join("reference")),
+    ] {
+        let before = snapshot(&root.join(followed));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["watch", &watched.display().to_string(), "--interval", "100ms", "--for", "1500ms"])
+            .args(["--trace", &trace.display().to_string(), "--color", "never"])
+            .output()
+            .expect("watch runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.contains(" kept"), "{followed}: {said}");
+        assert_eq!(snapshot(&root.join(followed)), before, "{followed}: nothing written, nothing touched");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_file(&trace);
+}
