@@ -179,7 +179,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             if d > 0 || u > 0 {
                 let count = |n: u32| if n == Budgets::ANY { "any".to_string() } else { format!("+{n}") };
                 parts.push(format!(
-                    "counted drops and duplicates become budgets spent anywhere ({} drop, {} duplicate)",
+                    "counted or chance drops and duplicates become budgets spent anywhere ({} drop, {} duplicate)",
                     count(d),
                     count(u)
                 ));

@@ -342,8 +342,9 @@ pub struct FilePlan {
     /// with their holds and heals; a drop or duplicate with no count, on
     /// every message it matches.
     pub played: usize,
-    /// Counted drops and duplicates become budgets, spent anywhere: every
-    /// message the file's fault could touch is among those the explorer tries.
+    /// Counted drops and duplicates, and those left to chance, become
+    /// budgets, spent anywhere: every message the file's fault could touch is
+    /// among those the explorer tries, touched and not.
     pub budgets: Budgets,
     /// Delays and reorders: already covered, since every order of arrival
     /// is explored.
@@ -362,7 +363,9 @@ pub fn plan_file_faults(scenario: &dyn Subject) -> FilePlan {
             InSearch::Covered => plan.covered += 1,
             InSearch::Played => plan.played += 1,
             InSearch::Budget => {
-                let n = f.count.unwrap_or(0);
+                // Left to chance with no count: any number of the messages it
+                // matches, each touched or not.
+                let n = f.count.unwrap_or(Budgets::ANY);
                 match f.effect {
                     LinkEffect::Drop => plan.budgets.drop = plan.budgets.drop.saturating_add(n),
                     LinkEffect::Duplicate => plan.budgets.duplicate = plan.budgets.duplicate.saturating_add(n),

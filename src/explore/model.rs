@@ -391,7 +391,7 @@ impl Model {
             out.extend((0..flight).map(Action::Drop));
         }
         if s.budgets.duplicate > 0 {
-            out.extend((0..flight).map(Action::Duplicate));
+            out.extend((0..flight).filter(|&i| may_duplicate(s, i)).map(Action::Duplicate));
         }
         let team = s.roster().len() as u32;
         for a in (1..team).map(AgentId) {
@@ -487,7 +487,7 @@ impl Model {
                     && s.world.queue.next_time().is_some_and(|t| self.may_reach(s, t))
             }
             Action::Drop(i) => *i < flight && s.budgets.drop > 0,
-            Action::Duplicate(i) => *i < flight && s.budgets.duplicate > 0,
+            Action::Duplicate(i) => *i < flight && s.budgets.duplicate > 0 && may_duplicate(s, *i),
             Action::Crash { .. } => s.budgets.crash > 0 && s.world.can_choose(&self.choice_of(s, a)),
             Action::Restart(_) => s.world.can_choose(&self.choice_of(s, a)),
             Action::Inject { .. } => s.budgets.forge > 0 && s.world.can_choose(&self.choice_of(s, a)),
@@ -516,7 +516,7 @@ impl Model {
         s.formed_deadlock = false;
         match action {
             Action::Drop(_) => super::spend(&mut s.budgets.drop),
-            Action::Duplicate(_) => s.budgets.duplicate -= 1,
+            Action::Duplicate(_) => super::spend(&mut s.budgets.duplicate),
             Action::Crash { .. } => s.budgets.crash -= 1,
             Action::Inject { .. } => s.budgets.forge -= 1,
             _ => {}
@@ -1168,4 +1168,18 @@ impl<'a> Step<'a> {
             }
         }
     }
+}
+
+/// Whether the message `i` in flight may be duplicated. With a counted
+/// budget, any may, as often as the budget allows. With `Budgets::ANY` (a
+/// duplicate left to chance: each message it matches arrives once or
+/// twice), only one not already copied: copying copies without end would
+/// leave the search no end.
+fn may_duplicate(s: &State, i: usize) -> bool {
+    if s.budgets.duplicate != Budgets::ANY {
+        return true;
+    }
+    let flight = s.flight();
+    let seq = flight[i].seq;
+    flight.iter().filter(|d| d.seq == seq).count() == 1
 }

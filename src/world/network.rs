@@ -105,13 +105,17 @@ pub struct Partition {
 }
 
 impl LinkFault {
-    /// Counted drops and duplicates are budgets; uncounted ones touch every
-    /// match, which only the network can play; delays and reorders are
-    /// covered, since in a search any message may arrive at any time.
+    /// Counted drops and duplicates are budgets, and so are those left to
+    /// chance: a search tries both outcomes (touched, or not) where a run
+    /// flips a seeded coin, as a lossy network is checked. Uncounted
+    /// certain ones touch every match, which only the network can play.
+    /// Delays and reorders are covered, since in a search any message may
+    /// arrive at any time.
     pub fn in_search(&self) -> InSearch {
         match (&self.effect, self.count) {
             (LinkEffect::Delay(_) | LinkEffect::Reorder, _) => InSearch::Covered,
             (LinkEffect::Drop | LinkEffect::Duplicate, Some(_)) => InSearch::Budget,
+            (LinkEffect::Drop | LinkEffect::Duplicate, None) if self.probability < 1.0 => InSearch::Budget,
             (LinkEffect::Drop | LinkEffect::Duplicate, None) => InSearch::Played,
         }
     }
