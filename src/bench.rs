@@ -329,36 +329,3 @@ pub fn baseline(shape: Shape) -> Measured {
     });
     Measured { handshakes: done, elapsed: t.elapsed() }
 }
-
-/// Starts a new peak-memory window (Linux: writing 5 to `clear_refs` resets
-/// `VmHWM`), so each measurement reports its own peak. Best effort.
-pub fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident memory of this process so far (Linux `VmHWM`), in bytes.
-pub fn peak_memory() -> Option<u64> {
-    status_bytes("VmHWM:")
-}
-
-/// Resident memory of this process now (Linux `VmRSS`), in bytes.
-pub fn resident_memory() -> Option<u64> {
-    status_bytes("VmRSS:")
-}
-
-/// The memory the system has free for a new allocation (`MemAvailable`
-/// in `/proc/meminfo`), in bytes, where the system says.
-pub fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// A memory figure of `/proc/self/status`, in bytes, where the system has one.
-fn status_bytes(key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(key))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}

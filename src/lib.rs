@@ -76,6 +76,7 @@ pub mod input;
 pub mod interrupt;
 pub mod oracle;
 pub mod output;
+pub mod process;
 pub mod protocol;
 pub mod scenario;
 pub mod shrink;

@@ -59,9 +59,29 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// Quotes a word for a POSIX shell when it needs it, so the printed line can
+/// be pasted as it is.
+pub fn shell_word(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,@%+".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_are_quoted_for_the_shell_only_when_needed() {
+        assert_eq!(shell_word("scenarios/01-happy.toml"), "scenarios/01-happy.toml");
+        assert_eq!(shell_word("my scenarios/a.toml"), "'my scenarios/a.toml'");
+        assert_eq!(shell_word("it's.toml"), "'it'\\''s.toml'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
 
     #[test]
     fn plurals() {

@@ -738,7 +738,7 @@ fn sleep_sets_change_no_verdict_and_without_symmetry_no_count_of_distinct_states
 #[test]
 #[cfg_attr(not(target_os = "linux"), ignore = "needs /proc/self/statm (Linux) to see a process's resident memory")]
 fn a_memory_bound_stops_the_search_and_says_so() {
-    let resident = handshake::bench::resident_memory().expect("Linux tells a process its resident memory");
+    let resident = handshake::process::resident_memory().expect("Linux tells a process its resident memory");
     assert!(resident > 0);
     // Memory is looked at every 10,000 distinct states: one byte is passed
     // at the first look, so the search stops there and says why.

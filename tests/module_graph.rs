@@ -179,3 +179,35 @@ fn the_world_is_pure_and_below_both_shells() {
     // The explorer is the world's second shell, not a user of the first.
     assert!(!graph["explore"].contains("team"), "explore imports team: {:?}", graph["explore"]);
 }
+
+/// Issue 41 point 8: the search does not reach into the bench for a fact
+/// about the process (a small module below both holds those), and no
+/// command uses another command's module as a library: what two commands
+/// share sits below them (`cli/args.rs`, `words`, `view::page`).
+#[test]
+fn no_arrow_points_sideways_into_the_bench_or_another_command() {
+    let graph = graph();
+    assert!(!graph["explore"].contains("bench"), "explore imports bench: {:?}", graph["explore"]);
+    assert!(graph["explore"].contains("process"), "{:?}", graph["explore"]);
+    let cli = src().join("cli");
+    let files: Vec<(String, String)> = std::fs::read_dir(&cli)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.ends_with("mod.rs"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), code(&p)))
+        .collect();
+    // A command's module is the one with its `main`; the others are shared.
+    let commands: Vec<&str> =
+        files.iter().filter(|(_, code)| code.contains("pub fn main(")).map(|(n, _)| n.as_str()).collect();
+    assert!(commands.contains(&"run") && commands.contains(&"explore"), "{commands:?}");
+    for (name, code) in &files {
+        for &other in &commands {
+            if other == name {
+                continue;
+            }
+            for way in [format!("super::{other}::"), format!("cli::{other}::")] {
+                assert!(!code.contains(&way), "cli/{name}.rs uses cli/{other}.rs as a library ({way})");
+            }
+        }
+    }
+}

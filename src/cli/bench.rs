@@ -3,9 +3,8 @@
 
 use super::bad_input::{Problem, Refusal};
 use super::{noun, plural, Format, EXIT_FAILED, EXIT_OK};
-use crate::bench::{
-    baseline, latencies_of, peak_memory, percentile, protocol_of, reset_peak_memory, Mailbox, Measured, Protocol, Shape,
-};
+use crate::bench::{baseline, latencies_of, percentile, protocol_of, Mailbox, Measured, Protocol, Shape};
+use crate::process::{peak_memory, reset_peak_memory};
 use clap::Args;
 use std::time::Duration;
 

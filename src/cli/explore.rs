@@ -207,7 +207,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         max_states: a.max_states,
         // No bound given: what the system has free as the search starts, so
         // that a search of big states stops, said, rather than is killed.
-        max_memory: a.max_memory.or_else(crate::bench::available_memory),
+        max_memory: a.max_memory.or_else(crate::process::available_memory),
         partial_order: !a.no_partial_order,
         symmetry: !a.no_symmetry,
         jobs,
@@ -366,8 +366,8 @@ pub fn main(a: ExploreArgs) -> i32 {
             Ok(()) => eprintln!(
                 "wrote {}: `handshake run {} --schedule {}` makes the actors take these choices",
                 out.display(),
-                crate::cli::run::shell_word(&a.path.display().to_string()),
-                crate::cli::run::shell_word(&out.display().to_string())
+                crate::words::shell_word(&a.path.display().to_string()),
+                crate::words::shell_word(&out.display().to_string())
             ),
             Err(e) => eprintln!("no schedule written: {e}"),
         }
@@ -405,10 +405,10 @@ fn counterexample_page(
     path: &std::path::Path,
     c: &crate::explore::Counterexample,
 ) -> Result<String, String> {
-    let shown = crate::cli::run::shell_word(&path.display().to_string());
+    let shown = crate::words::shell_word(&path.display().to_string());
     let reproduce = format!("handshake explore {shown} --save-schedule S, then handshake run {shown} --schedule S -v");
     let title = format!("{} — {}", s.name, c.broke);
-    crate::cli::run::stepping_page(s, c.seed, Some(c.schedule()), &title, &reproduce)
+    crate::view::page::stepping_page(s, c.seed, Some(c.schedule()), &title, &reproduce)
 }
 
 /// A counterexample's schedule and what happens in it, as `-v` tells it.

@@ -1,7 +1,7 @@
 //! `handshake fuzz`: swarm testing over scenario files (see `crate::fuzz`).
 
+use super::args::{parse_seeds, parse_span};
 use super::bad_input::{Problem, Refusal};
-use super::run::{parse_seeds, parse_span};
 use super::{noun, plural, scenario_files, Format, EXIT_FAILED, EXIT_OK};
 use crate::fuzz::{Case, Target};
 use crate::protocol::Millis;
@@ -246,7 +246,7 @@ pub fn main(a: FuzzArgs) -> i32 {
             played,
             seeds.saturating_mul(targets.len() as u64),
             found.len(),
-            super::run::resume_command(start, to)
+            super::args::resume_command(start, to)
         );
         return super::EXIT_INTERRUPTED;
     }

@@ -1,14 +1,15 @@
 //! `handshake run`: play scenario files and report.
 
+use super::args::{parse_seeds, parse_span, program, resume_command};
 use super::bad_input::{Problem, Refusal};
 use super::progress::Progress;
 use super::{noun, plural, scenario_files, shown, Format, EXIT_FAILED, EXIT_OK};
 use crate::protocol::Millis;
 use crate::scenario::discover::load_all_with_text;
-use crate::scenario::duration::parse_duration;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
 use crate::sweep::{Settings, Shard, Sweep};
 use crate::trace::{Names, Stamped};
+use crate::words::shell_word;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -80,35 +81,6 @@ const DEFAULT_MAX_REAL: &str = "60s";
 pub enum Events {
     All,
     Protocol,
-}
-
-fn parse_dur(s: &str) -> Result<Millis, String> {
-    let d = parse_duration(s)?;
-    if d > crate::scenario::build::MAX_RUN {
-        let longest = crate::scenario::duration::human(crate::scenario::build::MAX_RUN);
-        return Err(format!("{s:?} is longer than a run may be ({longest})"));
-    }
-    Ok(d)
-}
-
-/// A span that must be there at all: a zero cap or real-time budget would
-/// stop every run before its first event.
-pub(crate) fn parse_span(s: &str) -> Result<Millis, String> {
-    let d = parse_dur(s)?;
-    if d == Millis::ZERO {
-        return Err(format!("{s:?} would stop every run before it starts: give at least \"1ms\", e.g. \"30s\""));
-    }
-    Ok(d)
-}
-
-pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s.split_once("..").ok_or_else(|| format!("{s:?}: write a range like 1..201"))?;
-    let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;
-    let b: u64 = b.trim().parse().map_err(|_| format!("{b:?} is not a seed (a whole number)"))?;
-    if b <= a {
-        return Err(format!("{s:?} is empty: the end is excluded, so write {a}..{}", a + 1));
-    }
-    Ok((a, b))
 }
 
 fn shard_count(n: &str) -> Result<u64, String> {
@@ -415,28 +387,6 @@ fn write_outputs(
     Ok(())
 }
 
-/// One run as `--html` writes it, for the commands that make a run to look
-/// at (`explore --html`, `shrink --html`): played with `seed` (and
-/// `schedule`, if given) keeping the simulator's frames, so the page steps
-/// through it.
-pub fn stepping_page(
-    s: &Scenario,
-    seed: u64,
-    schedule: Option<crate::world::Schedule>,
-    title: &str,
-    reproduce: &str,
-) -> Result<String, String> {
-    let opts = RunOptions { keep_outcome: true, frames: true, schedule, ..RunOptions::default() };
-    let mut report = crate::scenario::run_scenario(s, seed, opts);
-    let outcome = report.outcome.take().ok_or("the run kept no outcome")?;
-    if let Some(why) = &outcome.schedule_error {
-        return Err(format!("the actors could not follow the schedule: {why}"));
-    }
-    let svg = crate::view::svg(&outcome, &crate::view::ViewOptions::titled(title));
-    let page = crate::view::html::Page { about: &s.about, report: &report, reproduce, svg: &svg };
-    Ok(crate::view::html::html(&outcome, &page))
-}
-
 fn write_text(file: &mut crate::output::Pending, text: &str) -> std::io::Result<()> {
     file.write_all(text.as_bytes())
 }
@@ -599,22 +549,6 @@ fn sweep(
     }
 }
 
-/// The command line this program was started with, its `--seeds` made
-/// `from..to`: what resumes an interrupted sweep (or fuzz).
-pub fn resume_command(from: u64, to: u64) -> String {
-    let mut words: Vec<String> = std::env::args().collect();
-    let seeds = format!("{from}..{to}");
-    match words.iter().position(|w| w == "--seeds" || w.starts_with("--seeds=")) {
-        Some(k) if words[k] == "--seeds" && k + 1 < words.len() => words[k + 1] = seeds,
-        Some(k) => words[k] = format!("--seeds={seeds}"),
-        None => words.extend(["--seeds".to_string(), seeds]),
-    }
-    if let Some(first) = words.first_mut() {
-        *first = program();
-    }
-    words.iter().skip(1).fold(words[0].clone(), |line, w| line + " " + &shell_word(w))
-}
-
 /// The command that plays this run again: the program as it was started,
 /// the file, the seed, and every option that changes what the run does.
 fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
@@ -655,23 +589,10 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
     if let Some(cap) = cap {
         out.extend(["--cap".to_string(), duration_word(*cap)]);
     }
-    if Some(*max_real) != parse_dur(DEFAULT_MAX_REAL).ok() {
+    if Some(*max_real) != super::args::parse_dur(DEFAULT_MAX_REAL).ok() {
         out.extend(["--max-real".to_string(), duration_word(*max_real)]);
     }
     out
-}
-
-/// How this program was started. `cargo run` (and `cargo test`) tell the
-/// program its package name, and then the same cargo command rebuilds
-/// whatever changed first; otherwise the path it was started by (an
-/// installed binary, a copied one) is the one that reproduces. `--release`
-/// because a run is the same in either build, only faster.
-fn program() -> String {
-    if std::env::var_os("CARGO_PKG_NAME").is_some_and(|n| n == env!("CARGO_PKG_NAME")) {
-        return "cargo run --release --".to_string();
-    }
-    let argv0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned());
-    shell_word(argv0.as_deref().filter(|a| !a.is_empty()).unwrap_or(env!("CARGO_PKG_NAME")))
 }
 
 /// A duration the way `--cap` reads it back: whole hours, minutes, seconds
@@ -682,17 +603,6 @@ fn duration_word(d: Millis) -> String {
         ms if ms > 0 && ms % 60_000 == 0 => format!("{}m", ms / 60_000),
         ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
         ms => format!("{ms}ms"),
-    }
-}
-
-/// Quotes a word for a POSIX shell when it needs it, so the printed line can
-/// be pasted as it is.
-pub(crate) fn shell_word(w: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,@%+".contains(c);
-    if !w.is_empty() && w.chars().all(plain) {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }
 
@@ -818,6 +728,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::duration::parse_duration;
 
     #[test]
     fn durations_are_written_as_the_options_read_them() {
@@ -827,15 +738,6 @@ mod tests {
         }
         assert_eq!(duration_word(Millis(10_000)), "10s");
         assert_eq!(duration_word(Millis(7_200_000)), "2h");
-    }
-
-    #[test]
-    fn words_are_quoted_for_the_shell_only_when_needed() {
-        assert_eq!(shell_word("scenarios/01-happy.toml"), "scenarios/01-happy.toml");
-        assert_eq!(shell_word("my scenarios/a.toml"), "'my scenarios/a.toml'");
-        assert_eq!(shell_word("it's.toml"), "'it'\\''s.toml'");
-        assert_eq!(shell_word("$HOME"), "'$HOME'");
-        assert_eq!(shell_word(""), "''");
     }
 
     #[test]

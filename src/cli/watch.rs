@@ -23,10 +23,10 @@ pub struct WatchArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// How often to look again when no change is signalled, e.g. "500ms"
-    #[arg(long, value_parser = super::run::parse_span, default_value = "1s")]
+    #[arg(long, value_parser = super::args::parse_span, default_value = "1s")]
     pub interval: Millis,
     /// Stop on its own after this long, e.g. "10m" (default: until Ctrl-C)
-    #[arg(long = "for", value_name = "SPAN", value_parser = super::run::parse_span)]
+    #[arg(long = "for", value_name = "SPAN", value_parser = super::args::parse_span)]
     pub for_: Option<Millis>,
 }
 

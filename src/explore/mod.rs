@@ -828,7 +828,7 @@ impl Gauge {
 
     /// Whether resident memory has passed the bound (the merge's look).
     fn passed(&self) -> bool {
-        matches!((self.limit, crate::bench::resident_memory()), (Some(limit), Some(used)) if used > limit)
+        matches!((self.limit, crate::process::resident_memory()), (Some(limit), Some(used)) if used > limit)
     }
 
     /// Whether `n` states more fit within the bound: false once they would
@@ -843,7 +843,7 @@ impl Gauge {
         if before > 0 && before / self.every == (before + n) / self.every {
             return true;
         }
-        let Some(used) = crate::bench::resident_memory() else { return true };
+        let Some(used) = crate::process::resident_memory() else { return true };
         let over = used.saturating_add(n.saturating_mul(self.state)) > limit;
         if over {
             self.over.store(true, Relaxed);

@@ -35,6 +35,7 @@ pub mod fold;
 pub mod html;
 pub mod mermaid;
 pub mod model;
+pub mod page;
 pub mod place;
 pub mod quiet;
 pub mod steps;

@@ -1,0 +1,66 @@
+//! What the commands share of their command line: value parsers for spans
+//! of time and seed ranges (with the reason when they cannot be read), and
+//! the command line that starts this program again.
+
+use crate::protocol::Millis;
+use crate::scenario::duration::parse_duration;
+use crate::words::shell_word;
+
+/// A span of time no longer than a run may be.
+pub(crate) fn parse_dur(s: &str) -> Result<Millis, String> {
+    let d = parse_duration(s)?;
+    if d > crate::scenario::build::MAX_RUN {
+        let longest = crate::scenario::duration::human(crate::scenario::build::MAX_RUN);
+        return Err(format!("{s:?} is longer than a run may be ({longest})"));
+    }
+    Ok(d)
+}
+
+/// A span that must be there at all: a zero cap or real-time budget would
+/// stop every run before its first event.
+pub(crate) fn parse_span(s: &str) -> Result<Millis, String> {
+    let d = parse_dur(s)?;
+    if d == Millis::ZERO {
+        return Err(format!("{s:?} would stop every run before it starts: give at least \"1ms\", e.g. \"30s\""));
+    }
+    Ok(d)
+}
+
+pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("{s:?}: write a range like 1..201"))?;
+    let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;
+    let b: u64 = b.trim().parse().map_err(|_| format!("{b:?} is not a seed (a whole number)"))?;
+    if b <= a {
+        return Err(format!("{s:?} is empty: the end is excluded, so write {a}..{}", a + 1));
+    }
+    Ok((a, b))
+}
+
+/// The command line this program was started with, its `--seeds` made
+/// `from..to`: what resumes an interrupted sweep (or fuzz).
+pub fn resume_command(from: u64, to: u64) -> String {
+    let mut words: Vec<String> = std::env::args().collect();
+    let seeds = format!("{from}..{to}");
+    match words.iter().position(|w| w == "--seeds" || w.starts_with("--seeds=")) {
+        Some(k) if words[k] == "--seeds" && k + 1 < words.len() => words[k + 1] = seeds,
+        Some(k) => words[k] = format!("--seeds={seeds}"),
+        None => words.extend(["--seeds".to_string(), seeds]),
+    }
+    if let Some(first) = words.first_mut() {
+        *first = program();
+    }
+    words.iter().skip(1).fold(words[0].clone(), |line, w| line + " " + &shell_word(w))
+}
+
+/// How this program was started. `cargo run` (and `cargo test`) tell the
+/// program its package name, and then the same cargo command rebuilds
+/// whatever changed first; otherwise the path it was started by (an
+/// installed binary, a copied one) is the one that reproduces. `--release`
+/// because a run is the same in either build, only faster.
+pub(crate) fn program() -> String {
+    if std::env::var_os("CARGO_PKG_NAME").is_some_and(|n| n == env!("CARGO_PKG_NAME")) {
+        return "cargo run --release --".to_string();
+    }
+    let argv0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned());
+    shell_word(argv0.as_deref().filter(|a| !a.is_empty()).unwrap_or(env!("CARGO_PKG_NAME")))
+}
