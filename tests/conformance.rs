@@ -166,10 +166,10 @@ fn the_actors_taking_the_explorers_choices_log_what_the_explorer_logged_on_every
 fn a_schedule_the_world_cannot_take_is_refused_and_a_doctored_log_is_caught() {
     let s = bundled().into_iter().find(|s| s.path.ends_with("02-shutdown-rejected-then-approved.toml")).unwrap();
     let mut spec = s.team_spec(1, None).as_explored(true);
-    spec.schedule = Some(vec![handshake::world::Choice::Deliver { seq: 99 }]);
+    spec.schedule = Some(vec![handshake::world::Choice::Deliver { msg: 99 }]);
     let outcome = run(spec);
     let e = outcome.schedule_error.expect("refused");
-    assert!(e.contains("step 1 of the schedule") && e.contains("Deliver { seq: 99 }"), "{e}");
+    assert!(e.contains("step 1 of the schedule") && e.contains(r#"({"choice":"deliver","seq":99})"#), "{e}");
     // An honest walk agrees; the same walk with one event changed does not.
     let model = Model::playing_file_faults(&s, Budgets::default(), false).with_seed(1);
     let mut state = model.start();

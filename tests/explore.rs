@@ -804,7 +804,7 @@ fn a_crash_may_be_final_and_the_kill_default_leaves_such_a_teammate_crashed() {
         }
         for a in &actions {
             if crash == "final crash" {
-                assert!(!matches!(a, Action::Restart(_)), "a restart offered after a final crash");
+                assert!(!matches!(a, Action::Restart { .. }), "a restart offered after a final crash");
             }
             let kind = match a {
                 Action::Crash { restart: false, .. } => {
@@ -874,17 +874,20 @@ fn a_restarted_teammate_takes_up_its_restart_before_any_delivery() {
     // Until both plans are on their way.
     while state.flight().len() < 2 {
         model.actions(&state, &mut actions);
-        let fire = actions.iter().find(|a| matches!(a, Action::Fire(_))).expect("a timer").clone();
+        let fire = actions.iter().find(|a| matches!(a, Action::Fire { .. })).expect("a timer").clone();
         model.apply(&mut state, &fire, None);
     }
     model.apply(&mut state, &Action::Crash { agent: alice, restart: true }, None);
     assert_ne!(state.life(alice).epoch, state.world().epochs[alice.index()], "crashed: the old life is gone");
     let mut log = Vec::new();
-    model.apply(&mut state, &Action::Restart(alice), Some(&mut log));
+    model.apply(&mut state, &Action::Restart { agent: alice }, Some(&mut log));
     assert_eq!(state.life(alice).epoch, state.world().epochs[alice.index()], "taken up at once: {log:?}");
     assert!(state.world().shell.ready.is_empty(), "nothing left in a mailbox between steps");
     model.actions(&state, &mut actions);
-    assert!(actions.iter().any(|a| matches!(a, Action::Deliver(i) if state.flight()[*i].to == alice)), "{actions:?}");
+    assert!(
+        actions.iter().any(|a| matches!(a, Action::Deliver { msg: i } if state.flight()[*i].to == alice)),
+        "{actions:?}"
+    );
 }
 
 /// Issue 19, point 4: when the written file does not replay the schedule,
@@ -893,7 +896,6 @@ fn a_restarted_teammate_takes_up_its_restart_before_any_delivery() {
 /// what is written, so the file's run never crashes alice.
 #[test]
 fn a_file_that_does_not_replay_its_schedule_says_where_its_run_parts_from_it() {
-    use handshake::explore::Taken;
     let text = r#"
 name = "respawn"
 [policy.defences]
@@ -911,8 +913,8 @@ label = "stop-alice"
     assert_eq!(c.broke, Broke::Invariant(Invariant::CurrentIncarnation), "{}", c.detail);
     handshake::scenario::replay::scenario_file(text, "respawn.toml", &c).expect("the honest schedule is written");
     for t in &mut c.taken {
-        if let Taken::Crash { at, .. } | Taken::Restart { at, .. } = *t {
-            *t = Taken::Wait { at };
+        if let handshake::world::Choice::Crash { .. } | handshake::world::Choice::Restart { .. } = t.choice {
+            t.choice = handshake::world::Choice::Wait { at: t.at };
         }
     }
     let e = handshake::scenario::replay::scenario_file(text, "respawn.toml", &c).expect_err("the crash is not written");

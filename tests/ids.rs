@@ -100,7 +100,7 @@ fn the_explorer_draws_with_the_scenarios_seed() {
     // Start alice and the lead, then the lead's scripted shutdown.
     while !log.iter().any(|e: &handshake::trace::Stamped| matches!(e.event, Event::Opened { .. })) {
         let (_, agent) = state.next_timer().expect("a timer");
-        let _ = model.apply(&mut state, &Action::Fire(agent), Some(&mut log));
+        let _ = model.apply(&mut state, &Action::Fire { owner: agent }, Some(&mut log));
     }
     let id = log.iter().find_map(|e| match &e.event {
         Event::Opened { id, .. } => Some(*id),

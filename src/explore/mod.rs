@@ -48,7 +48,7 @@ pub trait Subject {
 }
 
 use crate::oracle::{self, Invariant};
-use crate::protocol::{AgentId, Message, Millis};
+use crate::protocol::{AgentId, Millis};
 use crate::trace::{Names, Stamped};
 use crate::world::Stop;
 use crate::world::{Outcome, TeamSpec};
@@ -256,81 +256,41 @@ impl Counterexample {
 /// already explored in another order, so not taken again from here.
 type Sleep = Vec<(u64, AgentId)>;
 
-/// One action of a schedule, as data.
-#[derive(Clone, Debug)]
-pub enum Taken {
-    Deliver {
-        at: Millis,
-        seq: u64,
-        to: AgentId,
-    },
-    /// The earliest timer fired, `agent`'s.
-    Fire {
-        at: Millis,
-        agent: AgentId,
-    },
-    Drop {
-        at: Millis,
-        seq: u64,
-    },
-    Duplicate {
-        at: Millis,
-        seq: u64,
-    },
-    Crash {
-        at: Millis,
-        agent: AgentId,
-        /// Whether a restart may follow (else the crash is final).
-        restart: bool,
-    },
-    Restart {
-        at: Millis,
-        agent: AgentId,
-    },
-    Inject {
-        at: Millis,
-        seq: u64,
-        from: AgentId,
-        to: AgentId,
-        message: Message,
-    },
-    /// The clock moved on (only when replaying a real run).
-    Wait {
-        at: Millis,
-    },
+/// One step of a counterexample's schedule: the world's choice, when it was
+/// taken, and what a reader needs to follow it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Taken {
+    pub at: Millis,
+    pub choice: crate::world::Choice,
+    /// A delivery's receiver.
+    pub to: Option<AgentId>,
+    /// The number the router gives an injected message.
+    pub injected: Option<u64>,
 }
 
 impl Taken {
     pub fn at(&self) -> Millis {
-        match self {
-            Taken::Deliver { at, .. }
-            | Taken::Fire { at, .. }
-            | Taken::Drop { at, .. }
-            | Taken::Duplicate { at, .. }
-            | Taken::Crash { at, .. }
-            | Taken::Restart { at, .. }
-            | Taken::Inject { at, .. }
-            | Taken::Wait { at } => *at,
-        }
+        self.at
     }
 
     /// One line of a counterexample's schedule, with the team's `names`.
     pub fn describe(&self, names: &[String]) -> String {
+        use crate::world::Choice;
         let name = |a: &AgentId| names[a.index()].as_str();
-        let what = match self {
-            Taken::Deliver { seq, to, .. } => format!("deliver #{seq} to {}", name(to)),
-            Taken::Fire { agent, .. } => format!("timer of {}", name(agent)),
-            Taken::Drop { seq, .. } => format!("drop #{seq}"),
-            Taken::Duplicate { seq, .. } => format!("duplicate #{seq}"),
-            Taken::Crash { agent, restart: true, .. } => format!("crash {}", name(agent)),
-            Taken::Crash { agent, restart: false, .. } => format!("crash {} for good", name(agent)),
-            Taken::Restart { agent, .. } => format!("restart {}", name(agent)),
-            Taken::Inject { from, to, message, .. } => {
+        let what = match &self.choice {
+            Choice::Deliver { msg } => format!("deliver #{msg} to {}", self.to.as_ref().map_or("?", name)),
+            Choice::Fire { owner } => format!("timer of {}", name(owner)),
+            Choice::Drop { msg } => format!("drop #{msg}"),
+            Choice::Duplicate { msg } => format!("duplicate #{msg}"),
+            Choice::Crash { agent, restart: true } => format!("crash {}", name(agent)),
+            Choice::Crash { agent, restart: false } => format!("crash {} for good", name(agent)),
+            Choice::Restart { agent } => format!("restart {}", name(agent)),
+            Choice::Inject { from, to, message } => {
                 format!("adversary sends {} to {}, claiming to be {}", message.type_name(), name(to), name(from))
             }
-            Taken::Wait { .. } => "the clock moves on".to_string(),
+            Choice::Wait { .. } => "the clock moves on".to_string(),
         };
-        format!("{}: {what}", self.at())
+        format!("{}: {what}", self.at)
     }
 }
 
@@ -897,7 +857,7 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
     let mut taken_here: Vec<(u64, AgentId)> = Vec::new();
     for (k, action) in actions.iter().enumerate() {
         let delivery = match action {
-            Action::Deliver(i) if bounds.partial_order && model.commutes(state, *i) => {
+            Action::Deliver { msg: i } if bounds.partial_order && model.commutes(state, *i) => {
                 Some((model.message_key(state, *i), state.flight()[*i].to))
             }
             _ => None,

@@ -21,42 +21,14 @@ use crate::agent::{Agent, Input, Script, Teammate};
 use crate::oracle::{Invariant, Violation, Watch};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Message, Millis, RequestId};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
-use crate::world::{choice, Choice, Due, FileState, Hand, Life, Scheduled, Stop, World};
+use crate::world::{choice, Choice, Due, FileState, Hand, Life, Place, Scheduled, Stop, World};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// One move from a state to the next.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Action {
-    /// Deliver the message in flight at this index.
-    Deliver(usize),
-    /// Fire this owner's next event, which must be due at the earliest
-    /// instant any is (see [`Choice::Fire`]).
-    Fire(AgentId),
-    Drop(usize),
-    Duplicate(usize),
-    /// A running teammate crashes: its mailbox and its step in progress are
-    /// lost. With `restart`, it may come back later (`Restart`); without, the
-    /// crash is final, as a file's crash with no `restart` is.
-    Crash {
-        agent: AgentId,
-        restart: bool,
-    },
-    /// A crashed teammate comes back: the restart is logged now and the
-    /// teammate takes it up at once, before anything else reaches it.
-    Restart(AgentId),
-    /// The adversary sends this message, claiming `from`.
-    Inject {
-        from: AgentId,
-        to: AgentId,
-        message: Message,
-    },
-    /// The clock moves to this time, no later than the earliest event due.
-    /// The search never takes it (a delivery at an event's instant stands
-    /// for every arrival until the next one); replaying a real run does.
-    Wait(Millis),
-}
+/// One step the search may take from a state: the world's [`Choice`], a
+/// message named by its place in flight (what the search iterates over).
+pub type Action = Choice<AgentId, Place>;
 
 /// What broke, as the explorer first sees it.
 #[derive(Clone, Debug)]
@@ -383,20 +355,20 @@ impl Model {
     pub fn actions(&self, s: &State, out: &mut Vec<Action>) {
         out.clear();
         let flight = s.flight().len();
-        out.extend((0..flight).map(Action::Deliver));
+        out.extend((0..flight).map(|msg| Action::Deliver { msg }));
         if s.world.queue.next_time().is_some_and(|t| self.may_reach(s, t)) {
-            out.extend(s.world.due_now().into_iter().map(Action::Fire));
+            out.extend(s.world.due_now().into_iter().map(|owner| Action::Fire { owner }));
         }
         if s.budgets.drop > 0 {
-            out.extend((0..flight).map(Action::Drop));
+            out.extend((0..flight).map(|msg| Action::Drop { msg }));
         }
         if s.budgets.duplicate > 0 {
-            out.extend((0..flight).filter(|&i| may_duplicate(s, i)).map(Action::Duplicate));
+            out.extend((0..flight).filter(|&i| may_duplicate(s, i)).map(|msg| Action::Duplicate { msg }));
         }
         let team = s.roster().len() as u32;
         for a in (1..team).map(AgentId) {
             match s.roster()[a.index()] {
-                RosterStatus::Crashed if s.world.restarts_due.contains(&a) => out.push(Action::Restart(a)),
+                RosterStatus::Crashed if s.world.restarts_due.contains(&a) => out.push(Action::Restart { agent: a }),
                 st if st.is_active() && s.budgets.crash > 0 => {
                     out.push(Action::Crash { agent: a, restart: true });
                     out.push(Action::Crash { agent: a, restart: false });
@@ -463,17 +435,7 @@ impl Model {
 
     /// The world's choice an action is, at `s`: what a schedule records.
     pub fn choice_of(&self, s: &State, a: &Action) -> Choice {
-        let seq = |i: usize| s.flight()[i].seq;
-        match a {
-            Action::Deliver(i) => Choice::Deliver { seq: seq(*i) },
-            Action::Fire(owner) => Choice::Fire { owner: *owner },
-            Action::Drop(i) => Choice::Drop { seq: seq(*i) },
-            Action::Duplicate(i) => Choice::Duplicate { seq: seq(*i) },
-            Action::Crash { agent, restart } => Choice::Crash { agent: *agent, restart: *restart },
-            Action::Restart(agent) => Choice::Restart { agent: *agent },
-            Action::Inject { from, to, message } => Choice::Inject { from: *from, to: *to, message: message.clone() },
-            Action::Wait(at) => Choice::Wait { at: *at },
-        }
+        a.named(|agent| *agent, |&i| s.flight()[i].seq)
     }
 
     /// Whether `a` can be taken from `s` (the conformance replay asks before
@@ -481,17 +443,17 @@ impl Model {
     pub fn enabled(&self, s: &State, a: &Action) -> bool {
         let flight = s.flight().len();
         match a {
-            Action::Deliver(i) => *i < flight,
-            Action::Fire(_) => {
+            Action::Deliver { msg: i } => *i < flight,
+            Action::Fire { .. } => {
                 s.world.can_choose(&self.choice_of(s, a))
                     && s.world.queue.next_time().is_some_and(|t| self.may_reach(s, t))
             }
-            Action::Drop(i) => *i < flight && s.budgets.drop > 0,
-            Action::Duplicate(i) => *i < flight && s.budgets.duplicate > 0 && may_duplicate(s, *i),
+            Action::Drop { msg: i } => *i < flight && s.budgets.drop > 0,
+            Action::Duplicate { msg: i } => *i < flight && s.budgets.duplicate > 0 && may_duplicate(s, *i),
             Action::Crash { .. } => s.budgets.crash > 0 && s.world.can_choose(&self.choice_of(s, a)),
-            Action::Restart(_) => s.world.can_choose(&self.choice_of(s, a)),
+            Action::Restart { .. } => s.world.can_choose(&self.choice_of(s, a)),
             Action::Inject { .. } => s.budgets.forge > 0 && s.world.can_choose(&self.choice_of(s, a)),
-            Action::Wait(t) => s.world.can_choose(&Choice::Wait { at: *t }) && self.may_reach(s, *t),
+            Action::Wait { at } => s.world.can_choose(&Choice::Wait { at: *at }) && self.may_reach(s, *at),
         }
     }
 
@@ -515,8 +477,8 @@ impl Model {
     fn carry_out<'a>(&'a self, s: &'a mut State, action: &Action, log: Option<&'a mut Vec<Stamped>>) -> Step<'a> {
         s.formed_deadlock = false;
         match action {
-            Action::Drop(_) => super::spend(&mut s.budgets.drop),
-            Action::Duplicate(_) => super::spend(&mut s.budgets.duplicate),
+            Action::Drop { .. } => super::spend(&mut s.budgets.drop),
+            Action::Duplicate { .. } => super::spend(&mut s.budgets.duplicate),
             Action::Crash { .. } => s.budgets.crash -= 1,
             Action::Inject { .. } => s.budgets.forge -= 1,
             _ => {}
@@ -525,10 +487,10 @@ impl Model {
         // By place where the action names one (the search's own list), the
         // rest as the world's choice: the same world functions either way.
         match action {
-            Action::Deliver(i) => s.world.deliver_at(*i),
-            Action::Drop(i) => s.world.drop_at(*i),
-            Action::Duplicate(i) => s.world.duplicate_at(*i),
-            Action::Fire(owner) => s.world.fire_first_of(*owner),
+            Action::Deliver { msg: i } => s.world.deliver_at(*i),
+            Action::Drop { msg: i } => s.world.drop_at(*i),
+            Action::Duplicate { msg: i } => s.world.duplicate_at(*i),
+            Action::Fire { owner } => s.world.fire_first_of(*owner),
             _ => {
                 let choice = self.choice_of(s, action);
                 s.world.choose(&choice);
@@ -705,24 +667,18 @@ impl Model {
     /// The model's name for an action, as the schedule of a counterexample
     /// records it (the action's data, before it is taken).
     pub fn taken(&self, s: &State, a: &Action) -> super::Taken {
-        use super::Taken;
-        let at = s.now();
-        let flight = s.flight();
-        match a {
-            Action::Deliver(i) => Taken::Deliver { at, seq: flight[*i].seq, to: flight[*i].to },
-            Action::Fire(agent) => {
-                let at = s.world.first_due_of(*agent).map_or(at, |(t, _)| at.max(t));
-                Taken::Fire { at, agent: *agent }
-            }
-            Action::Drop(i) => Taken::Drop { at, seq: flight[*i].seq },
-            Action::Duplicate(i) => Taken::Duplicate { at, seq: flight[*i].seq },
-            Action::Crash { agent, restart } => Taken::Crash { at, agent: *agent, restart: *restart },
-            Action::Restart(agent) => Taken::Restart { at, agent: *agent },
-            Action::Inject { from, to, message } => {
-                Taken::Inject { at, seq: s.world.next_msg + 1, from: *from, to: *to, message: message.clone() }
-            }
-            Action::Wait(t) => Taken::Wait { at: *t },
-        }
+        let at = match a {
+            Action::Fire { owner } => s.world.first_due_of(*owner).map_or(s.now(), |(t, _)| s.now().max(t)),
+            Action::Wait { at } => *at,
+            _ => s.now(),
+        };
+        let to = match a {
+            Action::Deliver { msg } => Some(s.flight()[*msg].to),
+            _ => None,
+        };
+        // An injected message is the next the router numbers.
+        let injected = matches!(a, Action::Inject { .. }).then_some(s.world.next_msg + 1);
+        super::Taken { at, choice: self.choice_of(s, a), to, injected }
     }
 }
 

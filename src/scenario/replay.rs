@@ -14,6 +14,7 @@ use super::{load_str, run_scenario, RunOptions};
 use crate::explore::{Broke, Counterexample, Taken};
 use crate::protocol::{Message, Millis};
 use crate::trace::{Event, Stamped};
+use crate::world::Choice;
 use std::collections::BTreeMap;
 use toml::{Table, Value};
 
@@ -142,8 +143,8 @@ fn replay_times(taken: &[Taken]) -> Vec<Millis> {
     let mut latest = Millis::ZERO;
     for (i, t) in taken.iter().enumerate() {
         let at = t.at();
-        let r = match t {
-            Taken::Fire { .. } => at,
+        let r = match t.choice {
+            Choice::Fire { .. } => at,
             _ if i > 0 && taken[i - 1].at() == at => at.max(latest.after(Millis(1))),
             _ => at.max(latest),
         };
@@ -216,15 +217,15 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     let after_all = r.last().copied().unwrap_or(Millis::ZERO).after(Millis(1));
     let mut restarts: BTreeMap<usize, Millis> = BTreeMap::new();
     for (i, t) in c.taken.iter().enumerate() {
-        if let Taken::Restart { agent, .. } = t {
+        if let Choice::Restart { agent } = &t.choice {
             restarts.insert(agent.index(), r[i]);
         }
     }
     for (i, t) in c.taken.iter().enumerate() {
-        match t {
-            Taken::Deliver { seq, .. } => {
-                let injected = c.taken.iter().find_map(|x| match x {
-                    Taken::Inject { seq: s, from, to, message, .. } if s == seq => Some((*from, *to, message)),
+        match &t.choice {
+            Choice::Deliver { msg: seq } => {
+                let injected = c.taken.iter().find_map(|x| match &x.choice {
+                    Choice::Inject { from, to, message } if x.injected == Some(*seq) => Some((*from, *to, message)),
                     _ => None,
                 });
                 if let Some((from, to, message)) = injected {
@@ -243,9 +244,9 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
                     faults.extend(link("delay", *seq, vec![("delay", ms(Millis(delay)))]));
                 }
             }
-            Taken::Drop { seq, .. } => faults.extend(link("drop", *seq, vec![])),
-            Taken::Duplicate { seq, .. } => faults.extend(link("duplicate", *seq, vec![])),
-            Taken::Crash { agent, restart, .. } => {
+            Choice::Drop { msg: seq } => faults.extend(link("drop", *seq, vec![])),
+            Choice::Duplicate { msg: seq } => faults.extend(link("duplicate", *seq, vec![])),
+            Choice::Crash { agent, restart } => {
                 let mut f = Table::new();
                 f.insert("kind".into(), Value::String("crash".into()));
                 f.insert("agent".into(), Value::String(names[agent.index()].clone()));
@@ -258,7 +259,7 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
                 }
                 faults.push(Value::Table(f));
             }
-            Taken::Fire { .. } | Taken::Restart { .. } | Taken::Inject { .. } | Taken::Wait { .. } => {}
+            Choice::Fire { .. } | Choice::Restart { .. } | Choice::Inject { .. } | Choice::Wait { .. } => {}
         }
     }
     // A message the schedule never delivered was still on its way when the
@@ -267,8 +268,8 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     let settled: std::collections::BTreeSet<u64> = c
         .taken
         .iter()
-        .filter_map(|t| match t {
-            Taken::Deliver { seq, .. } | Taken::Drop { seq, .. } => Some(*seq),
+        .filter_map(|t| match t.choice {
+            Choice::Deliver { msg } | Choice::Drop { msg } => Some(msg),
             _ => None,
         })
         .collect();

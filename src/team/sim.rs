@@ -170,8 +170,14 @@ async fn follow(w: &Shared, choices: &[Choice]) -> (Stop, Option<String>) {
     hand_over(w).await;
     for (i, c) in choices.iter().enumerate() {
         if !w.borrow().can_choose(c) {
+            // Said as the schedule file writes it, so it can be found there.
+            let line = {
+                let world = w.borrow();
+                let name = |a: &crate::protocol::AgentId| world.names.get(a.index()).cloned().unwrap_or_default();
+                serde_json::to_string(&c.named(name, |m| *m)).unwrap_or_default()
+            };
             let why = format!(
-                "step {} of the schedule ({c:?}) cannot be taken at {}: this run parts from the schedule there (was it written for this file, with this seed?)",
+                "step {} of the schedule ({line}) cannot be taken at {}: this run parts from the schedule there (was it written for this file, with this seed?)",
                 i + 1,
                 w.borrow().now()
             );

@@ -7,32 +7,97 @@ use super::network::{self, Scheduled};
 use super::{Due, Shell, World};
 use crate::protocol::{AgentId, Message, Millis};
 use crate::trace::{Cause, Event, RosterStatus};
+use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
-/// One thing that may happen next.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Choice {
-    /// The message in flight with this number arrives now (the first copy,
-    /// if it was duplicated: the copies are alike).
-    Deliver { seq: u64 },
+/// One thing that may happen next: the one type every shell chooses with.
+/// `A` is how an agent is named (its id in the world; its name in a
+/// schedule file) and `M` how a message in flight is (its number, `#N` in
+/// the trace, in the world and in files; its place in flight in the
+/// search, [`Place`]). A new kind of choice is one variant here: the
+/// schedule file, the search and replay all take it from this.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "choice", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Choice<A = AgentId, M = u64> {
+    /// The message in flight arrives now (the first copy, if it was
+    /// duplicated: the copies are alike).
+    Deliver {
+        #[serde(rename = "seq")]
+        msg: M,
+    },
     /// `owner`'s first event due at the earliest instant fires; the clock
     /// moves to it. Each owner takes its own events in the order they were
     /// queued (one mailbox, first in, first out); two owners' events due at
     /// the same millisecond may go either way.
-    Fire { owner: AgentId },
+    Fire { owner: A },
     /// The message in flight is lost.
-    Drop { seq: u64 },
+    Drop {
+        #[serde(rename = "seq")]
+        msg: M,
+    },
     /// The message in flight will arrive twice.
-    Duplicate { seq: u64 },
+    Duplicate {
+        #[serde(rename = "seq")]
+        msg: M,
+    },
     /// A running teammate crashes now; with `restart`, a restart may be
     /// chosen later, else the crash is final.
-    Crash { agent: AgentId, restart: bool },
+    Crash { agent: A, restart: bool },
     /// A crashed teammate whose restart is due comes back now.
-    Restart { agent: AgentId },
+    Restart { agent: A },
     /// The adversary sends `message` to `to`, claiming to be `from`.
-    Inject { from: AgentId, to: AgentId, message: Message },
-    /// The clock moves to `at`, no later than the next event due.
-    Wait { at: Millis },
+    Inject { from: A, to: A, message: Message },
+    /// The clock moves to `at`, no later than the next event due. The
+    /// search never takes it (a delivery at an event's instant stands for
+    /// every arrival until the next one); replaying a real run does.
+    Wait {
+        #[serde(rename = "at_ms")]
+        at: Millis,
+    },
+}
+
+/// The search's choices name a message by its place in flight, which is
+/// what it iterates over.
+pub type Place = usize;
+
+impl<A, M> Choice<A, M> {
+    /// The same choice with its agents named by `agent` and its message by
+    /// `msg`: how the world, the search and a file turn one into another.
+    pub fn map<B, N, E>(
+        &self,
+        mut agent: impl FnMut(&A) -> Result<B, E>,
+        msg: impl FnOnce(&M) -> Result<N, E>,
+    ) -> Result<Choice<B, N>, E> {
+        Ok(match self {
+            Choice::Deliver { msg: m } => Choice::Deliver { msg: msg(m)? },
+            Choice::Fire { owner } => Choice::Fire { owner: agent(owner)? },
+            Choice::Drop { msg: m } => Choice::Drop { msg: msg(m)? },
+            Choice::Duplicate { msg: m } => Choice::Duplicate { msg: msg(m)? },
+            Choice::Crash { agent: a, restart } => Choice::Crash { agent: agent(a)?, restart: *restart },
+            Choice::Restart { agent: a } => Choice::Restart { agent: agent(a)? },
+            Choice::Inject { from, to, message } => {
+                Choice::Inject { from: agent(from)?, to: agent(to)?, message: message.clone() }
+            }
+            Choice::Wait { at } => Choice::Wait { at: *at },
+        })
+    }
+
+    /// As [`Choice::map`], where naming cannot fail.
+    pub fn named<B, N>(&self, agent: impl FnMut(&A) -> B, msg: impl FnOnce(&M) -> N) -> Choice<B, N> {
+        let mut agent = agent;
+        match self.map(|a| Ok::<B, std::convert::Infallible>(agent(a)), |m| Ok(msg(m))) {
+            Ok(c) => c,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The message it names, if it names one in flight.
+    pub fn message(&self) -> Option<&M> {
+        match self {
+            Choice::Deliver { msg } | Choice::Drop { msg } | Choice::Duplicate { msg } => Some(msg),
+            _ => None,
+        }
+    }
 }
 
 /// Whose mailbox (or whose part of the world) a due event belongs to: an
@@ -85,8 +150,8 @@ impl<S: Shell> World<S> {
     /// Whether `c` can be taken now.
     pub fn can_choose(&self, c: &Choice) -> bool {
         match c {
-            Choice::Deliver { seq } | Choice::Drop { seq } | Choice::Duplicate { seq } => {
-                self.in_flight(*seq).is_some()
+            Choice::Deliver { msg } | Choice::Drop { msg } | Choice::Duplicate { msg } => {
+                self.in_flight(*msg).is_some()
             }
             Choice::Fire { owner } => self.due_now().contains(owner),
             Choice::Crash { agent, .. } => {
@@ -108,19 +173,19 @@ impl<S: Shell> World<S> {
     /// What it hands to agents waits in their mailboxes, for the shell.
     pub fn choose(&mut self, c: &Choice) {
         match c {
-            Choice::Deliver { seq } => {
-                if let Some(i) = self.in_flight(*seq) {
+            Choice::Deliver { msg } => {
+                if let Some(i) = self.in_flight(*msg) {
                     self.deliver_at(i);
                 }
             }
             Choice::Fire { owner } => self.fire_first_of(*owner),
-            Choice::Drop { seq } => {
-                if let Some(i) = self.in_flight(*seq) {
+            Choice::Drop { msg } => {
+                if let Some(i) = self.in_flight(*msg) {
                     self.drop_at(i);
                 }
             }
-            Choice::Duplicate { seq } => {
-                if let Some(i) = self.in_flight(*seq) {
+            Choice::Duplicate { msg } => {
+                if let Some(i) = self.in_flight(*msg) {
                     self.duplicate_at(i);
                 }
             }

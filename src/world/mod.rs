@@ -22,7 +22,7 @@ pub mod schedule;
 pub mod spec;
 pub mod turn;
 
-pub use choice::Choice;
+pub use choice::{Choice, Place};
 pub use filebox::FileMailbox;
 pub use hand::Hand;
 pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition, Scheduled};

@@ -17,7 +17,7 @@
 //! `at` and `what` are for the reader; the choice is what counts.
 
 use super::Choice;
-use crate::protocol::{AgentId, Message, Millis};
+use crate::protocol::{AgentId, Millis};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -32,20 +32,6 @@ pub struct Schedule {
     /// Whether the file's own faults were in the world.
     pub file_faults: bool,
     pub choices: Vec<Choice>,
-}
-
-/// A choice as a line says it: agents by name.
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "choice", rename_all = "snake_case", deny_unknown_fields)]
-enum Named {
-    Deliver { seq: u64 },
-    Fire { owner: String },
-    Drop { seq: u64 },
-    Duplicate { seq: u64 },
-    Crash { agent: String, restart: bool },
-    Restart { agent: String },
-    Inject { from: String, to: String, message: Message },
-    Wait { at_ms: u64 },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -66,18 +52,8 @@ impl Schedule {
         out.push('\n');
         let name = |a: AgentId| names.get(a.index()).cloned().unwrap_or_else(|| format!("agent-{}", a.0));
         for (i, c) in self.choices.iter().enumerate() {
-            let named = match c {
-                Choice::Deliver { seq } => Named::Deliver { seq: *seq },
-                Choice::Fire { owner } => Named::Fire { owner: name(*owner) },
-                Choice::Drop { seq } => Named::Drop { seq: *seq },
-                Choice::Duplicate { seq } => Named::Duplicate { seq: *seq },
-                Choice::Crash { agent, restart } => Named::Crash { agent: name(*agent), restart: *restart },
-                Choice::Restart { agent } => Named::Restart { agent: name(*agent) },
-                Choice::Inject { from, to, message } => {
-                    Named::Inject { from: name(*from), to: name(*to), message: message.clone() }
-                }
-                Choice::Wait { at } => Named::Wait { at_ms: at.0 },
-            };
+            // A line names agents: the same choice, by name.
+            let named: Choice<String> = c.named(|a| name(*a), |m| *m);
             let mut line = serde_json::Map::new();
             if let Some((at, what)) = notes.get(i) {
                 line.insert("at".into(), Value::String(at.to_string()));
@@ -120,19 +96,9 @@ impl Schedule {
                 fields.remove("at");
                 fields.remove("what");
             }
-            let named: Named = serde_json::from_value(value).map_err(|e| format!("line {line}: not a choice ({e})"))?;
-            choices.push(match named {
-                Named::Deliver { seq } => Choice::Deliver { seq },
-                Named::Fire { owner } => Choice::Fire { owner: agent(&owner, line)? },
-                Named::Drop { seq } => Choice::Drop { seq },
-                Named::Duplicate { seq } => Choice::Duplicate { seq },
-                Named::Crash { agent: a, restart } => Choice::Crash { agent: agent(&a, line)?, restart },
-                Named::Restart { agent: a } => Choice::Restart { agent: agent(&a, line)? },
-                Named::Inject { from, to, message } => {
-                    Choice::Inject { from: agent(&from, line)?, to: agent(&to, line)?, message }
-                }
-                Named::Wait { at_ms } => Choice::Wait { at: Millis(at_ms) },
-            });
+            let named: Choice<String> =
+                serde_json::from_value(value).map_err(|e| format!("line {line}: not a choice ({e})"))?;
+            choices.push(named.map(|a| agent(a, line), |m| Ok(*m))?);
         }
         Ok(Schedule { seed: header.seed, file_faults: header.file_faults, choices })
     }
@@ -141,7 +107,7 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::RequestId;
+    use crate::protocol::{Message, RequestId};
 
     fn names() -> Vec<String> {
         ["lead", "alice", "adversary"].map(String::from).to_vec()
@@ -155,9 +121,9 @@ mod tests {
             file_faults: true,
             choices: vec![
                 Choice::Fire { owner: AgentId(0) },
-                Choice::Deliver { seq: 2 },
-                Choice::Drop { seq: 3 },
-                Choice::Duplicate { seq: 4 },
+                Choice::Deliver { msg: 2 },
+                Choice::Drop { msg: 3 },
+                Choice::Duplicate { msg: 4 },
                 Choice::Crash { agent: AgentId(1), restart: true },
                 Choice::Restart { agent: AgentId(1) },
                 Choice::Inject {
