@@ -36,8 +36,12 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-/// The fault kinds the swarm chooses from.
-pub const KINDS: &[&str] = &["delay", "drop", "duplicate", "reorder", "partition", "crash", "stall", "forge", "replay"];
+/// The fault kinds the swarm chooses from: every kind but those that act
+/// on inbox files, which the targets' message-passing teams do not have.
+pub static KINDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    use crate::world::faults::FaultKind;
+    FaultKind::ALL.into_iter().filter(|k| !k.needs_inbox_files()).map(FaultKind::name).collect()
+});
 
 /// The scripted actions it chooses from (`do = ...` of an added `[[step]]`):
 /// every protocol's question, then the rest of what a team does.

@@ -11,6 +11,7 @@
 
 use crate::agent::Answer;
 use crate::protocol::{Defences, Kind, TimeoutDefault};
+use crate::world::faults::FaultKind;
 use serde::Deserialize;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
@@ -386,19 +387,9 @@ pub const EXPECT_KEYS: &[&str] = &[
     "lines",
     "type",
 ];
-pub const FAULT_KINDS: &[&str] = &[
-    "delay",
-    "drop",
-    "duplicate",
-    "reorder",
-    "partition",
-    "crash",
-    "stall",
-    "forge",
-    "replay",
-    "torn_write",
-    "junk_line",
-];
+/// Every fault kind's name, as a file writes it ([`FaultKind`]).
+pub static FAULT_KINDS: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| FaultKind::ALL.into_iter().map(FaultKind::name).collect());
 pub const FAULT_KEYS: &[&str] = &[
     "kind",
     "at",
@@ -419,19 +410,10 @@ pub const FAULT_KEYS: &[&str] = &[
     "text",
 ];
 
-/// The keys a fault of `kind` takes, `kind` aside.
+/// The keys a fault of `kind` takes, `kind` aside (every fault key, for a
+/// kind that is not one).
 pub fn fault_keys(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "delay" => &["at", "until", "from", "to", "type", "request", "count", "probability", "delay"],
-        "drop" | "duplicate" | "reorder" => &["at", "until", "from", "to", "type", "request", "count", "probability"],
-        "partition" => &["at", "until", "between", "direction", "mode"],
-        "crash" | "torn_write" => &["at", "agent", "restart"],
-        "junk_line" => &["at", "agent", "text"],
-        "stall" => &["at", "until", "agent"],
-        "forge" => &["at", "from", "to", "message"],
-        "replay" => &["at", "request", "type"],
-        _ => FAULT_KEYS,
-    }
+    FaultKind::named(kind).map_or(FAULT_KEYS, FaultKind::keys)
 }
 
 const DURATION: &str = "a duration in quotes, like \"500ms\", \"5s\", \"2m\" or \"1h30m\"";
@@ -1049,7 +1031,7 @@ impl Reader<'_> {
         let known = kind.as_ref().filter(|k| FAULT_KINDS.contains(&k.get_ref().as_str())).map(|k| k.get_ref().clone());
         if let Some(k) = kind.as_ref().filter(|_| known.is_none()) {
             let message = format!("fault #{n}: unknown kind {:?}", k.get_ref());
-            let help = one_of(k.get_ref(), FAULT_KINDS);
+            let help = one_of(k.get_ref(), &FAULT_KINDS);
             self.problem(k.span(), message).label("unknown fault kind").help(help);
         }
         // Keys of another kind are named as such; keys of no kind are unknown.

@@ -13,6 +13,7 @@
 
 pub mod choice;
 pub mod deadlock;
+pub mod faults;
 pub mod filebox;
 pub mod frames;
 pub mod hand;
