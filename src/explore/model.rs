@@ -570,6 +570,10 @@ impl Model {
         c.millis(w.now());
         c.word(s.budgets.drop as u64 | (s.budgets.duplicate as u64) << 32);
         c.word(s.budgets.crash as u64 | (s.budgets.forge as u64) << 16);
+        // The network's coin: a latency drawn from a range, a fault left to
+        // chance that the world plays. Forgotten, two states whose next
+        // draws differ would be merged.
+        c.word(w.net_rng.position());
         // Agents in their new order: `inverse[new] = old`.
         let mut inverse: SmallVec<[usize; 16]> = SmallVec::new();
         inverse.extend(0..s.agents.len());

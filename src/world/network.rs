@@ -43,6 +43,12 @@ impl NetRng {
         NetRng { seed, rng: None }
     }
 
+    /// How far the stream has been drawn (0: not at all): two states whose
+    /// next draws differ are different states to a search.
+    pub fn position(&self) -> u64 {
+        self.rng.as_ref().map_or(0, |r| r.get_word_pos() as u64 + 1)
+    }
+
     #[inline]
     pub fn get(&mut self) -> &mut ChaCha8Rng {
         let seed = self.seed;
