@@ -511,3 +511,55 @@ impl<S: Borrow<AgentId>> Field<AgentId> for BetweenAnd<S> {
         side(r, 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(line: &str) -> Result<Event, String> {
+        let mut r = Reading::new(&["drop"]);
+        r.team.agent("lead");
+        r.team.agent("alice");
+        r.event(serde_json::from_str::<Value>(line).unwrap().as_object().unwrap()).map(|s| s.event)
+    }
+
+    /// Lines no bundled run writes read back to the event that wrote them.
+    #[test]
+    fn a_broadcast_refused_and_a_one_way_partition_read_back_as_written() {
+        let names = Names { agents: vec!["lead".into(), "alice".into()], labels: BTreeMap::new() };
+        let t = MessageType::Request(Kind::Shutdown);
+        let error = SendError::ProtocolBroadcast(t.name());
+        for event in [
+            Event::Refuse { from: AgentId(0), to: Address::Everyone, message_type: t, error },
+            Event::Partition { index: 1, a: AgentId(1), b: AgentId(0), one_way: true, drop: true, until: None },
+        ] {
+            let line = Stamped { t: Millis(5), event: event.clone() }.to_json(&names).to_string();
+            assert_eq!(read(&line), Ok(event), "{line}");
+        }
+    }
+
+    /// An optional key is missing or `null`; one of another type is refused,
+    /// not read as missing (a `claimed_from` that is no name is no sign that
+    /// the message was not forged).
+    #[test]
+    fn an_optional_key_is_missing_or_null_never_of_another_type() {
+        let with = |more: &str| {
+            read(&format!(r#"{{"t":1,"event":"deliver","seq":1,"from":"alice","to":"lead","type":"message"{more}}}"#))
+        };
+        let (alice, lead) = (AgentId(1), AgentId(0));
+        let plain = Event::Deliver {
+            seq: 1,
+            sender: alice,
+            claimed_from: alice,
+            to: lead,
+            message_type: MessageType::Message,
+            request_id: None,
+        };
+        assert_eq!(with(""), Ok(plain.clone()));
+        assert_eq!(with(r#","claimed_from":null,"request_id":null"#), Ok(plain));
+        assert_eq!(with(r#","claimed_from":7"#), Err("needs \"claimed_from\", a string".into()));
+        assert_eq!(with(r#","request_id":7"#), Err("needs \"request_id\", a request id (a UUID)".into()));
+        let e = read(r#"{"t":1,"event":"partition","partition":1,"between":["lead","alice"],"direction":"sideways"}"#);
+        assert_eq!(e, Err("\"sideways\" is not a direction (one of one_way, both)".into()));
+    }
+}
