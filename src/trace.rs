@@ -7,9 +7,11 @@ use crate::protocol::{
     Verdict,
 };
 use serde::Serialize;
-use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
+
+mod codec;
+pub use codec::{Reading, Team};
 
 /// Sees every event as it happens, with the agents' names (the CLI's `-v`).
 pub type LiveSink = Box<dyn FnMut(&Stamped, &[String])>;
@@ -277,40 +279,6 @@ impl Event {
     pub fn is_protocol(&self) -> bool {
         !matches!(self, Event::FileStep { .. })
     }
-
-    /// The `event` field of a trace line.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Event::Send { .. } => "send",
-            Event::Refuse { .. } => "refuse",
-            Event::Deliver { .. } => "deliver",
-            Event::Dropped { .. } => "drop",
-            Event::Fault { .. } => "fault",
-            Event::Forge { .. } => "forge",
-            Event::Scripted { .. } => "scripted",
-            Event::Opened { .. } => "request",
-            Event::Verdict { .. } => "verdict",
-            Event::Expired { .. } => "expiry",
-            Event::Gate { .. } => "gate",
-            Event::Act { .. } => "action",
-            Event::FileStep { .. } => "file",
-            Event::Status { .. } => "status",
-            Event::Deferred { .. } => "deferred",
-            Event::NoAnswer { .. } => "no_answer",
-            Event::RequestIgnored { .. } => "request_ignored",
-            Event::Crash { .. } => "crash",
-            Event::Restart { .. } => "restart",
-            Event::Respawn { .. } => "respawn",
-            Event::Stall { .. } => "stall",
-            Event::Partition { .. } => "partition",
-            Event::Heal { .. } => "heal",
-            Event::Alert { .. } => "alert",
-            Event::Read { .. } => "read",
-            Event::Deadlock { .. } => "deadlock",
-            Event::DeadlockBroken { .. } => "deadlock_broken",
-            Event::Note { .. } => "note",
-        }
-    }
 }
 
 /// An event stamped with the virtual time it happened at.
@@ -365,195 +333,7 @@ impl Names {
     }
 }
 
-fn verdict_text(v: &Verdict) -> String {
-    match v {
-        Verdict::Applied { to, .. } => format!("applied:{to}"),
-        Verdict::Ignored(r) => format!("ignored:{r}"),
-    }
-}
-
 impl Stamped {
-    /// One trace line as a JSON object; keys in a fixed order (`t`, `event`, ...).
-    pub fn to_json(&self, n: &Names) -> Value {
-        let mut m = Map::new();
-        m.insert("t".into(), json!(self.t.0));
-        m.insert("event".into(), json!(self.event.kind()));
-        let mut put = |k: &str, v: Value| {
-            m.insert(k.to_string(), v);
-        };
-        let rid = |put: &mut dyn FnMut(&str, Value), id: &Option<RequestId>| {
-            if let Some(id) = id {
-                put("request_id", json!(id.to_string()));
-                if let Some(l) = n.label(*id) {
-                    put("label", json!(l));
-                }
-            }
-        };
-        match &self.event {
-            Event::Send { seq, from, to, message_type, request_id, approve, words } => {
-                put("seq", json!(seq));
-                put("from", json!(n.agent(*from)));
-                put("to", json!(n.address(*to)));
-                put("type", json!(message_type.name()));
-                rid(&mut put, request_id);
-                if let Some(a) = approve {
-                    put("approve", json!(a));
-                }
-                if let Some(w) = words {
-                    put("words", json!(w.as_ref()));
-                }
-            }
-            Event::Refuse { from, to, message_type, error } => {
-                put("from", json!(n.agent(*from)));
-                put("to", json!(n.address(*to)));
-                put("type", json!(message_type.name()));
-                put("rule", json!(error.rule()));
-                put("reason", json!(error.to_string()));
-            }
-            Event::Deliver { seq, sender, claimed_from, to, message_type, request_id } => {
-                put("seq", json!(seq));
-                put("from", json!(n.agent(*sender)));
-                if claimed_from != sender {
-                    put("claimed_from", json!(n.agent(*claimed_from)));
-                }
-                put("to", json!(n.agent(*to)));
-                put("type", json!(message_type.name()));
-                rid(&mut put, request_id);
-            }
-            Event::Dropped { seq, to, message_type, cause } => {
-                put("seq", json!(seq));
-                put("to", json!(n.agent(*to)));
-                put("type", json!(message_type.name()));
-                put("cause", json!(cause.as_str()));
-            }
-            Event::Fault { seq, fault, detail } => {
-                put("seq", json!(seq));
-                put("fault", json!(fault));
-                put("detail", json!(detail));
-            }
-            Event::Scripted { agent } => put("agent", json!(n.agent(*agent))),
-            Event::Forge { seq, claimed_from, to, message_type } => {
-                put("seq", json!(seq));
-                put("claimed_from", json!(n.agent(*claimed_from)));
-                put("to", json!(n.agent(*to)));
-                put("type", json!(message_type.name()));
-            }
-            Event::Opened { id, kind, requester, target, deadline, .. } => {
-                rid(&mut put, &Some(*id));
-                put("kind", json!(kind.as_str()));
-                put("from", json!(n.agent(*requester)));
-                put("to", json!(n.agent(*target)));
-                put("deadline", if deadline.is_never() { Value::Null } else { json!(deadline.0) });
-            }
-            Event::Verdict { at, request_id, response_kind, approve, sender, claimed_from, verdict } => {
-                put("at", json!(n.agent(*at)));
-                rid(&mut put, &Some(*request_id));
-                put("kind", json!(response_kind.as_str()));
-                put("approve", json!(approve));
-                put("from", json!(n.agent(*sender)));
-                if claimed_from != sender {
-                    put("claimed_from", json!(n.agent(*claimed_from)));
-                }
-                put("verdict", json!(verdict_text(verdict)));
-            }
-            Event::Expired { id, kind, default } => {
-                rid(&mut put, &Some(*id));
-                put("kind", json!(kind.as_str()));
-                put("default", json!(default.as_str()));
-            }
-            Event::Gate { agent, state } => {
-                put("agent", json!(n.agent(*agent)));
-                put("state", json!(state.as_str()));
-            }
-            Event::Act { agent, action, path, blocked } => {
-                put("agent", json!(n.agent(*agent)));
-                put("action", json!(action.as_str()));
-                if let Some(p) = path {
-                    put("path", json!(p));
-                }
-                put("allowed", json!(blocked.is_none()));
-                if let Some(g) = blocked {
-                    put("gate", json!(g.as_str()));
-                }
-            }
-            Event::FileStep { agent, path, done, total } => {
-                put("agent", json!(n.agent(*agent)));
-                put("path", json!(path));
-                put("done", json!(done));
-                put("total", json!(total));
-            }
-            Event::Status { agent, status } => {
-                put("agent", json!(n.agent(*agent)));
-                put("status", json!(status.as_str()));
-            }
-            Event::Deferred { agent, request_id } | Event::NoAnswer { agent, request_id } => {
-                put("agent", json!(n.agent(*agent)));
-                rid(&mut put, &Some(*request_id));
-            }
-            Event::RequestIgnored { agent, request_id, message_type, sender, claimed_from, reason } => {
-                put("agent", json!(n.agent(*agent)));
-                rid(&mut put, &Some(*request_id));
-                put("type", json!(message_type.name()));
-                put("from", json!(n.agent(*sender)));
-                if claimed_from != sender {
-                    put("claimed_from", json!(n.agent(*claimed_from)));
-                }
-                put("reason", json!(reason.as_str()));
-            }
-            Event::Crash { agent, restart_at } => {
-                put("agent", json!(n.agent(*agent)));
-                if let Some(at) = restart_at {
-                    put("restart_at", json!(at.0));
-                }
-            }
-            Event::Restart { agent } | Event::Respawn { agent } => {
-                put("agent", json!(n.agent(*agent)));
-            }
-            Event::Stall { agent, until } => {
-                put("agent", json!(n.agent(*agent)));
-                put("until", json!(until.0));
-            }
-            Event::Partition { index, a, b, one_way, drop, until } => {
-                put("partition", json!(index + 1));
-                put("between", json!([n.agent(*a), n.agent(*b)]));
-                put("direction", json!(if *one_way { "one_way" } else { "both" }));
-                put("mode", json!(if *drop { "drop" } else { "hold" }));
-                if let Some(u) = until {
-                    put("until", json!(u.0));
-                }
-            }
-            Event::Heal { index } => put("partition", json!(index + 1)),
-            Event::Alert { agent, text } => {
-                put("agent", json!(n.agent(*agent)));
-                put("text", json!(text));
-            }
-            Event::Read { agent, path, lines, bytes, busy } => {
-                put("agent", json!(n.agent(*agent)));
-                put("path", json!(path));
-                put("lines", json!(lines));
-                put("bytes", json!(bytes));
-                put("busy_ms", json!(busy.0));
-            }
-            Event::Deadlock { members, requests } => {
-                put("members", json!(members.iter().map(|a| n.agent(*a)).collect::<Vec<_>>()));
-                let ids: Vec<Value> = requests
-                    .iter()
-                    .map(|id| n.label(*id).map_or_else(|| json!(id.to_string()), |l| json!(l)))
-                    .collect();
-                put("requests", Value::Array(ids));
-            }
-            Event::DeadlockBroken { members, by, default } => {
-                put("members", json!(members.iter().map(|a| n.agent(*a)).collect::<Vec<_>>()));
-                rid(&mut put, &Some(*by));
-                if let Some(d) = default {
-                    put("default", json!(d.as_str()));
-                }
-            }
-            Event::Note { text } => put("text", json!(text)),
-        }
-        Value::Object(m)
-    }
-
     /// One line for a person: `  1.000s  lead → alice  shutdown_request  stop-alice`.
     pub fn describe(&self, n: &Names) -> String {
         format!("{:>9}  {}", self.t.to_string(), self.sentence(n))

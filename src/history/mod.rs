@@ -6,8 +6,8 @@
 //! docs/history.schema.json. Its first line is a header naming the format
 //! and what the oracle needs besides the events: the team (who is the
 //! lead, who must have a plan approved before acting) and the policy (the
-//! default each timeout applies). Every other line is one event, as
-//! `Stamped::to_json` writes it.
+//! default each timeout applies). Every other line is one event, written
+//! and read by the log's codec (`Stamped::to_json`, `trace::Reading`).
 
 pub mod claude;
 pub mod follow;
@@ -16,14 +16,10 @@ pub mod scenario;
 pub mod stamp;
 pub mod standing;
 
-use crate::protocol::{
-    Action, Address, AgentId, GateState, Kind, Label, MessageType, Millis, Policy, Reason, RequestId, SendError,
-    Status, TimeoutDefault, Verdict,
-};
-use crate::trace::{Cause, Event, Names, RosterStatus, Stamped};
+use crate::protocol::{Millis, Policy};
+use crate::trace::{Names, Reading, Stamped, Team};
 use crate::world::Outcome;
-use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use serde_json::{json, Value};
 
 /// The format this program writes and reads; a header with another is refused.
 pub const FORMAT: u64 = 1;
@@ -133,8 +129,8 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         undecided: Vec::new(),
     };
     let mut ended_at = None;
-    let mut r = Reader { team: Team::default() };
-    r.agent(crate::protocol::LEAD_NAME);
+    let mut r = Reading::new(crate::scenario::file::FAULT_KINDS);
+    r.team.agent(crate::protocol::LEAD_NAME);
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if raw.trim().is_empty() {
@@ -156,13 +152,13 @@ pub fn read(text: &str) -> Result<History, BadLine> {
             h.scenario = m.get("scenario").and_then(Value::as_str).map(str::to_string);
             h.seed = m.get("seed").and_then(Value::as_u64);
             if let Some(team) = m.get("team").and_then(Value::as_array) {
-                r = Reader { team: Team::default() };
+                r.team = Team::default();
                 for t in team {
                     let name = t
                         .get("name")
                         .and_then(Value::as_str)
                         .ok_or(BadLine { line, reason: "each of the header's team needs a \"name\"".into() })?;
-                    r.agent(name);
+                    r.team.agent(name);
                     h.require_plan.push(t.get("require_plan").and_then(Value::as_bool).unwrap_or(false));
                 }
             }
@@ -177,7 +173,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
             }
             continue;
         }
-        let e = r.event(m, &mut h.names).map_err(|reason| BadLine { line, reason })?;
+        let e = r.event(m).map_err(|reason| BadLine { line, reason })?;
         // Events are lines in the order they happened: a line earlier in
         // time than the one before it (a verdict at 10 ms on a request opened
         // at 5 s) is no history of a run, and judging it would pass what
@@ -197,334 +193,10 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         h.events.push(e);
         h.lines.push(line);
     }
-    h.names.agents = r.team.names;
+    h.names = r.into_names();
     h.require_plan.resize(h.names.agents.len(), false);
     h.ended_at = ended_at.unwrap_or_else(|| h.events.last().map_or(Millis::ZERO, |e| e.t));
     Ok(h)
-}
-
-/// The team as a history names it: each name an id, in the order met.
-#[derive(Default)]
-pub(crate) struct Team {
-    ids: BTreeMap<String, AgentId>,
-    pub names: Vec<String>,
-}
-
-impl Team {
-    pub fn agent(&mut self, name: &str) -> AgentId {
-        if let Some(&a) = self.ids.get(name) {
-            return a;
-        }
-        let a = AgentId(self.names.len() as u32);
-        self.ids.insert(name.to_string(), a);
-        self.names.push(name.to_string());
-        a
-    }
-}
-
-struct Reader {
-    team: Team,
-}
-
-fn one_of<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str, s: &str, what: &str) -> Result<T, String> {
-    all.iter().copied().find(|&x| name(x) == s).ok_or_else(|| {
-        let known: Vec<&str> = all.iter().map(|&x| name(x)).collect();
-        format!("{s:?} is not a {what} (one of {})", known.join(", "))
-    })
-}
-
-const STATUSES: [Status; 4] = [Status::Pending, Status::Approved, Status::Rejected, Status::Expired];
-const GATES: [GateState; 5] =
-    [GateState::NotRequired, GateState::Required, GateState::Pending, GateState::Approved, GateState::Rejected];
-const ACTIONS: [Action; 5] = [Action::Read, Action::Write, Action::Edit, Action::Shell, Action::SubmitPlan];
-const ROSTER: [RosterStatus; 6] = [
-    RosterStatus::Working,
-    RosterStatus::WaitingApproval,
-    RosterStatus::Idle,
-    RosterStatus::Shutdown,
-    RosterStatus::Killed,
-    RosterStatus::Crashed,
-];
-const CAUSES: [Cause; 7] = [
-    Cause::Drop,
-    Cause::Partition,
-    Cause::Crash,
-    Cause::Killed,
-    Cause::Undeliverable,
-    Cause::DrainLoss,
-    Cause::TornWrite,
-];
-impl Reader {
-    fn agent(&mut self, name: &str) -> AgentId {
-        self.team.agent(name)
-    }
-
-    fn event(&mut self, m: &Map<String, Value>, names: &mut Names) -> Result<Stamped, String> {
-        let t = Millis(u64_of(m, "t")?);
-        let kind = str_of(m, "event")?;
-        let s = |k: &str| str_of(m, k);
-        let agent = |me: &mut Reader, k: &str| -> Result<AgentId, String> { Ok(me.agent(s(k)?)) };
-        let claimed = |me: &mut Reader, sender: AgentId| -> Result<AgentId, String> {
-            match m.get("claimed_from").and_then(Value::as_str) {
-                Some(c) => Ok(me.agent(c)),
-                None => Ok(sender),
-            }
-        };
-        let typ = |k: &str| -> Result<MessageType, String> {
-            let t = s(k)?;
-            MessageType::parse(t).ok_or_else(|| {
-                format!("{t:?} is not a message type ({})", crate::protocol::message::message_types().join(", "))
-            })
-        };
-        let event = match kind {
-            "send" => {
-                let from = agent(self, "from")?;
-                let to = match s("to")? {
-                    "*" => Address::Everyone,
-                    name => Address::Agent(self.agent(name)),
-                };
-                Event::Send {
-                    seq: u64_of(m, "seq")?,
-                    from,
-                    to,
-                    message_type: typ("type")?,
-                    request_id: request(m, names)?,
-                    approve: m.get("approve").and_then(Value::as_bool),
-                    words: m.get("words").and_then(Value::as_str).map(Into::into),
-                }
-            }
-            "refuse" => {
-                let from = agent(self, "from")?;
-                let to = match s("to")? {
-                    "*" => Address::Everyone,
-                    name => Address::Agent(self.agent(name)),
-                };
-                let rule = s("rule")?;
-                let message_type = typ("type")?;
-                let mut error = one_of(&SendError::all(), SendError::rule, rule, "send rule")?;
-                if let SendError::ProtocolBroadcast(_) = error {
-                    error = SendError::ProtocolBroadcast(message_type.name());
-                }
-                Event::Refuse { from, to, message_type, error }
-            }
-            "deliver" => {
-                let sender = agent(self, "from")?;
-                let claimed_from = claimed(self, sender)?;
-                Event::Deliver {
-                    seq: u64_of(m, "seq")?,
-                    sender,
-                    claimed_from,
-                    to: agent(self, "to")?,
-                    message_type: typ("type")?,
-                    request_id: request(m, names)?,
-                }
-            }
-            "drop" => Event::Dropped {
-                seq: u64_of(m, "seq")?,
-                to: agent(self, "to")?,
-                message_type: typ("type")?,
-                cause: one_of(&CAUSES, Cause::as_str, s("cause")?, "cause of a loss")?,
-            },
-            "fault" => {
-                let f = s("fault")?;
-                let fault = crate::scenario::file::FAULT_KINDS
-                    .iter()
-                    .copied()
-                    .find(|x| *x == f)
-                    .ok_or_else(|| format!("{f:?} is not a fault kind"))?;
-                Event::Fault { seq: u64_of(m, "seq")?, fault, detail: s("detail")?.to_string() }
-            }
-            "scripted" => Event::Scripted { agent: agent(self, "agent")? },
-            "forge" => Event::Forge {
-                seq: u64_of(m, "seq")?,
-                claimed_from: agent(self, "claimed_from")?,
-                to: agent(self, "to")?,
-                message_type: typ("type")?,
-            },
-            "request" => {
-                let id = request(m, names)?.ok_or("a request needs its \"request_id\"")?;
-                let label =
-                    names.label(id).map_or_else(|| Label::Named(id.to_string().into()), |l| Label::Named(l.into()));
-                Event::Opened {
-                    id,
-                    label,
-                    kind: one_of(&Kind::ALL, Kind::as_str, s("kind")?, "kind")?,
-                    requester: agent(self, "from")?,
-                    target: agent(self, "to")?,
-                    deadline: m.get("deadline").and_then(Value::as_u64).map_or(Millis::NEVER, Millis),
-                }
-            }
-            "verdict" => {
-                let sender = agent(self, "from")?;
-                let response_kind = one_of(&Kind::ALL, Kind::as_str, s("kind")?, "kind")?;
-                let verdict = match s("verdict")?.split_once(':') {
-                    Some(("applied", to)) => {
-                        let to = one_of(&STATUSES, Status::as_str, to, "status")?;
-                        Verdict::Applied { kind: response_kind, from: Status::Pending, to }
-                    }
-                    Some(("ignored", why)) => {
-                        Verdict::Ignored(Reason::parse(why).ok_or_else(|| format!("{why:?} is not a reason"))?)
-                    }
-                    _ => return Err("a verdict is \"applied:STATUS\" or \"ignored:REASON\"".into()),
-                };
-                Event::Verdict {
-                    at: agent(self, "at")?,
-                    request_id: request(m, names)?.ok_or("a verdict needs its \"request_id\"")?,
-                    response_kind,
-                    approve: m.get("approve").and_then(Value::as_bool).ok_or("a verdict needs \"approve\"")?,
-                    sender,
-                    claimed_from: claimed(self, sender)?,
-                    verdict,
-                }
-            }
-            "expiry" => {
-                let id = request(m, names)?.ok_or("an expiry needs its \"request_id\"")?;
-                let kind = one_of(&Kind::ALL, Kind::as_str, s("kind")?, "kind")?;
-                // One of the defaults its own protocol may choose: a shutdown
-                // that expired cannot have been reassigned.
-                let what = format!("{kind} timeout default");
-                let default = one_of(kind.spec().on_expiry, TimeoutDefault::as_str, s("default")?, &what)?;
-                Event::Expired { id, kind, default }
-            }
-            "gate" => Event::Gate {
-                agent: agent(self, "agent")?,
-                state: one_of(&GATES, GateState::as_str, s("state")?, "gate state")?,
-            },
-            "action" => Event::Act {
-                agent: agent(self, "agent")?,
-                action: one_of(&ACTIONS, Action::as_str, s("action")?, "action")?,
-                path: m.get("path").and_then(Value::as_str).map(str::to_string),
-                blocked: match m.get("gate").and_then(Value::as_str) {
-                    Some(g) if m.get("allowed") == Some(&Value::Bool(false)) => {
-                        Some(one_of(&GATES, GateState::as_str, g, "gate state")?)
-                    }
-                    _ => None,
-                },
-            },
-            "file" => Event::FileStep {
-                agent: agent(self, "agent")?,
-                path: s("path")?.to_string(),
-                done: u64_of(m, "done")? as u32,
-                total: u64_of(m, "total")? as u32,
-            },
-            "status" => Event::Status {
-                agent: agent(self, "agent")?,
-                status: one_of(&ROSTER, RosterStatus::as_str, s("status")?, "roster status")?,
-            },
-            "deferred" | "no_answer" => {
-                let a = agent(self, "agent")?;
-                let request_id = request(m, names)?.ok_or("needs its \"request_id\"")?;
-                if kind == "deferred" {
-                    Event::Deferred { agent: a, request_id }
-                } else {
-                    Event::NoAnswer { agent: a, request_id }
-                }
-            }
-            "request_ignored" => {
-                let a = agent(self, "agent")?;
-                let sender = agent(self, "from")?;
-                let why = s("reason")?;
-                Event::RequestIgnored {
-                    agent: a,
-                    request_id: request(m, names)?.ok_or("needs its \"request_id\"")?,
-                    message_type: typ("type")?,
-                    sender,
-                    claimed_from: claimed(self, sender)?,
-                    reason: Reason::parse(why).ok_or_else(|| format!("{why:?} is not a reason"))?,
-                }
-            }
-            "crash" => Event::Crash {
-                agent: agent(self, "agent")?,
-                restart_at: m.get("restart_at").and_then(Value::as_u64).map(Millis),
-            },
-            "restart" => Event::Restart { agent: agent(self, "agent")? },
-            "respawn" => Event::Respawn { agent: agent(self, "agent")? },
-            "stall" => Event::Stall { agent: agent(self, "agent")?, until: Millis(u64_of(m, "until")?) },
-            "partition" if m.contains_key("between") => {
-                let between = m.get("between").and_then(Value::as_array).ok_or("\"between\" names two agents")?;
-                let side = |i: usize| between.get(i).and_then(Value::as_str).ok_or("\"between\" names two agents");
-                let (a, b) = (side(0)?, side(1)?);
-                Event::Partition {
-                    index: (u64_of(m, "partition")?.max(1) - 1) as u32,
-                    a: self.agent(a),
-                    b: self.agent(b),
-                    one_way: s("direction")? == "one_way",
-                    drop: s("mode")? == "drop",
-                    until: m.get("until").and_then(Value::as_u64).map(Millis),
-                }
-            }
-            "heal" => Event::Heal { index: (u64_of(m, "partition")?.max(1) - 1) as u32 },
-            "alert" => Event::Alert { agent: agent(self, "agent")?, text: s("text")?.to_string() },
-            "read" => Event::Read {
-                agent: agent(self, "agent")?,
-                path: s("path")?.to_string(),
-                lines: u64_of(m, "lines")? as u32,
-                bytes: u64_of(m, "bytes")?,
-                busy: Millis(u64_of(m, "busy_ms")?),
-            },
-            "deadlock" => {
-                let members = self.members(m)?;
-                let requests = m
-                    .get("requests")
-                    .and_then(Value::as_array)
-                    .ok_or("a deadlock names its \"requests\"")?
-                    .iter()
-                    .map(|r| {
-                        r.as_str().and_then(|l| by_label_or_id(l, names)).ok_or("an unknown request in a deadlock")
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                Event::Deadlock { members, requests }
-            }
-            "deadlock_broken" => Event::DeadlockBroken {
-                members: self.members(m)?,
-                by: request(m, names)?.ok_or("needs its \"request_id\"")?,
-                default: match m.get("default").and_then(Value::as_str) {
-                    Some(d) => Some(one_of(
-                        &TimeoutDefault::all().collect::<Vec<_>>(),
-                        TimeoutDefault::as_str,
-                        d,
-                        "timeout default",
-                    )?),
-                    None => None,
-                },
-            },
-            "note" => Event::Note { text: s("text")?.to_string() },
-            other => return Err(format!("{other:?} is not an event this program knows")),
-        };
-        Ok(Stamped { t, event })
-    }
-
-    fn members(&mut self, m: &Map<String, Value>) -> Result<Vec<AgentId>, String> {
-        let list = m.get("members").and_then(Value::as_array).ok_or("names its \"members\"")?;
-        list.iter().map(|v| v.as_str().map(|n| self.agent(n)).ok_or_else(|| "a member is a name".to_string())).collect()
-    }
-}
-
-fn u64_of(m: &Map<String, Value>, k: &str) -> Result<u64, String> {
-    m.get(k).and_then(Value::as_u64).ok_or_else(|| format!("needs \"{k}\", a whole number"))
-}
-
-fn str_of<'a>(m: &'a Map<String, Value>, k: &str) -> Result<&'a str, String> {
-    m.get(k).and_then(Value::as_str).ok_or_else(|| format!("needs \"{k}\", a string"))
-}
-
-/// The line's `request_id`, learning its `label` on the way.
-fn request(m: &Map<String, Value>, names: &mut Names) -> Result<Option<RequestId>, String> {
-    let Some(raw) = m.get("request_id") else { return Ok(None) };
-    let text = raw.as_str().ok_or("\"request_id\" is a string")?;
-    let id =
-        uuid::Uuid::parse_str(text).map(RequestId).map_err(|_| format!("{text:?} is not a request id (a UUID)"))?;
-    if let Some(label) = m.get("label").and_then(Value::as_str) {
-        names.labels.entry(id).or_insert_with(|| label.to_string());
-    }
-    Ok(Some(id))
-}
-
-fn by_label_or_id(s: &str, names: &Names) -> Option<RequestId> {
-    uuid::Uuid::parse_str(s)
-        .ok()
-        .map(RequestId)
-        .or_else(|| names.labels.iter().find(|(_, l)| l.as_str() == s).map(|(id, _)| *id))
 }
 
 /// Writes `o`'s history: the header, then a line an event.

@@ -36,7 +36,7 @@ pub struct Judged<Place = String> {
 
 #[derive(Default)]
 struct Builder<'a> {
-    team: crate::history::Team,
+    team: crate::trace::Team,
     names: Names,
     ids: BTreeMap<String, RequestId>,
     requests: BTreeMap<RequestId, Status>,
