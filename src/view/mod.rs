@@ -33,6 +33,7 @@
 pub mod compare;
 pub mod fold;
 pub mod html;
+mod layout;
 pub mod mermaid;
 pub mod model;
 pub mod page;

@@ -5,7 +5,7 @@
 //! change or label touches, are quiet; three or more in a row become one
 //! break that says how many steps it holds and over how long.
 
-use super::model::{Gap, MarkKind, Model};
+use super::layout::{Gap, MarkKind, Model};
 
 /// Fewer quiet rows in a row than this stay: a short run is cheap to draw
 /// and shows the pace of the work.

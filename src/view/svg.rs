@@ -2,7 +2,7 @@
 //! down the page on a piecewise axis (long idle stretches become fixed-height
 //! breaks), arrows from send to delivery.
 
-use super::model::{BarEnd, Fate, Gap, LaneState, MarkKind, Model, MsgClass, Role, SpanKind};
+use super::model::{Arrow, Bar, BarEnd, Fate, Gap, LaneState, Mark, MarkKind, Model, MsgClass, Role, SpanKind};
 use super::place::{self, Placer, Rect};
 use super::ViewOptions;
 use crate::protocol::{GateState, Kind};
@@ -250,11 +250,53 @@ fn block(lines: &[Fitted]) -> Rect {
 /// The margin text keeps from the canvas's edges.
 const EDGE: f64 = 4.0;
 
+/// What every layer of the picture reads: the model, where its lanes and
+/// rows sit, and where the lifelines end.
+struct Canvas<'a> {
+    m: &'a Model,
+    g: Geometry,
+    /// The index of the last row.
+    last: usize,
+    /// Where lifelines, open spans and the names under the lanes end: just
+    /// below the last row.
+    bottom: f64,
+}
+
+/// The picture, drawn as layers from back to front: what is drawn later
+/// covers what was drawn before, so lines go under marks and labels.
 pub fn render(m: &Model, opts: &ViewOptions) -> String {
     let g = geometry(m);
-    let mut out = String::with_capacity(4096 + 400 * (m.arrows.len() + m.marks.len()));
     let last = m.rows.len() - 1;
     let bottom = g.y[last] + 16.0;
+    let c = Canvas { m, g, last, bottom };
+    let mut out = String::with_capacity(4096 + 400 * (m.arrows.len() + m.marks.len()));
+    document_start(&mut out, &c.g);
+    heading(&mut out, m, opts);
+    legend(&mut out, c.g.width);
+
+    // Every label's box, so that none is drawn over another: the fixed
+    // parts of the page first, then what may move.
+    let mut placer = Placer::default();
+    for (i, lane) in m.lanes.iter().enumerate() {
+        placer.take(place::text_box((c.g.x[i], bottom + 20.0), 11.0, "middle", &foot(lane)));
+    }
+    time_axis(&mut out, &mut placer, &c);
+    spans(&mut out, &c);
+    lifelines(&mut out, &c);
+    request_bars(&mut out, &c);
+    bar_captions(&mut out, &mut placer, &c);
+    // The marks' words are placed before the arrows' labels, which then
+    // find room around them, but drawn after the arrows, over them.
+    let mark_words = place_mark_words(&mut placer, &c);
+    arrows(&mut out, &mut placer, &c);
+    marks(&mut out, &c, &mark_words);
+    names(&mut out, &c);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The `<svg>` element, the label style, the arrowheads and a white page.
+fn document_start(out: &mut String, g: &Geometry) {
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="{FONT}">"#,
@@ -277,10 +319,12 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
     }
     out.push_str("</defs>\n");
     let _ = writeln!(out, r##"<rect width="{}" height="{}" fill="#ffffff"/>"##, N(g.width), N(g.height));
+}
 
-    // Title, summary and legend.
+/// The title and a one-line summary of the run under it.
+fn heading(out: &mut String, m: &Model, opts: &ViewOptions) {
     let title = opts.title.as_deref().unwrap_or("handshake run");
-    text(&mut out, (16.0, 28.0), 18.0, "#212121", "start", r#" font-weight="bold""#, title);
+    text(out, (16.0, 28.0), 18.0, "#212121", "start", r#" font-weight="bold""#, title);
     let agents: usize = m.lanes.iter().map(|l| l.stands_for).sum();
     let messages: usize = m.arrows.iter().map(|a| a.times).sum();
     let groups: Vec<String> = m.lanes.iter().filter(|l| l.stands_for > 1).map(|l| l.name.clone()).collect();
@@ -298,40 +342,16 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
         m.ended_at,
         m.stop
     );
-    text(&mut out, (16.0, 48.0), 12.0, "#546e7a", "start", "", &summary);
-    legend(&mut out, g.width);
+    text(out, (16.0, 48.0), 12.0, "#546e7a", "start", "", &summary);
+}
 
-    // Every label's box, so that none is drawn over another: the fixed
-    // parts of the page first, then what may move.
-    let mut placer = Placer::default();
-    for (i, lane) in m.lanes.iter().enumerate() {
-        placer.take(place::text_box((g.x[i], bottom + 20.0), 11.0, "middle", &foot(lane)));
-    }
-
-    // Idle breaks and the time axis, behind everything.
-    for (i, r) in m.rows.iter().enumerate() {
-        let y = g.y[i];
+/// Behind everything: a faint line and the time at each row, and a shaded
+/// break where idle time or uneventful work was left out.
+fn time_axis(out: &mut String, placer: &mut Placer, c: &Canvas) {
+    for (i, r) in c.m.rows.iter().enumerate() {
+        let y = c.g.y[i];
         match r.gap {
-            Gap::Idle(_) | Gap::Folded { .. } => {
-                let top = g.y[i - 1] + 8.0;
-                let _ = writeln!(
-                    out,
-                    r##"<rect x="8" y="{}" width="{}" height="{}" fill="#f3f3f3" stroke="#bdbdbd" stroke-dasharray="4 3"/>"##,
-                    N(top),
-                    N(g.width - 16.0),
-                    N(y - top - 8.0)
-                );
-                let label = r.gap.break_words().unwrap_or_default();
-                let mid = (top + y - 8.0) / 2.0 + 4.0;
-                text(&mut out, (14.0, mid), 11.0, "#757575", "start", r#" font-style="italic""#, &label);
-                placer.take(place::text_box((14.0, mid), 11.0, "start", &label));
-                let mut x = LEFT + 400.0;
-                while x < g.width - 200.0 {
-                    text(&mut out, (x, mid), 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
-                    placer.take(place::text_box((x, mid), 11.0, "middle", &label));
-                    x += 900.0;
-                }
-            }
+            Gap::Idle(_) | Gap::Folded { .. } => idle_break(out, placer, c, i),
             Gap::Same => continue,
             _ => {}
         }
@@ -340,17 +360,43 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#eeeeee"/>"##,
             N(LEFT),
             N(y),
-            N(g.width - 8.0),
+            N(c.g.width - 8.0),
             N(y)
         );
-        text(&mut out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
+        text(out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
         placer.take(place::text_box((LEFT - 8.0, y + 4.0), 11.0, "end", &r.t.to_string()));
     }
+}
 
-    // Crash and stall spans.
-    for s in &m.spans {
-        let x = g.x[s.lane];
-        let (top, bot) = (g.y[s.from], if s.open { bottom } else { g.y[s.to] });
+/// The break above row `i`: a dashed box across the page, saying what it
+/// leaves out, repeated along a wide page so it is seen wherever one looks.
+fn idle_break(out: &mut String, placer: &mut Placer, c: &Canvas, i: usize) {
+    let y = c.g.y[i];
+    let top = c.g.y[i - 1] + 8.0;
+    let _ = writeln!(
+        out,
+        r##"<rect x="8" y="{}" width="{}" height="{}" fill="#f3f3f3" stroke="#bdbdbd" stroke-dasharray="4 3"/>"##,
+        N(top),
+        N(c.g.width - 16.0),
+        N(y - top - 8.0)
+    );
+    let label = c.m.rows[i].gap.break_words().unwrap_or_default();
+    let mid = (top + y - 8.0) / 2.0 + 4.0;
+    text(out, (14.0, mid), 11.0, "#757575", "start", r#" font-style="italic""#, &label);
+    placer.take(place::text_box((14.0, mid), 11.0, "start", &label));
+    let mut x = LEFT + 400.0;
+    while x < c.g.width - 200.0 {
+        text(out, (x, mid), 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
+        placer.take(place::text_box((x, mid), 11.0, "middle", &label));
+        x += 900.0;
+    }
+}
+
+/// Crash, stall, partition and reading spans: a tinted box over the lifeline.
+fn spans(out: &mut String, c: &Canvas) {
+    for s in &c.m.spans {
+        let x = c.g.x[s.lane];
+        let (top, bot) = (c.g.y[s.from], if s.open { c.bottom } else { c.g.y[s.to] });
         let (fill, stroke) = match s.kind {
             SpanKind::Crash => ("#ffccbc", "#e64a19"),
             SpanKind::Stall => ("#d7ccc8", "#795548"),
@@ -366,9 +412,12 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             escape(&s.text)
         );
     }
+}
 
-    // Lifelines: a thin base line, then the states as coloured segments.
-    for (i, lane) in m.lanes.iter().enumerate() {
+/// Lifelines: a thin base line, then the states as coloured segments.
+fn lifelines(out: &mut String, c: &Canvas) {
+    let g = &c.g;
+    for (i, lane) in c.m.lanes.iter().enumerate() {
         let x = g.x[i];
         let _ = writeln!(
             out,
@@ -376,11 +425,11 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             N(x),
             N(g.head + NAME_H),
             N(x),
-            N(bottom)
+            N(c.bottom)
         );
         for (n, s) in lane.segments.iter().enumerate() {
             let top = if n == 0 { g.head + NAME_H } else { g.y[s.from] };
-            let bot = if s.to == last { bottom } else { g.y[s.to] };
+            let bot = if s.to == c.last { c.bottom } else { g.y[s.to] };
             let style = if s.state.is_gone() {
                 r#" stroke-width="2" stroke-dasharray="2 4""#
             } else if s.state == LaneState::Adversary {
@@ -401,67 +450,87 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             );
         }
     }
+}
 
-    // Request bars on the requester's lifeline, left of it.
-    for b in &m.bars {
-        let x = g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT;
-        let top = g.y[b.from];
-        let end = g.y[b.end].max(top + 4.0);
-        let reach = b.deadline_row.map_or(bottom, |r| g.y[r]).max(end);
-        let deadline = match b.deadline_row {
-            None if !b.deadline.is_never() => format!("deadline {} (after the end)", b.deadline),
-            _ => b.deadline.as_deadline(),
-        };
-        let tip = format!("{} {} request: {}, {}", b.label, b.kind, b.fate.as_str(), deadline);
-        if reach > end {
-            let _ = writeln!(
-                out,
-                r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/>"##,
-                N(x),
-                N(end),
-                N(SLOT - 3.0),
-                N(reach - end)
-            );
-        }
+/// Where a request bar's left edge is: left of its lane's lifeline, in its slot.
+fn bar_x(c: &Canvas, b: &Bar) -> f64 {
+    c.g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT
+}
+
+/// Request bars on the requester's lifeline, left of it.
+fn request_bars(out: &mut String, c: &Canvas) {
+    for b in &c.m.bars {
+        request_bar(out, c, b);
+    }
+}
+
+/// One request: a bar from sending to its end state (a dot in the colour of
+/// its fate), then a faint outline on to its deadline (an orange tick), or
+/// to an arrowhead at the bottom when the deadline falls after the end.
+fn request_bar(out: &mut String, c: &Canvas, b: &Bar) {
+    let g = &c.g;
+    let x = bar_x(c, b);
+    let top = g.y[b.from];
+    let end = g.y[b.end].max(top + 4.0);
+    let reach = b.deadline_row.map_or(c.bottom, |r| g.y[r]).max(end);
+    let deadline = match b.deadline_row {
+        None if !b.deadline.is_never() => format!("deadline {} (after the end)", b.deadline),
+        _ => b.deadline.as_deadline(),
+    };
+    let tip = format!("{} {} request: {}, {}", b.label, b.kind, b.fate.as_str(), deadline);
+    if reach > end {
         let _ = writeln!(
             out,
-            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="{}"><title>{}</title></rect>"#,
+            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/>"##,
             N(x),
-            N(top),
-            N(SLOT - 3.0),
-            N(end - top),
-            kind_fill(b.kind),
-            class_colour(MsgClass::Request),
-            escape(&tip)
-        );
-        let cx = x + (SLOT - 3.0) / 2.0;
-        if let Some(r) = b.deadline_row {
-            let y = g.y[r];
-            let _ = writeln!(
-                out,
-                r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
-                N(x - 2.0),
-                N(y),
-                N(x + SLOT - 1.0),
-                N(y)
-            );
-        } else {
-            let _ = writeln!(out, r##"<path d="M{},{} l-4,-6 h8 z" fill="#9e9e9e"/>"##, N(cx), N(reach));
-        }
-        let _ = writeln!(
-            out,
-            r#"<circle cx="{}" cy="{}" r="4" fill="{}"><title>{}</title></circle>"#,
-            N(cx),
             N(end),
-            fate_colour(b.fate),
-            escape(&tip)
+            N(SLOT - 3.0),
+            N(reach - end)
         );
     }
-    // Captions after every bar, inside their own bar, so no neighbour covers them.
-    for b in m.bars.iter().filter(|b| !b.told) {
-        let x = g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT;
+    let _ = writeln!(
+        out,
+        r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="{}"><title>{}</title></rect>"#,
+        N(x),
+        N(top),
+        N(SLOT - 3.0),
+        N(end - top),
+        kind_fill(b.kind),
+        class_colour(MsgClass::Request),
+        escape(&tip)
+    );
+    let cx = x + (SLOT - 3.0) / 2.0;
+    if let Some(r) = b.deadline_row {
+        let y = g.y[r];
+        let _ = writeln!(
+            out,
+            r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
+            N(x - 2.0),
+            N(y),
+            N(x + SLOT - 1.0),
+            N(y)
+        );
+    } else {
+        let _ = writeln!(out, r##"<path d="M{},{} l-4,-6 h8 z" fill="#9e9e9e"/>"##, N(cx), N(reach));
+    }
+    let _ = writeln!(
+        out,
+        r#"<circle cx="{}" cy="{}" r="4" fill="{}"><title>{}</title></circle>"#,
+        N(cx),
+        N(end),
+        fate_colour(b.fate),
+        escape(&tip)
+    );
+}
+
+/// The captions of bars whose opening no words beside the lifeline tell,
+/// written down inside their own bar; drawn after every bar, so no
+/// neighbour covers them.
+fn bar_captions(out: &mut String, placer: &mut Placer, c: &Canvas) {
+    for b in c.m.bars.iter().filter(|b| !b.told) {
+        let x = bar_x(c, b);
         let caption = format!("{} · {}", b.label, b.deadline.as_deadline());
-        let (tx, ty) = (x + 1.5, g.y[b.from] + 3.0);
+        let (tx, ty) = (x + 1.5, c.g.y[b.from] + 3.0);
         placer.take(Rect { x0: x - 2.0, y0: ty, x1: x + SLOT - 1.0, y1: ty + place::width(&caption, 8.0) });
         let _ = writeln!(
             out,
@@ -473,12 +542,15 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             escape(&caption)
         );
     }
+}
 
-    // Where each mark's words go: notes across the page first, then words
-    // beside lifelines, each on the first side and height where they hide
-    // nothing; the messages' labels then find room around them.
-    let mut mark_fit: Vec<Option<Fitted>> = vec![None; m.marks.len()];
-    for (i, mk) in m.marks.iter().enumerate() {
+/// Where each mark's words go (`None` for a mark without words): notes
+/// across the page first, then words beside lifelines, each on the first
+/// side and height where they hide nothing.
+fn place_mark_words(placer: &mut Placer, c: &Canvas) -> Vec<Option<Fitted>> {
+    let g = &c.g;
+    let mut words_at: Vec<Option<Fitted>> = vec![None; c.m.marks.len()];
+    for (i, mk) in c.m.marks.iter().enumerate() {
         if mk.lane.is_some() {
             continue;
         }
@@ -490,9 +562,9 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             fit((g.width - 12.0, y - 3.0), 10.5, "end", &words, g.width),
         ];
         let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-        mark_fit[i] = Some(options[pick].clone());
+        words_at[i] = Some(options[pick].clone());
     }
-    for (i, mk) in m.marks.iter().enumerate() {
+    for (i, mk) in c.m.marks.iter().enumerate() {
         let Some(lane) = mk.lane else { continue };
         if mk.kind == MarkKind::FileStep {
             continue;
@@ -511,208 +583,248 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             }
         }
         let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-        mark_fit[i] = Some(options.swap_remove(pick));
+        words_at[i] = Some(options.swap_remove(pick));
     }
+    words_at
+}
 
-    // Messages.
-    for a in &m.arrows {
-        let (x1, y1) = (g.x[a.from], g.y[a.sent]);
-        let (xt, y2) = (g.x[a.to], g.y[a.end]);
-        let dir = if xt >= x1 { 1.0 } else { -1.0 };
-        let (colour, marker) = match (a.forged_as.is_some(), a.fate, a.class) {
-            (true, _, _) => (FORGED, "forged"),
-            (_, Fate::InFlight, _) => ("#9e9e9e", "flight"),
-            (_, _, MsgClass::Request) => (class_colour(a.class), "req"),
-            (_, _, MsgClass::Response) => (class_colour(a.class), "resp"),
-            (_, _, MsgClass::Plain) => (class_colour(a.class), "plain"),
-        };
-        let x2 = match a.fate {
-            // The network lost it on the way; the receiver never saw it.
-            Fate::Lost(crate::trace::Cause::Drop | crate::trace::Cause::Partition) => x1 + (xt - x1) * 0.6,
-            // It reached the receiver, which was gone or went down with it.
-            Fate::Lost(_) => xt - dir * 8.0,
-            _ => xt - dir * 3.0,
-        };
-        let dash = match (a.forged_as.is_some(), a.fate) {
-            (true, _) => r#" stroke-dasharray="7 4""#,
-            (_, Fate::InFlight) => r#" stroke-dasharray="2 3""#,
-            _ => "",
-        };
-        let head =
-            if matches!(a.fate, Fate::Lost(_)) { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
-        let said = a.words.as_ref().map(|w| format!(" {w}")).unwrap_or_default();
-        let tip = format!("#{} {}{said} · sent {} · {} {}", a.seq, a.text, a.t_sent, fate_word(a.fate), a.t_end);
-        let _ = writeln!(
-            out,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1.6"{dash}{head}><title>{}</title></line>"#,
-            N(x1),
-            N(y1),
-            N(x2),
-            N(y2),
-            escape(&tip)
-        );
-        // The label sits at the middle of the arrow, or near its start when the
-        // arrow is long, so a fan-out keeps its labels apart; where that would
-        // hide another label it slides along the arrow.
-        let along: &[f64] = if (x2 - x1).abs() > 2.0 * TEXT_W {
-            &[0.25, 0.15, 0.35, 0.45, 0.55, 0.65, 0.75]
-        } else {
-            &[0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85]
-        };
-        let extra = a.notes.iter().filter(|n| !n.starts_with('✕')).count() as f64;
-        let mut label = a.text.clone();
-        if let Some(who) = &a.forged_as {
-            label = format!("FORGED as {who}: {label}");
-        }
-        let mut options: Vec<Vec<(Fitted, &str)>> = Vec::new();
-        // Last of all, the words only in the arrow's tooltip: a page this
-        // crowded has no room for them beside the arrow.
-        let shifts = [0.0, -12.0, 12.0, -24.0, 24.0, -36.0, 36.0]
-            .into_iter()
-            .flat_map(|dy| along.iter().map(move |&f| (f, dy, true)))
-            .chain(along.iter().map(|&f| (f, 0.0, false)));
-        for (f, dy, with_words) in shifts {
-            let (lx, ly) = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f + 4.0 - 5.5 * extra + dy);
-            let mut lines = Vec::new();
-            if let Some(w) = a.words.as_ref().filter(|_| with_words) {
-                // Words go above the type, so both stay near the arrow.
-                let wrapped = place::wrap(w, place::WORDS_LINE);
-                let above = wrapped.len() as f64;
-                for (i, line) in wrapped.iter().enumerate() {
-                    lines.push((fit((lx, ly - 11.0 * (above - i as f64)), 9.5, "middle", line, g.width), colour));
-                }
-            }
-            lines.push((fit((lx, ly), 10.0, "middle", &label, g.width), colour));
-            let mut ny = ly + 11.0;
-            for note in a.notes.iter().filter(|n| !n.starts_with('✕')) {
-                lines.push((fit((lx, ny), 9.0, "middle", note, g.width), "#e65100"));
-                ny += 10.0;
-            }
-            options.push(lines);
-        }
-        let boxes: Vec<Rect> =
-            options.iter().map(|o| block(&o.iter().map(|l| l.0.clone()).collect::<Vec<_>>())).collect();
-        let pick = placer.choose(&boxes);
-        for (line, fill) in &options[pick] {
-            draw(&mut out, line, fill);
-        }
+/// Where an arrow was drawn: its label and its cross are placed along it.
+struct Line {
+    from: (f64, f64),
+    to: (f64, f64),
+    /// 1 when it points right, -1 when it points left.
+    dir: f64,
+    colour: &'static str,
+}
+
+/// Messages: each an arrow, its label, and a cross where it was lost.
+fn arrows(out: &mut String, placer: &mut Placer, c: &Canvas) {
+    for a in &c.m.arrows {
+        let line = arrow_line(out, c, a);
+        arrow_label(out, placer, c, a, &line);
         if let Fate::Lost(cause) = a.fate {
-            let s = 5.0;
-            let _ = writeln!(
-                out,
-                r#"<path d="M{},{} l{},{} M{},{} l{},{}" stroke="{LOST}" stroke-width="2.5"/>"#,
-                N(x2 - s),
-                N(y2 - s),
-                N(2.0 * s),
-                N(2.0 * s),
-                N(x2 - s),
-                N(y2 + s),
-                N(2.0 * s),
-                N(-2.0 * s)
-            );
-            let (near, far) = if dir > 0.0 { ("end", "start") } else { ("start", "end") };
-            let words = format!("✕ lost: {}", cause.as_str());
-            let options = [
-                fit((x2 - dir * 9.0, y2 + 14.0), 10.0, near, &words, g.width),
-                fit((x2 - dir * 9.0, y2 - 9.0), 10.0, near, &words, g.width),
-                fit((x2 + dir * 9.0, y2 + 14.0), 10.0, far, &words, g.width),
-                fit((x2 + dir * 9.0, y2 - 9.0), 10.0, far, &words, g.width),
-                fit((x2 - dir * 9.0, y2 + 25.0), 10.0, near, &words, g.width),
-            ];
-            let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-            draw(&mut out, &options[pick], LOST);
+            lost_cross(out, placer, c.g.width, &line, cause);
         }
     }
+}
 
-    // Marks: a glyph on the lifeline and words beside it.
-    for (i, mk) in m.marks.iter().enumerate() {
-        let y = g.y[mk.row];
+/// The arrow itself, coloured and dashed by what the message is and what
+/// became of it, with everything about it in its tooltip.
+fn arrow_line(out: &mut String, c: &Canvas, a: &Arrow) -> Line {
+    let (x1, y1) = (c.g.x[a.from], c.g.y[a.sent]);
+    let (xt, y2) = (c.g.x[a.to], c.g.y[a.end]);
+    let dir = if xt >= x1 { 1.0 } else { -1.0 };
+    let (colour, marker) = match (a.forged_as.is_some(), a.fate, a.class) {
+        (true, _, _) => (FORGED, "forged"),
+        (_, Fate::InFlight, _) => ("#9e9e9e", "flight"),
+        (_, _, MsgClass::Request) => (class_colour(a.class), "req"),
+        (_, _, MsgClass::Response) => (class_colour(a.class), "resp"),
+        (_, _, MsgClass::Plain) => (class_colour(a.class), "plain"),
+    };
+    let x2 = match a.fate {
+        // The network lost it on the way; the receiver never saw it.
+        Fate::Lost(crate::trace::Cause::Drop | crate::trace::Cause::Partition) => x1 + (xt - x1) * 0.6,
+        // It reached the receiver, which was gone or went down with it.
+        Fate::Lost(_) => xt - dir * 8.0,
+        _ => xt - dir * 3.0,
+    };
+    let dash = match (a.forged_as.is_some(), a.fate) {
+        (true, _) => r#" stroke-dasharray="7 4""#,
+        (_, Fate::InFlight) => r#" stroke-dasharray="2 3""#,
+        _ => "",
+    };
+    let head =
+        if matches!(a.fate, Fate::Lost(_)) { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
+    let said = a.words.as_ref().map(|w| format!(" {w}")).unwrap_or_default();
+    let tip = format!("#{} {}{said} · sent {} · {} {}", a.seq, a.text, a.t_sent, fate_word(a.fate), a.t_end);
+    let _ = writeln!(
+        out,
+        r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1.6"{dash}{head}><title>{}</title></line>"#,
+        N(x1),
+        N(y1),
+        N(x2),
+        N(y2),
+        escape(&tip)
+    );
+    Line { from: (x1, y1), to: (x2, y2), dir, colour }
+}
+
+/// An arrow's label: its words (wrapped, above), its type and request, and
+/// what faults did to it (below). It sits at the middle of the arrow, or
+/// near its start when the arrow is long, so a fan-out keeps its labels
+/// apart; where that would hide another label it slides along the arrow,
+/// then up or down.
+fn arrow_label(out: &mut String, placer: &mut Placer, c: &Canvas, a: &Arrow, line: &Line) {
+    let ((x1, y1), (x2, y2)) = (line.from, line.to);
+    let along: &[f64] = if (x2 - x1).abs() > 2.0 * TEXT_W {
+        &[0.25, 0.15, 0.35, 0.45, 0.55, 0.65, 0.75]
+    } else {
+        &[0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85]
+    };
+    let extra = a.notes.iter().filter(|n| !n.starts_with('✕')).count() as f64;
+    let mut label = a.text.clone();
+    if let Some(who) = &a.forged_as {
+        label = format!("FORGED as {who}: {label}");
+    }
+    let mut options: Vec<Vec<(Fitted, &'static str)>> = Vec::new();
+    // Last of all, the words only in the arrow's tooltip: a page this
+    // crowded has no room for them beside the arrow.
+    let shifts = [0.0, -12.0, 12.0, -24.0, 24.0, -36.0, 36.0]
+        .into_iter()
+        .flat_map(|dy| along.iter().map(move |&f| (f, dy, true)))
+        .chain(along.iter().map(|&f| (f, 0.0, false)));
+    for (f, dy, with_words) in shifts {
+        let at = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f + 4.0 - 5.5 * extra + dy);
+        options.push(label_lines(a, &label, at, with_words, line.colour, c.g.width));
+    }
+    let boxes: Vec<Rect> = options.iter().map(|o| block(&o.iter().map(|l| l.0.clone()).collect::<Vec<_>>())).collect();
+    let pick = placer.choose(&boxes);
+    for (fitted, fill) in &options[pick] {
+        draw(out, fitted, fill);
+    }
+}
+
+/// One place to try for an arrow's label, its type line at `(lx, ly)`: the
+/// lines it would take, each with its colour.
+fn label_lines(
+    a: &Arrow,
+    label: &str,
+    (lx, ly): (f64, f64),
+    with_words: bool,
+    colour: &'static str,
+    width: f64,
+) -> Vec<(Fitted, &'static str)> {
+    let mut lines = Vec::new();
+    if let Some(w) = a.words.as_ref().filter(|_| with_words) {
+        // Words go above the type, so both stay near the arrow.
+        let wrapped = place::wrap(w, place::WORDS_LINE);
+        let above = wrapped.len() as f64;
+        for (i, line) in wrapped.iter().enumerate() {
+            lines.push((fit((lx, ly - 11.0 * (above - i as f64)), 9.5, "middle", line, width), colour));
+        }
+    }
+    lines.push((fit((lx, ly), 10.0, "middle", label, width), colour));
+    let mut ny = ly + 11.0;
+    for note in a.notes.iter().filter(|n| !n.starts_with('✕')) {
+        lines.push((fit((lx, ny), 9.0, "middle", note, width), "#e65100"));
+        ny += 10.0;
+    }
+    lines
+}
+
+/// A lost message's end: a red cross, and its cause beside it on the first
+/// side that hides nothing.
+fn lost_cross(out: &mut String, placer: &mut Placer, width: f64, line: &Line, cause: crate::trace::Cause) {
+    let ((x2, y2), dir) = (line.to, line.dir);
+    let s = 5.0;
+    let _ = writeln!(
+        out,
+        r#"<path d="M{},{} l{},{} M{},{} l{},{}" stroke="{LOST}" stroke-width="2.5"/>"#,
+        N(x2 - s),
+        N(y2 - s),
+        N(2.0 * s),
+        N(2.0 * s),
+        N(x2 - s),
+        N(y2 + s),
+        N(2.0 * s),
+        N(-2.0 * s)
+    );
+    let (near, far) = if dir > 0.0 { ("end", "start") } else { ("start", "end") };
+    let words = format!("✕ lost: {}", cause.as_str());
+    let options = [
+        fit((x2 - dir * 9.0, y2 + 14.0), 10.0, near, &words, width),
+        fit((x2 - dir * 9.0, y2 - 9.0), 10.0, near, &words, width),
+        fit((x2 + dir * 9.0, y2 + 14.0), 10.0, far, &words, width),
+        fit((x2 + dir * 9.0, y2 - 9.0), 10.0, far, &words, width),
+        fit((x2 - dir * 9.0, y2 + 25.0), 10.0, near, &words, width),
+    ];
+    let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
+    draw(out, &options[pick], LOST);
+}
+
+/// Marks: a glyph on the lifeline (or a dotted line across the page for a
+/// note about the whole run) and its words where `place_mark_words` put them.
+fn marks(out: &mut String, c: &Canvas, words_at: &[Option<Fitted>]) {
+    for (mk, words) in c.m.marks.iter().zip(words_at) {
+        let y = c.g.y[mk.row];
         let colour = mark_colour(mk.kind);
-        let Some(lane) = mk.lane else {
-            let _ = writeln!(
-                out,
-                r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#90a4ae" stroke-dasharray="1 3"/>"##,
-                N(LEFT),
-                N(y),
-                N(g.width - 8.0),
-                N(y)
-            );
-            if let Some(f) = &mark_fit[i] {
-                draw(&mut out, f, colour);
-            }
-            continue;
-        };
-        let x = g.x[lane];
-        match mk.kind {
-            MarkKind::FileStep => {
+        match mk.lane {
+            None => {
                 let _ = writeln!(
                     out,
-                    r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#607d8b"><title>{}</title></line>"##,
-                    N(x - 5.0),
+                    r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#90a4ae" stroke-dasharray="1 3"/>"##,
+                    N(LEFT),
                     N(y),
-                    N(x + 5.0),
-                    N(y),
-                    escape(&mk.text)
-                );
-                continue;
-            }
-            MarkKind::Gate(state) => {
-                let fill =
-                    if matches!(state, GateState::Approved | GateState::NotRequired) { "#ffffff" } else { colour };
-                let _ = writeln!(
-                    out,
-                    r#"<rect x="{}" y="{}" width="9" height="9" fill="{fill}" stroke="{colour}" stroke-width="2"/>"#,
-                    N(x - 4.5),
-                    N(y - 4.5)
-                );
-            }
-            MarkKind::Refused => {
-                let dir = match mk.toward {
-                    Some(t) if g.x[t] < x => -1.0,
-                    _ => 1.0,
-                };
-                let end = x + dir * 30.0;
-                let _ = writeln!(
-                    out,
-                    r#"<path d="M{},{} L{},{} M{},{} v12" stroke="{colour}" stroke-width="2" fill="none"/>"#,
-                    N(x),
-                    N(y),
-                    N(end),
-                    N(y),
-                    N(end),
-                    N(y - 6.0)
-                );
-            }
-            MarkKind::Deadlock | MarkKind::DeadlockBroken => {
-                // A ring: the cycle, drawn where each member is stuck.
-                let _ = writeln!(
-                    out,
-                    r#"<circle cx="{}" cy="{}" r="6" fill="none" stroke="{colour}" stroke-width="3"/>"#,
-                    N(x),
+                    N(c.g.width - 8.0),
                     N(y)
                 );
             }
-            MarkKind::Stopped | MarkKind::Crash => {
-                let _ = writeln!(
-                    out,
-                    r#"<rect x="{}" y="{}" width="10" height="10" fill="{colour}"/>"#,
-                    N(x - 5.0),
-                    N(y - 5.0)
-                );
-            }
-            _ => {
-                let _ =
-                    writeln!(out, r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##, N(x), N(y));
-            }
+            Some(lane) => glyph(out, c, mk, (c.g.x[lane], y), colour),
         }
-        if let Some(f) = &mark_fit[i] {
-            draw(&mut out, f, colour);
+        if let Some(f) = words {
+            draw(out, f, colour);
         }
     }
+}
 
-    // Names on top, and at the bottom with the roster's last word.
-    for (i, lane) in m.lanes.iter().enumerate() {
-        let x = g.x[i];
+/// A mark's shape on its lifeline at `(x, y)`: a tick for a file step, a
+/// square for the plan gate (hollow when open), a stub for a refused send,
+/// a ring for a deadlock, a filled square for a stop or crash, else a dot.
+fn glyph(out: &mut String, c: &Canvas, mk: &Mark, (x, y): (f64, f64), colour: &str) {
+    let _ = match mk.kind {
+        MarkKind::FileStep => writeln!(
+            out,
+            r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#607d8b"><title>{}</title></line>"##,
+            N(x - 5.0),
+            N(y),
+            N(x + 5.0),
+            N(y),
+            escape(&mk.text)
+        ),
+        MarkKind::Gate(state) => {
+            let fill = if matches!(state, GateState::Approved | GateState::NotRequired) { "#ffffff" } else { colour };
+            writeln!(
+                out,
+                r#"<rect x="{}" y="{}" width="9" height="9" fill="{fill}" stroke="{colour}" stroke-width="2"/>"#,
+                N(x - 4.5),
+                N(y - 4.5)
+            )
+        }
+        MarkKind::Refused => {
+            let dir = match mk.toward {
+                Some(t) if c.g.x[t] < x => -1.0,
+                _ => 1.0,
+            };
+            let end = x + dir * 30.0;
+            writeln!(
+                out,
+                r#"<path d="M{},{} L{},{} M{},{} v12" stroke="{colour}" stroke-width="2" fill="none"/>"#,
+                N(x),
+                N(y),
+                N(end),
+                N(y),
+                N(end),
+                N(y - 6.0)
+            )
+        }
+        // A ring: the cycle, drawn where each member is stuck.
+        MarkKind::Deadlock | MarkKind::DeadlockBroken => writeln!(
+            out,
+            r#"<circle cx="{}" cy="{}" r="6" fill="none" stroke="{colour}" stroke-width="3"/>"#,
+            N(x),
+            N(y)
+        ),
+        MarkKind::Stopped | MarkKind::Crash => {
+            writeln!(out, r#"<rect x="{}" y="{}" width="10" height="10" fill="{colour}"/>"#, N(x - 5.0), N(y - 5.0))
+        }
+        _ => writeln!(out, r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##, N(x), N(y)),
+    };
+}
+
+/// Names on top, and at the bottom with the roster's last word.
+fn names(out: &mut String, c: &Canvas) {
+    for (i, lane) in c.m.lanes.iter().enumerate() {
+        let x = c.g.x[i];
         let w = name_width(&lane.name);
         let (fill, stroke) = match lane.role {
             Role::Lead => ("#e8eaf6", "#1a237e"),
@@ -723,15 +835,13 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
             out,
             r#"<rect x="{}" y="{}" width="{}" height="{}" rx="4" fill="{fill}" stroke="{stroke}"/>"#,
             N(x - w / 2.0),
-            N(g.head),
+            N(c.g.head),
             N(w),
             N(NAME_H)
         );
-        text(&mut out, (x, g.head + 16.0), 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
-        text(&mut out, (x, bottom + 20.0), 11.0, "#424242", "middle", "", &foot(lane));
+        text(out, (x, c.g.head + 16.0), 12.0, "#212121", "middle", r#" font-weight="bold""#, &lane.name);
+        text(out, (x, c.bottom + 20.0), 11.0, "#424242", "middle", "", &foot(lane));
     }
-    out.push_str("</svg>\n");
-    out
 }
 
 /// What is written under a lane: its name and the roster's last word.
@@ -793,6 +903,17 @@ impl Flow {
 fn legend(out: &mut String, width: f64) -> f64 {
     let mut f = Flow::new(width);
     f.group(out, "status", 48.0);
+    legend_states(out, &mut f);
+    f.group(out, "messages", 66.0);
+    legend_messages(out, &mut f);
+    f.group(out, "requests", 66.0);
+    legend_requests(out, &mut f);
+    legend_spans(out, &mut f);
+    f.y
+}
+
+/// A lifeline's colour and stroke for each state a teammate can be in.
+fn legend_states(out: &mut String, f: &mut Flow) {
     for s in LaneState::LEGEND {
         let style = if s.is_gone() { r#" stroke-width="2" stroke-dasharray="2 4""# } else { r#" stroke-width="5""# };
         let (x, y) = f.place(30.0 + s.as_str().chars().count() as f64 * 6.3);
@@ -807,7 +928,10 @@ fn legend(out: &mut String, width: f64) -> f64 {
         );
         text(out, (x + 22.0, y + 4.0), 11.0, "#424242", "start", "", s.as_str());
     }
-    f.group(out, "messages", 66.0);
+}
+
+/// Each kind of arrow, and the cross of a lost message.
+fn legend_messages(out: &mut String, f: &mut Flow) {
     let arrows: [(&str, &str, &str, &str); 5] = [
         (class_colour(MsgClass::Request), "", "req", "request"),
         (class_colour(MsgClass::Response), "", "resp", "response"),
@@ -842,7 +966,10 @@ fn legend(out: &mut String, width: f64) -> f64 {
         N(y + 4.0)
     );
     text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", lost);
-    f.group(out, "requests", 66.0);
+}
+
+/// A request bar with its deadline, and the plan gate's two squares.
+fn legend_requests(out: &mut String, f: &mut Flow) {
     let words = "a bar from sending to its end (dot), faint on to its deadline (orange tick)";
     let (x, y) = f.place(40.0 + words.chars().count() as f64 * 6.0);
     let _ = writeln!(
@@ -870,6 +997,10 @@ fn legend(out: &mut String, width: f64) -> f64 {
         N(y - 4.5)
     );
     text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "plan gate closed / open");
+}
+
+/// The tinted spans over a lifeline, and the deadlock ring.
+fn legend_spans(out: &mut String, f: &mut Flow) {
     let (x, y) = f.place(150.0);
     let _ = writeln!(
         out,
@@ -907,5 +1038,4 @@ fn legend(out: &mut String, width: f64) -> f64 {
         N(y)
     );
     text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", stuck);
-    f.y
 }
