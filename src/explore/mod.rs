@@ -532,6 +532,11 @@ pub fn explore_with(
                         // blocks, cold by now): on the pool, in pieces, so
                         // neither thread waits for the other to finish it.
                         let (parents, freed) = (std::mem::take(&mut batch), std::mem::take(&mut search.freed));
+                        if matches!(flow, Flow::Stop) {
+                            // Not waited for: the search is over.
+                            free_elsewhere((parents, freed));
+                            return flow;
+                        }
                         scope.spawn(move |_| {
                             use rayon::prelude::*;
                             parents.into_par_iter().with_min_len(64).for_each(drop);
@@ -544,6 +549,9 @@ pub fn explore_with(
                 }
                 None => {
                     let flow = search.merge(&batch, expanded, depth);
+                    if matches!(flow, Flow::Stop) {
+                        free_elsewhere(std::mem::take(&mut search.freed));
+                    }
                     search.freed.clear();
                     (flow, expand_batch(None, &model, &coming, depth, &bounds, Some(&search.seen), &gauge))
                 }
@@ -551,7 +559,12 @@ pub fn explore_with(
             match flow {
                 Flow::Go => {}
                 Flow::Found => return search.out,
-                Flow::Stop => break 'search,
+                Flow::Stop => {
+                    // Tens of thousands of queued states take long to free,
+                    // and a stopped search should answer at once.
+                    free_elsewhere((entries, batch, coming, coming_expanded, std::mem::take(&mut search.next)));
+                    break 'search;
+                }
             }
             batch = coming;
             expanded = coming_expanded;
@@ -628,12 +641,24 @@ impl Search<'_, '_> {
     /// Merges the children of `batch` (expanded as `expanded`, in its
     /// order) into the seen set and the next level.
     fn merge(&mut self, batch: &[Entry], expanded: Vec<Expanded>, depth: usize) -> Flow {
-        if (self.bounds.stop)() {
-            self.out.stopped_by = Some("interrupted");
-            return Flow::Stop;
+        let mut results = expanded.into_iter();
+        let flow = self.merge_results(batch, &mut results, depth);
+        if matches!(flow, Flow::Stop) {
+            // The children not merged yet: a batch's worth of states.
+            free_elsewhere(results);
         }
+        flow
+    }
+
+    fn merge_results(&mut self, batch: &[Entry], results: &mut std::vec::IntoIter<Expanded>, depth: usize) -> Flow {
         let model = self.model;
-        for (entry, result) in batch.iter().zip(expanded) {
+        for (entry, result) in batch.iter().zip(results) {
+            // Heard between states: merging a whole batch of big states,
+            // with the replays a woken state needs, takes long in a debug build.
+            if (self.bounds.stop)() {
+                self.out.stopped_by = Some("interrupted");
+                return Flow::Stop;
+            }
             let (children, slept) = match result {
                 Expanded::End(found) => {
                     if let Some(f) = found {
@@ -740,6 +765,14 @@ impl Search<'_, '_> {
         }
         Flow::Go
     }
+}
+
+/// Frees `queued` (what a stopped search still held) on a thread of its
+/// own, which the caller neither waits for nor, if the process then exits,
+/// keeps alive; where no thread can start, here.
+fn free_elsewhere<T: Send + 'static>(queued: T) {
+    // A thread that cannot start hands its closure back dropped: freed here.
+    let _ = std::thread::Builder::new().name("free".into()).spawn(move || drop(queued));
 }
 
 /// Keeps the schedule to `fp` (then `last`) as the first found to break an
