@@ -774,6 +774,8 @@ impl<'a> Builder<'a> {
         });
     }
 
+    /// The model once every event is drawn: rows for what is left of the
+    /// run, then whatever was still going at the end is drawn to it.
     fn finish(mut self) -> Model {
         let end = self.o.ended_at.max(self.rows.last().map_or(Millis::ZERO, |r| r.t));
         self.flush_extra(Millis(end.0.saturating_add(1)));
@@ -781,8 +783,31 @@ impl<'a> Builder<'a> {
             self.push_row(Millis::ZERO);
         }
         let last = self.rows.len() - 1;
+        self.partial_files(last);
+        self.in_flight(last);
+        self.end_spans(end, last);
+        self.end_bars(end, last);
+        let slots = self.bar_slots(last);
+        let mut lanes = std::mem::take(&mut self.lanes);
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            lane.slots = slots[i];
+            lane.segments = self.segments(i, last);
+        }
+        self.count_folded();
+        Model {
+            lanes,
+            rows: self.rows,
+            arrows: self.arrows,
+            marks: self.marks,
+            spans: self.spans,
+            bars: self.bars,
+            ended_at: self.o.ended_at,
+            stop: stop_words(self.o.stop),
+        }
+    }
 
-        // Files the run left partly written, where the writer's lane ends.
+    /// Files the run left partly written, marked where the writer's lane ends.
+    fn partial_files(&mut self, last: usize) {
         for (path, st) in &self.o.files {
             let Some(lane) = self.lane(st.writer) else { continue };
             if !st.is_complete() {
@@ -799,8 +824,11 @@ impl<'a> Builder<'a> {
                 });
             }
         }
+    }
 
-        // Messages neither delivered nor lost: in flight when the run ended.
+    /// Messages neither delivered nor lost: in flight when the run ended,
+    /// drawn to the last row.
+    fn in_flight(&mut self, last: usize) {
         let pending: Vec<(u64, usize, usize)> = self
             .sends
             .iter()
@@ -830,8 +858,11 @@ impl<'a> Builder<'a> {
                 times: 1,
             });
         }
+    }
 
-        // Spans and bars that never ended run to the end of the page.
+    /// Where each span ends: a read when it is done, a stall at its end or
+    /// when its agent goes first, and any span nothing ended at the last row.
+    fn end_spans(&mut self, end: Millis, last: usize) {
         let gone_at = |states: &[(usize, LaneState)], after: usize| {
             states.iter().find(|(r, s)| *r >= after && s.is_gone()).map(|(r, _)| *r)
         };
@@ -864,6 +895,11 @@ impl<'a> Builder<'a> {
                 span.to = last;
             }
         }
+    }
+
+    /// Bars still pending run to the last row; each gets the row of its
+    /// deadline if the run reached it.
+    fn end_bars(&mut self, end: Millis, last: usize) {
         for bar in &mut self.bars {
             if bar.end == NONE {
                 bar.end = last;
@@ -871,7 +907,11 @@ impl<'a> Builder<'a> {
             }
             bar.deadline_row = (bar.deadline <= end).then(|| row_at(&self.rows, bar.deadline));
         }
-        // Bars side by side: each takes the leftmost slot free for its whole life.
+    }
+
+    /// Bars side by side: each takes the leftmost slot free for its whole
+    /// life. Returns how many slots each lane needs.
+    fn bar_slots(&mut self, last: usize) -> Vec<usize> {
         let mut slot_ends: Vec<Vec<usize>> = vec![Vec::new(); self.lanes.len()];
         for bar in &mut self.bars {
             let reach = bar.deadline_row.unwrap_or(last).max(bar.end);
@@ -884,51 +924,67 @@ impl<'a> Builder<'a> {
             }
             bar.slot = slot;
         }
+        slot_ends.iter().map(|ends| ends.len()).collect()
+    }
 
-        // Lifeline segments: the roster's states, with stalls laid over them.
-        let mut lanes = std::mem::take(&mut self.lanes);
-        for (i, lane) in lanes.iter_mut().enumerate() {
-            lane.slots = slot_ends[i].len();
-            let stalls: Vec<(usize, usize)> = self
-                .spans
-                .iter()
-                .filter(|s| s.lane == i && s.kind == SpanKind::Stall)
-                .map(|s| (s.from, s.to))
-                .collect();
-            let mut cuts: Vec<usize> = self.states[i].iter().map(|s| s.0).collect();
-            cuts.extend(stalls.iter().flat_map(|&(a, b)| [a, b]));
-            cuts.push(last);
-            cuts.sort();
-            cuts.dedup();
-            let state_at = |r: usize| {
-                let base = self.states[i].iter().take_while(|s| s.0 <= r).last().map_or(LaneState::Working, |s| s.1);
-                if !base.is_gone() && stalls.iter().any(|&(a, b)| a <= r && r < b) {
-                    LaneState::Stalled
-                } else {
-                    base
-                }
-            };
-            let mut segs: Vec<Segment> = Vec::new();
-            for w in cuts.windows(2) {
-                let state = state_at(w[0]);
-                match segs.last_mut() {
-                    Some(s) if s.state == state => s.to = w[1],
-                    _ => segs.push(Segment { from: w[0], to: w[1], state }),
-                }
+    /// Lane `i`'s lifeline: the roster's states as segments, with its stalls
+    /// laid over them, from the first row to the last.
+    fn segments(&self, i: usize, last: usize) -> Vec<Segment> {
+        let stalls: Vec<(usize, usize)> =
+            self.spans.iter().filter(|s| s.lane == i && s.kind == SpanKind::Stall).map(|s| (s.from, s.to)).collect();
+        let mut cuts: Vec<usize> = self.states[i].iter().map(|s| s.0).collect();
+        cuts.extend(stalls.iter().flat_map(|&(a, b)| [a, b]));
+        cuts.push(last);
+        cuts.sort();
+        cuts.dedup();
+        let state_at = |r: usize| {
+            let base = self.states[i].iter().take_while(|s| s.0 <= r).last().map_or(LaneState::Working, |s| s.1);
+            if !base.is_gone() && stalls.iter().any(|&(a, b)| a <= r && r < b) {
+                LaneState::Stalled
+            } else {
+                base
             }
-            if segs.is_empty() {
-                segs.push(Segment { from: 0, to: last, state: state_at(0) });
+        };
+        let mut segs: Vec<Segment> = Vec::new();
+        for w in cuts.windows(2) {
+            let state = state_at(w[0]);
+            match segs.last_mut() {
+                Some(s) if s.state == state => s.to = w[1],
+                _ => segs.push(Segment { from: w[0], to: w[1], state }),
             }
-            lane.segments = segs;
         }
+        if segs.is_empty() {
+            segs.push(Segment { from: 0, to: last, state: state_at(0) });
+        }
+        segs
+    }
 
-        // What a folded group's lane draws once stands for each of its members.
+    /// What a folded group's lane draws once stands for each of its members:
+    /// arrows, bars and marks say how many.
+    fn count_folded(&mut self) {
         for a in &mut self.arrows {
             a.times = self.times.get(&a.k).copied().unwrap_or(1);
         }
-        // Messages alike in all but their number, sent and received in the
-        // same rows, would be drawn on top of each other (37's ten appends):
-        // one arrow says how many.
+        self.merge_twin_arrows();
+        for a in &mut self.arrows {
+            if a.times > 1 {
+                a.text.push_str(&format!(" ×{}", a.times));
+            }
+        }
+        for b in &mut self.bars {
+            b.times = self.times.get(&b.k).copied().unwrap_or(1);
+        }
+        for mk in &mut self.marks {
+            if let Some(times) = self.times.get(&mk.k) {
+                mk.text.push_str(&format!(" ×{times}"));
+            }
+        }
+    }
+
+    /// Messages alike in all but their number, sent and received in the
+    /// same rows, would be drawn on top of each other (37's ten appends):
+    /// one arrow says how many.
+    fn merge_twin_arrows(&mut self) {
         let mut merged: Vec<Arrow> = Vec::with_capacity(self.arrows.len());
         let mut at: BTreeMap<(usize, usize, usize, usize), Vec<usize>> = BTreeMap::new();
         for a in std::mem::take(&mut self.arrows) {
@@ -950,36 +1006,17 @@ impl<'a> Builder<'a> {
             }
         }
         self.arrows = merged;
-        for a in &mut self.arrows {
-            if a.times > 1 {
-                a.text.push_str(&format!(" ×{}", a.times));
-            }
-        }
-        for b in &mut self.bars {
-            b.times = self.times.get(&b.k).copied().unwrap_or(1);
-        }
-        for mk in &mut self.marks {
-            if let Some(times) = self.times.get(&mk.k) {
-                mk.text.push_str(&format!(" ×{times}"));
-            }
-        }
+    }
+}
 
-        Model {
-            lanes,
-            rows: self.rows,
-            arrows: self.arrows,
-            marks: self.marks,
-            spans: self.spans,
-            bars: self.bars,
-            ended_at: self.o.ended_at,
-            stop: match self.o.stop {
-                crate::world::Stop::Settled => "settled",
-                crate::world::Stop::EndTime => "reached its end time",
-                crate::world::Stop::Cap => "hit the time cap",
-                crate::world::Stop::Aborted => "stopped by the real-time guard",
-                crate::world::Stop::InboxBound => "stopped by the inbox bound",
-                crate::world::Stop::ScheduleEnd => "stopped where its schedule ends",
-            },
-        }
+/// Why the run stopped, in the words under the picture's title.
+fn stop_words(stop: crate::world::Stop) -> &'static str {
+    match stop {
+        crate::world::Stop::Settled => "settled",
+        crate::world::Stop::EndTime => "reached its end time",
+        crate::world::Stop::Cap => "hit the time cap",
+        crate::world::Stop::Aborted => "stopped by the real-time guard",
+        crate::world::Stop::InboxBound => "stopped by the inbox bound",
+        crate::world::Stop::ScheduleEnd => "stopped where its schedule ends",
     }
 }
