@@ -1,7 +1,10 @@
 //! From a run's event log to a layout model: lanes, rows on a piecewise time
 //! axis, arrows, marks, spans and request bars. Both renderers read only this
-//! model, so a new event kind is drawn by adding one arm to `Builder::event`
-//! (and, if it needs a new shape, one variant to `MarkKind` or `SpanKind`).
+//! model, so a new event kind is drawn by naming it in `Builder::event`'s
+//! family that fits it and adding one arm to that family's function
+//! (`message_event`, `request_event`, `work_event`, `life_event`,
+//! `team_event`), and, if it needs a new shape, one variant to `MarkKind` or
+//! `SpanKind`.
 //!
 //! The model's types are declared in `layout` and re-exported here, where
 //! renderers and tests name them.
@@ -11,7 +14,7 @@ pub use super::layout::{
     Arrow, Bar, BarEnd, Fate, Gap, Lane, LaneState, Mark, MarkKind, Model, MsgClass, Role, Row, Segment, Span, SpanKind,
 };
 use super::{fold, quiet, ViewOptions};
-use crate::protocol::{Address, AgentId, GateState, MessageType, Millis, RequestId, Verdict, YesMeans};
+use crate::protocol::{Address, AgentId, GateState, Kind, MessageType, Millis, RequestId, Verdict, YesMeans};
 use crate::trace::{Event, Names, RosterStatus};
 use crate::world::Outcome;
 use std::collections::BTreeMap;
@@ -323,33 +326,56 @@ impl<'a> Builder<'a> {
         self.states[lane].last().map_or(LaneState::Working, |s| s.1)
     }
 
+    /// Draws one event. Events come in families, each drawn by its own
+    /// function below; this match only says which family an event is in, so
+    /// a new kind of event that no family takes does not compile.
     fn event(&mut self, k: usize, t: Millis, e: &Event) {
         match e {
-            Event::Send { seq, from, to: _, message_type, request_id, approve, words } => {
+            Event::Send { .. }
+            | Event::Deliver { .. }
+            | Event::Dropped { .. }
+            | Event::Fault { .. }
+            | Event::Forge { .. }
+            | Event::Scripted { .. }
+            | Event::Refuse { .. } => self.message_event(k, t, e),
+            Event::Opened { .. }
+            | Event::Verdict { .. }
+            | Event::Expired { .. }
+            | Event::Deferred { .. }
+            | Event::NoAnswer { .. }
+            | Event::RequestIgnored { .. } => self.request_event(k, t, e),
+            Event::Gate { .. } | Event::Act { .. } | Event::FileStep { .. } | Event::Read { .. } => {
+                self.work_event(k, t, e)
+            }
+            Event::Status { .. }
+            | Event::Crash { .. }
+            | Event::Restart { .. }
+            | Event::Respawn { .. }
+            | Event::Stall { .. }
+            | Event::Alert { .. } => self.life_event(k, t, e),
+            Event::Partition { .. }
+            | Event::Heal { .. }
+            | Event::Deadlock { .. }
+            | Event::DeadlockBroken { .. }
+            | Event::Note { .. } => self.team_event(k, t, e),
+        }
+    }
+
+    /// Messages: a send is remembered until its delivery or loss draws its
+    /// arrow; faults and forgeries add to the arrow's words.
+    fn message_event(&mut self, k: usize, t: Millis, e: &Event) {
+        match e {
+            Event::Send { seq, from, message_type, request_id, approve, words, .. } => {
                 let row = self.row(t, &[], false, NONE);
-                let mut text = message_type.to_string();
-                if let Some(id) = request_id {
-                    text.push_str(&format!(" [{}]", self.label(*id)));
-                }
-                if let Some(yes) = approve {
-                    text.push(' ');
-                    text.push_str(message_type.answer_word(*yes));
-                }
+                let text = self.message_text(*message_type, *request_id, *approve);
                 let words = words.as_ref().map(|w| format!("“{w}”"));
                 let class = match message_type {
                     MessageType::Request(_) => MsgClass::Request,
                     MessageType::Response(_) => MsgClass::Response,
                     MessageType::Message | MessageType::Broadcast | MessageType::PlanRequest => MsgClass::Plain,
                 };
-                // A yes that stops its teammate (a shutdown approved): it
-                // finishes its step, then stops.
                 if *approve == Some(true) && message_type.yes_means() == YesMeans::Stop {
-                    if let Some(l) = self.lane(*from) {
-                        let s = self.current_state(l);
-                        if matches!(s, LaneState::Working | LaneState::WaitingApproval | LaneState::Idle) {
-                            self.set_state(l, row, LaneState::Stopping);
-                        }
-                    }
+                    self.stopping(*from, row);
                 }
                 self.sends.insert(*seq, SendInfo { from: *from, row, t, class, text, words, k, arrows: 0 });
             }
@@ -365,10 +391,9 @@ impl<'a> Builder<'a> {
             // messages, whoever decided them.
             Event::Scripted { .. } => {}
             Event::Refuse { from, to, message_type, error } => {
-                let lane = self.lane(*from);
                 let to_name = self.n.address(*to).to_string();
                 let text = format!("⊘ refused {message_type} → {to_name}: {} ({error})", error.rule());
-                self.mark(k, t, lane, MarkKind::Refused, text);
+                self.mark(k, t, self.lane(*from), MarkKind::Refused, text);
                 if let Address::Agent(a) = to {
                     let toward = self.lane(*a);
                     if let Some(m) = self.marks.last_mut() {
@@ -376,74 +401,56 @@ impl<'a> Builder<'a> {
                     }
                 }
             }
+            _ => unreachable!("`event` sends only messages here"),
+        }
+    }
+
+    /// What an arrow says: type, request label and answer,
+    /// `shutdown_response [stop-alice] reject`.
+    fn message_text(&self, message_type: MessageType, request_id: Option<RequestId>, approve: Option<bool>) -> String {
+        let mut text = message_type.to_string();
+        if let Some(id) = request_id {
+            text.push_str(&format!(" [{}]", self.label(id)));
+        }
+        if let Some(yes) = approve {
+            text.push(' ');
+            text.push_str(message_type.answer_word(yes));
+        }
+        text
+    }
+
+    /// A yes that stops its teammate (a shutdown approved): it finishes its
+    /// step, then stops.
+    fn stopping(&mut self, agent: AgentId, row: usize) {
+        if let Some(l) = self.lane(agent) {
+            let s = self.current_state(l);
+            if matches!(s, LaneState::Working | LaneState::WaitingApproval | LaneState::Idle) {
+                self.set_state(l, row, LaneState::Stopping);
+            }
+        }
+    }
+
+    /// Requests: opening one starts its bar, its answer or expiry ends it;
+    /// what a teammate does with a request it holds is a mark.
+    fn request_event(&mut self, k: usize, t: Millis, e: &Event) {
+        match e {
             Event::Opened { id, kind, requester, target, deadline, .. } => {
                 let (Some(lane), Some(target)) = (self.lane(*requester), self.lane(*target)) else {
                     let text = format!("asks [{}], {}", self.label(*id), deadline.as_deadline());
                     self.mark(k, t, self.lane(*requester), MarkKind::Asked, text);
                     return;
                 };
-                let row = if self.tell_requests[lane] {
-                    let text = format!(
-                        "asks {} [{}] · {}",
-                        self.n.agent(self.lanes[target].agent),
-                        self.label(*id),
-                        deadline.as_deadline()
-                    );
-                    self.mark(k, t, Some(lane), MarkKind::Asked, text)
-                } else {
-                    self.row(t, &[], false, NONE)
-                };
-                self.bar_of.insert(*id, self.bars.len());
-                self.bars.push(Bar {
-                    lane,
-                    target,
-                    slot: 0,
-                    label: self.label(*id),
-                    kind: *kind,
-                    from: row,
-                    end: NONE,
-                    end_t: t,
-                    fate: BarEnd::Pending,
-                    deadline: *deadline,
-                    deadline_row: None,
-                    told: self.tell_requests[lane],
-                    k,
-                    times: 1,
-                });
+                self.open_bar(k, t, *id, *kind, (lane, target), *deadline);
             }
             Event::Verdict { at, request_id, verdict, sender, claimed_from, .. } => {
-                let lane = self.lane(*at);
-                let label = self.label(*request_id);
-                let (kind, text) = match verdict {
-                    Verdict::Applied { to, .. } => {
-                        let kind = match to {
-                            crate::protocol::Status::Approved => MarkKind::Approved,
-                            _ => MarkKind::Rejected,
-                        };
-                        let glyph = if kind == MarkKind::Approved { "✓" } else { "✗" };
-                        (kind, format!("{glyph} [{label}] {to}"))
-                    }
-                    Verdict::Ignored(r) => {
-                        let claims = if claimed_from != sender {
-                            format!(", claims to be {}", self.n.agent(*claimed_from))
-                        } else {
-                            String::new()
-                        };
-                        let who = self.n.agent(*sender);
-                        (MarkKind::Ignored, format!("⚠ ignored answer to [{label}] from {who}{claims}: {r}"))
-                    }
-                };
-                let row = self.mark(k, t, lane, kind, text);
+                let (kind, text) = self.verdict_words(*request_id, verdict, *sender, *claimed_from);
+                let row = self.mark(k, t, self.lane(*at), kind, text);
                 if let (Verdict::Applied { to, .. }, Some(&b)) = (verdict, self.bar_of.get(request_id)) {
-                    let bar = &mut self.bars[b];
-                    if bar.end == NONE {
-                        bar.end = row;
-                        bar.end_t = t;
-                        bar.fate = match to {
-                            crate::protocol::Status::Approved => BarEnd::Approved,
-                            _ => BarEnd::Rejected,
-                        };
-                    }
+                    let fate = match to {
+                        crate::protocol::Status::Approved => BarEnd::Approved,
+                        _ => BarEnd::Rejected,
+                    };
+                    self.end_bar(b, row, t, fate);
                 }
             }
             Event::Expired { id, default, .. } => {
@@ -453,14 +460,108 @@ impl<'a> Builder<'a> {
                 let row =
                     self.mark(k, t, lane, MarkKind::Expired, format!("◷ [{label}] expired → {}", default.as_str()));
                 if let Some(b) = bar {
-                    let bar = &mut self.bars[b];
-                    if bar.end == NONE {
-                        bar.end = row;
-                        bar.end_t = t;
-                        bar.fate = BarEnd::Expired(*default);
-                    }
+                    self.end_bar(b, row, t, BarEnd::Expired(*default));
                 }
             }
+            Event::Deferred { agent, request_id } => {
+                let text = format!("puts [{}] aside: busy waiting", self.label(*request_id));
+                self.mark(k, t, self.lane(*agent), MarkKind::Deferred, text);
+            }
+            Event::NoAnswer { agent, request_id } => {
+                let text = format!("leaves [{}] unanswered", self.label(*request_id));
+                self.mark(k, t, self.lane(*agent), MarkKind::NoAnswer, text);
+            }
+            Event::RequestIgnored { agent, request_id, message_type, sender, claimed_from, reason } => {
+                let text = format!(
+                    "⚠ ignores {message_type} [{}] from {}{}: {reason}",
+                    self.label(*request_id),
+                    self.n.agent(*sender),
+                    self.claims(*sender, *claimed_from)
+                );
+                self.mark(k, t, self.lane(*agent), MarkKind::Ignored, text);
+            }
+            _ => unreachable!("`event` sends only requests here"),
+        }
+    }
+
+    /// A request's bar on its requester's lane, from row of its opening; the
+    /// opening is told in words beside the lifeline if the lane asks few.
+    fn open_bar(&mut self, k: usize, t: Millis, id: RequestId, kind: Kind, lanes: (usize, usize), deadline: Millis) {
+        let (lane, target) = lanes;
+        let told = self.tell_requests[lane];
+        let row = if told {
+            let text = format!(
+                "asks {} [{}] · {}",
+                self.n.agent(self.lanes[target].agent),
+                self.label(id),
+                deadline.as_deadline()
+            );
+            self.mark(k, t, Some(lane), MarkKind::Asked, text)
+        } else {
+            self.row(t, &[], false, NONE)
+        };
+        self.bar_of.insert(id, self.bars.len());
+        self.bars.push(Bar {
+            lane,
+            target,
+            slot: 0,
+            label: self.label(id),
+            kind,
+            from: row,
+            end: NONE,
+            end_t: t,
+            fate: BarEnd::Pending,
+            deadline,
+            deadline_row: None,
+            told,
+            k,
+            times: 1,
+        });
+    }
+
+    /// The first end a bar reaches is its end: a later answer changes nothing.
+    fn end_bar(&mut self, b: usize, row: usize, t: Millis, fate: BarEnd) {
+        let bar = &mut self.bars[b];
+        if bar.end == NONE {
+            bar.end = row;
+            bar.end_t = t;
+            bar.fate = fate;
+        }
+    }
+
+    /// The mark for an answer's verdict: applied (approved or rejected), or
+    /// ignored with the protocol's reason.
+    fn verdict_words(&self, id: RequestId, verdict: &Verdict, sender: AgentId, claimed: AgentId) -> (MarkKind, String) {
+        let label = self.label(id);
+        match verdict {
+            Verdict::Applied { to, .. } => {
+                let kind = match to {
+                    crate::protocol::Status::Approved => MarkKind::Approved,
+                    _ => MarkKind::Rejected,
+                };
+                let glyph = if kind == MarkKind::Approved { "✓" } else { "✗" };
+                (kind, format!("{glyph} [{label}] {to}"))
+            }
+            Verdict::Ignored(r) => {
+                let who = self.n.agent(sender);
+                let claims = self.claims(sender, claimed);
+                (MarkKind::Ignored, format!("⚠ ignored answer to [{label}] from {who}{claims}: {r}"))
+            }
+        }
+    }
+
+    /// `, claims to be alice` when a message's sender is not whom it claims.
+    fn claims(&self, sender: AgentId, claimed_from: AgentId) -> String {
+        if claimed_from != sender {
+            format!(", claims to be {}", self.n.agent(claimed_from))
+        } else {
+            String::new()
+        }
+    }
+
+    /// Work: the plan gate, actions, files written step by step, inbox files read.
+    fn work_event(&mut self, k: usize, t: Millis, e: &Event) {
+        match e {
             Event::Gate { agent, state } => {
                 let text = match state {
                     GateState::Approved => "gate open: plan approved".to_string(),
@@ -490,50 +591,23 @@ impl<'a> Builder<'a> {
                     self.mark(k, t, lane, MarkKind::FileStep, format!("{path} {done}/{total}"));
                 }
             }
-            Event::Status { agent, status } => {
+            Event::Read { agent, path, lines, bytes, busy } => {
                 let Some(lane) = self.lane(*agent) else { return };
-                let s = LaneState::from_roster(*status);
-                // Once stopping, only the stop itself changes what the lane shows.
-                if self.current_state(lane) == LaneState::Stopping && !s.is_gone() {
-                    return;
-                }
-                match status {
-                    RosterStatus::Shutdown => {
-                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, "shut down".into());
-                        self.set_state(lane, row, s);
-                    }
-                    RosterStatus::Killed => {
-                        let text = format!("killed{}", self.left_partial(lane));
-                        let row = self.mark(k, t, Some(lane), MarkKind::Stopped, text);
-                        self.set_state(lane, row, s);
-                    }
-                    _ => {
-                        let row = self.row(t, &[], false, NONE);
-                        self.set_state(lane, row, s);
-                    }
-                }
+                let words = format!("reads {path}: {}, {bytes} bytes", crate::words::plural(u64::from(*lines), "line"));
+                let row = self.mark(k, t, Some(lane), MarkKind::Read, words);
+                let until = t.after(*busy);
+                self.reads.push((self.spans.len(), until));
+                let text = format!("busy reading {path} until {until}");
+                self.open_span(k, (lane, row), SpanKind::Reading, text, false);
             }
-            Event::Deferred { agent, request_id } => {
-                let text = format!("puts [{}] aside: busy waiting", self.label(*request_id));
-                self.mark(k, t, self.lane(*agent), MarkKind::Deferred, text);
-            }
-            Event::NoAnswer { agent, request_id } => {
-                let text = format!("leaves [{}] unanswered", self.label(*request_id));
-                self.mark(k, t, self.lane(*agent), MarkKind::NoAnswer, text);
-            }
-            Event::RequestIgnored { agent, request_id, message_type, sender, claimed_from, reason } => {
-                let claims = if claimed_from != sender {
-                    format!(", claims to be {}", self.n.agent(*claimed_from))
-                } else {
-                    String::new()
-                };
-                let text = format!(
-                    "⚠ ignores {message_type} [{}] from {}{claims}: {reason}",
-                    self.label(*request_id),
-                    self.n.agent(*sender)
-                );
-                self.mark(k, t, self.lane(*agent), MarkKind::Ignored, text);
-            }
+            _ => unreachable!("`event` sends only work here"),
+        }
+    }
+
+    /// An agent's life: roster changes, crashes and restarts, stalls, alerts.
+    fn life_event(&mut self, k: usize, t: Millis, e: &Event) {
+        match e {
+            Event::Status { agent, status } => self.status(k, t, *agent, *status),
             Event::Crash { agent, restart_at } => {
                 let text = match restart_at {
                     Some(at) => format!("✸ crash (restart due {at})"),
@@ -542,25 +616,14 @@ impl<'a> Builder<'a> {
                 let Some(lane) = self.lane(*agent) else { return };
                 let text = format!("{text}{}", self.left_partial(lane));
                 let row = self.mark(k, t, Some(lane), MarkKind::Crash, text);
-                self.open_crash.insert(lane, self.spans.len());
-                self.spans.push(Span {
-                    lane,
-                    from: row,
-                    to: NONE,
-                    kind: SpanKind::Crash,
-                    text: "crashed".into(),
-                    open: true,
-                    k,
-                    k_end: NONE,
-                });
+                let span = self.open_span(k, (lane, row), SpanKind::Crash, "crashed".into(), true);
+                self.open_crash.insert(lane, span);
             }
             Event::Restart { agent } => {
                 let Some(lane) = self.lane(*agent) else { return };
                 let row = self.mark(k, t, Some(lane), MarkKind::Restart, "↻ restart".into());
                 if let Some(s) = self.open_crash.remove(&lane) {
-                    self.spans[s].to = row;
-                    self.spans[s].open = false;
-                    self.spans[s].k_end = k;
+                    self.close_span(s, row, k);
                 }
             }
             Event::Respawn { agent } => {
@@ -570,37 +633,37 @@ impl<'a> Builder<'a> {
                 let Some(lane) = self.lane(*agent) else { return };
                 let row = self.mark(k, t, Some(lane), MarkKind::Stall, format!("‖ stalls until {until}"));
                 self.stalls.push((lane, row, *until));
-                self.spans.push(Span {
-                    lane,
-                    from: row,
-                    to: NONE,
-                    kind: SpanKind::Stall,
-                    text: format!("stalled until {until}"),
-                    open: false,
-                    k,
-                    k_end: NONE,
-                });
+                self.open_span(k, (lane, row), SpanKind::Stall, format!("stalled until {until}"), false);
             }
             Event::Alert { agent, text } => {
                 self.mark(k, t, self.lane(*agent), MarkKind::Alert, format!("⚠ {text}"));
             }
-            Event::Read { agent, path, lines, bytes, busy } => {
-                let Some(lane) = self.lane(*agent) else { return };
-                let words = format!("reads {path}: {}, {bytes} bytes", crate::words::plural(u64::from(*lines), "line"));
-                let row = self.mark(k, t, Some(lane), MarkKind::Read, words);
-                let until = t.after(*busy);
-                self.reads.push((self.spans.len(), until));
-                self.spans.push(Span {
-                    lane,
-                    from: row,
-                    to: NONE,
-                    kind: SpanKind::Reading,
-                    text: format!("busy reading {path} until {until}"),
-                    open: false,
-                    k,
-                    k_end: NONE,
-                });
+            _ => unreachable!("`event` sends only agents' lives here"),
+        }
+    }
+
+    /// A roster change: the lane's state from here on; a stop is also a mark.
+    fn status(&mut self, k: usize, t: Millis, agent: AgentId, status: RosterStatus) {
+        let Some(lane) = self.lane(agent) else { return };
+        let s = LaneState::from_roster(status);
+        // Once stopping, only the stop itself changes what the lane shows.
+        if self.current_state(lane) == LaneState::Stopping && !s.is_gone() {
+            return;
+        }
+        let row = match status {
+            RosterStatus::Shutdown => self.mark(k, t, Some(lane), MarkKind::Stopped, "shut down".into()),
+            RosterStatus::Killed => {
+                let text = format!("killed{}", self.left_partial(lane));
+                self.mark(k, t, Some(lane), MarkKind::Stopped, text)
             }
+            _ => self.row(t, &[], false, NONE),
+        };
+        self.set_state(lane, row, s);
+    }
+
+    /// Whatever touches the team as a whole: partitions, deadlocks, notes.
+    fn team_event(&mut self, k: usize, t: Millis, e: &Event) {
+        match e {
             Event::Partition { index, a, b, one_way, drop, until } => {
                 let how = if *drop { "loses" } else { "holds" };
                 let dir = if *one_way { "→" } else { "⇄" };
@@ -611,26 +674,15 @@ impl<'a> Builder<'a> {
                 let mut opened = Vec::new();
                 for agent in [a, b] {
                     let Some(lane) = self.lane(*agent) else { continue };
-                    opened.push(self.spans.len());
-                    self.spans.push(Span {
-                        lane,
-                        from: row,
-                        to: NONE,
-                        kind: SpanKind::Partition,
-                        text: format!("partition {}", index + 1),
-                        open: true,
-                        k,
-                        k_end: NONE,
-                    });
+                    let text = format!("partition {}", index + 1);
+                    opened.push(self.open_span(k, (lane, row), SpanKind::Partition, text, true));
                 }
                 self.open_partitions.insert(*index, opened);
             }
             Event::Heal { index } => {
                 let row = self.mark(k, t, None, MarkKind::Note, format!("⟂ partition {} heals", index + 1));
                 for s in self.open_partitions.remove(index).unwrap_or_default() {
-                    self.spans[s].to = row;
-                    self.spans[s].open = false;
-                    self.spans[s].k_end = k;
+                    self.close_span(s, row, k);
                 }
             }
             Event::Deadlock { members, requests } => {
@@ -655,7 +707,22 @@ impl<'a> Builder<'a> {
             Event::Note { text } => {
                 self.mark(k, t, None, MarkKind::Note, text.clone());
             }
+            _ => unreachable!("`event` sends only the team's events here"),
         }
+    }
+
+    /// A span on `lane` from `row`, its end not yet known; returns its index.
+    /// `open` says whether it is drawn to the bottom if nothing ends it.
+    fn open_span(&mut self, k: usize, (lane, row): (usize, usize), kind: SpanKind, text: String, open: bool) -> usize {
+        self.spans.push(Span { lane, from: row, to: NONE, kind, text, open, k, k_end: NONE });
+        self.spans.len() - 1
+    }
+
+    /// The span ends at `row`, by the event at `k`.
+    fn close_span(&mut self, s: usize, row: usize, k: usize) {
+        self.spans[s].to = row;
+        self.spans[s].open = false;
+        self.spans[s].k_end = k;
     }
 
     /// What a lane going down leaves half-written: ` · leaves src/auth.rs 2/4 written`.
@@ -707,6 +774,8 @@ impl<'a> Builder<'a> {
         });
     }
 
+    /// The model once every event is drawn: rows for what is left of the
+    /// run, then whatever was still going at the end is drawn to it.
     fn finish(mut self) -> Model {
         let end = self.o.ended_at.max(self.rows.last().map_or(Millis::ZERO, |r| r.t));
         self.flush_extra(Millis(end.0.saturating_add(1)));
@@ -714,8 +783,31 @@ impl<'a> Builder<'a> {
             self.push_row(Millis::ZERO);
         }
         let last = self.rows.len() - 1;
+        self.partial_files(last);
+        self.in_flight(last);
+        self.end_spans(end, last);
+        self.end_bars(end, last);
+        let slots = self.bar_slots(last);
+        let mut lanes = std::mem::take(&mut self.lanes);
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            lane.slots = slots[i];
+            lane.segments = self.segments(i, last);
+        }
+        self.count_folded();
+        Model {
+            lanes,
+            rows: self.rows,
+            arrows: self.arrows,
+            marks: self.marks,
+            spans: self.spans,
+            bars: self.bars,
+            ended_at: self.o.ended_at,
+            stop: stop_words(self.o.stop),
+        }
+    }
 
-        // Files the run left partly written, where the writer's lane ends.
+    /// Files the run left partly written, marked where the writer's lane ends.
+    fn partial_files(&mut self, last: usize) {
         for (path, st) in &self.o.files {
             let Some(lane) = self.lane(st.writer) else { continue };
             if !st.is_complete() {
@@ -732,8 +824,11 @@ impl<'a> Builder<'a> {
                 });
             }
         }
+    }
 
-        // Messages neither delivered nor lost: in flight when the run ended.
+    /// Messages neither delivered nor lost: in flight when the run ended,
+    /// drawn to the last row.
+    fn in_flight(&mut self, last: usize) {
         let pending: Vec<(u64, usize, usize)> = self
             .sends
             .iter()
@@ -763,8 +858,11 @@ impl<'a> Builder<'a> {
                 times: 1,
             });
         }
+    }
 
-        // Spans and bars that never ended run to the end of the page.
+    /// Where each span ends: a read when it is done, a stall at its end or
+    /// when its agent goes first, and any span nothing ended at the last row.
+    fn end_spans(&mut self, end: Millis, last: usize) {
         let gone_at = |states: &[(usize, LaneState)], after: usize| {
             states.iter().find(|(r, s)| *r >= after && s.is_gone()).map(|(r, _)| *r)
         };
@@ -797,6 +895,11 @@ impl<'a> Builder<'a> {
                 span.to = last;
             }
         }
+    }
+
+    /// Bars still pending run to the last row; each gets the row of its
+    /// deadline if the run reached it.
+    fn end_bars(&mut self, end: Millis, last: usize) {
         for bar in &mut self.bars {
             if bar.end == NONE {
                 bar.end = last;
@@ -804,7 +907,11 @@ impl<'a> Builder<'a> {
             }
             bar.deadline_row = (bar.deadline <= end).then(|| row_at(&self.rows, bar.deadline));
         }
-        // Bars side by side: each takes the leftmost slot free for its whole life.
+    }
+
+    /// Bars side by side: each takes the leftmost slot free for its whole
+    /// life. Returns how many slots each lane needs.
+    fn bar_slots(&mut self, last: usize) -> Vec<usize> {
         let mut slot_ends: Vec<Vec<usize>> = vec![Vec::new(); self.lanes.len()];
         for bar in &mut self.bars {
             let reach = bar.deadline_row.unwrap_or(last).max(bar.end);
@@ -817,51 +924,67 @@ impl<'a> Builder<'a> {
             }
             bar.slot = slot;
         }
+        slot_ends.iter().map(|ends| ends.len()).collect()
+    }
 
-        // Lifeline segments: the roster's states, with stalls laid over them.
-        let mut lanes = std::mem::take(&mut self.lanes);
-        for (i, lane) in lanes.iter_mut().enumerate() {
-            lane.slots = slot_ends[i].len();
-            let stalls: Vec<(usize, usize)> = self
-                .spans
-                .iter()
-                .filter(|s| s.lane == i && s.kind == SpanKind::Stall)
-                .map(|s| (s.from, s.to))
-                .collect();
-            let mut cuts: Vec<usize> = self.states[i].iter().map(|s| s.0).collect();
-            cuts.extend(stalls.iter().flat_map(|&(a, b)| [a, b]));
-            cuts.push(last);
-            cuts.sort();
-            cuts.dedup();
-            let state_at = |r: usize| {
-                let base = self.states[i].iter().take_while(|s| s.0 <= r).last().map_or(LaneState::Working, |s| s.1);
-                if !base.is_gone() && stalls.iter().any(|&(a, b)| a <= r && r < b) {
-                    LaneState::Stalled
-                } else {
-                    base
-                }
-            };
-            let mut segs: Vec<Segment> = Vec::new();
-            for w in cuts.windows(2) {
-                let state = state_at(w[0]);
-                match segs.last_mut() {
-                    Some(s) if s.state == state => s.to = w[1],
-                    _ => segs.push(Segment { from: w[0], to: w[1], state }),
-                }
+    /// Lane `i`'s lifeline: the roster's states as segments, with its stalls
+    /// laid over them, from the first row to the last.
+    fn segments(&self, i: usize, last: usize) -> Vec<Segment> {
+        let stalls: Vec<(usize, usize)> =
+            self.spans.iter().filter(|s| s.lane == i && s.kind == SpanKind::Stall).map(|s| (s.from, s.to)).collect();
+        let mut cuts: Vec<usize> = self.states[i].iter().map(|s| s.0).collect();
+        cuts.extend(stalls.iter().flat_map(|&(a, b)| [a, b]));
+        cuts.push(last);
+        cuts.sort();
+        cuts.dedup();
+        let state_at = |r: usize| {
+            let base = self.states[i].iter().take_while(|s| s.0 <= r).last().map_or(LaneState::Working, |s| s.1);
+            if !base.is_gone() && stalls.iter().any(|&(a, b)| a <= r && r < b) {
+                LaneState::Stalled
+            } else {
+                base
             }
-            if segs.is_empty() {
-                segs.push(Segment { from: 0, to: last, state: state_at(0) });
+        };
+        let mut segs: Vec<Segment> = Vec::new();
+        for w in cuts.windows(2) {
+            let state = state_at(w[0]);
+            match segs.last_mut() {
+                Some(s) if s.state == state => s.to = w[1],
+                _ => segs.push(Segment { from: w[0], to: w[1], state }),
             }
-            lane.segments = segs;
         }
+        if segs.is_empty() {
+            segs.push(Segment { from: 0, to: last, state: state_at(0) });
+        }
+        segs
+    }
 
-        // What a folded group's lane draws once stands for each of its members.
+    /// What a folded group's lane draws once stands for each of its members:
+    /// arrows, bars and marks say how many.
+    fn count_folded(&mut self) {
         for a in &mut self.arrows {
             a.times = self.times.get(&a.k).copied().unwrap_or(1);
         }
-        // Messages alike in all but their number, sent and received in the
-        // same rows, would be drawn on top of each other (37's ten appends):
-        // one arrow says how many.
+        self.merge_twin_arrows();
+        for a in &mut self.arrows {
+            if a.times > 1 {
+                a.text.push_str(&format!(" ×{}", a.times));
+            }
+        }
+        for b in &mut self.bars {
+            b.times = self.times.get(&b.k).copied().unwrap_or(1);
+        }
+        for mk in &mut self.marks {
+            if let Some(times) = self.times.get(&mk.k) {
+                mk.text.push_str(&format!(" ×{times}"));
+            }
+        }
+    }
+
+    /// Messages alike in all but their number, sent and received in the
+    /// same rows, would be drawn on top of each other (37's ten appends):
+    /// one arrow says how many.
+    fn merge_twin_arrows(&mut self) {
         let mut merged: Vec<Arrow> = Vec::with_capacity(self.arrows.len());
         let mut at: BTreeMap<(usize, usize, usize, usize), Vec<usize>> = BTreeMap::new();
         for a in std::mem::take(&mut self.arrows) {
@@ -883,36 +1006,17 @@ impl<'a> Builder<'a> {
             }
         }
         self.arrows = merged;
-        for a in &mut self.arrows {
-            if a.times > 1 {
-                a.text.push_str(&format!(" ×{}", a.times));
-            }
-        }
-        for b in &mut self.bars {
-            b.times = self.times.get(&b.k).copied().unwrap_or(1);
-        }
-        for mk in &mut self.marks {
-            if let Some(times) = self.times.get(&mk.k) {
-                mk.text.push_str(&format!(" ×{times}"));
-            }
-        }
+    }
+}
 
-        Model {
-            lanes,
-            rows: self.rows,
-            arrows: self.arrows,
-            marks: self.marks,
-            spans: self.spans,
-            bars: self.bars,
-            ended_at: self.o.ended_at,
-            stop: match self.o.stop {
-                crate::world::Stop::Settled => "settled",
-                crate::world::Stop::EndTime => "reached its end time",
-                crate::world::Stop::Cap => "hit the time cap",
-                crate::world::Stop::Aborted => "stopped by the real-time guard",
-                crate::world::Stop::InboxBound => "stopped by the inbox bound",
-                crate::world::Stop::ScheduleEnd => "stopped where its schedule ends",
-            },
-        }
+/// Why the run stopped, in the words under the picture's title.
+fn stop_words(stop: crate::world::Stop) -> &'static str {
+    match stop {
+        crate::world::Stop::Settled => "settled",
+        crate::world::Stop::EndTime => "reached its end time",
+        crate::world::Stop::Cap => "hit the time cap",
+        crate::world::Stop::Aborted => "stopped by the real-time guard",
+        crate::world::Stop::InboxBound => "stopped by the inbox bound",
+        crate::world::Stop::ScheduleEnd => "stopped where its schedule ends",
     }
 }
