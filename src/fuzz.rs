@@ -30,6 +30,7 @@
 use crate::protocol::kinds::Asker;
 use crate::protocol::{Kind, Millis};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario, ScenarioError};
+use crate::world::FaultKind;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -38,10 +39,8 @@ use std::fmt::Write as _;
 
 /// The fault kinds the swarm chooses from: every kind but those that act
 /// on inbox files, which the targets' message-passing teams do not have.
-pub static KINDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
-    use crate::world::faults::FaultKind;
-    FaultKind::ALL.into_iter().filter(|k| !k.needs_inbox_files()).map(FaultKind::name).collect()
-});
+pub static KINDS: std::sync::LazyLock<Vec<FaultKind>> =
+    std::sync::LazyLock::new(|| FaultKind::ALL.into_iter().filter(|k| !k.needs_inbox_files()).collect());
 
 /// The scripted actions it chooses from (`do = ...` of an added `[[step]]`):
 /// every protocol's question, then the rest of what a team does.
@@ -587,16 +586,20 @@ impl Gen<'_> {
         // (at least one), each step action with odds one in three (a step
         // changes the story more than a fault does), then one or two of each
         // kind chosen.
-        let mut kinds: Vec<&'static str> = KINDS.iter().copied().filter(|_| self.rng.gen_bool(0.5)).collect();
+        let mut kinds: Vec<&'static str> =
+            KINDS.iter().copied().filter(|_| self.rng.gen_bool(0.5)).map(FaultKind::name).collect();
         if kinds.is_empty() {
-            kinds.push(KINDS[self.rng.gen_range(0..KINDS.len())]);
+            kinds.push(KINDS[self.rng.gen_range(0..KINDS.len())].name());
         }
         kinds.extend(STEPS.iter().copied().filter(|_| self.rng.gen_bool(1.0 / 3.0)));
         let mut out = Vec::new();
         for kind in &kinds {
             let n = self.rng.gen_range(1..=2);
             for _ in 0..n {
-                let table = if STEPS.contains(kind) { self.step(kind) } else { self.fault(kind) };
+                let table = match FaultKind::named(kind) {
+                    Some(fault) => self.fault(fault),
+                    None => self.step(kind),
+                };
                 if let Some(t) = table {
                     out.push(t);
                 }
@@ -749,10 +752,10 @@ impl Gen<'_> {
         toml_string(s)
     }
 
-    fn fault(&mut self, kind: &'static str) -> Option<String> {
+    fn fault(&mut self, kind: FaultKind) -> Option<String> {
         let mut f = format!("[[fault]]\nkind = \"{kind}\"\n");
         match kind {
-            "delay" | "drop" | "duplicate" | "reorder" => {
+            FaultKind::Delay | FaultKind::Drop | FaultKind::Duplicate | FaultKind::Reorder => {
                 let at = if self.rng.gen_bool(0.6) { Some(self.time()) } else { None };
                 if let Some(at) = at {
                     key_line(&mut f, "at", ms(at));
@@ -788,7 +791,7 @@ impl Gen<'_> {
                     let p = f64::from(self.rng.gen_range(1..=100u32)) / 100.0;
                     key_line(&mut f, "probability", format!("{p:?}"));
                 }
-                if kind == "delay" {
+                if kind == FaultKind::Delay {
                     let d = if self.rng.gen_bool(0.7) {
                         ms(self.length())
                     } else {
@@ -799,7 +802,7 @@ impl Gen<'_> {
                     key_line(&mut f, "delay", d);
                 }
             }
-            "partition" => {
+            FaultKind::Partition => {
                 let a = self.agent();
                 let mut b = self.agent();
                 for _ in 0..8 {
@@ -825,12 +828,12 @@ impl Gen<'_> {
                     key_line(&mut f, "mode", "\"drop\"".into());
                 }
             }
-            "crash" | "stall" => {
+            FaultKind::Crash | FaultKind::Stall => {
                 let who = self.teammate()?;
                 key_line(&mut f, "agent", Self::quoted(&who));
                 let at = self.time();
                 key_line(&mut f, "at", ms(at));
-                if kind == "crash" {
+                if kind == FaultKind::Crash {
                     if self.rng.gen_bool(0.5) {
                         let r = self.length();
                         key_line(&mut f, "restart", ms(r));
@@ -840,7 +843,7 @@ impl Gen<'_> {
                     key_line(&mut f, "until", ms(until));
                 }
             }
-            "forge" if !self.t.requests.is_empty() && self.rng.gen_bool(0.5) => {
+            FaultKind::Forge if !self.t.requests.is_empty() && self.rng.gen_bool(0.5) => {
                 // A plausible forgery: the answer the target would give,
                 // claiming to be the target, to the real requester.
                 let (label, kind, requester, target) =
@@ -853,7 +856,7 @@ impl Gen<'_> {
                 let message = Self::forged(kind, false, &id, approve);
                 key_line(&mut f, "message", message);
             }
-            "forge" => {
+            FaultKind::Forge => {
                 let from = self.agent();
                 let mut to = self.agent();
                 if to == from {
@@ -878,7 +881,9 @@ impl Gen<'_> {
                 };
                 key_line(&mut f, "message", message);
             }
-            _ => {
+            // The targets' teams pass messages: they have no inbox files.
+            FaultKind::TornWrite | FaultKind::JunkLine => return None,
+            FaultKind::Replay => {
                 let l = self.label()?;
                 key_line(&mut f, "at", ms(self.time()));
                 key_line(&mut f, "request", Self::quoted(&l));

@@ -1048,8 +1048,10 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
     // delays and restarts shorter, stalls shorter.
     for i in 0..entries(&doc, "fault").len() {
         let f = entries(&doc, "fault")[i].clone();
-        let kind = f.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
-        let what = format!("fault #{} ({kind})", i + 1);
+        let named = f.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let what = format!("fault #{} ({named})", i + 1);
+        let kind = crate::world::FaultKind::named(named);
+        let stall = kind == Some(crate::world::FaultKind::Stall);
         without(probe, &mut doc, "fault", i, "probability", &what, changes);
         if let Some(n) = f.get("count").and_then(Value::as_integer).filter(|&n| n > 1) {
             let with =
@@ -1072,15 +1074,15 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                 }
             }
         }
-        if kind != "stall" {
+        if !stall {
             without(probe, &mut doc, "fault", i, "until", &what, changes);
         }
-        if kind == "stall" {
+        if stall {
             let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
             shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
         }
         shorter(probe, &mut doc, "fault", i, "at", 0, &what, changes);
-        let optional_at = matches!(kind.as_str(), "delay" | "drop" | "duplicate" | "reorder" | "partition");
+        let optional_at = kind.is_some_and(crate::world::FaultKind::at_is_optional);
         if optional_at && duration_at(entries(&doc, "fault")[i].get("at")) == Some(0) {
             // `at = "0ms"` is the default: say nothing.
             let d = edit_entry(&doc, "fault", i, |t| drop(t.remove("at")));
@@ -1088,7 +1090,7 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
                 doc = d;
             }
         }
-        if kind == "stall" {
+        if stall {
             // An earlier start leaves the end where it was: shorten again.
             let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
             shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);

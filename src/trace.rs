@@ -80,16 +80,40 @@ pub enum Cause {
 }
 
 impl Cause {
+    pub const ALL: [Cause; 7] = [
+        Cause::Drop,
+        Cause::Partition,
+        Cause::Crash,
+        Cause::Killed,
+        Cause::Undeliverable,
+        Cause::DrainLoss,
+        Cause::TornWrite,
+    ];
+
+    /// Its name in the log and in reports; a loss an injected fault caused
+    /// is named as the scenario file names that fault.
     pub fn as_str(self) -> &'static str {
+        use crate::world::FaultKind;
         match self {
-            Cause::Drop => "drop",
-            Cause::Partition => "partition",
-            Cause::Crash => "crash",
+            Cause::Drop => FaultKind::Drop.name(),
+            Cause::Partition => FaultKind::Partition.name(),
+            Cause::Crash => FaultKind::Crash.name(),
             Cause::Killed => "killed",
             Cause::Undeliverable => "undeliverable",
-            Cause::DrainLoss => "drain-loss",
-            Cause::TornWrite => "torn-write",
+            Cause::DrainLoss => "drain_loss",
+            Cause::TornWrite => FaultKind::TornWrite.name(),
         }
+    }
+
+    /// The cause `name` names: its name, or the spelling logs written
+    /// until fault kinds had one spelling used (`torn-write`, `drain-loss`).
+    pub fn named(name: &str) -> Option<Cause> {
+        let legacy = match name {
+            "torn-write" => Some(Cause::TornWrite),
+            "drain-loss" => Some(Cause::DrainLoss),
+            _ => None,
+        };
+        Cause::ALL.into_iter().find(|c| c.as_str() == name).or(legacy)
     }
 }
 
@@ -133,7 +157,7 @@ pub enum Event {
     /// A fault touched a message in flight without losing it.
     Fault {
         seq: u64,
-        fault: &'static str,
+        fault: crate::world::FaultKind,
         detail: String,
     },
     /// The next message `agent` sends is a scenario's scripted answer: only

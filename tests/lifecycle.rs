@@ -451,7 +451,7 @@ request = "stop"
     }
     assert!(pairs >= 3, "the forgery, its replay and the request were all delivered\n{}", dump(&o));
     assert!(
-        o.events.iter().any(|e| matches!(&e.event, Event::Fault { fault: "replay", .. })),
+        o.events.iter().any(|e| matches!(&e.event, Event::Fault { fault: handshake::world::FaultKind::Replay, .. })),
         "the replay happened\n{}",
         dump(&o)
     );

@@ -234,7 +234,11 @@ fn a_replayed_shutdown_response_is_not_applied_twice() {
     ));
     let out = run(spec);
 
-    assert!(count(&out, |e| matches!(e, Event::Fault { fault: "replay", .. })) == 1, "{}", dump(&out));
+    assert!(
+        count(&out, |e| matches!(e, Event::Fault { fault: handshake::world::FaultKind::Replay, .. })) == 1,
+        "{}",
+        dump(&out)
+    );
     assert_eq!(
         verdicts(&out, "stop-alice"),
         vec![applied(Kind::Shutdown, Status::Approved), Verdict::Ignored(Reason::NotPending)]

@@ -727,7 +727,7 @@ fn the_steps_are_the_simulators_own_states_from_start_to_end() {
     let landed = lines_at("message #2 appended to alice.jsonl");
     assert_eq!(landed.len(), 2, "{landed:?}");
     assert!(landed[1].contains("shutdown_request"), "{landed:?}");
-    assert_eq!(lines_at("LOST shutdown_request to alice (drain-loss)"), Vec::<String>::new());
+    assert_eq!(lines_at("LOST shutdown_request to alice (drain_loss)"), Vec::<String>::new());
 }
 
 /// The page's own script, driven under Node (a stand-in for a browser, which

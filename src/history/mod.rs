@@ -129,7 +129,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         undecided: Vec::new(),
     };
     let mut ended_at = None;
-    let mut r = Reading::new(&crate::scenario::file::FAULT_KINDS[..]);
+    let mut r = Reading::new();
     r.team.agent(crate::protocol::LEAD_NAME);
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;

@@ -18,6 +18,7 @@ use super::History;
 use crate::protocol::{Address, AgentId, Effect, Kind, MessageType, Millis, RequestId};
 use crate::scenario::file::toml_string;
 use crate::trace::{Cause, Event};
+use crate::world::FaultKind;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -513,7 +514,7 @@ fn link_fault(
     delivered: &BTreeMap<u64, Millis>,
     seq: u64,
 ) -> Option<Entry> {
-    let link = |kind: &str| {
+    let link = |kind: FaultKind| {
         let mut f = format!("[[fault]]\nkind = \"{kind}\"\nat = \"{}ms\"\nuntil = \"{}ms\"\n", t.0, t.0 + 1);
         let _ = writeln!(f, "from = {}", q(from));
         if let Some(to) = to {
@@ -523,10 +524,10 @@ fn link_fault(
         f
     };
     if dropped.contains(&seq) {
-        return Some(Entry { t, text: link("drop") });
+        return Some(Entry { t, text: link(FaultKind::Drop) });
     }
     let at = delivered.get(&seq).filter(|at| **at > t)?;
-    let mut f = link("delay");
+    let mut f = link(FaultKind::Delay);
     let _ = writeln!(f, "delay = \"{}ms\"", at.0 - t.0);
     Some(Entry { t, text: f })
 }
@@ -558,7 +559,8 @@ fn forged(
         fields.push(format!("{k} = {}", q(w)));
     }
     format!(
-        "[[fault]]\nkind = \"forge\"\nat = \"{}ms\"\nfrom = {}\nto = {}\nmessage = {{ {} }}\n",
+        "[[fault]]\nkind = \"{}\"\nat = \"{}ms\"\nfrom = {}\nto = {}\nmessage = {{ {} }}\n",
+        FaultKind::Forge,
         t.0,
         q(from),
         q(to),

@@ -304,7 +304,9 @@ impl Book {
                     }
                 }
             }
-            Event::Fault { seq, fault: "replay", .. } if !self.replays.contains(seq) => self.replays.push(*seq),
+            Event::Fault { seq, fault: crate::world::FaultKind::Replay, .. } if !self.replays.contains(seq) => {
+                self.replays.push(*seq)
+            }
             _ => {}
         }
     }

@@ -14,7 +14,7 @@ use super::{load_str, run_scenario, RunOptions};
 use crate::explore::{Broke, Counterexample, Taken};
 use crate::protocol::{Message, Millis};
 use crate::trace::{Event, Stamped};
-use crate::world::Choice;
+use crate::world::{Choice, FaultKind};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
 
@@ -170,7 +170,10 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     let kept: Vec<Value> = match doc.remove("fault") {
         Some(Value::Array(faults)) if c.file_faults => faults
             .into_iter()
-            .filter(|f| matches!(f.get("kind").and_then(Value::as_str), Some("crash" | "forge")))
+            .filter(|f| {
+                let kind = f.get("kind").and_then(Value::as_str).and_then(FaultKind::named);
+                matches!(kind, Some(FaultKind::Crash | FaultKind::Forge))
+            })
             .collect(),
         _ => Vec::new(),
     };
@@ -196,14 +199,14 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     // took up their starts (before the schedule's first action).
     let sent_at = |seq: u64| Some(c.sent_in.get(&seq).map_or(Millis::ZERO, |i| r[*i]));
     let mut faults: Vec<Value> = kept;
-    let link = |kind: &str, seq: u64, extra: Vec<(&str, Value)>| -> Option<Value> {
+    let link = |kind: FaultKind, seq: u64, extra: Vec<(&str, Value)>| -> Option<Value> {
         let (from, to, message_type) = *sends.get(&seq)?;
         if from >= names.len() - 1 {
             // The adversary's own messages are forged at their delivery time instead.
             return None;
         }
         let mut f = Table::new();
-        f.insert("kind".into(), Value::String(kind.into()));
+        f.insert("kind".into(), Value::String(kind.name().into()));
         f.insert("at".into(), ms(sent_at(seq)?));
         f.insert("from".into(), Value::String(names[from].clone()));
         f.insert("to".into(), Value::String(names[to].clone()));
@@ -230,7 +233,7 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
                 });
                 if let Some((from, to, message)) = injected {
                     let mut f = Table::new();
-                    f.insert("kind".into(), Value::String("forge".into()));
+                    f.insert("kind".into(), Value::String(FaultKind::Forge.name().into()));
                     f.insert("at".into(), ms(r[i]));
                     f.insert("from".into(), Value::String(names[from.index()].clone()));
                     f.insert("to".into(), Value::String(names[to.index()].clone()));
@@ -241,14 +244,14 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
                 let Some(sent) = sent_at(*seq) else { continue };
                 let delay = r[i].0.saturating_sub(sent.0);
                 if delay > 0 {
-                    faults.extend(link("delay", *seq, vec![("delay", ms(Millis(delay)))]));
+                    faults.extend(link(FaultKind::Delay, *seq, vec![("delay", ms(Millis(delay)))]));
                 }
             }
-            Choice::Drop { msg: seq } => faults.extend(link("drop", *seq, vec![])),
-            Choice::Duplicate { msg: seq } => faults.extend(link("duplicate", *seq, vec![])),
+            Choice::Drop { msg: seq } => faults.extend(link(FaultKind::Drop, *seq, vec![])),
+            Choice::Duplicate { msg: seq } => faults.extend(link(FaultKind::Duplicate, *seq, vec![])),
             Choice::Crash { agent, restart } => {
                 let mut f = Table::new();
-                f.insert("kind".into(), Value::String("crash".into()));
+                f.insert("kind".into(), Value::String(FaultKind::Crash.name().into()));
                 f.insert("agent".into(), Value::String(names[agent.index()].clone()));
                 f.insert("at".into(), ms(r[i]));
                 // A crash a restart may follow, whose restart the schedule
@@ -275,7 +278,11 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
         .collect();
     for seq in sends.keys().copied().filter(|s| !settled.contains(s)).collect::<Vec<_>>() {
         if let Some(sent) = sent_at(seq) {
-            faults.extend(link("delay", seq, vec![("delay", ms(Millis(after_all.0.saturating_sub(sent.0).max(1))))]));
+            faults.extend(link(
+                FaultKind::Delay,
+                seq,
+                vec![("delay", ms(Millis(after_all.0.saturating_sub(sent.0).max(1))))],
+            ));
         }
     }
     if !faults.is_empty() {

@@ -3,7 +3,7 @@
 //! explorer tries each; a run that follows a schedule takes the one it
 //! names. What each choice does is written here, once, for all of them.
 
-use super::network::{self, Scheduled};
+use super::faults::{self, FaultKind, Scheduled};
 use super::{Due, Shell, World};
 use crate::protocol::{AgentId, Message, Millis};
 use crate::trace::{Cause, Event, RosterStatus};
@@ -195,8 +195,8 @@ impl<S: Shell> World<S> {
                 let now = self.now();
                 self.crash(*agent, restart.then_some(now));
             }
-            Choice::Restart { agent } => network::fire(self, Scheduled::Restart { agent: *agent }),
-            Choice::Inject { from, to, message } => network::fire(
+            Choice::Restart { agent } => faults::fire(self, Scheduled::Restart { agent: *agent }),
+            Choice::Inject { from, to, message } => faults::fire(
                 self,
                 Scheduled::Forge { claimed_from: *from, to: *to, message: message.clone(), id_label: None },
             ),
@@ -229,7 +229,7 @@ impl<S: Shell> World<S> {
         let d = flight[i].clone();
         let seq = d.seq;
         flight.insert(i, d);
-        self.record(Event::Fault { seq, fault: "duplicate", detail: "delivered twice".into() });
+        self.record(Event::Fault { seq, fault: FaultKind::Duplicate, detail: "delivered twice".into() });
     }
 
     /// `who`'s first event due at the earliest instant fires.

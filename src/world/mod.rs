@@ -24,9 +24,10 @@ pub mod spec;
 pub mod turn;
 
 pub use choice::{Choice, Place};
+pub use faults::{FaultKind, Scheduled};
 pub use filebox::FileMailbox;
 pub use hand::Hand;
-pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition, Scheduled};
+pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition};
 pub use schedule::Schedule;
 pub use spec::{LeadSpec, Outcome, Step, Stop, TeamSpec};
 pub use turn::{turn, Life};
@@ -97,7 +98,7 @@ pub enum Due {
     /// A scripted input (start, a step, a restart).
     Input { agent: AgentId, input: Input },
     /// A fault that acts on the world at this time.
-    Fault(network::Scheduled),
+    Fault(faults::Scheduled),
     /// File mode: an agent polls its inbox file (the read begins).
     ReadInbox { agent: AgentId },
     /// File mode: a read's cost is paid (the read ends).
@@ -446,7 +447,7 @@ impl<S: Shell> World<S> {
         let restart_at = restart_after.map(|after| self.now().after(after));
         if self.crash(agent, restart_at) {
             if let Some(at) = restart_at {
-                self.schedule(at, Due::Fault(network::Scheduled::Restart { agent }));
+                self.schedule(at, Due::Fault(faults::Scheduled::Restart { agent }));
             }
         }
     }
@@ -544,7 +545,7 @@ impl<S: Shell> World<S> {
                     self.record(Event::Note { text });
                 }
             }
-            Due::Fault(f) => network::fire(self, f),
+            Due::Fault(f) => faults::fire(self, f),
             Due::ReadInbox { agent } => filebox::begin(self, agent),
             Due::InboxRead(read) => filebox::finish(self, *read),
         }

@@ -1,12 +1,13 @@
-//! The network between agents: latency, and the faults a scenario injects on
-//! links (delay, drop, duplicate, reorder, partition) or at a time (crash,
-//! stall, forge, replay). Every random choice draws from the run's one RNG,
+//! The network between agents: latency, the faults a scenario injects on
+//! links (delay, drop, duplicate, reorder, partition), and the ones that act
+//! on the network at a time (a partition's start and end, forge, replay).
+//! Every random choice draws from the run's one RNG,
 //! in a fixed order, so a seed replays the same faults.
 
+use super::faults::{FaultKind, Scheduled};
 use super::{Due, Shell, World};
-use crate::agent::Input;
 use crate::protocol::{AgentId, Delivery, Envelope, Message, Millis, RequestId};
-use crate::trace::{Cause, Event, RosterStatus};
+use crate::trace::{Cause, Event};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -144,73 +145,13 @@ pub enum Route {
     /// Deliver one copy after each delay; the notes say which faults acted.
     After {
         delays: Vec<Millis>,
-        notes: Vec<(&'static str, String)>,
+        notes: Vec<(FaultKind, String)>,
     },
     Lost(Cause),
     /// Held by a reorder fault until the next message on the link.
     HoldReorder,
     /// Held by partition `i` until it heals.
     HoldPartition(usize),
-}
-
-/// A fault that acts at a time rather than on a message.
-#[derive(Clone, Debug)]
-pub enum Scheduled {
-    Crash {
-        agent: AgentId,
-        restart_after: Option<Millis>,
-    },
-    /// File mode: from now on, `agent`'s next append is cut short and the
-    /// agent crashes in the middle of it (restarted after `restart_after`).
-    TornWrite {
-        agent: AgentId,
-        restart_after: Option<Millis>,
-    },
-    /// File mode: a whole line that is not JSON lands in `agent`'s inbox
-    /// file (a hand edit, another program's log line).
-    JunkLine {
-        agent: AgentId,
-        text: crate::protocol::Text,
-    },
-    Restart {
-        agent: AgentId,
-    },
-    Stall {
-        agent: AgentId,
-        until: Millis,
-    },
-    Unstall {
-        agent: AgentId,
-        until: Millis,
-    },
-    /// A partition begins (it cuts messages by itself; this records it).
-    Cut {
-        partition: usize,
-    },
-    Heal {
-        partition: usize,
-    },
-    /// An adversary injects `message`, claiming to be `claimed_from`.
-    /// `@label` request ids are resolved when it fires.
-    Forge {
-        claimed_from: AgentId,
-        to: AgentId,
-        message: Message,
-        id_label: Option<String>,
-    },
-    /// The network delivers again the last `message_type` seen for a labelled request.
-    Replay {
-        label: String,
-        message_type: crate::protocol::MessageType,
-    },
-    /// Let a reorder-held message go if nothing followed it.
-    ReleaseReorder {
-        from: AgentId,
-        to: AgentId,
-        /// The held message this release is for: a later hold on the same
-        /// link must wait its own full patience.
-        seq: u64,
-    },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -277,11 +218,11 @@ impl Network {
                 LinkEffect::Delay(l) => {
                     let extra = l.draw(rng);
                     delay = delay.after(extra);
-                    notes.push(("delay", format!("delayed by {extra}")));
+                    notes.push((FaultKind::Delay, format!("delayed by {extra}")));
                 }
                 LinkEffect::Duplicate => {
                     copies = 2;
-                    notes.push(("duplicate", "delivered twice".to_string()));
+                    notes.push((FaultKind::Duplicate, "delivered twice".to_string()));
                 }
                 LinkEffect::Reorder => {
                     if !self.reorder_held.contains_key(&(from, to)) {
@@ -323,144 +264,110 @@ impl Network {
     }
 }
 
-/// Runs a time-triggered fault.
-pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
-    tracing::debug!(at = %w.now(), fault = ?f, "fault fires");
-    match f {
-        Scheduled::Crash { agent, restart_after } => w.crash_for(agent, restart_after),
-        Scheduled::Restart { agent } => {
-            // Killed while it was down: the kill stands.
-            if !w.restarts_due.remove(&agent) || w.roster.statuses[agent.index()] != RosterStatus::Crashed {
-                return;
-            }
-            w.record(Event::Restart { agent });
-            w.set_status(agent, RosterStatus::Working);
-            // The incarnation the restart is for: a crash or kill before the
-            // agent reads it (a stall can hold it) makes it void.
-            let incarnation = w.epochs[agent.index()];
-            w.to_mailbox(agent, Input::Restart { incarnation });
-            // File mode: the new incarnation finds what the file kept.
-            super::filebox::arm(w, agent);
-        }
-        Scheduled::TornWrite { agent, restart_after } => super::filebox::tear_next(w, agent, restart_after),
-        Scheduled::JunkLine { agent, text } => super::filebox::write_junk(w, agent, &text),
-        Scheduled::Stall { agent, until } => {
-            // Overlapping stalls merge: the agent reads again when the last ends,
-            // and what it holds stays held.
-            let end = match w.stalls.get_mut(&agent) {
-                Some((current, _)) => {
-                    *current = (*current).max(until);
-                    *current
-                }
-                None => {
-                    w.stalls.insert(agent, (until, Default::default()));
-                    until
-                }
-            };
-            w.record(Event::Stall { agent, until: end });
-            w.schedule(end, Due::Fault(Scheduled::Unstall { agent, until: end }));
-        }
-        Scheduled::Unstall { agent, until } => {
-            // Only the end of the stall as it now stands releases the inbox.
-            if w.stalls.get(&agent).is_some_and(|(current, _)| *current != until) {
-                return;
-            }
-            if let Some((_, held)) = w.stalls.remove(&agent) {
-                w.record(Event::Note {
-                    text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()),
-                });
-                for input in held {
-                    w.to_mailbox(agent, input);
-                }
-            }
-        }
-        Scheduled::Cut { partition } => {
-            if let Some(p) = w.net.partitions.get(partition) {
-                let (a, b, one_way, drop, until) = (p.a, p.b, p.one_way, p.drop, p.until);
-                w.record(Event::Partition { index: partition as u32, a, b, one_way, drop, until });
-            }
-        }
-        Scheduled::Heal { partition } => {
-            w.record(Event::Heal { index: partition as u32 });
-            let held = std::mem::take(&mut Arc::make_mut(&mut w.net).partition_held);
-            for (p, seq, d) in held {
-                if p == partition {
-                    let now = w.now();
-                    let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.net_rng));
-                    w.in_transit(now.after(delay), d);
-                } else {
-                    Arc::make_mut(&mut w.net).partition_held.push((p, seq, d));
-                }
-            }
-        }
-        Scheduled::Forge { claimed_from, to, mut message, id_label } => {
-            if let Some(label) = id_label {
-                match w.net.labels.get(&label) {
-                    Some(id) => message.set_request_id(*id),
-                    None => {
-                        w.record(Event::Note { text: format!("forge skipped: request {label:?} was never made") });
-                        return;
-                    }
-                }
-            }
-            let adversary = AgentId(w.roster.statuses.len() as u32);
+/// A partition begins: the log says so (it cuts messages by itself).
+pub(super) fn cut<S: Shell>(w: &mut World<S>, partition: usize) {
+    if let Some(p) = w.net.partitions.get(partition) {
+        let (a, b, one_way, drop, until) = (p.a, p.b, p.one_way, p.drop, p.until);
+        w.record(Event::Partition { index: partition as u32, a, b, one_way, drop, until });
+    }
+}
+
+/// A partition heals: what it held goes on its way, each with its latency.
+pub(super) fn heal<S: Shell>(w: &mut World<S>, partition: usize) {
+    w.record(Event::Heal { index: partition as u32 });
+    let held = std::mem::take(&mut Arc::make_mut(&mut w.net).partition_held);
+    for (p, seq, d) in held {
+        if p == partition {
             let now = w.now();
-            let env = Envelope { from: claimed_from, to: crate::protocol::Address::Agent(to), sent_at: now, message };
-            w.record(Event::Forge { seq: w.next_msg + 1, claimed_from, to, message_type: env.message.message_type() });
-            w.transmit(adversary, to, env);
+            let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.net_rng));
+            w.in_transit(now.after(delay), d);
+        } else {
+            Arc::make_mut(&mut w.net).partition_held.push((p, seq, d));
         }
-        Scheduled::Replay { label, message_type } => {
-            let found = w.net.labels.get(&label).and_then(|id| w.net.captured.get(&(*id, message_type))).cloned();
-            match found {
-                Some(mut d) => {
-                    w.next_msg += 1;
-                    d.seq = w.next_msg;
-                    let seq = w.next_msg;
-                    w.record(Event::Fault {
-                        seq,
-                        fault: "replay",
-                        detail: format!("{message_type} of {label} delivered again"),
-                    });
-                    let m = &d.envelope.message;
-                    let (request_id, approve, words) = (m.request_id(), m.approval(), m.words().cloned());
-                    // The sender the router saw, as for every send: the
-                    // claimed `from` shows on the delivery.
-                    w.record(Event::Send {
-                        seq,
-                        from: d.sender,
-                        to: crate::protocol::Address::Agent(d.to),
-                        message_type,
-                        request_id,
-                        approve,
-                        words,
-                    });
-                    w.arrive(d);
-                }
-                None => {
-                    w.record(Event::Note { text: format!("replay skipped: no {message_type} of {label} was seen") })
-                }
+    }
+}
+
+/// An adversary injects `message` to `to`, claiming to be `claimed_from`;
+/// an `@label` request id is resolved now, or the forge is skipped.
+pub(super) fn forge<S: Shell>(
+    w: &mut World<S>,
+    claimed_from: AgentId,
+    to: AgentId,
+    mut message: Message,
+    id_label: Option<String>,
+) {
+    if let Some(label) = id_label {
+        match w.net.labels.get(&label) {
+            Some(id) => message.set_request_id(*id),
+            None => {
+                w.record(Event::Note { text: format!("forge skipped: request {label:?} was never made") });
+                return;
             }
         }
-        Scheduled::ReleaseReorder { from, to, seq: for_seq } => {
-            if w.net.reorder_held.get(&(from, to)).is_some_and(|(seq, _)| *seq == for_seq) {
-                let Some((seq, d)) = Arc::make_mut(&mut w.net).reorder_held.remove(&(from, to)) else { return };
-                w.record(Event::Fault { seq, fault: "reorder", detail: "released: nothing followed it".into() });
-                w.arrive(d);
-            }
-        }
+    }
+    let adversary = AgentId(w.roster.statuses.len() as u32);
+    let now = w.now();
+    let env = Envelope { from: claimed_from, to: crate::protocol::Address::Agent(to), sent_at: now, message };
+    w.record(Event::Forge { seq: w.next_msg + 1, claimed_from, to, message_type: env.message.message_type() });
+    w.transmit(adversary, to, env);
+}
+
+/// The network delivers again the last `message_type` it saw for the
+/// request labelled `label`, as a new message.
+pub(super) fn replay<S: Shell>(w: &mut World<S>, label: &str, message_type: crate::protocol::MessageType) {
+    let found = w.net.labels.get(label).and_then(|id| w.net.captured.get(&(*id, message_type))).cloned();
+    let Some(mut d) = found else {
+        w.record(Event::Note { text: format!("replay skipped: no {message_type} of {label} was seen") });
+        return;
+    };
+    w.next_msg += 1;
+    d.seq = w.next_msg;
+    let seq = w.next_msg;
+    w.record(Event::Fault {
+        seq,
+        fault: FaultKind::Replay,
+        detail: format!("{message_type} of {label} delivered again"),
+    });
+    let m = &d.envelope.message;
+    let (request_id, approve, words) = (m.request_id(), m.approval(), m.words().cloned());
+    // The sender the router saw, as for every send: the claimed `from`
+    // shows on the delivery.
+    w.record(Event::Send {
+        seq,
+        from: d.sender,
+        to: crate::protocol::Address::Agent(d.to),
+        message_type,
+        request_id,
+        approve,
+        words,
+    });
+    w.arrive(d);
+}
+
+/// Lets a reorder-held message go if nothing followed it (and no later
+/// hold on the link took its place).
+pub(super) fn release_reorder<S: Shell>(w: &mut World<S>, from: AgentId, to: AgentId, for_seq: u64) {
+    if w.net.reorder_held.get(&(from, to)).is_some_and(|(seq, _)| *seq == for_seq) {
+        let Some((seq, d)) = Arc::make_mut(&mut w.net).reorder_held.remove(&(from, to)) else { return };
+        w.record(Event::Fault { seq, fault: FaultKind::Reorder, detail: "released: nothing followed it".into() });
+        w.arrive(d);
     }
 }
 
 pub(super) fn hold_reorder<S: Shell>(w: &mut World<S>, seq: u64, d: Delivery) {
     let key = (d.sender, d.to);
-    w.record(Event::Fault { seq, fault: "reorder", detail: "held until the next message on the link".into() });
+    w.record(Event::Fault { seq, fault: FaultKind::Reorder, detail: "held until the next message on the link".into() });
     let at = w.now().after(w.net.reorder_patience);
     Arc::make_mut(&mut w.net).reorder_held.insert(key, (seq, d));
     w.schedule(at, Due::Fault(Scheduled::ReleaseReorder { from: key.0, to: key.1, seq }));
 }
 
 pub(super) fn hold_partition<S: Shell>(w: &mut World<S>, i: usize, seq: u64, d: Delivery) {
-    w.record(Event::Fault { seq, fault: "partition", detail: format!("held by partition {} until it heals", i + 1) });
+    w.record(Event::Fault {
+        seq,
+        fault: FaultKind::Partition,
+        detail: format!("held by partition {} until it heals", i + 1),
+    });
     Arc::make_mut(&mut w.net).partition_held.push((i, seq, d));
 }
 

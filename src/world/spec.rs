@@ -2,8 +2,9 @@
 //! behind, with the world's own part of starting and ending one: shared by
 //! every shell.
 
+use super::faults::Scheduled;
 use super::filebox::Inboxes;
-use super::network::{Latency, LinkFault, Network, Partition, Scheduled};
+use super::network::{Latency, LinkFault, Network, Partition};
 use super::{Due, FileState, Shell, World};
 use crate::agent::lead::Load;
 use crate::agent::{Answer, Answers, Input, Script, TeammateSpec};
