@@ -69,6 +69,7 @@ pub mod cli;
 pub mod color;
 pub mod diagnostic;
 pub mod explore;
+pub mod fault_kind;
 pub mod fuzz;
 pub mod history;
 pub mod inbox;

@@ -93,7 +93,7 @@ impl Cause {
     /// Its name in the log and in reports; a loss an injected fault caused
     /// is named as the scenario file names that fault.
     pub fn as_str(self) -> &'static str {
-        use crate::world::FaultKind;
+        use crate::fault_kind::FaultKind;
         match self {
             Cause::Drop => FaultKind::Drop.name(),
             Cause::Partition => FaultKind::Partition.name(),
@@ -157,7 +157,7 @@ pub enum Event {
     /// A fault touched a message in flight without losing it.
     Fault {
         seq: u64,
-        fault: crate::world::FaultKind,
+        fault: crate::fault_kind::FaultKind,
         detail: String,
     },
     /// The next message `agent` sends is a scenario's scripted answer: only

@@ -6,11 +6,11 @@
 //! left out of it does not build.
 
 use super::{Cause, Event, Names, RosterStatus, Stamped};
+use crate::fault_kind::FaultKind;
 use crate::protocol::{
     Action, Address, AgentId, GateState, Kind, Label, MessageType, Millis, Reason, RequestId, SendError, Status, Text,
     TimeoutDefault, Verdict,
 };
-use crate::world::FaultKind;
 use serde_json::{json, Map, Value};
 use std::borrow::Borrow;
 use std::collections::BTreeMap;

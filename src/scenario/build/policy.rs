@@ -1,0 +1,189 @@
+//! The run's bounds and its policy: `end` and `cap`, the timeouts, the
+//! mailbox and its inbox files.
+
+use super::*;
+
+impl Builder<'_> {
+    /// The run's end and cap: each at most `MAX_RUN`, and an end the cap
+    /// would cut short says how to raise the cap.
+    pub(super) fn end_and_cap(&mut self, doc: &FileDoc) -> (Option<Millis>, Millis) {
+        // Virtual time is cheap, but tokio clamps timers past about two years
+        // and the driver would spin: a year is more than any scenario needs,
+        // and `duration` refuses more.
+        let end = doc.end.as_ref().and_then(|e| self.duration(e, "end"));
+        let cap = doc.cap.as_ref().and_then(|c| self.duration(c, "cap"));
+        if let (Some(e), Some(given)) = (end, &doc.end) {
+            let wanted = human(e);
+            match cap {
+                None if e > DEFAULT_CAP => {
+                    let message = format!(
+                        "end = {wanted} comes after the default cap ({}): the run would stop there first",
+                        human(DEFAULT_CAP)
+                    );
+                    self.err(given.span(), message)
+                        .label("after the cap")
+                        .help(format!("raise it with cap = \"{wanted}\""));
+                }
+                Some(c) if e > c => {
+                    let message = format!(
+                        "end = {wanted} comes after the cap ({}): the run would stop at the cap first",
+                        human(c)
+                    );
+                    self.err(given.span(), message)
+                        .label("after the cap")
+                        .help(format!("raise it to cap = \"{wanted}\" or end earlier"));
+                }
+                _ => {}
+            }
+        }
+        (end, cap.unwrap_or(DEFAULT_CAP))
+    }
+
+    pub(super) fn policy(&mut self, doc: &FileDoc) -> Policy {
+        let p = &doc.policy;
+        let mut policy = Policy::default();
+        for k in Kind::ALL {
+            let i = k.index();
+            if let Some(d) = &p.timeouts_by_kind[i] {
+                policy.timeouts[i] = self.timeout(d, k.spec().timeout_key, policy.timeouts[i]);
+            }
+            if let Some(x) = p.on_expiry[i] {
+                policy.on_expiry[i] = x;
+            }
+        }
+        if let Some(x) = p.strict_hierarchy {
+            policy.strict_hierarchy = x;
+        }
+        if let Some(d) = p.defences {
+            policy.defences = d;
+        }
+        if p.timeouts == Some(false) {
+            policy.timeouts = [Millis::NEVER; Kind::COUNT];
+        }
+        if let Some(d) = &p.deadlocks {
+            match d.get_ref().as_str() {
+                "fail" => policy.fail_on_deadlock = true,
+                "allow" => policy.fail_on_deadlock = false,
+                other => {
+                    let help = format!("{}use \"fail\" or \"allow\"", file::guess(other, &["fail", "allow"]));
+                    self.err(d.span(), format!("deadlocks = {other:?} is not a setting"))
+                        .label("unknown setting")
+                        .help(help);
+                }
+            }
+        }
+        policy
+    }
+
+    /// File mode's settings, or `None` for memory mode. A file-mode key
+    /// without `mailbox = "file"` would do nothing: refused.
+    pub(super) fn mailbox(&mut self, doc: &FileDoc) -> Option<FileMailbox> {
+        let p = &doc.policy;
+        let file = match &p.mailbox {
+            None => false,
+            Some(m) => match m.get_ref().as_str() {
+                "memory" => false,
+                "file" => true,
+                other => {
+                    let help = format!("{}use \"memory\" or \"file\"", file::guess(other, &["memory", "file"]));
+                    self.err(m.span(), format!("mailbox = {other:?} is not a setting"))
+                        .label("unknown setting")
+                        .help(help);
+                    false
+                }
+            },
+        };
+        if !file {
+            let stray = [
+                ("drain", p.drain.as_ref().map(|x| x.span())),
+                ("inbox_poll", p.inbox_poll.as_ref().map(|x| x.span())),
+                ("read_cost", p.read_cost.as_ref().map(|x| x.span())),
+                ("read_cost_per_kib", p.read_cost_per_kib.as_ref().map(|x| x.span())),
+                ("prune", p.prune.as_ref().map(|x| x.span())),
+            ];
+            for (key, span) in stray {
+                if let Some(span) = span {
+                    self.err(span, format!("`{key}` applies to file inboxes only: set mailbox = \"file\" in [policy]"))
+                        .label("file inboxes only")
+                        .help(format!("add mailbox = \"file\" to [policy], or remove `{key}`"));
+                }
+            }
+            return None;
+        }
+        let mut m = FileMailbox::default();
+        if let Some(d) = &p.drain {
+            match d.get_ref().as_str() {
+                "truncate" => m.drain = Drain::ReadThenTruncate,
+                "offset" => m.drain = Drain::CommittedOffset,
+                other => {
+                    let help = format!("{}use \"truncate\" or \"offset\"", file::guess(other, &["truncate", "offset"]));
+                    self.err(d.span(), format!("drain = {other:?} is not a setting"))
+                        .label("unknown setting")
+                        .help(help);
+                }
+            }
+        }
+        if let Some(d) = &p.inbox_poll {
+            if let Some(t) = self.duration(d, "inbox_poll") {
+                if t == Millis::ZERO {
+                    self.err(d.span(), "inbox_poll = \"0ms\": an owner would read without end; use at least \"1ms\"")
+                        .label("zero")
+                        .help("give at least \"1ms\", like inbox_poll = \"1ms\"");
+                } else {
+                    m.poll = t;
+                }
+            }
+        }
+        if let Some(d) = &p.read_cost {
+            if let Some(t) = self.duration(d, "read_cost") {
+                m.cost.per_read = t;
+            }
+        }
+        if let Some(d) = &p.read_cost_per_kib {
+            if let Some(t) = self.duration(d, "read_cost_per_kib") {
+                m.cost.per_kib = t;
+            }
+        }
+        if let Some(x) = &p.prune {
+            m.prune = *x.get_ref();
+            // A truncating drain empties the file at every read: nothing is
+            // left before a committed position to cut.
+            if m.prune && m.drain == Drain::ReadThenTruncate {
+                let drain = if p.drain.is_some() { "drain = \"truncate\"" } else { "the default drain (\"truncate\")" };
+                self.err(
+                    x.span(),
+                    format!("prune = true does nothing with {drain}, which empties the file at every read"),
+                )
+                .label("does nothing here")
+                .help("prune works with drain = \"offset\": set it in [policy], or leave prune out");
+            }
+        }
+        Some(m)
+    }
+
+    /// A timeout of zero would expire every request the moment it is sent.
+    fn timeout(&mut self, d: &S<String>, key: &str, default: Millis) -> Millis {
+        // No deadline at all: a learner watches a deadlock last to the cap.
+        if d.get_ref() == "never" {
+            return Millis::NEVER;
+        }
+        let Some(t) = self.duration(d, key) else { return default };
+        if t == Millis::ZERO {
+            let shown = human(default);
+            self.err(
+                d.span(),
+                format!(
+                    "{key} = {:?}: every request would expire the moment it is sent; \
+                     use at least \"1ms\" (the default is \"{shown}\")",
+                    d.get_ref()
+                ),
+            )
+            .label("zero")
+            .help(format!(
+                "give at least \"1ms\", like {key} = \"{shown}\" (the default), or {key} = \"never\" for no deadline"
+            ));
+            return default;
+        }
+        t
+    }
+}
