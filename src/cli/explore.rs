@@ -124,23 +124,93 @@ fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 pub fn main(a: ExploreArgs) -> i32 {
+    let scenario = match checked(&a) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let budgets = budgets(&a, &scenario);
+    let started = std::time::Instant::now();
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored", a.format) {
+        return code;
+    }
+    let order = match a.order {
+        SearchOrder::Breadth => Order::Breadth,
+        SearchOrder::Depth => Order::Depth,
+    };
+    if order == Order::Depth && a.jobs.is_some_and(|j| j > 1) {
+        eprintln!("note: --order depth searches on one thread; --jobs is for breadth first");
+    }
+    let bounds = bounds(&a, order);
+    crate::interrupt::install();
+    let line = super::progress::Progress::open_ended(a.format == Format::Text);
+    let mut progress = |x: &crate::explore::Exploration| {
+        // A point of the search a log reader (or a test's Ctrl-C) can wait for.
+        tracing::debug!(states = x.states, unique = x.unique, depth = x.depth, "explore: searching");
+        line.show(format!("{} states ({} unique), depth {}", x.states, x.unique, x.depth));
+    };
+    let x = explore_with(&scenario, budgets, bounds, &mut progress);
+    line.clear();
+    let secs = started.elapsed().as_secs_f64();
+    // What each reduction saves, measured by searching again without it.
+    let interrupted = x.stopped_by == Some("interrupted");
+    let factor = |off: Bounds| {
+        let y = explore_with(&scenario, budgets, off, &mut |_| {});
+        let complete = y.stopped_by.is_none() && x.stopped_by.is_none();
+        (y.unique as f64 / x.unique.max(1) as f64, y.states as f64 / x.states.max(1) as f64, complete)
+    };
+    // An interrupted search is not searched again: Ctrl-C asked for an end.
+    let compare = a.compare && !interrupted;
+    let symmetry =
+        (compare && bounds.symmetry && !x.symmetric.is_empty()).then(|| factor(Bounds { symmetry: false, ..bounds }));
+    let partial = (compare && bounds.partial_order).then(|| factor(Bounds { partial_order: false, ..bounds }));
+    let report = Report { x: &x, scenario: &scenario, order, secs, symmetry, partial, compare };
+    if a.format == Format::Json {
+        report.json();
+    } else {
+        report.text(&a, &bounds);
+    }
+    // What the file does not expect first; else the first thing it does.
+    if let Some(c) = x.counterexample.as_ref().or(x.expected.first()) {
+        write_outputs(&a, &scenario, c);
+    } else if a.html.is_some() {
+        eprintln!("no page written: nothing broke, so there is no schedule to step through");
+    }
+    // What the file expects broken passes, as `run` passes such a file;
+    // anything else fails, as in `run`.
+    // A search a bound stopped found nothing, which is not the same as
+    // there being nothing to find: a status of its own.
+    if x.counterexample.is_some() {
+        EXIT_FAILED
+    } else if interrupted {
+        super::EXIT_INTERRUPTED
+    } else if x.stopped_by.is_some() {
+        super::EXIT_BOUND
+    } else {
+        EXIT_OK
+    }
+}
+
+/// The scenario, once the flags and the file are fit to explore; else the
+/// exit code of the refusal, said before the search (exit 2 promises
+/// nothing ran).
+fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
     if a.max_depth == 0 || a.max_states == 0 {
         let flag = if a.max_depth == 0 { "--max-depth" } else { "--max-states" };
         let why = "--max-depth and --max-states must be at least 1";
-        return Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format);
+        return Err(Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format));
     }
     // Refused before the search, not after it: exit 2 promises nothing ran.
     for (flag, out) in [("--write", &a.write), ("--save-schedule", &a.save_schedule), ("--html", &a.html)] {
         if let Some((path, Err(e))) = out.as_deref().map(|p| (p, crate::output::check(p))) {
             let problem = Problem::in_flag(flag, e.clone()).at(path.display());
-            return Refusal::line(format!("{flag}: {e}; nothing was explored"), problem).tell(a.format);
+            return Err(Refusal::line(format!("{flag}: {e}; nothing was explored"), problem).tell(a.format));
         }
     }
     let scenario = match load_file(&a.path) {
         Ok(s) => s,
         Err(errors) => {
-            return Refusal::files(&errors, "nothing was explored", "nothing was explored: fix the file above")
-                .tell(a.format)
+            return Err(Refusal::files(&errors, "nothing was explored", "nothing was explored: fix the file above")
+                .tell(a.format))
         }
     };
     // Every state holds a part for each teammate, and every step copies and
@@ -153,9 +223,14 @@ pub fn main(a: ExploreArgs) -> i32 {
              teammate, and each step copies and hashes it): `run` plays a team of any size"
         );
         let problem = Problem::in_file(a.path.display(), why.clone());
-        return Refusal::line(format!("{why}; nothing was explored"), problem).tell(a.format);
+        return Err(Refusal::line(format!("{why}; nothing was explored"), problem).tell(a.format));
     }
-    // The file's own faults: played, turned into budgets, or covered.
+    Ok(scenario)
+}
+
+/// The budgets of drops, duplicates, crashes and forgeries: the flags',
+/// and the file's own faults turned into budgets (said in a note).
+fn budgets(a: &ExploreArgs, scenario: &crate::scenario::Scenario) -> Budgets {
     let mut budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
     if own > 0 && a.without_file_faults {
@@ -163,7 +238,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("note: the file's [[fault]] entries are left out (--without-file-faults)");
         }
     } else if own > 0 {
-        let plan = crate::explore::plan_file_faults(&scenario);
+        let plan = crate::explore::plan_file_faults(scenario);
         budgets.drop = budgets.drop.saturating_add(plan.budgets.drop);
         budgets.duplicate = budgets.duplicate.saturating_add(plan.budgets.duplicate);
         if a.format == Format::Text {
@@ -190,19 +265,13 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("note: the file's faults: {}", parts.join("; "));
         }
     }
-    let started = std::time::Instant::now();
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored", a.format) {
-        return code;
-    }
-    let order = match a.order {
-        SearchOrder::Breadth => Order::Breadth,
-        SearchOrder::Depth => Order::Depth,
-    };
-    if order == Order::Depth && a.jobs.is_some_and(|j| j > 1) {
-        eprintln!("note: --order depth searches on one thread; --jobs is for breadth first");
-    }
+    budgets
+}
+
+/// The search's bounds and reductions, as the flags set them.
+fn bounds(a: &ExploreArgs, order: Order) -> Bounds {
     let jobs = super::jobs_or_every_core(a.jobs);
-    let bounds = Bounds {
+    Bounds {
         max_depth: a.max_depth,
         max_states: a.max_states,
         // No bound given: what the system has free as the search starts, so
@@ -216,31 +285,25 @@ pub fn main(a: ExploreArgs) -> i32 {
         latency_bound: a.max_latency.map(|d| d.0),
         order,
         stop: crate::interrupt::requested,
-    };
-    crate::interrupt::install();
-    let line = super::progress::Progress::open_ended(a.format == Format::Text);
-    let mut progress = |x: &crate::explore::Exploration| {
-        // A point of the search a log reader (or a test's Ctrl-C) can wait for.
-        tracing::debug!(states = x.states, unique = x.unique, depth = x.depth, "explore: searching");
-        line.show(format!("{} states ({} unique), depth {}", x.states, x.unique, x.depth));
-    };
-    let x = explore_with(&scenario, budgets, bounds, &mut progress);
-    line.clear();
-    let secs = started.elapsed().as_secs_f64();
-    let rate = x.states as f64 / secs.max(1e-9);
-    // What each reduction saves, measured by searching again without it.
-    let interrupted = x.stopped_by == Some("interrupted");
-    let factor = |off: Bounds| {
-        let y = explore_with(&scenario, budgets, off, &mut |_| {});
-        let complete = y.stopped_by.is_none() && x.stopped_by.is_none();
-        (y.unique as f64 / x.unique.max(1) as f64, y.states as f64 / x.states.max(1) as f64, complete)
-    };
-    // An interrupted search is not searched again: Ctrl-C asked for an end.
-    let compare = a.compare && !interrupted;
-    let symmetry =
-        (compare && bounds.symmetry && !x.symmetric.is_empty()).then(|| factor(Bounds { symmetry: false, ..bounds }));
-    let partial = (compare && bounds.partial_order).then(|| factor(Bounds { partial_order: false, ..bounds }));
-    if a.format == Format::Json {
+    }
+}
+
+/// What a search found and how it went, to be told in text or JSON.
+struct Report<'a> {
+    x: &'a crate::explore::Exploration,
+    scenario: &'a crate::scenario::Scenario,
+    order: Order,
+    secs: f64,
+    /// What symmetry and partial order save (distinct states, states, and
+    /// whether the search without it ended), where --compare measured it.
+    symmetry: Option<(f64, f64, bool)>,
+    partial: Option<(f64, f64, bool)>,
+    compare: bool,
+}
+
+impl Report<'_> {
+    fn json(&self) {
+        let Report { x, scenario, order, secs, symmetry, partial, .. } = *self;
         let doc = serde_json::json!({
             "scenario": scenario.name,
             "order": match order { Order::Breadth => "breadth", Order::Depth => "depth" },
@@ -273,7 +336,12 @@ pub fn main(a: ExploreArgs) -> i32 {
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-    } else {
+    }
+
+    fn text(&self, a: &ExploreArgs, bounds: &Bounds) {
+        let Report { x, order, secs, symmetry, partial, compare, .. } = *self;
+        let rate = x.states as f64 / secs.max(1e-9);
+        let interrupted = x.stopped_by == Some("interrupted");
         let sym = match (&symmetry, x.symmetric.is_empty(), bounds.symmetry) {
             (Some((u, _, complete)), _, _) => format!("symmetry ×{u:.2}{}", if *complete { "" } else { " (bounded)" }),
             (None, _, false) => "symmetry off".to_string(),
@@ -350,9 +418,12 @@ pub fn main(a: ExploreArgs) -> i32 {
             }
         }
     }
-    // What the file does not expect first; else the first thing it does.
-    let found = x.counterexample.as_ref().or(x.expected.first());
-    if let (Some(c), Some(out)) = (found, &a.write) {
+}
+
+/// The counterexample written where the flags ask: as a scenario file, as
+/// a schedule, as a page to step through.
+fn write_outputs(a: &ExploreArgs, scenario: &crate::scenario::Scenario, c: &crate::explore::Counterexample) {
+    if let Some(out) = &a.write {
         let original = crate::scenario::read_file(&a.path).unwrap_or_default();
         let written = crate::scenario::replay::scenario_file(&original, &out.to_string_lossy(), c)
             .and_then(|text| crate::output::write(out, &text));
@@ -361,7 +432,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             Err(e) => eprintln!("no scenario written: {e}"),
         }
     }
-    if let (Some(c), Some(out)) = (found, &a.save_schedule) {
+    if let Some(out) = &a.save_schedule {
         match crate::output::write(out, &c.schedule_text()) {
             Ok(()) => eprintln!(
                 "wrote {}: `handshake run {} --schedule {}` makes the actors take these choices",
@@ -372,29 +443,11 @@ pub fn main(a: ExploreArgs) -> i32 {
             Err(e) => eprintln!("no schedule written: {e}"),
         }
     }
-    match (found, &a.html) {
-        (Some(c), Some(out)) => match counterexample_page(&scenario, &a.path, c) {
-            Ok(page) => match crate::output::write(out, &page) {
-                Ok(()) => eprintln!("wrote {}: the schedule to step through, event by event", out.display()),
-                Err(e) => eprintln!("no page written: {e}"),
-            },
+    if let Some(out) = &a.html {
+        match counterexample_page(scenario, &a.path, c).and_then(|page| crate::output::write(out, &page)) {
+            Ok(()) => eprintln!("wrote {}: the schedule to step through, event by event", out.display()),
             Err(e) => eprintln!("no page written: {e}"),
-        },
-        (None, Some(_)) => eprintln!("no page written: nothing broke, so there is no schedule to step through"),
-        _ => {}
-    }
-    // What the file expects broken passes, as `run` passes such a file;
-    // anything else fails, as in `run`.
-    // A search a bound stopped found nothing, which is not the same as
-    // there being nothing to find: a status of its own.
-    if x.counterexample.is_some() {
-        EXIT_FAILED
-    } else if interrupted {
-        super::EXIT_INTERRUPTED
-    } else if x.stopped_by.is_some() {
-        super::EXIT_BOUND
-    } else {
-        EXIT_OK
+        }
     }
 }
 
