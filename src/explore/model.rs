@@ -21,7 +21,7 @@ use crate::agent::{Agent, Input, Script, Teammate};
 use crate::oracle::{Invariant, Violation, Watch};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Message, Millis, RequestId};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
-use crate::world::{choice, Choice, Due, FileState, Hand, Life, Place, Scheduled, Stop, World};
+use crate::world::{choice, Choice, Due, FileState, Hand, Life, Place, Scheduled, StateParts, Stop, World};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -565,25 +565,54 @@ impl Model {
         perm
     }
 
+    /// Hashes every part of a state, canonically: teammates in the order
+    /// `perm` gives them, request ids by the order they are met, what is
+    /// unordered as a multiset. Every field of the state and of the world's
+    /// [`StateParts`] is named below, so one added is a compile error here
+    /// until it is hashed, or said not to be state.
     fn walk(&self, s: &State, c: &mut Canon, perm: &[u32], queued: &[(Millis, u64, &Due)]) {
-        let w = &s.world;
-        c.millis(w.now());
-        c.word(s.budgets.drop as u64 | (s.budgets.duplicate as u64) << 32);
-        c.word(s.budgets.crash as u64 | (s.budgets.forge as u64) << 16);
+        let State {
+            world,
+            agents,
+            lives: _, // with the roster, in `process`
+            words: _, // names, not state: ids are numbered as met
+            budgets,
+            watch,
+            events: _, // how many events so far: history
+            seen,
+            formed_deadlock: _, // what the last step did: history
+        } = s;
+        let StateParts {
+            now,
+            roster: _, // in `process`
+            epochs: _, // in `process`
+            queue: _,  // `queued`, the queue in order
+            net_rng,
+            files,
+            net,
+            flight,
+            stalls,
+            restarts_due: _, // in `process`
+            waits,
+            inbox,
+        } = world.state_parts();
+        c.millis(now);
+        c.word(budgets.drop as u64 | (budgets.duplicate as u64) << 32);
+        c.word(budgets.crash as u64 | (budgets.forge as u64) << 16);
         // The network's coin: a latency drawn from a range, a fault left to
         // chance that the world plays. Forgotten, two states whose next
         // draws differ would be merged.
-        c.word(w.net_rng.position());
+        c.word(net_rng.position());
         // Agents in their new order: `inverse[new] = old`.
         let mut inverse: SmallVec<[usize; 16]> = SmallVec::new();
-        inverse.extend(0..s.agents.len());
+        inverse.extend(0..agents.len());
         if !perm.is_empty() {
             for (old, &new) in perm.iter().enumerate() {
                 inverse[new as usize] = old;
             }
         }
         for &i in inverse.iter() {
-            s.agents[i].canon(c);
+            agents[i].canon(c);
             c.word(process(s, i));
         }
         // The events due, each owner's in their order; two owners' order at
@@ -605,7 +634,6 @@ impl Model {
         // duplicates count (a xor would cancel them). Only when a message
         // quotes an id the walk has not met must the walk number it, and
         // then in an order of their own: sorted by those hashes.
-        let flight = s.flight();
         let mut sum = 0u64;
         let mut unmet = false;
         let mut keyed: SmallVec<[(u64, usize); 32]> = SmallVec::new();
@@ -635,35 +663,35 @@ impl Model {
                 }
             }
         }
-        if !w.files.is_empty() {
-            let mut files: SmallVec<[(&str, u32, u32, u32); 8]> = SmallVec::new();
-            files.extend(w.files.iter().map(|(p, f)| (p.as_str(), c.agent_index(f.writer), f.done, f.total)));
-            files.sort_unstable();
-            for &(p, wr, done, total) in files.iter() {
+        if !files.is_empty() {
+            let mut sorted: SmallVec<[(&str, u32, u32, u32); 8]> = SmallVec::new();
+            sorted.extend(files.iter().map(|(p, f)| (p.as_str(), c.agent_index(f.writer), f.done, f.total)));
+            sorted.sort_unstable();
+            for &(p, wr, done, total) in sorted.iter() {
                 c.text(p);
                 c.word(wr as u64 | (done as u64) << 32);
                 c.word(total as u64);
             }
         }
         // What the adversary knows, not the order it learnt it in.
-        let mut seen: SmallVec<[u32; 16]> = SmallVec::new();
-        seen.extend(s.seen.iter().map(|id| c.number(*id)));
-        seen.sort_unstable();
-        for &n in seen.iter() {
+        let mut known: SmallVec<[u32; 16]> = SmallVec::new();
+        known.extend(seen.iter().map(|id| c.number(*id)));
+        known.sort_unstable();
+        for &n in known.iter() {
             c.word(n as u64);
         }
-        w.waits.canon(c);
-        s.watch.canon(c);
+        waits.canon(c);
+        watch.canon(c);
         // The parts only the file's faults and file inboxes fill: rare, and
         // never under symmetry (a teammate a fault names is in no group, and
         // file mode has none), so written out whole.
-        if !w.stalls.is_empty() {
-            c.text(&format!("{:?}", w.stalls));
+        if !stalls.is_empty() {
+            c.text(&format!("{stalls:?}"));
         }
-        if !w.net.faults.is_empty() || !w.net.partitions.is_empty() || w.net.capture {
-            c.text(&format!("{:?}", w.net));
+        if !net.faults.is_empty() || !net.partitions.is_empty() || net.capture {
+            c.text(&format!("{net:?}"));
         }
-        if let Some(inbox) = &w.inbox {
+        if let Some(inbox) = inbox {
             c.text(&inbox.state_text());
         }
     }

@@ -21,6 +21,7 @@ pub mod network;
 pub mod queue;
 pub mod schedule;
 pub mod spec;
+pub mod state;
 pub mod turn;
 
 pub use choice::{Choice, Place};
@@ -30,6 +31,7 @@ pub use hand::Hand;
 pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition};
 pub use schedule::Schedule;
 pub use spec::{LeadSpec, Outcome, Step, Stop, TeamSpec};
+pub use state::StateParts;
 pub use turn::{turn, Life};
 
 use crate::agent::{IdStreams, Input, Roster, Timer};
