@@ -119,6 +119,18 @@ fn walk_and_replay(s: &Scenario, seed: u64, max_steps: usize) -> Result<Walked, 
     if outcome.files != files {
         return Err(format!("files differ: actors {:?}, explorer {files:?}", outcome.files));
     }
+    // Where nothing more could happen, both end the run by the world's one
+    // rule: a team waiting on itself waits to the limit, in both.
+    if settled {
+        let (stop, at) = model.ending(&state);
+        let ended_at = if stop == handshake::world::Stop::Settled { outcome.ended_at } else { at };
+        if (outcome.stop, outcome.ended_at) != (stop, ended_at) {
+            return Err(format!(
+                "the run ended differently: actors {:?} at {}, explorer {stop:?} at {ended_at}",
+                outcome.stop, outcome.ended_at
+            ));
+        }
+    }
     let oracle_found = !oracle::check(&outcome, s.policy(), &s.require_plan()).is_empty();
     if oracle_found != watcher_found {
         return Err(format!("the oracle found a violation: {oracle_found}; the explorer's watcher: {watcher_found}"));

@@ -1009,6 +1009,7 @@ fn replay_path(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, logged: b
 /// `run` judges them: a counterexample if one fails.
 fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u64) -> Option<Counterexample> {
     let Path { state, events, taken, choices, sent_in } = replay_path(model, seen, fp, None, true);
+    let (stop, ended_at) = model.ending(&state);
     let names = model.names().to_vec();
     let mut labelled = Names { agents: names.clone(), labels: BTreeMap::new() };
     labelled.learn_labels(&events);
@@ -1017,8 +1018,11 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
         roster: state.roster().to_vec(),
         requests: state.agents().iter().filter_map(|a| a.table()).flat_map(|t| t.iter().cloned()).collect(),
         files: state.files().into_iter().collect(),
-        ended_at: events.last().map_or(state.now(), |e| e.t),
-        stop: Stop::Settled,
+        ended_at: match stop {
+            Stop::Settled => events.last().map_or(state.now(), |e| e.t),
+            _ => ended_at,
+        },
+        stop,
         load_done: 0,
         events,
         inbox_files: BTreeMap::new(),
@@ -1052,8 +1056,8 @@ fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option
     let mut labelled = bare.clone();
     labelled.learn_labels(&events);
     // Worded again over the whole log, with labels: the same oracle.
-    let stop = if at_end { Stop::Settled } else { Stop::EndTime };
-    let log = oracle::Log { names: &labelled, events: &events, ended_at: state.now(), stop };
+    let (stop, ended_at) = if at_end { model.ending(&state) } else { (Stop::EndTime, state.now()) };
+    let log = oracle::Log { names: &labelled, events: &events, ended_at, stop };
     let relevant =
         |v: &oracle::Violation| at_end || !matches!(v.invariant, Invariant::SingleTerminal | Invariant::NoSilentLoss);
     let violations = oracle::check_log(&log, &model.policy, &model.require_plan);

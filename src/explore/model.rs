@@ -429,8 +429,23 @@ impl Model {
     pub fn end_log(&self, s: &State) -> Vec<Stamped> {
         let mut end = s.clone();
         end.world.trace = Some(Vec::new());
-        end.world.settle();
+        Self::end(&mut end);
         end.world.trace.take().unwrap_or_default()
+    }
+
+    /// How a state where nothing more can happen ends, and when: as the
+    /// world's rule ends a run (a team waiting on itself waits to the limit).
+    pub fn ending(&self, s: &State) -> (Stop, Millis) {
+        let mut end = s.clone();
+        let stop = Self::end(&mut end);
+        (stop, end.now())
+    }
+
+    /// Ends `end`, where nothing more can happen, by the world's rule
+    /// ([`World::begin_ending`]), as the actors' run ends.
+    fn end(end: &mut State) -> Stop {
+        let ending = end.world.begin_ending(Stop::Settled, false);
+        end.world.finish_ending(ending, false)
     }
 
     /// The world's choice an action is, at `s`: what a schedule records.
@@ -508,7 +523,7 @@ impl Model {
     /// messages a partition never let go), then the oracle's last word.
     pub fn at_end(&self, s: &State) -> Option<Finding> {
         let mut end = s.clone();
-        end.world.settle();
+        let stop = Self::end(&mut end);
         let mut step = Step::new(self, &mut end, None);
         step.witness_all();
         if let Some(f) = step.found.take() {
@@ -516,7 +531,7 @@ impl Model {
         }
         let expected = std::mem::take(&mut step.expected);
         let mut out = Vec::new();
-        end.watch.finish(&self.policy, &self.bare_names, end.now(), Stop::Settled, &mut out);
+        end.watch.finish(&self.policy, &self.bare_names, end.now(), stop, &mut out);
         self.first_unexpected(out).or_else(|| expected.into_iter().next().map(Finding::Broken))
     }
 

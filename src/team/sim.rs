@@ -108,29 +108,13 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     tracing::debug!(actors = team, "actors started");
     w.borrow_mut().begin(&mut spec);
 
-    let (mut stop, schedule_error) = match schedule {
+    let (stop, schedule_error) = match schedule {
         None => (drive(&w, spec.end, spec.cap).await, None),
         Some(choices) => follow(&w, &choices).await,
     };
     let following = w.borrow().shell.held.is_some();
-    // Deadline timers are never cancelled, so an answered request's timer
-    // stays queued: if nothing else is left, the run has in fact settled.
-    // Whether some request is still pending behind those timers is known only
-    // once the agents hand over their tables (below).
-    // A schedule's run ends where the schedule ends, as the explorer's did.
-    let only_timers_left = !following && matches!(stop, Stop::Cap | Stop::EndTime) && w.borrow().only_timers_left();
-    let deadlocked = !w.borrow().waits.cycles().is_empty();
-    if stop == Stop::Settled && deadlocked && !following {
-        // Nothing can happen, but only because the team waits on itself with
-        // no deadline to break the cycle: it would wait forever. Show that by
-        // letting the clock run to the limit, as a real team's would.
-        let limit = spec.end.map_or(spec.cap, |e| e.min(spec.cap));
-        w.borrow_mut().advance_to(limit);
-        stop = if spec.end.is_some_and(|e| e <= spec.cap) { Stop::EndTime } else { Stop::Cap };
-    }
-    if stop == Stop::Settled {
-        w.borrow_mut().settle();
-    }
+    // How the run ends is the world's rule, the explorer's too.
+    let ending = w.borrow_mut().begin_ending(stop, following);
 
     // Collect every agent's final state. Actors live to the end of the run
     // (a stopped or killed agent's actor only records what still reaches it).
@@ -153,10 +137,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
             load_done += agent.load_done();
         }
     }
-    if only_timers_left && !live_pending {
-        stop = Stop::Settled;
-        w.borrow_mut().settle();
-    }
+    let stop = w.borrow_mut().finish_ending(ending, live_pending);
     let mut outcome = w.borrow_mut().outcome(stop, requests, load_done);
     outcome.schedule_error = schedule_error;
     outcome

@@ -13,6 +13,7 @@
 
 pub mod choice;
 pub mod deadlock;
+pub mod ending;
 pub mod faults;
 pub mod filebox;
 pub mod frames;
@@ -25,6 +26,7 @@ pub mod state;
 pub mod turn;
 
 pub use choice::{Choice, Place};
+pub use ending::{Ending, Limit};
 pub use faults::{FaultKind, Scheduled};
 pub use filebox::FileMailbox;
 pub use hand::Hand;
@@ -122,6 +124,8 @@ pub struct World<S: Shell> {
     pub epochs: Arc<Vec<u32>>,
     /// The shell's mailboxes and hooks.
     pub shell: S,
+    /// When the run stops even with work left (its `end`, else its `cap`).
+    limit: ending::Limit,
     /// Events due, in (time, scheduling order).
     pub queue: queue::Queue,
     pub trace: Option<Vec<Stamped>>,
@@ -192,6 +196,7 @@ impl<S: Shell> World<S> {
             roster: Arc::new(Roster { statuses: vec![RosterStatus::Working; n] }),
             epochs: Arc::new(vec![0; n]),
             shell,
+            limit: ending::Limit { end: None, cap: Millis::NEVER },
             queue: Default::default(),
             // A run logs a few dozen events, and about ten more per teammate
             // (start, a request, its answer, a status, deliveries): room for

@@ -295,6 +295,7 @@ impl<S: Shell> World<S> {
     /// The run begins: every agent's start in its mailbox, the script's
     /// steps and the faults queued at their times.
     pub fn begin(&mut self, spec: &mut TeamSpec) {
+        self.limit = super::Limit { end: spec.end, cap: spec.cap };
         let team = self.roster.statuses.len();
         // Teammates start first so their plans are in flight before the lead
         // acts; within a role, team order. Straight into the mailboxes, ahead

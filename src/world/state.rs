@@ -61,6 +61,7 @@ impl<S: Shell> World<S> {
             direct_delivery: _,
             agents_report: _,
             learn_labels: _,
+            limit: _,
             // Names, not state: a request id is named by the order the walk
             // meets it, a message by what it carries; the streams that draw
             // ids, and the counter that numbers messages, only pick names.
