@@ -19,13 +19,50 @@ pub mod standing;
 use crate::protocol::{Millis, Policy};
 use crate::trace::{Names, Reading, Stamped, Team};
 use crate::world::Outcome;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The format this program writes and reads; a header with another is refused.
 pub const FORMAT: u64 = 1;
 
+/// A history's first line, written and read from this one declaration
+/// (its keys in this order).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Header {
+    /// Always `"handshake"`: the key that marks the line as a header.
+    pub history: String,
+    /// [`FORMAT`]; a header with another is refused before the rest is read.
+    pub format: u64,
+    /// The program and version that wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The team, the lead first, as the events name them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<Vec<Member>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Policy>,
+    /// When the run ended (ms); else when its last event happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<u64>,
+    /// Why it ended ([`crate::world::Stop::as_str`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+}
+
+/// One of the team a header lists.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Member {
+    pub name: String,
+    #[serde(default)]
+    pub require_plan: bool,
+}
+
 /// The first line of a history.
-pub fn header(scenario: &str, seed: u64, o: &Outcome, policy: &Policy, require_plan: &[bool]) -> Value {
+pub fn header(scenario: &str, seed: u64, o: &Outcome, policy: &Policy, require_plan: &[bool]) -> Header {
     let end = (o.ended_at, o.stop);
     header_of(scenario, seed, &o.names.agents, end, policy, require_plan)
 }
@@ -38,23 +75,23 @@ pub fn header_of(
     end: (Millis, crate::world::Stop),
     policy: &Policy,
     require_plan: &[bool],
-) -> Value {
-    let team: Vec<Value> = agents
+) -> Header {
+    let team = agents
         .iter()
         .enumerate()
-        .map(|(i, name)| json!({ "name": name, "require_plan": require_plan.get(i).copied().unwrap_or(false) }))
+        .map(|(i, name)| Member { name: name.clone(), require_plan: require_plan.get(i).copied().unwrap_or(false) })
         .collect();
-    json!({
-        "history": "handshake",
-        "format": FORMAT,
-        "program": concat!("handshake ", env!("CARGO_PKG_VERSION")),
-        "scenario": scenario,
-        "seed": seed,
-        "team": team,
-        "policy": policy,
-        "ended_at": end.0 .0,
-        "stop": end.1.as_str(),
-    })
+    Header {
+        history: "handshake".into(),
+        format: FORMAT,
+        program: Some(concat!("handshake ", env!("CARGO_PKG_VERSION")).into()),
+        scenario: Some(scenario.into()),
+        seed: Some(seed),
+        team: Some(team),
+        policy: Some(policy.clone()),
+        ended_at: Some(end.0 .0),
+        stop: Some(end.1.as_str().into()),
+    }
 }
 
 /// A history as read: what the oracle needs to judge it.
@@ -149,26 +186,23 @@ pub fn read(text: &str) -> Result<History, BadLine> {
                     reason: format!("history format {format:?}: this program reads format {FORMAT}"),
                 });
             }
-            h.scenario = m.get("scenario").and_then(Value::as_str).map(str::to_string);
-            h.seed = m.get("seed").and_then(Value::as_u64);
-            if let Some(team) = m.get("team").and_then(Value::as_array) {
+            let header: Header =
+                serde_json::from_value(v.clone()).map_err(|e| BadLine { line, reason: format!("the header: {e}") })?;
+            h.scenario = header.scenario;
+            h.seed = header.seed;
+            if let Some(team) = header.team {
                 r.team = Team::default();
-                for t in team {
-                    let name = t
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .ok_or(BadLine { line, reason: "each of the header's team needs a \"name\"".into() })?;
-                    r.team.agent(name);
-                    h.require_plan.push(t.get("require_plan").and_then(Value::as_bool).unwrap_or(false));
+                for member in team {
+                    r.team.agent(&member.name);
+                    h.require_plan.push(member.require_plan);
                 }
             }
-            if let Some(p) = m.get("policy") {
-                h.policy = serde_json::from_value(p.clone())
-                    .map_err(|e| BadLine { line, reason: format!("the header's policy: {e}") })?;
+            if let Some(p) = header.policy {
+                h.policy = p;
             }
-            ended_at = m.get("ended_at").and_then(Value::as_u64).map(Millis);
-            if let Some(stop) = m.get("stop").and_then(Value::as_str) {
-                h.stop = crate::world::Stop::parse(stop)
+            ended_at = header.ended_at.map(Millis);
+            if let Some(stop) = header.stop {
+                h.stop = crate::world::Stop::parse(&stop)
                     .ok_or(BadLine { line, reason: format!("the header's stop {stop:?} is not one a run stops by") })?;
             }
             continue;
@@ -200,14 +234,14 @@ pub fn read(text: &str) -> Result<History, BadLine> {
 }
 
 /// Writes `o`'s history: the header, then a line an event.
-pub fn write(out: &mut impl std::io::Write, header: &Value, o: &Outcome) -> std::io::Result<()> {
+pub fn write(out: &mut impl std::io::Write, header: &Header, o: &Outcome) -> std::io::Result<()> {
     write_events(out, header, &o.events, &o.names)
 }
 
 /// [`write`] for events kept anywhere (a watch's, an audit's).
 pub fn write_events(
     out: &mut impl std::io::Write,
-    header: &Value,
+    header: &Header,
     events: &[Stamped],
     names: &Names,
 ) -> std::io::Result<()> {
