@@ -878,11 +878,11 @@ fn a_restarted_teammate_takes_up_its_restart_before_any_delivery() {
         model.apply(&mut state, &fire, None);
     }
     model.apply(&mut state, &Action::Crash { agent: alice, restart: true }, None);
-    assert_ne!(state.life(alice).epoch, state.world().epochs[alice.index()], "crashed: the old life is gone");
+    assert_ne!(state.life(alice).epoch, state.world().epochs()[alice.index()], "crashed: the old life is gone");
     let mut log = Vec::new();
     model.apply(&mut state, &Action::Restart { agent: alice }, Some(&mut log));
-    assert_eq!(state.life(alice).epoch, state.world().epochs[alice.index()], "taken up at once: {log:?}");
-    assert!(state.world().shell.ready.is_empty(), "nothing left in a mailbox between steps");
+    assert_eq!(state.life(alice).epoch, state.world().epochs()[alice.index()], "taken up at once: {log:?}");
+    assert!(state.world().shell().ready.is_empty(), "nothing left in a mailbox between steps");
     model.actions(&state, &mut actions);
     assert!(
         actions.iter().any(|a| matches!(a, Action::Deliver { msg: i } if state.flight()[*i].to == alice)),

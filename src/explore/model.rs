@@ -86,11 +86,11 @@ impl State {
     }
 
     pub fn flight(&self) -> &[Delivery] {
-        self.world.flight.as_deref().unwrap_or(&[])
+        self.world.flight().unwrap_or(&[])
     }
 
     pub fn roster(&self) -> &[RosterStatus] {
-        &self.world.roster.statuses
+        self.world.statuses()
     }
 
     pub fn agents(&self) -> &[Arc<Agent>] {
@@ -98,7 +98,7 @@ impl State {
     }
 
     pub fn files(&self) -> Vec<(String, FileState)> {
-        self.world.files.iter().map(|(p, f)| (p.clone(), *f)).collect()
+        self.world.files().iter().map(|(p, f)| (p.clone(), *f)).collect()
     }
 
     /// The world this state is.
@@ -108,7 +108,7 @@ impl State {
 
     /// When the earliest event is due, and whose it is.
     pub fn next_timer(&self) -> Option<(Millis, AgentId)> {
-        let at = self.world.queue.next_time()?;
+        let at = self.world.queue().next_time()?;
         self.world.due_now().first().map(|o| (at, *o))
     }
 
@@ -129,7 +129,7 @@ impl State {
 
     /// The last message number given.
     pub fn next_seq(&self) -> u64 {
-        self.world.next_msg
+        self.world.messages_numbered()
     }
 }
 
@@ -200,11 +200,11 @@ impl Model {
         let named = named_by_faults(&spec);
         let file_mode = spec.mailbox.is_some();
         let mut world = World::for_team(&mut spec, false, Hand::default());
-        world.flight = Some(Vec::new());
+        world.hold_in_flight();
         // The streams are lent to each step (see `Step::hand_over`).
-        world.ids = crate::agent::IdStreams::default();
-        let policy = world.policy.clone();
-        let names: Vec<String> = world.names.to_vec();
+        *world.id_streams_mut() = crate::agent::IdStreams::default();
+        let policy = world.policy().clone();
+        let names: Vec<String> = world.names().to_vec();
         let defences = policy.defences;
         let lead = spec.lead.lead(defences);
         let mut agents: SmallVec<[Arc<Agent>; 8]> = smallvec::smallvec![Arc::new(Agent::Lead(Box::new(lead)))];
@@ -267,7 +267,7 @@ impl Model {
     /// default, the scenario's own seed).
     pub fn with_seed(mut self, seed: u64) -> Model {
         self.seed = seed;
-        self.fresh.world.net_rng = crate::world::network::NetRng::new(seed);
+        self.fresh.world.reseed_network(seed);
         self.take_up_starts();
         self
     }
@@ -356,7 +356,7 @@ impl Model {
         out.clear();
         let flight = s.flight().len();
         out.extend((0..flight).map(|msg| Action::Deliver { msg }));
-        if s.world.queue.next_time().is_some_and(|t| self.may_reach(s, t)) {
+        if s.world.queue().next_time().is_some_and(|t| self.may_reach(s, t)) {
             out.extend(s.world.due_now().into_iter().map(|owner| Action::Fire { owner }));
         }
         if s.budgets.drop > 0 {
@@ -368,7 +368,7 @@ impl Model {
         let team = s.roster().len() as u32;
         for a in (1..team).map(AgentId) {
             match s.roster()[a.index()] {
-                RosterStatus::Crashed if s.world.restarts_due.contains(&a) => out.push(Action::Restart { agent: a }),
+                RosterStatus::Crashed if s.world.restart_due(a) => out.push(Action::Restart { agent: a }),
                 st if st.is_active() && s.budgets.crash > 0 => {
                     out.push(Action::Crash { agent: a, restart: true });
                     out.push(Action::Crash { agent: a, restart: false });
@@ -428,9 +428,9 @@ impl Model {
     /// happen: lines nobody will read, messages a partition still holds.
     pub fn end_log(&self, s: &State) -> Vec<Stamped> {
         let mut end = s.clone();
-        end.world.trace = Some(Vec::new());
+        *end.world.log_mut() = Some(Vec::new());
         Self::end(&mut end);
-        end.world.trace.take().unwrap_or_default()
+        end.world.log_mut().take().unwrap_or_default()
     }
 
     /// How a state where nothing more can happen ends, and when: as the
@@ -461,7 +461,7 @@ impl Model {
             Action::Deliver { msg: i } => *i < flight,
             Action::Fire { .. } => {
                 s.world.can_choose(&self.choice_of(s, a))
-                    && s.world.queue.next_time().is_some_and(|t| self.may_reach(s, t))
+                    && s.world.queue().next_time().is_some_and(|t| self.may_reach(s, t))
             }
             Action::Drop { msg: i } => *i < flight && s.budgets.drop > 0,
             Action::Duplicate { msg: i } => *i < flight && s.budgets.duplicate > 0 && may_duplicate(s, *i),
@@ -544,7 +544,7 @@ impl Model {
         // reference: collected or consumed, a small vector is moved whole,
         // its unused room too, and those copies were a tenth of a state's work.
         // The queue in order once, for the signatures and the walk alike.
-        let queued = s.world.queue.in_order();
+        let queued = s.world.queue().in_order();
         let perm = self.permutation(s, &queued);
         let mut c = Canon::new(&perm);
         self.walk(s, &mut c, &perm, &queued);
@@ -724,7 +724,7 @@ impl Model {
             _ => None,
         };
         // An injected message is the next the router numbers.
-        let injected = matches!(a, Action::Inject { .. }).then_some(s.world.next_msg + 1);
+        let injected = matches!(a, Action::Inject { .. }).then_some(s.world.messages_numbered() + 1);
         super::Taken { at, choice: self.choice_of(s, a), to, injected }
     }
 }
@@ -735,11 +735,11 @@ impl Model {
 fn process(s: &State, i: usize) -> u64 {
     let w = &s.world;
     let life = s.lives[i];
-    w.roster.statuses[i] as u64
-        | (w.epochs[i] as u64) << 8
+    w.statuses()[i] as u64
+        | (w.epochs()[i] as u64) << 8
         | (life.epoch as u64) << 24
         | (life.stopped as u64) << 40
-        | (w.restarts_due.contains(&AgentId(i as u32)) as u64) << 41
+        | (w.restart_due(AgentId(i as u32)) as u64) << 41
 }
 
 /// The teammates the scenario's faults name: each is unlike the others.
@@ -1008,7 +1008,7 @@ fn signature(s: &State, queued: &[(Millis, u64, &Due)], a: AgentId, local: &[u32
         }
     }
     // Its messages in flight, as a multiset of what they are.
-    let epochs = &s.world.epochs;
+    let epochs = s.world.epochs();
     let mut mail: SmallVec<[Mail; 8]> = SmallVec::new();
     mail.extend(s.flight().iter().filter(|d| d.to == a || d.sender == a).map(|d| {
         // The adversary is past the team: it has a name of its own, 3.
@@ -1047,27 +1047,27 @@ struct Rooms {
 
 impl Rooms {
     fn lend(&mut self, w: &mut World<Hand>) {
-        match &mut w.trace {
+        match w.log_mut() {
             Some(t) if !t.is_empty() => {}
             t => *t = Some(std::mem::take(&mut self.log)),
         }
-        if w.out.is_empty() {
-            w.out = std::mem::take(&mut self.out);
+        if w.commands_mut().is_empty() {
+            *w.commands_mut() = std::mem::take(&mut self.out);
         }
-        if w.shell.ready.is_empty() {
-            w.shell.ready = std::mem::take(&mut self.ready);
+        if w.shell().ready.is_empty() {
+            w.shell_mut().ready = std::mem::take(&mut self.ready);
         }
     }
 
     fn take_back(&mut self, w: &mut World<Hand>) {
-        if let Some(t) = w.trace.as_mut().filter(|t| t.is_empty()) {
+        if let Some(t) = w.log_mut().as_mut().filter(|t| t.is_empty()) {
             self.log = std::mem::take(t);
         }
-        if w.out.is_empty() {
-            self.out = std::mem::take(&mut w.out);
+        if w.commands_mut().is_empty() {
+            self.out = std::mem::take(w.commands_mut());
         }
-        if w.shell.ready.is_empty() {
-            self.ready = std::mem::take(&mut w.shell.ready);
+        if w.shell().ready.is_empty() {
+            self.ready = std::mem::take(&mut w.shell_mut().ready);
         }
     }
 }
@@ -1094,42 +1094,42 @@ impl<'a> Step<'a> {
     /// Every input the world put in a mailbox goes to its agent's turn, in
     /// the order handed over (a turn may hand over more).
     fn hand_over(&mut self) {
-        if self.s.world.shell.ready.is_empty() {
+        if self.s.world.shell().ready.is_empty() {
             return;
         }
         let seed = self.m.seed;
         // The streams are lent for the step, so a state kept for later
         // holds none of them (only how far each agent drew, `words`).
         let lent = ROOMS.with(|r| std::mem::take(&mut r.borrow_mut().ids));
-        let kept = std::mem::replace(&mut self.s.world.ids, lent);
-        while let Some((me, input)) = self.s.world.shell.ready.pop_front() {
+        let kept = std::mem::replace(self.s.world.id_streams_mut(), lent);
+        while let Some((me, input)) = self.s.world.shell_mut().ready.pop_front() {
             let i = me.index();
             // Each agent its own id stream, as in the runtime: an id depends
             // only on the seed and its asker's own history, so states reached
             // by different orders compare equal. Remade where it stopped.
-            self.s.world.ids.resume(seed, me, self.s.words[i]);
+            self.s.world.id_streams_mut().resume(seed, me, self.s.words[i]);
             let agent = Arc::make_mut(&mut self.s.agents[i]);
             crate::world::turn(&mut self.s.world, me, &mut self.s.lives[i], agent, &input);
             if let Agent::Teammate(t) = agent {
                 t.forget_memos();
             }
-            if let Some(words) = self.s.world.ids.take_words(me) {
+            if let Some(words) = self.s.world.id_streams_mut().take_words(me) {
                 self.s.words[i] = words;
             }
         }
-        let lent = std::mem::replace(&mut self.s.world.ids, kept);
+        let lent = std::mem::replace(self.s.world.id_streams_mut(), kept);
         ROOMS.with(|r| r.borrow_mut().ids = lent);
     }
 
     /// The events the world logged since the last look: the watcher sees
     /// each, the adversary learns the ids members sent, the log keeps them.
     fn witness_all(&mut self) {
-        let Some(trace) = self.s.world.trace.as_mut() else { return };
+        let Some(trace) = self.s.world.log_mut().as_mut() else { return };
         if trace.is_empty() {
             return;
         }
         let events = std::mem::take(trace);
-        let team = self.s.world.roster.statuses.len();
+        let team = self.s.world.statuses().len();
         for stamped in &events {
             match &stamped.event {
                 Event::Send { from, request_id: Some(id), .. } if from.index() < team && !self.s.seen.contains(id) => {
@@ -1152,7 +1152,7 @@ impl<'a> Step<'a> {
         }
         events.clear();
         // Back where it came from, for the rooms to take.
-        if let Some(t) = self.s.world.trace.as_mut() {
+        if let Some(t) = self.s.world.log_mut().as_mut() {
             *t = events;
         }
     }

@@ -128,7 +128,7 @@ impl Shell for Actors {
 /// Whether some mailbox still holds an input.
 #[inline]
 pub fn busy(w: &World<Actors>) -> bool {
-    w.shell.posted != w.handled
+    w.shell().posted != w.inputs_handled()
 }
 
 pub struct AgentActor {
@@ -168,7 +168,7 @@ impl Handler<Input> for AgentActor {
         // Looked at after the input's own sends, so the team never looks idle
         // while this input is still making work for others.
         if !busy(&guard) {
-            guard.shell.idle.notify_one();
+            guard.shell().idle.notify_one();
         }
     }
 }

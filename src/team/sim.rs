@@ -74,14 +74,11 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let mut world = World::for_team(&mut spec, journal, shell);
     if schedule.is_some() {
         // Messages wait in flight until the schedule delivers them.
-        world.flight = Some(Vec::new());
-        world.direct_delivery = false;
+        world.hold_in_flight();
     }
     // Set after the world has looked at it: the probe is the shell's.
-    world.shell.probe = spec.probe.take();
-    if let Some(inb) = &mut world.inbox {
-        inb.mirror_error = mirror_error;
-    }
+    world.shell_mut().probe = spec.probe.take();
+    world.set_mirror_error(mirror_error);
     let w: Shared = Rc::new(RefCell::new(world));
 
     let defences = spec.policy.defences;
@@ -97,13 +94,13 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let teammates =
         std::mem::take(&mut spec.teammates).into_iter().map(|(_, t)| Agent::Teammate(Teammate::new(t, defences)));
     for (i, agent) in std::iter::once(lead).chain(teammates).enumerate() {
-        if w.borrow().frames.is_some() {
+        if w.borrow().keeps_frames() {
             w.borrow_mut().frame_agent(AgentId(i as u32), &agent, 0);
         }
         let actor =
             AgentActor { id: AgentId(i as u32), life: Life::default(), agent: Some(agent), world: Rc::clone(&w) };
         let addr = actor.start();
-        w.borrow_mut().shell.addrs[i] = Some(addr);
+        w.borrow_mut().shell_mut().addrs[i] = Some(addr);
     }
     tracing::debug!(actors = team, "actors started");
     w.borrow_mut().begin(&mut spec);
@@ -112,7 +109,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         None => (drive(&w, spec.end, spec.cap).await, None),
         Some(choices) => follow(&w, &choices).await,
     };
-    let following = w.borrow().shell.held.is_some();
+    let following = w.borrow().shell().held.is_some();
     // How the run ends is the world's rule, the explorer's too.
     let ending = w.borrow_mut().begin_ending(stop, following);
 
@@ -120,7 +117,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // (a stopped or killed agent's actor only records what still reaches it).
     // Each agent is read and dropped in turn: holding 100,000 final states at
     // once would be the run's peak memory.
-    let addrs: Vec<_> = w.borrow_mut().shell.addrs.iter_mut().map(|a| a.take()).collect();
+    let addrs: Vec<_> = w.borrow_mut().shell_mut().addrs.iter_mut().map(|a| a.take()).collect();
     let mut requests = Vec::new();
     let mut load_done = 0;
     let mut live_pending = false;
@@ -130,7 +127,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
             if let Some(table) = agent.table() {
                 // A pending request of an agent still running keeps the run
                 // alive; one of a crashed or killed agent lost its timer.
-                let active = crate::protocol::Directory::is_active(&*w.borrow().roster, AgentId(i as u32));
+                let active = crate::protocol::Directory::is_active(w.borrow().roster(), AgentId(i as u32));
                 live_pending |= active && table.iter().any(|r| r.status == crate::protocol::Status::Pending);
                 requests.extend(table.iter().cloned());
             }
@@ -154,7 +151,7 @@ async fn follow(w: &Shared, choices: &[Choice]) -> (Stop, Option<String>) {
             // Said as the schedule file writes it, so it can be found there.
             let line = {
                 let world = w.borrow();
-                let name = |a: &crate::protocol::AgentId| world.names.get(a.index()).cloned().unwrap_or_default();
+                let name = |a: &crate::protocol::AgentId| world.names().get(a.index()).cloned().unwrap_or_default();
                 serde_json::to_string(&c.named(name, |m| *m)).unwrap_or_default()
             };
             let why = format!(
@@ -168,18 +165,18 @@ async fn follow(w: &Shared, choices: &[Choice]) -> (Stop, Option<String>) {
         hand_over(w).await;
     }
     let wb = w.borrow();
-    let still = wb.flight.as_ref().is_some_and(|f| !f.is_empty()) || !wb.queue.is_empty();
+    let still = wb.flight().is_some_and(|f| !f.is_empty()) || !wb.queue().is_empty();
     (if still { Stop::ScheduleEnd } else { Stop::Settled }, None)
 }
 
 /// The held inputs, one at a time: each goes to its actor, and the next
 /// only once every mailbox is idle again.
 async fn hand_over(w: &Shared) {
-    let idle = Rc::clone(&w.borrow().shell.idle);
+    let idle = Rc::clone(&w.borrow().shell().idle);
     loop {
-        let next = w.borrow_mut().shell.held.as_mut().and_then(|h| h.pop_front());
+        let next = w.borrow_mut().shell_mut().held.as_mut().and_then(|h| h.pop_front());
         let Some((agent, input)) = next else { break };
-        w.borrow_mut().shell.hand(agent, input);
+        w.borrow_mut().shell_mut().hand(agent, input);
         while busy(&w.borrow()) {
             idle.notified().await;
         }
@@ -200,7 +197,7 @@ async fn hand_over(w: &Shared) {
 async fn drive(w: &Shared, end: Option<Millis>, cap: Millis) -> Stop {
     let (notify, idle) = {
         let wb = w.borrow();
-        (Rc::clone(&wb.shell.notify), Rc::clone(&wb.shell.idle))
+        (Rc::clone(&wb.shell().notify), Rc::clone(&wb.shell().idle))
     };
     let limit = end.map_or(cap, |e| e.min(cap));
     let mut wakes = 0u32;
@@ -211,13 +208,13 @@ async fn drive(w: &Shared, end: Option<Millis>, cap: Millis) -> Stop {
             // real clock, which costs, asked at each): a run can spin in the
             // driver alone.
             let mut wb = w.borrow_mut();
-            let stop = if wakes % 64 == 1 { wb.guard_says_stop() } else { wb.aborted };
+            let stop = if wakes % 64 == 1 { wb.guard_says_stop() } else { wb.aborted() };
             if stop {
-                let full = wb.inbox.as_ref().is_some_and(|i| i.full);
+                let full = wb.inbox_full();
                 return if full { Stop::InboxBound } else { Stop::Aborted };
             }
         }
-        let next = w.borrow().queue.next_time();
+        let next = w.borrow().queue().next_time();
         let wake_at = next.map_or(limit, |t| t.min(limit));
         if wake_at > w.borrow().now() {
             // Something scheduled sooner than `next` while we wait (the
@@ -234,14 +231,14 @@ async fn drive(w: &Shared, end: Option<Millis>, cap: Millis) -> Stop {
             }
         }
         let now = w.borrow_mut().advance_to(wake_at);
-        tracing::debug!(at = %now, queued = w.borrow().queue.len(), "driver wakes");
+        tracing::debug!(at = %now, queued = w.borrow().queue().len(), "driver wakes");
         match next {
             None => return Stop::Settled,
             Some(t) if t > limit => return if end.is_some_and(|e| e <= cap) { Stop::EndTime } else { Stop::Cap },
             Some(_) => {}
         }
         loop {
-            let due = w.borrow_mut().queue.pop_due(now);
+            let due = w.borrow_mut().pop_due(now);
             match due {
                 Some(d) => {
                     tracing::trace!(at = %now, event = ?d, "event due");

@@ -11,6 +11,7 @@
 //! (what a command does, what a fault does, where a message goes) is written
 //! here, once: [`turn`] carries out an agent's turn, [`World::fire`] what is due.
 
+pub mod access;
 pub mod choice;
 pub mod deadlock;
 pub mod ending;
@@ -113,75 +114,75 @@ pub enum Due {
 pub struct World<S: Shell> {
     /// Virtual time. The driver alone moves it, when every actor is idle.
     clock: Millis,
-    pub policy: Policy,
+    policy: Policy,
     /// Shared: the explorer copies the world into every state it keeps.
-    pub names: Arc<Vec<String>>,
+    names: Arc<Vec<String>>,
     /// Shared until written, as the names are: a status changes a few
     /// times a run, and the explorer copies the world into every state.
-    pub roster: Arc<Roster>,
+    roster: Arc<Roster>,
     /// Bumped when an agent crashes or is killed: its queued inputs and timers
     /// from before are then recognised as lost.
-    pub epochs: Arc<Vec<u32>>,
+    epochs: Arc<Vec<u32>>,
     /// The shell's mailboxes and hooks.
-    pub shell: S,
+    shell: S,
     /// When the run stops even with work left (its `end`, else its `cap`).
     limit: ending::Limit,
     /// Events due, in (time, scheduling order).
-    pub queue: queue::Queue,
-    pub trace: Option<Vec<Stamped>>,
+    queue: queue::Queue,
+    trace: Option<Vec<Stamped>>,
     /// Set while the run settles: the time its closing records are stamped.
-    pub stamp_at: Option<Millis>,
+    stamp_at: Option<Millis>,
     /// When the last event was logged (every shell logs the same events;
     /// not every shell keeps them).
-    pub last_logged: Millis,
+    last_logged: Millis,
     /// Each agent's request-id stream (`agent::ids`), made on its first
     /// draw: one word per agent until then.
-    pub ids: IdStreams,
+    ids: IdStreams,
     /// The network's own stream (latency draws, a fault's odds), so that
     /// how often the network draws never changes an agent's ids.
-    pub net_rng: network::NetRng,
+    net_rng: network::NetRng,
     /// Shared until written, as the names are.
-    pub files: Arc<BTreeMap<String, FileState>>,
+    files: Arc<BTreeMap<String, FileState>>,
     /// Shared until written: most steps only read it (a quiet network is
     /// never written), and the explorer copies the world into every state.
-    pub net: Arc<Network>,
+    net: Arc<Network>,
     /// `Some`: the network does not time its deliveries; each message waits
     /// here until a shell chooses when it arrives (the explorer, and a run
     /// following a schedule). `None`: it arrives after its drawn latency.
-    pub flight: Option<Vec<Delivery>>,
+    flight: Option<Vec<Delivery>>,
     /// Inputs held for a stalled agent, with the time the stall ends.
     /// Few agents stall at once, so a map: a slot per agent would cost 4 MB
     /// at 100,000 teammates.
-    pub stalls: BTreeMap<AgentId, (Millis, VecDeque<Input>)>,
+    stalls: BTreeMap<AgentId, (Millis, VecDeque<Input>)>,
     /// Crashed agents whose crash scheduled a restart. Any other crash is
     /// final, and nothing (not even the kill default) changes it.
-    pub restarts_due: std::collections::BTreeSet<AgentId>,
+    restarts_due: std::collections::BTreeSet<AgentId>,
     /// Who is blocked on whom, to name deadlocks as they form.
-    pub waits: crate::protocol::WaitFor,
+    waits: crate::protocol::WaitFor,
     /// Message sequence numbers pair each send with its delivery or loss.
-    pub next_msg: u64,
-    pub last_event: Millis,
+    next_msg: u64,
+    last_event: Millis,
     /// Nothing is logged, the network is ideal and no fault is scheduled:
     /// messages can skip the router's checks. Set once, before the run.
-    pub direct_delivery: bool,
+    direct_delivery: bool,
     /// Whether agents should build events (for the log, `-v` or a probe).
-    pub agents_report: bool,
+    agents_report: bool,
     /// Whether a fault names requests by label (a filter's `request`, a
     /// forgery's `@label`, a replay): only then are labels written out as
     /// the requests open, a formatted string each.
-    pub learn_labels: bool,
+    learn_labels: bool,
     /// The command buffer actors borrow while they handle an input.
-    pub out: Vec<crate::agent::Command>,
+    out: Vec<crate::agent::Command>,
     /// Inputs handled so far (the shell's guard is asked every 1,024), and
     /// whether the run must stop.
-    pub handled: u64,
-    pub aborted: bool,
+    handled: u64,
+    aborted: bool,
     /// File mode's inboxes; `None` in memory mode, whose paths never look further.
     /// Boxed: most worlds have none, and the explorer copies the world.
-    pub inbox: Option<Box<filebox::Inboxes>>,
+    inbox: Option<Box<filebox::Inboxes>>,
     /// What every agent and the world looked like as the run went on (`run
     /// --html`); `None`, and no cost but this word, otherwise.
-    pub frames: Option<Box<frames::Frames>>,
+    frames: Option<Box<frames::Frames>>,
 }
 
 impl<S: Shell> World<S> {
