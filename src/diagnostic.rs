@@ -4,7 +4,7 @@
 //! `annotate-snippets`, the crate rustc and cargo render with, so a Rust
 //! user reads it as they read a compiler error.
 
-use crate::scenario::ScenarioError;
+use crate::format::ScenarioError;
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 
 /// Whether stderr gets colour, as `--color` decided (`crate::color`).
@@ -65,7 +65,7 @@ pub fn render_all(errors: &[ScenarioError], color: bool) -> String {
 }
 
 /// A cut excerpt with `...` where the line goes on.
-fn cut(x: &crate::scenario::build::Excerpt) -> (String, std::ops::Range<usize>) {
+fn cut(x: &crate::format::build::Excerpt) -> (String, std::ops::Range<usize>) {
     let before = if x.cut_before { "..." } else { "" };
     let after = if x.cut_after { "..." } else { "" };
     let shift = before.len();

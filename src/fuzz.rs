@@ -50,8 +50,8 @@ pub static STEPS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::
     out
 });
 
+use crate::format::file::toml_string;
 use crate::protocol::message::{message_types, protocol_types};
-use crate::scenario::file::toml_string;
 
 /// The marker line before the added faults and steps.
 pub const ADDED: &str = "# ---- faults and steps added by handshake fuzz";
@@ -192,7 +192,7 @@ fn step_headers(text: &str) -> Vec<(usize, u64)> {
             .iter()
             .map(|s| {
                 let at = s.get("at")?.as_str()?;
-                crate::scenario::duration::parse_duration(at).ok().map(|m| m.0)
+                crate::format::duration::parse_duration(at).ok().map(|m| m.0)
             })
             .collect(),
         Some(_) => None,

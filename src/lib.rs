@@ -70,6 +70,7 @@ pub mod color;
 pub mod diagnostic;
 pub mod explore;
 pub mod fault_kind;
+pub mod format;
 pub mod fuzz;
 pub mod history;
 pub mod inbox;

@@ -43,8 +43,8 @@
 //! them (a candidate played ahead counts when the order reaches it), so the
 //! file, the count and the report are the same for any number of threads.
 
+use crate::format::duration::{human, parse_duration};
 use crate::protocol::Millis;
-use crate::scenario::duration::{human, parse_duration};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{mpsc, Arc, Mutex};

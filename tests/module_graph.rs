@@ -211,3 +211,35 @@ fn no_arrow_points_sideways_into_the_bench_or_another_command() {
         }
     }
 }
+
+/// Every module `from` imports, directly or through others.
+fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_string()];
+    while let Some(m) = todo.pop() {
+        for d in graph.get(&m).into_iter().flatten() {
+            if seen.insert(d.clone()) {
+                todo.push(d.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// Issue 41 point 5: the scenario format (reading, building, finding files)
+/// is a layer below the engine, and what reads, writes or runs scenario
+/// files without searching them (fuzz, shrink, the history) does not pull
+/// in the explorer, not even through another module.
+#[test]
+fn the_scenario_format_sits_below_the_explorer_and_its_writers_need_no_explorer() {
+    let graph = graph();
+    assert!(graph["explore"].contains("format"), "{:?}", graph["explore"]);
+    let below = reaches(&graph, "format");
+    for above in ["explore", "scenario", "team", "cli", "fuzz", "shrink", "history"] {
+        assert!(!below.contains(above), "format reaches {above}: {below:?}");
+    }
+    for writer in ["fuzz", "shrink", "history"] {
+        let r = reaches(&graph, writer);
+        assert!(r.contains("format") && !r.contains("explore"), "{writer} reaches {r:?}");
+    }
+}

@@ -2,15 +2,15 @@
 //! of time and seed ranges (with the reason when they cannot be read), and
 //! the command line that starts this program again.
 
+use crate::format::duration::parse_duration;
 use crate::protocol::Millis;
-use crate::scenario::duration::parse_duration;
 use crate::words::shell_word;
 
 /// A span of time no longer than a run may be.
 pub(crate) fn parse_dur(s: &str) -> Result<Millis, String> {
     let d = parse_duration(s)?;
-    if d > crate::scenario::build::MAX_RUN {
-        let longest = crate::scenario::duration::human(crate::scenario::build::MAX_RUN);
+    if d > crate::format::build::MAX_RUN {
+        let longest = crate::format::duration::human(crate::format::build::MAX_RUN);
         return Err(format!("{s:?} is longer than a run may be ({longest})"));
     }
     Ok(d)

@@ -84,7 +84,7 @@ pub enum SearchOrder {
 pub struct Latency(crate::protocol::Millis);
 
 fn parse_latency(text: &str) -> Result<Latency, String> {
-    crate::scenario::duration::parse_duration(text).map(Latency).map_err(|e| format!("`{text}`: {e}"))
+    crate::format::duration::parse_duration(text).map(Latency).map_err(|e| format!("`{text}`: {e}"))
 }
 
 /// The largest team `explore` takes (see `main`).
@@ -425,7 +425,7 @@ impl Report<'_> {
 fn write_outputs(a: &ExploreArgs, scenario: &crate::scenario::Scenario, c: &crate::explore::Counterexample) {
     if let Some(out) = &a.write {
         let original = crate::scenario::read_file(&a.path).unwrap_or_default();
-        let written = crate::scenario::replay::scenario_file(&original, &out.to_string_lossy(), c)
+        let written = crate::explore::scenario_file(&original, &out.to_string_lossy(), c)
             .and_then(|text| crate::output::write(out, &text));
         match written {
             Ok(()) => eprintln!("wrote {}: `handshake run {} -v` replays the violation", out.display(), out.display()),

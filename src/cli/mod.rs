@@ -15,7 +15,7 @@ pub mod shrink;
 mod sweep;
 pub mod watch;
 
-use crate::scenario::discover::expand;
+use crate::format::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 

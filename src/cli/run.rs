@@ -4,8 +4,8 @@ use super::args::{parse_seeds, parse_span, program, resume_command};
 use super::bad_input::{Problem, Refusal};
 use super::progress::Progress;
 use super::{noun, plural, scenario_files, shown, Format, EXIT_FAILED, EXIT_OK};
+use crate::format::discover::load_all_with_text;
 use crate::protocol::Millis;
-use crate::scenario::discover::load_all_with_text;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
 use crate::sweep::{Settings, Shard, Sweep};
 use crate::trace::{Names, Stamped};
@@ -728,7 +728,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::duration::parse_duration;
+    use crate::format::duration::parse_duration;
 
     #[test]
     fn durations_are_written_as_the_options_read_them() {

@@ -15,8 +15,8 @@
 //! (statuses, crashes, files), forged messages.
 
 use super::History;
+use crate::format::file::toml_string;
 use crate::protocol::{Address, AgentId, Effect, Kind, MessageType, Millis, RequestId};
-use crate::scenario::file::toml_string;
 use crate::trace::{Cause, Event};
 use crate::world::FaultKind;
 use std::collections::BTreeMap;

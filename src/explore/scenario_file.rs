@@ -10,9 +10,9 @@
 //! offered after it has been run and has broken the same invariant; when it
 //! does not, the refusal says where its run parted from the schedule.
 
-use super::{load_str, run_scenario, RunOptions};
-use crate::explore::{Broke, Counterexample, Taken};
+use super::{Broke, Counterexample, Taken};
 use crate::protocol::{Message, Millis};
+use crate::scenario::{load_str, run_scenario, RunOptions};
 use crate::trace::{Event, Stamped};
 use crate::world::{Choice, FaultKind};
 use std::collections::BTreeMap;
@@ -129,7 +129,7 @@ fn blank_duration(word: &str) -> String {
 }
 
 fn ms(m: Millis) -> Value {
-    Value::String(super::duration::human(m))
+    Value::String(crate::format::duration::human(m))
 }
 
 /// The replay time of each action: its own time, or one millisecond after
