@@ -292,6 +292,17 @@ fn judge(
 ) -> Vec<Failure> {
     let mut failures = Vec::new();
     let last = o.events.len().saturating_sub(1);
+    stopped_by_a_guard(o, budget, last, &mut failures);
+    let seen = unexpected_violations(s, o, violations, last, &mut failures);
+    if s.policy().fail_on_deadlock {
+        unexpected_deadlocks(s, o, all_deadlocks, last, &mut failures);
+    }
+    unmet_expectations(s, o, &seen, all_deadlocks, last, &mut failures);
+    failures
+}
+
+/// A run a guard stopped (real time, the inbox files' bound) fails for it.
+fn stopped_by_a_guard(o: &Outcome, budget: std::time::Duration, last: usize, failures: &mut Vec<Failure>) {
     if o.stop == Stop::Aborted {
         failures.push(Failure {
             check: "real-time guard".into(),
@@ -311,6 +322,17 @@ fn judge(
             context: context(o, last, |_| true, 8),
         });
     }
+}
+
+/// Each violation the file does not expect fails the run; the invariants
+/// broken at all, expected or not, are returned.
+fn unexpected_violations(
+    s: &Scenario,
+    o: &Outcome,
+    violations: &[Violation],
+    last: usize,
+    failures: &mut Vec<Failure>,
+) -> BTreeSet<Invariant> {
     let expected: BTreeSet<Invariant> =
         s.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None }).collect();
     let mut seen = BTreeSet::new();
@@ -326,36 +348,56 @@ fn judge(
             context: context(o, v.event.unwrap_or(last), |_| true, 8),
         });
     }
-    if s.policy().fail_on_deadlock {
-        let expected = |d: &DeadlockReport| {
-            s.expects.iter().any(|e| {
-                matches!(e, Expect::Deadlock { members, .. } if {
-                    let (mut a, mut b) = (members.clone(), d.members.clone());
-                    a.sort();
-                    b.sort();
-                    a == b
-                })
+    seen
+}
+
+/// With `deadlocks = "fail"`, each deadlock the file does not expect fails the run.
+fn unexpected_deadlocks(
+    s: &Scenario,
+    o: &Outcome,
+    all_deadlocks: &[DeadlockReport],
+    last: usize,
+    failures: &mut Vec<Failure>,
+) {
+    let expected = |d: &DeadlockReport| {
+        s.expects.iter().any(|e| {
+            matches!(e, Expect::Deadlock { members, .. } if {
+                let (mut a, mut b) = (members.clone(), d.members.clone());
+                a.sort();
+                b.sort();
+                a == b
             })
-        };
-        for d in all_deadlocks.iter().filter(|d| !expected(d)) {
-            let i = o
-                .events
-                .iter()
-                .position(|e| matches!(e.event, Event::Deadlock { .. }) && e.t.0 == d.formed_ms)
-                .unwrap_or(last);
-            failures.push(Failure {
-                check: "no deadlock (policy: deadlocks = \"fail\")".into(),
-                at_ms: d.formed_ms,
-                message: format!(
-                    "deadlock {} formed at {}: each waits on the next ({})",
-                    d.cycle(),
-                    Millis(d.formed_ms),
-                    d.requests.iter().map(|r| format!("[{r}]")).collect::<Vec<_>>().join(", ")
-                ),
-                context: context(o, i, |_| true, 8),
-            });
-        }
+        })
+    };
+    for d in all_deadlocks.iter().filter(|d| !expected(d)) {
+        let i = o
+            .events
+            .iter()
+            .position(|e| matches!(e.event, Event::Deadlock { .. }) && e.t.0 == d.formed_ms)
+            .unwrap_or(last);
+        failures.push(Failure {
+            check: "no deadlock (policy: deadlocks = \"fail\")".into(),
+            at_ms: d.formed_ms,
+            message: format!(
+                "deadlock {} formed at {}: each waits on the next ({})",
+                d.cycle(),
+                Millis(d.formed_ms),
+                d.requests.iter().map(|r| format!("[{r}]")).collect::<Vec<_>>().join(", ")
+            ),
+            context: context(o, i, |_| true, 8),
+        });
     }
+}
+
+/// Each of the file's `[[expect]]` the run did not meet fails it.
+fn unmet_expectations(
+    s: &Scenario,
+    o: &Outcome,
+    seen: &BTreeSet<Invariant>,
+    all_deadlocks: &[DeadlockReport],
+    last: usize,
+    failures: &mut Vec<Failure>,
+) {
     let facts = Facts::of(o);
     let require_plan = s.require_plan();
     let gate_of = |name: &str| -> GateState {
@@ -453,75 +495,13 @@ fn judge(
                 }
             }
             Expect::Deadlock { members, broken } => {
-                let mut want = members.clone();
-                want.sort();
-                let found = all_deadlocks.iter().find(|d| {
-                    let mut got = d.members.clone();
-                    got.sort();
-                    got == want
-                });
-                let focus = |e: &Event| matches!(e, Event::Deadlock { .. } | Event::DeadlockBroken { .. });
-                match (found, broken) {
-                    (None, _) => failures
-                        .push(fail(format!("no deadlock among {} formed", want.join(", ")), &|e: &Event| {
-                            matches!(e, Event::Deadlock { .. } | Event::Opened { .. })
-                        })),
-                    (Some(d), Some(true)) if d.broken_ms.is_none() => failures.push(fail(
-                        format!("deadlock {} formed at {} and was never broken", d.cycle(), Millis(d.formed_ms)),
-                        &focus,
-                    )),
-                    (Some(d), Some(false)) if d.broken_ms.is_some() => failures.push(fail(
-                        format!(
-                            "deadlock {} was broken at {} by [{}]; expected it to last",
-                            d.cycle(),
-                            Millis(d.broken_ms.unwrap_or_default()),
-                            d.broken_by.as_deref().unwrap_or("?")
-                        ),
-                        &focus,
-                    )),
-                    _ => {}
-                }
+                failures.extend(deadlock_unmet(e, o, last, all_deadlocks, members, *broken))
             }
             Expect::Received { message_type, by, from, count } => {
-                let by_id = facts.agents.get(by.as_str()).copied();
-                let from_id = from.as_ref().and_then(|f| facts.agents.get(f.as_str()).copied());
-                let mt = *message_type;
-                let matches = move |e: &Event| {
-                    matches!(e, Event::Deliver { to, message_type, sender, .. }
-                        if Some(*to) == by_id && *message_type == mt && (from_id.is_none() || Some(*sender) == from_id))
-                };
-                let got = o.events.iter().filter(|e| matches(&e.event)).count();
-                let ok = match count {
-                    Some(n) => got == *n as usize,
-                    None => got > 0,
-                };
-                if !ok {
-                    let whence = from.as_ref().map(|f| format!(" from {f}")).unwrap_or_default();
-                    let want = count.map_or("at least one".to_string(), |n| n.to_string());
-                    failures.push(fail(
-                        format!("{by} received {got} {mt}{whence}, expected {want}"),
-                        &move |e: &Event| {
-                            matches!(e, Event::Deliver { to, .. } | Event::Dropped { to, .. } if Some(*to) == by_id)
-                        },
-                    ));
-                }
+                failures.extend(received_unmet(e, o, last, &facts, *message_type, by, from.as_deref(), *count))
             }
             Expect::InboxLines { owner, lines, message_type } => {
-                let path = crate::inbox::inbox_path(owner);
-                let text =
-                    o.inbox_files.get(&path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
-                let got = text
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .filter(|l| message_type.is_none_or(|t| line_type(l).as_deref() == Some(t.name())))
-                    .count();
-                if got != *lines as usize {
-                    let of = message_type.map(|t| format!(" of type {t}")).unwrap_or_default();
-                    failures.push(fail(
-                        format!("{path} holds {got} line(s){of} at the end, expected {lines}"),
-                        &|e: &Event| matches!(e, Event::Read { .. }),
-                    ));
-                }
+                failures.extend(inbox_unmet(e, o, last, owner, *lines, *message_type))
             }
             Expect::Expired { count } => {
                 let got = facts.expired;
@@ -533,7 +513,111 @@ fn judge(
             }
         }
     }
-    failures
+}
+
+/// A failed expectation, with the events around the end that `focus` picks.
+fn failure(e: &Expect, o: &Outcome, last: usize, message: String, focus: &dyn Fn(&Event) -> bool) -> Failure {
+    Failure { check: describe_expect(e), at_ms: o.ended_at.0, message, context: context(o, last, focus, 8) }
+}
+
+/// A deadlock the file expects among `members`: formed, and broken or lasting as it says.
+fn deadlock_unmet(
+    e: &Expect,
+    o: &Outcome,
+    last: usize,
+    all_deadlocks: &[DeadlockReport],
+    members: &[String],
+    broken: Option<bool>,
+) -> Option<Failure> {
+    let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Some(failure(e, o, last, message, focus));
+    let mut want = members.to_vec();
+    want.sort();
+    let found = all_deadlocks.iter().find(|d| {
+        let mut got = d.members.clone();
+        got.sort();
+        got == want
+    });
+    let focus = |e: &Event| matches!(e, Event::Deadlock { .. } | Event::DeadlockBroken { .. });
+    match (found, broken) {
+        (None, _) => fail(format!("no deadlock among {} formed", want.join(", ")), &|e: &Event| {
+            matches!(e, Event::Deadlock { .. } | Event::Opened { .. })
+        }),
+        (Some(d), Some(true)) if d.broken_ms.is_none() => {
+            fail(format!("deadlock {} formed at {} and was never broken", d.cycle(), Millis(d.formed_ms)), &focus)
+        }
+        (Some(d), Some(false)) if d.broken_ms.is_some() => fail(
+            format!(
+                "deadlock {} was broken at {} by [{}]; expected it to last",
+                d.cycle(),
+                Millis(d.broken_ms.unwrap_or_default()),
+                d.broken_by.as_deref().unwrap_or("?")
+            ),
+            &focus,
+        ),
+        _ => None,
+    }
+}
+
+/// A message type `by` must have received (from `from`, `count` times).
+#[allow(clippy::too_many_arguments)]
+fn received_unmet(
+    e: &Expect,
+    o: &Outcome,
+    last: usize,
+    facts: &Facts,
+    message_type: crate::protocol::MessageType,
+    by: &str,
+    from: Option<&str>,
+    count: Option<u32>,
+) -> Option<Failure> {
+    let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Some(failure(e, o, last, message, focus));
+    let by_id = facts.agents.get(by).copied();
+    let from_id = from.and_then(|f| facts.agents.get(f).copied());
+    let mt = message_type;
+    let matches = move |e: &Event| {
+        matches!(e, Event::Deliver { to, message_type, sender, .. }
+            if Some(*to) == by_id && *message_type == mt && (from_id.is_none() || Some(*sender) == from_id))
+    };
+    let got = o.events.iter().filter(|e| matches(&e.event)).count();
+    let ok = match count {
+        Some(n) => got == n as usize,
+        None => got > 0,
+    };
+    if ok {
+        return None;
+    }
+    let whence = from.map(|f| format!(" from {f}")).unwrap_or_default();
+    let want = count.map_or("at least one".to_string(), |n| n.to_string());
+    fail(
+        format!("{by} received {got} {mt}{whence}, expected {want}"),
+        &move |e: &Event| matches!(e, Event::Deliver { to, .. } | Event::Dropped { to, .. } if Some(*to) == by_id),
+    )
+}
+
+/// File mode: how many lines (of a type) an inbox file holds at the end.
+fn inbox_unmet(
+    e: &Expect,
+    o: &Outcome,
+    last: usize,
+    owner: &str,
+    lines: u32,
+    message_type: Option<crate::protocol::MessageType>,
+) -> Option<Failure> {
+    let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Some(failure(e, o, last, message, focus));
+    let path = crate::inbox::inbox_path(owner);
+    let text = o.inbox_files.get(&path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+    let got = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| message_type.is_none_or(|t| line_type(l).as_deref() == Some(t.name())))
+        .count();
+    if got == lines as usize {
+        return None;
+    }
+    let of = message_type.map(|t| format!(" of type {t}")).unwrap_or_default();
+    fail(format!("{path} holds {got} line(s){of} at the end, expected {lines}"), &|e: &Event| {
+        matches!(e, Event::Read { .. })
+    })
 }
 
 /// What expectations ask about a run, gathered in one pass over its events:
