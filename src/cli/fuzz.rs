@@ -63,12 +63,68 @@ pub fn main(a: FuzzArgs) -> i32 {
         Ok(f) => f,
         Err(problem) => return super::refuse_paths(problem, a.format),
     };
-    // Every file is loaded (and run once, plain) before any fuzzing: exit 2
-    // promises nothing was fuzzed.
+    let targets = match load_targets(&a, &files) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let stems = file_names(&targets);
+    let (from, to) = a.seeds;
+    let seeds = to - from;
+    let total = seeds.saturating_mul(targets.len() as u64);
+    let text = a.format == Format::Text;
+    let mut progress = super::progress::Progress::new(total, "run", "found", text);
+    let started = Instant::now();
+    let max_real = Some(a.max_real.as_std());
+    let mut tally = Tally::default();
+    if let Some(code) = super::refuse_zero_jobs(a.jobs, "fuzzed", a.format) {
+        return code;
+    }
+    let jobs = super::jobs_or_every_core(a.jobs);
+    crate::interrupt::install();
+    // Seed by seed (in chunks), every scenario of a chunk before the next:
+    // a fuzz stopped by Ctrl-C resumes from a seed.
+    const CHUNK: u64 = 512;
+    let mut stopped_at = None;
+    'all: for start in (from..to).step_by(CHUNK as usize) {
+        let end = start.saturating_add(CHUNK).min(to);
+        for (t, stem) in targets.iter().zip(&stems) {
+            if crate::interrupt::requested() {
+                stopped_at = Some(start);
+                break 'all;
+            }
+            for (seed, case) in cases(t, start..end, max_real, jobs) {
+                tally.take(&a, t, stem, seed, case, jobs, &mut progress);
+                progress.advance(1);
+            }
+        }
+    }
+    // Done or stopped: the summary takes the line's place.
+    progress.clear();
+    tally.report(&a, targets.len(), started.elapsed().as_secs_f64(), stopped_at.is_some());
+    if let Some(start) = stopped_at {
+        eprintln!(
+            "interrupted: {} of {} runs played ({} with a find); resume with:\n  {}",
+            tally.played,
+            seeds.saturating_mul(targets.len() as u64),
+            tally.found.len(),
+            super::args::resume_command(start, to)
+        );
+        return super::EXIT_INTERRUPTED;
+    }
+    if tally.found.is_empty() && tally.refused.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// Every file loaded (and run once, plain) before any fuzzing, or the exit
+/// code of the refusal: exit 2 promises nothing was fuzzed.
+fn load_targets(a: &FuzzArgs, files: &[std::path::PathBuf]) -> Result<Vec<Target>, i32> {
     let mut targets = Vec::new();
     let mut said = String::new();
     let mut problems = Vec::new();
-    for f in &files {
+    for f in files {
         let shown = f.display().to_string();
         let text = match crate::scenario::read_file(f) {
             Ok(t) => t,
@@ -94,166 +150,167 @@ pub fn main(a: FuzzArgs) -> i32 {
             "nothing was fuzzed: fix the file(s) above ({})\n",
             plural(problems.len() as u64, "problem")
         ));
-        return Refusal::problems(said, problems, "nothing was fuzzed").tell(a.format);
+        return Err(Refusal::problems(said, problems, "nothing was fuzzed").tell(a.format));
     }
-    let stems = file_names(&targets);
-    let (from, to) = a.seeds;
-    let seeds = to - from;
-    let total = seeds.saturating_mul(targets.len() as u64);
-    let text = a.format == Format::Text;
-    let mut progress = super::progress::Progress::new(total, "run", "found", text);
-    let started = Instant::now();
-    let max_real = Some(a.max_real.as_std());
-    let mut found: Vec<Found> = Vec::new();
-    let mut refused: Vec<Case> = Vec::new();
-    // Broken only without a defence the file itself switches off: shown,
-    // not counted (exit 1 means an invariant broke with every defence on).
-    let mut only_without: Vec<Case> = Vec::new();
-    let mut by_invariant: BTreeMap<String, u64> = BTreeMap::new();
-    let mut by_scenario: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut faults_added, mut steps_added) = (0u64, 0u64);
-    let mut changed = 0u64;
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "fuzzed", a.format) {
-        return code;
-    }
-    let jobs = super::jobs_or_every_core(a.jobs);
-    crate::interrupt::install();
-    // Seed by seed (in chunks), every scenario of a chunk before the next:
-    // a fuzz stopped by Ctrl-C resumes from a seed.
-    const CHUNK: u64 = 512;
-    let mut played = 0u64;
-    let mut stopped_at = None;
-    'all: for start in (from..to).step_by(CHUNK as usize) {
-        let end = start.saturating_add(CHUNK).min(to);
-        for (t, stem) in targets.iter().zip(&stems) {
-            if crate::interrupt::requested() {
-                stopped_at = Some(start);
-                break 'all;
-            }
-            for (seed, case) in cases(t, start..end, max_real, jobs) {
-                played += 1;
-                faults_added += case.faults_added() as u64;
-                steps_added += case.steps_added() as u64;
-                changed += u64::from(case.changed);
-                if !case.refused.is_empty() {
-                    progress.above(|| {
-                        eprintln!(
-                            "generator bug: {} seed {seed}: the additions were refused: {}",
-                            t.name,
-                            case.refused.join("; ")
-                        )
-                    });
-                    refused.push(case);
-                } else if !case.only_without.is_empty() {
-                    if text {
-                        progress.above(|| print_only_without(&case));
-                    }
-                    only_without.push(case);
-                } else if case.found() {
-                    let invariants: std::collections::BTreeSet<&str> =
-                        case.findings.iter().map(|f| f.invariant.as_str()).collect();
-                    for i in invariants {
-                        *by_invariant.entry(i.to_string()).or_default() += 1;
-                    }
-                    *by_scenario.entry(t.path.clone()).or_default() += 1;
-                    let (file, reproduce) = match write_finding(&a.out, stem, t, &case) {
-                        Ok(p) => {
-                            let p = p.display().to_string();
-                            let r = format!("handshake run {p} --seed {seed}");
-                            (Some(p), Some(r))
-                        }
-                        Err(e) => {
-                            progress.above(|| eprintln!("error: {e}"));
-                            (None, None)
-                        }
-                    };
-                    let shrunk = match (&file, a.shrink) {
-                        (Some(path), true) => Some(shrink_find(path, seed, jobs)),
-                        _ => None,
-                    };
-                    let f = Found { case, file, reproduce, shrunk };
-                    if text {
-                        progress.above(|| print_found(&f));
-                    }
-                    progress.count_failure();
-                    found.push(f);
-                }
-                progress.advance(1);
-            }
-        }
-    }
-    // Done or stopped: the summary takes the line's place.
-    progress.clear();
-    let total = played;
-    let elapsed = started.elapsed().as_secs_f64();
-    match a.format {
-        Format::Text => {
-            println!(
-                "\n{} ({}{} × {}, {} and {} added): {} with a find, {} refused  (real {:.1} s, {:.0} runs/s)",
-                plural(total, "run"),
-                if stopped_at.is_some() { "stopped early, of " } else { "" },
-                plural(targets.len() as u64, "scenario"),
-                plural(seeds, "seed"),
-                plural(faults_added, "fault"),
-                plural(steps_added, "step"),
-                found.len(),
-                refused.len(),
-                elapsed,
-                total as f64 / elapsed.max(1e-9)
-            );
-            println!(
-                "the additions changed an outcome the file expects in {changed} of them ({:.0}%)",
-                100.0 * changed as f64 / total.max(1) as f64
-            );
-            if !only_without.is_empty() {
-                println!(
-                    "{} broke an invariant only without a defence its file switches off: not counted as finds",
-                    plural(only_without.len() as u64, "run")
-                );
-            }
-            if !by_invariant.is_empty() {
-                println!("finds by invariant:");
-                for (inv, n) in &by_invariant {
-                    println!("  {inv:<20} {n} {}", noun(*n, "run"));
-                }
-                println!("finds by scenario:");
-                for (name, n) in &by_scenario {
-                    println!("  {name:<48} {n} {}", noun(*n, "seed"));
-                }
-            }
-        }
-        Format::Json => {
-            let doc = serde_json::json!({
-                "seeds": {"from": from, "to": to},
-                "scenarios": targets.len(),
-                "runs": total,
-                "faults_added": faults_added,
-                "steps_added": steps_added,
-                "changed": changed,
-                "found": found,
-                "refused": refused,
-                "only_without_a_defence": only_without,
-                "by_invariant": by_invariant,
-                "by_scenario": by_scenario,
-                "real_seconds": crate::words::real_seconds(elapsed),
-            });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-        }
-    }
-    if let Some(start) = stopped_at {
-        eprintln!(
-            "interrupted: {} of {} runs played ({} with a find); resume with:\n  {}",
+    Ok(targets)
+}
+
+/// What a fuzz found so far, run by run.
+#[derive(Default)]
+struct Tally {
+    played: u64,
+    faults_added: u64,
+    steps_added: u64,
+    /// Runs whose additions changed an outcome the file expects.
+    changed: u64,
+    found: Vec<Found>,
+    /// The generator's bugs: additions the file reader refused.
+    refused: Vec<Case>,
+    /// Broken only without a defence the file itself switches off: shown,
+    /// not counted (exit 1 means an invariant broke with every defence on).
+    only_without: Vec<Case>,
+    by_invariant: BTreeMap<String, u64>,
+    by_scenario: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    /// One run of `t` (written under `stem`) with `seed`: counted, and a
+    /// find written, shrunk if asked, and said.
+    #[allow(clippy::too_many_arguments)]
+    fn take(
+        &mut self,
+        a: &FuzzArgs,
+        t: &Target,
+        stem: &str,
+        seed: u64,
+        case: Case,
+        jobs: usize,
+        progress: &mut super::progress::Progress,
+    ) {
+        let text = a.format == Format::Text;
+        let Tally {
             played,
-            seeds.saturating_mul(targets.len() as u64),
-            found.len(),
-            super::args::resume_command(start, to)
-        );
-        return super::EXIT_INTERRUPTED;
+            faults_added,
+            steps_added,
+            changed,
+            found,
+            refused,
+            only_without,
+            by_invariant,
+            by_scenario,
+        } = self;
+        *played += 1;
+        *faults_added += case.faults_added() as u64;
+        *steps_added += case.steps_added() as u64;
+        *changed += u64::from(case.changed);
+        if !case.refused.is_empty() {
+            progress.above(|| {
+                eprintln!(
+                    "generator bug: {} seed {seed}: the additions were refused: {}",
+                    t.name,
+                    case.refused.join("; ")
+                )
+            });
+            refused.push(case);
+        } else if !case.only_without.is_empty() {
+            if text {
+                progress.above(|| print_only_without(&case));
+            }
+            only_without.push(case);
+        } else if case.found() {
+            let invariants: std::collections::BTreeSet<&str> =
+                case.findings.iter().map(|f| f.invariant.as_str()).collect();
+            for i in invariants {
+                *by_invariant.entry(i.to_string()).or_default() += 1;
+            }
+            *by_scenario.entry(t.path.clone()).or_default() += 1;
+            let (file, reproduce) = match write_finding(&a.out, stem, t, &case) {
+                Ok(p) => {
+                    let p = p.display().to_string();
+                    let r = format!("handshake run {p} --seed {seed}");
+                    (Some(p), Some(r))
+                }
+                Err(e) => {
+                    progress.above(|| eprintln!("error: {e}"));
+                    (None, None)
+                }
+            };
+            let shrunk = match (&file, a.shrink) {
+                (Some(path), true) => Some(shrink_find(path, seed, jobs)),
+                _ => None,
+            };
+            let f = Found { case, file, reproduce, shrunk };
+            if text {
+                progress.above(|| print_found(&f));
+            }
+            progress.count_failure();
+            found.push(f);
+        }
     }
-    if found.is_empty() && refused.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
+
+    /// The summary, as text or JSON.
+    fn report(&self, a: &FuzzArgs, targets: usize, elapsed: f64, stopped_early: bool) {
+        let (from, to) = a.seeds;
+        let seeds = to - from;
+        let total = self.played;
+        let Tally {
+            faults_added, steps_added, changed, found, refused, only_without, by_invariant, by_scenario, ..
+        } = self;
+        let (faults_added, steps_added, changed) = (*faults_added, *steps_added, *changed);
+        match a.format {
+            Format::Text => {
+                println!(
+                    "\n{} ({}{} × {}, {} and {} added): {} with a find, {} refused  (real {:.1} s, {:.0} runs/s)",
+                    plural(total, "run"),
+                    if stopped_early { "stopped early, of " } else { "" },
+                    plural(targets as u64, "scenario"),
+                    plural(seeds, "seed"),
+                    plural(faults_added, "fault"),
+                    plural(steps_added, "step"),
+                    found.len(),
+                    refused.len(),
+                    elapsed,
+                    total as f64 / elapsed.max(1e-9)
+                );
+                println!(
+                    "the additions changed an outcome the file expects in {changed} of them ({:.0}%)",
+                    100.0 * changed as f64 / total.max(1) as f64
+                );
+                if !only_without.is_empty() {
+                    println!(
+                        "{} broke an invariant only without a defence its file switches off: not counted as finds",
+                        plural(only_without.len() as u64, "run")
+                    );
+                }
+                if !by_invariant.is_empty() {
+                    println!("finds by invariant:");
+                    for (inv, n) in by_invariant {
+                        println!("  {inv:<20} {n} {}", noun(*n, "run"));
+                    }
+                    println!("finds by scenario:");
+                    for (name, n) in by_scenario {
+                        println!("  {name:<48} {n} {}", noun(*n, "seed"));
+                    }
+                }
+            }
+            Format::Json => {
+                let doc = serde_json::json!({
+                    "seeds": {"from": from, "to": to},
+                    "scenarios": targets,
+                    "runs": total,
+                    "faults_added": faults_added,
+                    "steps_added": steps_added,
+                    "changed": changed,
+                    "found": found,
+                    "refused": refused,
+                    "only_without_a_defence": only_without,
+                    "by_invariant": by_invariant,
+                    "by_scenario": by_scenario,
+                    "real_seconds": crate::words::real_seconds(elapsed),
+                });
+                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            }
+        }
     }
 }
 
