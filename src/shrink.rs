@@ -380,37 +380,7 @@ impl Drop for Pool {
 /// messages and the `about`).
 pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkError> {
     let started = Instant::now();
-    let scenario = load_str(path, src)
-        .map_err(|e| ShrinkError::BadInput(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")))?;
-    let seed = opts.seed.unwrap_or(scenario.default_seed());
-    let report = run_scenario(&scenario, seed, RunOptions::default());
-    let expected: BTreeSet<Invariant> =
-        scenario.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None }).collect();
-    let broken: Vec<Invariant> = report.violations.iter().filter_map(|v| invariant_of(v)).collect();
-    let target = match opts.invariant {
-        Some(i) if broken.contains(&i) => i,
-        Some(i) => {
-            return Err(ShrinkError::NothingToShrink(format!(
-                "nothing to shrink: the run (seed {seed}) does not break {i}{}",
-                if broken.is_empty() { String::new() } else { format!(" (it breaks {})", names(&broken)) }
-            )))
-        }
-        None => match broken.iter().find(|i| !expected.contains(i)) {
-            Some(i) => *i,
-            None if broken.is_empty() => {
-                return Err(ShrinkError::NothingToShrink(format!(
-                    "nothing to shrink: the run breaks no invariant (seed {seed})"
-                )))
-            }
-            None => {
-                return Err(ShrinkError::NothingToShrink(format!(
-                    "nothing to shrink: the run breaks no invariant the file does not expect (seed {seed}; it breaks \
-                     {}, which it expects: name one with --invariant to shrink it anyway)",
-                    names(&broken)
-                )))
-            }
-        },
-    };
+    let (seed, target) = target(path, src, opts)?;
 
     let mut doc: Table = src.parse().map_err(|e| ShrinkError::BadInput(format!("{path}: {e}")))?;
     let before = Sizes::of(&doc);
@@ -470,14 +440,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
 
     // The file as written: the run of `doc` broke the target; now say so.
     let original_name = doc.get("name").and_then(Value::as_str).unwrap_or("scenario").to_string();
-    let mut summary = vec![
-        format!("{} → {}", plural(before.faults, "fault"), after.faults),
-        format!("{} → {}", plural(before.steps, "step"), after.steps),
-        format!("{} → {}", plural(before.teammates, "teammate"), after.teammates),
-    ];
-    if before.agents != before.teammates as u64 || after.agents != after.teammates as u64 {
-        summary.push(format!("{} → {}", plural(before.agents as usize, "agent"), after.agents));
-    }
+    let summary = sizes_before_and_after(&before, &after);
     // What the last candidate kept broke, the target first (it was run: the cache has it).
     let seen = probe.violations(text_of(&doc)).cloned().unwrap_or_default();
     let detail = seen
@@ -498,23 +461,8 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     let name = opts.name.clone().unwrap_or_else(|| format!("{original_name}-shrunk"));
     doc.insert("name".into(), Value::String(name));
     let file = path.rsplit('/').next().unwrap_or(path);
-    let about = format!(
-        "Breaks {target}: {detail}. Shrunk by `handshake shrink` from {file} seed {seed}: {} ({} re-runs{}).{}",
-        summary.join(", "),
-        probe.runs + 1,
-        if minimal {
-            ", 1-minimal"
-        } else if probe.interrupted {
-            ", stopped by Ctrl-C: not 1-minimal"
-        } else {
-            ", stopped by the cap: not 1-minimal"
-        },
-        if a_bug {
-            " Every defence is on, so this is a bug: the file cannot expect the violation, and fails until it is fixed."
-        } else {
-            ""
-        }
-    );
+    let about =
+        about_the_shrunk(target, &detail, file, seed, &summary, probe.runs + 1, (minimal, probe.interrupted), a_bug);
     doc.insert("about".into(), Value::String(about));
     let expect: &[Invariant] = &expectable;
     // The written file, run as `handshake run` runs it (its own seed).
@@ -552,6 +500,89 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         passes: report.passed,
         elapsed: started.elapsed(),
     })
+}
+
+/// The seed to shrink with and the invariant to keep broken: the one asked
+/// for, else the first the run breaks that the file does not expect.
+fn target(path: &str, src: &str, opts: &Options) -> Result<(u64, Invariant), ShrinkError> {
+    let scenario = load_str(path, src)
+        .map_err(|e| ShrinkError::BadInput(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")))?;
+    let seed = opts.seed.unwrap_or(scenario.default_seed());
+    let report = run_scenario(&scenario, seed, RunOptions::default());
+    let expected: BTreeSet<Invariant> =
+        scenario.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None }).collect();
+    let broken: Vec<Invariant> = report.violations.iter().filter_map(|v| invariant_of(v)).collect();
+    let target = match opts.invariant {
+        Some(i) if broken.contains(&i) => i,
+        Some(i) => {
+            return Err(ShrinkError::NothingToShrink(format!(
+                "nothing to shrink: the run (seed {seed}) does not break {i}{}",
+                if broken.is_empty() { String::new() } else { format!(" (it breaks {})", names(&broken)) }
+            )))
+        }
+        None => match broken.iter().find(|i| !expected.contains(i)) {
+            Some(i) => *i,
+            None if broken.is_empty() => {
+                return Err(ShrinkError::NothingToShrink(format!(
+                    "nothing to shrink: the run breaks no invariant (seed {seed})"
+                )))
+            }
+            None => {
+                return Err(ShrinkError::NothingToShrink(format!(
+                    "nothing to shrink: the run breaks no invariant the file does not expect (seed {seed}; it breaks \
+                     {}, which it expects: name one with --invariant to shrink it anyway)",
+                    names(&broken)
+                )))
+            }
+        },
+    };
+    Ok((seed, target))
+}
+
+/// What shrinking cut, list by list: faults, steps, teammates (and agents,
+/// where `count` makes teammates).
+fn sizes_before_and_after(before: &Sizes, after: &Sizes) -> Vec<String> {
+    let mut summary = vec![
+        format!("{} → {}", plural(before.faults, "fault"), after.faults),
+        format!("{} → {}", plural(before.steps, "step"), after.steps),
+        format!("{} → {}", plural(before.teammates, "teammate"), after.teammates),
+    ];
+    if before.agents != before.teammates as u64 || after.agents != after.teammates as u64 {
+        summary.push(format!("{} → {}", plural(before.agents as usize, "agent"), after.agents));
+    }
+    summary
+}
+
+/// The shrunk file's `about`: what it breaks, where it came from, how far
+/// shrinking got, and whether it is a bug.
+#[allow(clippy::too_many_arguments)]
+fn about_the_shrunk(
+    target: Invariant,
+    detail: &str,
+    file: &str,
+    seed: u64,
+    summary: &[String],
+    runs: u64,
+    (minimal, interrupted): (bool, bool),
+    a_bug: bool,
+) -> String {
+    format!(
+        "Breaks {target}: {detail}. Shrunk by `handshake shrink` from {file} seed {seed}: {} ({} re-runs{}).{}",
+        summary.join(", "),
+        runs,
+        if minimal {
+            ", 1-minimal"
+        } else if interrupted {
+            ", stopped by Ctrl-C: not 1-minimal"
+        } else {
+            ", stopped by the cap: not 1-minimal"
+        },
+        if a_bug {
+            " Every defence is on, so this is a bug: the file cannot expect the violation, and fails until it is fixed."
+        } else {
+            ""
+        }
+    )
 }
 
 /// What a file may expect of what its run breaks (`broken`): the rule the
@@ -981,7 +1012,28 @@ fn without(probe: &mut Probe, doc: &mut Table, list: &str, i: usize, key: &str, 
 }
 
 fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
-    // Defences back on: what remains needs only the ones still off.
+    doc = defences_back_on(probe, doc, changes);
+    doc = simpler_latency(probe, doc, changes);
+    // Faults: probability 1, counts toward 1, windows removed, earlier,
+    // delays and restarts shorter, stalls shorter.
+    for i in 0..entries(&doc, "fault").len() {
+        doc = simpler_fault(probe, doc, i, changes);
+    }
+    // Steps earlier, each no earlier than the one before it.
+    let mut prev = 0;
+    for i in 0..entries(&doc, "step").len() {
+        shorter(probe, &mut doc, "step", i, "at", prev, &format!("step #{}", i + 1), changes);
+        prev = duration_at(entries(&doc, "step")[i].get("at")).unwrap_or(prev);
+    }
+    // Teammates' work shorter: fewer items, fewer steps, shorter steps.
+    for i in 0..entries(&doc, "teammate").len() {
+        doc = shorter_work(probe, doc, i, changes);
+    }
+    doc
+}
+
+/// Defences back on: what remains needs only the ones still off.
+fn defences_back_on(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
     let off: Vec<String> = doc
         .get("policy")
         .and_then(|p| p.get("defences"))
@@ -1006,7 +1058,11 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
             changes.push(format!("defence {key} back on"));
         }
     }
-    // A fixed latency: the default 1ms, else the smallest round one.
+    doc
+}
+
+/// A fixed latency: the default 1ms, else the smallest round one.
+fn simpler_latency(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
     if let Some(lat) = doc.get("policy").and_then(|p| p.get("latency")).and_then(Value::as_str).map(str::to_string) {
         if lat != "1ms" {
             let with = |v: Option<u64>| {
@@ -1044,129 +1100,124 @@ fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Tab
             }
         }
     }
-    // Faults: probability 1, counts toward 1, windows removed, earlier,
-    // delays and restarts shorter, stalls shorter.
-    for i in 0..entries(&doc, "fault").len() {
-        let f = entries(&doc, "fault")[i].clone();
-        let named = f.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let what = format!("fault #{} ({named})", i + 1);
-        let kind = crate::world::FaultKind::named(named);
-        let stall = kind == Some(crate::world::FaultKind::Stall);
-        without(probe, &mut doc, "fault", i, "probability", &what, changes);
-        if let Some(n) = f.get("count").and_then(Value::as_integer).filter(|&n| n > 1) {
-            let with =
-                |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
+    doc
+}
+
+/// Fault #`i` simpler, key by key, each change kept only if the run still breaks.
+fn simpler_fault(probe: &mut Probe, mut doc: Table, i: usize, changes: &mut Vec<String>) -> Table {
+    let f = entries(&doc, "fault")[i].clone();
+    let named = f.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let what = format!("fault #{} ({named})", i + 1);
+    let kind = crate::world::FaultKind::named(named);
+    let stall = kind == Some(crate::world::FaultKind::Stall);
+    without(probe, &mut doc, "fault", i, "probability", &what, changes);
+    if let Some(n) = f.get("count").and_then(Value::as_integer).filter(|&n| n > 1) {
+        let with = |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
+        let ladder: Vec<u64> = [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
+        if let Some(k) = probe.smallest(&ladder, with) {
+            doc = with(k);
+            changes.push(format!("{what}: count {n} → {k}"));
+        }
+    }
+    if let Some(delay) = f.get("delay").and_then(Value::as_str).filter(|d| d.contains("..")) {
+        let (lo, hi) = delay.split_once("..").unwrap_or_default();
+        for fixed in [lo, hi] {
+            let d = edit_entry(&doc, "fault", i, |t| drop(t.insert("delay".into(), Value::String(fixed.into()))));
+            if probe.test(&d) {
+                doc = d;
+                changes.push(format!("{what}: delay {delay} → {fixed}"));
+                break;
+            }
+        }
+    }
+    if !stall {
+        without(probe, &mut doc, "fault", i, "until", &what, changes);
+    }
+    if stall {
+        let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
+        shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
+    }
+    shorter(probe, &mut doc, "fault", i, "at", 0, &what, changes);
+    let optional_at = kind.is_some_and(crate::world::FaultKind::at_is_optional);
+    if optional_at && duration_at(entries(&doc, "fault")[i].get("at")) == Some(0) {
+        // `at = "0ms"` is the default: say nothing.
+        let d = edit_entry(&doc, "fault", i, |t| drop(t.remove("at")));
+        if probe.test(&d) {
+            doc = d;
+        }
+    }
+    if stall {
+        // An earlier start leaves the end where it was: shorten again.
+        let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
+        shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
+    }
+    shorter(probe, &mut doc, "fault", i, "delay", 1, &what, changes);
+    shorter(probe, &mut doc, "fault", i, "restart", 1, &what, changes);
+    doc
+}
+
+/// Teammate #`i`'s work shorter: fewer items, fewer steps, shorter steps.
+fn shorter_work(probe: &mut Probe, mut doc: Table, i: usize, changes: &mut Vec<String>) -> Table {
+    let name = entries(&doc, "teammate")[i].get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let work = |doc: &Table| -> Vec<Value> {
+        match entries(doc, "teammate")[i].get("work") {
+            Some(Value::Array(a)) => a.clone(),
+            _ => Vec::new(),
+        }
+    };
+    let set_work = |doc: &Table, w: Vec<Value>| {
+        edit_entry(doc, "teammate", i, |t| {
+            if w.is_empty() {
+                t.remove("work");
+            } else {
+                t.insert("work".into(), Value::Array(w));
+            }
+        })
+    };
+    let mut j = work(&doc).len();
+    while j > 0 {
+        j -= 1;
+        let mut w = work(&doc);
+        let item = w.remove(j);
+        let d = set_work(&doc, w);
+        if probe.test(&d) {
+            doc = d;
+            changes.push(format!("teammate {name}: work item {} removed ({})", j + 1, inline(&item)));
+        }
+    }
+    for j in 0..work(&doc).len() {
+        let item = work(&doc)[j].clone();
+        if let Some(n) = item.get("steps").and_then(Value::as_integer).filter(|&n| n > 1) {
+            let with = |k: u64| {
+                let mut w = work(&doc);
+                if let Value::Table(t) = &mut w[j] {
+                    t.insert("steps".into(), Value::Integer(k as i64));
+                }
+                set_work(&doc, w)
+            };
             let ladder: Vec<u64> =
                 [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
             if let Some(k) = probe.smallest(&ladder, with) {
                 doc = with(k);
-                changes.push(format!("{what}: count {n} → {k}"));
+                changes.push(format!("teammate {name}: work item {} steps {n} → {k}", j + 1));
             }
         }
-        if let Some(delay) = f.get("delay").and_then(Value::as_str).filter(|d| d.contains("..")) {
-            let (lo, hi) = delay.split_once("..").unwrap_or_default();
-            for fixed in [lo, hi] {
-                let d = edit_entry(&doc, "fault", i, |t| drop(t.insert("delay".into(), Value::String(fixed.into()))));
-                if probe.test(&d) {
-                    doc = d;
-                    changes.push(format!("{what}: delay {delay} → {fixed}"));
-                    break;
+        if let Some(cur) = duration_at(item.get("step_time")) {
+            let with = |v: u64| {
+                let mut w = work(&doc);
+                if let Value::Table(t) = &mut w[j] {
+                    t.insert("step_time".into(), dur(v));
                 }
-            }
-        }
-        if !stall {
-            without(probe, &mut doc, "fault", i, "until", &what, changes);
-        }
-        if stall {
-            let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
-            shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
-        }
-        shorter(probe, &mut doc, "fault", i, "at", 0, &what, changes);
-        let optional_at = kind.is_some_and(crate::world::FaultKind::at_is_optional);
-        if optional_at && duration_at(entries(&doc, "fault")[i].get("at")) == Some(0) {
-            // `at = "0ms"` is the default: say nothing.
-            let d = edit_entry(&doc, "fault", i, |t| drop(t.remove("at")));
-            if probe.test(&d) {
-                doc = d;
-            }
-        }
-        if stall {
-            // An earlier start leaves the end where it was: shorten again.
-            let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
-            shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
-        }
-        shorter(probe, &mut doc, "fault", i, "delay", 1, &what, changes);
-        shorter(probe, &mut doc, "fault", i, "restart", 1, &what, changes);
-    }
-    // Steps earlier, each no earlier than the one before it.
-    let mut prev = 0;
-    for i in 0..entries(&doc, "step").len() {
-        shorter(probe, &mut doc, "step", i, "at", prev, &format!("step #{}", i + 1), changes);
-        prev = duration_at(entries(&doc, "step")[i].get("at")).unwrap_or(prev);
-    }
-    // Teammates' work shorter: fewer items, fewer steps, shorter steps.
-    for i in 0..entries(&doc, "teammate").len() {
-        let name = entries(&doc, "teammate")[i].get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        let work = |doc: &Table| -> Vec<Value> {
-            match entries(doc, "teammate")[i].get("work") {
-                Some(Value::Array(a)) => a.clone(),
-                _ => Vec::new(),
-            }
-        };
-        let set_work = |doc: &Table, w: Vec<Value>| {
-            edit_entry(doc, "teammate", i, |t| {
-                if w.is_empty() {
-                    t.remove("work");
-                } else {
-                    t.insert("work".into(), Value::Array(w));
-                }
-            })
-        };
-        let mut j = work(&doc).len();
-        while j > 0 {
-            j -= 1;
-            let mut w = work(&doc);
-            let item = w.remove(j);
-            let d = set_work(&doc, w);
-            if probe.test(&d) {
-                doc = d;
-                changes.push(format!("teammate {name}: work item {} removed ({})", j + 1, inline(&item)));
-            }
-        }
-        for j in 0..work(&doc).len() {
-            let item = work(&doc)[j].clone();
-            if let Some(n) = item.get("steps").and_then(Value::as_integer).filter(|&n| n > 1) {
-                let with = |k: u64| {
-                    let mut w = work(&doc);
-                    if let Value::Table(t) = &mut w[j] {
-                        t.insert("steps".into(), Value::Integer(k as i64));
-                    }
-                    set_work(&doc, w)
-                };
-                let ladder: Vec<u64> =
-                    [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
-                if let Some(k) = probe.smallest(&ladder, with) {
-                    doc = with(k);
-                    changes.push(format!("teammate {name}: work item {} steps {n} → {k}", j + 1));
-                }
-            }
-            if let Some(cur) = duration_at(item.get("step_time")) {
-                let with = |v: u64| {
-                    let mut w = work(&doc);
-                    if let Value::Table(t) = &mut w[j] {
-                        t.insert("step_time".into(), dur(v));
-                    }
-                    set_work(&doc, w)
-                };
-                if let Some(v) = probe.smallest(&round_durations(1, cur), with) {
-                    doc = with(v);
-                    changes.push(format!(
-                        "teammate {name}: work item {} step_time {} → {}",
-                        j + 1,
-                        human(Millis(cur)),
-                        human(Millis(v))
-                    ));
-                }
+                set_work(&doc, w)
+            };
+            if let Some(v) = probe.smallest(&round_durations(1, cur), with) {
+                doc = with(v);
+                changes.push(format!(
+                    "teammate {name}: work item {} step_time {} → {}",
+                    j + 1,
+                    human(Millis(cur)),
+                    human(Millis(v))
+                ));
             }
         }
     }
