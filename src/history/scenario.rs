@@ -130,40 +130,10 @@ fn requests_of(events: &[crate::trace::Stamped], names: &crate::trace::Names) ->
 /// The scenario text for `h`, its passed-on offers made as `passing` says.
 fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Result<String, CannotWrite> {
     let names = &h.names;
-    let adversary = names.agents.iter().position(|n| n == "adversary").map(|i| AgentId(i as u32));
-    let mut who: Vec<String> = Vec::with_capacity(names.agents.len());
-    for (i, name) in names.agents.iter().enumerate() {
-        if i == 0 {
-            who.push(crate::protocol::LEAD_NAME.to_string());
-            continue;
-        }
-        if Some(AgentId(i as u32)) != adversary {
-            crate::protocol::check_teammate_name(name).map_err(|e| CannotWrite(format!("teammate {e}")))?;
-        }
-        who.push(name.clone());
-    }
+    let (who, adversary) = cast(h)?;
     let name_of = |a: AgentId| who.get(a.index()).map_or("?", String::as_str);
 
-    // Each request's label: the team's own id, made a plain name.
-    let mut labels: BTreeMap<RequestId, String> = BTreeMap::new();
-    let mut taken = std::collections::BTreeSet::new();
-    let mut kinds: BTreeMap<RequestId, Kind> = BTreeMap::new();
-    for e in &h.events {
-        if let Event::Opened { id, kind, .. } = &e.event {
-            if let Some(auto) = passing.ids.get(id).filter(|_| passing.by_lead) {
-                // Made by the file's own lead, which labels it so.
-                labels.insert(*id, auto.clone());
-                kinds.insert(*id, *kind);
-                continue;
-            }
-            let mut label = plain(&names.label_or_short(*id));
-            while !taken.insert(label.clone()) {
-                label.push('_');
-            }
-            labels.insert(*id, label);
-            kinds.insert(*id, *kind);
-        }
-    }
+    let labels = request_labels(h, passing);
     let delivered: BTreeMap<u64, Millis> = h
         .events
         .iter()
@@ -281,6 +251,48 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
         out.push_str(&e.text);
     }
     Ok(out)
+}
+
+/// The team as the file names it (the lead as `lead`), each name checked,
+/// and which of them is the adversary, if one forged anything.
+fn cast(h: &History) -> Result<(Vec<String>, Option<AgentId>), CannotWrite> {
+    let names = &h.names;
+    let adversary = names.agents.iter().position(|n| n == "adversary").map(|i| AgentId(i as u32));
+    let mut who: Vec<String> = Vec::with_capacity(names.agents.len());
+    for (i, name) in names.agents.iter().enumerate() {
+        if i == 0 {
+            who.push(crate::protocol::LEAD_NAME.to_string());
+            continue;
+        }
+        if Some(AgentId(i as u32)) != adversary {
+            crate::protocol::check_teammate_name(name).map_err(|e| CannotWrite(format!("teammate {e}")))?;
+        }
+        who.push(name.clone());
+    }
+    Ok((who, adversary))
+}
+
+/// Each request's label: the team's own id, made a plain name, or the one
+/// the file's own lead gives it.
+fn request_labels(h: &History, passing: &PassedOn) -> BTreeMap<RequestId, String> {
+    let names = &h.names;
+    let mut labels: BTreeMap<RequestId, String> = BTreeMap::new();
+    let mut taken = std::collections::BTreeSet::new();
+    for e in &h.events {
+        if let Event::Opened { id, .. } = &e.event {
+            if let Some(auto) = passing.ids.get(id).filter(|_| passing.by_lead) {
+                // Made by the file's own lead, which labels it so.
+                labels.insert(*id, auto.clone());
+                continue;
+            }
+            let mut label = plain(&names.label_or_short(*id));
+            while !taken.insert(label.clone()) {
+                label.push('_');
+            }
+            labels.insert(*id, label);
+        }
+    }
+    labels
 }
 
 /// A message the history shows sent, as a step needs it.
