@@ -27,6 +27,7 @@
 //! and what it draws from (agents, labels, the times things happen) comes
 //! from one run of the unmodified scenario with its own seed.
 
+use crate::format::write::Fault;
 use crate::protocol::kinds::Asker;
 use crate::protocol::{Kind, Millis};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario, ScenarioError};
@@ -734,18 +735,22 @@ impl Gen<'_> {
 
     /// A forged request or answer of `kind`, as a scenario file writes one:
     /// an answer "no" carries words where the protocol needs them.
-    fn forged(kind: Kind, request: bool, id: &str, approve: bool) -> String {
+    fn forged(kind: Kind, request: bool, id: &str, approve: bool) -> Vec<(String, String)> {
         let spec = kind.spec();
+        let q = Self::quoted;
         if request {
             let key = spec.request_words.key;
-            return format!("{{ type = \"{}\", request_id = {id}, {key} = \"forged\" }}", spec.request);
+            return vec![("type".into(), q(spec.request)), ("request_id".into(), id.into()), (key.into(), q("forged"))];
         }
-        let words = if approve || spec.no_needs_words.is_none() {
-            String::new()
-        } else {
-            format!(", {} = \"forged\"", spec.answer_words)
-        };
-        format!("{{ type = \"{}\", request_id = {id}, {} = {approve}{words} }}", spec.response, spec.answer_key)
+        let mut message = vec![
+            ("type".into(), q(spec.response)),
+            ("request_id".into(), id.into()),
+            (spec.answer_key.into(), approve.to_string()),
+        ];
+        if !approve && spec.no_needs_words.is_some() {
+            message.push((spec.answer_words.into(), q("forged")));
+        }
+        message
     }
 
     fn quoted(s: &str) -> String {
@@ -753,53 +758,50 @@ impl Gen<'_> {
     }
 
     fn fault(&mut self, kind: FaultKind) -> Option<String> {
-        let mut f = format!("[[fault]]\nkind = \"{kind}\"\n");
+        let mut f = Fault::new(kind);
         match kind {
             FaultKind::Delay | FaultKind::Drop | FaultKind::Duplicate | FaultKind::Reorder => {
                 let at = if self.rng.gen_bool(0.6) { Some(self.time()) } else { None };
                 if let Some(at) = at {
-                    key_line(&mut f, "at", ms(at));
+                    f.at = Some(Millis(at));
                 }
                 if self.rng.gen_bool(0.4) {
                     let until = self.until(at.unwrap_or(0));
-                    key_line(&mut f, "until", ms(until));
+                    f.until = Some(Millis(until));
                 }
                 if self.rng.gen_bool(0.4) {
                     let a = self.agent();
-                    key_line(&mut f, "from", Self::quoted(&a));
+                    f.from = Some(a);
                 }
                 if self.rng.gen_bool(0.4) {
                     let a = self.agent();
-                    key_line(&mut f, "to", Self::quoted(&a));
+                    f.to = Some(a);
                 }
                 if self.rng.gen_bool(0.5) {
                     let n = self.rng.gen_range(1..=2);
-                    let types: Vec<String> =
-                        message_types().choose_multiple(&mut self.rng, n).map(|t| Self::quoted(t)).collect();
-                    key_line(&mut f, "type", format!("[{}]", types.join(", ")));
+                    f.types = message_types().choose_multiple(&mut self.rng, n).map(|t| t.to_string()).collect();
                 }
                 if self.rng.gen_bool(0.3) {
                     if let Some(l) = self.label() {
-                        key_line(&mut f, "request", Self::quoted(&l));
+                        f.request = Some(l);
                     }
                 }
                 if self.rng.gen_bool(0.5) {
                     let c = self.rng.gen_range(1..=3u32);
-                    key_line(&mut f, "count", c.to_string());
+                    f.count = Some(c);
                 }
                 if self.rng.gen_bool(0.3) {
                     let p = f64::from(self.rng.gen_range(1..=100u32)) / 100.0;
-                    key_line(&mut f, "probability", format!("{p:?}"));
+                    f.probability = Some(p);
                 }
                 if kind == FaultKind::Delay {
-                    let d = if self.rng.gen_bool(0.7) {
-                        ms(self.length())
+                    f.delay = Some(if self.rng.gen_bool(0.7) {
+                        format!("{}ms", self.length())
                     } else {
                         let lo = self.rng.gen_range(0..=50u64);
                         let hi = lo + self.length();
-                        format!("\"{lo}ms..{hi}ms\"")
-                    };
-                    key_line(&mut f, "delay", d);
+                        format!("{lo}ms..{hi}ms")
+                    });
                 }
             }
             FaultKind::Partition => {
@@ -814,33 +816,33 @@ impl Gen<'_> {
                 if a == b {
                     return None;
                 }
-                key_line(&mut f, "between", format!("[{}, {}]", Self::quoted(&a), Self::quoted(&b)));
+                f.between = Some((a, b));
                 let at = self.time();
-                key_line(&mut f, "at", ms(at));
+                f.at = Some(Millis(at));
                 if self.rng.gen_bool(0.7) {
                     let until = self.until(at);
-                    key_line(&mut f, "until", ms(until));
+                    f.until = Some(Millis(until));
                 }
                 if self.rng.gen_bool(0.3) {
-                    key_line(&mut f, "direction", "\"one_way\"".into());
+                    f.one_way = true;
                 }
                 if self.rng.gen_bool(0.3) {
-                    key_line(&mut f, "mode", "\"drop\"".into());
+                    f.drop = true;
                 }
             }
             FaultKind::Crash | FaultKind::Stall => {
                 let who = self.teammate()?;
-                key_line(&mut f, "agent", Self::quoted(&who));
+                f.agent = Some(who);
                 let at = self.time();
-                key_line(&mut f, "at", ms(at));
+                f.at = Some(Millis(at));
                 if kind == FaultKind::Crash {
                     if self.rng.gen_bool(0.5) {
                         let r = self.length();
-                        key_line(&mut f, "restart", ms(r));
+                        f.restart = Some(Millis(r));
                     }
                 } else {
                     let until = self.until(at);
-                    key_line(&mut f, "until", ms(until));
+                    f.until = Some(Millis(until));
                 }
             }
             FaultKind::Forge if !self.t.requests.is_empty() && self.rng.gen_bool(0.5) => {
@@ -848,13 +850,12 @@ impl Gen<'_> {
                 // claiming to be the target, to the real requester.
                 let (label, kind, requester, target) =
                     self.t.requests.choose(&mut self.rng).cloned().expect("not empty");
-                key_line(&mut f, "at", ms(self.time()));
-                key_line(&mut f, "from", Self::quoted(&target));
-                key_line(&mut f, "to", Self::quoted(&requester));
+                f.at = Some(Millis(self.time()));
+                f.from = Some(target);
+                f.to = Some(requester);
                 let id = Self::quoted(&format!("@{label}"));
                 let approve = self.rng.gen_bool(0.7);
-                let message = Self::forged(kind, false, &id, approve);
-                key_line(&mut f, "message", message);
+                f.message = Self::forged(kind, false, &id, approve);
             }
             FaultKind::Forge => {
                 let from = self.agent();
@@ -862,9 +863,9 @@ impl Gen<'_> {
                 if to == from {
                     to = self.agent();
                 }
-                key_line(&mut f, "at", ms(self.time()));
-                key_line(&mut f, "from", Self::quoted(&from));
-                key_line(&mut f, "to", Self::quoted(&to));
+                f.at = Some(Millis(self.time()));
+                f.from = Some(from);
+                f.to = Some(to);
                 let id = match self.label() {
                     Some(l) if self.rng.gen_bool(0.85) => Self::quoted(&format!("@{l}")),
                     _ => {
@@ -877,23 +878,23 @@ impl Gen<'_> {
                 let n = self.rng.gen_range(0..=2 * Kind::COUNT);
                 let message = match Kind::ALL.get(n / 2) {
                     Some(&kind) => Self::forged(kind, n % 2 == 0, &id, approve),
-                    None => "{ type = \"message\", text = \"forged\" }".to_string(),
+                    None => vec![("type".into(), Self::quoted("message")), ("text".into(), Self::quoted("forged"))],
                 };
-                key_line(&mut f, "message", message);
+                f.message = message;
             }
             // The targets' teams pass messages: they have no inbox files.
             FaultKind::TornWrite | FaultKind::JunkLine => return None,
             FaultKind::Replay => {
                 let l = self.label()?;
-                key_line(&mut f, "at", ms(self.time()));
-                key_line(&mut f, "request", Self::quoted(&l));
+                f.at = Some(Millis(self.time()));
+                f.request = Some(l);
                 if self.rng.gen_bool(0.5) {
                     let t = protocol_types().choose(&mut self.rng).expect("not empty");
-                    key_line(&mut f, "type", Self::quoted(t));
+                    f.types = vec![t.to_string()];
                 }
             }
         }
-        Some(f)
+        Some(f.to_toml())
     }
 }
 

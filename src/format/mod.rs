@@ -10,5 +10,6 @@ pub mod build;
 pub mod discover;
 pub mod duration;
 pub mod file;
+pub mod write;
 
 pub use build::{load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};

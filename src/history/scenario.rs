@@ -16,6 +16,7 @@
 
 use super::History;
 use crate::format::file::toml_string;
+use crate::format::write::Fault;
 use crate::protocol::{Address, AgentId, Effect, Kind, MessageType, Millis, RequestId};
 use crate::trace::{Cause, Event};
 use crate::world::FaultKind;
@@ -526,22 +527,21 @@ fn link_fault(
     delivered: &BTreeMap<u64, Millis>,
     seq: u64,
 ) -> Option<Entry> {
-    let link = |kind: FaultKind| {
-        let mut f = format!("[[fault]]\nkind = \"{kind}\"\nat = \"{}ms\"\nuntil = \"{}ms\"\n", t.0, t.0 + 1);
-        let _ = writeln!(f, "from = {}", q(from));
-        if let Some(to) = to {
-            let _ = writeln!(f, "to = {}", q(to));
-        }
-        let _ = writeln!(f, "type = {}\ncount = 1", q(message_type.name()));
-        f
+    let link = |kind: FaultKind| Fault {
+        at: Some(t),
+        until: Some(Millis(t.0 + 1)),
+        from: Some(from.to_string()),
+        to: to.map(str::to_string),
+        types: vec![message_type.name().to_string()],
+        count: Some(1),
+        ..Fault::new(kind)
     };
     if dropped.contains(&seq) {
-        return Some(Entry { t, text: link(FaultKind::Drop) });
+        return Some(Entry { t, text: link(FaultKind::Drop).to_toml() });
     }
     let at = delivered.get(&seq).filter(|at| **at > t)?;
-    let mut f = link(FaultKind::Delay);
-    let _ = writeln!(f, "delay = \"{}ms\"", at.0 - t.0);
-    Some(Entry { t, text: f })
+    let delay = Fault { delay: Some(format!("{}ms", at.0 - t.0)), ..link(FaultKind::Delay) };
+    Some(Entry { t, text: delay.to_toml() })
 }
 
 /// A `forge` fault sending what the adversary sent, claiming `from`.
@@ -554,9 +554,9 @@ fn forged(
     approve: Option<bool>,
     words: Option<&str>,
 ) -> String {
-    let mut fields = vec![format!("type = {}", q(message_type.name()))];
+    let mut message = vec![("type".to_string(), q(message_type.name()))];
     if let Some(id) = request_id {
-        fields.push(format!("request_id = {}", q(&id)));
+        message.push(("request_id".into(), q(&id)));
     }
     // The protocol's fields under its spec's names.
     let (answer_key, key) = match message_type {
@@ -565,19 +565,13 @@ fn forged(
         MessageType::Response(k) => (k.spec().answer_key, k.spec().answer_words),
     };
     if let Some(a) = approve {
-        fields.push(format!("{answer_key} = {a}"));
+        message.push((answer_key.into(), a.to_string()));
     }
     if let (k, Some(w)) = (key, words) {
-        fields.push(format!("{k} = {}", q(w)));
+        message.push((k.into(), q(w)));
     }
-    format!(
-        "[[fault]]\nkind = \"{}\"\nat = \"{}ms\"\nfrom = {}\nto = {}\nmessage = {{ {} }}\n",
-        FaultKind::Forge,
-        t.0,
-        q(from),
-        q(to),
-        fields.join(", ")
-    )
+    Fault { at: Some(t), from: Some(from.into()), to: Some(to.into()), message, ..Fault::new(FaultKind::Forge) }
+        .to_toml()
 }
 
 fn q(s: &str) -> String {
