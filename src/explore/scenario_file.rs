@@ -11,6 +11,7 @@
 //! does not, the refusal says where its run parted from the schedule.
 
 use super::{Broke, Counterexample, Taken};
+use crate::format::write::Fault;
 use crate::protocol::{Message, Millis};
 use crate::scenario::{load_str, run_scenario, RunOptions};
 use crate::trace::{Event, Stamped};
@@ -128,10 +129,6 @@ fn blank_duration(word: &str) -> String {
     }
 }
 
-fn ms(m: Millis) -> Value {
-    Value::String(crate::format::duration::human(m))
-}
-
 /// The replay time of each action: its own time, or one millisecond after
 /// the latest action before it when they shared a millisecond. Timers keep
 /// theirs. The latest, not the one just before: a timer in between (a
@@ -198,24 +195,22 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     // A message no action sent went out as the run began, when the agents
     // took up their starts (before the schedule's first action).
     let sent_at = |seq: u64| Some(c.sent_in.get(&seq).map_or(Millis::ZERO, |i| r[*i]));
-    let mut faults: Vec<Value> = kept;
-    let link = |kind: FaultKind, seq: u64, extra: Vec<(&str, Value)>| -> Option<Value> {
+    let mut faults: Vec<Fault> = Vec::new();
+    let link = |kind: FaultKind, seq: u64, delay: Option<Millis>| -> Option<Fault> {
         let (from, to, message_type) = *sends.get(&seq)?;
         if from >= names.len() - 1 {
             // The adversary's own messages are forged at their delivery time instead.
             return None;
         }
-        let mut f = Table::new();
-        f.insert("kind".into(), Value::String(kind.name().into()));
-        f.insert("at".into(), ms(sent_at(seq)?));
-        f.insert("from".into(), Value::String(names[from].clone()));
-        f.insert("to".into(), Value::String(names[to].clone()));
-        f.insert("type".into(), Value::String(message_type.name().into()));
-        f.insert("count".into(), Value::Integer(1));
-        for (k, v) in extra {
-            f.insert(k.into(), v);
-        }
-        Some(Value::Table(f))
+        Some(Fault {
+            at: Some(sent_at(seq)?),
+            from: Some(names[from].clone()),
+            to: Some(names[to].clone()),
+            types: vec![message_type.name().into()],
+            count: Some(1),
+            delay: delay.map(crate::format::duration::human),
+            ..Fault::new(kind)
+        })
     };
     let after_all = r.last().copied().unwrap_or(Millis::ZERO).after(Millis(1));
     let mut restarts: BTreeMap<usize, Millis> = BTreeMap::new();
@@ -232,35 +227,33 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
                     _ => None,
                 });
                 if let Some((from, to, message)) = injected {
-                    let mut f = Table::new();
-                    f.insert("kind".into(), Value::String(FaultKind::Forge.name().into()));
-                    f.insert("at".into(), ms(r[i]));
-                    f.insert("from".into(), Value::String(names[from.index()].clone()));
-                    f.insert("to".into(), Value::String(names[to.index()].clone()));
-                    f.insert("message".into(), forged(message, &labels)?);
-                    faults.push(Value::Table(f));
+                    faults.push(Fault {
+                        at: Some(r[i]),
+                        from: Some(names[from.index()].clone()),
+                        to: Some(names[to.index()].clone()),
+                        message: forged(message, &labels)?,
+                        ..Fault::new(FaultKind::Forge)
+                    });
                     continue;
                 }
                 let Some(sent) = sent_at(*seq) else { continue };
                 let delay = r[i].0.saturating_sub(sent.0);
                 if delay > 0 {
-                    faults.extend(link(FaultKind::Delay, *seq, vec![("delay", ms(Millis(delay)))]));
+                    faults.extend(link(FaultKind::Delay, *seq, Some(Millis(delay))));
                 }
             }
-            Choice::Drop { msg: seq } => faults.extend(link(FaultKind::Drop, *seq, vec![])),
-            Choice::Duplicate { msg: seq } => faults.extend(link(FaultKind::Duplicate, *seq, vec![])),
+            Choice::Drop { msg: seq } => faults.extend(link(FaultKind::Drop, *seq, None)),
+            Choice::Duplicate { msg: seq } => faults.extend(link(FaultKind::Duplicate, *seq, None)),
             Choice::Crash { agent, restart } => {
-                let mut f = Table::new();
-                f.insert("kind".into(), Value::String(FaultKind::Crash.name().into()));
-                f.insert("agent".into(), Value::String(names[agent.index()].clone()));
-                f.insert("at".into(), ms(r[i]));
                 // A crash a restart may follow, whose restart the schedule
                 // never reached, restarts after its last action.
                 let back = restarts.get(&agent.index()).copied().or(restart.then_some(after_all));
-                if let Some(back) = back {
-                    f.insert("restart".into(), ms(Millis(back.0.saturating_sub(r[i].0).max(1))));
-                }
-                faults.push(Value::Table(f));
+                faults.push(Fault {
+                    agent: Some(names[agent.index()].clone()),
+                    at: Some(r[i]),
+                    restart: back.map(|back| Millis(back.0.saturating_sub(r[i].0).max(1))),
+                    ..Fault::new(FaultKind::Crash)
+                });
             }
             Choice::Fire { .. } | Choice::Restart { .. } | Choice::Inject { .. } | Choice::Wait { .. } => {}
         }
@@ -278,18 +271,13 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
         .collect();
     for seq in sends.keys().copied().filter(|s| !settled.contains(s)).collect::<Vec<_>>() {
         if let Some(sent) = sent_at(seq) {
-            faults.extend(link(
-                FaultKind::Delay,
-                seq,
-                vec![("delay", ms(Millis(after_all.0.saturating_sub(sent.0).max(1))))],
-            ));
+            faults.extend(link(FaultKind::Delay, seq, Some(Millis(after_all.0.saturating_sub(sent.0).max(1)))));
         }
     }
-    if !faults.is_empty() {
-        doc.insert("fault".into(), Value::Array(faults));
-    }
+    // The expectations go last, after the faults.
+    let mut expects = doc.remove("expect");
     if !expect.is_empty() {
-        let expects = expect
+        let written = expect
             .iter()
             .map(|name| {
                 let mut e = Table::new();
@@ -297,30 +285,44 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
                 Value::Table(e)
             })
             .collect();
-        doc.insert("expect".into(), Value::Array(expects));
+        expects = Some(Value::Array(written));
     }
-    toml::to_string(&doc).map_err(|e| format!("cannot write the scenario: {e}"))
+    let toml = |t: &Table| toml::to_string(t).map_err(|e| format!("cannot write the scenario: {e}"));
+    let mut text = toml(&doc)?;
+    if !kept.is_empty() {
+        text.push('\n');
+        text.push_str(&toml(&Table::from_iter([("fault".to_string(), Value::Array(kept))]))?);
+    }
+    for f in &faults {
+        text.push('\n');
+        text.push_str(&f.to_toml());
+    }
+    if let Some(expects) = expects {
+        text.push('\n');
+        text.push_str(&toml(&Table::from_iter([("expect".to_string(), expects)]))?);
+    }
+    Ok(text)
 }
 
-/// The forged message as a scenario file writes it, quoting the request by label.
-fn forged(m: &Message, labels: &crate::trace::Names) -> Result<Value, String> {
+/// The forged message as a scenario file writes it, quoting the request by
+/// label: its keys, and their values as TOML.
+fn forged(m: &Message, labels: &crate::trace::Names) -> Result<Vec<(String, String)>, String> {
     let id = m.request_id().ok_or("a forgery without a request id")?;
     let label = labels.label(id).ok_or("a forgery quoting a request with no label")?;
-    let mut t = Table::new();
-    t.insert("type".into(), Value::String(m.type_name().into()));
-    t.insert("request_id".into(), Value::String(format!("@{label}")));
+    let q = crate::format::file::toml_string;
+    let mut t = vec![("type".to_string(), q(m.type_name())), ("request_id".to_string(), q(&format!("@{label}")))];
     // The protocol's fields under its spec's names.
     match m {
         Message::Request { kind, words: Some(w), .. } => {
-            t.insert(kind.spec().request_words.key.into(), Value::String(w.to_string()));
+            t.push((kind.spec().request_words.key.into(), q(w)));
         }
         Message::Response { kind, approve, words, .. } => {
-            t.insert(kind.spec().answer_key.into(), Value::Boolean(*approve));
+            t.push((kind.spec().answer_key.into(), approve.to_string()));
             if let Some(w) = words {
-                t.insert(kind.spec().answer_words.into(), Value::String(w.to_string()));
+                t.push((kind.spec().answer_words.into(), q(w)));
             }
         }
         _ => {}
     }
-    Ok(Value::Table(t))
+    Ok(t)
 }
