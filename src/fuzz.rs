@@ -27,7 +27,7 @@
 //! and what it draws from (agents, labels, the times things happen) comes
 //! from one run of the unmodified scenario with its own seed.
 
-use crate::format::write::Fault;
+use crate::format::write::{Fault, Step};
 use crate::protocol::kinds::Asker;
 use crate::protocol::{Kind, Millis};
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario, ScenarioError};
@@ -565,16 +565,6 @@ fn set_aside_expectations(text: &str, keep: &BTreeSet<String>) -> String {
     out
 }
 
-/// One `key = value` line of a generated table.
-fn key_line(table: &mut String, key: &str, value: String) {
-    let _ = writeln!(table, "{key} = {value}");
-}
-
-/// A duration as a file writes it, exact to the millisecond.
-fn ms(t: u64) -> String {
-    format!("\"{t}ms\"")
-}
-
 /// Draws the faults of one seed.
 struct Gen<'t> {
     t: &'t Target,
@@ -614,7 +604,7 @@ impl Gen<'_> {
     /// planned for, chatter).
     fn step(&mut self, action: &'static str) -> Option<String> {
         let at = self.time().max(self.t.steps_from);
-        let mut f = format!("[[step]]\nat = {}\ndo = \"{action}\"\n", ms(at));
+        let mut f = Step::new(Millis(at), action);
         match action {
             _ if Kind::of_step(action).is_some() => {
                 let kind = Kind::of_step(action)?;
@@ -623,8 +613,7 @@ impl Gen<'_> {
             // The lead asks for a plan mid-work; the lead starts a teammate
             // again (one that is running: a note, and nothing else).
             "request_plan" | "respawn" => {
-                let to = self.teammate()?;
-                key_line(&mut f, "to", Self::quoted(&to));
+                f.to = Some(self.teammate()?);
             }
             "message" => {
                 let from = self.agent();
@@ -635,44 +624,42 @@ impl Gen<'_> {
                 if to == from {
                     return None;
                 }
-                key_line(&mut f, "from", Self::quoted(&from));
-                key_line(&mut f, "to", Self::quoted(&to));
-                key_line(&mut f, "text", Self::quoted("a message added by fuzz"));
+                f.from = Some(from);
+                f.to = Some(to);
+                f.words = Some(("text", "a message added by fuzz".into()));
             }
             _ => {
-                let from = self.agent();
-                key_line(&mut f, "from", Self::quoted(&from));
-                key_line(&mut f, "text", Self::quoted("a broadcast added by fuzz"));
+                f.from = Some(self.agent());
+                f.words = Some(("text", "a broadcast added by fuzz".into()));
             }
         }
-        Some(f)
+        Some(f.to_toml())
     }
 
     /// The keys of a step that asks `kind`'s question, as its spec says who
     /// may ask whom.
-    fn ask_step(&mut self, f: &mut String, kind: Kind) -> Option<()> {
+    fn ask_step(&mut self, f: &mut Step, kind: Kind) -> Option<()> {
         let spec = kind.spec();
         let words = spec.request_words;
         match spec.asker {
             Asker::Lead { .. } => {
-                let to = self.teammate()?;
-                key_line(f, "to", Self::quoted(&to));
+                f.to = Some(self.teammate()?);
             }
             Asker::Teammate { .. } => {
                 let from = self.teammate()?;
-                key_line(f, "from", Self::quoted(&from));
+                f.from = Some(from.clone());
                 // To a peer only where the hierarchy allows it; the send
                 // rules would refuse it anyway, and a refused step tests less.
                 if !self.t.scenario.team.policy.strict_hierarchy && self.rng.gen_bool(0.5) {
                     let to = self.teammate()?;
                     if to != from {
-                        key_line(f, "to", Self::quoted(&to));
+                        f.to = Some(to);
                     }
                 }
             }
         }
         if words.required || self.rng.gen_bool(0.3) {
-            key_line(f, words.key, Self::quoted(&format!("a {} added by fuzz", words.key)));
+            f.words = Some((words.key, format!("a {} added by fuzz", words.key)));
         }
         Some(())
     }

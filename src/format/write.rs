@@ -1,9 +1,9 @@
-//! A scenario file's faults as they are written: one typed entry, one
-//! writer. Whatever writes a `[[fault]]` (fuzz's additions, the history's
-//! `--to-scenario`, the explorer's counterexample file) builds a [`Fault`]
-//! and lets it write itself, so every key is spelled and quoted here, in
-//! one order, and each is one a fault of its kind takes ([`FaultKind::keys`],
-//! tested).
+//! A scenario file's faults and steps as they are written: one typed entry
+//! each, one writer. Whatever writes a `[[fault]]` or a `[[step]]` (fuzz's
+//! additions, the history's `--to-scenario`, the explorer's counterexample
+//! file) builds a [`Fault`] or a [`Step`] and lets it write itself, so every
+//! key is spelled and quoted here, in one order, and each is one a fault of
+//! its kind takes ([`FaultKind::keys`], tested).
 
 use super::file::toml_string;
 use crate::fault_kind::FaultKind;
@@ -106,6 +106,66 @@ impl Fault {
     }
 }
 
+/// One `[[step]]`: when, what the team does (`do`), and the keys that action takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub at: Millis,
+    /// `do`: `shutdown`, `answer`, `message`, ...
+    pub action: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub label: Option<String>,
+    /// An answer's message type.
+    pub message_type: Option<String>,
+    /// An answer's request, by label.
+    pub request: Option<String>,
+    /// An answer's request, by an id no request of the file has.
+    pub request_id: Option<String>,
+    pub approve: Option<bool>,
+    /// The words it says, under the key its protocol gives them (`reason`,
+    /// `plan`, `task`, `text`).
+    pub words: Option<(&'static str, String)>,
+}
+
+impl Step {
+    pub fn new(at: Millis, action: &str) -> Step {
+        Step {
+            at,
+            action: action.to_string(),
+            from: None,
+            to: None,
+            label: None,
+            message_type: None,
+            request: None,
+            request_id: None,
+            approve: None,
+            words: None,
+        }
+    }
+
+    /// The `[[step]]` table, each key on its line.
+    pub fn to_toml(&self) -> String {
+        let q = |s: &str| toml_string(s);
+        let mut out = format!("[[step]]\nat = \"{}ms\"\ndo = {}\n", self.at.0, q(&self.action));
+        let mut put = |key: &str, value: Option<String>| {
+            if let Some(v) = value {
+                let _ = writeln!(out, "{key} = {v}");
+            }
+        };
+        put("from", self.from.as_deref().map(q));
+        put("to", self.to.as_deref().map(q));
+        put("label", self.label.as_deref().map(q));
+        put("type", self.message_type.as_deref().map(q));
+        put("request", self.request.as_deref().map(q));
+        put("request_id", self.request_id.as_deref().map(q));
+        put("approve", self.approve.map(|a| a.to_string()));
+        if let Some((key, words)) = &self.words {
+            put(key, Some(q(words)));
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +214,27 @@ mod tests {
         assert_eq!(drop.to_toml(), "[[fault]]\nkind = \"drop\"\ntype = \"message\"\ncount = 1\n");
         let text = format!("name = \"x\"\n[[teammate]]\nname = \"alice\"\n{}", drop.to_toml());
         assert!(crate::format::load_str("x.toml", &text).is_ok(), "{text}");
+    }
+
+    /// A step writes what a file writes, and the file loads.
+    #[test]
+    fn a_written_step_reads_back() {
+        let mut ask = Step::new(Millis(1000), "shutdown");
+        ask.to = Some("alice".into());
+        ask.label = Some("stop-alice".into());
+        ask.words = Some(("reason", "done \"now\"".into()));
+        let mut answer = Step::new(Millis(2000), "answer");
+        answer.from = Some("alice".into());
+        answer.to = Some("lead".into());
+        answer.message_type = Some("shutdown_response".into());
+        answer.request = Some("stop-alice".into());
+        answer.approve = Some(true);
+        assert_eq!(
+            ask.to_toml(),
+            "[[step]]\nat = \"1000ms\"\ndo = \"shutdown\"\nto = \"alice\"\nlabel = \"stop-alice\"\nreason = \"done \\\"now\\\"\"\n"
+        );
+        let text = format!("name = \"x\"\n[[teammate]]\nname = \"alice\"\n{}{}", ask.to_toml(), answer.to_toml());
+        let s = crate::format::load_str("x.toml", &text).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+        assert_eq!(s.team.steps.len(), 2, "{text}");
     }
 }

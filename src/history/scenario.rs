@@ -16,7 +16,7 @@
 
 use super::History;
 use crate::format::file::toml_string;
-use crate::format::write::Fault;
+use crate::format::write::{Fault, Step};
 use crate::protocol::{Address, AgentId, Effect, Kind, MessageType, Millis, RequestId};
 use crate::trace::{Cause, Event};
 use crate::world::FaultKind;
@@ -318,68 +318,64 @@ fn step_text(
     unissued: &mut std::collections::BTreeSet<String>,
 ) -> Option<String> {
     let Said { t, from, from_name, to_name, message_type, request_id, approve, words, label } = *m;
-    let mut s = format!("[[step]]\nat = \"{}ms\"\n", t.0);
-    match (message_type, request_id) {
+    let owned = |x: &str| Some(x.to_string());
+    let step = match (message_type, request_id) {
         // A request from one who may ask it: the step that asks it.
         (MessageType::Request(kind), Some(_)) if kind.spec().asker.is_lead() == from.is_lead() => {
             let spec = kind.spec();
-            let _ = writeln!(s, "do = {}", q(spec.step));
-            if !from.is_lead() {
-                let _ = writeln!(s, "from = {}", q(from_name));
-            }
-            let _ = writeln!(s, "to = {}", q(to_name.unwrap_or("?")));
-            if let Some(l) = label {
-                let _ = writeln!(s, "label = {}", q(l));
-            }
             let key = spec.request_words.key;
-            let placeholder = format!("a {key}");
-            match words {
-                Some(w) => {
-                    let _ = writeln!(s, "{key} = {}", q(w));
-                }
-                None if spec.request_words.required => {
-                    let _ = writeln!(s, "{key} = {}", q(&placeholder));
-                }
-                None => {}
+            let words = match words {
+                Some(w) => Some((key, w.to_string())),
+                None if spec.request_words.required => Some((key, format!("a {key}"))),
+                None => None,
+            };
+            Step {
+                from: if from.is_lead() { None } else { owned(from_name) },
+                to: owned(to_name.unwrap_or("?")),
+                label: label.cloned(),
+                words,
+                ..Step::new(t, spec.step)
             }
         }
         (MessageType::Response(_), Some(id)) => {
-            let _ = writeln!(s, "do = \"answer\"\nfrom = {}", q(from_name));
-            if let Some(to) = to_name {
-                let _ = writeln!(s, "to = {}", q(to));
-            }
-            let _ = writeln!(s, "type = {}", q(message_type.name()));
-            match label {
-                Some(l) => {
-                    let _ = writeln!(s, "request = {}", q(l));
-                }
+            let (request, request_id) = match label {
+                Some(l) => (Some(l.clone()), None),
                 None => {
                     let written = names.label_or_short(id);
                     unissued.insert(written.clone());
-                    let _ = writeln!(s, "request_id = {}", q(&written));
+                    (None, Some(written))
                 }
-            }
-            let _ = writeln!(s, "approve = {}", approve.unwrap_or(false));
-            if let Some(w) = words {
-                let _ = writeln!(s, "reason = {}", q(w));
-            }
-        }
-        (MessageType::Message, _) if to_name.is_some() => {
-            let _ = writeln!(s, "do = \"message\"\nfrom = {}\nto = {}", q(from_name), q(to_name.unwrap_or("?")));
-            let _ = writeln!(s, "text = {}", q(words.unwrap_or("")));
-        }
-        (MessageType::Broadcast, _) => {
-            let _ = writeln!(s, "do = \"broadcast\"\nfrom = {}\ntext = {}", q(from_name), q(words.unwrap_or("")));
-        }
-        (MessageType::PlanRequest, _) if from.is_lead() && to_name.is_some() => {
-            let _ = writeln!(s, "do = \"request_plan\"\nto = {}", q(to_name.unwrap_or("?")));
-            if let Some(w) = words {
-                let _ = writeln!(s, "text = {}", q(w));
+            };
+            Step {
+                from: owned(from_name),
+                to: to_name.map(str::to_string),
+                message_type: owned(message_type.name()),
+                request,
+                request_id,
+                approve: Some(approve.unwrap_or(false)),
+                words: words.map(|w| ("reason", w.to_string())),
+                ..Step::new(t, "answer")
             }
         }
+        (MessageType::Message, _) if to_name.is_some() => Step {
+            from: owned(from_name),
+            to: owned(to_name.unwrap_or("?")),
+            words: Some(("text", words.unwrap_or("").to_string())),
+            ..Step::new(t, "message")
+        },
+        (MessageType::Broadcast, _) => Step {
+            from: owned(from_name),
+            words: Some(("text", words.unwrap_or("").to_string())),
+            ..Step::new(t, "broadcast")
+        },
+        (MessageType::PlanRequest, _) if from.is_lead() && to_name.is_some() => Step {
+            to: owned(to_name.unwrap_or("?")),
+            words: words.map(|w| ("text", w.to_string())),
+            ..Step::new(t, "request_plan")
+        },
         _ => return None,
-    }
-    Some(s)
+    };
+    Some(step.to_toml())
 }
 
 /// The file's `about`: what it replays, and what the audit found.
