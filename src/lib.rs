@@ -69,6 +69,7 @@ pub mod cli;
 pub mod color;
 pub mod diagnostic;
 pub mod explore;
+pub mod explore_file;
 pub mod fault_kind;
 pub mod format;
 pub mod fuzz;

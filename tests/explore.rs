@@ -279,8 +279,8 @@ fn every_counterexample_the_tests_find_is_written_as_a_file_that_replays_it() {
         // The bundled files expect theirs: found, then the search goes on.
         let x = explore(&s, budgets, Bounds::default());
         let c = x.counterexample.or_else(|| x.expected.into_iter().next()).expect("a violation");
-        let written =
-            handshake::explore::scenario_file(&text, "replay.toml", &c).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        let written = handshake::explore_file::scenario_file(&text, "replay.toml", &c)
+            .unwrap_or_else(|e| panic!("{}: {e}", s.name));
         // The file replays the violation, expects it, and so passes as a regression.
         let replay = load_str("replay.toml", &written).expect("the written file loads");
         let r = handshake::scenario::run_scenario(&replay, replay.default_seed(), Default::default());
@@ -911,13 +911,13 @@ label = "stop-alice"
     let s = load_str("respawn.toml", text).expect("valid");
     let mut c = explore(&s, budgets(0, 0, 1), Bounds::default()).counterexample.expect("a violation");
     assert_eq!(c.broke, Broke::Invariant(Invariant::CurrentIncarnation), "{}", c.detail);
-    handshake::explore::scenario_file(text, "respawn.toml", &c).expect("the honest schedule is written");
+    handshake::explore_file::scenario_file(text, "respawn.toml", &c).expect("the honest schedule is written");
     for t in &mut c.taken {
         if let handshake::world::Choice::Crash { .. } | handshake::world::Choice::Restart { .. } = t.choice {
             t.choice = handshake::world::Choice::Wait { at: t.at };
         }
     }
-    let e = handshake::explore::scenario_file(text, "respawn.toml", &c).expect_err("the crash is not written");
+    let e = handshake::explore_file::scenario_file(text, "respawn.toml", &c).expect_err("the crash is not written");
     assert!(!e.contains("its own way"), "{e}");
     assert!(e.contains("does not break invariant current-incarnation"), "{e}");
     assert!(e.contains("parts from the schedule after") && e.contains("the schedule has `alice CRASHED"), "{e}");

@@ -425,7 +425,7 @@ impl Report<'_> {
 fn write_outputs(a: &ExploreArgs, scenario: &crate::scenario::Scenario, c: &crate::explore::Counterexample) {
     if let Some(out) = &a.write {
         let original = crate::scenario::read_file(&a.path).unwrap_or_default();
-        let written = crate::explore::scenario_file(&original, &out.to_string_lossy(), c)
+        let written = crate::explore_file::scenario_file(&original, &out.to_string_lossy(), c)
             .and_then(|text| crate::output::write(out, &text));
         match written {
             Ok(()) => eprintln!("wrote {}: `handshake run {} -v` replays the violation", out.display(), out.display()),

@@ -19,11 +19,8 @@
 //! the result does not depend on the number of threads.
 
 pub mod model;
-pub mod scenario_file;
-mod subject;
 
 pub use model::{Action, Finding, Model, State};
-pub use scenario_file::scenario_file;
 
 /// What the explorer reads of a scenario. The file format lives in
 /// `scenario/`, a layer above this one, which implements it; the explorer

@@ -10,7 +10,7 @@
 //! offered after it has been run and has broken the same invariant; when it
 //! does not, the refusal says where its run parted from the schedule.
 
-use super::{Broke, Counterexample, Taken};
+use crate::explore::{Broke, Counterexample, Taken};
 use crate::format::write::Fault;
 use crate::protocol::{Message, Millis};
 use crate::scenario::{load_str, run_scenario, RunOptions};

@@ -1,7 +1,7 @@
 //! The explorer's view of a scenario file: the team to search, and the
 //! file's expectations to judge its schedules by (`--expect`).
 
-use super::Subject;
+use crate::explore::Subject;
 use crate::oracle::Invariant;
 use crate::protocol::AgentId;
 use crate::scenario::check::judge_outcome;
