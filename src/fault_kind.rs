@@ -6,8 +6,23 @@
 //! (`world/faults.rs`, `world/network.rs`); this module imports nothing, so
 //! the log, below the world, can name kinds too.
 
-/// A kind of fault.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A kind of fault. Its name (`torn_write`) and the list of every kind are
+/// derived from the variants (strum), so a new kind is named and listed by
+/// being written.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum FaultKind {
     /// Messages on a link arrive later.
     Delay,
@@ -34,41 +49,17 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    /// Every kind, in the order the docs list them.
-    pub const ALL: [FaultKind; 11] = [
-        FaultKind::Delay,
-        FaultKind::Drop,
-        FaultKind::Duplicate,
-        FaultKind::Reorder,
-        FaultKind::Partition,
-        FaultKind::Crash,
-        FaultKind::Stall,
-        FaultKind::Forge,
-        FaultKind::Replay,
-        FaultKind::TornWrite,
-        FaultKind::JunkLine,
-    ];
+    /// Every kind, in the order the docs list them (the variants' order).
+    pub const ALL: &'static [FaultKind] = <FaultKind as strum::VariantArray>::VARIANTS;
 
     /// Its name, as a scenario file writes it (`kind = "torn_write"`).
     pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::Delay => "delay",
-            FaultKind::Drop => "drop",
-            FaultKind::Duplicate => "duplicate",
-            FaultKind::Reorder => "reorder",
-            FaultKind::Partition => "partition",
-            FaultKind::Crash => "crash",
-            FaultKind::Stall => "stall",
-            FaultKind::Forge => "forge",
-            FaultKind::Replay => "replay",
-            FaultKind::TornWrite => "torn_write",
-            FaultKind::JunkLine => "junk_line",
-        }
+        self.into()
     }
 
     /// The kind a file names, if it is one.
     pub fn named(name: &str) -> Option<FaultKind> {
-        FaultKind::ALL.into_iter().find(|k| k.name() == name)
+        name.parse().ok()
     }
 
     /// The keys a fault of this kind takes, `kind` aside.
@@ -120,5 +111,21 @@ mod tests {
             assert!(k.keys().contains(&"at"), "{k:?} is scheduled at a time");
         }
         assert_eq!(FaultKind::named("torn-write"), None, "one spelling: the file's");
+        // The derived names are the ones scenario files have always written.
+        let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        let written = [
+            "delay",
+            "drop",
+            "duplicate",
+            "reorder",
+            "partition",
+            "crash",
+            "stall",
+            "forge",
+            "replay",
+            "torn_write",
+            "junk_line",
+        ];
+        assert_eq!(names, written);
     }
 }

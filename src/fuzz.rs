@@ -41,7 +41,7 @@ use std::fmt::Write as _;
 /// The fault kinds the swarm chooses from: every kind but those that act
 /// on inbox files, which the targets' message-passing teams do not have.
 pub static KINDS: std::sync::LazyLock<Vec<FaultKind>> =
-    std::sync::LazyLock::new(|| FaultKind::ALL.into_iter().filter(|k| !k.needs_inbox_files()).collect());
+    std::sync::LazyLock::new(|| FaultKind::ALL.iter().copied().filter(|k| !k.needs_inbox_files()).collect());
 
 /// The scripted actions it chooses from (`do = ...` of an added `[[step]]`):
 /// every protocol's question, then the rest of what a team does.

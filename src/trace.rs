@@ -60,8 +60,9 @@ impl fmt::Display for RosterStatus {
 /// of these in the log: an injected fault (`Drop`, `Partition`, `Crash`), the
 /// timeout policy's kill, or a recipient that had already stopped when the
 /// message reached it (a race with its shutdown, said out loud).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::VariantArray)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Cause {
     Drop,
     Partition,
@@ -80,29 +81,14 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 7] = [
-        Cause::Drop,
-        Cause::Partition,
-        Cause::Crash,
-        Cause::Killed,
-        Cause::Undeliverable,
-        Cause::DrainLoss,
-        Cause::TornWrite,
-    ];
+    /// Every cause, in the variants' order.
+    pub const ALL: &'static [Cause] = <Cause as strum::VariantArray>::VARIANTS;
 
-    /// Its name in the log and in reports; a loss an injected fault caused
-    /// is named as the scenario file names that fault.
+    /// Its name in the log and in reports (derived: the variant's, in
+    /// snake_case, as its serde name is); a loss an injected fault caused
+    /// is named as the scenario file names that fault (tested).
     pub fn as_str(self) -> &'static str {
-        use crate::fault_kind::FaultKind;
-        match self {
-            Cause::Drop => FaultKind::Drop.name(),
-            Cause::Partition => FaultKind::Partition.name(),
-            Cause::Crash => FaultKind::Crash.name(),
-            Cause::Killed => "killed",
-            Cause::Undeliverable => "undeliverable",
-            Cause::DrainLoss => "drain_loss",
-            Cause::TornWrite => FaultKind::TornWrite.name(),
-        }
+        self.into()
     }
 
     /// The cause `name` names: its name, or the spelling logs written
@@ -113,7 +99,7 @@ impl Cause {
             "drain-loss" => Some(Cause::DrainLoss),
             _ => None,
         };
-        Cause::ALL.into_iter().find(|c| c.as_str() == name).or(legacy)
+        Cause::ALL.iter().copied().find(|c| c.as_str() == name).or(legacy)
     }
 }
 

@@ -389,7 +389,7 @@ pub const EXPECT_KEYS: &[&str] = &[
 ];
 /// Every fault kind's name, as a file writes it ([`FaultKind`]).
 pub static FAULT_KINDS: std::sync::LazyLock<Vec<&'static str>> =
-    std::sync::LazyLock::new(|| FaultKind::ALL.into_iter().map(FaultKind::name).collect());
+    std::sync::LazyLock::new(|| FaultKind::ALL.iter().copied().map(FaultKind::name).collect());
 pub const FAULT_KEYS: &[&str] = &[
     "kind",
     "at",

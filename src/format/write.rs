@@ -174,7 +174,7 @@ mod tests {
     /// file reader reads what is written back.
     #[test]
     fn a_written_fault_sets_only_keys_its_kind_takes_and_reads_back() {
-        for kind in FaultKind::ALL {
+        for &kind in FaultKind::ALL {
             let mut f = Fault::new(kind);
             f.at = Some(Millis(1000));
             f.until = Some(Millis(2000));

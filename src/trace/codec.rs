@@ -276,7 +276,7 @@ plain! {
     Text, "a string": |x, _n| json!(x.as_ref()), |v, _r| v.as_str().map(|s| Ok(s.into()));
     // A cause of a loss, under its name or the spelling older logs used.
     Cause, "a string": |x, _n| json!(x.as_str()), |v, _r| v.as_str().map(|s| {
-        let known = || Cause::ALL.map(Cause::as_str).join(", ");
+        let known = || Cause::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
         Cause::named(s).ok_or_else(|| format!("{s:?} is not a cause of a loss (one of {})", known()))
     });
     // Agents by name; an address may be `*`, everyone.
@@ -580,8 +580,17 @@ mod tests {
         assert!(lost("torn write").is_err_and(|e| e.contains("not a cause of a loss") && e.contains("torn_write")));
         let fault = read(r#"{"t":1,"event":"fault","seq":1,"fault":"replay","detail":"again"}"#);
         assert_eq!(fault, Ok(Event::Fault { seq: 1, fault: FaultKind::Replay, detail: "again".into() }));
+        // A loss a fault caused is named as the file names the fault.
+        for (cause, fault) in [
+            (Cause::Drop, FaultKind::Drop),
+            (Cause::Partition, FaultKind::Partition),
+            (Cause::Crash, FaultKind::Crash),
+            (Cause::TornWrite, FaultKind::TornWrite),
+        ] {
+            assert_eq!(cause.as_str(), fault.name());
+        }
         let names = Names { agents: vec!["lead".into(), "alice".into()], labels: BTreeMap::new() };
-        for cause in Cause::ALL {
+        for &cause in Cause::ALL {
             let e = Event::Dropped { seq: 1, to: AgentId(1), message_type: MessageType::Message, cause };
             let line = Stamped { t: Millis(1), event: e.clone() }.to_json(&names).to_string();
             assert!(!line.contains('-'), "{line}");
