@@ -74,7 +74,7 @@ impl<S: Shell> World<S> {
     /// delivered straight to its mailbox.
     pub fn hold_in_flight(&mut self) {
         self.flight = Some(Vec::new());
-        self.direct_delivery = false;
+        self.run.direct_delivery = false;
     }
 
     /// How many messages the router has numbered: the next is one more.

@@ -56,8 +56,8 @@ impl<S: Shell> World<S> {
         let spare_timers = !following && matches!(stop, Stop::Cap | Stop::EndTime) && self.only_timers_left();
         let mut stop = stop;
         if stop == Stop::Settled && !self.waits.cycles().is_empty() {
-            self.advance_to(self.limit.at());
-            stop = self.limit.stop();
+            self.advance_to(self.run.limit.at());
+            stop = self.run.limit.stop();
         }
         if stop == Stop::Settled {
             self.settle();

@@ -125,8 +125,9 @@ pub struct World<S: Shell> {
     epochs: Arc<Vec<u32>>,
     /// The shell's mailboxes and hooks.
     shell: S,
-    /// When the run stops even with work left (its `end`, else its `cap`).
-    limit: ending::Limit,
+    /// How this run is played: set before it starts, the same for every
+    /// state of it.
+    run: Switches,
     /// Events due, in (time, scheduling order).
     queue: queue::Queue,
     trace: Option<Vec<Stamped>>,
@@ -162,15 +163,6 @@ pub struct World<S: Shell> {
     /// Message sequence numbers pair each send with its delivery or loss.
     next_msg: u64,
     last_event: Millis,
-    /// Nothing is logged, the network is ideal and no fault is scheduled:
-    /// messages can skip the router's checks. Set once, before the run.
-    direct_delivery: bool,
-    /// Whether agents should build events (for the log, `-v` or a probe).
-    agents_report: bool,
-    /// Whether a fault names requests by label (a filter's `request`, a
-    /// forgery's `@label`, a replay): only then are labels written out as
-    /// the requests open, a formatted string each.
-    learn_labels: bool,
     /// The command buffer actors borrow while they handle an input.
     out: Vec<crate::agent::Command>,
     /// Inputs handled so far (the shell's guard is asked every 1,024), and
@@ -185,6 +177,23 @@ pub struct World<S: Shell> {
     frames: Option<Box<frames::Frames>>,
 }
 
+/// How a run is played, set before it starts: when it stops even with work
+/// left, and what its hot paths may skip.
+#[derive(Clone, Debug)]
+struct Switches {
+    /// When the run stops even with work left (its `end`, else its `cap`).
+    limit: ending::Limit,
+    /// Nothing is logged, the network is ideal and no fault is scheduled:
+    /// messages can skip the router's checks.
+    direct_delivery: bool,
+    /// Whether agents should build events (for the log, `-v` or a probe).
+    agents_report: bool,
+    /// Whether a fault names requests by label (a filter's `request`, a
+    /// forgery's `@label`, a replay): only then are labels written out as
+    /// the requests open, a formatted string each.
+    learn_labels: bool,
+}
+
 impl<S: Shell> World<S> {
     /// `names` lists the team (lead first) and then the adversary, which can
     /// forge messages but is not a member and cannot receive.
@@ -197,7 +206,12 @@ impl<S: Shell> World<S> {
             roster: Arc::new(Roster { statuses: vec![RosterStatus::Working; n] }),
             epochs: Arc::new(vec![0; n]),
             shell,
-            limit: ending::Limit { end: None, cap: Millis::NEVER },
+            run: Switches {
+                limit: ending::Limit { end: None, cap: Millis::NEVER },
+                direct_delivery: false,
+                agents_report: true,
+                learn_labels: true,
+            },
             queue: Default::default(),
             // A run logs a few dozen events, and about ten more per teammate
             // (start, a request, its answer, a status, deliveries): room for
@@ -216,9 +230,6 @@ impl<S: Shell> World<S> {
             next_msg: 0,
             last_event: Millis::ZERO,
             out: Vec::new(),
-            direct_delivery: false,
-            agents_report: true,
-            learn_labels: true,
             handled: 0,
             aborted: false,
             inbox: None,
@@ -249,7 +260,7 @@ impl<S: Shell> World<S> {
         self.shell.probe(&event);
         // Labels are learnt whether or not anyone reads the log: faults that
         // name a request (`@label`, `request =`) must act the same either way.
-        if let (true, Event::Opened { id, label, .. }) = (self.learn_labels, &event) {
+        if let (true, Event::Opened { id, label, .. }) = (self.run.learn_labels, &event) {
             let text = label.render(|a| self.names[a.index()].as_str());
             Arc::make_mut(&mut self.net).labels.insert(text, *id);
         }
@@ -327,7 +338,7 @@ impl<S: Shell> World<S> {
         // still in flight when `to` crashes and restarts arrives marked as
         // meant for the process that is gone.
         let incarnation = self.epochs[to.index()];
-        if self.direct_delivery && self.roster.is_active(to) {
+        if self.run.direct_delivery && self.roster.is_active(to) {
             // The benchmark path: nothing to log, no latency, no fault can
             // apply. Straight into the mailbox, the delivery built in the
             // call (inlined, where the mailbox takes it).

@@ -272,8 +272,8 @@ impl<S: Shell> World<S> {
         let probed = spec.probe.is_some();
         // Agents build events when someone reads them, or when a fault needs the
         // labels they carry.
-        world.agents_report = world.tracing() || probed || !spec.timed.is_empty() || world.net.names_requests();
-        world.learn_labels = world.net.names_requests()
+        world.run.agents_report = world.tracing() || probed || !spec.timed.is_empty() || world.net.names_requests();
+        world.run.learn_labels = world.net.names_requests()
             || spec
                 .timed
                 .iter()
@@ -281,7 +281,7 @@ impl<S: Shell> World<S> {
             || spec.steps.iter().any(|s| {
                 matches!(&s.script, crate::agent::Script::Answer { quote: crate::agent::Quote::Label(_), .. })
             });
-        world.direct_delivery =
+        world.run.direct_delivery =
             !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
         if let Some(m) = spec.mailbox.take() {
             world.inbox = Some(Box::new(Inboxes::new(m, team, journal)));
@@ -295,7 +295,7 @@ impl<S: Shell> World<S> {
     /// The run begins: every agent's start in its mailbox, the script's
     /// steps and the faults queued at their times.
     pub fn begin(&mut self, spec: &mut TeamSpec) {
-        self.limit = super::Limit { end: spec.end, cap: spec.cap };
+        self.run.limit = super::Limit { end: spec.end, cap: spec.cap };
         let team = self.roster.statuses.len();
         // Teammates start first so their plans are in flight before the lead
         // acts; within a role, team order. Straight into the mailboxes, ahead

@@ -58,10 +58,7 @@ impl<S: Shell> World<S> {
             // The same for every state of a run: set before it starts.
             policy: _,
             names: _,
-            direct_delivery: _,
-            agents_report: _,
-            learn_labels: _,
-            limit: _,
+            run: _,
             // Names, not state: a request id is named by the order the walk
             // meets it, a message by what it carries; the streams that draw
             // ids, and the counter that numbers messages, only pick names.

@@ -93,7 +93,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
         }
     }
     let now = w.now();
-    let tracing = w.agents_report;
+    let tracing = w.run.agents_report;
     // One command buffer for the whole team, lent to whoever runs: a
     // buffer per actor would cost 300 bytes a teammate at 100,000 teammates.
     let incarnation = life.epoch;
@@ -172,7 +172,7 @@ fn replay_until_death<S: Shell>(
         dir: &roster,
         policy: &w.policy,
         out: &mut dropped,
-        tracing: w.agents_report,
+        tracing: w.run.agents_report,
         sends_left: sends,
     };
     agent.handle(input, &mut cx);
