@@ -30,50 +30,50 @@ impl<S: Shell> World<S> {
     }
 
     pub fn roster(&self) -> &Roster {
-        &self.roster
+        &self.sim.roster
     }
 
     /// Each agent's roster status, the lead first.
     pub fn statuses(&self) -> &[RosterStatus] {
-        &self.roster.statuses
+        &self.sim.roster.statuses
     }
 
     /// Each agent's incarnation: bumped when it crashes or is killed.
     pub fn epochs(&self) -> &[u32] {
-        &self.epochs
+        &self.sim.epochs
     }
 
     /// Whether `agent` crashed and a restart is due.
     pub fn restart_due(&self, agent: AgentId) -> bool {
-        self.restarts_due.contains(&agent)
+        self.sim.restarts_due.contains(&agent)
     }
 
     /// What is due, and when.
     pub fn queue(&self) -> &Queue {
-        &self.queue
+        &self.sim.queue
     }
 
     /// The next thing due at or before `now`, taken off the queue.
     pub fn pop_due(&mut self, now: Millis) -> Option<Due> {
-        self.queue.pop_due(now)
+        self.sim.queue.pop_due(now)
     }
 
     /// The simulated files, by path.
     pub fn files(&self) -> &BTreeMap<String, FileState> {
-        &self.files
+        &self.sim.files
     }
 
     /// The messages waiting for a shell to choose when each arrives; `None`
     /// where the network times its own deliveries.
     pub fn flight(&self) -> Option<&[Delivery]> {
-        self.flight.as_deref()
+        self.sim.flight.as_deref()
     }
 
     /// From now on messages wait in flight until a shell chooses when each
     /// arrives (the explorer, a run following a schedule): none is
     /// delivered straight to its mailbox.
     pub fn hold_in_flight(&mut self) {
-        self.flight = Some(Vec::new());
+        self.sim.flight = Some(Vec::new());
         self.run.direct_delivery = false;
     }
 
@@ -84,7 +84,7 @@ impl<S: Shell> World<S> {
 
     /// Starts the network's stream over from `seed`.
     pub fn reseed_network(&mut self, seed: u64) {
-        self.net_rng = super::network::NetRng::new(seed);
+        self.sim.net_rng = super::network::NetRng::new(seed);
     }
 
     /// The agents' request-id streams (the explorer lends them to each step).
@@ -121,12 +121,12 @@ impl<S: Shell> World<S> {
     /// File mode: whether an append would have taken the inbox files past
     /// their bound.
     pub fn inbox_full(&self) -> bool {
-        self.inbox.as_ref().is_some_and(|i| i.full)
+        self.sim.inbox.as_ref().is_some_and(|i| i.full)
     }
 
     /// File mode: why mirroring the files on disk failed, said with the run.
     pub fn set_mirror_error(&mut self, error: Option<String>) {
-        if let Some(inbox) = &mut self.inbox {
+        if let Some(inbox) = &mut self.sim.inbox {
             inbox.mirror_error = error;
         }
     }

@@ -126,7 +126,7 @@ impl<S: Shell> World<S> {
     /// the order of their first such event: whose event `Fire` may take.
     pub fn due_now(&self) -> SmallVec<[AgentId; 8]> {
         let mut out = SmallVec::new();
-        for (_, due) in self.queue.earliest() {
+        for (_, due) in self.sim.queue.earliest() {
             let o = owner(due);
             if !out.contains(&o) {
                 out.push(o);
@@ -138,13 +138,13 @@ impl<S: Shell> World<S> {
     /// `owner`'s first event due at the earliest instant: its time and its
     /// place in the queue's order.
     pub fn first_due_of(&self, who: AgentId) -> Option<(Millis, u64)> {
-        let first = self.queue.next_time()?;
-        self.queue.earliest().into_iter().find(|(_, d)| owner(d) == who).map(|(k, _)| (first, k))
+        let first = self.sim.queue.next_time()?;
+        self.sim.queue.earliest().into_iter().find(|(_, d)| owner(d) == who).map(|(k, _)| (first, k))
     }
 
     /// Where in flight the message numbered `seq` is.
     pub fn in_flight(&self, seq: u64) -> Option<usize> {
-        self.flight.as_ref()?.iter().position(|d| d.seq == seq)
+        self.sim.flight.as_ref()?.iter().position(|d| d.seq == seq)
     }
 
     /// Whether `c` can be taken now.
@@ -155,17 +155,17 @@ impl<S: Shell> World<S> {
             }
             Choice::Fire { owner } => self.due_now().contains(owner),
             Choice::Crash { agent, .. } => {
-                !agent.is_lead() && self.roster.statuses.get(agent.index()).is_some_and(|s| s.is_active())
+                !agent.is_lead() && self.sim.roster.statuses.get(agent.index()).is_some_and(|s| s.is_active())
             }
             Choice::Restart { agent } => {
-                self.roster.statuses.get(agent.index()) == Some(&RosterStatus::Crashed)
-                    && self.restarts_due.contains(agent)
+                self.sim.roster.statuses.get(agent.index()) == Some(&RosterStatus::Crashed)
+                    && self.sim.restarts_due.contains(agent)
             }
             Choice::Inject { from, to, .. } => {
-                let team = self.roster.statuses.len();
+                let team = self.sim.roster.statuses.len();
                 from != to && from.index() < team && to.index() < team
             }
-            Choice::Wait { at } => *at >= self.now() && self.queue.next_time().is_none_or(|t| *at <= t),
+            Choice::Wait { at } => *at >= self.now() && self.sim.queue.next_time().is_none_or(|t| *at <= t),
         }
     }
 
@@ -208,7 +208,7 @@ impl<S: Shell> World<S> {
 
     /// The message at place `i` in flight arrives now.
     pub fn deliver_at(&mut self, i: usize) {
-        let Some(flight) = &mut self.flight else { return };
+        let Some(flight) = &mut self.sim.flight else { return };
         let mut d = flight.remove(i);
         d.at = self.now();
         self.last_event = self.now();
@@ -217,7 +217,7 @@ impl<S: Shell> World<S> {
 
     /// The message at place `i` in flight is lost.
     pub fn drop_at(&mut self, i: usize) {
-        let Some(flight) = &mut self.flight else { return };
+        let Some(flight) = &mut self.sim.flight else { return };
         let d = flight.remove(i);
         let message_type = d.envelope.message.message_type();
         self.record(Event::Dropped { seq: d.seq, to: d.to, message_type, cause: Cause::Drop });
@@ -225,7 +225,7 @@ impl<S: Shell> World<S> {
 
     /// The message at place `i` in flight will arrive twice.
     pub fn duplicate_at(&mut self, i: usize) {
-        let Some(flight) = &mut self.flight else { return };
+        let Some(flight) = &mut self.sim.flight else { return };
         let d = flight[i].clone();
         let seq = d.seq;
         flight.insert(i, d);
@@ -235,7 +235,7 @@ impl<S: Shell> World<S> {
     /// `who`'s first event due at the earliest instant fires.
     pub fn fire_first_of(&mut self, who: AgentId) {
         let Some((_, k)) = self.first_due_of(who) else { return };
-        if let Some((at, due)) = self.queue.take(k) {
+        if let Some((at, due)) = self.sim.queue.take(k) {
             self.advance_to(at);
             self.fire(due);
         }

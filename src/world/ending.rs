@@ -55,7 +55,7 @@ impl<S: Shell> World<S> {
         // settled (known once the tables are in).
         let spare_timers = !following && matches!(stop, Stop::Cap | Stop::EndTime) && self.only_timers_left();
         let mut stop = stop;
-        if stop == Stop::Settled && !self.waits.cycles().is_empty() {
+        if stop == Stop::Settled && !self.sim.waits.cycles().is_empty() {
             self.advance_to(self.run.limit.at());
             stop = self.run.limit.stop();
         }

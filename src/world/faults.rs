@@ -92,14 +92,14 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
 /// A crashed agent comes back, a new incarnation, unless it was killed
 /// while it was down (the kill stands).
 fn restart<S: Shell>(w: &mut World<S>, agent: AgentId) {
-    if !w.restarts_due.remove(&agent) || w.roster.statuses[agent.index()] != RosterStatus::Crashed {
+    if !w.sim.restarts_due.remove(&agent) || w.sim.roster.statuses[agent.index()] != RosterStatus::Crashed {
         return;
     }
     w.record(Event::Restart { agent });
     w.set_status(agent, RosterStatus::Working);
     // The incarnation the restart is for: a crash or kill before the agent
     // reads it (a stall can hold it) makes it void.
-    let incarnation = w.epochs[agent.index()];
+    let incarnation = w.sim.epochs[agent.index()];
     w.to_mailbox(agent, Input::Restart { incarnation });
     // File mode: the new incarnation finds what the file kept.
     filebox::arm(w, agent);
@@ -108,13 +108,13 @@ fn restart<S: Shell>(w: &mut World<S>, agent: AgentId) {
 /// An agent freezes until `until`: its inbox and timers wait. Overlapping
 /// stalls merge: it reads again when the last ends, and what it holds stays held.
 fn stall<S: Shell>(w: &mut World<S>, agent: AgentId, until: Millis) {
-    let end = match w.stalls.get_mut(&agent) {
+    let end = match w.sim.stalls.get_mut(&agent) {
         Some((current, _)) => {
             *current = (*current).max(until);
             *current
         }
         None => {
-            w.stalls.insert(agent, (until, Default::default()));
+            w.sim.stalls.insert(agent, (until, Default::default()));
             until
         }
     };
@@ -125,10 +125,10 @@ fn stall<S: Shell>(w: &mut World<S>, agent: AgentId, until: Millis) {
 /// A stall ends, if it is the end of the stall as it now stands: what the
 /// agent's inbox held reaches it, in order.
 fn unstall<S: Shell>(w: &mut World<S>, agent: AgentId, until: Millis) {
-    if w.stalls.get(&agent).is_some_and(|(current, _)| *current != until) {
+    if w.sim.stalls.get(&agent).is_some_and(|(current, _)| *current != until) {
         return;
     }
-    if let Some((_, held)) = w.stalls.remove(&agent) {
+    if let Some((_, held)) = w.sim.stalls.remove(&agent) {
         w.record(Event::Note {
             text: format!("{} reads its inbox again ({} waiting)", w.names[agent.index()], held.len()),
         });

@@ -210,8 +210,8 @@ fn sync(shell: &mut impl Shell, inb: &mut Inboxes) {
 /// Whether a message to `to` goes into its file: the file outlives a crash
 /// that will be restarted, not a final state.
 pub fn receives<S: Shell>(w: &World<S>, to: AgentId) -> bool {
-    let status = w.roster.statuses[to.index()];
-    status.is_active() || (status == RosterStatus::Crashed && w.restarts_due.contains(&to))
+    let status = w.sim.roster.statuses[to.index()];
+    status.is_active() || (status == RosterStatus::Crashed && w.sim.restarts_due.contains(&to))
 }
 
 /// A message reaches its receiver: one line appended to the receiver's file.
@@ -221,21 +221,21 @@ pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
     let (seq, to, sender) = (d.seq, d.to, d.sender);
     // Stopped by the bound: the rest of the instant's appends are not made
     // (nor their lines built, a broadcast's worth of copies).
-    if w.inbox.as_ref().is_none_or(|i| i.full) || unmade(w, &d) {
+    if w.sim.inbox.as_ref().is_none_or(|i| i.full) || unmade(w, &d) {
         return;
     }
     let names = &w.names;
     let line = Line::from_delivery(&d, |a| names[a.index()].as_str());
     let owner = names[to.index()].clone();
     let path = inbox_path(&owner);
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     let bytes = framed_shared(&inb.fs, &path, &line, &mut inb.shared);
     drop(line);
     if over_bound(w, &d, &path, bytes.len()) {
         return;
     }
     if let Some(restart_after) = tears(w, sender) {
-        let Some(inb) = w.inbox.as_mut() else { return };
+        let Some(inb) = w.sim.inbox.as_mut() else { return };
         // Half the line lands, then the writer dies.
         inb.fs.append_torn(&path, &bytes, bytes.len() / 2);
         sync(&mut w.shell, inb);
@@ -251,7 +251,7 @@ pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
         arm(w, to);
         return;
     }
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     inb.fs.append(&path, &bytes);
     drop(bytes);
     sync(&mut w.shell, inb);
@@ -273,7 +273,7 @@ pub const UNREAD_LINE_BYTES: u64 = 160;
 /// so the append is not made and the run stops here, with the reason in
 /// the log: a clear end rather than memory running out (`docs/inboxes.md`).
 fn over_bound<S: Shell>(w: &mut World<S>, d: &Delivery, path: &str, len: usize) -> bool {
-    let Some(inb) = w.inbox.as_mut() else { return false };
+    let Some(inb) = w.sim.inbox.as_mut() else { return false };
     // The router's copy of each unread line is counted with the files: with
     // short lines it costs more than the line itself.
     let held = inb.fs.held() + (inb.unread_lines + 1) * UNREAD_LINE_BYTES;
@@ -295,7 +295,7 @@ fn over_bound<S: Shell>(w: &mut World<S>, d: &Delivery, path: &str, len: usize) 
 /// A copy of a broadcast whose writer died in the middle of it: the writer
 /// never got to this append. Lost to the torn write, and the log says so.
 fn unmade<S: Shell>(w: &mut World<S>, d: &Delivery) -> bool {
-    let Some(inb) = w.inbox.as_ref() else { return false };
+    let Some(inb) = w.sim.inbox.as_ref() else { return false };
     if inb.cut.is_empty() || !inb.broadcast_of(d.seq).is_some_and(|first| inb.cut.contains(&first)) {
         return false;
     }
@@ -315,7 +315,7 @@ fn unmade<S: Shell>(w: &mut World<S>, d: &Delivery) -> bool {
 /// middle of its own turn). In memory mode, one test of the inbox's absence.
 #[inline]
 pub fn armed_to_tear<S: Shell>(w: &World<S>, writer: AgentId) -> bool {
-    w.inbox.as_ref().is_some_and(|i| i.torn.contains_key(&writer))
+    w.sim.inbox.as_ref().is_some_and(|i| i.torn.contains_key(&writer))
 }
 
 /// Whether `writer`'s append now is the torn one, and if so the crash's
@@ -323,11 +323,11 @@ pub fn armed_to_tear<S: Shell>(w: &World<S>, writer: AgentId) -> bool {
 /// (shut down, killed, crashed) is spent without tearing anything: the
 /// append is a message it finished sending before it stopped.
 fn tears<S: Shell>(w: &mut World<S>, writer: AgentId) -> Option<Option<Millis>> {
-    let inb = w.inbox.as_mut()?;
+    let inb = w.sim.inbox.as_mut()?;
     let &(epoch, restart_after) = inb.torn.get(&writer)?;
     inb.torn.remove(&writer);
-    let status = w.roster.statuses[writer.index()];
-    if status.is_active() && w.epochs[writer.index()] == epoch {
+    let status = w.sim.roster.statuses[writer.index()];
+    if status.is_active() && w.sim.epochs[writer.index()] == epoch {
         return Some(restart_after);
     }
     let name = &w.names[writer.index()];
@@ -339,7 +339,7 @@ fn tears<S: Shell>(w: &mut World<S>, writer: AgentId) -> Option<Option<Millis>> 
 /// Makes sure `agent` will read its file at its next poll.
 pub fn arm<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let now = w.now();
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     if std::mem::replace(&mut inb.armed[agent.index()], true) {
         return;
     }
@@ -352,9 +352,9 @@ pub fn arm<S: Shell>(w: &mut World<S>, agent: AgentId) {
 /// A writer that is not running has no append to cut: nothing is armed.
 pub fn tear_next<S: Shell>(w: &mut World<S>, writer: AgentId, restart_after: Option<Millis>) {
     let name = w.names[writer.index()].clone();
-    let status = w.roster.statuses[writer.index()];
-    let epoch = w.epochs[writer.index()];
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let status = w.sim.roster.statuses[writer.index()];
+    let epoch = w.sim.epochs[writer.index()];
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     if !status.is_active() {
         w.record(Event::Note { text: format!("{name} is not running ({status}): no append to tear") });
         return;
@@ -368,7 +368,7 @@ pub fn tear_next<S: Shell>(w: &mut World<S>, writer: AgentId, restart_after: Opt
 /// reader skips it (the reference's `json.loads` would stop the read there).
 pub fn write_junk<S: Shell>(w: &mut World<S>, owner: AgentId, text: &str) {
     let path = inbox_path(&w.names[owner.index()]);
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     let mut bytes = text.replace(['\n', '\r'], " ").into_bytes();
     bytes.push(b'\n');
     inb.fs.append(&path, &bytes);
@@ -389,10 +389,10 @@ pub fn write_junk<S: Shell>(w: &mut World<S>, owner: AgentId, text: &str) {
 /// when the read's cost has been paid.
 pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let now = w.now();
-    let epoch = w.epochs[agent.index()];
-    let active = w.roster.statuses[agent.index()].is_active();
+    let epoch = w.sim.epochs[agent.index()];
+    let active = w.sim.roster.statuses[agent.index()].is_active();
     let owner = w.names[agent.index()].clone();
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     if !active {
         // Down: a restart or a respawn reads again. The lines stay in the
         // file till then, and are lost with their owner only if the run
@@ -428,9 +428,9 @@ pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
 pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
     let PendingRead { agent, epoch, token, seqs, skipped } = read;
     let owner = w.names[agent.index()].clone();
-    let stale = w.epochs[agent.index()] != epoch;
-    let active = w.roster.statuses[agent.index()].is_active();
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let stale = w.sim.epochs[agent.index()] != epoch;
+    let active = w.sim.roster.statuses[agent.index()].is_active();
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     inb.armed[agent.index()] = false;
     inb.reading[agent.index()] = None;
     if stale {
@@ -494,7 +494,7 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
 /// The run is over: lines left in the files of agents that will never read
 /// again are lost with their owner, and the log says how.
 pub fn settle<S: Shell>(w: &mut World<S>) {
-    let Some(inb) = w.inbox.as_mut() else { return };
+    let Some(inb) = w.sim.inbox.as_mut() else { return };
     let seqs: Vec<u64> = inb.unread.keys().copied().collect();
     let left: Vec<Delivery> = seqs.into_iter().flat_map(|s| inb.take_all(s)).collect();
     for d in left {

@@ -128,31 +128,31 @@ impl<S: Shell> World<S> {
     /// since the last frame.
     pub fn frame_world(&mut self, after: usize) {
         let Some(f) = &mut self.frames else { return };
-        let inbox: Vec<(String, String)> = self.inbox.as_ref().map_or_else(Vec::new, |i| {
+        let inbox: Vec<(String, String)> = self.sim.inbox.as_ref().map_or_else(Vec::new, |i| {
             i.fs.files().map(|(p, file)| (p.to_string(), String::from_utf8_lossy(&file.bytes).into_owned())).collect()
         });
-        let reading: Vec<(AgentId, crate::protocol::Millis)> = self.inbox.as_ref().map_or_else(Vec::new, |i| {
+        let reading: Vec<(AgentId, crate::protocol::Millis)> = self.sim.inbox.as_ref().map_or_else(Vec::new, |i| {
             i.reading.iter().enumerate().filter_map(|(a, r)| r.map(|until| (AgentId(a as u32), until))).collect()
         });
         let first = f.world.is_empty();
         let same = f.world.last().is_some_and(|w| {
             f.moved.is_empty()
-                && Arc::ptr_eq(&w.files, &self.files)
-                && w.waits == self.waits
+                && Arc::ptr_eq(&w.files, &self.sim.files)
+                && w.waits == self.sim.waits
                 && w.inbox == inbox
                 && w.reading == reading
         });
         if first {
-            f.roster = self.roster.statuses.clone();
+            f.roster = self.sim.roster.statuses.clone();
             f.moved.clear();
         }
         if !same {
-            let statuses = &self.roster.statuses;
+            let statuses = &self.sim.roster.statuses;
             let mut moved = std::mem::take(&mut f.moved);
             moved.sort_unstable();
             moved.dedup();
             let roster = moved.into_iter().map(|a| (a, statuses[a.index()])).collect();
-            let (files, waits) = (Arc::clone(&self.files), self.waits.clone());
+            let (files, waits) = (Arc::clone(&self.sim.files), self.sim.waits.clone());
             f.world.push(WorldFrame { after, roster, files, waits, inbox, reading });
         }
     }

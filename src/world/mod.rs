@@ -112,24 +112,18 @@ pub enum Due {
 
 #[derive(Clone)]
 pub struct World<S: Shell> {
-    /// Virtual time. The driver alone moves it, when every actor is idle.
-    clock: Millis,
+    /// What is simulated: the state two runs must agree on to be in the
+    /// same state (the rest of a world is how the run is played and what
+    /// it keeps).
+    sim: Sim,
     policy: Policy,
     /// Shared: the explorer copies the world into every state it keeps.
     names: Arc<Vec<String>>,
-    /// Shared until written, as the names are: a status changes a few
-    /// times a run, and the explorer copies the world into every state.
-    roster: Arc<Roster>,
-    /// Bumped when an agent crashes or is killed: its queued inputs and timers
-    /// from before are then recognised as lost.
-    epochs: Arc<Vec<u32>>,
     /// The shell's mailboxes and hooks.
     shell: S,
     /// How this run is played: set before it starts, the same for every
     /// state of it.
     run: Switches,
-    /// Events due, in (time, scheduling order).
-    queue: queue::Queue,
     trace: Option<Vec<Stamped>>,
     /// Set while the run settles: the time its closing records are stamped.
     stamp_at: Option<Millis>,
@@ -139,6 +133,35 @@ pub struct World<S: Shell> {
     /// Each agent's request-id stream (`agent::ids`), made on its first
     /// draw: one word per agent until then.
     ids: IdStreams,
+    /// Message sequence numbers pair each send with its delivery or loss.
+    next_msg: u64,
+    last_event: Millis,
+    /// The command buffer actors borrow while they handle an input.
+    out: Vec<crate::agent::Command>,
+    /// Inputs handled so far (the shell's guard is asked every 1,024), and
+    /// whether the run must stop.
+    handled: u64,
+    aborted: bool,
+    /// What every agent and the world looked like as the run went on (`run
+    /// --html`); `None`, and no cost but this word, otherwise.
+    frames: Option<Box<frames::Frames>>,
+}
+
+/// The simulated state of a world: the team's roster and incarnations,
+/// virtual time and what is due, the network and what it holds, the files
+/// and inboxes, who waits on whom.
+#[derive(Clone)]
+struct Sim {
+    /// Virtual time. The driver alone moves it, when every actor is idle.
+    clock: Millis,
+    /// Shared until written, as the names are: a status changes a few
+    /// times a run, and the explorer copies the world into every state.
+    roster: Arc<Roster>,
+    /// Bumped when an agent crashes or is killed: its queued inputs and timers
+    /// from before are then recognised as lost.
+    epochs: Arc<Vec<u32>>,
+    /// Events due, in (time, scheduling order).
+    queue: queue::Queue,
     /// The network's own stream (latency draws, a fault's odds), so that
     /// how often the network draws never changes an agent's ids.
     net_rng: network::NetRng,
@@ -160,21 +183,9 @@ pub struct World<S: Shell> {
     restarts_due: std::collections::BTreeSet<AgentId>,
     /// Who is blocked on whom, to name deadlocks as they form.
     waits: crate::protocol::WaitFor,
-    /// Message sequence numbers pair each send with its delivery or loss.
-    next_msg: u64,
-    last_event: Millis,
-    /// The command buffer actors borrow while they handle an input.
-    out: Vec<crate::agent::Command>,
-    /// Inputs handled so far (the shell's guard is asked every 1,024), and
-    /// whether the run must stop.
-    handled: u64,
-    aborted: bool,
     /// File mode's inboxes; `None` in memory mode, whose paths never look further.
     /// Boxed: most worlds have none, and the explorer copies the world.
     inbox: Option<Box<filebox::Inboxes>>,
-    /// What every agent and the world looked like as the run went on (`run
-    /// --html`); `None`, and no cost but this word, otherwise.
-    frames: Option<Box<frames::Frames>>,
 }
 
 /// How a run is played, set before it starts: when it stops even with work
@@ -200,11 +211,22 @@ impl<S: Shell> World<S> {
     pub fn new(policy: Policy, names: Vec<String>, seed: u64, net: Network, trace: bool, shell: S) -> World<S> {
         let n = names.len() - 1;
         World {
-            clock: Millis::ZERO,
+            sim: Sim {
+                clock: Millis::ZERO,
+                roster: Arc::new(Roster { statuses: vec![RosterStatus::Working; n] }),
+                epochs: Arc::new(vec![0; n]),
+                queue: Default::default(),
+                net_rng: network::NetRng::new(seed),
+                files: Arc::default(),
+                net: Arc::new(net),
+                flight: None,
+                stalls: BTreeMap::new(),
+                restarts_due: Default::default(),
+                waits: Default::default(),
+                inbox: None,
+            },
             policy,
             names: Arc::new(names),
-            roster: Arc::new(Roster { statuses: vec![RosterStatus::Working; n] }),
-            epochs: Arc::new(vec![0; n]),
             shell,
             run: Switches {
                 limit: ending::Limit { end: None, cap: Millis::NEVER },
@@ -212,7 +234,6 @@ impl<S: Shell> World<S> {
                 agents_report: true,
                 learn_labels: true,
             },
-            queue: Default::default(),
             // A run logs a few dozen events, and about ten more per teammate
             // (start, a request, its answer, a status, deliveries): room for
             // them from the start rather than growing (and copying) the log
@@ -220,19 +241,11 @@ impl<S: Shell> World<S> {
             // without a log, and a huge team's log grows as it needs.
             trace: trace.then(|| Vec::with_capacity((64 + 12 * n).min(1 << 16))),
             ids: IdStreams::new(seed, n),
-            net_rng: network::NetRng::new(seed),
-            files: Arc::default(),
-            net: Arc::new(net),
-            flight: None,
-            stalls: BTreeMap::new(),
-            restarts_due: Default::default(),
-            waits: Default::default(),
             next_msg: 0,
             last_event: Millis::ZERO,
             out: Vec::new(),
             handled: 0,
             aborted: false,
-            inbox: None,
             frames: None,
             stamp_at: None,
             last_logged: Millis::ZERO,
@@ -241,14 +254,14 @@ impl<S: Shell> World<S> {
 
     /// Virtual time: whole milliseconds since the run began.
     pub fn now(&self) -> Millis {
-        self.clock
+        self.sim.clock
     }
 
     /// Moves virtual time on to `t` (never back). Only the driver calls it,
     /// and only when every actor is idle, as a paused clock would jump.
     pub fn advance_to(&mut self, t: Millis) -> Millis {
-        self.clock = self.clock.max(t);
-        self.clock
+        self.sim.clock = self.sim.clock.max(t);
+        self.sim.clock
     }
 
     #[inline(always)]
@@ -262,12 +275,12 @@ impl<S: Shell> World<S> {
         // name a request (`@label`, `request =`) must act the same either way.
         if let (true, Event::Opened { id, label, .. }) = (self.run.learn_labels, &event) {
             let text = label.render(|a| self.names[a.index()].as_str());
-            Arc::make_mut(&mut self.net).labels.insert(text, *id);
+            Arc::make_mut(&mut self.sim.net).labels.insert(text, *id);
         }
         if !self.tracing() {
             return;
         }
-        let follows = deadlock::observe(&mut self.waits, &event, &self.policy);
+        let follows = deadlock::observe(&mut self.sim.waits, &event, &self.policy);
         let s = Stamped { t: self.stamp_at.unwrap_or_else(|| self.now()), event };
         self.last_logged = s.t;
         if self.shell.listening() {
@@ -282,7 +295,7 @@ impl<S: Shell> World<S> {
     }
 
     pub fn schedule(&mut self, at: Millis, due: Due) {
-        if self.queue.push(at, due) {
+        if self.sim.queue.push(at, due) {
             self.shell.sooner();
         }
     }
@@ -290,7 +303,7 @@ impl<S: Shell> World<S> {
     /// Hands an input to an agent's mailbox now, unless it is stalled.
     #[inline]
     pub fn to_mailbox(&mut self, agent: AgentId, input: Input) {
-        if let Some((_, held)) = self.stalls.get_mut(&agent) {
+        if let Some((_, held)) = self.sim.stalls.get_mut(&agent) {
             held.push_back(input);
             return;
         }
@@ -311,16 +324,16 @@ impl<S: Shell> World<S> {
             Address::Agent(to) => self.transmit(sender, to, env),
             Address::Everyone => {
                 let first = self.next_msg + 1;
-                if let Some(inb) = &mut self.inbox {
+                if let Some(inb) = &mut self.sim.inbox {
                     inb.broadcast(first, u64::MAX);
                 }
-                for i in 0..self.roster.statuses.len() {
+                for i in 0..self.sim.roster.statuses.len() {
                     let to = AgentId(i as u32);
-                    if to != sender && self.roster.is_active(to) {
+                    if to != sender && self.sim.roster.is_active(to) {
                         self.transmit(sender, to, env.clone());
                     }
                 }
-                if let Some(inb) = &mut self.inbox {
+                if let Some(inb) = &mut self.sim.inbox {
                     inb.broadcast(first, self.next_msg);
                 }
             }
@@ -337,12 +350,12 @@ impl<S: Shell> World<S> {
         // The stamp: which life of `to` this was sent to. A copy that is
         // still in flight when `to` crashes and restarts arrives marked as
         // meant for the process that is gone.
-        let incarnation = self.epochs[to.index()];
-        if self.run.direct_delivery && self.roster.is_active(to) {
+        let incarnation = self.sim.epochs[to.index()];
+        if self.run.direct_delivery && self.sim.roster.is_active(to) {
             // The benchmark path: nothing to log, no latency, no fault can
             // apply. Straight into the mailbox, the delivery built in the
             // call (inlined, where the mailbox takes it).
-            let at = self.clock;
+            let at = self.sim.clock;
             self.shell.post(to, Input::Deliver(Delivery { seq, envelope, sender, to, at, incarnation }));
             return;
         }
@@ -368,19 +381,19 @@ impl<S: Shell> World<S> {
         }
         let now = self.now();
         // A quiet network (no latency, no fault) routes without writing.
-        let route = if self.net.is_quiet() {
+        let route = if self.sim.net.is_quiet() {
             Route::Now
         } else {
-            Arc::make_mut(&mut self.net).route(now, sender, to, &envelope.message, &mut self.net_rng)
+            Arc::make_mut(&mut self.sim.net).route(now, sender, to, &envelope.message, &mut self.sim.net_rng)
         };
         match route {
             Route::Now => {
                 // The hot path: no latency, no fault. Straight into the mailbox.
                 let delivery = Delivery { seq, envelope, sender, to, at: now, incarnation };
-                if self.net.capture {
-                    Arc::make_mut(&mut self.net).capture(&delivery);
+                if self.sim.net.capture {
+                    Arc::make_mut(&mut self.sim.net).capture(&delivery);
                 }
-                match &mut self.flight {
+                match &mut self.sim.flight {
                     Some(flight) => flight.push(delivery),
                     None => self.arrive(delivery),
                 }
@@ -393,8 +406,8 @@ impl<S: Shell> World<S> {
                 for delay in delays {
                     let at = now.after(delay);
                     let delivery = Delivery { seq, envelope: envelope.clone(), sender, to, at, incarnation };
-                    if self.net.capture {
-                        Arc::make_mut(&mut self.net).capture(&delivery);
+                    if self.sim.net.capture {
+                        Arc::make_mut(&mut self.sim.net).capture(&delivery);
                     }
                     last = now.after(delay);
                     self.in_transit(last, delivery);
@@ -414,7 +427,7 @@ impl<S: Shell> World<S> {
     /// A message on its way, due to arrive at `at`: queued for then, or, when
     /// a shell chooses arrivals, in flight until it does.
     pub fn in_transit(&mut self, at: Millis, delivery: Delivery) {
-        match &mut self.flight {
+        match &mut self.sim.flight {
             Some(flight) => flight.push(delivery),
             None => self.schedule(at, Due::Deliver(delivery)),
         }
@@ -425,7 +438,7 @@ impl<S: Shell> World<S> {
     /// due (the caller schedules it, or a shell chooses when); without, the
     /// crash is final. False if it was not running.
     pub fn crash(&mut self, agent: AgentId, restart_at: Option<Millis>) -> bool {
-        if !self.roster.statuses[agent.index()].is_active() {
+        if !self.sim.roster.statuses[agent.index()].is_active() {
             self.record(Event::Note {
                 text: format!("{} is not running: nothing to crash", self.names[agent.index()]),
             });
@@ -434,7 +447,7 @@ impl<S: Shell> World<S> {
         self.record(Event::Crash { agent, restart_at });
         self.halt(agent, RosterStatus::Crashed);
         if restart_at.is_some() {
-            self.restarts_due.insert(agent);
+            self.sim.restarts_due.insert(agent);
         }
         true
     }
@@ -445,17 +458,17 @@ impl<S: Shell> World<S> {
     /// finds the inbox file as the old one left it. Only an agent down for
     /// good, or crashed, can be respawned.
     pub fn respawn(&mut self, agent: AgentId) {
-        let status = self.roster.statuses[agent.index()];
+        let status = self.sim.roster.statuses[agent.index()];
         if status.is_active() {
             let text = format!("{} is running: nothing to respawn", self.names[agent.index()]);
             self.record(Event::Note { text });
             return;
         }
-        self.restarts_due.remove(&agent);
-        Arc::make_mut(&mut self.epochs)[agent.index()] += 1;
+        self.sim.restarts_due.remove(&agent);
+        Arc::make_mut(&mut self.sim.epochs)[agent.index()] += 1;
         self.record(Event::Respawn { agent });
         self.set_status(agent, RosterStatus::Working);
-        let incarnation = self.epochs[agent.index()];
+        let incarnation = self.sim.epochs[agent.index()];
         self.to_mailbox(agent, Input::Respawn { incarnation });
         filebox::arm(self, agent);
     }
@@ -475,8 +488,8 @@ impl<S: Shell> World<S> {
     #[inline]
     pub fn arrive(&mut self, mut delivery: Delivery) {
         let to = delivery.to;
-        let status = self.roster.statuses[to.index()];
-        if self.inbox.is_some() && filebox::receives(self, to) {
+        let status = self.sim.roster.statuses[to.index()];
+        if self.sim.inbox.is_some() && filebox::receives(self, to) {
             filebox::append(self, delivery);
             return;
         }
@@ -491,7 +504,7 @@ impl<S: Shell> World<S> {
     /// A message its receiver can no longer take: the log says it is lost,
     /// and how (the receiver crashed, was killed, or shut down).
     pub fn lost_with_receiver(&mut self, d: &Delivery) {
-        let cause = match self.roster.statuses[d.to.index()] {
+        let cause = match self.sim.roster.statuses[d.to.index()] {
             RosterStatus::Crashed => Cause::Crash,
             RosterStatus::Killed => Cause::Killed,
             _ => Cause::Undeliverable,
@@ -510,8 +523,8 @@ impl<S: Shell> World<S> {
     }
 
     pub fn set_status(&mut self, agent: AgentId, status: RosterStatus) {
-        if self.roster.statuses[agent.index()] != status {
-            Arc::make_mut(&mut self.roster).statuses[agent.index()] = status;
+        if self.sim.roster.statuses[agent.index()] != status {
+            Arc::make_mut(&mut self.sim.roster).statuses[agent.index()] = status;
             if let Some(f) = &mut self.frames {
                 f.moved.push(agent);
             }
@@ -522,9 +535,9 @@ impl<S: Shell> World<S> {
     /// Force-stops an agent (timeout policy or crash): its queued inputs and
     /// timers become stale and its step in progress is abandoned.
     pub fn halt(&mut self, agent: AgentId, status: RosterStatus) {
-        Arc::make_mut(&mut self.epochs)[agent.index()] += 1;
+        Arc::make_mut(&mut self.sim.epochs)[agent.index()] += 1;
         self.set_status(agent, status);
-        if let Some((_, held)) = self.stalls.remove(&agent) {
+        if let Some((_, held)) = self.sim.stalls.remove(&agent) {
             // Held inputs go to the mailbox, where the stale epoch marks them lost.
             for input in held {
                 self.post(agent, input);
@@ -539,7 +552,7 @@ impl<S: Shell> World<S> {
         match due {
             Due::Deliver(delivery) => self.arrive(delivery),
             Due::Wake { agent, epoch, timer } => {
-                if self.epochs[agent.index()] == epoch {
+                if self.sim.epochs[agent.index()] == epoch {
                     self.to_mailbox(agent, Input::Wake(timer));
                 }
             }
@@ -551,15 +564,15 @@ impl<S: Shell> World<S> {
                 }) = &mut input
                 {
                     if let crate::agent::Quote::Label(l) = &*q {
-                        if let Some(id) = self.net.labels.get(&**l) {
+                        if let Some(id) = self.sim.net.labels.get(&**l) {
                             *q = crate::agent::Quote::Id(*id);
                         }
                     }
                 }
-                if matches!(input, Input::Restart { .. }) || self.roster.is_active(agent) {
+                if matches!(input, Input::Restart { .. }) || self.sim.roster.is_active(agent) {
                     self.to_mailbox(agent, input);
                 } else {
-                    let (name, status) = (&self.names[agent.index()], self.roster.statuses[agent.index()]);
+                    let (name, status) = (&self.names[agent.index()], self.sim.roster.statuses[agent.index()]);
                     let text = format!("step skipped: {name} is {status}");
                     self.record(Event::Note { text });
                 }

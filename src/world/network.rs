@@ -266,7 +266,7 @@ impl Network {
 
 /// A partition begins: the log says so (it cuts messages by itself).
 pub(super) fn cut<S: Shell>(w: &mut World<S>, partition: usize) {
-    if let Some(p) = w.net.partitions.get(partition) {
+    if let Some(p) = w.sim.net.partitions.get(partition) {
         let (a, b, one_way, drop, until) = (p.a, p.b, p.one_way, p.drop, p.until);
         w.record(Event::Partition { index: partition as u32, a, b, one_way, drop, until });
     }
@@ -275,14 +275,14 @@ pub(super) fn cut<S: Shell>(w: &mut World<S>, partition: usize) {
 /// A partition heals: what it held goes on its way, each with its latency.
 pub(super) fn heal<S: Shell>(w: &mut World<S>, partition: usize) {
     w.record(Event::Heal { index: partition as u32 });
-    let held = std::mem::take(&mut Arc::make_mut(&mut w.net).partition_held);
+    let held = std::mem::take(&mut Arc::make_mut(&mut w.sim.net).partition_held);
     for (p, seq, d) in held {
         if p == partition {
             let now = w.now();
-            let delay = w.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.net_rng));
+            let delay = w.sim.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.sim.net_rng));
             w.in_transit(now.after(delay), d);
         } else {
-            Arc::make_mut(&mut w.net).partition_held.push((p, seq, d));
+            Arc::make_mut(&mut w.sim.net).partition_held.push((p, seq, d));
         }
     }
 }
@@ -297,7 +297,7 @@ pub(super) fn forge<S: Shell>(
     id_label: Option<String>,
 ) {
     if let Some(label) = id_label {
-        match w.net.labels.get(&label) {
+        match w.sim.net.labels.get(&label) {
             Some(id) => message.set_request_id(*id),
             None => {
                 w.record(Event::Note { text: format!("forge skipped: request {label:?} was never made") });
@@ -305,7 +305,7 @@ pub(super) fn forge<S: Shell>(
             }
         }
     }
-    let adversary = AgentId(w.roster.statuses.len() as u32);
+    let adversary = AgentId(w.sim.roster.statuses.len() as u32);
     let now = w.now();
     let env = Envelope { from: claimed_from, to: crate::protocol::Address::Agent(to), sent_at: now, message };
     w.record(Event::Forge { seq: w.next_msg + 1, claimed_from, to, message_type: env.message.message_type() });
@@ -315,7 +315,7 @@ pub(super) fn forge<S: Shell>(
 /// The network delivers again the last `message_type` it saw for the
 /// request labelled `label`, as a new message.
 pub(super) fn replay<S: Shell>(w: &mut World<S>, label: &str, message_type: crate::protocol::MessageType) {
-    let found = w.net.labels.get(label).and_then(|id| w.net.captured.get(&(*id, message_type))).cloned();
+    let found = w.sim.net.labels.get(label).and_then(|id| w.sim.net.captured.get(&(*id, message_type))).cloned();
     let Some(mut d) = found else {
         w.record(Event::Note { text: format!("replay skipped: no {message_type} of {label} was seen") });
         return;
@@ -347,8 +347,8 @@ pub(super) fn replay<S: Shell>(w: &mut World<S>, label: &str, message_type: crat
 /// Lets a reorder-held message go if nothing followed it (and no later
 /// hold on the link took its place).
 pub(super) fn release_reorder<S: Shell>(w: &mut World<S>, from: AgentId, to: AgentId, for_seq: u64) {
-    if w.net.reorder_held.get(&(from, to)).is_some_and(|(seq, _)| *seq == for_seq) {
-        let Some((seq, d)) = Arc::make_mut(&mut w.net).reorder_held.remove(&(from, to)) else { return };
+    if w.sim.net.reorder_held.get(&(from, to)).is_some_and(|(seq, _)| *seq == for_seq) {
+        let Some((seq, d)) = Arc::make_mut(&mut w.sim.net).reorder_held.remove(&(from, to)) else { return };
         w.record(Event::Fault { seq, fault: FaultKind::Reorder, detail: "released: nothing followed it".into() });
         w.arrive(d);
     }
@@ -357,8 +357,8 @@ pub(super) fn release_reorder<S: Shell>(w: &mut World<S>, from: AgentId, to: Age
 pub(super) fn hold_reorder<S: Shell>(w: &mut World<S>, seq: u64, d: Delivery) {
     let key = (d.sender, d.to);
     w.record(Event::Fault { seq, fault: FaultKind::Reorder, detail: "held until the next message on the link".into() });
-    let at = w.now().after(w.net.reorder_patience);
-    Arc::make_mut(&mut w.net).reorder_held.insert(key, (seq, d));
+    let at = w.now().after(w.sim.net.reorder_patience);
+    Arc::make_mut(&mut w.sim.net).reorder_held.insert(key, (seq, d));
     w.schedule(at, Due::Fault(Scheduled::ReleaseReorder { from: key.0, to: key.1, seq }));
 }
 
@@ -368,16 +368,16 @@ pub(super) fn hold_partition<S: Shell>(w: &mut World<S>, i: usize, seq: u64, d: 
         fault: FaultKind::Partition,
         detail: format!("held by partition {} until it heals", i + 1),
     });
-    Arc::make_mut(&mut w.net).partition_held.push((i, seq, d));
+    Arc::make_mut(&mut w.sim.net).partition_held.push((i, seq, d));
 }
 
 /// After a message passes on a link, a message held there by a reorder fault
 /// follows it, arriving just after.
 pub(super) fn release_follower<S: Shell>(w: &mut World<S>, from: AgentId, to: AgentId, at: Millis) {
-    if !w.net.reorder_held.contains_key(&(from, to)) {
+    if !w.sim.net.reorder_held.contains_key(&(from, to)) {
         return;
     }
-    if let Some((_, d)) = Arc::make_mut(&mut w.net).reorder_held.remove(&(from, to)) {
+    if let Some((_, d)) = Arc::make_mut(&mut w.sim.net).reorder_held.remove(&(from, to)) {
         w.in_transit(at, d);
     }
 }

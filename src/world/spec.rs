@@ -272,8 +272,8 @@ impl<S: Shell> World<S> {
         let probed = spec.probe.is_some();
         // Agents build events when someone reads them, or when a fault needs the
         // labels they carry.
-        world.run.agents_report = world.tracing() || probed || !spec.timed.is_empty() || world.net.names_requests();
-        world.run.learn_labels = world.net.names_requests()
+        world.run.agents_report = world.tracing() || probed || !spec.timed.is_empty() || world.sim.net.names_requests();
+        world.run.learn_labels = world.sim.net.names_requests()
             || spec
                 .timed
                 .iter()
@@ -282,9 +282,9 @@ impl<S: Shell> World<S> {
                 matches!(&s.script, crate::agent::Script::Answer { quote: crate::agent::Quote::Label(_), .. })
             });
         world.run.direct_delivery =
-            !world.tracing() && world.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
+            !world.tracing() && world.sim.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
         if let Some(m) = spec.mailbox.take() {
-            world.inbox = Some(Box::new(Inboxes::new(m, team, journal)));
+            world.sim.inbox = Some(Box::new(Inboxes::new(m, team, journal)));
         }
         if spec.frames {
             world.frames = Some(Box::default());
@@ -296,7 +296,7 @@ impl<S: Shell> World<S> {
     /// steps and the faults queued at their times.
     pub fn begin(&mut self, spec: &mut TeamSpec) {
         self.run.limit = super::Limit { end: spec.end, cap: spec.cap };
-        let team = self.roster.statuses.len();
+        let team = self.sim.roster.statuses.len();
         // Teammates start first so their plans are in flight before the lead
         // acts; within a role, team order. Straight into the mailboxes, ahead
         // of anything the queue holds for t=0: the same order as scheduling
@@ -307,7 +307,7 @@ impl<S: Shell> World<S> {
         for s in spec.steps.drain(..) {
             self.schedule(s.at, Due::Input { agent: s.agent, input: Input::Script(s.script) });
         }
-        for (i, p) in self.net.partitions.clone().into_iter().enumerate() {
+        for (i, p) in self.sim.net.partitions.clone().into_iter().enumerate() {
             self.schedule(p.at, Due::Fault(Scheduled::Cut { partition: i }));
             // A dropping partition heals too: it stops cutting, and the log says so.
             if let Some(until) = p.until {
@@ -323,8 +323,8 @@ impl<S: Shell> World<S> {
     /// cancelled, so an answered request's stays queued, and a run with
     /// only those left has in fact settled (if no request is pending).
     pub fn only_timers_left(&self) -> bool {
-        self.stalls.is_empty()
-            && self.queue.iter().all(|d| matches!(d, Due::Wake { timer: crate::agent::Timer::Deadline, .. }))
+        self.sim.stalls.is_empty()
+            && self.sim.queue.iter().all(|d| matches!(d, Due::Wake { timer: crate::agent::Timer::Deadline, .. }))
     }
 
     /// What a settled run still owes its log: lines left in files nobody
@@ -336,8 +336,8 @@ impl<S: Shell> World<S> {
         self.stamp_at = Some(self.last_logged.min(self.now()));
         super::filebox::settle(self);
         self.stamp_at = None;
-        let held = if self.net.partition_held_any() {
-            Arc::make_mut(&mut self.net).drain_partition_held()
+        let held = if self.sim.net.partition_held_any() {
+            Arc::make_mut(&mut self.sim.net).drain_partition_held()
         } else {
             Vec::new()
         };
@@ -362,16 +362,16 @@ impl<S: Shell> World<S> {
         let ended_at = events.last().map_or(self.last_event, |e| e.t);
         let ended_at = if stop == Stop::Settled { ended_at } else { self.now() };
         tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
-        let (inbox_files, mirror_error) = match self.inbox.take() {
+        let (inbox_files, mirror_error) = match self.sim.inbox.take() {
             Some(i) => (i.fs.into_files(), i.mirror_error),
             None => (BTreeMap::new(), None),
         };
         Outcome {
             names: n,
-            roster: self.roster.statuses.clone(),
+            roster: self.sim.roster.statuses.clone(),
             requests,
             events,
-            files: (*self.files).clone(),
+            files: (*self.sim.files).clone(),
             ended_at,
             stop,
             load_done,

@@ -1,8 +1,9 @@
 //! Which of a world's fields are its simulated state, said once, by name.
 //!
 //! Two worlds are in the same state when these parts agree: the explorer
-//! fingerprints them (`explore::model`'s walk) and nothing else. The rest
-//! of a world is the run's: its shell, its log, its switches and scratch.
+//! fingerprints them (`explore::model`'s walk) and nothing else. They are
+//! the world's `Sim`, the simulated part of it; the rest of a world is the
+//! run's: its shell, its log, its switches and scratch.
 //! [`World::state_parts`] names every field of `World`, so a field added
 //! there is a compile error here until it is sorted into one side or the
 //! other; the walk names every field of [`StateParts`], so one added here is
@@ -11,7 +12,7 @@
 use super::filebox::Inboxes;
 use super::network::{NetRng, Network};
 use super::queue::Queue;
-use super::{FileState, Shell, World};
+use super::{FileState, Shell, Sim, World};
 use crate::agent::Roster;
 use crate::protocol::{AgentId, Delivery, Millis, WaitFor};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -43,18 +44,7 @@ impl<S: Shell> World<S> {
     /// on why every field is named).
     pub fn state_parts(&self) -> StateParts<'_> {
         let World {
-            clock,
-            roster,
-            epochs,
-            queue,
-            net_rng,
-            files,
-            net,
-            flight,
-            stalls,
-            restarts_due,
-            waits,
-            inbox,
+            sim: Sim { clock, roster, epochs, queue, net_rng, files, net, flight, stalls, restarts_due, waits, inbox },
             // The same for every state of a run: set before it starts.
             policy: _,
             names: _,

@@ -34,15 +34,15 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     if stop {
         return;
     }
-    if w.epochs[me.index()] != life.epoch {
+    if w.sim.epochs[me.index()] != life.epoch {
         match input {
             // A new incarnation after a crash, unless a later crash or a
             // kill overtook the restart (it waited behind a stall): then
             // it is void, or a killed agent would come back to life.
-            Input::Restart { incarnation } if *incarnation == w.epochs[me.index()] => life.epoch = *incarnation,
+            Input::Restart { incarnation } if *incarnation == w.sim.epochs[me.index()] => life.epoch = *incarnation,
             // A new process: whatever the old one was (stopped, killed,
             // crashed), this one runs.
-            Input::Respawn { incarnation } if *incarnation == w.epochs[me.index()] => {
+            Input::Respawn { incarnation } if *incarnation == w.sim.epochs[me.index()] => {
                 *life = Life { epoch: *incarnation, stopped: false };
             }
             Input::Respawn { .. } => {
@@ -63,8 +63,11 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
             }
             Input::Deliver(d) => {
                 // The message was in the mailbox when the agent crashed or was killed.
-                let cause =
-                    if w.roster.statuses[me.index()] == RosterStatus::Killed { Cause::Killed } else { Cause::Crash };
+                let cause = if w.sim.roster.statuses[me.index()] == RosterStatus::Killed {
+                    Cause::Killed
+                } else {
+                    Cause::Crash
+                };
                 let message_type = d.envelope.message.message_type();
                 w.record(Event::Dropped { seq: d.seq, to: me, message_type, cause });
                 return;
@@ -102,7 +105,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     // Rare: what the turn starts from, to play it again up to a death.
     // An agent draws ids from its own stream only: that lane is all of the
     // streams the turn can move.
-    let before = may_die.then(|| Box::new((agent.clone(), w.ids.lane(me), w.roster.clone())));
+    let before = may_die.then(|| Box::new((agent.clone(), w.ids.lane(me), w.sim.roster.clone())));
     // The id streams are the world's, not the process's: an agent's
     // outlives its crashes, as its request table does.
     let mut cx = Ctx {
@@ -110,7 +113,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
         incarnation,
         now,
         ids: &mut w.ids,
-        dir: &w.roster,
+        dir: &w.sim.roster,
         policy: &w.policy,
         out: &mut w.out,
         tracing,
@@ -128,7 +131,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
         if perform(w, me, life.epoch, cmd) {
             life.stopped = true;
         }
-        if may_die && w.epochs[me.index()] != life.epoch {
+        if may_die && w.sim.epochs[me.index()] != life.epoch {
             // It died carrying out its own command (a torn append in file
             // mode): what it had yet to do dies with it, and so does what it
             // decided after that send (a task taken up, a plan opened).
@@ -193,7 +196,7 @@ fn perform<S: Shell>(w: &mut World<S>, me: AgentId, epoch: u32, cmd: Command) ->
         Command::FileStep { path, done, total } => {
             // Most steps write a file already begun: no new key to allocate.
             let state = FileState { done, total, writer: me };
-            let files = Arc::make_mut(&mut w.files);
+            let files = Arc::make_mut(&mut w.sim.files);
             match files.get_mut(&*path) {
                 Some(f) => *f = state,
                 None => {
@@ -207,9 +210,9 @@ fn perform<S: Shell>(w: &mut World<S>, me: AgentId, epoch: u32, cmd: Command) ->
             // policy's word is final, and the restart must not bring it back.
             // One already down for good (shut down, killed, crashed with no
             // restart) stays as it is: a final state never changes.
-            let status = w.roster.statuses[target.index()];
+            let status = w.sim.roster.statuses[target.index()];
             let name = &w.names[target.index()];
-            if status.is_active() || w.restarts_due.remove(&target) {
+            if status.is_active() || w.sim.restarts_due.remove(&target) {
                 tracing::debug!(at = %w.now(), agent = %name, "killed: no answer to its shutdown request in time");
                 let text = format!("{name} did not answer its shutdown request in time: force-stopped");
                 w.halt(target, RosterStatus::Killed);
