@@ -274,26 +274,34 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
             faults.extend(link(FaultKind::Delay, seq, Some(Millis(after_all.0.saturating_sub(sent.0).max(1)))));
         }
     }
-    // The expectations go last, after the faults.
-    let mut expects = doc.remove("expect");
+    let expects = doc.remove("expect");
+    assemble(&doc, kept, &faults, expects, expect)
+}
+
+/// The file written: the original's tables as changed, the faults it kept,
+/// the faults the schedule did, then the expectations (`expect`, the
+/// violations to expect, replaces the original's when there are any).
+fn assemble(
+    doc: &Table,
+    kept: Vec<Value>,
+    faults: &[Fault],
+    mut expects: Option<Value>,
+    expect: &[String],
+) -> Result<String, String> {
     if !expect.is_empty() {
         let written = expect
             .iter()
-            .map(|name| {
-                let mut e = Table::new();
-                e.insert("violation".into(), Value::String(name.clone()));
-                Value::Table(e)
-            })
+            .map(|name| Value::Table(Table::from_iter([("violation".to_string(), Value::String(name.clone()))])))
             .collect();
         expects = Some(Value::Array(written));
     }
     let toml = |t: &Table| toml::to_string(t).map_err(|e| format!("cannot write the scenario: {e}"));
-    let mut text = toml(&doc)?;
+    let mut text = toml(doc)?;
     if !kept.is_empty() {
         text.push('\n');
         text.push_str(&toml(&Table::from_iter([("fault".to_string(), Value::Array(kept))]))?);
     }
-    for f in &faults {
+    for f in faults {
         text.push('\n');
         text.push_str(&f.to_toml());
     }

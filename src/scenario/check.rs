@@ -360,14 +360,7 @@ fn unexpected_deadlocks(
     failures: &mut Vec<Failure>,
 ) {
     let expected = |d: &DeadlockReport| {
-        s.expects.iter().any(|e| {
-            matches!(e, Expect::Deadlock { members, .. } if {
-                let (mut a, mut b) = (members.clone(), d.members.clone());
-                a.sort();
-                b.sort();
-                a == b
-            })
-        })
+        s.expects.iter().any(|e| matches!(e, Expect::Deadlock { members, .. } if same_members(members, &d.members)))
     };
     for d in all_deadlocks.iter().filter(|d| !expected(d)) {
         let i = o
@@ -520,6 +513,14 @@ fn failure(e: &Expect, o: &Outcome, last: usize, message: String, focus: &dyn Fn
     Failure { check: describe_expect(e), at_ms: o.ended_at.0, message, context: context(o, last, focus, 8) }
 }
 
+/// Whether two lists name the same agents, in any order.
+fn same_members(a: &[String], b: &[String]) -> bool {
+    let (mut a, mut b) = (a.to_vec(), b.to_vec());
+    a.sort();
+    b.sort();
+    a == b
+}
+
 /// A deadlock the file expects among `members`: formed, and broken or lasting as it says.
 fn deadlock_unmet(
     e: &Expect,
@@ -532,11 +533,7 @@ fn deadlock_unmet(
     let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Some(failure(e, o, last, message, focus));
     let mut want = members.to_vec();
     want.sort();
-    let found = all_deadlocks.iter().find(|d| {
-        let mut got = d.members.clone();
-        got.sort();
-        got == want
-    });
+    let found = all_deadlocks.iter().find(|d| same_members(&want, &d.members));
     let focus = |e: &Event| matches!(e, Event::Deadlock { .. } | Event::DeadlockBroken { .. });
     match (found, broken) {
         (None, _) => fail(format!("no deadlock among {} formed", want.join(", ")), &|e: &Event| {
