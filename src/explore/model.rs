@@ -21,7 +21,7 @@ use crate::agent::{Agent, Input, Script, Teammate};
 use crate::oracle::{Invariant, Violation, Watch};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Message, Millis, RequestId};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
-use crate::world::{choice, Choice, Due, FileState, Hand, Life, Place, Scheduled, StateParts, Stop, World};
+use crate::world::{choice, Choice, Due, FileState, Hand, Life, Place, Scheduled, Stop, World};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -544,20 +544,25 @@ impl Model {
         // reference: collected or consumed, a small vector is moved whole,
         // its unused room too, and those copies were a tenth of a state's work.
         // The queue in order once, for the signatures and the walk alike.
-        let queued = s.world.queue().in_order();
-        let perm = self.permutation(s, &queued);
-        let mut c = Canon::new(&perm);
-        self.walk(s, &mut c, &perm, &queued);
+        let perm = self.permutation(s);
+        let mut inverse: SmallVec<[u32; 16]> = SmallVec::new();
+        inverse.extend(std::iter::repeat_n(0, perm.len()));
+        for (old, &new) in perm.iter().enumerate() {
+            inverse[new as usize] = old as u32;
+        }
+        let mut c = Canon::new(&perm).with_inverse(&inverse).timing_flight(self.flight_times);
+        self.walk(s, &mut c);
         c.finish()
     }
 
     /// The permutation that puts each group's teammates in the order of
     /// their signatures (what each one's own corner of the state looks
     /// like). Ties keep team order: that can only merge fewer states.
-    fn permutation(&self, s: &State, queued: &[(Millis, u64, &Due)]) -> SmallVec<[u32; 16]> {
+    fn permutation(&self, s: &State) -> SmallVec<[u32; 16]> {
         if self.groups.is_empty() {
             return SmallVec::new();
         }
+        let queued = s.world.queue().in_order();
         let n = s.agents.len();
         let mut perm: SmallVec<[u32; 16]> = SmallVec::new();
         perm.extend(0..n as u32);
@@ -568,7 +573,7 @@ impl Model {
             let mut keyed: SmallVec<[(u64, AgentId); 16]> = SmallVec::new();
             keyed.extend(g.iter().map(|&a| {
                 local[a.index()] = 1;
-                let key = signature(s, queued, a, &local);
+                let key = signature(s, &queued, a, &local);
                 local[a.index()] = 2;
                 (key, a)
             }));
@@ -582,14 +587,15 @@ impl Model {
 
     /// Hashes every part of a state, canonically: teammates in the order
     /// `perm` gives them, request ids by the order they are met, what is
-    /// unordered as a multiset. Every field of the state and of the world's
-    /// [`StateParts`] is named below, so one added is a compile error here
-    /// until it is hashed, or said not to be state.
-    fn walk(&self, s: &State, c: &mut Canon, perm: &[u32], queued: &[(Millis, u64, &Due)]) {
+    /// unordered as a multiset. The world's simulated state hashes itself
+    /// (`world::state`); every field of the explorer's own state is named
+    /// below, so one added is a compile error here until it is hashed, or
+    /// said not to be state.
+    fn walk(&self, s: &State, c: &mut Canon) {
         let State {
             world,
             agents,
-            lives: _, // with the roster, in `process`
+            lives,
             words: _, // names, not state: ids are numbered as met
             budgets,
             watch,
@@ -597,97 +603,15 @@ impl Model {
             seen,
             formed_deadlock: _, // what the last step did: history
         } = s;
-        let StateParts {
-            now,
-            roster: _, // in `process`
-            epochs: _, // in `process`
-            queue: _,  // `queued`, the queue in order
-            net_rng,
-            files,
-            net,
-            flight,
-            stalls,
-            restarts_due: _, // in `process`
-            waits,
-            inbox,
-        } = world.state_parts();
-        c.millis(now);
         c.word(budgets.drop as u64 | (budgets.duplicate as u64) << 32);
         c.word(budgets.crash as u64 | (budgets.forge as u64) << 16);
-        // The network's coin: a latency drawn from a range, a fault left to
-        // chance that the world plays. Forgotten, two states whose next
-        // draws differ would be merged.
-        c.word(net_rng.position());
-        // Agents in their new order: `inverse[new] = old`.
-        let mut inverse: SmallVec<[usize; 16]> = SmallVec::new();
-        inverse.extend(0..agents.len());
-        if !perm.is_empty() {
-            for (old, &new) in perm.iter().enumerate() {
-                inverse[new as usize] = old;
-            }
-        }
-        for &i in inverse.iter() {
+        // The agents first: they name most ids, which the messages in
+        // flight then find already numbered.
+        for i in c.in_new_order(agents.len()) {
             agents[i].canon(c);
-            c.word(process(s, i));
+            c.word(lives[i].epoch as u64 | (lives[i].stopped as u64) << 32);
         }
-        // The events due, each owner's in their order; two owners' order at
-        // the same instant is not state (either may fire first).
-        let mut due: SmallVec<[(Millis, u32, u64, usize); 8]> = SmallVec::new();
-        for (k, (at, seq, d)) in queued.iter().enumerate() {
-            due.push((*at, c.agent_index(choice::owner(d)), *seq, k));
-        }
-        due.sort_unstable();
-        c.word(due.len() as u64);
-        for &(at, owner, _, k) in due.iter() {
-            c.millis(at);
-            c.word(owner as u64);
-            due_canon(c, queued[k].2);
-        }
-        // The messages in flight as a multiset. Each is hashed on its own,
-        // with the ids the walk has already named by their numbers, and the
-        // hashes are added: a sum does not depend on the order, and
-        // duplicates count (a xor would cancel them). Only when a message
-        // quotes an id the walk has not met must the walk number it, and
-        // then in an order of their own: sorted by those hashes.
-        let mut sum = 0u64;
-        let mut unmet = false;
-        let mut keyed: SmallVec<[(u64, usize); 32]> = SmallVec::new();
-        for (i, d) in flight.iter().enumerate() {
-            let mut k = Canon::new(perm);
-            if let Some(id) = d.envelope.message.request_id() {
-                match c.known(id) {
-                    Some(n) => k.word(u64::from(n)),
-                    None => {
-                        unmet = true;
-                        k.word(u64::MAX);
-                    }
-                }
-            }
-            d.canon_timed(&mut k, self.flight_times);
-            let key = k.finish();
-            sum = sum.wrapping_add(key);
-            keyed.push((key, i));
-        }
-        c.word(flight.len() as u64);
-        c.word(sum);
-        if unmet {
-            keyed.sort_unstable();
-            for &(_, i) in keyed.iter() {
-                if flight[i].envelope.message.request_id().is_some_and(|id| c.known(id).is_none()) {
-                    flight[i].canon_timed(c, self.flight_times);
-                }
-            }
-        }
-        if !files.is_empty() {
-            let mut sorted: SmallVec<[(&str, u32, u32, u32); 8]> = SmallVec::new();
-            sorted.extend(files.iter().map(|(p, f)| (p.as_str(), c.agent_index(f.writer), f.done, f.total)));
-            sorted.sort_unstable();
-            for &(p, wr, done, total) in sorted.iter() {
-                c.text(p);
-                c.word(wr as u64 | (done as u64) << 32);
-                c.word(total as u64);
-            }
-        }
+        world.fingerprint(c);
         // What the adversary knows, not the order it learnt it in.
         let mut known: SmallVec<[u32; 16]> = SmallVec::new();
         known.extend(seen.iter().map(|id| c.number(*id)));
@@ -695,20 +619,7 @@ impl Model {
         for &n in known.iter() {
             c.word(n as u64);
         }
-        waits.canon(c);
         watch.canon(c);
-        // The parts only the file's faults and file inboxes fill: rare, and
-        // never under symmetry (a teammate a fault names is in no group, and
-        // file mode has none), so written out whole.
-        if !stalls.is_empty() {
-            c.text(&format!("{stalls:?}"));
-        }
-        if !net.faults.is_empty() || !net.partitions.is_empty() || net.capture {
-            c.text(&format!("{net:?}"));
-        }
-        if let Some(inbox) = inbox {
-            c.text(&inbox.state_text());
-        }
     }
 
     /// The model's name for an action, as the schedule of a counterexample
@@ -800,103 +711,6 @@ fn groups(scenario: &dyn Subject, named: &[AgentId]) -> Vec<Vec<AgentId>> {
     by_spec.into_iter().map(|(_, g)| g).filter(|g| g.len() > 1).collect()
 }
 
-/// An event due, without when or whose (the walk writes those).
-fn due_canon(c: &mut Canon, d: &Due) {
-    match d {
-        Due::Deliver(x) => {
-            c.word(1);
-            x.canon(c);
-        }
-        Due::Wake { agent, epoch, timer } => {
-            c.word(2 | (*timer as u64) << 8 | (*epoch as u64) << 16);
-            c.agent(*agent);
-        }
-        Due::Input { agent, input } => {
-            c.word(3);
-            c.agent(*agent);
-            input_canon(c, input);
-        }
-        Due::Fault(f) => {
-            c.word(4);
-            fault_canon(c, f);
-        }
-        Due::ReadInbox { agent } => {
-            c.word(5);
-            c.agent(*agent);
-        }
-        Due::InboxRead(read) => {
-            c.word(6);
-            c.agent(read.agent);
-            c.text(&format!("{read:?}"));
-        }
-    }
-}
-
-fn input_canon(c: &mut Canon, input: &Input) {
-    match input {
-        Input::Start => c.word(1),
-        Input::Deliver(d) => {
-            c.word(2);
-            d.canon(c);
-        }
-        Input::Wake(t) => c.word(3 | (*t as u64) << 8),
-        Input::Script(s) => script(s, c),
-        Input::Restart { incarnation } => c.word(20 | (*incarnation as u64) << 8),
-        Input::Respawn { incarnation } => c.word(21 | (*incarnation as u64) << 8),
-    }
-}
-
-fn fault_canon(c: &mut Canon, f: &Scheduled) {
-    match f {
-        Scheduled::Crash { agent, restart_after } => {
-            c.word(1 | restart_after.map_or(0, |m| m.0 << 8 | 1) << 4);
-            c.agent(*agent);
-        }
-        Scheduled::TornWrite { agent, restart_after } => {
-            c.word(2 | restart_after.map_or(0, |m| m.0 << 8 | 1) << 4);
-            c.agent(*agent);
-        }
-        Scheduled::JunkLine { agent, text } => {
-            c.word(9);
-            c.agent(*agent);
-            c.text(text);
-        }
-        Scheduled::Restart { agent } => {
-            c.word(3);
-            c.agent(*agent);
-        }
-        Scheduled::Stall { agent, until } => {
-            c.word(4);
-            c.agent(*agent);
-            c.millis(*until);
-        }
-        Scheduled::Unstall { agent, until } => {
-            c.word(5);
-            c.agent(*agent);
-            c.millis(*until);
-        }
-        Scheduled::Cut { partition } => c.word(6 | (*partition as u64) << 8),
-        Scheduled::Heal { partition } => c.word(7 | (*partition as u64) << 8),
-        Scheduled::Forge { claimed_from, to, message, id_label } => {
-            c.word(8);
-            c.agent(*claimed_from);
-            c.agent(*to);
-            message.canon(c);
-            c.opt_text(id_label.as_deref());
-        }
-        Scheduled::Replay { label, message_type } => {
-            c.word(9);
-            c.text(label);
-            c.text(message_type.name());
-        }
-        Scheduled::ReleaseReorder { from, to, .. } => {
-            c.word(10);
-            c.agent(*from);
-            c.agent(*to);
-        }
-    }
-}
-
 /// The teammate a scripted step is about.
 fn script_target(s: &Script) -> Option<AgentId> {
     match s {
@@ -905,47 +719,6 @@ fn script_target(s: &Script) -> Option<AgentId> {
         }
         Script::Say { to: Address::Agent(to), .. } => Some(*to),
         Script::Say { .. } => None,
-    }
-}
-
-/// A scripted step without whom it is for.
-fn script_kind(s: &Script, c: &mut Canon) {
-    match s {
-        Script::Ask { kind, words, label, .. } => {
-            c.word(10 | (kind.index() as u64) << 8);
-            c.opt_text(words.as_deref());
-            c.opt_text(label.as_deref());
-        }
-        Script::Say { text, .. } => {
-            c.word(12);
-            c.text(text);
-        }
-        Script::AskPlan { text, .. } => {
-            c.word(13);
-            c.text(text);
-        }
-        Script::Respawn { .. } => c.word(14),
-        Script::Answer { kind, quote, approve, words, .. } => {
-            c.word(15 | (*kind as u64) << 8 | (*approve as u64) << 16);
-            match quote {
-                crate::agent::Quote::Label(l) => c.text(l),
-                crate::agent::Quote::Id(id) => c.id(*id),
-            }
-            c.opt_text(words.as_deref());
-        }
-    }
-}
-
-/// A scripted step: what it does, then whom it is for.
-fn script(s: &Script, c: &mut Canon) {
-    script_kind(s, c);
-    match s {
-        Script::Ask { to, .. }
-        | Script::AskPlan { to, .. }
-        | Script::Respawn { to }
-        | Script::Answer { to, .. }
-        | Script::Say { to: Address::Agent(to), .. } => c.agent(*to),
-        Script::Say { to: Address::Everyone, .. } => c.word(u64::MAX),
     }
 }
 
@@ -978,7 +751,7 @@ fn signature(s: &State, queued: &[(Millis, u64, &Due)], a: AgentId, local: &[u32
             Due::Input { agent, input: Input::Script(x) } if agent.is_lead() && script_target(x) == Some(a) => {
                 // The lead's scripted steps for it.
                 c.millis(at);
-                script_kind(x, &mut c);
+                crate::world::state::script_kind(x, &mut c);
             }
             _ if choice::owner(d) == a => {
                 c.millis(at);

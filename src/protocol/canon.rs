@@ -25,6 +25,77 @@ pub struct Canon<'a> {
     /// The ids met so far, numbered by position. Inline: a fingerprint
     /// walk meets a handful, and the explorer makes millions of walks.
     ids: SmallVec<[RequestId; 16]>,
+    /// Old index of each agent by new index, when the walk was given it
+    /// (see [`Canon::with_inverse`]); made on demand otherwise.
+    inverse: &'a [u32],
+    /// Whether a message in flight hashes when it was sent and when the
+    /// network meant it to arrive (see `Delivery::canon_timed`).
+    flight_times: bool,
+}
+
+/// A part of a simulated state, hashing itself into a fingerprint. The
+/// world's state is declared with `world::state`'s `simulated_state!`, which
+/// hashes every field through this trait, so a field added there is in the
+/// fingerprint by being declared. A type implements it once, here or beside
+/// the state: agents through [`Canon::agent`] (or [`Canon::in_new_order`]
+/// for what is kept one per agent), ids through [`Canon::id`], what is
+/// unordered as a set or a multiset.
+pub trait Fingerprint {
+    fn fingerprint(&self, c: &mut Canon);
+}
+
+impl Fingerprint for Millis {
+    #[inline]
+    fn fingerprint(&self, c: &mut Canon) {
+        c.millis(*self);
+    }
+}
+
+impl<T: Fingerprint + ?Sized> Fingerprint for std::sync::Arc<T> {
+    #[inline]
+    fn fingerprint(&self, c: &mut Canon) {
+        T::fingerprint(self, c);
+    }
+}
+
+impl<T: Fingerprint + ?Sized> Fingerprint for Box<T> {
+    #[inline]
+    fn fingerprint(&self, c: &mut Canon) {
+        T::fingerprint(self, c);
+    }
+}
+
+impl<T: Fingerprint> Fingerprint for Option<T> {
+    #[inline]
+    fn fingerprint(&self, c: &mut Canon) {
+        match self {
+            Some(x) => {
+                c.word(1);
+                x.fingerprint(c);
+            }
+            None => c.word(0),
+        }
+    }
+}
+
+/// Agents' indices in a permutation's order (see [`Canon::in_new_order`]):
+/// without one, counted, with nothing built.
+pub enum NewOrder<'a> {
+    Same(std::ops::Range<usize>),
+    Given(std::slice::Iter<'a, u32>),
+    Permuted(smallvec::IntoIter<[usize; 16]>),
+}
+
+impl Iterator for NewOrder<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            NewOrder::Same(r) => r.next(),
+            NewOrder::Given(g) => g.next().map(|&i| i as usize),
+            NewOrder::Permuted(p) => p.next(),
+        }
+    }
 }
 
 const K0: u64 = 0xa076_1d64_78bd_642f;
@@ -42,7 +113,49 @@ fn mix(a: u64, b: u64) -> u64 {
 impl<'a> Canon<'a> {
     /// A walk that renames agents by `perm` (`perm[old] = new`; empty for none).
     pub fn new(perm: &'a [u32]) -> Canon<'a> {
-        Canon { h: K0, perm, ids: SmallVec::new() }
+        Canon { h: K0, perm, inverse: &[], ids: SmallVec::new(), flight_times: true }
+    }
+
+    /// A walk of its own with this one's renaming (a part hashed apart, to
+    /// be combined in an order that does not depend on where it was kept).
+    pub fn fresh(&self) -> Canon<'a> {
+        Canon { h: K0, perm: self.perm, inverse: self.inverse, ids: SmallVec::new(), flight_times: self.flight_times }
+    }
+
+    /// The same walk, given the permutation's inverse (`inverse[new] =
+    /// old`) so that what is kept one per agent is not reordered each time.
+    pub fn with_inverse(mut self, inverse: &'a [u32]) -> Canon<'a> {
+        debug_assert_eq!(inverse.len(), self.perm.len());
+        self.inverse = inverse;
+        self
+    }
+
+    /// The same walk, saying whether messages in flight hash their times.
+    pub fn timing_flight(mut self, times: bool) -> Canon<'a> {
+        self.flight_times = times;
+        self
+    }
+
+    pub fn flight_times(&self) -> bool {
+        self.flight_times
+    }
+
+    /// The indices of `n` agents in the order the permutation puts them:
+    /// the order in which what is kept one per agent is hashed.
+    #[inline]
+    pub fn in_new_order(&self, n: usize) -> NewOrder<'a> {
+        if self.perm.is_empty() {
+            return NewOrder::Same(0..n);
+        }
+        if self.inverse.len() == n {
+            return NewOrder::Given(self.inverse.iter());
+        }
+        let mut inverse: SmallVec<[usize; 16]> = SmallVec::new();
+        inverse.extend(0..n);
+        for (old, &new) in self.perm.iter().enumerate().take(n) {
+            inverse[new as usize] = old;
+        }
+        NewOrder::Permuted(inverse.into_iter())
     }
 
     #[inline(always)]

@@ -17,7 +17,7 @@ pub mod table;
 pub mod time;
 pub mod waitfor;
 
-pub use canon::Canon;
+pub use canon::{Canon, Fingerprint};
 pub use gate::{Action, GateChange, GateError, GateState, PlanGate};
 pub use kinds::{Effect, TimeoutDefault};
 pub use kinds::{Kind, OwnInvariant, Spec, YesMeans};

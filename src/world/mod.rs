@@ -34,14 +34,14 @@ pub use hand::Hand;
 pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition};
 pub use schedule::Schedule;
 pub use spec::{LeadSpec, Outcome, Step, Stop, TeamSpec};
-pub use state::StateParts;
 pub use turn::{turn, Life};
 
 use crate::agent::{IdStreams, Input, Roster, Timer};
 use crate::protocol::{Address, AgentId, Delivery, Directory, Envelope, Millis, Policy};
 use crate::trace::{Cause, Event, RosterStatus, Stamped};
 use network::{Network, Route};
-use std::collections::{BTreeMap, VecDeque};
+use state::{PerAgent, Sim};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What a shell lends the world: the agents' mailboxes, and the ears and
@@ -147,47 +147,6 @@ pub struct World<S: Shell> {
     frames: Option<Box<frames::Frames>>,
 }
 
-/// The simulated state of a world: the team's roster and incarnations,
-/// virtual time and what is due, the network and what it holds, the files
-/// and inboxes, who waits on whom.
-#[derive(Clone)]
-struct Sim {
-    /// Virtual time. The driver alone moves it, when every actor is idle.
-    clock: Millis,
-    /// Shared until written, as the names are: a status changes a few
-    /// times a run, and the explorer copies the world into every state.
-    roster: Arc<Roster>,
-    /// Bumped when an agent crashes or is killed: its queued inputs and timers
-    /// from before are then recognised as lost.
-    epochs: Arc<Vec<u32>>,
-    /// Events due, in (time, scheduling order).
-    queue: queue::Queue,
-    /// The network's own stream (latency draws, a fault's odds), so that
-    /// how often the network draws never changes an agent's ids.
-    net_rng: network::NetRng,
-    /// Shared until written, as the names are.
-    files: Arc<BTreeMap<String, FileState>>,
-    /// Shared until written: most steps only read it (a quiet network is
-    /// never written), and the explorer copies the world into every state.
-    net: Arc<Network>,
-    /// `Some`: the network does not time its deliveries; each message waits
-    /// here until a shell chooses when it arrives (the explorer, and a run
-    /// following a schedule). `None`: it arrives after its drawn latency.
-    flight: Option<Vec<Delivery>>,
-    /// Inputs held for a stalled agent, with the time the stall ends.
-    /// Few agents stall at once, so a map: a slot per agent would cost 4 MB
-    /// at 100,000 teammates.
-    stalls: BTreeMap<AgentId, (Millis, VecDeque<Input>)>,
-    /// Crashed agents whose crash scheduled a restart. Any other crash is
-    /// final, and nothing (not even the kill default) changes it.
-    restarts_due: std::collections::BTreeSet<AgentId>,
-    /// Who is blocked on whom, to name deadlocks as they form.
-    waits: crate::protocol::WaitFor,
-    /// File mode's inboxes; `None` in memory mode, whose paths never look further.
-    /// Boxed: most worlds have none, and the explorer copies the world.
-    inbox: Option<Box<filebox::Inboxes>>,
-}
-
 /// How a run is played, set before it starts: when it stops even with work
 /// left, and what its hot paths may skip.
 #[derive(Clone, Debug)]
@@ -214,7 +173,7 @@ impl<S: Shell> World<S> {
             sim: Sim {
                 clock: Millis::ZERO,
                 roster: Arc::new(Roster { statuses: vec![RosterStatus::Working; n] }),
-                epochs: Arc::new(vec![0; n]),
+                epochs: Arc::new(PerAgent(vec![0; n])),
                 queue: Default::default(),
                 net_rng: network::NetRng::new(seed),
                 files: Arc::default(),
