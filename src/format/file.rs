@@ -52,7 +52,7 @@ pub mod limits {
 
 use limits::*;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FileDoc {
     pub name: Option<S<String>>,
     /// What the scenario teaches: optional in a user's file, required of the
@@ -74,7 +74,7 @@ pub struct FileDoc {
     pub hidden_labels: Vec<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PolicyDoc {
     /// Each protocol's timeout (`shutdown_timeout`), by [`Kind::index`].
     pub timeouts_by_kind: [Option<S<String>>; Kind::COUNT],
@@ -104,7 +104,7 @@ pub struct PolicyDoc {
 /// is read as a list of one.
 pub type AnswersDoc = Vec<Answer>;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LeadDoc {
     pub on_plan: Option<S<AnswersDoc>>,
     pub feedback: Option<String>,
@@ -176,7 +176,7 @@ impl StepDoc {
 /// Every fault's keys in one table. Keys that do not apply to the kind are
 /// refused while reading; which keys a kind needs is checked after, so a
 /// missing key is reported with the kind that needs it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FaultDoc {
     /// Its place among the file's faults, from 1, as errors name it.
     pub n: usize,

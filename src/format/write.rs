@@ -1,14 +1,262 @@
-//! A scenario file's faults and steps as they are written: one typed entry
-//! each, one writer. Whatever writes a `[[fault]]` or a `[[step]]` (fuzz's
-//! additions, the history's `--to-scenario`, the explorer's counterexample
-//! file) builds a [`Fault`] or a [`Step`] and lets it write itself, so every
-//! key is spelled and quoted here, in one order, and each is one a fault of
-//! its kind takes ([`FaultKind::keys`], tested).
+//! A scenario file as it is written: the document the reader reads
+//! ([`FileDoc`], in `file.rs`), written back whole by [`document`], one
+//! section after another, each entry by one writer. What adds entries of its
+//! own (fuzz's faults, the history's `--to-scenario`, the explorer's
+//! counterexample file) builds a [`Fault`] or a [`Step`], which become the
+//! reader's [`FaultDoc`] and [`StepDoc`] and are written by the same writer,
+//! so every key is spelled and quoted here, in one order, and each is one a
+//! fault of its kind takes ([`FaultKind::keys`], tested). Read, written and
+//! read again, every bundled scenario runs as it did (tested).
 
-use super::file::toml_string;
+use super::file::{toml_string, ExpectDoc, FaultDoc, FileDoc, LeadDoc, PolicyDoc, StepDoc, TeammateDoc, WorkDoc, S};
+use crate::agent::Answer;
 use crate::fault_kind::FaultKind;
-use crate::protocol::Millis;
+use crate::protocol::{Defences, Kind, Millis};
 use std::fmt::Write as _;
+use toml::Spanned;
+
+/// A value read from no file (a writer's own): it has no place to point at.
+pub fn unplaced<T>(v: T) -> S<T> {
+    Spanned::new(0..0, v)
+}
+
+/// A duration as the files this program writes spell it.
+pub fn millis(m: Millis) -> String {
+    format!("{}ms", m.0)
+}
+
+/// The lines of one table, each `key = value` with the value already TOML.
+#[derive(Default)]
+struct Lines(Vec<(String, String)>);
+
+impl Lines {
+    fn put(&mut self, key: impl Into<String>, value: Option<String>) {
+        self.0.extend(value.map(|v| (key.into(), v)));
+    }
+    fn text(&mut self, key: &str, value: Option<&str>) {
+        self.put(key, value.map(toml_string));
+    }
+    fn write(&self, out: &mut String, header: &str) {
+        if self.0.is_empty() && header.starts_with("[") && !header.starts_with("[[") {
+            return;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        if !header.is_empty() {
+            let _ = writeln!(out, "{header}");
+        }
+        for (key, value) in &self.0 {
+            let _ = writeln!(out, "{key} = {value}");
+        }
+    }
+}
+
+fn answers(list: &[Answer]) -> String {
+    let one = |a: &Answer| {
+        toml_string(match a {
+            Answer::Approve => "approve",
+            Answer::Reject => "reject",
+            Answer::Ignore => "ignore",
+        })
+    };
+    match list {
+        [a] => one(a),
+        many => format!("[{}]", many.iter().map(one).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn strings(list: &[String]) -> String {
+    format!("[{}]", list.iter().map(|s| toml_string(s)).collect::<Vec<_>>().join(", "))
+}
+
+/// The whole file: the top level, `[policy]` (its defences those switched
+/// from their default), `[lead]`, then every `[[teammate]]`, `[[step]]`,
+/// `[[fault]]` and `[[expect]]` in the file's order.
+pub fn document(doc: &FileDoc) -> String {
+    let mut out = String::new();
+    let mut top = Lines::default();
+    top.text("name", doc.name.as_ref().map(|s| s.get_ref().as_str()));
+    top.text("about", doc.about.as_ref().map(|s| s.get_ref().as_str()));
+    top.put("seed", doc.seed.map(|n| n.to_string()));
+    top.text("end", doc.end.as_ref().map(|s| s.get_ref().as_str()));
+    top.text("cap", doc.cap.as_ref().map(|s| s.get_ref().as_str()));
+    top.write(&mut out, "");
+    policy_lines(&doc.policy).write(&mut out, "[policy]");
+    defence_lines(doc.policy.defences.as_ref()).write(&mut out, "[policy.defences]");
+    lead_lines(&doc.lead).write(&mut out, "[lead]");
+    for t in &doc.teammates {
+        teammate_lines(t.get_ref()).write(&mut out, "[[teammate]]");
+    }
+    for s in &doc.steps {
+        step_lines(s.get_ref()).write(&mut out, "[[step]]");
+    }
+    for f in &doc.faults {
+        fault_lines(f.get_ref()).write(&mut out, "[[fault]]");
+    }
+    for e in &doc.expects {
+        expect_lines(e.get_ref()).write(&mut out, "[[expect]]");
+    }
+    out
+}
+
+fn policy_lines(p: &PolicyDoc) -> Lines {
+    let mut l = Lines::default();
+    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
+    for k in Kind::ALL {
+        l.put(k.spec().timeout_key, text(&p.timeouts_by_kind[k.index()]));
+    }
+    for k in Kind::ALL {
+        l.put(k.spec().expiry_key, p.on_expiry[k.index()].map(|d| toml_string(d.as_str())));
+    }
+    l.put("strict_hierarchy", p.strict_hierarchy.map(|b| b.to_string()));
+    l.put("latency", text(&p.latency));
+    l.put("timeouts", p.timeouts.map(|b| b.to_string()));
+    l.put("deadlocks", text(&p.deadlocks));
+    l.put("mailbox", text(&p.mailbox));
+    l.put("drain", text(&p.drain));
+    l.put("inbox_poll", text(&p.inbox_poll));
+    l.put("read_cost", text(&p.read_cost));
+    l.put("read_cost_per_kib", text(&p.read_cost_per_kib));
+    l.put("prune", p.prune.as_ref().map(|b| b.get_ref().to_string()));
+    l
+}
+
+/// The switches that differ from their default, by their names in the file.
+pub fn defences_switched(d: &Defences) -> Vec<(String, bool)> {
+    let table = |d: &Defences| toml::Table::try_from(d).unwrap_or_default();
+    let (now, default) = (table(d), table(&Defences::default()));
+    now.into_iter()
+        .filter(|(k, v)| default.get(k) != Some(v))
+        .filter_map(|(k, v)| v.as_bool().map(|b| (k, b)))
+        .collect()
+}
+
+fn defence_lines(d: Option<&Defences>) -> Lines {
+    let mut l = Lines::default();
+    for (key, on) in d.map(defences_switched).unwrap_or_default() {
+        l.put(key, Some(on.to_string()));
+    }
+    l
+}
+
+fn lead_lines(lead: &LeadDoc) -> Lines {
+    let mut l = Lines::default();
+    l.put("on_plan", lead.on_plan.as_ref().map(|a| answers(a.get_ref())));
+    l.text("feedback", lead.feedback.as_deref());
+    l.text("approval_feedback", lead.approval_feedback.as_deref());
+    l.put("ask_again_on_reject", lead.ask_again_on_reject.as_ref().map(|n| n.get_ref().to_string()));
+    l
+}
+
+fn teammate_lines(t: &TeammateDoc) -> Lines {
+    let mut l = Lines::default();
+    l.text("name", Some(t.name.get_ref()));
+    l.put("count", t.count.as_ref().map(|n| n.get_ref().to_string()));
+    l.put("on_shutdown", t.on_shutdown.as_ref().map(|a| answers(a.get_ref())));
+    l.text("reject_reason", t.reject_reason.as_deref());
+    l.put("require_plan", t.require_plan.then(|| "true".to_string()));
+    l.text("plan", t.plan.as_deref());
+    l.put("on_plan", t.on_plan.as_ref().map(|a| answers(a.get_ref())));
+    l.put("max_revisions", t.max_revisions.map(|n| n.to_string()));
+    l.put("on_task", t.on_task.as_ref().map(|a| answers(a.get_ref())));
+    l.text("decline_reason", t.decline_reason.as_deref());
+    l.put("task_steps", t.task_steps.as_ref().map(|n| n.get_ref().to_string()));
+    if !t.work.is_empty() {
+        let items: Vec<String> = t.work.iter().map(|w| work_item(w.get_ref())).collect();
+        l.put("work", Some(format!("[{}]", items.join(", "))));
+    }
+    l
+}
+
+/// A work item, inline: `{ write = "src/a.rs", steps = 4, step_time = "500ms" }`.
+fn work_item(w: &WorkDoc) -> String {
+    let mut l = Lines::default();
+    l.text("write", w.write.as_deref());
+    l.text("edit", w.edit.as_deref());
+    l.text("shell", w.shell.as_deref());
+    l.text("read", w.read.as_deref());
+    l.put("steps", w.steps.as_ref().map(|n| n.get_ref().to_string()));
+    l.text("step_time", w.step_time.as_ref().map(|s| s.get_ref().as_str()));
+    let pairs: Vec<String> = l.0.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{{ {} }}", pairs.join(", "))
+}
+
+fn step_lines(s: &StepDoc) -> Lines {
+    let mut l = Lines::default();
+    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
+    l.text("at", Some(s.at.get_ref()));
+    l.text("do", Some(s.action.get_ref()));
+    l.put("from", text(&s.from));
+    l.put("to", text(&s.to));
+    l.put("label", text(&s.label));
+    l.text("reason", s.reason.as_deref());
+    l.text("plan", s.plan.as_deref());
+    l.text("task", s.task.as_deref());
+    l.text("text", s.text.as_deref());
+    l.put("type", text(&s.message_type));
+    l.put("request", text(&s.request));
+    l.put("request_id", text(&s.request_id));
+    l.put("approve", s.approve.map(|b| b.to_string()));
+    l
+}
+
+fn fault_lines(f: &FaultDoc) -> Lines {
+    let mut l = Lines::default();
+    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
+    l.text("kind", Some(f.kind.get_ref()));
+    l.put("at", text(&f.at));
+    l.put("until", text(&f.until));
+    l.put("agent", text(&f.agent));
+    l.put("from", text(&f.from));
+    l.put("to", text(&f.to));
+    l.put(
+        "type",
+        f.types.as_ref().map(|t| match t.get_ref().as_slice() {
+            [one] => toml_string(one),
+            many => strings(many),
+        }),
+    );
+    l.put("request", text(&f.request));
+    l.put("count", f.count.as_ref().map(|n| n.get_ref().to_string()));
+    l.put("probability", f.probability.as_ref().map(|p| format!("{:?}", p.get_ref())));
+    l.put("delay", text(&f.delay));
+    l.put("restart", text(&f.restart));
+    l.put("between", f.between.as_ref().map(|b| strings(b.get_ref())));
+    l.put("direction", text(&f.direction));
+    l.put("mode", text(&f.mode));
+    l.put("message", f.message.as_ref().map(|m| m.get_ref().to_string()));
+    l.put("text", text(&f.text));
+    l
+}
+
+fn expect_lines(e: &ExpectDoc) -> Lines {
+    let mut l = Lines::default();
+    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
+    let number = |n: Option<u32>| n.map(|n| n.to_string());
+    l.put("request", text(&e.request));
+    l.put("teammate", text(&e.teammate));
+    l.put("status", text(&e.status));
+    l.put("file", text(&e.file));
+    l.put("state", text(&e.state));
+    l.put("ignored", number(e.ignored));
+    l.put("reason", text(&e.reason));
+    l.put("refused", number(e.refused));
+    l.put("rule", text(&e.rule));
+    l.put("expired", number(e.expired));
+    l.put("violation", text(&e.violation));
+    l.put("gate", text(&e.gate));
+    l.put("deadlock", e.deadlock.as_ref().map(|d| strings(d.get_ref())));
+    l.put("broken", e.broken.map(|b| b.to_string()));
+    l.put("received", text(&e.received));
+    l.put("by", text(&e.by));
+    l.put("from", text(&e.from));
+    l.put("count", number(e.count));
+    l.put("inbox", text(&e.inbox));
+    l.put("lines", number(e.lines));
+    l.put("type", text(&e.of_type));
+    l
+}
 
 /// One `[[fault]]`: its kind and the keys it sets, each optional.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,45 +311,55 @@ impl Fault {
         }
     }
 
+    /// The entry as the file reader holds it, to be written by its writer.
+    pub fn doc(&self) -> FaultDoc {
+        let text = |v: &Option<String>| v.clone().map(unplaced);
+        FaultDoc {
+            n: 0,
+            kind: unplaced(self.kind.name().to_string()),
+            stray_keys: false,
+            at: self.at.map(|m| unplaced(millis(m))),
+            until: self.until.map(|m| unplaced(millis(m))),
+            agent: text(&self.agent),
+            from: text(&self.from),
+            to: text(&self.to),
+            types: (!self.types.is_empty()).then(|| unplaced(self.types.clone())),
+            request: text(&self.request),
+            delay: text(&self.delay),
+            count: self.count.map(unplaced),
+            probability: self.probability.map(unplaced),
+            restart: self.restart.map(|m| unplaced(millis(m))),
+            between: self.between.as_ref().map(|(a, b)| unplaced(vec![a.clone(), b.clone()])),
+            direction: self.one_way.then(|| unplaced("one_way".to_string())),
+            mode: self.drop.then(|| unplaced("drop".to_string())),
+            message: self.message_value().map(unplaced),
+            message_fields: Vec::new(),
+            text: text(&self.text),
+        }
+    }
+
+    /// The forged message's keys and values (each already TOML) as one
+    /// inline table.
+    fn message_value(&self) -> Option<toml::Value> {
+        if self.message.is_empty() {
+            return None;
+        }
+        let pairs: Vec<String> = self.message.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let parsed = format!("m = {{ {} }}", pairs.join(", ")).parse::<toml::Table>();
+        debug_assert!(parsed.is_ok(), "a forged message written as {pairs:?}");
+        parsed.ok().and_then(|mut t| t.remove("m"))
+    }
+
     /// The keys it sets, in the order it writes them.
-    fn lines(&self) -> Vec<(&'static str, String)> {
-        let q = |s: &str| toml_string(s);
-        let ms = |m: Millis| format!("\"{}ms\"", m.0);
-        let mut out: Vec<(&'static str, String)> = vec![("kind", q(self.kind.name()))];
-        let mut put = |key: &'static str, value: Option<String>| out.extend(value.map(|v| (key, v)));
-        put("at", self.at.map(ms));
-        put("until", self.until.map(ms));
-        put("agent", self.agent.as_deref().map(q));
-        put("from", self.from.as_deref().map(q));
-        put("to", self.to.as_deref().map(q));
-        put(
-            "type",
-            match self.types.as_slice() {
-                [] => None,
-                [one] => Some(q(one)),
-                many => Some(format!("[{}]", many.iter().map(|t| q(t)).collect::<Vec<_>>().join(", "))),
-            },
-        );
-        put("request", self.request.as_deref().map(q));
-        put("count", self.count.map(|c| c.to_string()));
-        put("probability", self.probability.map(|p| format!("{p:?}")));
-        put("delay", self.delay.as_deref().map(q));
-        put("restart", self.restart.map(ms));
-        put("between", self.between.as_ref().map(|(a, b)| format!("[{}, {}]", q(a), q(b))));
-        put("direction", self.one_way.then(|| q("one_way")));
-        put("mode", self.drop.then(|| q("drop")));
-        let message = self.message.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>();
-        put("message", (!message.is_empty()).then(|| format!("{{ {} }}", message.join(", "))));
-        put("text", self.text.as_deref().map(q));
-        out
+    #[cfg(test)]
+    fn lines(&self) -> Vec<(String, String)> {
+        fault_lines(&self.doc()).0
     }
 
     /// The `[[fault]]` table, each key on its line.
     pub fn to_toml(&self) -> String {
-        let mut out = String::from("[[fault]]\n");
-        for (key, value) in self.lines() {
-            let _ = writeln!(out, "{key} = {value}");
-        }
+        let mut out = String::new();
+        fault_lines(&self.doc()).write(&mut out, "[[fault]]");
         out
     }
 }
@@ -143,25 +401,32 @@ impl Step {
         }
     }
 
+    /// The entry as the file reader holds it, to be written by its writer.
+    pub fn doc(&self) -> StepDoc {
+        let text = |v: &Option<String>| v.clone().map(unplaced);
+        let words = |key: &str| self.words.as_ref().filter(|(k, _)| *k == key).map(|(_, w)| w.clone());
+        StepDoc {
+            n: 0,
+            at: unplaced(millis(self.at)),
+            action: unplaced(self.action.clone()),
+            to: text(&self.to),
+            from: text(&self.from),
+            label: text(&self.label),
+            reason: words("reason"),
+            plan: words("plan"),
+            task: words("task"),
+            text: words("text"),
+            message_type: text(&self.message_type),
+            request: text(&self.request),
+            request_id: text(&self.request_id),
+            approve: self.approve,
+        }
+    }
+
     /// The `[[step]]` table, each key on its line.
     pub fn to_toml(&self) -> String {
-        let q = |s: &str| toml_string(s);
-        let mut out = format!("[[step]]\nat = \"{}ms\"\ndo = {}\n", self.at.0, q(&self.action));
-        let mut put = |key: &str, value: Option<String>| {
-            if let Some(v) = value {
-                let _ = writeln!(out, "{key} = {v}");
-            }
-        };
-        put("from", self.from.as_deref().map(q));
-        put("to", self.to.as_deref().map(q));
-        put("label", self.label.as_deref().map(q));
-        put("type", self.message_type.as_deref().map(q));
-        put("request", self.request.as_deref().map(q));
-        put("request_id", self.request_id.as_deref().map(q));
-        put("approve", self.approve.map(|a| a.to_string()));
-        if let Some((key, words)) = &self.words {
-            put(key, Some(q(words)));
-        }
+        let mut out = String::new();
+        step_lines(&self.doc()).write(&mut out, "[[step]]");
         out
     }
 }
@@ -201,7 +466,7 @@ mod tests {
             // takes reads without a problem.
             let table: String = lines
                 .iter()
-                .filter(|(k, _)| *k == "kind" || kind.keys().contains(k))
+                .filter(|(k, _)| *k == "kind" || kind.keys().contains(&k.as_str()))
                 .map(|(k, v)| format!("{k} = {v}\n"))
                 .collect();
             let text = format!("name = \"x\"\n[[teammate]]\nname = \"alice\"\n[[fault]]\n{table}");
