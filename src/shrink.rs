@@ -1,9 +1,10 @@
 //! `handshake shrink`: a run that breaks an invariant, cut down to a small
 //! scenario file that still breaks it.
 //!
-//! The work is done on the TOML document itself (a [`toml::Table`]), so what
-//! the shrinker does not touch keeps its value (not its comments or layout:
-//! the file is written anew by [`write_doc`]). The target is
+//! The work is done on the scenario format's typed document (the reader's
+//! [`FileDoc`]), so what the shrinker does not touch keeps its value (not its
+//! comments or layout: the file is written anew by the format's
+//! [`document`] writer, as every writer of scenario files does). The target is
 //! "the run, with the given seed, breaks the same invariant (by name)".
 //!
 //! 1. Delta debugging (Zeller's ddmin) over the `[[fault]]` entries, then the
@@ -44,12 +45,17 @@
 //! file, the count and the report are the same for any number of threads.
 
 use crate::format::duration::{human, parse_duration};
+use crate::format::file::{read, toml_string, ExpectDoc, FaultDoc, FileDoc, TeammateDoc, WorkDoc, S};
+use crate::format::write::{defences_switched, document, unplaced, work_item};
+use crate::protocol::Defences;
 use crate::protocol::Millis;
 use crate::scenario::{load_str, run_scenario, Expect, Invariant, RunOptions, Scenario};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-use toml::{Table, Value};
+
+/// The scenario file being shrunk, as the format reads it.
+type Doc = FileDoc;
 
 /// Re-runs allowed by default (the target for a 1-minimal result).
 pub const DEFAULT_MAX_RUNS: u64 = 2000;
@@ -97,13 +103,16 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    fn of(doc: &Table) -> Sizes {
-        let teammates = entries(doc, "teammate");
+    fn of(doc: &Doc) -> Sizes {
         Sizes {
-            faults: entries(doc, "fault").len(),
-            steps: entries(doc, "step").len(),
-            teammates: teammates.len(),
-            agents: teammates.iter().map(|t| count_of(t).unwrap_or(1)).sum(),
+            faults: doc.faults.len(),
+            steps: doc.steps.len(),
+            teammates: doc.teammates.len(),
+            agents: doc
+                .teammates
+                .iter()
+                .map(|t| t.get_ref().count.as_ref().map_or(1, |n| u64::from(*n.get_ref())))
+                .sum(),
         }
     }
 }
@@ -216,8 +225,8 @@ impl Probe<'_> {
     /// Whether this document, run with the seed, breaks the target. A
     /// document that does not load does not (and costs no run); past the
     /// cap nothing does.
-    fn test(&mut self, doc: &Table) -> bool {
-        self.breaks(write_doc(doc))
+    fn test(&mut self, doc: &Doc) -> bool {
+        self.breaks(document(doc))
     }
 
     fn breaks(&mut self, text: String) -> bool {
@@ -230,9 +239,9 @@ impl Probe<'_> {
     /// pool, the candidates not yet played are played ahead, a few at a
     /// time, on its threads; the answer, `runs` and the cap are those of
     /// testing them in turn.
-    fn first(&mut self, n: usize, build: impl Fn(usize) -> Table) -> Option<usize> {
+    fn first(&mut self, n: usize, build: impl Fn(usize) -> Doc) -> Option<usize> {
         let mut texts: Vec<Option<String>> = vec![None; n];
-        let mut text = |i: usize| texts[i].get_or_insert_with(|| write_doc(&build(i))).clone();
+        let mut text = |i: usize| texts[i].get_or_insert_with(|| document(&build(i))).clone();
         for i in 0..n {
             let t = text(i);
             if let Some(pool) = self.pool.filter(|_| !self.cache.contains_key(&t)) {
@@ -265,7 +274,7 @@ impl Probe<'_> {
 
     /// The smallest value of the ladder for which `with(value)` breaks the
     /// target ([`smallest_by`]).
-    fn smallest(&mut self, ladder: &[u64], with: impl Fn(u64) -> Table) -> Option<u64> {
+    fn smallest(&mut self, ladder: &[u64], with: impl Fn(u64) -> Doc) -> Option<u64> {
         smallest_by(ladder, |values| self.first(values.len(), |i| with(values[i])))
     }
 
@@ -382,9 +391,14 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     let started = Instant::now();
     let (seed, target) = target(path, src, opts)?;
 
-    let mut doc: Table = src.parse().map_err(|e| ShrinkError::BadInput(format!("{path}: {e}")))?;
+    // `target` has loaded the file: it reads without a problem.
+    let mut doc = match read(src) {
+        Ok((doc, problems)) if problems.is_empty() => doc,
+        Ok((_, problems)) => return Err(ShrinkError::BadInput(format!("{path}: {}", problems[0].message))),
+        Err(problem) => return Err(ShrinkError::BadInput(format!("{path}: {}", problem.message))),
+    };
     let before = Sizes::of(&doc);
-    doc.remove("expect");
+    doc.expects.clear();
     if opts.max_runs < 3 {
         return Err(ShrinkError::BadInput(format!(
             "--max-runs {} is too few: the original, one candidate and the written file take three",
@@ -426,9 +440,9 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     let mut changes = Vec::new();
     loop {
         let round = text_of(&doc);
-        doc = ddmin_list(&mut probe, doc, "fault", |d, _| d);
-        doc = ddmin_list(&mut probe, doc, "step", |d, _| d);
-        doc = ddmin_list(&mut probe, doc, "teammate", drop_dependents);
+        doc = ddmin_list(&mut probe, doc, |d| &mut d.faults, |d, _| d);
+        doc = ddmin_list(&mut probe, doc, |d| &mut d.steps, |d, _| d);
+        doc = ddmin_list(&mut probe, doc, |d| &mut d.teammates, drop_dependents);
         doc = shrink_counts(&mut probe, doc, &mut changes);
         doc = simplify(&mut probe, doc, &mut changes);
         if probe.capped || probe.interrupted || text_of(&doc) == round {
@@ -439,7 +453,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     let after = Sizes::of(&doc);
 
     // The file as written: the run of `doc` broke the target; now say so.
-    let original_name = doc.get("name").and_then(Value::as_str).unwrap_or("scenario").to_string();
+    let original_name = doc.name.as_ref().map_or("scenario", |n| n.get_ref().as_str()).to_string();
     let summary = sizes_before_and_after(&before, &after);
     // What the last candidate kept broke, the target first (it was run: the cache has it).
     let seen = probe.violations(text_of(&doc)).cloned().unwrap_or_default();
@@ -457,16 +471,16 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
     let expectable = load_str(path, &text_of(&doc)).map_or_else(|_| Vec::new(), |s| expectable(&s, &broken));
     let a_bug = !expectable.contains(&target);
     let mut doc = doc;
-    doc.insert("seed".into(), Value::Integer(seed as i64));
+    doc.seed = Some(seed);
     let name = opts.name.clone().unwrap_or_else(|| format!("{original_name}-shrunk"));
-    doc.insert("name".into(), Value::String(name));
+    doc.name = Some(unplaced(name));
     let file = path.rsplit('/').next().unwrap_or(path);
     let about =
         about_the_shrunk(target, &detail, file, seed, &summary, probe.runs + 1, (minimal, probe.interrupted), a_bug);
-    doc.insert("about".into(), Value::String(about));
+    doc.about = Some(unplaced(about));
     let expect: &[Invariant] = &expectable;
     // The written file, run as `handshake run` runs it (its own seed).
-    let text = write_doc(&finish(&doc, expect));
+    let text = document(&finish(doc, expect));
     let s = load_str(path, &text).map_err(|e| {
         ShrinkError::DoesNotReproduce(format!(
             "the shrunk file does not load ({}): nothing written",
@@ -599,132 +613,48 @@ fn plural(n: usize, word: &str) -> String {
     crate::words::plural(n as u64, word)
 }
 
-fn text_of(doc: &Table) -> String {
-    write_doc(doc)
+fn text_of(doc: &Doc) -> String {
+    document(doc)
 }
 
-/// The document in the order people read it: name, about, seed, the rest,
-/// then one `[[expect]] violation` per invariant.
-fn finish(doc: &Table, expect: &[Invariant]) -> Table {
-    let mut out = Table::new();
-    for key in ["name", "about", "seed"] {
-        if let Some(v) = doc.get(key) {
-            out.insert(key.into(), v.clone());
-        }
-    }
-    for (k, v) in doc {
-        if !matches!(k.as_str(), "name" | "about" | "seed" | "expect") {
-            out.insert(k.clone(), v.clone());
-        }
-    }
-    if !expect.is_empty() {
-        let list = expect
-            .iter()
-            .map(|i| {
-                let mut e = Table::new();
-                e.insert("violation".into(), Value::String(i.name().into()));
-                Value::Table(e)
-            })
-            .collect();
-        out.insert("expect".into(), Value::Array(list));
-    }
-    out
-}
-
-/// The document as a scenario file people write: plain keys first, then
-/// each table, then each list of tables as `[[key]]` entries whose values
-/// (work items, a forged message) stay inline.
-pub fn write_doc(doc: &Table) -> String {
-    let mut out = String::new();
-    let is_list_of_tables = |v: &Value| matches!(v, Value::Array(a) if !a.is_empty() && a.iter().all(|x| x.is_table()));
-    for (k, v) in doc {
-        if !v.is_table() && !is_list_of_tables(v) {
-            out.push_str(&format!("{} = {v}\n", key(k)));
-        }
-    }
-    fn table(out: &mut String, path: &str, t: &Table) {
-        out.push_str(&format!("\n[{path}]\n"));
-        for (k, v) in t {
-            if !v.is_table() {
-                out.push_str(&format!("{} = {v}\n", key(k)));
-            }
-        }
-        for (k, v) in t {
-            if let Value::Table(sub) = v {
-                table(out, &format!("{path}.{}", key(k)), sub);
-            }
-        }
-    }
-    for (k, v) in doc {
-        if let Value::Table(t) = v {
-            table(&mut out, &key(k), t);
-        }
-    }
-    for (k, v) in doc {
-        if let (true, Value::Array(list)) = (is_list_of_tables(v), v) {
-            for entry in list.iter().filter_map(Value::as_table) {
-                out.push_str(&format!("\n[[{}]]\n", key(k)));
-                for (ek, ev) in entry {
-                    out.push_str(&format!("{} = {ev}\n", key(ek)));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// A key, quoted unless it is bare.
-fn key(k: &str) -> String {
-    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        k.to_string()
-    } else {
-        Value::String(k.to_string()).to_string()
-    }
+/// The document as written: `name`, `about` and `seed` as given, and one
+/// `[[expect]] violation` per invariant (the writer puts them in the order
+/// people read them).
+fn finish(mut doc: Doc, expect: &[Invariant]) -> Doc {
+    doc.expects = expect
+        .iter()
+        .map(|i| unplaced(ExpectDoc { violation: Some(unplaced(i.name().to_string())), ..ExpectDoc::default() }))
+        .collect();
+    doc
 }
 
 // ---- the document's lists ----
 
-fn entries(doc: &Table, key: &str) -> Vec<Value> {
-    match doc.get(key) {
-        Some(Value::Array(a)) => a.clone(),
-        _ => Vec::new(),
-    }
-}
-
-fn set_entries(doc: &mut Table, key: &str, list: Vec<Value>) {
-    if list.is_empty() {
-        doc.remove(key);
-    } else {
-        doc.insert(key.into(), Value::Array(list));
-    }
-}
-
-fn count_of(t: &Value) -> Option<u64> {
-    t.get("count").and_then(Value::as_integer).map(|n| n.max(0) as u64)
-}
+/// One of the document's lists of entries, to be cut by delta debugging.
+type List<T> = fn(&mut Doc) -> &mut Vec<S<T>>;
 
 /// The agent names a `[[teammate]]` entry makes.
-fn agent_names(t: &Value) -> Vec<String> {
-    let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
-    match count_of(t) {
-        Some(n) => (1..=n).map(|i| format!("{name}-{i}")).collect(),
-        None => vec![name.to_string()],
+fn agent_names(t: &TeammateDoc) -> Vec<String> {
+    let name = t.name.get_ref();
+    match &t.count {
+        Some(n) => (1..=*n.get_ref()).map(|i| format!("{name}-{i}")).collect(),
+        None => vec![name.clone()],
     }
 }
 
-/// Delta-debugs the list `key` of the document: the kept entries are a
+/// Delta-debugs one list of the document: the kept entries are a
 /// 1-minimal subset (unless the cap stops it). `fix` repairs a candidate
-/// whose entries were removed (given their indices).
-fn ddmin_list(probe: &mut Probe, doc: Table, key: &str, fix: impl Fn(Table, &[Value]) -> Table) -> Table {
-    let all = entries(&doc, key);
+/// whose entries were removed (given them).
+fn ddmin_list<T: Clone>(probe: &mut Probe, mut doc: Doc, list: List<T>, fix: impl Fn(Doc, &[S<T>]) -> Doc) -> Doc {
+    let all = list(&mut doc).clone();
     if all.is_empty() {
         return doc;
     }
-    let build = |keep: &[usize]| -> Table {
+    let build = |keep: &[usize]| -> Doc {
         let mut d = doc.clone();
-        let removed: Vec<Value> =
+        let removed: Vec<S<T>> =
             all.iter().enumerate().filter(|(i, _)| !keep.contains(i)).map(|(_, v)| v.clone()).collect();
-        set_entries(&mut d, key, keep.iter().map(|&i| all[i].clone()).collect());
+        *list(&mut d) = keep.iter().map(|&i| all[i].clone()).collect();
         fix(d, &removed)
     };
     let kept = ddmin_by(all.len(), |candidates| probe.first(candidates.len(), |i| build(&candidates[i])));
@@ -802,70 +732,51 @@ fn split(c: &[usize], parts: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// After teammates were removed: the steps and faults that name them, the
-/// faults that quote their requests, and the faults that quote the labels
-/// of steps removed with them.
-fn drop_dependents(mut doc: Table, removed: &[Value]) -> Table {
-    let gone: BTreeSet<String> = removed.iter().flat_map(agent_names).collect();
+/// Removes what names a removed teammate's agents.
+fn drop_dependents(mut doc: Doc, removed: &[S<TeammateDoc>]) -> Doc {
+    let gone: BTreeSet<String> = removed.iter().flat_map(|t| agent_names(t.get_ref())).collect();
     drop_agents(&mut doc, &gone);
     doc
 }
 
-fn drop_agents(doc: &mut Table, gone: &BTreeSet<String>) {
+/// Removes the steps and faults that name an agent gone, and the faults
+/// that quote a request a removed step made (by its label, or an automatic
+/// label under a gone agent's name).
+fn drop_agents(doc: &mut Doc, gone: &BTreeSet<String>) {
     if gone.is_empty() {
         return;
     }
-    let names = |v: &Value, key: &str| -> Vec<String> {
-        match v.get(key) {
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
-            _ => Vec::new(),
-        }
-    };
+    let names = |v: &Option<S<String>>| v.as_ref().is_some_and(|n| gone.contains(n.get_ref()));
     let mut labels_gone: BTreeSet<String> = BTreeSet::new();
-    let steps: Vec<Value> = entries(doc, "step")
-        .into_iter()
-        .filter(|s| {
-            let hit = ["from", "to"].iter().any(|k| names(s, k).iter().any(|n| gone.contains(n)));
-            if hit {
-                labels_gone.extend(names(s, "label"));
-            }
-            !hit
-        })
-        .collect();
-    set_entries(doc, "step", steps);
+    doc.steps.retain(|s| {
+        let s = s.get_ref();
+        let hit = names(&s.from) || names(&s.to);
+        if hit {
+            labels_gone.extend(s.label.as_ref().map(|l| l.get_ref().clone()));
+        }
+        !hit
+    });
     let quotes = |label: &str| -> bool {
         let label = label.trim_start_matches('@');
         labels_gone.contains(label) || label.split('/').next().is_some_and(|owner| gone.contains(owner))
     };
-    let faults: Vec<Value> = entries(doc, "fault")
-        .into_iter()
-        .filter(|f| {
-            let named = ["agent", "from", "to", "between"].iter().any(|k| names(f, k).iter().any(|n| gone.contains(n)));
-            let quoted = f.get("request").and_then(Value::as_str).is_some_and(quotes)
-                || f.get("message").and_then(|m| m.get("request_id")).and_then(Value::as_str).is_some_and(quotes);
-            !named && !quoted
-        })
-        .collect();
-    set_entries(doc, "fault", faults);
+    doc.faults.retain(|f| {
+        let f = f.get_ref();
+        let between = f.between.as_ref().is_some_and(|b| b.get_ref().iter().any(|n| gone.contains(n)));
+        let named = names(&f.agent) || names(&f.from) || names(&f.to) || between;
+        let forged = f.message.as_ref().and_then(|m| m.get_ref().get("request_id")).and_then(toml::Value::as_str);
+        let quoted = f.request.as_ref().is_some_and(|r| quotes(r.get_ref())) || forged.is_some_and(quotes);
+        !named && !quoted
+    });
 }
 
-/// Each `count = N` group: N made smaller (toward 1), the agents past the
-/// new N removed with what names them. A group of one becomes a plain
-/// teammate named `<name>-1`, so that what names it still does.
-fn shrink_counts(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
-    let n_teammates = entries(&doc, "teammate").len();
-    for i in 0..n_teammates {
-        let team = entries(&doc, "teammate");
-        let Some(n) = count_of(&team[i]) else { continue };
-        let name = team[i].get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        let with = |k: u64| -> Table {
+fn shrink_counts(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -> Doc {
+    for i in 0..doc.teammates.len() {
+        let Some(n) = doc.teammates[i].get_ref().count.as_ref().map(|c| u64::from(*c.get_ref())) else { continue };
+        let name = doc.teammates[i].get_ref().name.get_ref().clone();
+        let with = |k: u64| -> Doc {
             let mut d = doc.clone();
-            let mut team = entries(&d, "teammate");
-            if let Value::Table(t) = &mut team[i] {
-                t.insert("count".into(), Value::Integer(k as i64));
-            }
-            set_entries(&mut d, "teammate", team);
+            d.teammates[i].get_mut().count = Some(unplaced(k as u32));
             drop_agents(&mut d, &((k + 1)..=n).map(|j| format!("{name}-{j}")).collect());
             d
         };
@@ -880,13 +791,11 @@ fn shrink_counts(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -
             now = k;
         }
         if now == 1 {
+            // One of a group is a teammate of its own, under the name it had.
             let mut d = doc.clone();
-            let mut team = entries(&d, "teammate");
-            if let Value::Table(t) = &mut team[i] {
-                t.remove("count");
-                t.insert("name".into(), Value::String(format!("{name}-1")));
-            }
-            set_entries(&mut d, "teammate", team);
+            let t = d.teammates[i].get_mut();
+            t.count = None;
+            t.name = unplaced(format!("{name}-1"));
             if probe.test(&d) {
                 doc = d;
                 changes.push(format!("teammate {name} with count 1 → teammate {name}-1"));
@@ -954,175 +863,159 @@ fn round_durations(lo: u64, below: u64) -> Vec<u64> {
     out
 }
 
-// ---- simplifying what remains ----
-
-/// One entry of a list, edited.
-fn edit_entry(doc: &Table, list: &str, i: usize, f: impl FnOnce(&mut Table)) -> Table {
-    let mut d = doc.clone();
-    let mut all = entries(&d, list);
-    if let Some(Value::Table(t)) = all.get_mut(i) {
-        f(t);
-    }
-    set_entries(&mut d, list, all);
-    d
+fn duration_of(v: Option<&S<String>>) -> Option<u64> {
+    v.and_then(|s| parse_duration(s.get_ref()).ok()).map(|m| m.0)
 }
 
-fn duration_at(v: Option<&Value>) -> Option<u64> {
-    v.and_then(Value::as_str).and_then(|s| parse_duration(s).ok()).map(|m| m.0)
+fn dur(ms: u64) -> S<String> {
+    unplaced(human(Millis(ms)))
 }
 
-fn dur(ms: u64) -> Value {
-    Value::String(human(Millis(ms)))
-}
-
-/// A duration key of one entry made smaller, down to `lo`: kept at the
-/// smallest round value that still breaks the target.
-#[allow(clippy::too_many_arguments)]
-fn shorter(
-    probe: &mut Probe,
-    doc: &mut Table,
-    list: &str,
-    i: usize,
-    key: &str,
+/// A duration of the document (`read` it, `write` a new one) made as small
+/// as the ladder of round durations from `lo` allows, if the violation stays.
+struct Shorter<'a> {
+    what: &'a str,
+    key: &'a str,
     lo: u64,
-    what: &str,
+    read: &'a dyn Fn(&Doc) -> Option<u64>,
+    write: &'a dyn Fn(&mut Doc, u64),
+}
+
+impl Shorter<'_> {
+    fn apply(&self, probe: &mut Probe, doc: &mut Doc, changes: &mut Vec<String>) {
+        let Some(cur) = (self.read)(doc) else { return };
+        if cur <= self.lo {
+            return;
+        }
+        let ladder = round_durations(self.lo, cur);
+        let with = |v: u64| {
+            let mut d = doc.clone();
+            (self.write)(&mut d, v);
+            d
+        };
+        if let Some(v) = probe.smallest(&ladder, with) {
+            *doc = with(v);
+            let (key, what) = (self.key, self.what);
+            changes.push(format!("{what}: {key} {} → {}", human(Millis(cur)), human(Millis(v))));
+        }
+    }
+}
+
+/// Keeps `edit` of the document if the violation stays; says `change` then.
+fn keep_if(
+    probe: &mut Probe,
+    doc: &mut Doc,
+    edit: impl FnOnce(&mut Doc),
+    change: Option<String>,
     changes: &mut Vec<String>,
 ) {
-    let entry = entries(doc, list).get(i).cloned();
-    let Some(cur) = duration_at(entry.as_ref().and_then(|e| e.get(key))) else { return };
-    if cur <= lo {
-        return;
-    }
-    let ladder = round_durations(lo, cur);
-    let with = |v: u64| edit_entry(doc, list, i, |t| drop(t.insert(key.into(), dur(v))));
-    if let Some(v) = probe.smallest(&ladder, with) {
-        *doc = with(v);
-        changes.push(format!("{what}: {key} {} → {}", human(Millis(cur)), human(Millis(v))));
-    }
-}
-
-/// Removes a key of one entry if the target stays broken.
-fn without(probe: &mut Probe, doc: &mut Table, list: &str, i: usize, key: &str, what: &str, changes: &mut Vec<String>) {
-    let Some(old) = entries(doc, list).get(i).and_then(|e| e.get(key)).cloned() else { return };
-    let d = edit_entry(doc, list, i, |t| drop(t.remove(key)));
+    let mut d = doc.clone();
+    edit(&mut d);
     if probe.test(&d) {
         *doc = d;
-        changes.push(format!("{what}: {key} = {old} removed"));
+        changes.extend(change);
     }
 }
 
-fn simplify(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
+fn simplify(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -> Doc {
     doc = defences_back_on(probe, doc, changes);
     doc = simpler_latency(probe, doc, changes);
-    // Faults: probability 1, counts toward 1, windows removed, earlier,
-    // delays and restarts shorter, stalls shorter.
-    for i in 0..entries(&doc, "fault").len() {
+    for i in 0..doc.faults.len() {
         doc = simpler_fault(probe, doc, i, changes);
     }
-    // Steps earlier, each no earlier than the one before it.
     let mut prev = 0;
-    for i in 0..entries(&doc, "step").len() {
-        shorter(probe, &mut doc, "step", i, "at", prev, &format!("step #{}", i + 1), changes);
-        prev = duration_at(entries(&doc, "step")[i].get("at")).unwrap_or(prev);
+    for i in 0..doc.steps.len() {
+        let what = format!("step #{}", i + 1);
+        let read = |d: &Doc| duration_of(Some(&d.steps[i].get_ref().at));
+        let write = |d: &mut Doc, v: u64| d.steps[i].get_mut().at = dur(v);
+        Shorter { what: &what, key: "at", lo: prev, read: &read, write: &write }.apply(probe, &mut doc, changes);
+        prev = read(&doc).unwrap_or(prev);
     }
-    // Teammates' work shorter: fewer items, fewer steps, shorter steps.
-    for i in 0..entries(&doc, "teammate").len() {
+    for i in 0..doc.teammates.len() {
         doc = shorter_work(probe, doc, i, changes);
     }
     doc
 }
 
-/// Defences back on: what remains needs only the ones still off.
-fn defences_back_on(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
-    let off: Vec<String> = doc
-        .get("policy")
-        .and_then(|p| p.get("defences"))
-        .and_then(Value::as_table)
-        .map(|d| d.iter().filter(|(_, v)| v.as_bool() == Some(false)).map(|(k, _)| k.clone()).collect())
-        .unwrap_or_default();
-    for key in off {
+/// Each defence the file switched off, switched back on if the violation stays.
+fn defences_back_on(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -> Doc {
+    let Some(defences) = doc.policy.defences else { return doc };
+    for (key, _) in defences_switched(&defences).into_iter().filter(|(_, on)| !on) {
+        let Some(now) = doc.policy.defences else { break };
+        let Some(on) = switched_on(&now, &key) else { continue };
+        let on = (on != Defences::default()).then_some(on);
+        keep_if(probe, &mut doc, |d| d.policy.defences = on, Some(format!("defence {key} back on")), changes);
+    }
+    doc
+}
+
+/// `d` with the switch `key` at its default, by its name in the file.
+fn switched_on(d: &Defences, key: &str) -> Option<Defences> {
+    let mut table = toml::Table::try_from(d).ok()?;
+    let default = toml::Table::try_from(Defences::default()).ok()?;
+    table.insert(key.to_string(), default.get(key)?.clone());
+    table.try_into().ok()
+}
+
+fn simpler_latency(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -> Doc {
+    let Some(lat) = doc.policy.latency.as_ref().map(|l| l.get_ref().clone()) else { return doc };
+    if lat == "1ms" {
+        return doc;
+    }
+    let with = |v: Option<u64>| {
         let mut d = doc.clone();
-        if let Some(Value::Table(p)) = d.get_mut("policy") {
-            if let Some(Value::Table(def)) = p.get_mut("defences") {
-                def.remove(&key);
-                if def.is_empty() {
-                    p.remove("defences");
-                }
-            }
-            if p.is_empty() {
-                d.remove("policy");
-            }
+        d.policy.latency = v.map(dur);
+        d
+    };
+    let d = with(None);
+    if probe.test(&d) {
+        changes.push(format!("latency {lat} → 1ms (the default)"));
+        return d;
+    }
+    let (lo, hi) = match lat.split_once("..") {
+        Some((a, b)) => (parse_duration(a).map(|m| m.0).ok(), parse_duration(b).map(|m| m.0).ok()),
+        None => (Some(0), parse_duration(&lat).map(|m| m.0).ok()),
+    };
+    if let (Some(lo), Some(hi)) = (lo, hi) {
+        let mut ladder = round_durations(lo, hi);
+        if lat.contains("..") {
+            ladder.push(hi);
         }
-        if probe.test(&d) {
-            doc = d;
-            changes.push(format!("defence {key} back on"));
+        if let Some(v) = probe.smallest(&ladder, |v| with(Some(v))) {
+            doc = with(Some(v));
+            changes.push(format!("latency {lat} → {}", human(Millis(v))));
         }
     }
     doc
 }
 
-/// A fixed latency: the default 1ms, else the smallest round one.
-fn simpler_latency(probe: &mut Probe, mut doc: Table, changes: &mut Vec<String>) -> Table {
-    if let Some(lat) = doc.get("policy").and_then(|p| p.get("latency")).and_then(Value::as_str).map(str::to_string) {
-        if lat != "1ms" {
-            let with = |v: Option<u64>| {
-                let mut d = doc.clone();
-                if let Some(Value::Table(p)) = d.get_mut("policy") {
-                    match v {
-                        None => drop(p.remove("latency")),
-                        Some(v) => drop(p.insert("latency".into(), dur(v))),
-                    }
-                    if p.is_empty() {
-                        d.remove("policy");
-                    }
-                }
-                d
-            };
-            let d = with(None);
-            if probe.test(&d) {
-                doc = d;
-                changes.push(format!("latency {lat} → 1ms (the default)"));
-            } else {
-                let (lo, hi) = match lat.split_once("..") {
-                    Some((a, b)) => (parse_duration(a).map(|m| m.0).ok(), parse_duration(b).map(|m| m.0).ok()),
-                    None => (Some(0), parse_duration(&lat).map(|m| m.0).ok()),
-                };
-                if let (Some(lo), Some(hi)) = (lo, hi) {
-                    let mut ladder = round_durations(lo, hi);
-                    if lat.contains("..") {
-                        ladder.push(hi);
-                    }
-                    if let Some(v) = probe.smallest(&ladder, |v| with(Some(v))) {
-                        doc = with(Some(v));
-                        changes.push(format!("latency {lat} → {}", human(Millis(v))));
-                    }
-                }
-            }
-        }
-    }
-    doc
-}
-
-/// Fault #`i` simpler, key by key, each change kept only if the run still breaks.
-fn simpler_fault(probe: &mut Probe, mut doc: Table, i: usize, changes: &mut Vec<String>) -> Table {
-    let f = entries(&doc, "fault")[i].clone();
-    let named = f.get("kind").and_then(Value::as_str).unwrap_or_default();
+fn simpler_fault(probe: &mut Probe, mut doc: Doc, i: usize, changes: &mut Vec<String>) -> Doc {
+    let f = doc.faults[i].get_ref().clone();
+    let named = f.kind.get_ref().as_str();
     let what = format!("fault #{} ({named})", i + 1);
     let kind = crate::world::FaultKind::named(named);
     let stall = kind == Some(crate::world::FaultKind::Stall);
-    without(probe, &mut doc, "fault", i, "probability", &what, changes);
-    if let Some(n) = f.get("count").and_then(Value::as_integer).filter(|&n| n > 1) {
-        let with = |k: u64| edit_entry(&doc, "fault", i, |t| drop(t.insert("count".into(), Value::Integer(k as i64))));
-        let ladder: Vec<u64> = [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
+    if let Some(p) = &f.probability {
+        let change = format!("{what}: probability = {:?} removed", p.get_ref());
+        keep_if(probe, &mut doc, |d| fault_at(d, i).probability = None, Some(change), changes);
+    }
+    if let Some(n) = f.count.as_ref().map(|c| u64::from(*c.get_ref())).filter(|&n| n > 1) {
+        let with = |k: u64| {
+            let mut d = doc.clone();
+            fault_at(&mut d, i).count = Some(unplaced(k as u32));
+            d
+        };
+        let ladder: Vec<u64> = [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n).collect();
         if let Some(k) = probe.smallest(&ladder, with) {
             doc = with(k);
             changes.push(format!("{what}: count {n} → {k}"));
         }
     }
-    if let Some(delay) = f.get("delay").and_then(Value::as_str).filter(|d| d.contains("..")) {
+    if let Some(delay) = f.delay.as_ref().map(|d| d.get_ref().clone()).filter(|d| d.contains("..")) {
         let (lo, hi) = delay.split_once("..").unwrap_or_default();
         for fixed in [lo, hi] {
-            let d = edit_entry(&doc, "fault", i, |t| drop(t.insert("delay".into(), Value::String(fixed.into()))));
+            let mut d = doc.clone();
+            fault_at(&mut d, i).delay = Some(unplaced(fixed.to_string()));
             if probe.test(&d) {
                 doc = d;
                 changes.push(format!("{what}: delay {delay} → {fixed}"));
@@ -1130,103 +1023,81 @@ fn simpler_fault(probe: &mut Probe, mut doc: Table, i: usize, changes: &mut Vec<
             }
         }
     }
+    let at = |d: &Doc| duration_of(d.faults[i].get_ref().at.as_ref());
+    let until_after_at = |probe: &mut Probe, doc: &mut Doc, changes: &mut Vec<String>| {
+        let read = |d: &Doc| duration_of(d.faults[i].get_ref().until.as_ref());
+        let write = |d: &mut Doc, v: u64| fault_at(d, i).until = Some(dur(v));
+        let lo = at(doc).unwrap_or(0) + 1;
+        Shorter { what: &what, key: "until", lo, read: &read, write: &write }.apply(probe, doc, changes);
+    };
     if !stall {
-        without(probe, &mut doc, "fault", i, "until", &what, changes);
-    }
-    if stall {
-        let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
-        shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
-    }
-    shorter(probe, &mut doc, "fault", i, "at", 0, &what, changes);
-    let optional_at = kind.is_some_and(crate::world::FaultKind::at_is_optional);
-    if optional_at && duration_at(entries(&doc, "fault")[i].get("at")) == Some(0) {
-        // `at = "0ms"` is the default: say nothing.
-        let d = edit_entry(&doc, "fault", i, |t| drop(t.remove("at")));
-        if probe.test(&d) {
-            doc = d;
+        if let Some(until) = &f.until {
+            let change = format!("{what}: until = {} removed", toml_string(until.get_ref()));
+            keep_if(probe, &mut doc, |d| fault_at(d, i).until = None, Some(change), changes);
         }
+    } else {
+        until_after_at(probe, &mut doc, changes);
+    }
+    let write_at = |d: &mut Doc, v: u64| fault_at(d, i).at = Some(dur(v));
+    Shorter { what: &what, key: "at", lo: 0, read: &at, write: &write_at }.apply(probe, &mut doc, changes);
+    let optional_at = kind.is_some_and(crate::world::FaultKind::at_is_optional);
+    if optional_at && at(&doc) == Some(0) {
+        // `at = "0ms"` is the default: say nothing.
+        keep_if(probe, &mut doc, |d| fault_at(d, i).at = None, None, changes);
     }
     if stall {
         // An earlier start leaves the end where it was: shorten again.
-        let at = duration_at(entries(&doc, "fault")[i].get("at")).unwrap_or(0);
-        shorter(probe, &mut doc, "fault", i, "until", at + 1, &what, changes);
+        until_after_at(probe, &mut doc, changes);
     }
-    shorter(probe, &mut doc, "fault", i, "delay", 1, &what, changes);
-    shorter(probe, &mut doc, "fault", i, "restart", 1, &what, changes);
+    let read = |d: &Doc| duration_of(d.faults[i].get_ref().delay.as_ref());
+    let write = |d: &mut Doc, v: u64| fault_at(d, i).delay = Some(dur(v));
+    Shorter { what: &what, key: "delay", lo: 1, read: &read, write: &write }.apply(probe, &mut doc, changes);
+    let read = |d: &Doc| duration_of(d.faults[i].get_ref().restart.as_ref());
+    let write = |d: &mut Doc, v: u64| fault_at(d, i).restart = Some(dur(v));
+    Shorter { what: &what, key: "restart", lo: 1, read: &read, write: &write }.apply(probe, &mut doc, changes);
     doc
 }
 
+/// Fault #`i` of the document, to edit.
+fn fault_at(d: &mut Doc, i: usize) -> &mut FaultDoc {
+    d.faults[i].get_mut()
+}
+
+/// Teammate #`i`'s work items, to edit.
+fn work_of(d: &mut Doc, i: usize) -> &mut Vec<S<WorkDoc>> {
+    &mut d.teammates[i].get_mut().work
+}
+
 /// Teammate #`i`'s work shorter: fewer items, fewer steps, shorter steps.
-fn shorter_work(probe: &mut Probe, mut doc: Table, i: usize, changes: &mut Vec<String>) -> Table {
-    let name = entries(&doc, "teammate")[i].get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-    let work = |doc: &Table| -> Vec<Value> {
-        match entries(doc, "teammate")[i].get("work") {
-            Some(Value::Array(a)) => a.clone(),
-            _ => Vec::new(),
-        }
-    };
-    let set_work = |doc: &Table, w: Vec<Value>| {
-        edit_entry(doc, "teammate", i, |t| {
-            if w.is_empty() {
-                t.remove("work");
-            } else {
-                t.insert("work".into(), Value::Array(w));
-            }
-        })
-    };
-    let mut j = work(&doc).len();
+fn shorter_work(probe: &mut Probe, mut doc: Doc, i: usize, changes: &mut Vec<String>) -> Doc {
+    let name = doc.teammates[i].get_ref().name.get_ref().clone();
+    let mut j = work_of(&mut doc, i).len();
     while j > 0 {
         j -= 1;
-        let mut w = work(&doc);
-        let item = w.remove(j);
-        let d = set_work(&doc, w);
-        if probe.test(&d) {
-            doc = d;
-            changes.push(format!("teammate {name}: work item {} removed ({})", j + 1, inline(&item)));
-        }
+        let item = work_item(work_of(&mut doc, i)[j].get_ref());
+        let change = format!("teammate {name}: work item {} removed ({item})", j + 1);
+        keep_if(probe, &mut doc, |d| drop(work_of(d, i).remove(j)), Some(change), changes);
     }
-    for j in 0..work(&doc).len() {
-        let item = work(&doc)[j].clone();
-        if let Some(n) = item.get("steps").and_then(Value::as_integer).filter(|&n| n > 1) {
+    for j in 0..work_of(&mut doc, i).len() {
+        let steps = work_of(&mut doc, i)[j].get_ref().steps.as_ref().map(|n| u64::from(*n.get_ref()));
+        if let Some(n) = steps.filter(|&n| n > 1) {
             let with = |k: u64| {
-                let mut w = work(&doc);
-                if let Value::Table(t) = &mut w[j] {
-                    t.insert("steps".into(), Value::Integer(k as i64));
-                }
-                set_work(&doc, w)
+                let mut d = doc.clone();
+                work_of(&mut d, i)[j].get_mut().steps = Some(unplaced(k as u32));
+                d
             };
-            let ladder: Vec<u64> =
-                [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n as u64).collect();
+            let ladder: Vec<u64> = [1u64, 2, 3, 5, 10, 20, 50, 100, 1000].into_iter().filter(|&k| k < n).collect();
             if let Some(k) = probe.smallest(&ladder, with) {
                 doc = with(k);
                 changes.push(format!("teammate {name}: work item {} steps {n} → {k}", j + 1));
             }
         }
-        if let Some(cur) = duration_at(item.get("step_time")) {
-            let with = |v: u64| {
-                let mut w = work(&doc);
-                if let Value::Table(t) = &mut w[j] {
-                    t.insert("step_time".into(), dur(v));
-                }
-                set_work(&doc, w)
-            };
-            if let Some(v) = probe.smallest(&round_durations(1, cur), with) {
-                doc = with(v);
-                changes.push(format!(
-                    "teammate {name}: work item {} step_time {} → {}",
-                    j + 1,
-                    human(Millis(cur)),
-                    human(Millis(v))
-                ));
-            }
-        }
+        let what = format!("teammate {name}: work item {}", j + 1);
+        let read = |d: &Doc| duration_of(d.teammates[i].get_ref().work[j].get_ref().step_time.as_ref());
+        let write = |d: &mut Doc, v: u64| work_of(d, i)[j].get_mut().step_time = Some(dur(v));
+        Shorter { what: &what, key: "step_time", lo: 1, read: &read, write: &write }.apply(probe, &mut doc, changes);
     }
     doc
-}
-
-/// A value as one line of TOML.
-fn inline(v: &Value) -> String {
-    v.to_string()
 }
 
 #[cfg(test)]

@@ -209,7 +209,7 @@ pub struct FaultDoc {
     pub text: Option<S<String>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ExpectDoc {
     pub request: Option<S<String>>,
     pub teammate: Option<S<String>>,

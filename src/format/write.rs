@@ -170,7 +170,7 @@ fn teammate_lines(t: &TeammateDoc) -> Lines {
 }
 
 /// A work item, inline: `{ write = "src/a.rs", steps = 4, step_time = "500ms" }`.
-fn work_item(w: &WorkDoc) -> String {
+pub fn work_item(w: &WorkDoc) -> String {
     let mut l = Lines::default();
     l.text("write", w.write.as_deref());
     l.text("edit", w.edit.as_deref());
@@ -190,14 +190,15 @@ fn step_lines(s: &StepDoc) -> Lines {
     l.put("from", text(&s.from));
     l.put("to", text(&s.to));
     l.put("label", text(&s.label));
-    l.text("reason", s.reason.as_deref());
-    l.text("plan", s.plan.as_deref());
-    l.text("task", s.task.as_deref());
-    l.text("text", s.text.as_deref());
     l.put("type", text(&s.message_type));
     l.put("request", text(&s.request));
     l.put("request_id", text(&s.request_id));
     l.put("approve", s.approve.map(|b| b.to_string()));
+    // What it says last: an answer reads as what it answers, then why.
+    l.text("reason", s.reason.as_deref());
+    l.text("plan", s.plan.as_deref());
+    l.text("task", s.task.as_deref());
+    l.text("text", s.text.as_deref());
     l
 }
 
