@@ -117,6 +117,12 @@ impl Queue {
         self.slab.iter().flatten()
     }
 
+    /// Every queued event with its time and its place in the order, in no
+    /// particular order (the fingerprint sorts them its own way).
+    pub fn entries(&self) -> impl Iterator<Item = (Millis, u64, &Due)> {
+        self.heap.iter().filter_map(|e| self.slab[e.slot as usize].as_ref().map(|d| (e.at, e.seq, d)))
+    }
+
     /// Every queued event with its time and its place in the order, in
     /// (time, order): what a search looks at and fingerprints. A copy of
     /// the keys, sorted: the explorer's queues hold a handful.

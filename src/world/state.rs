@@ -122,17 +122,15 @@ impl Fingerprint for Roster {
 /// same instant is not state (either may fire first).
 impl Fingerprint for Queue {
     fn fingerprint(&self, c: &mut Canon) {
-        let queued = self.in_order();
-        let mut due: SmallVec<[(Millis, u32, u64, usize); 8]> = SmallVec::new();
-        for (k, (at, seq, d)) in queued.iter().enumerate() {
-            due.push((*at, c.agent_index(choice::owner(d)), *seq, k));
-        }
-        due.sort_unstable();
+        // Sorted once, by (time, owner, order), not put in (time, order) first.
+        let mut due: SmallVec<[(Millis, u32, u64, &Due); 8]> = SmallVec::new();
+        due.extend(self.entries().map(|(at, seq, d)| (at, c.agent_index(choice::owner(d)), seq, d)));
+        due.sort_unstable_by_key(|&(at, owner, seq, _)| (at, owner, seq));
         c.word(due.len() as u64);
-        for &(at, owner, _, k) in due.iter() {
+        for &(at, owner, _, d) in due.iter() {
             c.millis(at);
             c.word(owner as u64);
-            queued[k].2.fingerprint(c);
+            d.fingerprint(c);
         }
     }
 }
@@ -222,6 +220,10 @@ impl Fingerprint for BTreeMap<AgentId, (Millis, VecDeque<Input>)> {
 /// A set of agents, renamed: which ones, not in which order they were added.
 impl Fingerprint for BTreeSet<AgentId> {
     fn fingerprint(&self, c: &mut Canon) {
+        if self.is_empty() {
+            // As the count below would say it, without the vector.
+            return c.word(0);
+        }
         let mut renamed: SmallVec<[u32; 8]> = SmallVec::new();
         renamed.extend(self.iter().map(|a| c.agent_index(*a)));
         renamed.sort_unstable();
