@@ -118,25 +118,44 @@ impl Offer {
 
 impl Lead {
     /// Hashes the lead's state for the explorer (see `Agent::canon`).
+    /// Every field is named, so one added is a compile error here until it
+    /// is hashed or said not to be state.
     pub fn canon(&self, c: &mut crate::protocol::Canon) {
-        self.requests.canon(c);
-        self.on_plan.canon(c);
-        self.answered.canon(c);
-        let mut superseded: smallvec::SmallVec<[u32; 4]> = self.superseded.iter().map(|id| c.number(*id)).collect();
+        let Lead {
+            requests,
+            on_plan,
+            feedback: _,          // fixed for the run
+            approval_feedback: _, // fixed for the run
+            load: _,              // a benchmark's load: never explored
+            answered,
+            ask_again_on_reject: _, // fixed for the run
+            superseded,
+            offers,
+            offered_to: _, // derived from `offers`
+            #[cfg(test)]
+                looked_at: _,
+        } = self;
+        requests.canon(c);
+        on_plan.canon(c);
+        answered.canon(c);
+        let mut superseded: smallvec::SmallVec<[u32; 4]> = superseded.iter().map(|id| c.number(*id)).collect();
         superseded.sort_unstable();
         c.word(superseded.len() as u64);
         for n in superseded {
             c.word(n as u64);
         }
-        c.word(self.offers.len() as u64);
-        for (id, offer) in &self.offers {
+        c.word(offers.len() as u64);
+        for (id, offer) in offers {
             c.id(*id);
-            c.word(offer.words.is_some() as u64);
-            if let Some(words) = &offer.words {
+            // The request's own target is in the request table, hashed with it;
+            // the bits are `tried` again, for speed.
+            let Offer { words, target: _, tried, tried_bits: _ } = offer;
+            c.word(words.is_some() as u64);
+            if let Some(words) = words {
                 c.text(words);
             }
-            c.word(offer.tried.len() as u64);
-            for t in &offer.tried {
+            c.word(tried.len() as u64);
+            for t in tried {
                 c.agent(*t);
             }
         }

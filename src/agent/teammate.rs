@@ -219,14 +219,33 @@ impl std::fmt::Debug for Memo {
 
 impl Teammate {
     /// Hashes the teammate's state for the explorer (see `Agent::canon`).
+    /// Every field is named, so one added is a compile error here until it
+    /// is hashed or said not to be state.
     pub fn canon(&self, c: &mut crate::protocol::Canon) {
         use std::hash::Hash;
-        match &self.requests {
+        let Teammate {
+            spec, // its answers' cursors and the tasks it took on; the rest is fixed
+            requests,
+            defences: _, // fixed for the run
+            gate,
+            phase,
+            next_item,
+            status,
+            revisions,
+            load_done: _, // a benchmark's count: history
+            reported_block,
+            answered,
+            own_work, // fixed: where the tasks it took on begin
+            offers_taken,
+            holding_work: _, // never set between turns
+            signature: _,    // a hash of this teammate, kept: not state
+        } = self;
+        match requests {
             Some(r) => r.canon(c),
             None => c.word(0),
         }
-        self.gate.canon(c);
-        match &self.phase {
+        gate.canon(c);
+        match phase {
             Phase::NotStarted => c.word(1),
             Phase::Active { item } => {
                 c.word(2);
@@ -247,22 +266,22 @@ impl Teammate {
             }
             Phase::Stopped => c.word(5),
         }
-        c.word(self.next_item as u64);
-        self.status.hash(c);
-        c.word(self.revisions as u64);
-        match self.reported_block {
+        c.word(*next_item as u64);
+        status.hash(c);
+        c.word(*revisions as u64);
+        match *reported_block {
             Some((i, g)) => c.word(1 | (i as u64) << 8 | (g as u64) << 40),
             None => c.word(0),
         }
-        self.spec.on_shutdown.canon(c);
-        self.spec.on_plan.canon(c);
-        self.spec.on_task.canon(c);
-        c.word(self.spec.work.len() as u64);
-        for (w, offer) in self.spec.work[self.own_work..].iter().zip(&self.offers_taken) {
+        spec.on_shutdown.canon(c);
+        spec.on_plan.canon(c);
+        spec.on_task.canon(c);
+        c.word(spec.work.len() as u64);
+        for (w, offer) in spec.work[*own_work..].iter().zip(offers_taken) {
             c.opt_text(w.path.as_deref());
             c.id(*offer);
         }
-        self.answered.canon(c);
+        answered.canon(c);
     }
 
     pub fn new(spec: TeammateSpec, defences: Defences) -> Teammate {

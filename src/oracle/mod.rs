@@ -471,8 +471,33 @@ impl Watch {
     /// drawn differently, hash the same. Ids are numbered in the order the
     /// walk meets them, so the order of this walk is part of the hash.
     pub fn canon(&self, c: &mut Canon) {
-        c.word(self.book.requests.len() as u64);
-        let mut requests: Vec<(u32, &Tracked)> = self.book.requests.iter().map(|(id, r)| (c.number(*id), r)).collect();
+        // Every field is named, so one added is a compile error here until
+        // it is hashed or said not to be state.
+        let Watch {
+            book,
+            final_roster: _,      // keeps nothing
+            matching_response: _, // keeps nothing
+            terminal_final: _,    // keeps nothing
+            expiry_policy,
+            graceful_complete,
+            gated_action,
+            current_incarnation,
+            // The messages sent and not yet delivered or dropped, by message
+            // number: the world's messages in flight and due, which are hashed.
+            no_silent_loss: _,
+            single_terminal,
+            protocols,
+        } = self;
+        let Book {
+            requests,
+            agents,
+            // Between two states, empty: a replay's fault and its send are
+            // logged in the same step, and a script's marker with its send.
+            replays: _,
+            scripted: _,
+        } = book;
+        c.word(requests.len() as u64);
+        let mut requests: Vec<(u32, &Tracked)> = requests.iter().map(|(id, r)| (c.number(*id), r)).collect();
         requests.sort_unstable_by_key(|r| r.0);
         for (n, r) in requests {
             c.word(
@@ -487,19 +512,19 @@ impl Watch {
             c.millis(r.deadline);
         }
         let mut agents: Vec<(u32, AgentId)> =
-            (0..self.book.agents.len()).map(|i| AgentId(i as u32)).map(|a| (c.agent_index(a), a)).collect();
+            (0..agents.len()).map(|i| AgentId(i as u32)).map(|a| (c.agent_index(a), a)).collect();
         agents.sort_unstable_by_key(|a| a.0);
         for (_, a) in agents {
-            self.gated_action.canon_agent(a, c);
-            self.book.agent(a).life.hash(c);
-            self.single_terminal.canon_agent(a, c);
-            self.expiry_policy.canon_agent(a, c);
-            c.word(self.book.agent(a).incarnation as u64);
+            gated_action.canon_agent(a, c);
+            book.agent(a).life.hash(c);
+            single_terminal.canon_agent(a, c);
+            expiry_policy.canon_agent(a, c);
+            c.word(book.agent(a).incarnation as u64);
         }
-        self.current_incarnation.canon(c);
-        self.graceful_complete.canon(c);
-        self.expiry_policy.canon(c);
-        self.protocols.canon(c);
+        current_incarnation.canon(c);
+        graceful_complete.canon(c);
+        expiry_policy.canon(c);
+        protocols.canon(c);
     }
 }
 

@@ -170,8 +170,9 @@ impl PlanGate {
 impl PlanGate {
     /// Hashes the gate for the explorer's fingerprint.
     pub fn canon(&self, c: &mut super::Canon) {
-        c.word(self.state as u64);
-        match self.current {
+        let PlanGate { state, current } = self;
+        c.word(*state as u64);
+        match *current {
             Some(id) => c.id(id),
             None => c.word(u64::MAX),
         }

@@ -541,19 +541,29 @@ impl RequestTable {
     /// grouped by the teammate it is about in the permutation's order, so a
     /// lead's table reads the same whichever identical teammate it asked first.
     pub fn canon(&self, c: &mut super::Canon) {
+        let RequestTable {
+            requests,
+            index: _,     // finds a request by id: derived from `requests`
+            free: _,      // places of forgotten requests (a benchmark's load only)
+            deadlines: _, // rebuilt from the requests' deadlines
+            defences: _,  // fixed for the run
+            counts,
+            forget_ended: _, // fixed for the run
+        } = self;
         let mut order: smallvec::SmallVec<[(u32, usize); 16]> = smallvec::SmallVec::new();
-        order.extend(self.requests.iter().enumerate().map(|(i, r)| (c.agent_index(r.teammate()), i)));
+        order.extend(requests.iter().enumerate().map(|(i, r)| (c.agent_index(r.teammate()), i)));
         order.sort_unstable();
         c.word(order.len() as u64);
         for &(_, i) in order.iter() {
-            let r = &self.requests[i];
-            c.id(r.id);
-            c.word(r.kind as u64 | (r.status as u64) << 8);
-            c.agent(r.requester);
-            c.agent(r.target);
-            c.millis(r.sent_at);
-            c.millis(r.deadline);
-            match &r.label {
+            // Not its deadline ticket: the queue is rebuilt from the deadlines.
+            let Request { id, kind, requester, target, sent_at, deadline, status, label, ticket: _ } = &requests[i];
+            c.id(*id);
+            c.word(*kind as u64 | (*status as u64) << 8);
+            c.agent(*requester);
+            c.agent(*target);
+            c.millis(*sent_at);
+            c.millis(*deadline);
+            match label {
                 Label::Named(t) => c.text(t),
                 Label::Auto { teammate, kind, n } => {
                     c.agent(*teammate);
@@ -562,10 +572,10 @@ impl RequestTable {
             }
         }
         // Counts number the next auto labels, per teammate.
-        let mut counts: smallvec::SmallVec<[(u32, [u32; Kind::COUNT]); 16]> = smallvec::SmallVec::new();
-        counts.extend(self.counts.iter().enumerate().map(|(i, k)| (c.agent_index(AgentId(i as u32)), *k)));
-        counts.sort_unstable();
-        for (_, per_kind) in counts.iter() {
+        let mut renamed: smallvec::SmallVec<[(u32, [u32; Kind::COUNT]); 16]> = smallvec::SmallVec::new();
+        renamed.extend(counts.iter().enumerate().map(|(i, k)| (c.agent_index(AgentId(i as u32)), *k)));
+        renamed.sort_unstable();
+        for (_, per_kind) in renamed.iter() {
             // Two counts a word.
             for pair in per_kind.chunks(2) {
                 c.word(pair[0] as u64 | (pair.get(1).copied().unwrap_or(0) as u64) << 32);

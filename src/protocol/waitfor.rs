@@ -106,14 +106,15 @@ impl WaitFor {
 impl WaitFor {
     /// Hashes who waits on whom, for the explorer's fingerprint.
     pub fn canon(&self, c: &mut super::Canon) {
+        let WaitFor { waits, cycles } = self;
         let mut edges: Vec<(u32, u32, RequestId)> =
-            self.waits.iter().map(|(a, (b, r))| (c.agent_index(*a), c.agent_index(*b), *r)).collect();
+            waits.iter().map(|(a, (b, r))| (c.agent_index(*a), c.agent_index(*b), *r)).collect();
         edges.sort_unstable_by_key(|e| (e.0, e.1));
         for (a, b, r) in edges {
             c.word(a as u64 | (b as u64) << 32);
             c.id(r);
         }
-        c.word(self.cycles.len() as u64);
+        c.word(cycles.len() as u64);
     }
 }
 
