@@ -234,7 +234,7 @@ pub fn main(a: RunArgs) -> i32 {
 
 /// The one scenario with `--compare`'s setting made, read as any file is.
 fn what_if(words: &str, sources: &[(String, String)]) -> Result<WhatIf, String> {
-    use crate::scenario::whatif::{apply, Setting, TABLES};
+    use crate::scenario::whatif::{scenario_with, Setting, TABLES};
     let asked = Setting::parse(words)?;
     let [(path, text)] = sources else { return Err("compare one scenario file at a time".into()) };
     // A bare key is looked for in [policy], then in the tables under it.
@@ -242,14 +242,10 @@ fn what_if(words: &str, sources: &[(String, String)]) -> Result<WhatIf, String> 
         if asked.table.is_empty() { TABLES.iter().map(|t| asked.in_table(t)).collect() } else { vec![asked] };
     let mut first_error = None;
     for setting in tries {
-        let changed = apply(text, &setting)?;
-        match crate::scenario::load_str(path, &changed) {
+        match scenario_with(path, text, &setting) {
             Ok(s) => return Ok(WhatIf { scenario: s, setting }),
-            Err(errors) => {
-                let said: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-                first_error.get_or_insert_with(|| {
-                    format!("with {} the file does not read:\n{}", setting.words(), said.join("\n"))
-                });
+            Err(said) => {
+                first_error.get_or_insert_with(|| format!("with {} the file does not read:\n{said}", setting.words()));
             }
         }
     }

@@ -12,4 +12,4 @@ pub mod duration;
 pub mod file;
 pub mod write;
 
-pub use build::{load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};
+pub use build::{load_doc, load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};

@@ -2,10 +2,18 @@
 //! --compare 'sender_auth=false'`: the same file played again with it, so
 //! a learner sees what a defence does by turning it off.
 //!
-//! The change is made to the text, in place (the setting's own line, or a
-//! new line under `[policy]`), and the result read by the ordinary reader:
-//! every check a file gets, the changed one gets, and an error names the
-//! line it is on.
+//! The change is made to the file's typed document ([`scenario_with`]): the
+//! file is read as any file is, the setting is read by the same reader (as a
+//! `[policy]` of its own, so it gets every check a file's value gets), set in
+//! the document, and the document built. A problem with the setting names the
+//! setting; one with the file names the line it is on in the file.
+//!
+//! [`apply`] makes the same change to the text instead, keeping the file's
+//! comments and layout, for what writes the changed file out (fuzz's finding
+//! files, whose defences it switches back on).
+
+use crate::format::file::{read, PolicyDoc};
+use crate::format::{load_doc, Scenario};
 
 /// `key=value`: a key of `[policy]` or of a table in it (`defences.sender_auth`,
 /// `policy.` in front allowed) and a TOML value (`false`, `3`, `"30s"`; a
@@ -71,7 +79,87 @@ impl Setting {
     }
 }
 
-/// The file's text with `setting` made in its `[policy]` table.
+/// The scenario `source` describes, with `setting` made in its `[policy]`
+/// (see the module's words). `Err` says what could not be read, and where.
+pub fn scenario_with(path: &str, source: &str, setting: &Setting) -> Result<Scenario, String> {
+    let said =
+        |errors: Vec<crate::format::ScenarioError>| errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n");
+    let mut doc = match read(source) {
+        Ok((doc, problems)) if problems.is_empty() => doc,
+        _ => return Err(said(crate::format::load_str(path, source).err().unwrap_or_default())),
+    };
+    let value = setting_doc(setting)?;
+    if setting.table.is_empty() {
+        overlay(&mut doc.policy, value);
+    } else {
+        let now = doc.policy.defences.unwrap_or_default();
+        let mut table = toml::Table::try_from(now).map_err(|e| e.to_string())?;
+        table.insert(setting.key.clone(), setting.value.clone());
+        doc.policy.defences = Some(table.try_into().map_err(|e: toml::de::Error| e.to_string())?);
+    }
+    load_doc(path, source, doc).map_err(said)
+}
+
+/// The setting as a `[policy]` of its own, read by the file reader: a key
+/// the table does not have, or a value it does not take, is said as a file's
+/// would be (the caller names the setting: no line of the file is wrong).
+fn setting_doc(setting: &Setting) -> Result<PolicyDoc, String> {
+    let text = format!("name = \"compare\"\n[{}]\n{} = {}\n", setting.header(), setting.key, setting.value);
+    match read(&text) {
+        Ok((doc, problems)) if problems.is_empty() => Ok(doc.policy),
+        Ok((_, problems)) => {
+            let p = &problems[0];
+            let help = p.help.as_deref().map(|h| format!("\n  help: {h}")).unwrap_or_default();
+            Err(format!("{}{help}", p.message))
+        }
+        Err(p) => Err(p.message),
+    }
+}
+
+/// Each `[policy]` key `over` sets, set in `into`. Every field is named, so
+/// a key added to the policy is a compile error here until it is merged.
+fn overlay(into: &mut PolicyDoc, over: PolicyDoc) {
+    let PolicyDoc {
+        timeouts_by_kind,
+        on_expiry,
+        strict_hierarchy,
+        latency,
+        defences,
+        timeouts,
+        deadlocks,
+        mailbox,
+        drain,
+        inbox_poll,
+        read_cost,
+        read_cost_per_kib,
+        prune,
+    } = over;
+    fn set<T>(into: &mut Option<T>, over: Option<T>) {
+        if over.is_some() {
+            *into = over;
+        }
+    }
+    for (i, t) in timeouts_by_kind.into_iter().enumerate() {
+        set(&mut into.timeouts_by_kind[i], t);
+    }
+    for (i, d) in on_expiry.into_iter().enumerate() {
+        set(&mut into.on_expiry[i], d);
+    }
+    set(&mut into.strict_hierarchy, strict_hierarchy);
+    set(&mut into.latency, latency);
+    set(&mut into.defences, defences);
+    set(&mut into.timeouts, timeouts);
+    set(&mut into.deadlocks, deadlocks);
+    set(&mut into.mailbox, mailbox);
+    set(&mut into.drain, drain);
+    set(&mut into.inbox_poll, inbox_poll);
+    set(&mut into.read_cost, read_cost);
+    set(&mut into.read_cost_per_kib, read_cost_per_kib);
+    set(&mut into.prune, prune);
+}
+
+/// The file's text with `setting` made in its `[policy]` table, its
+/// comments and layout kept (for a changed file written out).
 pub fn apply(source: &str, setting: &Setting) -> Result<String, String> {
     let line = format!("{} = {}", setting.key, setting.value);
     let lines: Vec<&str> = source.lines().collect();
@@ -131,6 +219,34 @@ mod tests {
         assert_eq!(s.words(), "defences.sender_auth=false");
         assert!(Setting::parse("a..b=x").unwrap_err().contains("[policy]"));
         assert!(Setting::parse("sender_auth=").unwrap_err().contains("a value"));
+    }
+
+    const FILE: &str = "name = \"x\"\n[policy]\nlatency = \"5ms\"\n[policy.defences]\nkind_check = false\n[[teammate]]\nname = \"alice\"\n";
+
+    #[test]
+    fn a_setting_is_made_in_the_document_and_keeps_the_rest() {
+        let s = scenario_with("x.toml", FILE, &Setting::parse("defences.sender_auth=false").unwrap()).unwrap();
+        let d = s.policy().defences;
+        assert!(!d.sender_auth && !d.kind_check && d.sender_check, "{d:?}");
+        let s = scenario_with("x.toml", FILE, &Setting::parse("shutdown_timeout=7s").unwrap()).unwrap();
+        assert_eq!(s.policy().timeout(crate::protocol::Kind::Shutdown), crate::protocol::Millis(7000));
+        assert!(!s.policy().defences.kind_check, "the file's own settings stay");
+        let s = scenario_with("x.toml", FILE, &Setting::parse("defences.kind_check=true").unwrap()).unwrap();
+        assert!(s.policy().defences.kind_check);
+    }
+
+    #[test]
+    fn a_bad_setting_is_said_as_the_reader_says_a_bad_value_without_a_line() {
+        let e = scenario_with("x.toml", FILE, &Setting::parse("latency=5").unwrap()).unwrap_err();
+        assert!(e.contains("`latency` must be a duration") && e.contains("help:") && !e.contains("x.toml:"), "{e}");
+        let e = scenario_with("x.toml", FILE, &Setting::parse("latncy=5ms").unwrap()).unwrap_err();
+        assert!(e.contains("did you mean `latency`"), "{e}");
+        // A bare key of the defences is not a [policy] key: the caller tries the tables in turn.
+        assert!(scenario_with("x.toml", FILE, &Setting::parse("sender_auth=false").unwrap()).is_err());
+        // What the file itself gets wrong names its line in the file.
+        let bad = FILE.replace("name = \"alice\"", "name = \"alice\"\non_shutdown = \"maybe\"");
+        let e = scenario_with("x.toml", &bad, &Setting::parse("shutdown_timeout=7s").unwrap()).unwrap_err();
+        assert!(e.contains("x.toml:8:"), "{e}");
     }
 
     #[test]

@@ -271,13 +271,23 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
     for p in problems {
         b.problem(p);
     }
-    let scenario = b.build(doc);
-    if b.errors.is_empty() {
-        Ok(scenario)
-    } else {
-        b.errors.sort_by_key(|e| (e.line, e.col));
-        Err(b.errors)
-    }
+    b.finish(doc)
+}
+
+/// Builds a document read from `src` and then changed (`run --compare`): a
+/// problem with a value the file wrote names its line in `src`; a value
+/// added since has no place there and names the file's first line.
+pub fn load_doc(path: &str, src: &str, doc: FileDoc) -> Result<Scenario, Vec<ScenarioError>> {
+    let b = Builder {
+        path,
+        index: LineIndex::new(src),
+        errors: Vec::new(),
+        all_defences_on: true,
+        truncate_drain: false,
+        file_mode: false,
+        hidden: std::collections::BTreeSet::new(),
+    };
+    b.finish(doc)
 }
 
 pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>> {
@@ -555,6 +565,17 @@ impl Builder<'_> {
             return None;
         }
         Some(Answers::new(list))
+    }
+
+    /// The scenario, or every problem found, first one first.
+    fn finish(mut self, doc: FileDoc) -> Result<Scenario, Vec<ScenarioError>> {
+        let scenario = self.build(doc);
+        if self.errors.is_empty() {
+            Ok(scenario)
+        } else {
+            self.errors.sort_by_key(|e| (e.line, e.col));
+            Err(self.errors)
+        }
     }
 
     fn build(&mut self, doc: FileDoc) -> Scenario {
