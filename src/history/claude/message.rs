@@ -217,6 +217,56 @@ fn yes_of(v: Option<&Value>) -> Option<bool> {
     }
 }
 
+/// The text the runtime writes for `said`, sent by `from` at `timestamp`
+/// (ISO 8601): the first shape of the reader's table that reads back as
+/// `said`, so what is written and what is read are declared once. `None`
+/// where the runtime has no shape for it: prose is its own text, and the
+/// task protocol, a refusal or an unknown have none.
+pub fn write(said: &Said, from: &str, timestamp: &str) -> Option<String> {
+    let shape = SHAPES.iter().find(|s| writes(s, said))?;
+    let mut m = Map::new();
+    m.insert("type".into(), Value::from(shape.written));
+    let mut put = |keys: &[&str], v: Option<Value>| {
+        if let (Some(key), Some(v)) = (keys.first(), v) {
+            m.insert((*key).to_string(), v);
+        }
+    };
+    match said {
+        Said::Request { id, words, .. } => {
+            put(shape.id, id.clone().map(Value::from));
+            put(&["from"], Some(Value::from(from)));
+            put(shape.words, words.clone().map(Value::from));
+        }
+        Said::Answer { id, yes, words, .. } => {
+            put(shape.id, id.clone().map(Value::from));
+            put(&["from"], Some(Value::from(from)));
+            if let Is::AnswerIn(_, keys) = shape.is {
+                put(keys, Some(Value::from(*yes)));
+            }
+            put(shape.words, words.clone().map(Value::from));
+        }
+        Said::Notice(Notice::Terminated { who }) => {
+            put(&["message"], Some(Value::from(format!("{} has shut down.", who.as_deref().unwrap_or(from)))));
+        }
+        Said::Notice(_) => put(&["from"], Some(Value::from(from))),
+        Said::Plain | Said::Unknown { .. } | Said::Refused { .. } => return None,
+    }
+    m.insert("timestamp".into(), Value::from(timestamp));
+    Some(Value::Object(m).to_string())
+}
+
+/// Whether `shape` is one the runtime writes for `said`.
+fn writes(shape: &Shape, said: &Said) -> bool {
+    match (shape.is, said) {
+        (Is::Request(k), Said::Request { kind, .. }) => k == *kind,
+        (Is::Answer(k, y), Said::Answer { kind, yes, .. }) => k == *kind && y == *yes,
+        (Is::AnswerIn(k, _), Said::Answer { kind, .. }) => k == *kind,
+        (Is::Notice(_), Said::Notice(Notice::Idle)) => shape.written == "idle_notification",
+        (Is::Notice(_), Said::Notice(Notice::Terminated { .. })) => shape.written == "teammate_terminated",
+        _ => false,
+    }
+}
+
 /// Whom a request id says it is for: the name after the last `@` of
 /// `shutdown-1775755623068@alice`, if there is one.
 pub fn id_target(id: &str) -> Option<&str> {
@@ -226,6 +276,37 @@ pub fn id_target(id: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_written_reads_back_as_it_was_said() {
+        let id = || Some("shutdown-1775755623068@alice".to_string());
+        let words = || Some("done".to_string());
+        let said = [
+            Said::Request { kind: Kind::Shutdown, id: id(), words: words() },
+            Said::Answer { kind: Kind::Shutdown, id: id(), yes: true, words: None },
+            Said::Answer { kind: Kind::Shutdown, id: id(), yes: false, words: words() },
+            Said::Request { kind: Kind::Plan, id: id(), words: words() },
+            Said::Answer { kind: Kind::Plan, id: id(), yes: true, words: None },
+            Said::Answer { kind: Kind::Plan, id: id(), yes: false, words: words() },
+            Said::Notice(Notice::Idle),
+            Said::Notice(Notice::Terminated { who: Some("alice".into()) }),
+        ];
+        for s in said {
+            let text = write(&s, "team-lead", "2026-04-09T17:27:03.068Z").unwrap_or_else(|| panic!("{s:?}"));
+            assert_eq!(read(&text), s, "{text}");
+        }
+        // The production shapes, as issue 40's evidence has them.
+        let approved = write(&Said::Answer { kind: Kind::Shutdown, id: id(), yes: true, words: None }, "alice", "t");
+        let approved: Value = serde_json::from_str(&approved.unwrap()).unwrap();
+        assert_eq!(approved["type"], "shutdown_approved");
+        assert_eq!(approved["requestId"], "shutdown-1775755623068@alice");
+        let plan = write(&Said::Answer { kind: Kind::Plan, id: id(), yes: false, words: words() }, "team-lead", "t");
+        let plan: Value = serde_json::from_str(&plan.unwrap()).unwrap();
+        assert_eq!((plan["type"].as_str(), plan["approved"].as_bool()), (Some("plan_approval_response"), Some(false)));
+        // What the runtime has no shape for is not made up.
+        assert_eq!(write(&Said::Request { kind: Kind::Task, id: id(), words: None }, "team-lead", "t"), None);
+        assert_eq!(write(&Said::Plain, "team-lead", "t"), None);
+    }
 
     #[test]
     fn each_generation_of_a_shutdown_reads_as_the_same_protocol_message() {
