@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::bundled_files as bundled;
+use common::{bundled_files as bundled, library_trace};
 use handshake::scenario::{load_file, run_scenario, RunOptions, Scenario};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -25,17 +25,6 @@ fn load(path: &Path) -> Scenario {
         let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         panic!("{} does not load:\n{}", path.display(), lines.join("\n"))
     })
-}
-
-/// The trace as `--trace` writes it: one JSON object per line, each line ended.
-fn library_trace(s: &Scenario, seed: u64) -> String {
-    let report = run_scenario(s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
-    let outcome = report.outcome.expect("keep_outcome keeps the outcome");
-    // A history: its header line (issue 23), then a line an event.
-    let header = handshake::history::header(&s.name, seed, &outcome, s.policy(), &s.require_plan());
-    let mut out = Vec::new();
-    handshake::history::write(&mut out, &header, &outcome).expect("writes to memory");
-    String::from_utf8(out).expect("UTF-8")
 }
 
 /// A unique scratch folder, removed when dropped.

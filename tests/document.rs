@@ -5,19 +5,10 @@
 
 mod common;
 
-use common::bundled_files as bundled;
+use common::{bundled_files as bundled, library_trace as trace};
 use handshake::format::file::read;
 use handshake::format::write::document;
-use handshake::scenario::{load_str, run_scenario, RunOptions, Scenario};
-
-fn trace(s: &Scenario, seed: u64) -> String {
-    let report = run_scenario(s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
-    let outcome = report.outcome.expect("keep_outcome keeps the outcome");
-    let header = handshake::history::header(&s.name, seed, &outcome, s.policy(), &s.require_plan());
-    let mut out = Vec::new();
-    handshake::history::write(&mut out, &header, &outcome).expect("writes to memory");
-    String::from_utf8(out).expect("UTF-8")
-}
+use handshake::scenario::{load_str, run_scenario, RunOptions};
 
 fn rewritten(path: &str, text: &str) -> String {
     let (doc, problems) = read(text).unwrap_or_else(|p| panic!("{path}: {p:?}"));

@@ -66,6 +66,11 @@ fn answers(list: &[Answer]) -> String {
     }
 }
 
+/// A text the file gave, quoted as TOML.
+fn text(v: &Option<S<String>>) -> Option<String> {
+    v.as_ref().map(|s| toml_string(s.get_ref()))
+}
+
 fn strings(list: &[String]) -> String {
     format!("[{}]", list.iter().map(|s| toml_string(s)).collect::<Vec<_>>().join(", "))
 }
@@ -102,7 +107,6 @@ pub fn document(doc: &FileDoc) -> String {
 
 fn policy_lines(p: &PolicyDoc) -> Lines {
     let mut l = Lines::default();
-    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
     for k in Kind::ALL {
         l.put(k.spec().timeout_key, text(&p.timeouts_by_kind[k.index()]));
     }
@@ -184,7 +188,6 @@ pub fn work_item(w: &WorkDoc) -> String {
 
 fn step_lines(s: &StepDoc) -> Lines {
     let mut l = Lines::default();
-    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
     l.text("at", Some(s.at.get_ref()));
     l.text("do", Some(s.action.get_ref()));
     l.put("from", text(&s.from));
@@ -204,7 +207,6 @@ fn step_lines(s: &StepDoc) -> Lines {
 
 fn fault_lines(f: &FaultDoc) -> Lines {
     let mut l = Lines::default();
-    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
     l.text("kind", Some(f.kind.get_ref()));
     l.put("at", text(&f.at));
     l.put("until", text(&f.until));
@@ -233,7 +235,6 @@ fn fault_lines(f: &FaultDoc) -> Lines {
 
 fn expect_lines(e: &ExpectDoc) -> Lines {
     let mut l = Lines::default();
-    let text = |v: &Option<S<String>>| v.as_ref().map(|s| toml_string(s.get_ref()));
     let number = |n: Option<u32>| n.map(|n| n.to_string());
     l.put("request", text(&e.request));
     l.put("teammate", text(&e.teammate));

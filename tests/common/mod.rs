@@ -79,3 +79,14 @@ label = "stop-alice"
 request = "stop-alice"
 status = "expired"
 "#;
+
+/// A run's history as `run --trace` writes it (its header line, then a line
+/// an event), made through the library: the trace two runs are compared by.
+pub fn library_trace(s: &handshake::scenario::Scenario, seed: u64) -> String {
+    let report = run_scenario(s, seed, RunOptions { keep_outcome: true, ..RunOptions::default() });
+    let outcome = report.outcome.expect("keep_outcome keeps the outcome");
+    let header = handshake::history::header(&s.name, seed, &outcome, s.policy(), &s.require_plan());
+    let mut out = Vec::new();
+    handshake::history::write(&mut out, &header, &outcome).expect("writes to memory");
+    String::from_utf8(out).expect("UTF-8")
+}

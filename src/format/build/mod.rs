@@ -252,15 +252,7 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
     if src.len() > limits::MAX_FILE_BYTES {
         return Err(vec![too_big(path, Some(src.len() as u64))]);
     }
-    let mut b = Builder {
-        path,
-        index: LineIndex::new(src),
-        errors: Vec::new(),
-        all_defences_on: true,
-        truncate_drain: false,
-        file_mode: false,
-        hidden: std::collections::BTreeSet::new(),
-    };
+    let mut b = Builder::new(path, src);
     let (doc, problems) = match file::read(src) {
         Ok(read) => read,
         Err(p) => {
@@ -278,16 +270,7 @@ pub fn load_str(path: &str, src: &str) -> Result<Scenario, Vec<ScenarioError>> {
 /// problem with a value the file wrote names its line in `src`; a value
 /// added since has no place there and names the file's first line.
 pub fn load_doc(path: &str, src: &str, doc: FileDoc) -> Result<Scenario, Vec<ScenarioError>> {
-    let b = Builder {
-        path,
-        index: LineIndex::new(src),
-        errors: Vec::new(),
-        all_defences_on: true,
-        truncate_drain: false,
-        file_mode: false,
-        hidden: std::collections::BTreeSet::new(),
-    };
-    b.finish(doc)
+    Builder::new(path, src).finish(doc)
 }
 
 pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>> {
@@ -565,6 +548,19 @@ impl Builder<'_> {
             return None;
         }
         Some(Answers::new(list))
+    }
+
+    /// A builder for the file `path`, whose text `src` places its problems.
+    fn new<'a>(path: &'a str, src: &'a str) -> Builder<'a> {
+        Builder {
+            path,
+            index: LineIndex::new(src),
+            errors: Vec::new(),
+            all_defences_on: true,
+            truncate_drain: false,
+            file_mode: false,
+            hidden: std::collections::BTreeSet::new(),
+        }
     }
 
     /// The scenario, or every problem found, first one first.
