@@ -942,19 +942,11 @@ fn defences_back_on(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) 
     let Some(defences) = doc.policy.defences else { return doc };
     for (key, _) in defences_switched(&defences).into_iter().filter(|(_, on)| !on) {
         let Some(now) = doc.policy.defences else { break };
-        let Some(on) = switched_on(&now, &key) else { continue };
+        let Some(on) = now.with_switch(&key, true) else { continue };
         let on = (on != Defences::default()).then_some(on);
         keep_if(probe, &mut doc, |d| d.policy.defences = on, Some(format!("defence {key} back on")), changes);
     }
     doc
-}
-
-/// `d` with the switch `key` at its default, by its name in the file.
-fn switched_on(d: &Defences, key: &str) -> Option<Defences> {
-    let mut table = toml::Table::try_from(d).ok()?;
-    let default = toml::Table::try_from(Defences::default()).ok()?;
-    table.insert(key.to_string(), default.get(key)?.clone());
-    table.try_into().ok()
 }
 
 fn simpler_latency(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -> Doc {

@@ -545,11 +545,7 @@ impl Model {
         // its unused room too, and those copies were a tenth of a state's work.
         // The queue in order once, for the signatures and the walk alike.
         let perm = self.permutation(s);
-        let mut inverse: SmallVec<[u32; 16]> = SmallVec::new();
-        inverse.extend(std::iter::repeat_n(0, perm.len()));
-        for (old, &new) in perm.iter().enumerate() {
-            inverse[new as usize] = old as u32;
-        }
+        let inverse = crate::protocol::canon::inverse_of(&perm);
         let mut c = Canon::new(&perm).with_inverse(&inverse).timing_flight(self.flight_times);
         self.walk(s, &mut c);
         c.finish()

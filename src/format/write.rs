@@ -128,12 +128,8 @@ fn policy_lines(p: &PolicyDoc) -> Lines {
 
 /// The switches that differ from their default, by their names in the file.
 pub fn defences_switched(d: &Defences) -> Vec<(String, bool)> {
-    let table = |d: &Defences| toml::Table::try_from(d).unwrap_or_default();
-    let (now, default) = (table(d), table(&Defences::default()));
-    now.into_iter()
-        .filter(|(k, v)| default.get(k) != Some(v))
-        .filter_map(|(k, v)| v.as_bool().map(|b| (k, b)))
-        .collect()
+    let default = Defences::default().switches();
+    d.switches().into_iter().filter(|switch| !default.contains(switch)).collect()
 }
 
 fn defence_lines(d: Option<&Defences>) -> Lines {

@@ -83,7 +83,7 @@ impl<T: Fingerprint> Fingerprint for Option<T> {
 pub enum NewOrder<'a> {
     Same(std::ops::Range<usize>),
     Given(std::slice::Iter<'a, u32>),
-    Permuted(smallvec::IntoIter<[usize; 16]>),
+    Permuted(smallvec::IntoIter<[u32; 16]>),
 }
 
 impl Iterator for NewOrder<'_> {
@@ -93,9 +93,19 @@ impl Iterator for NewOrder<'_> {
         match self {
             NewOrder::Same(r) => r.next(),
             NewOrder::Given(g) => g.next().map(|&i| i as usize),
-            NewOrder::Permuted(p) => p.next(),
+            NewOrder::Permuted(p) => p.next().map(|i| i as usize),
         }
     }
+}
+
+/// The inverse of a permutation (`perm[old] = new`): `inverse[new] = old`.
+pub fn inverse_of(perm: &[u32]) -> SmallVec<[u32; 16]> {
+    let mut inverse: SmallVec<[u32; 16]> = SmallVec::new();
+    inverse.extend(std::iter::repeat_n(0, perm.len()));
+    for (old, &new) in perm.iter().enumerate() {
+        inverse[new as usize] = old as u32;
+    }
+    inverse
 }
 
 const K0: u64 = 0xa076_1d64_78bd_642f;
@@ -150,12 +160,8 @@ impl<'a> Canon<'a> {
         if self.inverse.len() == n {
             return NewOrder::Given(self.inverse.iter());
         }
-        let mut inverse: SmallVec<[usize; 16]> = SmallVec::new();
-        inverse.extend(0..n);
-        for (old, &new) in self.perm.iter().enumerate().take(n) {
-            inverse[new as usize] = old;
-        }
-        NewOrder::Permuted(inverse.into_iter())
+        debug_assert_eq!(self.perm.len(), n, "one permutation entry per agent");
+        NewOrder::Permuted(inverse_of(self.perm).into_iter())
     }
 
     #[inline(always)]

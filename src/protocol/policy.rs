@@ -39,6 +39,24 @@ impl Default for Defences {
     }
 }
 
+impl Defences {
+    /// Each switch by its name in a file, and whether it is on (serde's
+    /// names: a defence added to the struct is here at once).
+    pub fn switches(&self) -> Vec<(String, bool)> {
+        let table = toml::Table::try_from(self).unwrap_or_default();
+        table.into_iter().filter_map(|(k, v)| v.as_bool().map(|b| (k, b))).collect()
+    }
+
+    /// These defences with the switch named `name` set to `on`; `None` if
+    /// no switch has that name.
+    pub fn with_switch(&self, name: &str, on: bool) -> Option<Defences> {
+        let mut table = toml::Table::try_from(self).ok()?;
+        table.get(name)?;
+        table.insert(name.to_string(), toml::Value::Boolean(on));
+        table.try_into().ok()
+    }
+}
+
 /// The protocol's rules for one run (a history's header carries them:
 /// missing keys take their defaults). Each protocol's timeout and default
 /// on expiry are kept by kind, under the keys its spec names
@@ -156,6 +174,15 @@ impl<'de> Deserialize<'de> for Policy {
 mod tests {
     use super::*;
     use crate::protocol::kinds::{plan, shutdown};
+
+    #[test]
+    fn a_switch_is_set_by_its_name_in_a_file() {
+        let d = Defences::default().with_switch("sender_auth", false).unwrap();
+        assert!(!d.sender_auth && d.kind_check);
+        assert!(d.switches().contains(&("sender_auth".to_string(), false)));
+        assert_eq!(d.switches().len(), Defences::default().switches().len());
+        assert_eq!(Defences::default().with_switch("sender_ath", false), None);
+    }
 
     #[test]
     fn defaults_are_the_safe_ones() {

@@ -92,10 +92,11 @@ pub fn scenario_with(path: &str, source: &str, setting: &Setting) -> Result<Scen
     if setting.table.is_empty() {
         overlay(&mut doc.policy, value);
     } else {
+        // The reader has checked the setting: a switch, true or false.
+        let on = setting.value.as_bool().ok_or_else(|| format!("{} is true or false", setting.key))?;
         let now = doc.policy.defences.unwrap_or_default();
-        let mut table = toml::Table::try_from(now).map_err(|e| e.to_string())?;
-        table.insert(setting.key.clone(), setting.value.clone());
-        doc.policy.defences = Some(table.try_into().map_err(|e: toml::de::Error| e.to_string())?);
+        doc.policy.defences =
+            Some(now.with_switch(&setting.key, on).ok_or_else(|| format!("{} is not a defence", setting.key))?);
     }
     load_doc(path, source, doc).map_err(said)
 }
