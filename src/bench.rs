@@ -124,7 +124,7 @@ pub enum Mailbox {
 fn spec_in(protocol: Protocol, shape: Shape, mailbox: Mailbox) -> TeamSpec {
     let mut spec = load_of(protocol, shape);
     if mailbox == Mailbox::File {
-        spec.mailbox = Some(crate::world::FileMailbox {
+        spec.mailbox = crate::world::MailboxWorld::File(crate::world::FileMailbox {
             poll: Millis(1),
             cost: crate::inbox::ReadCost::FREE,
             ..crate::world::FileMailbox::default()

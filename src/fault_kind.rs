@@ -46,6 +46,12 @@ pub enum FaultKind {
     TornWrite,
     /// A line that is not a message lands in an inbox file (file inboxes only).
     JunkLine,
+    /// The runtime fails to mark an inbox read, so the same entries are
+    /// delivered again (Claude Code inboxes only).
+    RepeatedDelivery,
+    /// The runtime shows an agent at most so many entries a read (Claude
+    /// Code inboxes only).
+    DisplayCap,
 }
 
 impl FaultKind {
@@ -71,6 +77,7 @@ impl FaultKind {
             FaultKind::Partition => &["at", "until", "between", "direction", "mode"],
             FaultKind::Crash | FaultKind::TornWrite => &["at", "agent", "restart"],
             FaultKind::JunkLine => &["at", "agent", "text"],
+            FaultKind::RepeatedDelivery | FaultKind::DisplayCap => &["at", "agent", "count"],
             FaultKind::Stall => &["at", "until", "agent"],
             FaultKind::Forge => &["at", "from", "to", "message"],
             FaultKind::Replay => &["at", "request", "type"],
@@ -90,6 +97,12 @@ impl FaultKind {
     /// (`mailbox = "file"`) can have it.
     pub fn needs_inbox_files(self) -> bool {
         matches!(self, FaultKind::TornWrite | FaultKind::JunkLine)
+    }
+
+    /// Whether it acts on Claude Code's inbox arrays, so only a team with
+    /// `mailbox = "claude-code"` can have it.
+    pub fn needs_claude_code(self) -> bool {
+        matches!(self, FaultKind::RepeatedDelivery | FaultKind::DisplayCap)
     }
 }
 

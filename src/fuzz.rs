@@ -39,9 +39,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// The fault kinds the swarm chooses from: every kind but those that act
-/// on inbox files, which the targets' message-passing teams do not have.
-pub static KINDS: std::sync::LazyLock<Vec<FaultKind>> =
-    std::sync::LazyLock::new(|| FaultKind::ALL.iter().copied().filter(|k| !k.needs_inbox_files()).collect());
+/// on inbox files or arrays, which the targets' message-passing teams do not have.
+pub static KINDS: std::sync::LazyLock<Vec<FaultKind>> = std::sync::LazyLock::new(|| {
+    FaultKind::ALL.iter().copied().filter(|k| !k.needs_inbox_files() && !k.needs_claude_code()).collect()
+});
 
 /// The scripted actions it chooses from (`do = ...` of an added `[[step]]`):
 /// every protocol's question, then the rest of what a team does.
@@ -870,7 +871,9 @@ impl Gen<'_> {
                 f.message = message;
             }
             // The targets' teams pass messages: they have no inbox files.
-            FaultKind::TornWrite | FaultKind::JunkLine => return None,
+            FaultKind::TornWrite | FaultKind::JunkLine | FaultKind::RepeatedDelivery | FaultKind::DisplayCap => {
+                return None
+            }
             FaultKind::Replay => {
                 let l = self.label()?;
                 f.at = Some(Millis(self.time()));

@@ -78,6 +78,13 @@ pub enum Cause {
     /// File inboxes: its writer crashed in the middle of the append (an
     /// injected `torn_write` fault); the reader skips the fragment.
     TornWrite,
+    /// Claude Code inboxes with `lock = "off"`: written while the owner's
+    /// runtime read the array, then overwritten by its rewrite. Nobody
+    /// injected it: the missing lock did it.
+    LostUpdate,
+    /// Claude Code inboxes with `mark_read = "all"`: marked read by a read
+    /// that never showed it to its owner, so never shown.
+    MarkedRead,
 }
 
 impl Cause {

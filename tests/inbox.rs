@@ -51,7 +51,7 @@ fn every_file_scenario_passes_and_names_a_real_world_failure() {
         let (r, o) = bundled(stem);
         assert!(r.passed, "{stem} fails: {:?}\n{}", r.failures, dump(&o));
         let s = load_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{stem}.toml"))).unwrap();
-        assert!(s.team.mailbox.is_some(), "{stem} must run in file mode");
+        assert!(s.team.mailbox.file().is_some(), "{stem} must run in file mode");
         assert!(s.about.len() > 200, "{stem}'s about must tell the story");
     }
 }

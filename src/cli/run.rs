@@ -166,10 +166,10 @@ pub fn main(a: RunArgs) -> i32 {
             let why = "--inbox-dir writes one run's files: give exactly one scenario file and at most one --seed";
             return refuse("--inbox-dir", why.to_string(), format!("{why}; nothing was run"));
         }
-        if scenarios[0].team.mailbox.is_none() {
+        if scenarios[0].team.mailbox.is_memory() {
             let why = format!(
-                "--inbox-dir: {} keeps its inboxes in memory; set mailbox = \"file\" in its [policy] to have \
-                 files to write",
+                "--inbox-dir: {} keeps its inboxes in memory; set mailbox = \"file\" or \"claude-code\" in its \
+                 [policy] to have files to write",
                 scenarios[0].path
             );
             return refuse("--inbox-dir", why.clone(), format!("{why}; nothing was run"));

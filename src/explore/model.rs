@@ -198,7 +198,7 @@ impl Model {
         spec.seed = scenario.seed();
         spec.trace = true;
         let named = named_by_faults(&spec);
-        let file_mode = spec.mailbox.is_some();
+        let file_mode = !spec.mailbox.is_memory();
         let mut world = World::for_team(&mut spec, false, Hand::default());
         world.hold_in_flight();
         // The streams are lent to each step (see `Step::hand_over`).
@@ -657,6 +657,8 @@ fn named_by_faults(spec: &crate::world::TeamSpec) -> Vec<AgentId> {
             Scheduled::Crash { agent, .. }
             | Scheduled::TornWrite { agent, .. }
             | Scheduled::JunkLine { agent, .. }
+            | Scheduled::RepeatedDelivery { agent, .. }
+            | Scheduled::DisplayCap { agent, .. }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => out.push(*agent),

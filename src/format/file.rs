@@ -87,7 +87,8 @@ pub struct PolicyDoc {
     pub timeouts: Option<bool>,
     /// `"fail"`: any deadlock fails the run.
     pub deadlocks: Option<S<String>>,
-    /// `"memory"` (default) or `"file"`: inboxes as JSON Lines files.
+    /// `"memory"` (default), `"file"` (inboxes as JSON Lines files) or
+    /// `"claude-code"` (inboxes as Claude Code's JSON arrays).
     pub mailbox: Option<S<String>>,
     /// File mode: `"truncate"` (the reference's) or `"offset"` (safe).
     pub drain: Option<S<String>>,
@@ -98,6 +99,12 @@ pub struct PolicyDoc {
     pub read_cost_per_kib: Option<S<String>>,
     /// File mode: cut what has been read from the front of the file.
     pub prune: Option<S<bool>>,
+    /// Claude Code mode: `"on"` (default) or `"off"`: whether rewrites of an
+    /// inbox take its lock.
+    pub lock: Option<S<String>>,
+    /// Claude Code mode: `"shown"` (default) or `"all"`: what the mark after
+    /// a read marks read.
+    pub mark_read: Option<S<String>>,
 }
 
 /// One answer, or a list used in order whose last answer repeats; one answer
@@ -345,6 +352,8 @@ const POLICY_OTHER_KEYS: &[&str] = &[
     "read_cost",
     "read_cost_per_kib",
     "prune",
+    "lock",
+    "mark_read",
 ];
 pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback", "approval_feedback", "ask_again_on_reject"];
 pub const TEAMMATE_KEYS: &[&str] = &[
@@ -776,7 +785,7 @@ impl Reader<'_> {
             defences: f.take("defences").and_then(|v| self.defences(v)),
             timeouts: self.flag(f.take("timeouts"), "timeouts"),
             deadlocks: self.string(f.take("deadlocks"), "deadlocks", "\"fail\" or \"allow\""),
-            mailbox: self.string(f.take("mailbox"), "mailbox", "\"memory\" or \"file\""),
+            mailbox: self.string(f.take("mailbox"), "mailbox", "\"memory\", \"file\" or \"claude-code\""),
             drain: self.string(f.take("drain"), "drain", "\"truncate\" or \"offset\""),
             inbox_poll: self.duration(f.take("inbox_poll"), "inbox_poll"),
             read_cost: self.duration(f.take("read_cost"), "read_cost"),
@@ -785,6 +794,8 @@ impl Reader<'_> {
                 let span = v.span();
                 self.flag(Some(v), "prune").map(|b| Spanned::new(span, b))
             }),
+            lock: self.string(f.take("lock"), "lock", "\"on\" or \"off\""),
+            mark_read: self.string(f.take("mark_read"), "mark_read", "\"shown\" or \"all\""),
         };
         self.leftover(f, "[policy]", &policy_keys());
         doc

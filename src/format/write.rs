@@ -118,6 +118,8 @@ fn policy_lines(p: &PolicyDoc) -> Lines {
     l.put("timeouts", p.timeouts.map(|b| b.to_string()));
     l.put("deadlocks", text(&p.deadlocks));
     l.put("mailbox", text(&p.mailbox));
+    l.put("lock", text(&p.lock));
+    l.put("mark_read", text(&p.mark_read));
     l.put("drain", text(&p.drain));
     l.put("inbox_poll", text(&p.inbox_poll));
     l.put("read_cost", text(&p.read_cost));

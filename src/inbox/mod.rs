@@ -14,6 +14,11 @@
 //! - [`drain`]: the owner's two-step read, with the reference's drain and a safe one.
 //! - [`cost`]: what a read costs its reader, growing with the file.
 //! - [`mirror`]: real files that follow the simulated ones (`--inbox-dir`).
+//! - [`team`]: a Claude Code team folder's files, as the `claude-code`
+//!   mailbox world writes them.
+//! - [`team_text`]: a Claude Code inbox entry's `text`, read and written in
+//!   the runtime's shapes (the `claude-code` mailbox world writes it, the
+//!   audit of a team folder reads it).
 
 pub mod cost;
 pub mod drain;
@@ -21,6 +26,8 @@ pub mod fs;
 pub mod line;
 pub mod mirror;
 pub mod scan;
+pub mod team;
+pub mod team_text;
 pub mod write;
 
 pub use cost::ReadCost;

@@ -39,15 +39,30 @@ impl NoSilentLoss {
             Event::Send { seq, to: Address::Agent(to), .. } => {
                 self.unaccounted.insert(*seq, Unaccounted { seq: *seq, event: at.i, t: at.t, to: *to });
             }
-            Event::Dropped { seq, to, cause: Cause::DrainLoss, .. } => {
+            Event::Dropped {
+                seq,
+                to,
+                cause: cause @ (Cause::DrainLoss | Cause::LostUpdate | Cause::MarkedRead),
+                ..
+            } => {
                 // Accounted for (the trace names the cause), but no fault was
-                // injected: the reference's drain destroyed it by design.
+                // injected: the inboxes' own rules destroyed it.
                 self.unaccounted.remove(seq);
-                let detail = format!(
-                    "message #{seq} to {} was appended between the read and the truncate of its inbox and destroyed \
-                     unread (drain = \"truncate\"); no fault took it",
-                    at.who(*to)
-                );
+                let who = at.who(*to);
+                let detail = match cause {
+                    Cause::DrainLoss => format!(
+                        "message #{seq} to {who} was appended between the read and the truncate of its inbox and \
+                         destroyed unread (drain = \"truncate\"); no fault took it"
+                    ),
+                    Cause::LostUpdate => format!(
+                        "message #{seq} to {who} was written to its inbox while the runtime read it, and the \
+                         runtime's rewrite, without the lock, overwrote it (lock = \"off\"); no fault took it"
+                    ),
+                    _ => format!(
+                        "message #{seq} to {who} was marked read by a read that never showed it, so {who} never \
+                         saw it (mark_read = \"all\"); no fault took it"
+                    ),
+                };
                 out.push(at.violation(Invariant::NoSilentLoss, detail));
             }
             Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => {

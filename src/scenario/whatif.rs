@@ -134,6 +134,8 @@ fn overlay(into: &mut PolicyDoc, over: PolicyDoc) {
         read_cost,
         read_cost_per_kib,
         prune,
+        lock,
+        mark_read,
     } = over;
     fn set<T>(into: &mut Option<T>, over: Option<T>) {
         if over.is_some() {
@@ -157,6 +159,8 @@ fn overlay(into: &mut PolicyDoc, over: PolicyDoc) {
     set(&mut into.read_cost, read_cost);
     set(&mut into.read_cost_per_kib, read_cost_per_kib);
     set(&mut into.prune, prune);
+    set(&mut into.lock, lock);
+    set(&mut into.mark_read, mark_read);
 }
 
 /// The file's text with `setting` made in its `[policy]` table, its

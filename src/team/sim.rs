@@ -59,13 +59,16 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     shell.live = spec.live.take();
     shell.abort = spec.abort.take();
     let mut mirror_error = None;
-    if spec.mailbox.is_some() {
+    if spec.mailbox.file().is_some() {
         match spec.inbox_dir.take().map(crate::inbox::DiskMirror::new) {
             None => {}
             Some(Ok(m)) => shell.mirror = Some(m),
             Some(Err(e)) => mirror_error = Some(e.to_string()),
         }
     }
+    // Claude Code mode writes its team folder whole when the run ends.
+    let team_folder =
+        if matches!(spec.mailbox, crate::world::MailboxWorld::ClaudeCode(_)) { spec.inbox_dir.take() } else { None };
     let journal = shell.mirror.is_some();
     let schedule = spec.schedule.take();
     if schedule.is_some() {
@@ -137,7 +140,21 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     let stop = w.borrow_mut().finish_ending(ending, live_pending);
     let mut outcome = w.borrow_mut().outcome(stop, requests, load_done);
     outcome.schedule_error = schedule_error;
+    if let Some(dir) = team_folder {
+        outcome.mirror_error = write_folder(&dir, &outcome.inbox_files).err();
+    }
     outcome
+}
+
+/// Writes a Claude Code team folder as the run left it (each file whole or
+/// not at all, never through a link).
+fn write_folder(dir: &std::path::Path, files: &std::collections::BTreeMap<String, Vec<u8>>) -> Result<(), String> {
+    let inboxes = dir.join("inboxes");
+    std::fs::create_dir_all(&inboxes).map_err(|e| format!("cannot make {}: {e}", inboxes.display()))?;
+    for (path, bytes) in files {
+        crate::output::write_bytes(&dir.join(path), bytes)?;
+    }
+    Ok(())
 }
 
 /// Takes the schedule's choices in order, handing what each puts in the

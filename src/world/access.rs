@@ -121,7 +121,7 @@ impl<S: Shell> World<S> {
     /// File mode: whether an append would have taken the inbox files past
     /// their bound.
     pub fn inbox_full(&self) -> bool {
-        self.sim.inbox.as_ref().is_some_and(|i| i.full)
+        super::mailbox::full(self)
     }
 
     /// File mode: why mirroring the files on disk failed, said with the run.

@@ -107,10 +107,13 @@ pub fn owner(due: &Due) -> AgentId {
         Due::Deliver(d) => d.to,
         Due::Wake { agent, .. } | Due::Input { agent, .. } | Due::ReadInbox { agent } => *agent,
         Due::InboxRead(read) => read.agent,
+        Due::TeamRead(read) => read.agent,
         Due::Fault(f) => match f {
             Scheduled::Crash { agent, .. }
             | Scheduled::TornWrite { agent, .. }
             | Scheduled::JunkLine { agent, .. }
+            | Scheduled::RepeatedDelivery { agent, .. }
+            | Scheduled::DisplayCap { agent, .. }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => *agent,

@@ -28,6 +28,17 @@ pub enum Scheduled {
         agent: AgentId,
         text: crate::protocol::Text,
     },
+    /// Claude Code mode: `agent`'s runtime fails to mark its inbox read
+    /// `times - 1` times, so each entry reaches it `times` times.
+    RepeatedDelivery {
+        agent: AgentId,
+        times: u32,
+    },
+    /// Claude Code mode: from now on a read shows `agent` at most `shown` entries.
+    DisplayCap {
+        agent: AgentId,
+        shown: u32,
+    },
     Restart {
         agent: AgentId,
     },
@@ -77,6 +88,8 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
         Scheduled::Restart { agent } => restart(w, agent),
         Scheduled::TornWrite { agent, restart_after } => filebox::tear_next(w, agent, restart_after),
         Scheduled::JunkLine { agent, text } => filebox::write_junk(w, agent, &text),
+        Scheduled::RepeatedDelivery { agent, times } => super::teambox::fail_marks(w, agent, times),
+        Scheduled::DisplayCap { agent, shown } => super::teambox::cap_display(w, agent, shown),
         Scheduled::Stall { agent, until } => stall(w, agent, until),
         Scheduled::Unstall { agent, until } => unstall(w, agent, until),
         Scheduled::Cut { partition } => network::cut(w, partition),
@@ -102,7 +115,7 @@ fn restart<S: Shell>(w: &mut World<S>, agent: AgentId) {
     let incarnation = w.sim.epochs[agent.index()];
     w.to_mailbox(agent, Input::Restart { incarnation });
     // File mode: the new incarnation finds what the file kept.
-    filebox::arm(w, agent);
+    super::mailbox::arm(w, agent);
 }
 
 /// An agent freezes until `until`: its inbox and timers wait. Overlapping

@@ -19,11 +19,13 @@ pub mod faults;
 pub mod filebox;
 pub mod frames;
 pub mod hand;
+pub mod mailbox;
 pub mod network;
 pub mod queue;
 pub mod schedule;
 pub mod spec;
 pub mod state;
+pub mod teambox;
 pub mod turn;
 
 pub use choice::{Choice, Place};
@@ -31,6 +33,7 @@ pub use ending::{Ending, Limit};
 pub use faults::{FaultKind, Scheduled};
 pub use filebox::FileMailbox;
 pub use hand::Hand;
+pub use mailbox::{MailboxWorld, TeamMailbox};
 pub use network::{Filter, Latency, LinkEffect, LinkFault, Partition};
 pub use schedule::Schedule;
 pub use spec::{LeadSpec, Outcome, Step, Stop, TeamSpec};
@@ -108,6 +111,8 @@ pub enum Due {
     ReadInbox { agent: AgentId },
     /// File mode: a read's cost is paid (the read ends).
     InboxRead(Box<filebox::PendingRead>),
+    /// Claude Code mode: a read of an inbox array is done (the mark and the hand-over).
+    TeamRead(Box<teambox::PendingRead>),
 }
 
 #[derive(Clone)]
@@ -183,6 +188,7 @@ impl<S: Shell> World<S> {
                 restarts_due: Default::default(),
                 waits: Default::default(),
                 inbox: None,
+                team: None,
             },
             policy,
             names: Arc::new(names),
@@ -429,7 +435,7 @@ impl<S: Shell> World<S> {
         self.set_status(agent, RosterStatus::Working);
         let incarnation = self.sim.epochs[agent.index()];
         self.to_mailbox(agent, Input::Respawn { incarnation });
-        filebox::arm(self, agent);
+        mailbox::arm(self, agent);
     }
 
     /// `agent` crashes now, as a file's `crash` fault says: with
@@ -448,8 +454,7 @@ impl<S: Shell> World<S> {
     pub fn arrive(&mut self, mut delivery: Delivery) {
         let to = delivery.to;
         let status = self.sim.roster.statuses[to.index()];
-        if self.sim.inbox.is_some() && filebox::receives(self, to) {
-            filebox::append(self, delivery);
+        if (self.sim.inbox.is_some() || self.sim.team.is_some()) && mailbox::took(self, &delivery) {
             return;
         }
         if !status.is_active() {
@@ -488,6 +493,9 @@ impl<S: Shell> World<S> {
                 f.moved.push(agent);
             }
             self.record(Event::Status { agent, status });
+            if status == RosterStatus::Shutdown {
+                teambox::terminated(self, agent);
+            }
         }
     }
 
@@ -537,8 +545,9 @@ impl<S: Shell> World<S> {
                 }
             }
             Due::Fault(f) => faults::fire(self, f),
-            Due::ReadInbox { agent } => filebox::begin(self, agent),
+            Due::ReadInbox { agent } => mailbox::poll(self, agent),
             Due::InboxRead(read) => filebox::finish(self, *read),
+            Due::TeamRead(read) => teambox::finish(self, *read),
         }
         if self.frames.is_some() {
             self.frame_world(first);

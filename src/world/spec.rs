@@ -79,8 +79,9 @@ pub struct TeamSpec {
     pub abort: Option<crate::trace::AbortGuard>,
     /// Sees every event agents report, even with `trace` off.
     pub probe: Option<crate::trace::Probe>,
-    /// `Some`: inboxes are files (`mailbox = "file"`); `None`: memory.
-    pub mailbox: Option<super::FileMailbox>,
+    /// Where messages wait for their receiver: the actors' mailboxes, or
+    /// inbox files of one kind or another.
+    pub mailbox: super::MailboxWorld,
     /// File mode: replay the inbox files on real files in this directory.
     pub inbox_dir: Option<std::path::PathBuf>,
     /// Take these choices at every tie, in order, instead of the runtime's
@@ -128,7 +129,7 @@ impl TeamSpec {
             live: None,
             abort: None,
             probe: None,
-            mailbox: None,
+            mailbox: super::MailboxWorld::Memory,
             inbox_dir: None,
             schedule: None,
             frames: false,
@@ -282,9 +283,15 @@ impl<S: Shell> World<S> {
                 matches!(&s.script, crate::agent::Script::Answer { quote: crate::agent::Quote::Label(_), .. })
             });
         world.run.direct_delivery =
-            !world.tracing() && world.sim.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_none();
-        if let Some(m) = spec.mailbox.take() {
-            world.sim.inbox = Some(Box::new(Inboxes::new(m, team, journal)));
+            !world.tracing() && world.sim.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_memory();
+        match std::mem::take(&mut spec.mailbox) {
+            super::MailboxWorld::Memory => {}
+            super::MailboxWorld::File(m) => world.sim.inbox = Some(Box::new(Inboxes::new(m, team, journal))),
+            super::MailboxWorld::ClaudeCode(m) => {
+                let planned =
+                    std::iter::once(false).chain(spec.teammates.iter().map(|(_, t)| t.require_plan)).collect();
+                world.sim.team = Some(Box::new(super::teambox::TeamInboxes::new(m, planned)))
+            }
         }
         if spec.frames {
             world.frames = Some(Box::default());
@@ -334,7 +341,7 @@ impl<S: Shell> World<S> {
         // What is owed is owed at the last thing that happened, not at the
         // spare deadline timers the clock may have run on through.
         self.stamp_at = Some(self.last_logged.min(self.now()));
-        super::filebox::settle(self);
+        super::mailbox::settle(self);
         self.stamp_at = None;
         let held = if self.sim.net.partition_held_any() {
             Arc::make_mut(&mut self.sim.net).drain_partition_held()
@@ -362,9 +369,10 @@ impl<S: Shell> World<S> {
         let ended_at = events.last().map_or(self.last_event, |e| e.t);
         let ended_at = if stop == Stop::Settled { ended_at } else { self.now() };
         tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
-        let (inbox_files, mirror_error) = match self.sim.inbox.take() {
-            Some(i) => (i.fs.into_files(), i.mirror_error),
-            None => (BTreeMap::new(), None),
+        let (inbox_files, mirror_error) = match (self.sim.inbox.take(), self.sim.team.take()) {
+            (Some(i), _) => (i.fs.into_files(), i.mirror_error),
+            (None, Some(t)) => (t.folder(&n.agents), None),
+            (None, None) => (BTreeMap::new(), None),
         };
         Outcome {
             names: n,

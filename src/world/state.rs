@@ -18,6 +18,7 @@
 use super::filebox::Inboxes;
 use super::network::{NetRng, Network};
 use super::queue::Queue;
+use super::teambox::TeamInboxes;
 use super::{choice, Due, FileState, Scheduled, Shell, World};
 use crate::agent::{Input, Roster, Script};
 use crate::protocol::{Address, AgentId, Canon, Delivery, Fingerprint, Millis, WaitFor};
@@ -81,6 +82,8 @@ simulated_state! {
         /// File mode's inboxes; `None` in memory mode, whose paths never look further.
         /// Boxed: most worlds have none, and the explorer copies the world.
         inbox: Option<Box<Inboxes>>,
+        /// Claude Code mode's inbox arrays; `None` in the other modes.
+        team: Option<Box<TeamInboxes>>,
     }
 }
 
@@ -240,6 +243,13 @@ impl Fingerprint for WaitFor {
     }
 }
 
+/// Claude Code mode's inboxes: never under symmetry (the mode has none).
+impl Fingerprint for TeamInboxes {
+    fn fingerprint(&self, c: &mut Canon) {
+        c.text(&self.state_text());
+    }
+}
+
 /// File mode's inboxes: never under symmetry (file mode has none).
 impl Fingerprint for Inboxes {
     fn fingerprint(&self, c: &mut Canon) {
@@ -274,6 +284,11 @@ impl Fingerprint for Due {
             }
             Due::InboxRead(read) => {
                 c.word(6);
+                c.agent(read.agent);
+                c.text(&format!("{read:?}"));
+            }
+            Due::TeamRead(read) => {
+                c.word(7);
                 c.agent(read.agent);
                 c.text(&format!("{read:?}"));
             }
@@ -312,6 +327,14 @@ impl Fingerprint for Scheduled {
                 c.word(9);
                 c.agent(*agent);
                 c.text(text);
+            }
+            Scheduled::RepeatedDelivery { agent, times } => {
+                c.word(11 | (*times as u64) << 8);
+                c.agent(*agent);
+            }
+            Scheduled::DisplayCap { agent, shown } => {
+                c.word(12 | (*shown as u64) << 8);
+                c.agent(*agent);
             }
             Scheduled::Restart { agent } => {
                 c.word(3);

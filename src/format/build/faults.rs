@@ -64,6 +64,7 @@ impl Builder<'_> {
             FaultKind::Partition => self.partition_fault(&c, partitions),
             FaultKind::Crash | FaultKind::Stall | FaultKind::TornWrite => self.agent_fault(&c, timed),
             FaultKind::JunkLine => self.junk_line_fault(&c, timed),
+            FaultKind::RepeatedDelivery | FaultKind::DisplayCap => self.runtime_fault(&c, timed),
             FaultKind::Forge => self.forge_fault(&c, timed),
             FaultKind::Replay => self.replay_fault(&c, timed),
         }
@@ -279,6 +280,41 @@ impl Builder<'_> {
         let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
         let text = d.text.as_ref().map_or("this line is not JSON", |t| t.get_ref().as_str());
         timed.push((at, Scheduled::JunkLine { agent, text: text.into() }));
+    }
+
+    /// A fault of Claude Code's runtime on one agent's inbox: a mark that
+    /// fails (`count` deliveries of each entry), or a read that shows at
+    /// most `count` entries.
+    fn runtime_fault(&mut self, c: &FaultCtx, timed: &mut Vec<(Millis, Scheduled)>) {
+        let (n, d, kind, at, team) = (c.n, c.f.get_ref(), c.kind, c.at, c.team);
+        if !self.claude_code {
+            self.err(d.kind.span(), format!("fault #{n}: {kind} acts on Claude Code's inbox arrays"))
+                .label("Claude Code inboxes only")
+                .help("set mailbox = \"claude-code\" in [policy]");
+            return;
+        }
+        let (true, true) = (self.needs(c, d.agent.is_some(), "agent"), self.needs(c, d.count.is_some(), "count"))
+        else {
+            return;
+        };
+        let Some(agent) = self.agent(d.agent.as_ref().unwrap(), team, "agent") else { return };
+        let count = d.count.as_ref().unwrap();
+        let least = if kind == FaultKind::RepeatedDelivery { 2 } else { 1 };
+        if *count.get_ref() < least {
+            let what = if least == 2 { "a delivery repeated" } else { "entries shown" };
+            self.err(count.span(), format!("fault #{n}: count = {} is too few {what}", count.get_ref()))
+                .label(format!("at least {least}"))
+                .help(format!("give count = {least} or more"));
+            return;
+        }
+        let n = *count.get_ref();
+        timed.push((
+            at,
+            match kind {
+                FaultKind::RepeatedDelivery => Scheduled::RepeatedDelivery { agent, times: n },
+                _ => Scheduled::DisplayCap { agent, shown: n },
+            },
+        ));
     }
 
     /// A message an adversary injects, claiming to be someone else.

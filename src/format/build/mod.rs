@@ -2,9 +2,11 @@
 //! durations, check every rule a file can break, and say where it broke it.
 
 use super::duration::{human, parse_duration, parse_latency};
-use super::file::{self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, StepDoc, TeammateDoc, WorkDoc, S};
+use super::file::{
+    self, limits, AnswersDoc, ExpectDoc, FaultDoc, FileDoc, PolicyDoc, StepDoc, TeammateDoc, WorkDoc, S,
+};
 use crate::agent::{Answer, Answers, Quote, Script, TeammateSpec, WorkItem};
-use crate::inbox::Drain;
+use crate::inbox::{Drain, ReadCost};
 use crate::oracle::Invariant;
 use crate::protocol::kinds::Asker;
 use crate::protocol::{
@@ -13,7 +15,8 @@ use crate::protocol::{
 };
 use crate::trace::RosterStatus;
 use crate::world::{
-    FaultKind, FileMailbox, Filter, Latency, LeadSpec, LinkEffect, LinkFault, Partition, Scheduled, Step, TeamSpec,
+    FaultKind, FileMailbox, Filter, Latency, LeadSpec, LinkEffect, LinkFault, MailboxWorld, Partition, Scheduled, Step,
+    TeamMailbox, TeamSpec,
 };
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -232,8 +235,19 @@ impl Scenario {
 
     /// Whether this file may expect `invariant` broken (see [`may_expect`]).
     pub fn may_expect(&self, invariant: Invariant) -> bool {
-        let truncate = self.team.mailbox.as_ref().is_some_and(|m| m.drain == Drain::ReadThenTruncate);
+        let truncate = lossy(&self.team.mailbox);
         may_expect(self.policy().defences == crate::protocol::Defences::default(), truncate, invariant)
+    }
+}
+
+/// Whether the file's inboxes lose messages by design, with no fault: the
+/// reference's drain (read, then truncate), or Claude Code inboxes whose
+/// rewrites take no lock or mark unseen entries read.
+fn lossy(m: &MailboxWorld) -> bool {
+    match m {
+        MailboxWorld::Memory => false,
+        MailboxWorld::File(f) => f.drain == Drain::ReadThenTruncate,
+        MailboxWorld::ClaudeCode(t) => !t.lock || t.mark_all,
     }
 }
 
@@ -328,6 +342,8 @@ struct Builder<'a> {
     truncate_drain: bool,
     /// `mailbox = "file"`: file-only faults (torn_write) are allowed.
     file_mode: bool,
+    /// `mailbox = "claude-code"`: its faults (repeated_delivery) are allowed.
+    claude_code: bool,
     /// Labels of steps left out for a problem already reported: referring to
     /// one is not a second problem.
     hidden: std::collections::BTreeSet<String>,
@@ -559,6 +575,7 @@ impl Builder<'_> {
             all_defences_on: true,
             truncate_drain: false,
             file_mode: false,
+            claude_code: false,
             hidden: std::collections::BTreeSet::new(),
         }
     }
@@ -615,8 +632,9 @@ impl Builder<'_> {
         };
         let (end, cap) = self.end_and_cap(&doc);
         let mailbox = self.mailbox(&doc);
-        self.file_mode = mailbox.is_some();
-        self.truncate_drain = mailbox.as_ref().is_some_and(|m| m.drain == Drain::ReadThenTruncate);
+        self.file_mode = mailbox.file().is_some();
+        self.claude_code = matches!(mailbox, MailboxWorld::ClaudeCode(_));
+        self.truncate_drain = lossy(&mailbox);
         let lead = LeadSpec {
             on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
             feedback: doc.lead.feedback.as_deref().map(Text::from),

@@ -75,41 +75,107 @@ impl Builder<'_> {
         policy
     }
 
-    /// File mode's settings, or `None` for memory mode. A file-mode key
-    /// without `mailbox = "file"` would do nothing: refused.
-    pub(super) fn mailbox(&mut self, doc: &FileDoc) -> Option<FileMailbox> {
+    /// The mailbox world and its settings. A key of another world than the
+    /// file's would do nothing: refused, naming the world it belongs to.
+    pub(super) fn mailbox(&mut self, doc: &FileDoc) -> MailboxWorld {
         let p = &doc.policy;
-        let file = match &p.mailbox {
-            None => false,
-            Some(m) => match m.get_ref().as_str() {
-                "memory" => false,
-                "file" => true,
-                other => {
-                    let help = format!("{}use \"memory\" or \"file\"", file::guess(other, &["memory", "file"]));
+        let name = match &p.mailbox {
+            None => "memory",
+            Some(m) => match MailboxWorld::NAMES.iter().find(|n| **n == m.get_ref().as_str()) {
+                Some(n) => n,
+                None => {
+                    let other = m.get_ref();
+                    let help = format!(
+                        "{}use \"memory\", \"file\" or \"claude-code\"",
+                        file::guess(other, MailboxWorld::NAMES)
+                    );
                     self.err(m.span(), format!("mailbox = {other:?} is not a setting"))
                         .label("unknown setting")
                         .help(help);
-                    false
+                    "memory"
                 }
             },
         };
-        if !file {
-            let stray = [
-                ("drain", p.drain.as_ref().map(|x| x.span())),
-                ("inbox_poll", p.inbox_poll.as_ref().map(|x| x.span())),
-                ("read_cost", p.read_cost.as_ref().map(|x| x.span())),
-                ("read_cost_per_kib", p.read_cost_per_kib.as_ref().map(|x| x.span())),
-                ("prune", p.prune.as_ref().map(|x| x.span())),
-            ];
-            for (key, span) in stray {
-                if let Some(span) = span {
-                    self.err(span, format!("`{key}` applies to file inboxes only: set mailbox = \"file\" in [policy]"))
-                        .label("file inboxes only")
-                        .help(format!("add mailbox = \"file\" to [policy], or remove `{key}`"));
+        let file_only = [("drain", p.drain.as_ref().map(|x| x.span())), ("prune", p.prune.as_ref().map(|x| x.span()))];
+        let claude_only =
+            [("lock", p.lock.as_ref().map(|x| x.span())), ("mark_read", p.mark_read.as_ref().map(|x| x.span()))];
+        let either = [
+            ("inbox_poll", p.inbox_poll.as_ref().map(|x| x.span())),
+            ("read_cost", p.read_cost.as_ref().map(|x| x.span())),
+            ("read_cost_per_kib", p.read_cost_per_kib.as_ref().map(|x| x.span())),
+        ];
+        let (stray, belongs): (Vec<_>, &str) = match name {
+            "file" => (claude_only.to_vec(), "claude-code"),
+            "claude-code" => (file_only.to_vec(), "file"),
+            _ => (file_only.into_iter().chain(claude_only.clone()).chain(either).collect(), "file"),
+        };
+        for (key, span) in stray {
+            let Some(span) = span else { continue };
+            let world = if claude_only.iter().any(|(k, _)| *k == key) { "claude-code" } else { belongs };
+            let which = if world == "claude-code" { "Claude Code inboxes" } else { "file inboxes" };
+            self.err(span, format!("`{key}` applies to {which} only: set mailbox = \"{world}\" in [policy]"))
+                .label(format!("{which} only"))
+                .help(format!("add mailbox = \"{world}\" to [policy], or remove `{key}`"));
+        }
+        match name {
+            "file" => MailboxWorld::File(self.file_mailbox(p)),
+            "claude-code" => MailboxWorld::ClaudeCode(self.team_mailbox(p)),
+            _ => MailboxWorld::Memory,
+        }
+    }
+
+    /// The poll and read cost, which both inbox worlds take.
+    fn poll_and_cost(&mut self, p: &PolicyDoc, poll: &mut Millis, cost: &mut ReadCost) {
+        if let Some(d) = &p.inbox_poll {
+            if let Some(t) = self.duration(d, "inbox_poll") {
+                if t == Millis::ZERO {
+                    self.err(d.span(), "inbox_poll = \"0ms\": an owner would read without end; use at least \"1ms\"")
+                        .label("zero")
+                        .help("give at least \"1ms\", like inbox_poll = \"1ms\"");
+                } else {
+                    *poll = t;
                 }
             }
-            return None;
         }
+        if let Some(d) = &p.read_cost {
+            if let Some(t) = self.duration(d, "read_cost") {
+                cost.per_read = t;
+            }
+        }
+        if let Some(d) = &p.read_cost_per_kib {
+            if let Some(t) = self.duration(d, "read_cost_per_kib") {
+                cost.per_kib = t;
+            }
+        }
+    }
+
+    /// Claude Code mode's settings.
+    fn team_mailbox(&mut self, p: &PolicyDoc) -> TeamMailbox {
+        let mut m = TeamMailbox::default();
+        self.poll_and_cost(p, &mut m.poll, &mut m.cost);
+        if let Some(x) = self.one_of(&p.lock, "lock", &["on", "off"]) {
+            m.lock = x == "on";
+        }
+        if let Some(x) = self.one_of(&p.mark_read, "mark_read", &["shown", "all"]) {
+            m.mark_all = x == "all";
+        }
+        m
+    }
+
+    /// A setting that must be one of `allowed`, or an error naming them.
+    fn one_of(&mut self, v: &Option<S<String>>, key: &str, allowed: &[&'static str]) -> Option<&'static str> {
+        let v = v.as_ref()?;
+        if let Some(x) = allowed.iter().find(|a| **a == v.get_ref().as_str()) {
+            return Some(x);
+        }
+        let quoted: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
+        let help = format!("{}use {}", file::guess(v.get_ref(), allowed), quoted.join(" or "));
+        self.err(v.span(), format!("{key} = {:?} is not a setting", v.get_ref())).label("unknown setting").help(help);
+        None
+    }
+
+    /// File mode's settings.
+    fn file_mailbox(&mut self, p: &PolicyDoc) -> FileMailbox {
         let mut m = FileMailbox::default();
         if let Some(d) = &p.drain {
             match d.get_ref().as_str() {
@@ -123,27 +189,7 @@ impl Builder<'_> {
                 }
             }
         }
-        if let Some(d) = &p.inbox_poll {
-            if let Some(t) = self.duration(d, "inbox_poll") {
-                if t == Millis::ZERO {
-                    self.err(d.span(), "inbox_poll = \"0ms\": an owner would read without end; use at least \"1ms\"")
-                        .label("zero")
-                        .help("give at least \"1ms\", like inbox_poll = \"1ms\"");
-                } else {
-                    m.poll = t;
-                }
-            }
-        }
-        if let Some(d) = &p.read_cost {
-            if let Some(t) = self.duration(d, "read_cost") {
-                m.cost.per_read = t;
-            }
-        }
-        if let Some(d) = &p.read_cost_per_kib {
-            if let Some(t) = self.duration(d, "read_cost_per_kib") {
-                m.cost.per_kib = t;
-            }
-        }
+        self.poll_and_cost(p, &mut m.poll, &mut m.cost);
         if let Some(x) = &p.prune {
             m.prune = *x.get_ref();
             // A truncating drain empties the file at every read: nothing is
@@ -158,7 +204,7 @@ impl Builder<'_> {
                 .help("prune works with drain = \"offset\": set it in [policy], or leave prune out");
             }
         }
-        Some(m)
+        m
     }
 
     /// A timeout of zero would expire every request the moment it is sent.

@@ -6,7 +6,7 @@
 pub mod events;
 pub mod folder;
 pub mod kept;
-pub mod message;
+pub use crate::inbox::team_text as message;
 pub mod tasks;
 pub mod transcript;
 pub mod witness;
