@@ -265,7 +265,8 @@ pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
     inb.dirty[to.index()] = true;
     if w.tracing() {
         let path = folder::inbox_path(&w.names[to.index()]);
-        w.record(Event::Note { text: format!("message #{seq} written to {path} ({entries} entries)") });
+        let entries = crate::words::plural(entries as u64, "entry");
+        w.record(Event::Note { text: format!("message #{seq} written to {path} ({entries})") });
     }
     arm(w, to);
 }
@@ -343,7 +344,9 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
         }
     }
     if failed {
-        notes.push(format!("the mark after the read fails: {} entries stay unread", shown.len()));
+        let (entries, stay) =
+            (crate::words::plural(shown.len() as u64, "entry"), if shown.len() == 1 { "stays" } else { "stay" });
+        notes.push(format!("the mark after the read fails: {entries} {stay} unread, to be read again"));
     } else {
         if !lock {
             // The rewrite writes back the array it read: whatever was
@@ -365,6 +368,13 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
                 }
             }
         }
+    }
+    if !failed && !handed.is_empty() {
+        let name = &w.names[agent.index()];
+        let marked =
+            if mark_all { "every entry".to_string() } else { crate::words::plural(shown.len() as u64, "entry") };
+        let path = folder::inbox_path(name);
+        notes.push(format!("the runtime marks {marked} of {path} read and queues {} for {name}", handed.len()));
     }
     let held_back = array.iter().any(|e| !e.read);
     let more = inb.dirty[agent.index()] || held_back || failed;
@@ -405,7 +415,8 @@ pub fn cap_display<S: Shell>(w: &mut World<S>, agent: AgentId, shown: u32) {
     let name = w.names[agent.index()].clone();
     let Some(inb) = w.sim.team.as_deref_mut() else { return };
     inb.caps.insert(agent, shown);
-    w.record(Event::Note { text: format!("{name}'s runtime now shows at most {shown} entries a read") });
+    let entries = crate::words::plural(u64::from(shown), "entry");
+    w.record(Event::Note { text: format!("{name}'s runtime now shows at most {entries} a read") });
 }
 
 /// A teammate shut down: the runtime tells the lead, in memory (the lead's
