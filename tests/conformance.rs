@@ -7,7 +7,7 @@
 //! the same request tables, the same files.
 //!
 //! For every bundled scenario (no skip list: the explorer models every fault
-//! and both mailbox worlds), 50 seeds each: the seed makes the request ids
+//! and all three mailbox worlds; every scenario again in Claude Code's world), 50 seeds each: the seed makes the request ids
 //! and picks a random walk through the explorer's choices (deliveries in
 //! any order, timers, the file's own faults, and one of each fault the
 //! search may spend: a drop, a duplicate, a crash, a forgery). The walk's
@@ -142,14 +142,35 @@ fn walk_and_replay(s: &Scenario, seed: u64, max_steps: usize) -> Result<Walked, 
 fn the_actors_taking_the_explorers_choices_log_what_the_explorer_logged_on_every_bundled_scenario() {
     let all = bundled();
     assert!(all.len() >= 40, "the bundled scenarios: {}", all.len());
+    conform(&all, SEEDS);
+}
+
+/// Claude Code's world (issue 42): every bundled scenario that reads in it
+/// (those of the reference's file inboxes do not), on as many seeds.
+#[test]
+fn the_actors_and_the_explorer_agree_in_claude_codes_world_too() {
+    use handshake::scenario::whatif::{scenario_with, Setting};
+    let setting = Setting::parse("mailbox=claude-code").unwrap();
+    let all: Vec<Scenario> = bundled()
+        .iter()
+        .filter_map(|s| {
+            let source = std::fs::read_to_string(&s.path).ok()?;
+            scenario_with(&s.path, &source, &setting).ok()
+        })
+        .collect();
+    assert!(all.len() >= 40, "the bundled scenarios that read in Claude Code's world: {}", all.len());
+    conform(&all, SEEDS);
+}
+
+fn conform(all: &[Scenario], seeds: std::ops::RangeInclusive<u64>) {
     let (mut walks, mut steps, mut events) = (0, 0, 0);
     let mut failures = Vec::new();
-    for s in &all {
+    for s in all {
         let stem = std::path::Path::new(&s.path).file_stem().map(|x| x.to_string_lossy().to_string()).unwrap();
         let heavy = HEAVY.iter().find(|(n, _)| *n == stem);
         let (seeds, max_steps) = match heavy {
-            Some((_, n)) => (1..=*n, MAX_STEPS / 2),
-            None => (SEEDS, MAX_STEPS),
+            Some((_, n)) => (1..=*n.min(seeds.end()), MAX_STEPS / 2),
+            None => (seeds.clone(), MAX_STEPS),
         };
         for seed in seeds {
             match walk_and_replay(s, seed, max_steps) {
