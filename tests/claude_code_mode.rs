@@ -229,3 +229,47 @@ fn the_same_run_writes_the_same_folder_and_trace_byte_for_byte() {
         }
     }
 }
+
+fn handshake(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(args)
+        .args(["--color", "never"])
+        .output()
+        .expect("handshake runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// Point 5: an incident becomes a scenario in its own world. Each fixture
+/// of a real team's folder or lead transcript is written back as a scenario
+/// with `mailbox = "claude-code"`, which `run` plays and `explore` searches
+/// (neither refuses it: exit 0, 1 or 3, never 2).
+#[test]
+fn every_incident_of_a_real_team_replays_in_claude_codes_world() {
+    let tmp = Scratch::new("incidents");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.join("config.json").is_file())
+        .collect();
+    cases.extend(std::fs::read_dir(fixtures.join("transcripts")).unwrap().map(|e| e.unwrap().path()));
+    cases.sort();
+    assert!(cases.len() >= 10, "{cases:?}");
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let out = tmp.path().join(format!("{name}.toml"));
+        let (code, text) =
+            handshake(&["audit", &case.display().to_string(), "--to-scenario", &out.display().to_string()]);
+        assert!(code == 0 || code == 1, "{name}: audit --to-scenario exit {code}\n{text}");
+        let written = std::fs::read_to_string(&out).unwrap();
+        assert!(written.contains("mailbox = \"claude-code\""), "{name} replays in Claude Code's world:\n{written}");
+        let s = load_file(&out).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(matches!(s.team.mailbox, MailboxWorld::ClaudeCode(_)), "{name}");
+        let file = out.display().to_string();
+        let (code, text) = handshake(&["run", &file]);
+        assert!(code == 0 || code == 1, "{name}: run exit {code}\n{text}");
+        let (code, text) = handshake(&["explore", &file, "--max-states", "3000"]);
+        assert!([0, 1, 3].contains(&code), "{name}: explore exit {code}\n{text}");
+    }
+}

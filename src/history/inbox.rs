@@ -329,6 +329,8 @@ fn build(mut lines: Vec<Line>, alerts: Vec<Note>, files: Vec<String>) -> Result<
         stop: crate::world::Stop::Settled,
         unjudged: Vec::new(),
         undecided: undecided(),
+        // The reference's files are replayed as messages, not as its drains.
+        mailbox: crate::world::MailboxWorld::Memory,
     })
 }
 

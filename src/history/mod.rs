@@ -116,6 +116,9 @@ pub struct History {
     /// The invariants the files cannot decide, each with why (a drained
     /// inbox cannot show a lost message): reported unknown unless broken.
     pub undecided: Vec<(crate::oracle::Invariant, String)>,
+    /// The mailbox world of the runtime that wrote it: a scenario written
+    /// from it (`audit --to-scenario`) replays the incident in that world.
+    pub mailbox: crate::world::MailboxWorld,
 }
 
 /// The inbox file each event of a folder's history came from: an index a
@@ -164,6 +167,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         stop: crate::world::Stop::Settled,
         unjudged: Vec::new(),
         undecided: Vec::new(),
+        mailbox: crate::world::MailboxWorld::Memory,
     };
     let mut ended_at = None;
     let mut r = Reading::new();

@@ -165,6 +165,7 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
     let mut left_out: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut requested = std::collections::BTreeSet::new();
     let mut unissued = std::collections::BTreeSet::new();
+    let mut asked = std::collections::BTreeSet::new();
     for e in &h.events {
         let Event::Send { seq, from, to, message_type, request_id, approve, words } = &e.event else { continue };
         if Some(*from) == adversary {
@@ -222,7 +223,7 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
             words,
             label,
         };
-        let Some(s) = step_text(&said, names, &mut unissued) else {
+        let Some(s) = step_text(&said, names, &mut asked, &mut unissued) else {
             *left_out.entry("messages no step can send").or_default() += 1;
             continue;
         };
@@ -311,10 +312,14 @@ struct Said<'a> {
 }
 
 /// The step that sends what `m` says was sent, or `None` if no step can;
-/// an answer to an id no request here has is noted in `unissued`.
+/// `asked` holds the labels of the requests steps have made so far, and an
+/// answer to an id no step asked (none here has it, or no step can make
+/// its request: a teammate's own shutdown request, claude-code#81464) is
+/// noted in `unissued` and quotes the id as written.
 fn step_text(
     m: &Said,
     names: &crate::trace::Names,
+    asked: &mut std::collections::BTreeSet<String>,
     unissued: &mut std::collections::BTreeSet<String>,
 ) -> Option<String> {
     let Said { t, from, from_name, to_name, message_type, request_id, approve, words, label } = *m;
@@ -329,6 +334,7 @@ fn step_text(
                 None if spec.request_words.required => Some((key, format!("a {key}"))),
                 None => None,
             };
+            asked.extend(label.cloned());
             Step {
                 from: if from.is_lead() { None } else { owned(from_name) },
                 to: owned(to_name.unwrap_or("?")),
@@ -338,7 +344,7 @@ fn step_text(
             }
         }
         (MessageType::Response(_), Some(id)) => {
-            let (request, request_id) = match label {
+            let (request, request_id) = match label.filter(|l| asked.contains(*l)) {
                 Some(l) => (Some(l.clone()), None),
                 None => {
                     let written = names.label_or_short(id);
@@ -470,6 +476,9 @@ fn header(
 /// offers), no deadlines for inbox files, which carry none.
 fn policy(out: &mut String, h: &History, passing: &PassedOn) {
     out.push_str("\n[policy]\nlatency = \"0ms\"\n");
+    if let crate::world::MailboxWorld::ClaudeCode(_) = h.mailbox {
+        out.push_str("mailbox = \"claude-code\"   # replayed in the runtime it happened in: Claude Code's inboxes\n");
+    }
     let p = &h.policy;
     if h.scenario.is_some() {
         for k in Kind::ALL {

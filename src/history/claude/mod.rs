@@ -94,6 +94,7 @@ pub fn history_of(reading: &folder::Reading) -> History {
         stop: crate::world::Stop::Settled,
         unjudged,
         undecided,
+        mailbox: crate::world::MailboxWorld::ClaudeCode(Default::default()),
     }
 }
 
@@ -133,6 +134,7 @@ pub fn tasks_history(t: &tasks::Tasks) -> History {
         stop: crate::world::Stop::Settled,
         unjudged: t.unjudged.clone(),
         undecided: Invariant::all().into_iter().map(|i| (i, why.to_string())).collect(),
+        mailbox: crate::world::MailboxWorld::ClaudeCode(Default::default()),
     };
     for text in tasks::alerts(t, tasks::Roster::default()) {
         alert(&mut h, text);
