@@ -99,6 +99,8 @@ pub struct TeamInboxes {
     /// The id each request is written with (`shutdown-<ms>@alice`), by the
     /// request's own: its answers quote the same.
     ids: BTreeMap<RequestId, Box<str>>,
+    /// The id texts written so far, to find one not yet taken.
+    id_texts: std::collections::BTreeSet<Box<str>>,
     /// Bytes of every array together, counted against the bound.
     held: u64,
     pub full: bool,
@@ -124,6 +126,7 @@ impl TeamInboxes {
             arrays: vec![Vec::new(); agents],
             written: 0,
             ids: BTreeMap::new(),
+            id_texts: Default::default(),
             held: 0,
             full: false,
             dirty: vec![false; agents],
@@ -211,16 +214,23 @@ fn written_id(inb: &mut TeamInboxes, m: &Message, target: &str, at: Millis) -> O
         return Some(id.to_string());
     }
     let mut ms = folder::EPOCH_MS + at.0 as i64;
-    let taken: std::collections::BTreeSet<&str> = inb.ids.values().map(|t| &**t).collect();
     let text = loop {
         let t = format!("{kind}-{ms}@{target}");
-        if !taken.contains(t.as_str()) {
+        if !inb.id_texts.contains(t.as_str()) {
             break t;
         }
         ms += 1;
     };
     inb.ids.insert(id, text.clone().into_boxed_str());
+    inb.id_texts.insert(text.clone().into_boxed_str());
     Some(text)
+}
+
+/// What an entry of `text` bytes holds against the bound: its bytes in the
+/// file, and the router's copy the world keeps beside it (counted as file
+/// mode counts its own).
+fn entry_cost(text: usize) -> u64 {
+    text as u64 + folder::array_bytes(1, 0, 16) + super::filebox::UNREAD_LINE_BYTES
 }
 
 /// A message reaches its receiver: one entry written to its array. Every
@@ -234,7 +244,7 @@ pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
     let (from, to) = (d.envelope.from, d.to);
     let id = written_id(inb, &d.envelope.message, &w.names[to.index()], d.at);
     let text = text_of(&d.envelope.message, id, &w.names[from.index()], d.at);
-    let cost = text.len() as u64 + folder::array_bytes(1, 0, 16);
+    let cost = entry_cost(text.len());
     if inb.held.saturating_add(cost) > MAX_HELD_BYTES {
         inb.full = true;
         w.aborted = true;
@@ -378,7 +388,8 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
     }
     let held_back = array.iter().any(|e| !e.read);
     let more = inb.dirty[agent.index()] || held_back || failed;
-    let removed: u64 = lost.iter().filter(|(_, c)| *c == Cause::LostUpdate).map(|(e, _)| e.text.len() as u64).sum();
+    let removed: u64 =
+        lost.iter().filter(|(_, c)| *c == Cause::LostUpdate).map(|(e, _)| entry_cost(e.text.len())).sum();
     inb.held = inb.held.saturating_sub(removed);
     for text in notes {
         w.record(Event::Note { text });
