@@ -101,7 +101,9 @@ pub struct WorldFrame {
     pub files: Arc<BTreeMap<String, FileState>>,
     pub waits: WaitFor,
     /// File mode: each inbox file (`alice.jsonl`, an offset drain's
-    /// `alice.jsonl.offset`) and what it holds; empty in memory mode.
+    /// `alice.jsonl.offset`) and what it holds; Claude Code mode: each
+    /// inbox array that holds an entry (`inboxes/alice.json`); empty in
+    /// memory mode.
     pub inbox: Vec<(String, String)>,
     /// File mode: who is busy reading its inbox, and until when.
     pub reading: Vec<(AgentId, crate::protocol::Millis)>,
@@ -128,12 +130,22 @@ impl<S: Shell> World<S> {
     /// since the last frame.
     pub fn frame_world(&mut self, after: usize) {
         let Some(f) = &mut self.frames else { return };
-        let inbox: Vec<(String, String)> = self.sim.inbox.as_ref().map_or_else(Vec::new, |i| {
-            i.fs.files().map(|(p, file)| (p.to_string(), String::from_utf8_lossy(&file.bytes).into_owned())).collect()
-        });
-        let reading: Vec<(AgentId, crate::protocol::Millis)> = self.sim.inbox.as_ref().map_or_else(Vec::new, |i| {
-            i.reading.iter().enumerate().filter_map(|(a, r)| r.map(|until| (AgentId(a as u32), until))).collect()
-        });
+        let inbox: Vec<(String, String)> = match (&self.sim.inbox, &self.sim.team) {
+            (Some(i), _) => i
+                .fs
+                .files()
+                .map(|(p, file)| (p.to_string(), String::from_utf8_lossy(&file.bytes).into_owned()))
+                .collect(),
+            (None, Some(t)) => t.inboxes_text(&self.names),
+            (None, None) => Vec::new(),
+        };
+        let busy = match (&self.sim.inbox, &self.sim.team) {
+            (Some(i), _) => &i.reading[..],
+            (None, Some(t)) => &t.reading[..],
+            (None, None) => &[][..],
+        };
+        let reading: Vec<(AgentId, crate::protocol::Millis)> =
+            busy.iter().enumerate().filter_map(|(a, r)| r.map(|until| (AgentId(a as u32), until))).collect();
         let first = f.world.is_empty();
         let same = f.world.last().is_some_and(|w| {
             f.moved.is_empty()

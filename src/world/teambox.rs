@@ -152,6 +152,23 @@ impl TeamInboxes {
         folder::array_bytes(a.len() as u64, text, 16 * a.len() as u64)
     }
 
+    /// Each inbox that holds an entry, by its path, as its file reads now
+    /// (the stepping page's view of the arrays).
+    pub fn inboxes_text(&self, names: &[String]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for i in (0..self.arrays.len()).filter(|i| !self.arrays[*i].is_empty()) {
+            out.push((folder::inbox_path(&names[i]), String::from_utf8_lossy(&self.array(i, names)).into_owned()));
+        }
+        out
+    }
+
+    /// Agent `i`'s inbox file as it reads now.
+    fn array(&self, i: usize, names: &[String]) -> Vec<u8> {
+        let entries =
+            self.arrays[i].iter().map(|e| Written { from: &names[e.from.index()], text: &e.text, at: e.at, read: e.read });
+        folder::array(entries)
+    }
+
     /// The team folder as the run leaves it, before the runtime removes
     /// it: `config.json` and each inbox, by path inside the folder.
     pub fn folder(&self, names: &[String]) -> BTreeMap<String, Vec<u8>> {
@@ -159,10 +176,8 @@ impl TeamInboxes {
         let members: Vec<(String, bool)> =
             names.iter().zip(&self.planned).skip(1).map(|(n, p)| (n.clone(), *p)).collect();
         out.insert("config.json".to_string(), folder::config(&names[0], &members));
-        for (i, a) in self.arrays.iter().enumerate() {
-            let entries =
-                a.iter().map(|e| Written { from: &names[e.from.index()], text: &e.text, at: e.at, read: e.read });
-            out.insert(folder::inbox_path(&names[i]), folder::array(entries));
+        for (i, name) in names.iter().enumerate().take(self.arrays.len()) {
+            out.insert(folder::inbox_path(name), self.array(i, names));
         }
         out
     }
