@@ -273,3 +273,53 @@ fn every_incident_of_a_real_team_replays_in_claude_codes_world() {
         assert!([0, 1, 3].contains(&code), "{name}: explore exit {code}\n{text}");
     }
 }
+
+const TWO: &str = r#"name = "t"
+about = "x"
+[policy]
+mailbox = "claude-code"
+read_cost = "300ms"
+[[teammate]]
+name = "alice"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+label = "stop"
+"#;
+
+#[test]
+fn a_crash_in_the_middle_of_a_read_marks_nothing_and_the_restarted_agent_reads_it() {
+    // alice's runtime reads from 2 s to 2.3 s; she crashes at 2.1 s and is
+    // back at 2.5 s: the entry is still unread, and her next poll takes it
+    // (and, the request being meant for the process that crashed, ignores it).
+    let toml = format!("{TWO}[[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"2100ms\"\nrestart = \"400ms\"\n");
+    let (r, o) = common::run_toml(&toml, 1);
+    let log = common::dump(&o);
+    assert!(r.passed, "{:?}\n{log}", r.failures);
+    let marks: Vec<&str> = log.lines().filter(|l| l.contains("the runtime marks")).collect();
+    assert_eq!(marks.len(), 1, "the read the crash cut marked nothing:\n{log}");
+    assert!(marks[0].trim_start().starts_with("3.300s"), "{log}");
+    assert!(log.contains("alice ignores shutdown_request [stop] from lead: stale_incarnation"), "{log}");
+    let reads: Vec<&str> = log.lines().filter(|l| l.contains("alice reads inboxes/alice.json")).collect();
+    assert_eq!(reads.len(), 2, "read again after the restart:\n{log}");
+    assert!(reads[1].trim_start().starts_with("3s"), "at her first poll after 2.5 s:\n{log}");
+}
+
+#[test]
+fn an_entry_marked_read_and_queued_is_lost_if_its_agent_dies_before_its_turn_ends() {
+    // Marked read at 2.3 s while alice is mid-turn (a stall to 5 s); she is
+    // killed by a crash at 4 s: the file says "read", and she never saw it.
+    let toml = format!(
+        "{TWO}[[fault]]\nkind = \"stall\"\nagent = \"alice\"\nat = \"1500ms\"\nuntil = \"5s\"\n\
+         [[fault]]\nkind = \"crash\"\nagent = \"alice\"\nat = \"4s\"\n"
+    );
+    let tmp = Scratch::new("queued");
+    let s = handshake::scenario::load_str("t.toml", &toml).unwrap();
+    let o = run(&s, Some(tmp.path()));
+    let log = common::dump(&o);
+    assert!(log.contains("LOST shutdown_request to alice (crash)"), "{log}");
+    let alice: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("inboxes/alice.json")).unwrap()).unwrap();
+    assert_eq!(alice[0]["read"], true, "read means queued, not seen (#58179)");
+}

@@ -131,11 +131,11 @@ impl<S: Shell> World<S> {
     pub fn frame_world(&mut self, after: usize) {
         let Some(f) = &mut self.frames else { return };
         let inbox: Vec<(String, String)> = match (&self.sim.inbox, &self.sim.team) {
-            (Some(i), _) => i
-                .fs
-                .files()
-                .map(|(p, file)| (p.to_string(), String::from_utf8_lossy(&file.bytes).into_owned()))
-                .collect(),
+            (Some(i), _) => {
+                i.fs.files()
+                    .map(|(p, file)| (p.to_string(), String::from_utf8_lossy(&file.bytes).into_owned()))
+                    .collect()
+            }
             (None, Some(t)) => t.inboxes_text(&self.names),
             (None, None) => Vec::new(),
         };

@@ -164,8 +164,12 @@ impl TeamInboxes {
 
     /// Agent `i`'s inbox file as it reads now.
     fn array(&self, i: usize, names: &[String]) -> Vec<u8> {
-        let entries =
-            self.arrays[i].iter().map(|e| Written { from: &names[e.from.index()], text: &e.text, at: e.at, read: e.read });
+        let entries = self.arrays[i].iter().map(|e| Written {
+            from: &names[e.from.index()],
+            text: &e.text,
+            at: e.at,
+            read: e.read,
+        });
         folder::array(entries)
     }
 
