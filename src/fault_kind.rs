@@ -52,6 +52,10 @@ pub enum FaultKind {
     /// The runtime shows an agent at most so many entries a read (Claude
     /// Code inboxes only).
     DisplayCap,
+    /// A message to a name that is not on the team (a typo), which the
+    /// runtime writes to that name's inbox and reports sent (Claude Code
+    /// inboxes only).
+    PhantomSend,
 }
 
 impl FaultKind {
@@ -78,6 +82,7 @@ impl FaultKind {
             FaultKind::Crash | FaultKind::TornWrite => &["at", "agent", "restart"],
             FaultKind::JunkLine => &["at", "agent", "text"],
             FaultKind::RepeatedDelivery | FaultKind::DisplayCap => &["at", "agent", "count"],
+            FaultKind::PhantomSend => &["at", "from", "to", "text"],
             FaultKind::Stall => &["at", "until", "agent"],
             FaultKind::Forge => &["at", "from", "to", "message"],
             FaultKind::Replay => &["at", "request", "type"],
@@ -102,7 +107,7 @@ impl FaultKind {
     /// Whether it acts on Claude Code's inbox arrays, so only a team with
     /// `mailbox = "claude-code"` can have it.
     pub fn needs_claude_code(self) -> bool {
-        matches!(self, FaultKind::RepeatedDelivery | FaultKind::DisplayCap)
+        matches!(self, FaultKind::RepeatedDelivery | FaultKind::DisplayCap | FaultKind::PhantomSend)
     }
 }
 

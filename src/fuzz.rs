@@ -871,9 +871,11 @@ impl Gen<'_> {
                 f.message = message;
             }
             // The targets' teams pass messages: they have no inbox files.
-            FaultKind::TornWrite | FaultKind::JunkLine | FaultKind::RepeatedDelivery | FaultKind::DisplayCap => {
-                return None
-            }
+            FaultKind::TornWrite
+            | FaultKind::JunkLine
+            | FaultKind::RepeatedDelivery
+            | FaultKind::DisplayCap
+            | FaultKind::PhantomSend => return None,
             FaultKind::Replay => {
                 let l = self.label()?;
                 f.at = Some(Millis(self.time()));

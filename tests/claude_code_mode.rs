@@ -22,6 +22,7 @@ const BUNDLED: &[(&str, &str)] = &[
     ("54-claude-code-repeated-delivery-applied-once", "#92244"),
     ("55-claude-code-unseen-entries-marked-read", "#63684"),
     ("56-claude-code-leftover-shutdown-after-respawn", "#45874"),
+    ("57-claude-code-send-to-a-name-not-on-the-team", "#84494"),
 ];
 
 /// A folder of this test's own, removed when it is done.
@@ -91,6 +92,7 @@ fn the_defence_each_scenario_names_decides_its_bug() {
             Some("matching-response"),
         ),
         ("55-claude-code-unseen-entries-marked-read", "mark_read=shown", Some("no-silent-loss"), None),
+        ("57-claude-code-send-to-a-name-not-on-the-team", "recipients=team", Some("no-silent-loss"), None),
         (
             "56-claude-code-leftover-shutdown-after-respawn",
             "defences.incarnation_check=false",
@@ -174,7 +176,7 @@ fn uses_the_task_protocol(o: &Outcome) -> bool {
 #[test]
 fn the_audit_of_the_folder_a_run_wrote_gives_the_runs_own_verdict() {
     let tmp = Scratch::new("audit");
-    let (mut compared, mut runs) = (0, 0);
+    let (mut compared, mut runs, mut broken_alike) = (0, 0, Vec::new());
     for (stem, s) in in_claude_code() {
         let dir = tmp.path().join(&stem);
         let o = run(&s, Some(&dir));
@@ -206,15 +208,21 @@ fn the_audit_of_the_folder_a_run_wrote_gives_the_runs_own_verdict() {
                 continue;
             }
             assert_eq!(audited, ran.contains(name), "{stem}: {name} audited {audited}, the run said {ran:?}");
+            if audited {
+                broken_alike.push(format!("{stem}: {name}"));
+            }
             compared += 1;
         }
     }
-    // Every bundled scenario that breaks an invariant in this world breaks
-    // it through what a folder cannot show (a forgery, a defence's
-    // judgement, an incarnation stamp, a loss, the task protocol): the
-    // verdicts compared here are all "held", and tests/claude_code.rs
-    // checks the broken ones on the fixtures of real teams' bugs.
+    // Most bundled scenarios that break an invariant in this world break it
+    // through what a folder cannot show (a forgery, a defence's judgement,
+    // an incarnation stamp, a lost entry, the task protocol); a message to a
+    // name not on the team (57) is in the folder, and both say so.
     assert!(runs >= 20 && compared >= 120, "{runs} runs, {compared} verdicts compared");
+    assert!(
+        broken_alike.iter().any(|b| b.starts_with("57-") && b.ends_with("no-silent-loss")),
+        "a broken verdict is read back too: {broken_alike:?}"
+    );
 }
 
 #[test]

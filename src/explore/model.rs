@@ -659,6 +659,7 @@ fn named_by_faults(spec: &crate::world::TeamSpec) -> Vec<AgentId> {
             | Scheduled::JunkLine { agent, .. }
             | Scheduled::RepeatedDelivery { agent, .. }
             | Scheduled::DisplayCap { agent, .. }
+            | Scheduled::PhantomSend { from: agent, .. }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => out.push(*agent),

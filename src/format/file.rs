@@ -105,6 +105,9 @@ pub struct PolicyDoc {
     /// Claude Code mode: `"shown"` (default) or `"all"`: what the mark after
     /// a read marks read.
     pub mark_read: Option<S<String>>,
+    /// Claude Code mode: `"team"` (default) or `"any"`: which names a send
+    /// may go to.
+    pub recipients: Option<S<String>>,
 }
 
 /// One answer, or a list used in order whose last answer repeats; one answer
@@ -354,6 +357,7 @@ const POLICY_OTHER_KEYS: &[&str] = &[
     "prune",
     "lock",
     "mark_read",
+    "recipients",
 ];
 pub const LEAD_KEYS: &[&str] = &["on_plan", "feedback", "approval_feedback", "ask_again_on_reject"];
 pub const TEAMMATE_KEYS: &[&str] = &[
@@ -796,6 +800,7 @@ impl Reader<'_> {
             }),
             lock: self.string(f.take("lock"), "lock", "\"on\" or \"off\""),
             mark_read: self.string(f.take("mark_read"), "mark_read", "\"shown\" or \"all\""),
+            recipients: self.string(f.take("recipients"), "recipients", "\"team\" or \"any\""),
         };
         self.leftover(f, "[policy]", &policy_keys());
         doc

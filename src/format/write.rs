@@ -120,6 +120,7 @@ fn policy_lines(p: &PolicyDoc) -> Lines {
     l.put("mailbox", text(&p.mailbox));
     l.put("lock", text(&p.lock));
     l.put("mark_read", text(&p.mark_read));
+    l.put("recipients", text(&p.recipients));
     l.put("drain", text(&p.drain));
     l.put("inbox_poll", text(&p.inbox_poll));
     l.put("read_cost", text(&p.read_cost));

@@ -141,6 +141,7 @@ fn overlay(into: &mut PolicyDoc, over: PolicyDoc) {
         prune,
         lock,
         mark_read,
+        recipients,
     } = over;
     fn set<T>(into: &mut Option<T>, over: Option<T>) {
         if over.is_some() {
@@ -166,6 +167,7 @@ fn overlay(into: &mut PolicyDoc, over: PolicyDoc) {
     set(&mut into.prune, prune);
     set(&mut into.lock, lock);
     set(&mut into.mark_read, mark_read);
+    set(&mut into.recipients, recipients);
 }
 
 /// The file's text with `setting` made in its `[policy]` table, its

@@ -114,6 +114,7 @@ pub fn owner(due: &Due) -> AgentId {
             | Scheduled::JunkLine { agent, .. }
             | Scheduled::RepeatedDelivery { agent, .. }
             | Scheduled::DisplayCap { agent, .. }
+            | Scheduled::PhantomSend { from: agent, .. }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => *agent,

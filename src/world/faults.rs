@@ -39,6 +39,13 @@ pub enum Scheduled {
         agent: AgentId,
         shown: u32,
     },
+    /// Claude Code mode: `from` sends `text` to `to`, a name that is not
+    /// on the team.
+    PhantomSend {
+        from: AgentId,
+        to: crate::protocol::Text,
+        text: crate::protocol::Text,
+    },
     Restart {
         agent: AgentId,
     },
@@ -90,6 +97,7 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
         Scheduled::JunkLine { agent, text } => filebox::write_junk(w, agent, &text),
         Scheduled::RepeatedDelivery { agent, times } => super::teambox::fail_marks(w, agent, times),
         Scheduled::DisplayCap { agent, shown } => super::teambox::cap_display(w, agent, shown),
+        Scheduled::PhantomSend { from, to, text } => super::teambox::phantom_send(w, from, &to, text),
         Scheduled::Stall { agent, until } => stall(w, agent, until),
         Scheduled::Unstall { agent, until } => unstall(w, agent, until),
         Scheduled::Cut { partition } => network::cut(w, partition),

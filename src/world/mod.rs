@@ -171,9 +171,20 @@ struct Switches {
 
 impl<S: Shell> World<S> {
     /// `names` lists the team (lead first) and then the adversary, which can
-    /// forge messages but is not a member and cannot receive.
-    pub fn new(policy: Policy, names: Vec<String>, seed: u64, net: Network, trace: bool, shell: S) -> World<S> {
-        let n = names.len() - 1;
+    /// forge messages but is not a member and cannot receive, then the names
+    /// not on the team that a phantom send writes to (Claude Code mode).
+    /// `team` is how many of the names are members; after them come the
+    /// adversary and any name a phantom send writes to.
+    pub fn new(
+        policy: Policy,
+        names: Vec<String>,
+        team: usize,
+        seed: u64,
+        net: Network,
+        trace: bool,
+        shell: S,
+    ) -> World<S> {
+        let n = team;
         World {
             sim: Sim {
                 clock: Millis::ZERO,

@@ -265,11 +265,20 @@ impl<S: Shell> World<S> {
         names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
         names.push("adversary".to_string());
         let team = names.len() - 1;
+        // Names not on the team that a phantom send writes to, after the
+        // adversary: each has an inbox file and nobody to read it.
+        for (_, f) in &spec.timed {
+            if let Scheduled::PhantomSend { to, .. } = f {
+                if !names.iter().any(|n| **n == **to) {
+                    names.push(to.to_string());
+                }
+            }
+        }
         let mut net = Network::new(spec.latency);
         net.faults = std::mem::take(&mut spec.link_faults);
         net.partitions = std::mem::take(&mut spec.partitions);
         net.capture = spec.timed.iter().any(|(_, f)| matches!(f, Scheduled::Replay { .. }));
-        let mut world = World::new(spec.policy.clone(), names, spec.seed, net, spec.trace, shell);
+        let mut world = World::new(spec.policy.clone(), names, team, spec.seed, net, spec.trace, shell);
         let probed = spec.probe.is_some();
         // Agents build events when someone reads them, or when a fault needs the
         // labels they carry.
@@ -290,7 +299,8 @@ impl<S: Shell> World<S> {
             super::MailboxWorld::ClaudeCode(m) => {
                 let planned =
                     std::iter::once(false).chain(spec.teammates.iter().map(|(_, t)| t.require_plan)).collect();
-                world.sim.team = Some(Box::new(super::teambox::TeamInboxes::new(m, planned)))
+                let inboxes = super::teambox::TeamInboxes::new(m, planned, world.names.len());
+                world.sim.team = Some(Box::new(inboxes))
             }
         }
         if spec.frames {

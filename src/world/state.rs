@@ -336,6 +336,12 @@ impl Fingerprint for Scheduled {
                 c.word(12 | (*shown as u64) << 8);
                 c.agent(*agent);
             }
+            Scheduled::PhantomSend { from, to, text } => {
+                c.word(13);
+                c.agent(*from);
+                c.text(to);
+                c.text(text);
+            }
             Scheduled::Restart { agent } => {
                 c.word(3);
                 c.agent(*agent);

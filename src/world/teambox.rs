@@ -50,6 +50,8 @@ pub struct TeamMailbox {
     pub lock: bool,
     /// The mark after a read marks every entry read, not only those read.
     pub mark_all: bool,
+    /// A send to a name not on the team is refused, not written.
+    pub check_recipients: bool,
 }
 
 impl Default for TeamMailbox {
@@ -59,6 +61,7 @@ impl Default for TeamMailbox {
             cost: ReadCost { per_read: Millis(1), per_kib: Millis::ZERO },
             lock: true,
             mark_all: false,
+            check_recipients: true,
         }
     }
 }
@@ -118,8 +121,10 @@ pub struct TeamInboxes {
 }
 
 impl TeamInboxes {
-    pub fn new(spec: TeamMailbox, planned: Vec<bool>) -> TeamInboxes {
-        let agents = planned.len();
+    /// `planned`: each member's `planModeRequired`; `names`: how many names
+    /// the run has (the members, the adversary, names not on the team).
+    pub fn new(spec: TeamMailbox, planned: Vec<bool>, names: usize) -> TeamInboxes {
+        let agents = names;
         TeamInboxes {
             spec,
             planned,
@@ -180,8 +185,13 @@ impl TeamInboxes {
         let members: Vec<(String, bool)> =
             names.iter().zip(&self.planned).skip(1).map(|(n, p)| (n.clone(), *p)).collect();
         out.insert("config.json".to_string(), folder::config(&names[0], &members));
+        // Each member's inbox, and that of each name not on the team that
+        // was written to (the adversary, not a member, has none).
+        let members = self.planned.len();
         for (i, name) in names.iter().enumerate().take(self.arrays.len()) {
-            out.insert(folder::inbox_path(name), self.array(i, names));
+            if i < members || (i > members && !self.arrays[i].is_empty()) {
+                out.insert(folder::inbox_path(name), self.array(i, names));
+            }
         }
         out
     }
@@ -447,6 +457,47 @@ pub fn cap_display<S: Shell>(w: &mut World<S>, agent: AgentId, shown: u32) {
     inb.caps.insert(agent, shown);
     let entries = crate::words::plural(u64::from(shown), "entry");
     w.record(Event::Note { text: format!("{name}'s runtime now shows at most {entries} a read") });
+}
+
+/// `phantom_send`: `from` sends `text` to `to`, a name not on the team. With
+/// `recipients = "team"` (the default) the runtime refuses it and the
+/// sender is told; with `"any"`, as Claude Code does (claude-code#84494,
+/// #25135), it writes `inboxes/<to>.json` and reports the message sent,
+/// and nobody ever reads it.
+pub fn phantom_send<S: Shell>(w: &mut World<S>, from: AgentId, to: &str, text: crate::protocol::Text) {
+    let Some(p) = w.names.iter().position(|n| n == to).map(|i| AgentId(i as u32)) else { return };
+    let Some(inb) = w.sim.team.as_deref() else { return };
+    let message_type = crate::protocol::MessageType::Message;
+    if !w.sim.roster.statuses[from.index()].is_active() {
+        let text = format!("{} is not running: no message to {to} is sent", w.names[from.index()]);
+        w.record(Event::Note { text });
+        return;
+    }
+    if inb.spec.check_recipients {
+        let error = crate::protocol::SendError::UnknownRecipient;
+        let to = crate::protocol::Address::Agent(p);
+        w.record(Event::Refuse { from, to, message_type, error });
+        return;
+    }
+    w.next_msg += 1;
+    let seq = w.next_msg;
+    let at = w.now();
+    let to_address = crate::protocol::Address::Agent(p);
+    let words = Some(text.clone());
+    w.record(Event::Send { seq, from, to: to_address, message_type, request_id: None, approve: None, words });
+    let Some(inb) = w.sim.team.as_deref_mut() else { return };
+    let cost = entry_cost(text.len());
+    inb.held = inb.held.saturating_add(cost);
+    inb.written += 1;
+    let entry =
+        Entry { number: inb.written, seq, from, at, read: false, text: text.to_string().into_boxed_str(), copy: None };
+    inb.arrays[p.index()].push(entry);
+    let path = folder::inbox_path(to);
+    let sender = &w.names[from.index()];
+    let text = format!(
+        "{sender}'s message to {to} is written to {path} and reported sent: {to} is not on the team, and nobody will read it (claude-code#84494)"
+    );
+    w.record(Event::Alert { agent: from, text });
 }
 
 /// A teammate shut down: the runtime tells the lead, in memory (the lead's

@@ -328,16 +328,18 @@ impl Builder<'_> {
     }
 
     /// A violation the file expects: allowed only where a defence is off
-    /// (or, for no-silent-loss, where the drain truncates).
+    /// (or, for no-silent-loss, where the inboxes lose messages by design:
+    /// a truncating drain, or Claude Code's with a switch of its own off).
     fn expect_violation(&mut self, v: &S<String>) -> Option<Expect> {
         let invariant = Invariant::parse(v.get_ref());
-        let allowed = |i| may_expect(self.all_defences_on, self.truncate_drain, i);
-        if self.truncate_drain && invariant.is_some_and(|i| !allowed(i)) {
+        let allowed = |i| may_expect(self.all_defences_on, self.lossy_inboxes, i);
+        if self.lossy_inboxes && invariant.is_some_and(|i| !allowed(i)) {
             self.err(
                 v.span(),
                 format!(
-                    "with every defence on, drain = \"truncate\" lets a file expect no-silent-loss only (the drain \
-                 loses messages by design, and breaks nothing else): a {} violation is a bug, not an expectation",
+                    "with every defence on, inboxes that lose messages by design (drain = \"truncate\"; lock = \"off\", \
+                 mark_read = \"all\" or recipients = \"any\") let a file expect no-silent-loss only: a {} violation \
+                 is a bug, not an expectation",
                     v.get_ref()
                 ),
             )
@@ -350,7 +352,8 @@ impl Builder<'_> {
             self.err(
                 v.span(),
                 "expecting a violation needs a defence switched off ([policy.defences]), or, for no-silent-loss \
-             only, drain = \"truncate\" with mailbox = \"file\"; with all on, none can happen",
+             only, inboxes that lose messages by design (drain = \"truncate\" with mailbox = \"file\"; lock = \"off\", \
+             mark_read = \"all\" or recipients = \"any\" with mailbox = \"claude-code\"); with all on, none can happen",
             )
             .label("cannot happen with every defence on")
             .help("switch one off, like [policy.defences] with sender_check = false, or remove this [[expect]]");

@@ -65,6 +65,7 @@ impl Builder<'_> {
             FaultKind::Crash | FaultKind::Stall | FaultKind::TornWrite => self.agent_fault(&c, timed),
             FaultKind::JunkLine => self.junk_line_fault(&c, timed),
             FaultKind::RepeatedDelivery | FaultKind::DisplayCap => self.runtime_fault(&c, timed),
+            FaultKind::PhantomSend => self.phantom_send(&c, timed),
             FaultKind::Forge => self.forge_fault(&c, timed),
             FaultKind::Replay => self.replay_fault(&c, timed),
         }
@@ -315,6 +316,35 @@ impl Builder<'_> {
                 _ => Scheduled::DisplayCap { agent, shown: n },
             },
         ));
+    }
+
+    /// A send to a name not on the team (claude-code#84494).
+    fn phantom_send(&mut self, c: &FaultCtx, timed: &mut Vec<(Millis, Scheduled)>) {
+        let (n, d, at, team) = (c.n, c.f.get_ref(), c.at, c.team);
+        if !self.claude_code {
+            self.err(d.kind.span(), format!("fault #{n}: phantom_send writes to a Claude Code inbox"))
+                .label("Claude Code inboxes only")
+                .help("set mailbox = \"claude-code\" in [policy]");
+            return;
+        }
+        let (true, true) = (self.needs(c, d.from.is_some(), "from"), self.needs(c, d.to.is_some(), "to")) else {
+            return;
+        };
+        let Some(from) = self.agent(d.from.as_ref().unwrap(), team, "from") else { return };
+        let to = d.to.as_ref().unwrap();
+        let name = to.get_ref();
+        let plausible = !name.is_empty()
+            && name.len() <= 64
+            && name.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_');
+        if team.names.iter().any(|m| m == name) || name == "adversary" || !plausible {
+            let why = if plausible { format!("{name:?} is on the team") } else { format!("{name:?} is not a name") };
+            self.err(to.span(), format!("fault #{n}: a phantom send goes to a name not on the team; {why}"))
+                .label("not a phantom")
+                .help("name someone who is not on the team, like to = \"alcie\"; to message a member, use a [[step]] with do = \"message\"");
+            return;
+        }
+        let text = d.text.as_ref().map_or("a message nobody will read", |t| t.get_ref().as_str());
+        timed.push((at, Scheduled::PhantomSend { from, to: name.as_str().into(), text: text.into() }));
     }
 
     /// A message an adversary injects, claiming to be someone else.

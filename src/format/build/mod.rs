@@ -247,18 +247,19 @@ fn lossy(m: &MailboxWorld) -> bool {
     match m {
         MailboxWorld::Memory => false,
         MailboxWorld::File(f) => f.drain == Drain::ReadThenTruncate,
-        MailboxWorld::ClaudeCode(t) => !t.lock || t.mark_all,
+        MailboxWorld::ClaudeCode(t) => !t.lock || t.mark_all || !t.check_recipients,
     }
 }
 
 /// Which broken invariants a file may expect: any, with a defence switched
 /// off (the file shows what the defence prevents); with every defence on,
-/// no-silent-loss alone, and only under the reference's drain in file mode
-/// (read, then truncate), which loses messages by design. Anything else
+/// no-silent-loss alone, and only with inboxes that lose messages by design
+/// (the reference's drain, Claude Code's with a switch of its own off: see
+/// [`lossy`]). Anything else
 /// broken with every defence on is a bug, not an expectation. The file check
 /// and `shrink` both ask this.
-pub fn may_expect(all_defences_on: bool, truncate_drain: bool, invariant: Invariant) -> bool {
-    !all_defences_on || (truncate_drain && invariant == Invariant::NoSilentLoss)
+pub fn may_expect(all_defences_on: bool, lossy_inboxes: bool, invariant: Invariant) -> bool {
+    !all_defences_on || (lossy_inboxes && invariant == Invariant::NoSilentLoss)
 }
 
 /// Parses and checks a scenario. All problems found are returned, first one first.
@@ -334,12 +335,11 @@ struct Builder<'a> {
     index: LineIndex<'a>,
     errors: Vec<ScenarioError>,
     /// No defence is switched off, so no violation can be expected (but
-    /// no-silent-loss, where `truncate_drain` says so).
+    /// no-silent-loss, where `lossy_inboxes` says so).
     all_defences_on: bool,
-    /// File mode with the reference's drain (read, then truncate), which
-    /// loses messages by design: no-silent-loss may break with every
-    /// defence on, and only that.
-    truncate_drain: bool,
+    /// Inboxes that lose messages by design (see [`lossy`]): no-silent-loss
+    /// may break with every defence on, and only that.
+    lossy_inboxes: bool,
     /// `mailbox = "file"`: file-only faults (torn_write) are allowed.
     file_mode: bool,
     /// `mailbox = "claude-code"`: its faults (repeated_delivery) are allowed.
@@ -573,7 +573,7 @@ impl Builder<'_> {
             index: LineIndex::new(src),
             errors: Vec::new(),
             all_defences_on: true,
-            truncate_drain: false,
+            lossy_inboxes: false,
             file_mode: false,
             claude_code: false,
             hidden: std::collections::BTreeSet::new(),
@@ -634,7 +634,7 @@ impl Builder<'_> {
         let mailbox = self.mailbox(&doc);
         self.file_mode = mailbox.file().is_some();
         self.claude_code = matches!(mailbox, MailboxWorld::ClaudeCode(_));
-        self.truncate_drain = lossy(&mailbox);
+        self.lossy_inboxes = lossy(&mailbox);
         let lead = LeadSpec {
             on_plan: self.answers(&doc.lead.on_plan, "lead.on_plan").unwrap_or(Answers::always(Answer::Approve)),
             feedback: doc.lead.feedback.as_deref().map(Text::from),

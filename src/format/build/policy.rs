@@ -97,8 +97,11 @@ impl Builder<'_> {
             },
         };
         let file_only = [("drain", p.drain.as_ref().map(|x| x.span())), ("prune", p.prune.as_ref().map(|x| x.span()))];
-        let claude_only =
-            [("lock", p.lock.as_ref().map(|x| x.span())), ("mark_read", p.mark_read.as_ref().map(|x| x.span()))];
+        let claude_only = [
+            ("lock", p.lock.as_ref().map(|x| x.span())),
+            ("mark_read", p.mark_read.as_ref().map(|x| x.span())),
+            ("recipients", p.recipients.as_ref().map(|x| x.span())),
+        ];
         let either = [
             ("inbox_poll", p.inbox_poll.as_ref().map(|x| x.span())),
             ("read_cost", p.read_cost.as_ref().map(|x| x.span())),
@@ -158,6 +161,9 @@ impl Builder<'_> {
         }
         if let Some(x) = self.one_of(&p.mark_read, "mark_read", &["shown", "all"]) {
             m.mark_all = x == "all";
+        }
+        if let Some(x) = self.one_of(&p.recipients, "recipients", &["team", "any"]) {
+            m.check_recipients = x == "team";
         }
         m
     }
