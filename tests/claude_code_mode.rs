@@ -331,3 +331,48 @@ fn an_entry_marked_read_and_queued_is_lost_if_its_agent_dies_before_its_turn_end
         serde_json::from_slice(&std::fs::read(tmp.path().join("inboxes/alice.json")).unwrap()).unwrap();
     assert_eq!(alice[0]["read"], true, "read means queued, not seen (#58179)");
 }
+
+/// Bad input names the key, the reason and the fix; nothing is run.
+#[test]
+fn a_setting_or_fault_of_another_world_or_out_of_range_is_refused_with_its_fix() {
+    let head = "name = \"t\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\n";
+    let cases: &[(&str, &str, &str)] = &[
+        ("[policy]\nmailbox = \"claude-code\"\nlock = \"of\"\n", "lock = \"of\" is not a setting", "off"),
+        ("[policy]\nlock = \"off\"\n", "`lock` applies to Claude Code inboxes only", "mailbox = \"claude-code\""),
+        (
+            "[policy]\nmailbox = \"file\"\nmark_read = \"all\"\n",
+            "`mark_read` applies to Claude Code inboxes only",
+            "mailbox = \"claude-code\"",
+        ),
+        ("[policy]\nmailbox = \"claude-code\"\ndrain = \"offset\"\n", "`drain` applies to file inboxes only", "mailbox = \"file\""),
+        ("[policy]\nmailbox = \"claude_code\"\n", "mailbox = \"claude_code\" is not a setting", "claude-code"),
+        (
+            "[policy]\nmailbox = \"file\"\n[[fault]]\nkind = \"repeated_delivery\"\nat = \"1s\"\nagent = \"alice\"\ncount = 3\n",
+            "acts on Claude Code's inbox arrays",
+            "mailbox = \"claude-code\"",
+        ),
+        (
+            "[policy]\nmailbox = \"claude-code\"\n[[fault]]\nkind = \"repeated_delivery\"\nat = \"1s\"\nagent = \"alice\"\ncount = 1\n",
+            "count = 1 is too few",
+            "count = 2",
+        ),
+        (
+            "[policy]\nmailbox = \"claude-code\"\n[[fault]]\nkind = \"phantom_send\"\nat = \"1s\"\nfrom = \"lead\"\nto = \"alice\"\n",
+            "\"alice\" is on the team",
+            "do = \"message\"",
+        ),
+        (
+            "[policy]\nmailbox = \"claude-code\"\n[[fault]]\nkind = \"display_cap\"\nat = \"1s\"\nagent = \"alice\"\n",
+            "is missing `count`",
+            "count",
+        ),
+    ];
+    for (tail, says, fix) in cases {
+        let text = format!("{head}{tail}");
+        let errors =
+            handshake::scenario::load_str("t.toml", &text).err().unwrap_or_else(|| panic!("{tail} must be refused"));
+        let all: Vec<String> =
+            errors.iter().map(|e| format!("{} {}", e.message, e.help.clone().unwrap_or_default())).collect();
+        assert!(all.iter().any(|e| e.contains(says) && e.contains(fix)), "{tail}: {all:?}");
+    }
+}
