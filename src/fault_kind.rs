@@ -143,6 +143,9 @@ mod tests {
             "replay",
             "torn_write",
             "junk_line",
+            "repeated_delivery",
+            "display_cap",
+            "phantom_send",
         ];
         assert_eq!(names, written);
     }
