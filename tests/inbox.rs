@@ -291,7 +291,7 @@ fn file_mode_keys_are_checked_with_their_place() {
     let e = first_error(&format!("[policy]\ndrain = \"offset\"\n{team}"));
     assert!(e.starts_with("bad.toml:3:9") && e.contains("mailbox = \"file\""), "{e}");
     let e = first_error(&format!("[policy]\nmailbox = \"disk\"\n{team}"));
-    assert!(e.starts_with("bad.toml:3:") && e.contains("\"memory\" or \"file\""), "{e}");
+    assert!(e.starts_with("bad.toml:3:") && e.contains("\"memory\", \"file\" or \"claude-code\""), "{e}");
     let e = first_error(&format!("[policy]\nmailbox = \"file\"\ndrain = \"rename\"\n{team}"));
     assert!(e.starts_with("bad.toml:4:") && e.contains("\"truncate\" or \"offset\""), "{e}");
     let e = first_error(&format!("[policy]\nmailbox = \"file\"\ninbox_poll = \"0ms\"\n{team}"));

@@ -207,6 +207,8 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
             // An offer the file's lead passes on itself: no step, but
             // its delivery time is the history's all the same.
             (MessageType::Request(_), Some(id)) if passing.by_lead && passing.ids.contains_key(id) => {
+                // Its label is the one the file's lead gives it: answers quote it.
+                asked.extend(label.cloned());
                 faults.extend(link_fault(e.t, from_name, to_name, message_type, &dropped, &delivered, *seq));
                 continue;
             }

@@ -14,6 +14,9 @@ pub enum LaneState {
     Lead,
     /// The adversary exists only to forge and replay.
     Adversary,
+    /// A name not on the team, which only a send to a name that is not a
+    /// member writes to (Claude Code's runtime writes to any name).
+    Outside,
     Working,
     WaitingApproval,
     Idle,
@@ -42,6 +45,7 @@ impl LaneState {
         match self {
             LaneState::Lead => "lead",
             LaneState::Adversary => "adversary",
+            LaneState::Outside => "not on the team",
             LaneState::Working => "working",
             LaneState::WaitingApproval => "waiting for approval",
             LaneState::Idle => "idle",
@@ -75,6 +79,8 @@ pub enum Role {
     Lead,
     Teammate,
     Adversary,
+    /// A name not on the team that a message was written to.
+    Outside,
 }
 
 #[derive(Clone, Debug)]

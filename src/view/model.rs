@@ -56,10 +56,11 @@ pub fn build(o: &Outcome, opts: &ViewOptions) -> Model {
     quiet::fold(b.finish())
 }
 
-/// The adversary's id, if the team has one (it is always the last agent).
+/// The adversary's id, if the team has one: after the members, before
+/// any name not on the team that a message was written to ("adversary" is
+/// a name no member may take).
 fn adversary(n: &Names) -> Option<AgentId> {
-    let count = n.agents.len();
-    (count > 1 && n.agents[count - 1] == "adversary").then(|| AgentId(count as u32 - 1))
+    n.agents.iter().skip(1).position(|a| a == "adversary").map(|i| AgentId(i as u32 + 1))
 }
 
 /// The names a picture writes: a folded group's representative is written
@@ -150,6 +151,8 @@ impl<'a> Builder<'a> {
                     continue;
                 }
                 Role::Adversary
+            } else if adversary.is_some_and(|a| id > a) {
+                Role::Outside
             } else {
                 Role::Teammate
             };
@@ -197,6 +200,7 @@ impl<'a> Builder<'a> {
                     match l.role {
                         Role::Lead => LaneState::Lead,
                         Role::Adversary => LaneState::Adversary,
+                        Role::Outside => LaneState::Outside,
                         Role::Teammate => LaneState::Working,
                     },
                 )]

@@ -115,6 +115,7 @@ pub fn state_colour(s: LaneState) -> &'static str {
     match s {
         LaneState::Lead => "#1a237e",
         LaneState::Adversary => "#ad1457",
+        LaneState::Outside => "#bdbdbd",
         LaneState::Working => "#43a047",
         LaneState::WaitingApproval => "#f9a825",
         LaneState::Idle => "#90a4ae",
@@ -432,7 +433,7 @@ fn lifelines(out: &mut String, c: &Canvas) {
             let bot = if s.to == c.last { c.bottom } else { g.y[s.to] };
             let style = if s.state.is_gone() {
                 r#" stroke-width="2" stroke-dasharray="2 4""#
-            } else if s.state == LaneState::Adversary {
+            } else if matches!(s.state, LaneState::Adversary | LaneState::Outside) {
                 r#" stroke-width="2" stroke-dasharray="6 3""#
             } else {
                 r#" stroke-width="5""#
@@ -829,6 +830,7 @@ fn names(out: &mut String, c: &Canvas) {
         let (fill, stroke) = match lane.role {
             Role::Lead => ("#e8eaf6", "#1a237e"),
             Role::Adversary => ("#fce4ec", FORGED),
+            Role::Outside => ("#f5f5f5", "#9e9e9e"),
             Role::Teammate => ("#f1f8e9", "#558b2f"),
         };
         let _ = writeln!(
@@ -846,9 +848,10 @@ fn names(out: &mut String, c: &Canvas) {
 
 /// What is written under a lane: its name and the roster's last word.
 fn foot(lane: &super::model::Lane) -> String {
-    match lane.last {
-        Some(s) => format!("{} · {}", lane.name, s),
-        None => lane.name.clone(),
+    match (lane.last, lane.role) {
+        (Some(s), _) => format!("{} · {}", lane.name, s),
+        (None, Role::Outside) => format!("{} · {}", lane.name, LaneState::Outside.as_str()),
+        (None, _) => lane.name.clone(),
     }
 }
 
