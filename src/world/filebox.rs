@@ -343,8 +343,7 @@ pub fn arm<S: Shell>(w: &mut World<S>, agent: AgentId) {
     if std::mem::replace(&mut inb.armed[agent.index()], true) {
         return;
     }
-    let poll = inb.spec.poll.0.max(1);
-    let at = Millis((now.0 / poll + 1) * poll);
+    let at = super::mailbox::next_poll(now, inb.spec.poll);
     w.schedule(at, Due::ReadInbox { agent });
 }
 

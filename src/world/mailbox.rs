@@ -4,7 +4,7 @@
 //! `teambox`); memory mode is the actors' mailboxes, with nothing here.
 
 use super::{filebox, teambox, FileMailbox, Shell, World};
-use crate::protocol::{AgentId, Delivery};
+use crate::protocol::{AgentId, Delivery, Millis};
 pub use teambox::TeamMailbox;
 
 /// Where messages wait for their receiver (the scenario's `mailbox` key).
@@ -45,6 +45,13 @@ impl MailboxWorld {
     }
 }
 
+/// When an owner polling every `poll` next reads, after `now`: the next
+/// multiple of it (a poll of 0 is taken as 1 ms).
+pub(super) fn next_poll(now: Millis, poll: Millis) -> Millis {
+    let poll = poll.0.max(1);
+    Millis((now.0 / poll + 1) * poll)
+}
+
 /// A message arrives: `true` if an inbox world took it (it waits in a file).
 #[inline]
 pub fn took<S: Shell>(w: &mut World<S>, d: &Delivery) -> bool {
@@ -83,4 +90,30 @@ pub fn settle<S: Shell>(w: &mut World<S>) {
 /// Whether an inbox world stopped the run at its bound.
 pub fn full<S: Shell>(w: &World<S>) -> bool {
     w.sim.inbox.as_ref().is_some_and(|i| i.full) || w.sim.team.as_ref().is_some_and(|i| i.full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_poll_is_the_next_multiple_strictly_after_now() {
+        let s = Millis::from_secs(1);
+        assert_eq!(next_poll(Millis(0), s), Millis(1000));
+        assert_eq!(next_poll(Millis(999), s), Millis(1000));
+        assert_eq!(next_poll(Millis(1000), s), Millis(2000), "a poll now has been taken: the next");
+        assert_eq!(next_poll(Millis(7), Millis::ZERO), Millis(8), "a zero poll reads every millisecond");
+    }
+
+    #[test]
+    fn each_world_is_named_as_a_file_writes_it() {
+        let all = [
+            MailboxWorld::Memory,
+            MailboxWorld::File(FileMailbox::default()),
+            MailboxWorld::ClaudeCode(TeamMailbox::default()),
+        ];
+        let names: Vec<&str> = all.iter().map(MailboxWorld::name).collect();
+        assert_eq!(names, MailboxWorld::NAMES);
+        assert!(all[0].is_memory() && all[1].file().is_some() && all[2].file().is_none());
+    }
 }

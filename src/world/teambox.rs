@@ -317,8 +317,8 @@ pub fn arm<S: Shell>(w: &mut World<S>, agent: AgentId) {
     if std::mem::replace(&mut inb.armed[agent.index()], true) {
         return;
     }
-    let poll = inb.spec.poll.0.max(1);
-    w.schedule(Millis((now.0 / poll + 1) * poll), Due::ReadInbox { agent });
+    let at = super::mailbox::next_poll(now, inb.spec.poll);
+    w.schedule(at, Due::ReadInbox { agent });
 }
 
 /// The poll: the runtime reads the array, unlocked. What it read is marked
