@@ -56,6 +56,9 @@ pub enum FaultKind {
     /// runtime writes to that name's inbox and reports sent (Claude Code
     /// inboxes only).
     PhantomSend,
+    /// A teammate asks the lead for its own shutdown, which Claude Code lets
+    /// it do, with a request id that names the lead (Claude Code inboxes only).
+    MisroutedId,
 }
 
 impl FaultKind {
@@ -83,6 +86,7 @@ impl FaultKind {
             FaultKind::JunkLine => &["at", "agent", "text"],
             FaultKind::RepeatedDelivery | FaultKind::DisplayCap => &["at", "agent", "count"],
             FaultKind::PhantomSend => &["at", "from", "to", "text"],
+            FaultKind::MisroutedId => &["at", "agent"],
             FaultKind::Stall => &["at", "until", "agent"],
             FaultKind::Forge => &["at", "from", "to", "message"],
             FaultKind::Replay => &["at", "request", "type"],
@@ -107,7 +111,10 @@ impl FaultKind {
     /// Whether it acts on Claude Code's inbox arrays, so only a team with
     /// `mailbox = "claude-code"` can have it.
     pub fn needs_claude_code(self) -> bool {
-        matches!(self, FaultKind::RepeatedDelivery | FaultKind::DisplayCap | FaultKind::PhantomSend)
+        matches!(
+            self,
+            FaultKind::RepeatedDelivery | FaultKind::DisplayCap | FaultKind::PhantomSend | FaultKind::MisroutedId
+        )
     }
 }
 
@@ -146,6 +153,7 @@ mod tests {
             "repeated_delivery",
             "display_cap",
             "phantom_send",
+            "misrouted_id",
         ];
         assert_eq!(names, written);
     }

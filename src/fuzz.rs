@@ -875,7 +875,8 @@ impl Gen<'_> {
             | FaultKind::JunkLine
             | FaultKind::RepeatedDelivery
             | FaultKind::DisplayCap
-            | FaultKind::PhantomSend => return None,
+            | FaultKind::PhantomSend
+            | FaultKind::MisroutedId => return None,
             FaultKind::Replay => {
                 let l = self.label()?;
                 f.at = Some(Millis(self.time()));

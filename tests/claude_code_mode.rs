@@ -23,6 +23,7 @@ const BUNDLED: &[(&str, &str)] = &[
     ("55-claude-code-unseen-entries-marked-read", "#63684"),
     ("56-claude-code-leftover-shutdown-after-respawn", "#45874"),
     ("57-claude-code-send-to-a-name-not-on-the-team", "#84494"),
+    ("58-claude-code-teammate-asks-the-lead-to-stop", "#81464"),
 ];
 
 /// A folder of this test's own, removed when it is done.
@@ -93,6 +94,7 @@ fn the_defence_each_scenario_names_decides_its_bug() {
         ),
         ("55-claude-code-unseen-entries-marked-read", "mark_read=shown", Some("no-silent-loss"), None),
         ("57-claude-code-send-to-a-name-not-on-the-team", "recipients=team", Some("no-silent-loss"), None),
+        ("58-claude-code-teammate-asks-the-lead-to-stop", "defences.sender_check=false", None, Some("single-terminal")),
         (
             "56-claude-code-leftover-shutdown-after-respawn",
             "defences.incarnation_check=false",

@@ -243,11 +243,22 @@ impl Lead {
                         self.next_load(d.sender, ctx);
                     }
                 }
-                // What the lead itself asks (a shutdown, say) only a
-                // forgery asks of it: `admit` records it as such, and the
-                // lead never obeys one anyway.
-                Message::Request { kind, .. } if kind.spec().asker.is_lead() => {
-                    super::admit(d, ctx);
+                // What the lead itself asks (a shutdown, say) only a forgery
+                // asks of it, or a teammate whose runtime checks no asker
+                // (Claude Code's, claude-code#81464): the sender check turns
+                // it away, and `admit` records it as such. Without that
+                // check, a shutdown is obeyed as Claude Code's lead obeyed
+                // one: approved, and the lead that approves it stops.
+                Message::Request { kind, request_id, .. } if kind.spec().asker.is_lead() => {
+                    if let Some(a) = super::admit(d, ctx) {
+                        if *kind == Kind::Shutdown {
+                            let yes =
+                                Message::Response { kind: *kind, request_id: *request_id, approve: true, words: None };
+                            ctx.send(Address::Agent(a.asker), yes);
+                            ctx.out.push(Command::Status(crate::trace::RosterStatus::Shutdown));
+                            ctx.out.push(Command::Stop);
+                        }
+                    }
                 }
                 Message::Request { kind, .. } => {
                     if let Some(a) = super::admit(d, ctx) {

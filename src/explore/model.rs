@@ -660,6 +660,7 @@ fn named_by_faults(spec: &crate::world::TeamSpec) -> Vec<AgentId> {
             | Scheduled::RepeatedDelivery { agent, .. }
             | Scheduled::DisplayCap { agent, .. }
             | Scheduled::PhantomSend { from: agent, .. }
+            | Scheduled::MisroutedId { agent }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => out.push(*agent),

@@ -115,6 +115,7 @@ pub fn owner(due: &Due) -> AgentId {
             | Scheduled::RepeatedDelivery { agent, .. }
             | Scheduled::DisplayCap { agent, .. }
             | Scheduled::PhantomSend { from: agent, .. }
+            | Scheduled::MisroutedId { agent }
             | Scheduled::Restart { agent }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => *agent,

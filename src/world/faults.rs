@@ -46,6 +46,11 @@ pub enum Scheduled {
         to: crate::protocol::Text,
         text: crate::protocol::Text,
     },
+    /// Claude Code mode: `agent` asks the lead for its own shutdown; the
+    /// request's id names its target, the lead.
+    MisroutedId {
+        agent: AgentId,
+    },
     Restart {
         agent: AgentId,
     },
@@ -98,6 +103,7 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
         Scheduled::RepeatedDelivery { agent, times } => super::teambox::fail_marks(w, agent, times),
         Scheduled::DisplayCap { agent, shown } => super::teambox::cap_display(w, agent, shown),
         Scheduled::PhantomSend { from, to, text } => super::teambox::phantom_send(w, from, &to, text),
+        Scheduled::MisroutedId { agent } => super::teambox::ask_the_lead_to_stop(w, agent),
         Scheduled::Stall { agent, until } => stall(w, agent, until),
         Scheduled::Unstall { agent, until } => unstall(w, agent, until),
         Scheduled::Cut { partition } => network::cut(w, partition),

@@ -336,6 +336,10 @@ impl Fingerprint for Scheduled {
                 c.word(12 | (*shown as u64) << 8);
                 c.agent(*agent);
             }
+            Scheduled::MisroutedId { agent } => {
+                c.word(14);
+                c.agent(*agent);
+            }
             Scheduled::PhantomSend { from, to, text } => {
                 c.word(13);
                 c.agent(*from);

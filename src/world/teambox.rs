@@ -500,6 +500,34 @@ pub fn phantom_send<S: Shell>(w: &mut World<S>, from: AgentId, to: &str, text: c
     w.record(Event::Alert { agent: from, text });
 }
 
+/// `misrouted_id`: teammate `agent` asks the lead for its own shutdown, as
+/// Claude Code lets a teammate do (claude-code#81464). Its runtime checks no
+/// asker: the request goes out, and its id names its target, the lead
+/// (`shutdown-<ms>@lead`). What the lead does with it is the lead's: the
+/// sender check turns it away (only the lead asks for a shutdown).
+pub fn ask_the_lead_to_stop<S: Shell>(w: &mut World<S>, agent: AgentId) {
+    let name = w.names[agent.index()].clone();
+    if !w.sim.roster.statuses[agent.index()].is_active() {
+        w.record(Event::Note { text: format!("{name} is not running: it asks nothing") });
+        return;
+    }
+    // Its own id, from the run's message count: the same run, the same id.
+    let request_id = RequestId(uuid::Uuid::from_u128(0x81464 << 96 | u128::from(w.next_msg + 1)));
+    let words = Some(crate::protocol::Text::from("my work is done: may I stop?"));
+    let message =
+        Message::Request { kind: crate::protocol::Kind::Shutdown, request_id, words, deadline: Millis::NEVER };
+    let lead = AgentId::LEAD;
+    let text = format!(
+        "{name}'s runtime lets {name} ask the lead for a shutdown of its own; the request's id names its target, {} \
+         (claude-code#81464)",
+        w.names[lead.index()]
+    );
+    w.record(Event::Note { text });
+    let env =
+        crate::protocol::Envelope { from: agent, to: crate::protocol::Address::Agent(lead), sent_at: w.now(), message };
+    w.transmit(agent, lead, env);
+}
+
 /// A teammate shut down: the runtime tells the lead, in memory (the lead's
 /// inbox file never holds it).
 pub fn terminated<S: Shell>(w: &mut World<S>, agent: AgentId) {

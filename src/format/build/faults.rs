@@ -66,6 +66,7 @@ impl Builder<'_> {
             FaultKind::JunkLine => self.junk_line_fault(&c, timed),
             FaultKind::RepeatedDelivery | FaultKind::DisplayCap => self.runtime_fault(&c, timed),
             FaultKind::PhantomSend => self.phantom_send(&c, timed),
+            FaultKind::MisroutedId => self.misrouted_id(&c, timed),
             FaultKind::Forge => self.forge_fault(&c, timed),
             FaultKind::Replay => self.replay_fault(&c, timed),
         }
@@ -316,6 +317,32 @@ impl Builder<'_> {
                 _ => Scheduled::DisplayCap { agent, shown: n },
             },
         ));
+    }
+
+    /// A teammate asks the lead for its own shutdown (claude-code#81464).
+    fn misrouted_id(&mut self, c: &FaultCtx, timed: &mut Vec<(Millis, Scheduled)>) {
+        let (n, d, at, team) = (c.n, c.f.get_ref(), c.at, c.team);
+        if !self.claude_code {
+            self.err(
+                d.kind.span(),
+                format!("fault #{n}: misrouted_id is a request Claude Code's runtime lets through"),
+            )
+            .label("Claude Code inboxes only")
+            .help("set mailbox = \"claude-code\" in [policy]");
+            return;
+        }
+        if !self.needs(c, d.agent.is_some(), "agent") {
+            return;
+        }
+        let who = d.agent.as_ref().unwrap();
+        let Some(agent) = self.agent(who, team, "agent") else { return };
+        if agent == AgentId::LEAD {
+            self.err(who.span(), format!("fault #{n}: the lead does not ask itself to stop"))
+                .label("the lead")
+                .help("name a teammate: it asks the lead for its own shutdown");
+            return;
+        }
+        timed.push((at, Scheduled::MisroutedId { agent }));
     }
 
     /// A send to a name not on the team (claude-code#84494).
