@@ -220,6 +220,7 @@ fn the_audit_of_the_folder_a_run_wrote_gives_the_runs_own_verdict() {
     // through what a folder cannot show (a forgery, a defence's judgement,
     // an incarnation stamp, a lost entry, the task protocol); a message to a
     // name not on the team (57) is in the folder, and both say so.
+    eprintln!("{runs} runs' folders audited, {compared} verdicts alike, broken alike: {broken_alike:?}");
     assert!(runs >= 20 && compared >= 120, "{runs} runs, {compared} verdicts compared");
     assert!(
         broken_alike.iter().any(|b| b.starts_with("57-") && b.ends_with("no-silent-loss")),
@@ -377,4 +378,19 @@ fn a_setting_or_fault_of_another_world_or_out_of_range_is_refused_with_its_fix()
             errors.iter().map(|e| format!("{} {}", e.message, e.help.clone().unwrap_or_default())).collect();
         assert!(all.iter().any(|e| e.contains(says) && e.contains(fix)), "{tail}: {all:?}");
     }
+}
+
+/// Point 4: what a run writes, `watch` reads too (it follows a folder as it
+/// changes; here the folder is whole already).
+#[test]
+fn watch_reads_the_folder_a_run_wrote() {
+    let tmp = Scratch::new("watch");
+    let dir = tmp.path().join("team");
+    let scenario = path("57-claude-code-send-to-a-name-not-on-the-team").display().to_string();
+    let (code, text) = handshake(&["run", &scenario, "--inbox-dir", &dir.display().to_string()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(dir.join("config.json").is_file() && dir.join("inboxes/alcie.json").is_file(), "{text}");
+    let (code, text) = handshake(&["watch", &dir.display().to_string(), "--for", "1s"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("invariant no-silent-loss") && text.contains("inboxes/alcie.json"), "{text}");
 }
