@@ -394,3 +394,19 @@ fn watch_reads_the_folder_a_run_wrote() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("invariant no-silent-loss") && text.contains("inboxes/alcie.json"), "{text}");
 }
+
+#[test]
+fn an_inbox_expectation_counts_the_arrays_entries_by_what_their_text_says() {
+    let s = load_file(&path("56-claude-code-leftover-shutdown-after-respawn")).unwrap();
+    let o = run(&s, None);
+    let report = |lines: u32| {
+        let text = std::fs::read_to_string(path("56-claude-code-leftover-shutdown-after-respawn")).unwrap();
+        let text = text.replace("lines = 2", &format!("lines = {lines}"));
+        let changed = handshake::scenario::load_str("56.toml", &text).unwrap();
+        handshake::scenario::check::judge_outcome(&changed, &o)
+    };
+    assert!(report(2).is_empty(), "{:?}", report(2));
+    let wrong = report(3);
+    assert_eq!(wrong.len(), 1, "{wrong:?}");
+    assert!(wrong[0].message.contains("inboxes/alice.json holds 2 entries of type shutdown_request"), "{wrong:?}");
+}

@@ -493,7 +493,7 @@ fn unmet_expectations(
             Expect::Received { message_type, by, from, count } => {
                 failures.extend(received_unmet(e, o, last, &facts, *message_type, by, from.as_deref(), *count))
             }
-            Expect::InboxLines { owner, lines, message_type } => {
+            Expect::InboxLines { owner, lines, message_type, .. } => {
                 failures.extend(inbox_unmet(e, o, last, owner, *lines, *message_type))
             }
             Expect::Expired { count } => {
@@ -591,7 +591,8 @@ fn received_unmet(
     )
 }
 
-/// File mode: how many lines (of a type) an inbox file holds at the end.
+/// How many lines (file mode) or entries (Claude Code mode) of a type an
+/// inbox file holds at the end.
 fn inbox_unmet(
     e: &Expect,
     o: &Outcome,
@@ -601,20 +602,41 @@ fn inbox_unmet(
     message_type: Option<crate::protocol::MessageType>,
 ) -> Option<Failure> {
     let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Some(failure(e, o, last, message, focus));
-    let path = crate::inbox::inbox_path(owner);
-    let text = o.inbox_files.get(&path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
-    let got = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter(|l| message_type.is_none_or(|t| line_type(l).as_deref() == Some(t.name())))
-        .count();
+    let array = crate::inbox::team::inbox_path(owner);
+    let (path, got, unit) = match o.inbox_files.get(&array) {
+        Some(bytes) => (array, entries_of(bytes, message_type), "entry"),
+        None => {
+            let path = crate::inbox::inbox_path(owner);
+            let text = o.inbox_files.get(&path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+            let got = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .filter(|l| message_type.is_none_or(|t| line_type(l).as_deref() == Some(t.name())))
+                .count();
+            (path, got, "line")
+        }
+    };
     if got == lines as usize {
         return None;
     }
     let of = message_type.map(|t| format!(" of type {t}")).unwrap_or_default();
-    fail(format!("{path} holds {got} line(s){of} at the end, expected {lines}"), &|e: &Event| {
-        matches!(e, Event::Read { .. })
-    })
+    let holds = if unit == "line" { format!("{got} line(s)") } else { crate::words::plural(got as u64, unit) };
+    fail(format!("{path} holds {holds}{of} at the end, expected {lines}"), &|e: &Event| matches!(e, Event::Read { .. }))
+}
+
+/// How many entries of a Claude Code inbox array say a message of
+/// `message_type` (each entry's `text` read as the audit reads it).
+fn entries_of(bytes: &[u8], message_type: Option<crate::protocol::MessageType>) -> usize {
+    use crate::inbox::team_text::{read, Said};
+    use crate::protocol::MessageType;
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(bytes).unwrap_or_default();
+    let type_of = |e: &serde_json::Value| match read(e.get("text").and_then(|t| t.as_str()).unwrap_or("")) {
+        Said::Request { kind, .. } => Some(MessageType::Request(kind)),
+        Said::Answer { kind, .. } => Some(MessageType::Response(kind)),
+        Said::Plain => Some(MessageType::Message),
+        _ => None,
+    };
+    entries.iter().filter(|e| message_type.is_none_or(|t| type_of(e) == Some(t))).count()
 }
 
 /// What expectations ask about a run, gathered in one pass over its events:
@@ -691,9 +713,16 @@ pub fn describe_expect(e: &Expect) -> String {
                 None => format!("{by} receives a {message_type}{whence}"),
             }
         }
-        Expect::InboxLines { owner, lines, message_type } => {
+        Expect::InboxLines { owner, lines, message_type, entries } => {
             let of = message_type.map(|t| format!(" of type {t}")).unwrap_or_default();
-            format!("{} holds {lines} line(s){of}", crate::inbox::inbox_path(owner))
+            match entries {
+                true => format!(
+                    "{} holds {}{of}",
+                    crate::inbox::team::inbox_path(owner),
+                    crate::words::plural(u64::from(*lines), "entry")
+                ),
+                false => format!("{} holds {lines} line(s){of}", crate::inbox::inbox_path(owner)),
+            }
         }
     }
 }

@@ -143,16 +143,17 @@ impl Builder<'_> {
         Some(Expect::Received { message_type, by: by.get_ref().clone(), from, count: d.count })
     }
 
-    /// An inbox file's lines at the end (file mode).
+    /// An inbox file's lines (file mode) or entries (Claude Code mode) at the end.
     fn expect_inbox(&mut self, d: &ExpectDoc, owner: &S<String>, team: &Team) -> Option<Expect> {
         self.agent(owner, team, "inbox")?;
-        if !self.file_mode {
+        if !self.file_mode && !self.claude_code {
             self.err(
                 owner.span(),
-                "expect on an inbox's lines needs mailbox = \"file\": memory mailboxes leave no file",
+                "expect on an inbox's lines needs mailbox = \"file\" or \"claude-code\": memory mailboxes leave \
+                 no file",
             )
             .label("no inbox file")
-            .help("set mailbox = \"file\" in [policy]");
+            .help("set mailbox = \"file\" or mailbox = \"claude-code\" in [policy]");
             return None;
         }
         let Some(lines) = d.lines else {
@@ -165,7 +166,7 @@ impl Builder<'_> {
             Some(t) => Some(self.message_type(t)?),
             None => None,
         };
-        Some(Expect::InboxLines { owner: owner.get_ref().clone(), lines, message_type })
+        Some(Expect::InboxLines { owner: owner.get_ref().clone(), lines, message_type, entries: self.claude_code })
     }
 
     /// A request's end state.

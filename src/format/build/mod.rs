@@ -155,12 +155,15 @@ pub enum Expect {
         from: Option<String>,
         count: Option<u32>,
     },
-    /// File mode: `owner`'s inbox file holds exactly `lines` lines at the
-    /// end (of `message_type` only, if given).
+    /// An inbox world: `owner`'s inbox file holds exactly `lines` lines
+    /// (file mode) or entries (Claude Code mode) at the end (of
+    /// `message_type` only, if given).
     InboxLines {
         owner: String,
         lines: u32,
         message_type: Option<MessageType>,
+        /// Counted in the array's entries (Claude Code mode), not lines.
+        entries: bool,
     },
 }
 
