@@ -70,6 +70,9 @@ pub struct ExploreArgs {
     /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Explore by hand instead of searching: serve a page on ADDR (default 127.0.0.1 and a free port, printed with the URL) on which you take each choice yourself; the budgets say what may go wrong. Ctrl-C stops it
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    pub serve: Option<String>,
 }
 
 /// `--order`, as the command line names the search orders.
@@ -129,6 +132,11 @@ pub fn main(a: ExploreArgs) -> i32 {
         Err(code) => return code,
     };
     let budgets = budgets(&a, &scenario);
+    if let Some(addr) = &a.serve {
+        let title = if scenario.name.is_empty() { scenario.path.clone() } else { scenario.name.clone() };
+        let by_hand = crate::explore::by_hand::ByHand::new(&scenario, &title, budgets);
+        return super::serve::serve(&by_hand, addr);
+    }
     let started = std::time::Instant::now();
     if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored", a.format) {
         return code;

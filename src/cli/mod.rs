@@ -11,6 +11,7 @@ pub mod fuzz;
 pub mod merge;
 pub mod progress;
 pub mod run;
+pub mod serve;
 pub mod shrink;
 mod sweep;
 pub mod watch;

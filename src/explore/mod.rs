@@ -18,6 +18,7 @@
 //! expanded on `Bounds::jobs` threads and merged in one-thread order, so
 //! the result does not depend on the number of threads.
 
+pub mod by_hand;
 pub mod model;
 
 pub use model::{Action, Finding, Model, State};

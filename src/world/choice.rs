@@ -147,6 +147,13 @@ impl<S: Shell> World<S> {
         self.sim.queue.earliest().into_iter().find(|(_, d)| owner(d) == who).map(|(k, _)| (first, k))
     }
 
+    /// `owner`'s first event due at the earliest instant, and when: what a
+    /// `Fire` choice for it would fire.
+    pub fn first_event_of(&self, who: AgentId) -> Option<(Millis, &Due)> {
+        let first = self.sim.queue.next_time()?;
+        self.sim.queue.earliest().into_iter().find(|(_, d)| owner(d) == who).map(|(_, d)| (first, d))
+    }
+
     /// Where in flight the message numbered `seq` is.
     pub fn in_flight(&self, seq: u64) -> Option<usize> {
         self.sim.flight.as_ref()?.iter().position(|d| d.seq == seq)

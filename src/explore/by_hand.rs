@@ -1,0 +1,220 @@
+//! Exploring by hand (`explore FILE --serve`): the world a path of choices
+//! leads to, told as a page shows it. A path is the index of the choice
+//! taken at each step among the choices enabled there, in the order the
+//! explorer lists them, so a path written in a URL leads to the same state
+//! whenever the same file is read with the same budgets.
+//!
+//! Pure: the explorer's model steps the world; this module only walks it
+//! and describes where the walk stands (the choices in words, the path, the
+//! agents, each invariant's status). The server is the command line's.
+
+use super::{Action, Budgets, Model, State, Subject};
+use crate::oracle::{check_log, Invariant, Log};
+use crate::protocol::Millis;
+use crate::trace::{Names, Stamped};
+use crate::world::{Choice, Stop};
+use serde_json::{json, Value};
+
+/// A walk may be this long at most: a URL is a person's, not a search's.
+pub const MAX_STEPS: usize = 2_000;
+
+/// A scenario to walk by hand.
+pub struct ByHand {
+    model: Model,
+    names: Vec<String>,
+    policy: crate::protocol::Policy,
+    require_plan: Vec<bool>,
+    title: String,
+}
+
+/// Where a path leads.
+pub struct Walk {
+    state: State,
+    log: Vec<Stamped>,
+    /// Each step taken: its choice in words and when it happened.
+    taken: Vec<(String, Millis)>,
+    /// The events logged before each step (the first step's start is 0).
+    starts: Vec<usize>,
+    enabled: Vec<Action>,
+}
+
+impl ByHand {
+    pub fn new(scenario: &dyn Subject, title: &str, budgets: Budgets) -> ByHand {
+        let model = Model::playing_file_faults(scenario, budgets, false);
+        let names = model.names().to_vec();
+        let policy = scenario.team().policy.clone();
+        ByHand { model, names, policy, require_plan: scenario.require_plan(), title: title.to_string() }
+    }
+
+    /// The state `path` leads to, or why it leads nowhere (an index with no
+    /// choice behind it: the file or the budgets changed since it was written).
+    pub fn walk(&self, path: &[usize]) -> Result<Walk, String> {
+        if path.len() > MAX_STEPS {
+            return Err(format!("a path of {} steps is longer than the {MAX_STEPS} a page walks", path.len()));
+        }
+        let mut state = self.model.start();
+        let mut log = self.model.start_log().to_vec();
+        let mut enabled = Vec::new();
+        let mut taken = Vec::with_capacity(path.len());
+        let mut starts = Vec::with_capacity(path.len());
+        for (step, &i) in path.iter().enumerate() {
+            self.model.actions(&state, &mut enabled);
+            let Some(a) = enabled.get(i).cloned() else {
+                let there = match enabled.len() {
+                    0 => "nothing more can happen there".to_string(),
+                    1 => "only 1 is enabled there".to_string(),
+                    n => format!("only {n} are enabled there"),
+                };
+                return Err(format!(
+                    "step {} takes choice {i}, but {there} (was the file or a budget changed since this path was \
+                     taken?)",
+                    step + 1
+                ));
+            };
+            let words = self.words(&state, &a, &log);
+            starts.push(log.len());
+            self.model.apply(&mut state, &a, Some(&mut log));
+            // When it happened: a fired event moves the clock to its time.
+            taken.push((words, state.now()));
+        }
+        self.model.actions(&state, &mut enabled);
+        Ok(Walk { state, log, taken, starts, enabled })
+    }
+
+    /// A choice in words: a message by its type and request, not its number.
+    fn words(&self, s: &State, a: &Action, log: &[Stamped]) -> String {
+        let name = |id: &crate::protocol::AgentId| self.names.get(id.index()).map_or("?", String::as_str);
+        let mut labels = Names { agents: self.names.clone(), ..Names::default() };
+        labels.learn_labels(log);
+        let message = |place: usize| {
+            s.flight().get(place).map_or_else(
+                || "a message".to_string(),
+                |d| {
+                    let label = d.envelope.message.request_id().map(|id| format!(" [{}]", labels.label_or_short(id)));
+                    let (from, to) = (name(&d.sender), name(&d.to));
+                    format!("{}{} from {from} to {to}", d.envelope.message.type_name(), label.unwrap_or_default())
+                },
+            )
+        };
+        match a {
+            Choice::Deliver { msg } => format!("deliver {}", message(*msg)),
+            Choice::Drop { msg } => format!("drop {}", message(*msg)),
+            Choice::Duplicate { msg } => format!("duplicate {}", message(*msg)),
+            Choice::Fire { owner } => self.event_words(s, *owner),
+            Choice::Crash { agent, restart: true } => format!("crash {} (it may restart)", name(agent)),
+            Choice::Crash { agent, restart: false } => format!("crash {} for good", name(agent)),
+            Choice::Restart { agent } => format!("restart {}", name(agent)),
+            Choice::Inject { from, to, message } => {
+                format!("the adversary sends {} to {}, claiming to be {}", message.type_name(), name(to), name(from))
+            }
+            Choice::Wait { .. } => "let the clock move on".to_string(),
+        }
+    }
+
+    /// What firing `owner`'s next event does, in words.
+    fn event_words(&self, s: &State, owner: crate::protocol::AgentId) -> String {
+        use crate::agent::{Input, Timer};
+        use crate::world::Due;
+        let who = self.names.get(owner.index()).map_or("?", String::as_str);
+        let Some((at, due)) = s.world().first_event_of(owner) else { return format!("{who}'s next event") };
+        let what = match due {
+            Due::Wake { timer: Timer::Deadline, .. } => format!("{who}'s deadline timer fires"),
+            Due::Wake { timer: Timer::WorkStep, .. } => format!("{who} finishes a step of its work"),
+            Due::Input { input: Input::Start, .. } => format!("{who} starts"),
+            Due::Input { input: Input::Script(_), .. } => format!("{who} takes its next scripted step"),
+            Due::Input { input: Input::Restart { .. } | Input::Respawn { .. }, .. } => format!("{who} comes back"),
+            Due::Input { .. } => format!("{who} takes its next input"),
+            Due::Fault(_) => format!("a scheduled fault strikes {who}"),
+            Due::ReadInbox { .. } => format!("{who} reads its inbox"),
+            Due::InboxRead(_) | Due::TeamRead(_) => format!("{who}'s inbox read ends"),
+            Due::Deliver(_) => format!("a message reaches {who}"),
+        };
+        format!("{what} (at {at})")
+    }
+
+    /// Where `path` stands, as the page shows it.
+    pub fn view(&self, path: &[usize]) -> Result<Value, String> {
+        let w = self.walk(path)?;
+        let mut names = Names { agents: self.names.clone(), ..Names::default() };
+        names.learn_labels(&w.log);
+        let choices: Vec<Value> = w
+            .enabled
+            .iter()
+            .enumerate()
+            .map(|(i, a)| json!({ "index": i, "words": self.words(&w.state, a, &w.log) }))
+            .collect();
+        let steps: Vec<Value> = w
+            .taken
+            .iter()
+            .enumerate()
+            .map(|(i, (words, at))| json!({ "index": path[i], "words": words, "at": at.to_string() }))
+            .collect();
+        let events: Vec<String> = w.log.iter().map(|e| e.describe(&names)).collect();
+        let roster = w.state.roster();
+        let agents: Vec<Value> = roster
+            .iter()
+            .enumerate()
+            .map(|(i, status)| json!({ "name": self.names[i], "status": status.as_str() }))
+            .collect();
+        Ok(json!({
+            "scenario": self.title,
+            "now": w.state.now().to_string(),
+            "path": steps,
+            "choices": choices,
+            "ended": w.enabled.is_empty(),
+            "invariants": self.standings(&w, &names),
+            "events": events,
+            "agents": agents,
+        }))
+    }
+
+    /// Each invariant where the walk stands: it holds, it broke at the last
+    /// step, or it broke earlier on the path.
+    fn standings(&self, w: &Walk, names: &Names) -> Vec<Value> {
+        let log = Log { names, events: &w.log, ended_at: w.state.now(), stop: Stop::ScheduleEnd };
+        let found = check_log(&log, &self.policy, &self.require_plan);
+        let last_step_from = w.starts.last().copied();
+        Invariant::all()
+            .into_iter()
+            .map(|i| {
+                let broken: Vec<_> = found.iter().filter(|v| v.invariant == i).collect();
+                let status = match broken.first() {
+                    None => "holds",
+                    Some(v) if v.event.zip(last_step_from).is_some_and(|(e, from)| e >= from) => "broken here",
+                    Some(_) => "broken earlier",
+                };
+                let detail = broken.first().map(|v| v.detail.clone());
+                json!({ "name": i.name(), "status": status, "detail": detail })
+            })
+            .collect()
+    }
+}
+
+/// A path as a URL writes it: indices joined by dots (`0.2.1`); empty for
+/// the start.
+pub fn parse_path(text: &str) -> Result<Vec<usize>, String> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.len() > MAX_STEPS {
+        return Err(format!("a path of {} steps is longer than the {MAX_STEPS} a page walks", parts.len()));
+    }
+    parts
+        .iter()
+        .map(|p| p.parse::<usize>().map_err(|_| format!("{p:?} in the path is not a choice's number")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_reads_back_from_its_url_form_and_bad_ones_say_why() {
+        assert_eq!(parse_path(""), Ok(vec![]));
+        assert_eq!(parse_path("0.2.1"), Ok(vec![0, 2, 1]));
+        assert!(parse_path("0.x").unwrap_err().contains("\"x\""));
+        assert!(parse_path(&vec!["0"; MAX_STEPS + 1].join(".")).is_err());
+    }
+}
