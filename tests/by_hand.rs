@@ -112,6 +112,10 @@ fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     assert_eq!(v["scenario"], "peer-deadlock-broken-by-timeouts");
     let (code, body) = get(&addr, "/api/view?path=0.99");
     assert_eq!(code, 400, "{body}");
+    let (code, page) = get(&addr, "/stepper?path=0.1.0.0");
+    assert_eq!(code, 200);
+    assert!(page.contains("Step through it") && page.contains("alice-asks-bob"), "the stepper of the path so far");
+    assert!(!page.contains("is expired —"), "the file's expectations are not judged on a path cut short");
     assert_eq!(get(&addr, "/etc/passwd").0, 404);
     assert_eq!(get(&addr, "/api/nothing").0, 404);
     // SAFETY: sending SIGINT to a child process this test started.

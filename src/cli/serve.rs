@@ -12,14 +12,16 @@
 //! leads; anything else is 404.
 
 use crate::explore::by_hand::{parse_path, ByHand};
+use crate::scenario::Scenario;
 use std::time::Duration;
 
 /// The page: one file, its text from the server's JSON set with
 /// `textContent` only, so nothing a scenario holds can run as markup.
 const PAGE: &str = include_str!("serve.html");
 
-/// Serves `by_hand` on `addr` until Ctrl-C; the exit status.
-pub fn serve(by_hand: &ByHand, addr: &str) -> i32 {
+/// Serves `by_hand`, a walk of `scenario`, on `addr` until Ctrl-C; the
+/// exit status.
+pub fn serve(scenario: &Scenario, by_hand: &ByHand, addr: &str) -> i32 {
     let server = match tiny_http::Server::http(addr) {
         Ok(s) => s,
         Err(e) => {
@@ -43,7 +45,7 @@ pub fn serve(by_hand: &ByHand, addr: &str) -> i32 {
                 return super::EXIT_FAILED;
             }
         };
-        let (status, kind, body) = answer(by_hand, request.method(), request.url());
+        let (status, kind, body) = answer(scenario, by_hand, request.method(), request.url());
         let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes()).expect("a valid header");
         let response = tiny_http::Response::from_string(body).with_status_code(status).with_header(header);
         // A browser that went away before the answer: nothing to do.
@@ -52,18 +54,35 @@ pub fn serve(by_hand: &ByHand, addr: &str) -> i32 {
 }
 
 /// What the server says to `method url`: status, content type, body.
-pub fn answer(by_hand: &ByHand, method: &tiny_http::Method, url: &str) -> (u16, &'static str, String) {
+pub fn answer(
+    scenario: &Scenario,
+    by_hand: &ByHand,
+    method: &tiny_http::Method,
+    url: &str,
+) -> (u16, &'static str, String) {
     const JSON: &str = "application/json; charset=utf-8";
     if *method != tiny_http::Method::Get {
         return (405, JSON, error("only GET is served"));
     }
     let (route, query) = url.split_once('?').unwrap_or((url, ""));
+    let path = query.split('&').find_map(|kv| kv.strip_prefix("path=")).unwrap_or("");
     match route {
         "/" => (200, "text/html; charset=utf-8", PAGE.to_string()),
-        "/api/view" => {
-            let path = query.split('&').find_map(|kv| kv.strip_prefix("path=")).unwrap_or("");
-            match parse_path(path).and_then(|p| by_hand.view(&p)) {
-                Ok(v) => (200, JSON, v.to_string()),
+        "/api/view" => match parse_path(path).and_then(|p| by_hand.view(&p)) {
+            Ok(v) => (200, JSON, v.to_string()),
+            Err(e) => (400, JSON, error(&e)),
+        },
+        // The path so far as `run --html` draws a run: the actors follow
+        // it, and the stepper shows every card, the wait-for graph and the
+        // sequence diagram at each event.
+        "/stepper" => {
+            let title = format!("{}, by hand", scenario.name);
+            let reproduce = "the path is in the page's URL";
+            match parse_path(path)
+                .and_then(|p| by_hand.schedule(&p))
+                .and_then(|s| crate::view::page::stepping_page(scenario, s.seed, Some(s), &title, reproduce))
+            {
+                Ok(page) => (200, "text/html; charset=utf-8", page),
                 Err(e) => (400, JSON, error(&e)),
             }
         }

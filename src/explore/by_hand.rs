@@ -36,6 +36,8 @@ pub struct Walk {
     /// The events logged before each step (the first step's start is 0).
     starts: Vec<usize>,
     enabled: Vec<Action>,
+    /// Each step as the world's choice, which the actors can follow.
+    choices: Vec<Choice>,
 }
 
 impl ByHand {
@@ -57,6 +59,7 @@ impl ByHand {
         let mut enabled = Vec::new();
         let mut taken = Vec::with_capacity(path.len());
         let mut starts = Vec::with_capacity(path.len());
+        let mut choices = Vec::with_capacity(path.len());
         for (step, &i) in path.iter().enumerate() {
             self.model.actions(&state, &mut enabled);
             let Some(a) = enabled.get(i).cloned() else {
@@ -73,12 +76,20 @@ impl ByHand {
             };
             let words = self.words(&state, &a, &log);
             starts.push(log.len());
+            choices.push(self.model.choice_of(&state, &a));
             self.model.apply(&mut state, &a, Some(&mut log));
             // When it happened: a fired event moves the clock to its time.
             taken.push((words, state.now()));
         }
         self.model.actions(&state, &mut enabled);
-        Ok(Walk { state, log, taken, starts, enabled })
+        Ok(Walk { state, log, taken, starts, enabled, choices })
+    }
+
+    /// The schedule `path` is, which the actors follow (`run --schedule`):
+    /// what the stepping page of the path so far is drawn from.
+    pub fn schedule(&self, path: &[usize]) -> Result<crate::world::Schedule, String> {
+        let w = self.walk(path)?;
+        Ok(crate::world::Schedule { seed: self.model.seed(), file_faults: true, choices: w.choices })
     }
 
     /// A choice in words: a message by its type and request, not its number.
