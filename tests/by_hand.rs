@@ -110,6 +110,18 @@ fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     assert_eq!(code, 200, "{body}");
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["scenario"], "peer-deadlock-broken-by-timeouts");
+    assert_eq!(v["choices"][0]["risk"]["known"], false, "the checker has just been asked");
+    let mut known = false;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let v: Value = serde_json::from_str(&get(&addr, "/api/view?path=").1).unwrap();
+        if v["choices"][0]["risk"]["known"] == true {
+            assert_eq!(v["choices"][0]["risk"]["complete"], true, "{v}");
+            known = true;
+            break;
+        }
+    }
+    assert!(known, "the background search answers within five seconds");
     let (code, body) = get(&addr, "/api/view?path=0.99");
     assert_eq!(code, 400, "{body}");
     let (code, page) = get(&addr, "/stepper?path=0.1.0.0");
@@ -124,4 +136,25 @@ fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     }
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "Ctrl-C stops it, as interrupted");
+}
+
+/// Point 3: what the checker knows of each choice, and its shortest
+/// schedule to a violation, which the page's "walk it" takes.
+#[test]
+fn the_checker_finds_the_shortest_schedule_through_a_choice_and_it_breaks_there() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/32-leftover-shutdown-kills-respawn.toml");
+    let s = load_file(&path).unwrap();
+    let h = ByHand::new(&s, &s.name, Budgets::default());
+    let risks = h.risks(&[], 20_000).unwrap();
+    let (what, walk) = risks[0].broken.clone().expect("the incarnation check is off: something breaks");
+    assert_eq!(what, "current-incarnation");
+    assert!(risks[0].complete);
+    let v = h.view(&walk).unwrap();
+    assert_eq!(status(&v, "current-incarnation"), "broken here", "{walk:?}");
+    // One step short of it, it still holds.
+    let before = h.view(&walk[..walk.len() - 1]).unwrap();
+    assert_eq!(status(&before, "current-incarnation"), "holds");
+    // With every defence on (22's timeouts break its deadlock), nothing breaks anywhere.
+    let safe = peer_deadlock().risks(&[], 20_000).unwrap();
+    assert!(safe.iter().all(|r| r.broken.is_none() && r.complete), "{safe:?}");
 }

@@ -27,6 +27,18 @@ pub struct ByHand {
     title: String,
 }
 
+/// What the checker knows of one choice: whether some schedule through it
+/// breaks an invariant, and the shortest it found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Risk {
+    /// The invariant broken first (or "a deadlock"), and the path that
+    /// breaks it, from the state the choice is taken in: the choice first.
+    pub broken: Option<(String, Vec<usize>)>,
+    /// Every state reachable through the choice was searched (within the
+    /// budgets): nothing found means nothing can break.
+    pub complete: bool,
+}
+
 /// Where a path leads.
 pub struct Walk {
     state: State,
@@ -83,6 +95,55 @@ impl ByHand {
         }
         self.model.actions(&state, &mut enabled);
         Ok(Walk { state, log, taken, starts, enabled, choices })
+    }
+
+    /// For each choice enabled where `path` leads, what a breadth-first
+    /// search from it finds within `budget` states in all (shared evenly).
+    pub fn risks(&self, path: &[usize], budget: usize) -> Result<Vec<Risk>, String> {
+        let w = self.walk(path)?;
+        let each = (budget / w.enabled.len().max(1)).max(1);
+        Ok((0..w.enabled.len()).map(|i| self.risk_through(&w.state, &w.enabled, i, each)).collect())
+    }
+
+    /// The shortest schedule through choice `i` of `enabled` (at `s`) that
+    /// breaks something, searched breadth first over at most `budget` states.
+    fn risk_through(&self, s: &State, enabled: &[Action], i: usize, budget: usize) -> Risk {
+        use std::collections::{HashSet, VecDeque};
+        let what = |f: &super::Finding| match f {
+            super::Finding::Broken(v) => v.invariant.name().to_string(),
+            super::Finding::Deadlock(_) => "a deadlock".to_string(),
+        };
+        let mut first = s.clone();
+        if let Some(f) = self.model.apply(&mut first, &enabled[i], None) {
+            return Risk { broken: Some((what(&f), vec![i])), complete: true };
+        }
+        let mut seen = HashSet::from([self.model.fingerprint(&first)]);
+        let mut frontier = VecDeque::from([(first, vec![i])]);
+        let mut actions = Vec::new();
+        while let Some((state, path)) = frontier.pop_front() {
+            self.model.actions(&state, &mut actions);
+            if actions.is_empty() {
+                if let Some(f) = self.model.at_end(&state) {
+                    return Risk { broken: Some((what(&f), path)), complete: true };
+                }
+                continue;
+            }
+            for (k, a) in actions.iter().enumerate() {
+                if seen.len() >= budget {
+                    return Risk { broken: None, complete: false };
+                }
+                let mut next = state.clone();
+                let mut longer = path.clone();
+                longer.push(k);
+                if let Some(f) = self.model.apply(&mut next, a, None) {
+                    return Risk { broken: Some((what(&f), longer)), complete: true };
+                }
+                if seen.insert(self.model.fingerprint(&next)) {
+                    frontier.push_back((next, longer));
+                }
+            }
+        }
+        Risk { broken: None, complete: true }
     }
 
     /// The schedule `path` is, which the actors follow (`run --schedule`):
@@ -227,5 +288,14 @@ mod tests {
         assert_eq!(parse_path("0.2.1"), Ok(vec![0, 2, 1]));
         assert!(parse_path("0.x").unwrap_err().contains("\"x\""));
         assert!(parse_path(&vec!["0"; MAX_STEPS + 1].join(".")).is_err());
+    }
+}
+
+#[cfg(test)]
+mod send_check {
+    fn sync<T: Sync + Send>() {}
+    #[test]
+    fn a_walk_can_be_searched_from_another_thread() {
+        sync::<super::ByHand>();
     }
 }
