@@ -128,6 +128,15 @@ fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     assert_eq!(code, 200);
     assert!(page.contains("Step through it") && page.contains("alice-asks-bob"), "the stepper of the path so far");
     assert!(!page.contains("is expired —"), "the file's expectations are not judged on a path cut short");
+    let (code, body) = get(&addr, "/api/whatif?path=0&setting=strict_hierarchy%3Dtrue");
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["whatif"]["setting"], "strict_hierarchy=true");
+    let events: Vec<&str> = v["events"].as_array().unwrap().iter().map(|e| e.as_str().unwrap()).collect();
+    assert!(events.iter().any(|e| e.contains("REFUSED")), "the hierarchy refuses alice's plan to bob: {events:?}");
+    let (code, body) = get(&addr, "/api/whatif?path=0&setting=no_such_key%3D1");
+    assert_eq!(code, 400);
+    assert!(body.contains("no_such_key"), "{body}");
     assert_eq!(get(&addr, "/etc/passwd").0, 404);
     assert_eq!(get(&addr, "/api/nothing").0, 404);
     // SAFETY: sending SIGINT to a child process this test started.
@@ -157,4 +166,25 @@ fn the_checker_finds_the_shortest_schedule_through_a_choice_and_it_breaks_there(
     // With every defence on (22's timeouts break its deadlock), nothing breaks anywhere.
     let safe = peer_deadlock().risks(&[], 20_000).unwrap();
     assert!(safe.iter().all(|r| r.broken.is_none() && r.complete), "{safe:?}");
+}
+
+/// Point 4: the same path in the file with one setting changed, and where
+/// the two part.
+#[test]
+fn what_if_takes_the_same_path_under_a_changed_file() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/32-leftover-shutdown-kills-respawn.toml");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let s = load_file(&path).unwrap();
+    let h = ByHand::new(&s, &s.name, Budgets::default());
+    let walk = h.risks(&[], 20_000).unwrap()[0].broken.clone().unwrap().1;
+    let schedule = h.schedule(&walk).unwrap();
+    let setting = handshake::scenario::whatif::Setting::parse("defences.incarnation_check=true").unwrap();
+    let on = handshake::scenario::whatif::scenario_with(&path.display().to_string(), &source, &setting).unwrap();
+    let other = ByHand::new(&on, &on.name, Budgets::default());
+    let (followed, parted) = other.follow(&schedule.choices);
+    assert_eq!(parted, None, "every step can be taken with the check on");
+    assert_eq!(followed.len(), walk.len());
+    let v = other.view(&followed).unwrap();
+    assert_eq!(status(&v, "current-incarnation"), "holds", "the check keeps it");
+    assert_eq!(status(&h.view(&walk).unwrap(), "current-incarnation"), "broken here");
 }

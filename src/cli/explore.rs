@@ -140,7 +140,14 @@ pub fn main(a: ExploreArgs) -> i32 {
         scenario.expects.clear();
         let title = if scenario.name.is_empty() { scenario.path.clone() } else { scenario.name.clone() };
         let by_hand = crate::explore::by_hand::ByHand::new(&scenario, &title, budgets);
-        return super::serve::serve(&scenario, &by_hand, addr);
+        let source = match std::fs::read_to_string(&a.path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {}: cannot read the file: {e}; nothing was served", a.path.display());
+                return super::EXIT_BAD_INPUT;
+            }
+        };
+        return super::serve::serve(&scenario, &source, &by_hand, addr);
     }
     let started = std::time::Instant::now();
     if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored", a.format) {

@@ -36,7 +36,9 @@ const MAX_KNOWN: usize = 512;
 
 /// Serves `by_hand`, a walk of `scenario`, on `addr` until Ctrl-C; the
 /// exit status.
-pub fn serve(scenario: &Scenario, by_hand: &ByHand, addr: &str) -> i32 {
+/// `source`: the file's text, as read when the command began (a "what if"
+/// changes it in memory; the file is never read again).
+pub fn serve(scenario: &Scenario, source: &str, by_hand: &ByHand, addr: &str) -> i32 {
     let server = match tiny_http::Server::http(addr) {
         Ok(s) => s,
         Err(e) => {
@@ -53,7 +55,7 @@ pub fn serve(scenario: &Scenario, by_hand: &ByHand, addr: &str) -> i32 {
         // The checker: searches from each state a page asks about, the
         // latest first, while the server answers clicks.
         scope.spawn(|| search_in_the_background(by_hand, &known, asked));
-        let code = answer_until_stopped(&server, scenario, by_hand, &known, &ask);
+        let code = answer_until_stopped(&server, (scenario, source), by_hand, &known, &ask);
         drop(ask);
         code
     })
@@ -78,7 +80,7 @@ fn search_in_the_background(by_hand: &ByHand, known: &Mutex<Known>, asked: std::
 
 fn answer_until_stopped(
     server: &tiny_http::Server,
-    scenario: &Scenario,
+    file: (&Scenario, &str),
     by_hand: &ByHand,
     known: &Mutex<Known>,
     ask: &std::sync::mpsc::Sender<String>,
@@ -96,7 +98,7 @@ fn answer_until_stopped(
                 return super::EXIT_FAILED;
             }
         };
-        let (status, kind, body) = answer(scenario, by_hand, request.method(), request.url(), known, ask);
+        let (status, kind, body) = answer(file, by_hand, request.method(), request.url(), known, ask);
         let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes()).expect("a valid header");
         let response = tiny_http::Response::from_string(body).with_status_code(status).with_header(header);
         // A browser that went away before the answer: nothing to do.
@@ -106,7 +108,7 @@ fn answer_until_stopped(
 
 /// What the server says to `method url`: status, content type, body.
 fn answer(
-    scenario: &Scenario,
+    (scenario, source): (&Scenario, &str),
     by_hand: &ByHand,
     method: &tiny_http::Method,
     url: &str,
@@ -121,6 +123,13 @@ fn answer(
     let path = query.split('&').find_map(|kv| kv.strip_prefix("path=")).unwrap_or("");
     match route {
         "/" => (200, "text/html; charset=utf-8", PAGE.to_string()),
+        "/api/whatif" => {
+            let setting = query.split('&').find_map(|kv| kv.strip_prefix("setting=")).map(decode).unwrap_or_default();
+            match what_if((scenario, source), by_hand, path, &setting) {
+                Ok(v) => (200, JSON, v.to_string()),
+                Err(e) => (400, JSON, error(&e)),
+            }
+        }
         "/api/view" => match parse_path(path).and_then(|p| by_hand.view(&p)) {
             Ok(mut v) => {
                 with_risks(&mut v, path, known, ask);
@@ -144,6 +153,63 @@ fn answer(
         }
         _ => (404, JSON, error(&format!("{route} is not served here: / is the page, /api/view?path=… the state"))),
     }
+}
+
+/// The path `path` taken in the file with `setting` made (`--compare`'s
+/// "what if"): where that world leads, and where it parts from this one,
+/// by step (a choice it cannot take) and by event (the first that differs).
+fn what_if(
+    (scenario, source): (&Scenario, &str),
+    by_hand: &ByHand,
+    path: &str,
+    setting: &str,
+) -> Result<serde_json::Value, String> {
+    let parsed = crate::scenario::whatif::Setting::parse(setting).map_err(|e| format!("{setting:?}: {e}"))?;
+    let mut changed = crate::scenario::whatif::scenario_with(&scenario.path, source, &parsed)?;
+    changed.expects.clear();
+    let other = ByHand::new(&changed, &changed.name, by_hand.budgets());
+    let steps = parse_path(path)?;
+    let schedule = by_hand.schedule(&steps)?;
+    let (followed, parted_at_step) = other.follow(&schedule.choices);
+    let mut v = other.view(&followed)?;
+    let here = by_hand.view(&steps)?;
+    let (a, b) = (here["events"].as_array(), v["events"].as_array());
+    let parted_at_event = match (a, b) {
+        (Some(a), Some(b)) => {
+            a.iter().zip(b).position(|(x, y)| x != y).or((a.len() != b.len()).then(|| a.len().min(b.len())))
+        }
+        _ => None,
+    };
+    v["whatif"] = serde_json::json!({
+        "setting": setting,
+        "parted_at_step": parted_at_step,
+        "parted_at_event": parted_at_event,
+    });
+    Ok(v)
+}
+
+/// `%3D` and `+` as a URL's query writes them, decoded.
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Adds to each choice of the view of `path` what the background search

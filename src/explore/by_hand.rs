@@ -25,6 +25,7 @@ pub struct ByHand {
     policy: crate::protocol::Policy,
     require_plan: Vec<bool>,
     title: String,
+    budgets: Budgets,
 }
 
 /// What the checker knows of one choice: whether some schedule through it
@@ -57,7 +58,12 @@ impl ByHand {
         let model = Model::playing_file_faults(scenario, budgets, false);
         let names = model.names().to_vec();
         let policy = scenario.team().policy.clone();
-        ByHand { model, names, policy, require_plan: scenario.require_plan(), title: title.to_string() }
+        ByHand { model, names, policy, require_plan: scenario.require_plan(), title: title.to_string(), budgets }
+    }
+
+    /// What may go wrong beside the file's own faults (the command line's budgets).
+    pub fn budgets(&self) -> Budgets {
+        self.budgets
     }
 
     /// The state `path` leads to, or why it leads nowhere (an index with no
@@ -144,6 +150,25 @@ impl ByHand {
             }
         }
         Risk { broken: None, complete: true }
+    }
+
+    /// The same choices as `schedule` (another world's path), taken here as
+    /// far as they can be: the path they are here, and the step (from 0)
+    /// where this world parts from them, if it does (a choice that is not
+    /// enabled here: a message not sent, an event not due).
+    pub fn follow(&self, schedule: &[Choice]) -> (Vec<usize>, Option<usize>) {
+        let mut state = self.model.start();
+        let mut enabled = Vec::new();
+        let mut path = Vec::with_capacity(schedule.len());
+        for (step, c) in schedule.iter().enumerate() {
+            self.model.actions(&state, &mut enabled);
+            let Some(k) = enabled.iter().position(|a| self.model.choice_of(&state, a) == *c) else {
+                return (path, Some(step));
+            };
+            path.push(k);
+            self.model.apply(&mut state, &enabled[k], None);
+        }
+        (path, None)
     }
 
     /// The schedule `path` is, which the actors follow (`run --schedule`):
