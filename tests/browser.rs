@@ -195,3 +195,103 @@ fn the_what_if_page_steps_both_runs_together_in_chromium() {
     assert_eq!(marked, 2, "the event where they part is marked in both lists");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 43, point 6: `explore --serve` in a real browser. 22's deadlock is
+/// formed by following the choices' links, two steps are taken back, the
+/// URL reloads the same state, and `strict_hierarchy` switched on in place
+/// shows the refusal.
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "needs chromium, not found when the tests were built: apt-get install chromium, or set CHROMIUM (.ci/run installs it)"
+)]
+fn exploring_22_by_hand_in_chromium() {
+    use std::io::BufRead;
+    let browser = chromium().expect("chromium was found when the tests were built, and must start now");
+    let file = common::bundled_files().into_iter().find(|f| f.ends_with("22-peer-deadlock.toml")).expect("bundled");
+    // The path to the deadlock: both ask first, then each request is delivered.
+    let s = load_file(&file).expect("loads");
+    let h = handshake::explore::by_hand::ByHand::new(&s, &s.name, handshake::explore::Budgets::default());
+    let mut path: Vec<usize> = Vec::new();
+    for _ in 0..40 {
+        let v = h.view(&path).unwrap();
+        let words = |k: &str| -> Vec<String> {
+            v[k].as_array().unwrap().iter().map(|c| c["words"].as_str().unwrap().to_string()).collect()
+        };
+        if words("path").iter().filter(|w| w.starts_with("deliver plan_approval_request")).count() == 2 {
+            break;
+        }
+        let next = words("choices");
+        let pick = next
+            .iter()
+            .position(|w| w.contains("takes its next scripted step"))
+            .or_else(|| next.iter().position(|w| w.starts_with("deliver plan_approval_request")))
+            .unwrap_or(0);
+        path.push(pick);
+    }
+    let mut server = Serving(
+        Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["explore", &file.to_string_lossy(), "--serve"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    // Kept open to the end: the server says when it stops.
+    let mut said = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    said.read_line(&mut line).unwrap();
+    let base = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches('/').to_string();
+    let joined = |p: &[usize]| p.iter().map(usize::to_string).collect::<Vec<_>>().join(".");
+    let page = |p: &[usize], extra: &str| {
+        let dom = headless(
+            &browser,
+            &["--dump-dom", "--virtual-time-budget=5000"],
+            &format!("{base}/#p={}{extra}", joined(p)),
+        );
+        (dom.matches("class=\"step\"").count(), text_of(&dom))
+    };
+
+    let (_, there) = page(&path, "");
+    assert!(there.contains("deliver plan_approval_request [alice-asks-bob] from alice to bob"), "{there}");
+    assert!(there.contains("deliver plan_approval_request [bob-asks-alice] from bob to alice"), "{there}");
+    assert!(there.contains("DEADLOCK") && there.contains("each waits for the next"), "the cycle, in the log: {there}");
+    assert!(there.contains("single-terminal: holds"), "both requests still pending: {there}");
+    let (back, _) = page(&path[..path.len() - 2], "");
+    let (steps_there, _) = page(&path, "");
+    assert_eq!(steps_there - back, 2, "two steps back: two fewer steps in the path");
+    let (_, start) = page(&[], "");
+    assert!(!start.contains("DEADLOCK"), "before anyone asks there is no cycle: {start}");
+    let (_, again) = page(&path, "");
+    assert_eq!(again, there, "the URL reloads the same state");
+    let (_, what_if) = page(&path, "&w=strict_hierarchy%3Dtrue");
+    assert!(what_if.contains("with strict_hierarchy=true:") && what_if.contains("REFUSED"), "{what_if}");
+
+    let shot = std::env::temp_dir().join(format!("handshake-by-hand-{}.png", std::process::id()));
+    headless(
+        &browser,
+        &[&format!("--screenshot={}", shot.display()), "--window-size=1400,900", "--virtual-time-budget=5000"],
+        &format!("{base}/#p={}", joined(&path)),
+    );
+    let bytes = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(bytes > 30_000, "the screenshot is not blank ({bytes} bytes)");
+    let _ = std::fs::remove_file(&shot);
+    // SAFETY: sending SIGINT to a child process this test started.
+    unsafe {
+        libc::kill(server.0.id() as libc::pid_t, libc::SIGINT);
+    }
+    assert_eq!(server.0.wait().unwrap().code(), Some(130));
+    line.clear();
+    said.read_line(&mut line).unwrap();
+    assert!(line.contains("stopped"), "{line}");
+}
+
+/// The server a test started, stopped however the test ends (a failed
+/// assertion must not leave it serving).
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

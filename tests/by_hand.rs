@@ -91,13 +91,15 @@ fn get(addr: &str, path: &str) -> (u16, String) {
 #[test]
 fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/22-peer-deadlock.toml");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
-        .args(["explore", &scenario.display().to_string(), "--serve"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut child = Serving(
+        std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["explore", &scenario.display().to_string(), "--serve"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut out = BufReader::new(child.0.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("{line}"));
@@ -141,9 +143,9 @@ fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     assert_eq!(get(&addr, "/api/nothing").0, 404);
     // SAFETY: sending SIGINT to a child process this test started.
     unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+        libc::kill(child.0.id() as libc::pid_t, libc::SIGINT);
     }
-    let status = child.wait().unwrap();
+    let status = child.0.wait().unwrap();
     assert_eq!(status.code(), Some(130), "Ctrl-C stops it, as interrupted");
 }
 
@@ -187,4 +189,15 @@ fn what_if_takes_the_same_path_under_a_changed_file() {
     let v = other.view(&followed).unwrap();
     assert_eq!(status(&v, "current-incarnation"), "holds", "the check keeps it");
     assert_eq!(status(&h.view(&walk).unwrap(), "current-incarnation"), "broken here");
+}
+
+/// The server a test started, stopped however the test ends (a failed
+/// assertion must not leave it serving).
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
