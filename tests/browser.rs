@@ -295,3 +295,40 @@ impl Drop for Serving {
         let _ = self.0.wait();
     }
 }
+
+/// Issue 43, security: a scenario's text is shown as text, never run as
+/// markup, on the served page (its name and its messages).
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "needs chromium, not found when the tests were built: apt-get install chromium, or set CHROMIUM (.ci/run installs it)"
+)]
+fn a_hostile_scenario_shows_as_text_on_the_served_page() {
+    use std::io::BufRead;
+    let browser = chromium().expect("chromium was found when the tests were built, and must start now");
+    let dir = std::env::temp_dir().join(format!("handshake-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hostile.toml");
+    let hostile = "</script><img src=x onerror=alert(1)>";
+    let text = format!(
+        "name = \"{}\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\n[[step]]\nat = \"1s\"\ndo = \"message\"\nto = \"alice\"\ntext = \"{}\"\n",
+        hostile.replace('"', "\\\""),
+        hostile.replace('"', "\\\"")
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut server = Serving(
+        Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["explore", &file.to_string_lossy(), "--serve"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut said = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    let mut line = String::new();
+    said.read_line(&mut line).unwrap();
+    let base = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches('/').to_string();
+    let dom = headless(&browser, &["--dump-dom", "--virtual-time-budget=5000"], &format!("{base}/#p=0.0"));
+    assert!(!dom.contains("<img src=\"x\""), "no element was made of the scenario's text");
+    assert!(dom.contains("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"), "shown as text: {dom}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
