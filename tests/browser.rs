@@ -229,18 +229,8 @@ fn exploring_22_by_hand_in_chromium() {
             .unwrap_or(0);
         path.push(pick);
     }
-    let mut server = Serving(
-        Command::new(env!("CARGO_BIN_EXE_handshake"))
-            .args(["explore", &file.to_string_lossy(), "--serve"])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let (mut server, mut said, base) = serve(&file);
     let mut line = String::new();
-    // Kept open to the end: the server says when it stops.
-    let mut said = std::io::BufReader::new(server.0.stdout.take().unwrap());
-    said.read_line(&mut line).unwrap();
-    let base = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches('/').to_string();
     let joined = |p: &[usize]| p.iter().map(usize::to_string).collect::<Vec<_>>().join(".");
     let page = |p: &[usize], extra: &str| {
         let dom = headless(
@@ -285,6 +275,24 @@ fn exploring_22_by_hand_in_chromium() {
     assert!(line.contains("stopped"), "{line}");
 }
 
+/// `explore FILE --serve` started, with what it says (kept open to the
+/// end: it says when it stops) and the address it serves.
+fn serve(file: &Path) -> (Serving, std::io::BufReader<std::process::ChildStdout>, String) {
+    use std::io::BufRead;
+    let mut server = Serving(
+        Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["explore", &file.to_string_lossy(), "--serve"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut said = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    let mut line = String::new();
+    said.read_line(&mut line).unwrap();
+    let base = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches('/').to_string();
+    (server, said, base)
+}
+
 /// The server a test started, stopped however the test ends (a failed
 /// assertion must not leave it serving).
 struct Serving(std::process::Child);
@@ -304,7 +312,6 @@ impl Drop for Serving {
     ignore = "needs chromium, not found when the tests were built: apt-get install chromium, or set CHROMIUM (.ci/run installs it)"
 )]
 fn a_hostile_scenario_shows_as_text_on_the_served_page() {
-    use std::io::BufRead;
     let browser = chromium().expect("chromium was found when the tests were built, and must start now");
     let dir = std::env::temp_dir().join(format!("handshake-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -316,17 +323,7 @@ fn a_hostile_scenario_shows_as_text_on_the_served_page() {
         hostile.replace('"', "\\\"")
     );
     std::fs::write(&file, text).unwrap();
-    let mut server = Serving(
-        Command::new(env!("CARGO_BIN_EXE_handshake"))
-            .args(["explore", &file.to_string_lossy(), "--serve"])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut said = std::io::BufReader::new(server.0.stdout.take().unwrap());
-    let mut line = String::new();
-    said.read_line(&mut line).unwrap();
-    let base = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches('/').to_string();
+    let (_server, _said, base) = serve(&file);
     let dom = headless(&browser, &["--dump-dom", "--virtual-time-budget=5000"], &format!("{base}/#p=0.0"));
     assert!(!dom.contains("<img src=\"x\""), "no element was made of the scenario's text");
     assert!(dom.contains("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"), "shown as text: {dom}");

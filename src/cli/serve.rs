@@ -124,7 +124,11 @@ fn answer(
     match route {
         "/" => (200, "text/html; charset=utf-8", PAGE.to_string()),
         "/api/whatif" => {
-            let setting = query.split('&').find_map(|kv| kv.strip_prefix("setting=")).map(decode).unwrap_or_default();
+            let setting = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("setting="))
+                .map(|v| percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned())
+                .unwrap_or_default();
             match what_if((scenario, source), by_hand, path, &setting) {
                 Ok(v) => (200, JSON, v.to_string()),
                 Err(e) => (400, JSON, error(&e)),
@@ -186,30 +190,6 @@ fn what_if(
         "parted_at_event": parted_at_event,
     });
     Ok(v)
-}
-
-/// `%3D` and `+` as a URL's query writes them, decoded.
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Adds to each choice of the view of `path` what the background search

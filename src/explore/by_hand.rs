@@ -51,6 +51,9 @@ pub struct Walk {
     enabled: Vec<Action>,
     /// Each step as the world's choice, which the actors can follow.
     choices: Vec<Choice>,
+    /// The team's names and the labels of the requests opened so far,
+    /// learned as the walk goes (once each, not once a step).
+    names: Names,
 }
 
 impl ByHand {
@@ -78,6 +81,8 @@ impl ByHand {
         let mut taken = Vec::with_capacity(path.len());
         let mut starts = Vec::with_capacity(path.len());
         let mut choices = Vec::with_capacity(path.len());
+        let mut names = Names { agents: self.names.clone(), ..Names::default() };
+        names.learn_labels(&log);
         for (step, &i) in path.iter().enumerate() {
             self.model.actions(&state, &mut enabled);
             let Some(a) = enabled.get(i).cloned() else {
@@ -92,15 +97,16 @@ impl ByHand {
                     step + 1
                 ));
             };
-            let words = self.words(&state, &a, &log);
+            let words = self.words(&state, &a, &names);
             starts.push(log.len());
             choices.push(self.model.choice_of(&state, &a));
             self.model.apply(&mut state, &a, Some(&mut log));
+            names.learn_labels(&log[starts[step]..]);
             // When it happened: a fired event moves the clock to its time.
             taken.push((words, state.now()));
         }
         self.model.actions(&state, &mut enabled);
-        Ok(Walk { state, log, taken, starts, enabled, choices })
+        Ok(Walk { state, log, taken, starts, enabled, choices, names })
     }
 
     /// For each choice enabled where `path` leads, what a breadth-first
@@ -179,10 +185,8 @@ impl ByHand {
     }
 
     /// A choice in words: a message by its type and request, not its number.
-    fn words(&self, s: &State, a: &Action, log: &[Stamped]) -> String {
+    fn words(&self, s: &State, a: &Action, labels: &Names) -> String {
         let name = |id: &crate::protocol::AgentId| self.names.get(id.index()).map_or("?", String::as_str);
-        let mut labels = Names { agents: self.names.clone(), ..Names::default() };
-        labels.learn_labels(log);
         let message = |place: usize| {
             s.flight().get(place).map_or_else(
                 || "a message".to_string(),
@@ -232,13 +236,12 @@ impl ByHand {
     /// Where `path` stands, as the page shows it.
     pub fn view(&self, path: &[usize]) -> Result<Value, String> {
         let w = self.walk(path)?;
-        let mut names = Names { agents: self.names.clone(), ..Names::default() };
-        names.learn_labels(&w.log);
+        let names = &w.names;
         let choices: Vec<Value> = w
             .enabled
             .iter()
             .enumerate()
-            .map(|(i, a)| json!({ "index": i, "words": self.words(&w.state, a, &w.log) }))
+            .map(|(i, a)| json!({ "index": i, "words": self.words(&w.state, a, names) }))
             .collect();
         let steps: Vec<Value> = w
             .taken
@@ -246,7 +249,7 @@ impl ByHand {
             .enumerate()
             .map(|(i, (words, at))| json!({ "index": path[i], "words": words, "at": at.to_string() }))
             .collect();
-        let events: Vec<String> = w.log.iter().map(|e| e.describe(&names)).collect();
+        let events: Vec<String> = w.log.iter().map(|e| e.describe(names)).collect();
         let roster = w.state.roster();
         let agents: Vec<Value> = roster
             .iter()
@@ -259,7 +262,7 @@ impl ByHand {
             "path": steps,
             "choices": choices,
             "ended": w.enabled.is_empty(),
-            "invariants": self.standings(&w, &names),
+            "invariants": self.standings(&w),
             "events": events,
             "agents": agents,
         }))
@@ -267,8 +270,8 @@ impl ByHand {
 
     /// Each invariant where the walk stands: it holds, it broke at the last
     /// step, or it broke earlier on the path.
-    fn standings(&self, w: &Walk, names: &Names) -> Vec<Value> {
-        let log = Log { names, events: &w.log, ended_at: w.state.now(), stop: Stop::ScheduleEnd };
+    fn standings(&self, w: &Walk) -> Vec<Value> {
+        let log = Log { names: &w.names, events: &w.log, ended_at: w.state.now(), stop: Stop::ScheduleEnd };
         let found = check_log(&log, &self.policy, &self.require_plan);
         let last_step_from = w.starts.last().copied();
         Invariant::all()

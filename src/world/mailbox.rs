@@ -52,18 +52,19 @@ pub(super) fn next_poll(now: Millis, poll: Millis) -> Millis {
     Millis((now.0 / poll + 1) * poll)
 }
 
-/// A message arrives: `true` if an inbox world took it (it waits in a file).
+/// A message arrives: an inbox world takes it (it waits in a file), or it
+/// is handed back for the actor's mailbox.
 #[inline]
-pub fn took<S: Shell>(w: &mut World<S>, d: &Delivery) -> bool {
+pub fn take<S: Shell>(w: &mut World<S>, d: Delivery) -> Option<Delivery> {
     if w.sim.inbox.is_some() && filebox::receives(w, d.to) {
-        filebox::append(w, d.clone());
-        return true;
+        filebox::append(w, d);
+        return None;
     }
     if w.sim.team.is_some() {
-        teambox::append(w, d.clone());
-        return true;
+        teambox::append(w, d);
+        return None;
     }
-    false
+    Some(d)
 }
 
 /// `agent` (restarted, respawned) reads what its inbox kept at its next poll.

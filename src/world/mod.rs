@@ -465,8 +465,11 @@ impl<S: Shell> World<S> {
     pub fn arrive(&mut self, mut delivery: Delivery) {
         let to = delivery.to;
         let status = self.sim.roster.statuses[to.index()];
-        if (self.sim.inbox.is_some() || self.sim.team.is_some()) && mailbox::took(self, &delivery) {
-            return;
+        if self.sim.inbox.is_some() || self.sim.team.is_some() {
+            match mailbox::take(self, delivery) {
+                Some(d) => delivery = d,
+                None => return,
+            }
         }
         if !status.is_active() {
             self.lost_with_receiver(&delivery);

@@ -289,10 +289,7 @@ impl Builder<'_> {
     /// most `count` entries.
     fn runtime_fault(&mut self, c: &FaultCtx, timed: &mut Vec<(Millis, Scheduled)>) {
         let (n, d, kind, at, team) = (c.n, c.f.get_ref(), c.kind, c.at, c.team);
-        if !self.claude_code {
-            self.err(d.kind.span(), format!("fault #{n}: {kind} acts on Claude Code's inbox arrays"))
-                .label("Claude Code inboxes only")
-                .help("set mailbox = \"claude-code\" in [policy]");
+        if !self.in_claude_code(c, format!("fault #{n}: {kind} acts on Claude Code's inbox arrays")) {
             return;
         }
         let (true, true) = (self.needs(c, d.agent.is_some(), "agent"), self.needs(c, d.count.is_some(), "count"))
@@ -319,16 +316,22 @@ impl Builder<'_> {
         ));
     }
 
+    /// Whether the file's inboxes are Claude Code's, which a fault of their
+    /// own needs; if not, says so (`why`).
+    fn in_claude_code(&mut self, c: &FaultCtx, why: String) -> bool {
+        if !self.claude_code {
+            self.err(c.f.get_ref().kind.span(), why)
+                .label("Claude Code inboxes only")
+                .help("set mailbox = \"claude-code\" in [policy]");
+        }
+        self.claude_code
+    }
+
     /// A teammate asks the lead for its own shutdown (claude-code#81464).
     fn misrouted_id(&mut self, c: &FaultCtx, timed: &mut Vec<(Millis, Scheduled)>) {
         let (n, d, at, team) = (c.n, c.f.get_ref(), c.at, c.team);
-        if !self.claude_code {
-            self.err(
-                d.kind.span(),
-                format!("fault #{n}: misrouted_id is a request Claude Code's runtime lets through"),
-            )
-            .label("Claude Code inboxes only")
-            .help("set mailbox = \"claude-code\" in [policy]");
+        if !self.in_claude_code(c, format!("fault #{n}: misrouted_id is a request Claude Code's runtime lets through"))
+        {
             return;
         }
         if !self.needs(c, d.agent.is_some(), "agent") {
@@ -348,10 +351,7 @@ impl Builder<'_> {
     /// A send to a name not on the team (claude-code#84494).
     fn phantom_send(&mut self, c: &FaultCtx, timed: &mut Vec<(Millis, Scheduled)>) {
         let (n, d, at, team) = (c.n, c.f.get_ref(), c.at, c.team);
-        if !self.claude_code {
-            self.err(d.kind.span(), format!("fault #{n}: phantom_send writes to a Claude Code inbox"))
-                .label("Claude Code inboxes only")
-                .help("set mailbox = \"claude-code\" in [policy]");
+        if !self.in_claude_code(c, format!("fault #{n}: phantom_send writes to a Claude Code inbox")) {
             return;
         }
         let (true, true) = (self.needs(c, d.from.is_some(), "from"), self.needs(c, d.to.is_some(), "to")) else {

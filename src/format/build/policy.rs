@@ -96,25 +96,23 @@ impl Builder<'_> {
                 }
             },
         };
-        let file_only = [("drain", p.drain.as_ref().map(|x| x.span())), ("prune", p.prune.as_ref().map(|x| x.span()))];
-        let claude_only = [
-            ("lock", p.lock.as_ref().map(|x| x.span())),
-            ("mark_read", p.mark_read.as_ref().map(|x| x.span())),
-            ("recipients", p.recipients.as_ref().map(|x| x.span())),
+        // Each inbox key and the worlds it belongs to, the first named in the fix.
+        const FILE: &[&str] = &["file"];
+        const CLAUDE: &[&str] = &["claude-code"];
+        const EITHER: &[&str] = &["file", "claude-code"];
+        let keys = [
+            ("drain", p.drain.as_ref().map(|x| x.span()), FILE),
+            ("prune", p.prune.as_ref().map(|x| x.span()), FILE),
+            ("lock", p.lock.as_ref().map(|x| x.span()), CLAUDE),
+            ("mark_read", p.mark_read.as_ref().map(|x| x.span()), CLAUDE),
+            ("recipients", p.recipients.as_ref().map(|x| x.span()), CLAUDE),
+            ("inbox_poll", p.inbox_poll.as_ref().map(|x| x.span()), EITHER),
+            ("read_cost", p.read_cost.as_ref().map(|x| x.span()), EITHER),
+            ("read_cost_per_kib", p.read_cost_per_kib.as_ref().map(|x| x.span()), EITHER),
         ];
-        let either = [
-            ("inbox_poll", p.inbox_poll.as_ref().map(|x| x.span())),
-            ("read_cost", p.read_cost.as_ref().map(|x| x.span())),
-            ("read_cost_per_kib", p.read_cost_per_kib.as_ref().map(|x| x.span())),
-        ];
-        let (stray, belongs): (Vec<_>, &str) = match name {
-            "file" => (claude_only.to_vec(), "claude-code"),
-            "claude-code" => (file_only.to_vec(), "file"),
-            _ => (file_only.into_iter().chain(claude_only.clone()).chain(either).collect(), "file"),
-        };
-        for (key, span) in stray {
-            let Some(span) = span else { continue };
-            let world = if claude_only.iter().any(|(k, _)| *k == key) { "claude-code" } else { belongs };
+        for (key, span, worlds) in keys {
+            let Some(span) = span.filter(|_| !worlds.contains(&name)) else { continue };
+            let world = worlds[0];
             let which = if world == "claude-code" { "Claude Code inboxes" } else { "file inboxes" };
             self.err(span, format!("`{key}` applies to {which} only: set mailbox = \"{world}\" in [policy]"))
                 .label(format!("{which} only"))
