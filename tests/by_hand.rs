@@ -1,5 +1,6 @@
-//! Exploring by hand (issue 43, in progress): `explore FILE --serve` walks
-//! the explorer's choices one at a time, the path written in the URL.
+//! Exploring by hand (issue 43): `explore FILE --serve` walks the
+//! explorer's choices one at a time, the path written in the URL; its
+//! editor applies and saves the scenario's text.
 
 use handshake::explore::by_hand::{parse_path, ByHand};
 use handshake::explore::Budgets;
@@ -80,6 +81,21 @@ fn a_path_that_leads_nowhere_says_where_and_why() {
 fn get(addr: &str, path: &str) -> (u16, String) {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    answer(s)
+}
+
+/// A POST as the page sends one, with `headers` (each `Name: value\r\n`)
+/// in place of its own when given.
+fn post(addr: &str, path: &str, body: &str, headers: Option<&str>) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let ours = format!("Host: {addr}\r\nOrigin: http://{addr}\r\nContent-Type: application/json\r\n");
+    let headers = headers.map_or(ours, str::to_string);
+    let n = body.len();
+    write!(s, "POST {path} HTTP/1.1\r\n{headers}Content-Length: {n}\r\nConnection: close\r\n\r\n{body}").unwrap();
+    answer(s)
+}
+
+fn answer(mut s: std::net::TcpStream) -> (u16, String) {
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
@@ -200,4 +216,197 @@ impl Drop for Serving {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// `explore FILE --serve` with `flags`, and the address it serves.
+fn serve(file: &Path, flags: &[&str]) -> (Serving, String) {
+    let mut child = Serving(
+        std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["explore", &file.display().to_string(), "--serve"])
+            .args(flags)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("{line}"));
+    (child, url.trim_start_matches("http://").trim_end_matches('/').to_string())
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("handshake-by-hand-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn edit(text: &str) -> String {
+    serde_json::json!({ "text": text }).to_string()
+}
+
+fn json(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// Point 5: "apply" reads the text as `check` does; a text that does not
+/// read changes nothing and says every problem with its snippet and help;
+/// one that reads starts again from its first state, and the file is
+/// written only by "save", never over a change made on disk meanwhile
+/// unless asked.
+#[cfg(unix)]
+#[test]
+fn an_edit_is_applied_only_when_it_reads_and_saved_only_when_asked() {
+    let dir = scratch("edit");
+    let file = dir.join("deadlock.toml");
+    let original =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/22-peer-deadlock.toml")).unwrap();
+    std::fs::write(&file, &original).unwrap();
+    let (_server, addr) = serve(&file, &[]);
+    let source = json(&get(&addr, "/api/source").1);
+    assert_eq!(source["text"], original.as_str());
+    assert_eq!(source["generation"], 1);
+
+    // Two mistakes in a file that is valid TOML: both said, as `check` says them.
+    let bad = original.replacen("[[teammate]]", "[[teammate]]\nrole = \"x\"", 1);
+    let (code, body) = post(&addr, "/api/apply", &edit(&bad), None);
+    assert_eq!(code, 400, "{body}");
+    let v = json(&body);
+    assert!(v["error"].as_str().unwrap().contains("nothing changed"), "{v}");
+    let problems = v["problems"].as_str().unwrap();
+    assert!(
+        problems.contains("unknown field `role`") && problems.contains("--> ") && problems.contains("= help:"),
+        "{problems}"
+    );
+    assert_eq!(json(&get(&addr, "/api/view?path=").1)["generation"], 1, "the old state is kept");
+    assert_eq!(json(&get(&addr, "/api/source").1)["text"], original.as_str());
+
+    // A text that reads: walked from its first state, the file untouched.
+    let renamed = original.replacen("name = \"peer-deadlock-broken-by-timeouts\"", "name = \"renamed\"", 1);
+    assert_ne!(renamed, original);
+    let (code, body) = post(&addr, "/api/apply", &edit(&renamed), None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(json(&body)["generation"], 2);
+    let v = json(&get(&addr, "/api/view?path=").1);
+    assert_eq!((v["scenario"].as_str(), v["generation"].as_i64()), (Some("renamed"), Some(2)));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original, "apply writes nothing");
+
+    // Save: the file becomes the text, written whole.
+    let (code, body) = post(&addr, "/api/save", &edit(&renamed), None);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), renamed);
+    // A bad text is not saved.
+    assert_eq!(post(&addr, "/api/save", &edit(&bad), None).0, 400);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), renamed);
+    // Another program changes the file: a save would lose that, so it is refused until asked.
+    let theirs = format!("{renamed}\n# a change made in another editor\n");
+    std::fs::write(&file, &theirs).unwrap();
+    let (code, body) = post(&addr, "/api/save", &edit(&original), None);
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(json(&body)["changed_on_disk"], true);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+    let overwrite = serde_json::json!({ "text": original, "overwrite": true }).to_string();
+    assert_eq!(post(&addr, "/api/save", &overwrite, None).0, 200);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "nothing but the file is written there: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Security: a save never writes through a symbolic link; another site's
+/// page, a form, or a request naming another host is refused.
+#[cfg(unix)]
+#[test]
+fn the_editor_refuses_links_other_sites_and_forms() {
+    let dir = scratch("links");
+    let target = dir.join("real.toml");
+    let original = "name = \"x\"\nabout = \"y\"\n[[teammate]]\nname = \"alice\"\n";
+    std::fs::write(&target, original).unwrap();
+    let link = dir.join("link.toml");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let (_server, addr) = serve(&link, &[]);
+    let changed = original.replace("\"x\"", "\"changed\"");
+    let (code, body) = post(&addr, "/api/save", &edit(&changed), None);
+    assert_eq!(code, 500, "{body}");
+    assert!(body.contains("symbolic link"), "{body}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), original, "the file the link points to is left alone");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+
+    let from = |origin: &str, kind: &str| format!("Host: {addr}\r\nOrigin: {origin}\r\nContent-Type: {kind}\r\n");
+    let other_site = from("http://evil.example", "application/json");
+    assert_eq!(post(&addr, "/api/apply", &edit(&changed), Some(&other_site)).0, 403);
+    let form = format!("Host: {addr}\r\nContent-Type: text/plain\r\n");
+    assert_eq!(post(&addr, "/api/apply", &edit(&changed), Some(&form)).0, 415);
+    let rebound = "Host: evil.example\r\nContent-Type: application/json\r\n";
+    assert_eq!(post(&addr, "/api/apply", &edit(&changed), Some(rebound)).0, 403);
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    write!(s, "GET /api/source HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n").unwrap();
+    assert_eq!(answer(s).0, 403, "a name pointed here by another site reads nothing");
+    assert_eq!(post(&addr, "/api/apply", "{\"txt\": 1}", None).0, 400);
+    assert_eq!(get(&addr, "/api/apply").0, 405);
+    assert_eq!(json(&get(&addr, "/api/source").1)["generation"], 1, "nothing refused changed anything");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A second tab: a connection left half-sent does not stop the server
+/// answering another, and what one tab applies the other sees (its views
+/// carry the walk's generation, which the page watches).
+#[cfg(unix)]
+#[test]
+fn a_second_tab_is_answered_and_sees_what_the_first_applied() {
+    let dir = scratch("tabs");
+    let file = dir.join("s.toml");
+    let original = "name = \"first\"\nabout = \"y\"\n[[teammate]]\nname = \"alice\"\n";
+    std::fs::write(&file, original).unwrap();
+    let (_server, addr) = serve(&file, &[]);
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    write!(slow, "GET /api/view?path= HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
+    assert_eq!(json(&get(&addr, "/api/view?path=").1)["scenario"], "first", "answered beside a half-sent request");
+    let (code, _) = post(&addr, "/api/apply", &edit(&original.replace("first", "second")), None);
+    assert_eq!(code, 200);
+    write!(slow, "Connection: close\r\n\r\n").unwrap();
+    let v = json(&answer(slow).1);
+    assert_eq!((v["scenario"].as_str(), v["generation"].as_i64()), (Some("second"), Some(2)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Performance: the background search stops where the process's memory
+/// passes --max-memory (its risks then not complete), and the server's
+/// peak stays within it; without the bound the same search goes past it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_background_search_keeps_within_max_memory() {
+    let dir = scratch("memory");
+    let file = dir.join("41-at-6.toml");
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/41-lossy-re-ask.toml")).unwrap();
+    std::fs::write(&file, text.replace("count = 3", "count = 6")).unwrap();
+    let peak = |pid: u32| -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let kb = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap().split_whitespace().nth(1).unwrap();
+        kb.parse::<u64>().unwrap() * 1024
+    };
+    // The page asked for, then its risks, once the search is done: the
+    // peak memory before it began and after, and whether it was complete.
+    let search = |flags: &[&str]| {
+        let (server, addr) = serve(&file, flags);
+        let before = peak(server.0.id());
+        for _ in 0..600 {
+            let v = json(&get(&addr, "/api/view?path=").1);
+            if v["choices"][0]["risk"]["known"] == true {
+                return (before, peak(server.0.id()), v["choices"][0]["risk"]["complete"] == true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the background search answered within 30 s");
+    };
+    let (base, free, _) = search(&["--drop", "any"]);
+    // The bound: 12 MiB above what this build holds before it is asked anything.
+    let bound = (base >> 20) + 12;
+    assert!(free > (bound + 8) << 20, "unbounded, the search holds more than the bound tested: {free}");
+    let (_, bounded, complete) = search(&["--drop", "any", "--max-memory", &format!("{bound}MiB")]);
+    assert!(bounded <= bound << 20, "peak {bounded} bytes, over --max-memory {bound}MiB");
+    assert!(!complete, "a search stopped by memory does not claim to be complete");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -133,21 +133,14 @@ pub fn main(a: ExploreArgs) -> i32 {
     };
     let budgets = budgets(&a, &scenario);
     if let Some(addr) = &a.serve {
-        // A path a person takes ends where they stop: the file's own
-        // expectations, about a whole run, would fail on most of them. The
-        // oracle judges each state.
-        let mut scenario = scenario;
-        scenario.expects.clear();
-        let title = if scenario.name.is_empty() { scenario.path.clone() } else { scenario.name.clone() };
-        let by_hand = crate::explore::by_hand::ByHand::new(&scenario, &title, budgets);
-        let source = match std::fs::read_to_string(&a.path) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {}: cannot read the file: {e}; nothing was served", a.path.display());
-                return super::EXIT_BAD_INPUT;
-            }
+        // The page reads the file itself, and again at each "apply" of an
+        // edit, with these flags: one reading of the text it shows.
+        let setup = super::serve::Setup {
+            flags: Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge },
+            without_file_faults: a.without_file_faults,
+            max_memory: a.max_memory.or_else(crate::process::available_memory),
         };
-        return super::serve::serve(&scenario, &source, &by_hand, addr);
+        return super::serve::serve(&a.path, &setup, addr);
     }
     let started = std::time::Instant::now();
     if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored", a.format) {
@@ -233,15 +226,7 @@ fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
                 .tell(a.format))
         }
     };
-    // Every state holds a part for each teammate, and every step copies and
-    // hashes a state whole: past this, a search holds few states in much
-    // memory and takes each slowly (docs/explore.md, "Bounds").
-    let team = scenario.team.teammates.len();
-    if team > MAX_TEAM {
-        let why = format!(
-            "the team has {team} teammates; explore takes at most {MAX_TEAM} (each state of the search holds every \
-             teammate, and each step copies and hashes it): `run` plays a team of any size"
-        );
+    if let Some(why) = too_big_to_explore(&scenario) {
         let problem = Problem::in_file(a.path.display(), why.clone());
         return Err(Refusal::line(format!("{why}; nothing was explored"), problem).tell(a.format));
     }
@@ -251,7 +236,7 @@ fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
 /// The budgets of drops, duplicates, crashes and forgeries: the flags',
 /// and the file's own faults turned into budgets (said in a note).
 fn budgets(a: &ExploreArgs, scenario: &crate::scenario::Scenario) -> Budgets {
-    let mut budgets = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
+    let flags = Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge };
     let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
     if own > 0 && a.without_file_faults {
         if a.format == Format::Text {
@@ -259,8 +244,6 @@ fn budgets(a: &ExploreArgs, scenario: &crate::scenario::Scenario) -> Budgets {
         }
     } else if own > 0 {
         let plan = crate::explore::plan_file_faults(scenario);
-        budgets.drop = budgets.drop.saturating_add(plan.budgets.drop);
-        budgets.duplicate = budgets.duplicate.saturating_add(plan.budgets.duplicate);
         if a.format == Format::Text {
             let mut parts = Vec::new();
             if plan.played > 0 {
@@ -285,7 +268,36 @@ fn budgets(a: &ExploreArgs, scenario: &crate::scenario::Scenario) -> Budgets {
             println!("note: the file's faults: {}", parts.join("; "));
         }
     }
-    budgets
+    budgets_of(flags, a.without_file_faults, scenario)
+}
+
+/// The flags' budgets with the file's own faults turned into budgets
+/// (unless they are left out), said nowhere: `budgets` says them.
+pub(super) fn budgets_of(flags: Budgets, without_file_faults: bool, scenario: &crate::scenario::Scenario) -> Budgets {
+    let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
+    if own == 0 || without_file_faults {
+        return flags;
+    }
+    let plan = crate::explore::plan_file_faults(scenario).budgets;
+    Budgets {
+        drop: flags.drop.saturating_add(plan.drop),
+        duplicate: flags.duplicate.saturating_add(plan.duplicate),
+        ..flags
+    }
+}
+
+/// Why a team this big is not explored, if it is too big.
+pub(super) fn too_big_to_explore(scenario: &crate::scenario::Scenario) -> Option<String> {
+    // Every state holds a part for each teammate, and every step copies and
+    // hashes a state whole: past this, a search holds few states in much
+    // memory and takes each slowly (docs/explore.md, "Bounds").
+    let team = scenario.team.teammates.len();
+    (team > MAX_TEAM).then(|| {
+        format!(
+            "the team has {team} teammates; explore takes at most {MAX_TEAM} (each state of the search holds every \
+             teammate, and each step copies and hashes it): `run` plays a team of any size"
+        )
+    })
 }
 
 /// The search's bounds and reductions, as the flags set them.

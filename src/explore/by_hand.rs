@@ -15,6 +15,11 @@ use crate::trace::{Names, Stamped};
 use crate::world::{Choice, Stop};
 use serde_json::{json, Value};
 
+/// States a search of risks makes between two looks at memory: a look
+/// costs about what a few states do, and a state of a big team holds some
+/// kilobytes, so a search passes its bound by little.
+pub const LOOK_EVERY: usize = 64;
+
 /// A walk may be this long at most: a URL is a person's, not a search's.
 pub const MAX_STEPS: usize = 2_000;
 
@@ -112,14 +117,21 @@ impl ByHand {
     /// For each choice enabled where `path` leads, what a breadth-first
     /// search from it finds within `budget` states in all (shared evenly).
     pub fn risks(&self, path: &[usize], budget: usize) -> Result<Vec<Risk>, String> {
+        self.risks_within(path, budget, &|| true)
+    }
+
+    /// [`risks`](Self::risks), asking `room()` every [`LOOK_EVERY`] states
+    /// whether there is memory for more: a search told no stops there, as
+    /// one out of states does (its risks are not complete).
+    pub fn risks_within(&self, path: &[usize], budget: usize, room: &dyn Fn() -> bool) -> Result<Vec<Risk>, String> {
         let w = self.walk(path)?;
         let each = (budget / w.enabled.len().max(1)).max(1);
-        Ok((0..w.enabled.len()).map(|i| self.risk_through(&w.state, &w.enabled, i, each)).collect())
+        Ok((0..w.enabled.len()).map(|i| self.risk_through(&w.state, &w.enabled, i, each, room)).collect())
     }
 
     /// The shortest schedule through choice `i` of `enabled` (at `s`) that
     /// breaks something, searched breadth first over at most `budget` states.
-    fn risk_through(&self, s: &State, enabled: &[Action], i: usize, budget: usize) -> Risk {
+    fn risk_through(&self, s: &State, enabled: &[Action], i: usize, budget: usize, room: &dyn Fn() -> bool) -> Risk {
         use std::collections::{HashSet, VecDeque};
         let what = |f: &super::Finding| match f {
             super::Finding::Broken(v) => v.invariant.name().to_string(),
@@ -129,8 +141,15 @@ impl ByHand {
         if let Some(f) = self.model.apply(&mut first, &enabled[i], None) {
             return Risk { broken: Some((what(&f), vec![i])), complete: true };
         }
-        let mut seen = HashSet::from([self.model.fingerprint(&first)]);
-        let mut frontier = VecDeque::from([(first, vec![i])]);
+        // Sized for the whole budget at once: memory is touched only as
+        // states come, and never doubles in one step between two looks.
+        let mut seen = HashSet::with_capacity(budget + 1);
+        seen.insert(self.model.fingerprint(&first));
+        let mut frontier = VecDeque::with_capacity(budget + 1);
+        frontier.push_back((first, vec![i]));
+        if !room() {
+            return Risk { broken: None, complete: false };
+        }
         let mut actions = Vec::new();
         while let Some((state, path)) = frontier.pop_front() {
             self.model.actions(&state, &mut actions);
@@ -141,7 +160,7 @@ impl ByHand {
                 continue;
             }
             for (k, a) in actions.iter().enumerate() {
-                if seen.len() >= budget {
+                if seen.len() >= budget || (seen.len() % LOOK_EVERY == 0 && !room()) {
                     return Risk { broken: None, complete: false };
                 }
                 let mut next = state.clone();
