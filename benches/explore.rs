@@ -38,5 +38,39 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Exploring by hand (`explore --serve`): what the server does for a click
+/// on scenario 41 at N = 6 with any message lost (issue 43 asks under
+/// 50 ms): the state the path leads to, told as JSON; and the stepper page
+/// of the path that the page then loads. The path takes the first choice
+/// at each step to the end (every teammate shut down, each after a
+/// rejection): each click replays its path whole.
+fn by_hand(c: &mut Criterion) {
+    use handshake::explore::by_hand::ByHand;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("scenarios/41-lossy-re-ask.toml")).unwrap();
+    let mut scenario = load_str("41-at-6.toml", &text.replace("count = 3", "count = 6")).expect("a valid scenario");
+    scenario.expects.clear();
+    let h = ByHand::new(&scenario, &scenario.name, Budgets { drop: Budgets::ANY, ..Budgets::default() });
+    let mut path = Vec::new();
+    loop {
+        let v = h.view(&path).unwrap();
+        let n = v["choices"].as_array().unwrap().len();
+        if n == 0 {
+            break;
+        }
+        path.push(0);
+    }
+    eprintln!("by hand, 41 at N = 6, --drop any: a path of {} steps", path.len());
+    let mut g = c.benchmark_group("explore_by_hand");
+    g.bench_function("41-at-6-click", |b| b.iter(|| h.view(&path).unwrap().to_string()));
+    g.bench_function("41-at-6-stepper", |b| {
+        b.iter(|| {
+            let s = h.schedule(&path).unwrap();
+            handshake::view::page::stepping_page(&scenario, s.seed, Some(s), "by hand", "").unwrap()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, by_hand);
 criterion_main!(benches);

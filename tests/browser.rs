@@ -9,6 +9,8 @@
 //! build.rs) the tests are ignored, with the reason in cargo's summary.
 
 mod common;
+#[path = "common/devtools.rs"]
+mod devtools;
 
 use handshake::scenario::{load_file, run_scenario, RunOptions};
 use std::path::{Path, PathBuf};
@@ -328,4 +330,134 @@ fn a_hostile_scenario_shows_as_text_on_the_served_page() {
     assert!(!dom.contains("<img src=\"x\""), "no element was made of the scenario's text");
     assert!(dom.contains("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"), "shown as text: {dom}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 43, points 2, 5 and 6, clicked as a person clicks: 22's deadlock
+/// formed by clicking its choices; the cycle drawn and `single-terminal`
+/// still holding; two steps back by clicking the path; a reload lands on
+/// the same state; `strict_hierarchy` switched on in place shows the
+/// refusal. A second tab edits the scenario: a mistake is shown with its
+/// snippet and changes nothing, the fixed text is applied and saved, and
+/// the first tab sees the change. Screenshots of both tabs.
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "needs chromium, not found when the tests were built: apt-get install chromium, or set CHROMIUM (.ci/run installs it)"
+)]
+fn clicking_through_22_by_hand_and_editing_it_in_a_second_tab_in_chromium() {
+    let chromium = chromium().expect("chromium was found when the tests were built, and must start now");
+    let dir = std::env::temp_dir().join(format!("handshake-clicks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bundled = common::bundled_files().into_iter().find(|f| f.ends_with("22-peer-deadlock.toml")).expect("bundled");
+    let file = dir.join("22.toml");
+    let original = std::fs::read_to_string(&bundled).unwrap();
+    std::fs::write(&file, &original).unwrap();
+    let (_server, _said, base) = serve(&file);
+    let mut b = devtools::Browser::launch(&chromium);
+    let a = b.open(&format!("{base}/"), (1400, 1800));
+    b.wait(&a, "document.querySelectorAll('button.choice').length > 0", "shows the first choices");
+    let steps =
+        |b: &mut devtools::Browser, t: &devtools::Tab| b.eval(t, "document.querySelectorAll('#path li').length");
+    let text = |b: &mut devtools::Browser, t: &devtools::Tab, id: &str| {
+        b.eval(t, &format!("document.getElementById('{id}').innerText")).as_str().unwrap_or_default().to_string()
+    };
+
+    // Both teammates take their scripted step (each asks the other), then
+    // each request is delivered: clicked one at a time.
+    const CLICK: &str = "(() => { const bs = [...document.querySelectorAll('button.choice')]; \
+        const b = bs.find(b => b.textContent.includes('takes its next scripted step')) \
+        || bs.find(b => b.textContent.startsWith('deliver plan_approval_request')); \
+        if (!b) return null; b.click(); return b.textContent; })()";
+    let mut clicked = Vec::new();
+    while clicked.iter().filter(|w: &&String| w.starts_with("deliver plan_approval_request")).count() < 2 {
+        assert!(clicked.len() < 20, "the deadlock forms within 20 clicks: {clicked:?}");
+        let n = steps(&mut b, &a).as_u64().unwrap();
+        let words = b.eval(&a, CLICK);
+        clicked.push(words.as_str().unwrap_or_else(|| panic!("nothing to click after {clicked:?}")).to_string());
+        b.wait(&a, &format!("document.querySelectorAll('#path li').length == {}", n + 1), "takes the step clicked");
+    }
+    let formed = steps(&mut b, &a).as_u64().unwrap();
+    assert!(text(&mut b, &a, "events").contains("DEADLOCK"), "the cycle is in the log");
+    assert!(text(&mut b, &a, "invariants").contains("single-terminal: holds"), "both requests still pending");
+    // The stepper below draws the path: at its last event, the cycle's two edges.
+    b.wait(
+        &a,
+        "(() => { const d = document.getElementById('stepper').contentDocument; \
+         return d && d.querySelectorAll('.cycle-edge').length == 2; })()",
+        "draws the cycle in the stepper",
+    );
+    let shot_deadlock = dir.join("deadlock.png");
+    assert!(b.screenshot(&a, &shot_deadlock) > 30_000, "the deadlock's screenshot is not blank");
+    b.eval(&a, "document.getElementById('stepper').contentDocument.querySelector('.cycle-edge').scrollIntoView()");
+    let shot_cycle = dir.join("cycle.png");
+    assert!(b.screenshot(&a, &shot_cycle) > 30_000, "the cycle's screenshot is not blank");
+    b.eval(&a, "window.scrollTo(0, 0)");
+
+    // Two steps back, by clicking the path's entry for the step two before the end.
+    b.eval(&a, &format!("document.querySelectorAll('#path li a')[{}].click()", formed - 2));
+    b.wait(&a, &format!("document.querySelectorAll('#path li').length == {}", formed - 2), "goes back two steps");
+    let back = text(&mut b, &a, "path");
+    let url = b.eval(&a, "location.href");
+    b.eval(&a, "location.reload()");
+    b.wait(&a, "document.querySelectorAll('button.choice').length > 0", "shows the state again after a reload");
+    b.wait(&a, &format!("document.querySelectorAll('#path li').length == {}", formed - 2), "reloads the same path");
+    assert_eq!((b.eval(&a, "location.href"), text(&mut b, &a, "path")), (url, back), "the URL holds the state");
+    // What if the hierarchy were strict: typed in and submitted.
+    b.eval(
+        &a,
+        "document.getElementById('whatif').value = 'strict_hierarchy=true'; \
+         document.querySelector('#whatif-form button').click()",
+    );
+    b.wait(&a, "document.getElementById('whatif-out').innerText.includes('REFUSED')", "shows the refusal");
+    let shot_what_if = dir.join("what-if.png");
+    assert!(b.screenshot(&a, &shot_what_if) > 30_000, "the what-if's screenshot is not blank");
+
+    // A second tab, on the same server: a mistake, then the fix, then a save.
+    let second = b.open(&format!("{base}/"), (1400, 1400));
+    b.wait(&second, "document.getElementById('editor').value.includes('[[teammate]]')", "shows the file's text");
+    let type_in = |b: &mut devtools::Browser, t: &devtools::Tab, js_replace: &str| {
+        b.eval(
+            t,
+            &format!(
+                "{{ const e = document.getElementById('editor'); e.value = e.value{js_replace}; \
+                 e.dispatchEvent(new Event('input')); }}"
+            ),
+        );
+    };
+    type_in(&mut b, &second, ".replace('[[teammate]]', '[[teammate]]\\nrole = \"x\"')");
+    b.eval(&second, "document.getElementById('apply').click()");
+    b.wait(&second, "document.getElementById('problems').innerText.includes('unknown field')", "says the mistake");
+    let problems = text(&mut b, &second, "problems");
+    assert!(
+        problems.contains("nothing changed") && problems.contains("--> ") && problems.contains("help:"),
+        "{problems}"
+    );
+    assert_eq!(text(&mut b, &second, "title"), "peer-deadlock-broken-by-timeouts", "the old state is kept");
+    let shot_b = dir.join("editor.png");
+    assert!(b.screenshot(&second, &shot_b) > 30_000, "the second tab's screenshot is not blank");
+    type_in(
+        &mut b,
+        &second,
+        ".replace('\\nrole = \"x\"', '').replace('name = \"peer-deadlock-broken-by-timeouts\"', 'name = \"edited-by-hand\"')",
+    );
+    b.eval(&second, "document.getElementById('apply').click()");
+    b.wait(&second, "document.getElementById('title').innerText == 'edited-by-hand'", "walks the edited file");
+    assert_eq!(steps(&mut b, &second), 0, "from its first state");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original, "apply writes nothing");
+    b.eval(&second, "document.getElementById('save').click()");
+    b.wait(&second, "document.getElementById('edit-state').innerText.includes('saved to')", "saves");
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains("name = \"edited-by-hand\"") && !saved.contains("role ="), "{saved}");
+
+    // The first tab, on its next step, sees the scenario changed under it.
+    b.eval(&a, "document.getElementById('restart').click()");
+    b.wait(&a, "document.getElementById('title').innerText == 'edited-by-hand'", "sees the other tab's change");
+    assert!(b.eval(&a, "document.getElementById('editor').value").as_str().unwrap().contains("edited-by-hand"));
+    assert!(text(&mut b, &a, "edit-state").contains("changed"), "and says so");
+    if std::env::var_os("HANDSHAKE_KEEP_SHOTS").is_some() {
+        eprintln!("screenshots kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
