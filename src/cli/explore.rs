@@ -31,7 +31,7 @@ pub struct ExploreArgs {
     /// Stop after this many distinct states
     #[arg(long, default_value_t = Bounds::default().max_states, value_name = "N")]
     pub max_states: usize,
-    /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored, exit 3 [default: the memory free when the search begins]. Looked at every 10,000 distinct states, and for big states (a team of hundreds) every 64 MiB of them and before the first; a team of more than 10000 teammates is refused (exit 2)
+    /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored, exit 3 [default: the memory free when the search begins]. Looked at every 10,000 distinct states, and for big states (a team of hundreds) every 64 MiB of them and before the first; a team of more than 10000 teammates is refused (exit 2). With --serve, the page's background search stops there (looked at every 64 states)
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
     /// Explore every order of deliveries to different teammates too (to measure what the reduction saves)
@@ -70,7 +70,7 @@ pub struct ExploreArgs {
     /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Explore by hand instead of searching: serve a page on ADDR (default 127.0.0.1 and a free port, printed with the URL) on which you take each choice yourself; the budgets say what may go wrong. Ctrl-C stops it
+    /// Explore by hand instead of searching: serve a page on ADDR (default 127.0.0.1 and a free port, printed with the URL) on which you take each choice yourself; the budgets say what may go wrong. The page says what a search in the background finds through each choice, takes your path under a changed setting ("what if"), and edits the file: apply rereads it, save writes it (nothing is written otherwise). Ctrl-C stops it
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
     pub serve: Option<String>,
 }
