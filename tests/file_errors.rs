@@ -545,3 +545,39 @@ fn no_duration_in_a_file_may_be_longer_than_a_run() {
     assert!(message.contains("a delay longer than a run may be (1y)"), "{message}");
     assert!(load_str("x.toml", &format!("{HEAD}cap = \"1y\"\n{file}inbox_poll = \"1y\"\n{ALICE}")).is_ok());
 }
+
+/// Issue 44, point 3: a file that is valid TOML has every problem said in
+/// one pass, even where one mistake's place is named by another's (the
+/// expectation names the request of a step whose `to` is wrong).
+#[test]
+fn five_unrelated_mistakes_are_five_errors() {
+    let src = format!(
+        "{HEAD}[policy]\nshutdown_timeout = \"5 parsecs\"\n{ALICE}on_shutdown = [\"maybe\"]\n\
+         [[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alcie\"\nlabel = \"stop-alice\"\n\
+         [[expect]]\nrequest = \"stop-alice\"\nstatus = \"reject\"\n\
+         [[expect]]\nreceived = \"shutdown_response\"\nby = \"lead\"\nfrom = \"bobb\"\n"
+    );
+    let found = errors(&src);
+    let at: Vec<(usize, usize)> = found.iter().map(|e| (e.line, e.col)).collect();
+    let want = [
+        pos(&src, "\"5 parsecs\""),
+        pos(&src, "\"maybe\""),
+        pos(&src, "\"alcie\""),
+        pos(&src, "\"reject\""),
+        pos(&src, "\"bobb\""),
+    ];
+    assert_eq!(at, want, "{}", all(&found));
+}
+
+/// Within one step: who is asked and with what words are each checked.
+#[test]
+fn a_step_with_two_mistakes_is_two_errors() {
+    let src = format!(
+        "{HEAD}[policy]\nstrict_hierarchy = false\n{ALICE}[[step]]\nat = \"1s\"\ndo = \"submit_plan\"\nfrom = \
+         \"alice\"\nto = \"bobb\"\nplan = \"  \"\n"
+    );
+    let found = errors(&src);
+    assert_eq!(found.len(), 2, "{}", all(&found));
+    let said = all(&found);
+    assert!(said.contains("\"bobb\"") && said.contains("says nothing"), "{said}");
+}

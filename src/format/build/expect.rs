@@ -128,24 +128,24 @@ impl Builder<'_> {
 
     /// A received message: its type, who received it, from whom, how often.
     fn expect_received(&mut self, d: &ExpectDoc, r: &S<String>, team: &Team) -> Option<Expect> {
-        let message_type = self.message_type(r)?;
+        // Each key is checked, whatever the others are.
+        let message_type = self.message_type(r);
         let Some(by) = &d.by else {
             self.err(r.span(), "expect on a received message needs `by` (who received it)")
                 .label("received by whom?")
                 .help("add the agent that received it, like by = \"alice\"");
             return None;
         };
-        self.agent(by, team, "by")?;
-        if let Some(f) = &d.from {
-            self.agent(f, team, "from")?;
-        }
+        let by_known = self.agent(by, team, "by").is_some();
+        let from_known = d.from.as_ref().is_none_or(|f| self.agent(f, team, "from").is_some());
         let from = d.from.as_ref().map(|f| f.get_ref().clone());
+        let message_type = message_type.filter(|_| by_known && from_known)?;
         Some(Expect::Received { message_type, by: by.get_ref().clone(), from, count: d.count })
     }
 
     /// An inbox file's lines (file mode) or entries (Claude Code mode) at the end.
     fn expect_inbox(&mut self, d: &ExpectDoc, owner: &S<String>, team: &Team) -> Option<Expect> {
-        self.agent(owner, team, "inbox")?;
+        let known = self.agent(owner, team, "inbox").is_some();
         if !self.file_mode && !self.claude_code {
             self.err(
                 owner.span(),
@@ -166,12 +166,16 @@ impl Builder<'_> {
             Some(t) => Some(self.message_type(t)?),
             None => None,
         };
+        if !known {
+            return None;
+        }
         Some(Expect::InboxLines { owner: owner.get_ref().clone(), lines, message_type, entries: self.claude_code })
     }
 
     /// A request's end state.
     fn expect_request(&mut self, d: &ExpectDoc, r: &S<String>, team: &Team, labels: &Labels) -> Option<Expect> {
-        self.label(r, team, labels)?;
+        // The label and the status are each checked, whatever the other is.
+        let known = self.label(r, team, labels).is_some();
         let Some(s) = d.status.as_ref() else {
             self.err(r.span(), "expect on a request needs `status` (approved, rejected, expired or pending)")
                 .label("no `status`")
@@ -191,7 +195,7 @@ impl Builder<'_> {
                 return None;
             }
         };
-        Some(Expect::Request { label: r.get_ref().trim_start_matches('@').to_string(), status })
+        known.then(|| Expect::Request { label: r.get_ref().trim_start_matches('@').to_string(), status })
     }
 
     /// A teammate's end status, or its plan gate's state.

@@ -167,6 +167,7 @@ impl Builder<'_> {
             ("plan", d.plan.is_some()),
             ("text", d.text.is_some()),
         ];
+        let mut misplaced = false;
         for (key, here) in present {
             if here && !takes.contains(&key) {
                 // The reader keeps no place for these keys: the action is what they do not fit.
@@ -176,8 +177,11 @@ impl Builder<'_> {
                         "remove `{key}`: {action} takes {}",
                         takes.iter().filter(|k| !k.is_empty()).copied().collect::<Vec<_>>().join(", ")
                     ));
-                return None;
+                misplaced = true;
             }
+        }
+        if misplaced {
+            return None;
         }
         let script = match action {
             _ if asks.is_some() => {
@@ -228,21 +232,22 @@ impl Builder<'_> {
     fn ask_step(&mut self, n: usize, d: &StepDoc, kind: Kind, team: &Team, label: Option<Text>) -> Option<Script> {
         let spec = kind.spec();
         let span = d.action.span();
+        // Who is asked, and with what words: each checked, whatever the other is.
         let to = match spec.asker {
-            Asker::Lead { .. } => {
-                let to = self.required_to(&d.to, span.clone(), &format!("step #{n}: a {} needs `to`", spec.step))?;
-                self.agent(to, team, "to")?
-            }
+            Asker::Lead { .. } => self
+                .required_to(&d.to, span.clone(), &format!("step #{n}: a {} needs `to`", spec.step))
+                .and_then(|to| self.agent(to, team, "to")),
             Asker::Teammate { .. } => {
                 if d.from.is_none() {
-                    self.err(span, format!("step #{n}: {} needs `from` (the teammate asking)", spec.step))
+                    self.err(span.clone(), format!("step #{n}: {} needs `from` (the teammate asking)", spec.step))
                         .label("no `from`")
                         .help("add the teammate that asks, like from = \"alice\"");
-                    return None;
-                }
-                match &d.to {
-                    Some(t) => self.agent(t, team, "to")?,
-                    None => AgentId::LEAD,
+                    None
+                } else {
+                    match &d.to {
+                        Some(t) => self.agent(t, team, "to"),
+                        None => Some(AgentId::LEAD),
+                    }
                 }
             }
         };
@@ -253,6 +258,7 @@ impl Builder<'_> {
                 .help(format!("name the {key}, like {key} = \"a {key}\", or leave the key out for a placeholder"));
             return None;
         }
+        let to = to?;
         let words = d.words(key).map(Text::from);
         // Words a request must carry, a step may leave out: it asks with a
         // placeholder ("a plan"), as a learner's first file does.
