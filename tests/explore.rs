@@ -48,6 +48,13 @@ fn without_the_pending_check_a_duplicated_answer_is_applied_twice_and_found() {
     // Breadth first: the shortest schedule. Alice's answer must exist before
     // it can be duplicated, then both copies are delivered.
     assert!(c.actions.iter().any(|a| a.contains("duplicate")), "{:?}", c.actions);
+    // Each message is named, not numbered (issue 44, point 8), in the
+    // schedule printed and in the one saved.
+    let answer = "deliver shutdown_response [stop-alice] from alice to lead";
+    assert_eq!(c.actions.iter().filter(|a| a.ends_with(answer)).count(), 2, "{:?}", c.actions);
+    assert!(c.actions.iter().any(|a| a.ends_with("duplicate shutdown_response [stop-alice] from alice")));
+    assert!(!c.actions.iter().any(|a| a.contains('#')), "{:?}", c.actions);
+    assert!(c.schedule_text().contains(answer), "{}", c.schedule_text());
     let story = c.narrate().join("\n");
     assert!(story.contains("approved"), "{story}");
 }
@@ -808,7 +815,8 @@ fn a_crash_may_be_final_and_the_kill_default_leaves_such_a_teammate_crashed() {
             }
             let kind = match a {
                 Action::Crash { restart: false, .. } => {
-                    let line = model.taken(&state, a).describe(model.names());
+                    let names = handshake::trace::Names { agents: model.names().to_vec(), ..Default::default() };
+                    let line = model.taken(&state, a).describe(&names);
                     assert!(line.ends_with("crash alice for good"), "{line}");
                     worded = true;
                     "final crash"

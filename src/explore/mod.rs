@@ -232,11 +232,13 @@ impl Counterexample {
     /// The schedule as the file `run --schedule` reads, each choice noted
     /// with its time and what it did.
     pub fn schedule_text(&self) -> String {
+        let mut names = self.names.clone();
+        names.learn_labels(&self.events);
         let notes: Vec<(Millis, String)> = self
             .taken
             .iter()
             .map(|t| {
-                let line = t.describe(&self.names.agents);
+                let line = t.describe(&names);
                 let what = line.split_once(": ").map_or(line.clone(), |(_, w)| w.to_string());
                 (t.at(), what)
             })
@@ -267,6 +269,17 @@ pub struct Taken {
     pub to: Option<AgentId>,
     /// The number the router gives an injected message.
     pub injected: Option<u64>,
+    /// The message a delivery, drop or duplicate moves, as a reader names it.
+    pub message: Option<Moved>,
+}
+
+/// A message in flight, named as the schedule says it: its type, its
+/// request (by label, once the log has said it) and who sent it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moved {
+    pub type_name: &'static str,
+    pub request: Option<crate::protocol::RequestId>,
+    pub from: AgentId,
 }
 
 impl Taken {
@@ -274,15 +287,24 @@ impl Taken {
         self.at
     }
 
-    /// One line of a counterexample's schedule, with the team's `names`.
-    pub fn describe(&self, names: &[String]) -> String {
+    /// One line of a counterexample's schedule, with the team's `names`
+    /// (and the requests' labels, where learned): "deliver
+    /// plan_approval_request [bob-asks-alice] from bob to alice".
+    pub fn describe(&self, names: &Names) -> String {
         use crate::world::Choice;
-        let name = |a: &AgentId| names[a.index()].as_str();
+        let name = |a: &AgentId| names.agents.get(a.index()).map_or("?", String::as_str);
+        let message = |msg: &u64| match &self.message {
+            Some(m) => {
+                let label = m.request.map(|id| format!(" [{}]", names.label_or_short(id))).unwrap_or_default();
+                format!("{}{label} from {}", m.type_name, name(&m.from))
+            }
+            None => format!("#{msg}"),
+        };
         let what = match &self.choice {
-            Choice::Deliver { msg } => format!("deliver #{msg} to {}", self.to.as_ref().map_or("?", name)),
+            Choice::Deliver { msg } => format!("deliver {} to {}", message(msg), self.to.as_ref().map_or("?", name)),
             Choice::Fire { owner } => format!("timer of {}", name(owner)),
-            Choice::Drop { msg } => format!("drop #{msg}"),
-            Choice::Duplicate { msg } => format!("duplicate #{msg}"),
+            Choice::Drop { msg } => format!("drop {}", message(msg)),
+            Choice::Duplicate { msg } => format!("duplicate {}", message(msg)),
             Choice::Crash { agent, restart: true } => format!("crash {}", name(agent)),
             Choice::Crash { agent, restart: false } => format!("crash {} for good", name(agent)),
             Choice::Restart { agent } => format!("restart {}", name(agent)),
@@ -1035,7 +1057,7 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
     Some(Counterexample {
         broke: Broke::Expectation,
         detail: format!("{check}: {why}"),
-        actions: taken.iter().map(|t: &Taken| t.describe(&names)).collect(),
+        actions: taken.iter().map(|t: &Taken| t.describe(&outcome.names)).collect(),
         taken,
         sent_in,
         choices,
@@ -1080,7 +1102,7 @@ fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option
     Counterexample {
         broke,
         detail,
-        actions: taken.iter().map(|t: &Taken| t.describe(&names)).collect(),
+        actions: taken.iter().map(|t: &Taken| t.describe(&labelled)).collect(),
         taken,
         sent_in,
         choices,

@@ -630,9 +630,19 @@ impl Model {
             Action::Deliver { msg } => Some(s.flight()[*msg].to),
             _ => None,
         };
+        let message = match a {
+            Action::Deliver { msg } | Action::Drop { msg } | Action::Duplicate { msg } => {
+                s.flight().get(*msg).map(|d| super::Moved {
+                    type_name: d.envelope.message.type_name(),
+                    request: d.envelope.message.request_id(),
+                    from: d.sender,
+                })
+            }
+            _ => None,
+        };
         // An injected message is the next the router numbers.
         let injected = matches!(a, Action::Inject { .. }).then_some(s.world.messages_numbered() + 1);
-        super::Taken { at, choice: self.choice_of(s, a), to, injected }
+        super::Taken { at, choice: self.choice_of(s, a), to, injected, message }
     }
 }
 

@@ -10,7 +10,7 @@
 //! ```text
 //! {"handshake_schedule":1,"seed":42,"file_faults":true}
 //! {"at":"1s","choice":"fire","owner":"lead","what":"timer of lead"}
-//! {"at":"1s","choice":"deliver","seq":2,"what":"deliver #2 to alice"}
+//! {"at":"1s","choice":"deliver","seq":2,"what":"deliver shutdown_request [stop-alice] from lead to alice"}
 //! {"at":"1s","choice":"inject","from":"lead","to":"alice","message":{"type":"shutdown_request","request_id":"…"}}
 //! ```
 //!
