@@ -349,6 +349,8 @@ fn clicking_through_22_by_hand_and_editing_it_in_a_second_tab_in_chromium() {
     let dir = std::env::temp_dir().join(format!("handshake-clicks-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    // Removed however the test ends, unless asked to keep the screenshots.
+    let _cleanup = (std::env::var_os("HANDSHAKE_KEEP_SHOTS").is_none()).then(|| RemoveOnDrop(dir.clone()));
     let bundled = common::bundled_files().into_iter().find(|f| f.ends_with("22-peer-deadlock.toml")).expect("bundled");
     let file = dir.join("22.toml");
     let original = std::fs::read_to_string(&bundled).unwrap();
@@ -399,7 +401,9 @@ fn clicking_through_22_by_hand_and_editing_it_in_a_second_tab_in_chromium() {
     b.wait(&a, &format!("document.querySelectorAll('#path li').length == {}", formed - 2), "goes back two steps");
     let back = text(&mut b, &a, "path");
     let url = b.eval(&a, "location.href");
-    b.eval(&a, "location.reload()");
+    // A mark on this document, which the reloaded one does not have.
+    b.eval(&a, "window.beforeReload = true; setTimeout(() => location.reload(), 0)");
+    b.wait(&a, "!window.beforeReload && document.readyState === 'complete'", "reloads");
     b.wait(&a, "document.querySelectorAll('button.choice').length > 0", "shows the state again after a reload");
     b.wait(&a, &format!("document.querySelectorAll('#path li').length == {}", formed - 2), "reloads the same path");
     assert_eq!((b.eval(&a, "location.href"), text(&mut b, &a, "path")), (url, back), "the URL holds the state");
@@ -416,6 +420,7 @@ fn clicking_through_22_by_hand_and_editing_it_in_a_second_tab_in_chromium() {
     // A second tab, on the same server: a mistake, then the fix, then a save.
     let second = b.open(&format!("{base}/"), (1400, 1400));
     b.wait(&second, "document.getElementById('editor').value.includes('[[teammate]]')", "shows the file's text");
+    b.wait(&second, "document.querySelectorAll('button.choice').length > 0", "shows the first state");
     let type_in = |b: &mut devtools::Browser, t: &devtools::Tab, js_replace: &str| {
         b.eval(
             t,
@@ -457,7 +462,14 @@ fn clicking_through_22_by_hand_and_editing_it_in_a_second_tab_in_chromium() {
     assert!(text(&mut b, &a, "edit-state").contains("changed"), "and says so");
     if std::env::var_os("HANDSHAKE_KEEP_SHOTS").is_some() {
         eprintln!("screenshots kept in {}", dir.display());
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A folder removed when the test ends, passed or failed.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

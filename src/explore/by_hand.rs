@@ -40,9 +40,27 @@ pub struct Risk {
     /// The invariant broken first (or "a deadlock"), and the path that
     /// breaks it, from the state the choice is taken in: the choice first.
     pub broken: Option<(String, Vec<usize>)>,
+    /// What stopped the search before it had seen every state reachable
+    /// through the choice and found nothing; `None` when it found something
+    /// or saw them all (within the budgets).
+    pub stopped_by: Option<Bound>,
+}
+
+impl Risk {
     /// Every state reachable through the choice was searched (within the
-    /// budgets): nothing found means nothing can break.
-    pub complete: bool,
+    /// budgets), or a violation found: nothing found means nothing can break.
+    pub fn complete(&self) -> bool {
+        self.stopped_by.is_none()
+    }
+}
+
+/// What a search of risks stops at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Its share of the states it may look at.
+    States,
+    /// The memory it may bring the process to (`room()` said no).
+    Memory,
 }
 
 /// Where a path leads.
@@ -139,7 +157,7 @@ impl ByHand {
         };
         let mut first = s.clone();
         if let Some(f) = self.model.apply(&mut first, &enabled[i], None) {
-            return Risk { broken: Some((what(&f), vec![i])), complete: true };
+            return Risk { broken: Some((what(&f), vec![i])), stopped_by: None };
         }
         // Sized for the whole budget at once: memory is touched only as
         // states come, and never doubles in one step between two looks.
@@ -148,33 +166,36 @@ impl ByHand {
         let mut frontier = VecDeque::with_capacity(budget + 1);
         frontier.push_back((first, vec![i]));
         if !room() {
-            return Risk { broken: None, complete: false };
+            return Risk { broken: None, stopped_by: Some(Bound::Memory) };
         }
         let mut actions = Vec::new();
         while let Some((state, path)) = frontier.pop_front() {
             self.model.actions(&state, &mut actions);
             if actions.is_empty() {
                 if let Some(f) = self.model.at_end(&state) {
-                    return Risk { broken: Some((what(&f), path)), complete: true };
+                    return Risk { broken: Some((what(&f), path)), stopped_by: None };
                 }
                 continue;
             }
             for (k, a) in actions.iter().enumerate() {
-                if seen.len() >= budget || (seen.len() % LOOK_EVERY == 0 && !room()) {
-                    return Risk { broken: None, complete: false };
+                if seen.len() >= budget {
+                    return Risk { broken: None, stopped_by: Some(Bound::States) };
+                }
+                if seen.len() % LOOK_EVERY == 0 && !room() {
+                    return Risk { broken: None, stopped_by: Some(Bound::Memory) };
                 }
                 let mut next = state.clone();
                 let mut longer = path.clone();
                 longer.push(k);
                 if let Some(f) = self.model.apply(&mut next, a, None) {
-                    return Risk { broken: Some((what(&f), longer)), complete: true };
+                    return Risk { broken: Some((what(&f), longer)), stopped_by: None };
                 }
                 if seen.insert(self.model.fingerprint(&next)) {
                     frontier.push_back((next, longer));
                 }
             }
         }
-        Risk { broken: None, complete: true }
+        Risk { broken: None, stopped_by: None }
     }
 
     /// The same choices as `schedule` (another world's path), taken here as

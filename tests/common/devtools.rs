@@ -58,6 +58,12 @@ impl Browser {
 
     /// Sends `method` (to a tab's session, or the browser's) and waits for its answer.
     fn call(&mut self, tab: Option<&Tab>, method: &str, params: Value) -> Value {
+        self.try_call(tab, method, params).unwrap_or_else(|e| panic!("{method}: {e}"))
+    }
+
+    /// [`call`](Self::call), or the error DevTools answered (a page that
+    /// navigated while it was asked, say).
+    fn try_call(&mut self, tab: Option<&Tab>, method: &str, params: Value) -> Result<Value, String> {
         self.next += 1;
         let id = self.next;
         let mut message = json!({ "id": id, "method": method, "params": params });
@@ -69,8 +75,7 @@ impl Browser {
             let Message::Text(text) = self.socket.read().expect("DevTools answers within 30 s") else { continue };
             let v: Value = serde_json::from_str(&text).unwrap();
             if v["id"] == id {
-                assert!(v["error"].is_null(), "{method}: {}", v["error"]);
-                return v["result"].clone();
+                return if v["error"].is_null() { Ok(v["result"].clone()) } else { Err(v["error"].to_string()) };
             }
         }
     }
@@ -83,24 +88,36 @@ impl Browser {
         let size = json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false });
         self.call(Some(&tab), "Emulation.setDeviceMetricsOverride", size);
         self.call(Some(&tab), "Page.navigate", json!({ "url": url }));
+        self.wait(&tab, &format!("location.href.startsWith({:?}) && document.readyState === 'complete'", url), "loads");
         tab
     }
 
     /// The value of `expression` in the tab's page (a promise awaited).
     pub fn eval(&mut self, tab: &Tab, expression: &str) -> Value {
+        self.try_eval(tab, expression).unwrap_or_else(|e| panic!("{expression}: {e}"))
+    }
+
+    /// [`eval`](Self::eval), or the exception it threw.
+    fn try_eval(&mut self, tab: &Tab, expression: &str) -> Result<Value, String> {
         let params = json!({ "expression": expression, "awaitPromise": true, "returnByValue": true });
-        let r = self.call(Some(tab), "Runtime.evaluate", params);
-        assert!(r["exceptionDetails"].is_null(), "{expression}: {}", r["exceptionDetails"]);
-        r["result"]["value"].clone()
+        let r = self.try_call(Some(tab), "Runtime.evaluate", params)?;
+        match &r["exceptionDetails"] {
+            Value::Null => Ok(r["result"]["value"].clone()),
+            e => Err(e.to_string()),
+        }
     }
 
     /// Waits until `condition` is true in the tab (checked every 50 ms, for
-    /// at most 10 s), saying `what` if it never is.
+    /// at most 10 s), saying `what` if it never is. A condition that throws
+    /// (the page still loading: an element not there yet), or that the page
+    /// navigated away from while it was asked, is not true yet.
     pub fn wait(&mut self, tab: &Tab, condition: &str, what: &str) {
         let started = Instant::now();
-        while self.eval(tab, &format!("!!({condition})")) != json!(true) {
-            let text = self.eval(tab, "document.body ? document.body.innerText : ''");
-            assert!(started.elapsed() < Duration::from_secs(10), "never {what} ({condition}); the page shows:\n{text}");
+        while self.try_eval(tab, &format!("!!({condition})")) != Ok(json!(true)) {
+            if started.elapsed() > Duration::from_secs(10) {
+                let text = self.try_eval(tab, "document.body ? document.body.innerText : ''");
+                panic!("never {what} ({condition}); the page shows:\n{text:?}");
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }

@@ -29,6 +29,11 @@ impl File {
         Ok((File { path: path.to_path_buf(), on_disk: text.clone() }, text))
     }
 
+    /// Whether the path is a symbolic link, which a save never writes through.
+    pub fn is_link(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink())
+    }
+
     /// The file as the page and the problems name it.
     pub fn shown(&self) -> String {
         self.path.display().to_string()
@@ -38,6 +43,16 @@ impl File {
     /// through a symbolic link), unless the file changed on disk since it
     /// was read and `overwrite` is not given.
     pub fn save(&mut self, text: &str, overwrite: bool) -> Result<(), Refused> {
+        if self.is_link() {
+            return Err(Refused {
+                status: 403,
+                why: format!(
+                    "not saved: {} is a symbolic link, and a save never writes through one (the file it points to \
+                     may be anyone's); copy the text into a file of your own and serve that",
+                    self.shown()
+                ),
+            });
+        }
         let now = crate::scenario::read_file(&self.path).ok();
         if !overwrite && now.as_deref() != Some(&self.on_disk) {
             let why = match now {
@@ -117,19 +132,23 @@ impl Edit {
 
 /// Whether `request` comes from a page served here. A page on another site
 /// can make the browser ask this server things, and with a name of its own
-/// that points here (DNS rebinding) read the answers: a request must name
-/// this server as its host (when it listens on this machine only) and, if
-/// the browser says which page sent it, be from this server's own page.
+/// that points here (DNS rebinding) read the answers and send edits: so a
+/// request must name this server by an address (`127.0.0.1:PORT`, any
+/// address written as numbers) or as `localhost`, never by another name,
+/// and, if the browser says which page sent it, come from this server's
+/// own page.
 pub(super) fn from_here(request: &tiny_http::Request, served: std::net::SocketAddr) -> Result<(), String> {
     let header =
         |name: &'static str| request.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.to_string());
     let host = header("Host").unwrap_or_default();
-    if served.ip().is_loopback() {
-        let port = served.port();
-        let names = [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
-        if !names.contains(&host) {
-            return Err(format!("the request names {host:?} as its host: this page is served as {}", names[0]));
-        }
+    let by_address = host.parse::<std::net::SocketAddr>().is_ok_and(|a| a.port() == served.port());
+    let by_localhost = host.strip_prefix("localhost:").is_some_and(|p| p.parse() == Ok(served.port()));
+    if !by_address && !by_localhost {
+        return Err(format!(
+            "the request names {host:?} as its host: this page is served as {served} (or localhost:{}), and a name \
+             that is not this machine's may be another site's",
+            served.port()
+        ));
     }
     match header("Origin") {
         Some(origin) if origin != format!("http://{host}") => {

@@ -14,7 +14,7 @@
 
 mod edit;
 
-use crate::explore::by_hand::{parse_path, ByHand, Risk};
+use crate::explore::by_hand::{parse_path, Bound, ByHand, Risk};
 use crate::explore::Budgets;
 use crate::scenario::Scenario;
 use std::path::Path;
@@ -150,16 +150,26 @@ fn search_in_the_background(known: &Mutex<Known>, asked: Receiver<Asked>, max_me
         used.saturating_add(since) <= limit
     };
     while let Ok(mut next) = asked.recv() {
-        // Only the latest asked: a page moved on from the others.
+        // Only the latest asked: a page moved on from the others, which
+        // are forgotten as asked (a page that comes back asks again).
         while let Ok(later) = asked.try_recv() {
-            next = later;
+            let skipped = std::mem::replace(&mut next, later);
+            let mut k = known.lock().unwrap_or_else(|p| p.into_inner());
+            if k.generation == skipped.generation {
+                k.asked.remove(&skipped.path);
+            }
         }
         let Ok(steps) = parse_path(&next.path) else { continue };
-        let Ok(risks) = next.by_hand.risks_within(&steps, RISK_BUDGET, &room) else { continue };
+        let risks = next.by_hand.risks_within(&steps, RISK_BUDGET, &room);
         let mut k = known.lock().unwrap_or_else(|p| p.into_inner());
         if k.generation != next.generation {
             continue;
         }
+        // A path that leads nowhere is answered so by the view, not here.
+        let Ok(risks) = risks else {
+            k.asked.remove(&next.path);
+            continue;
+        };
         if k.risks.len() >= MAX_KNOWN {
             k.risks.clear();
             k.asked.clear();
@@ -187,8 +197,16 @@ impl Server<'_> {
                 Ok(()) => self.answer(&mut request),
                 Err(why) => Reply::error(403, &why),
             };
-            let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], kind.as_bytes()).expect("a valid header");
-            let response = tiny_http::Response::from_string(body).with_status_code(status).with_header(header);
+            let header =
+                |k: &str, v: &str| tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("a valid header");
+            // No other site may frame the page (to have a person click
+            // "save anyway" unawares); its own stepper frame may.
+            let response = tiny_http::Response::from_string(body)
+                .with_status_code(status)
+                .with_header(header("Content-Type", kind))
+                .with_header(header("X-Frame-Options", "SAMEORIGIN"))
+                .with_header(header("Content-Security-Policy", "frame-ancestors 'self'"))
+                .with_header(header("X-Content-Type-Options", "nosniff"));
             // A browser that went away before the answer: nothing to do.
             let _ = request.respond(response);
         }
@@ -217,6 +235,7 @@ impl Server<'_> {
                 "file": self.file.shown(),
                 "text": self.walked.source,
                 "generation": self.walked.generation,
+                "link": self.file.is_link(),
             })),
             (tiny_http::Method::Post, "/api/apply" | "/api/save") => {
                 let save = route == "/api/save";
@@ -239,7 +258,11 @@ impl Server<'_> {
                 v["generation"] = self.walked.generation.into();
                 Reply::json(&v)
             }
-            Err(e) => Reply::error(400, &e),
+            // With the walk's generation: a tab whose path leads nowhere in
+            // a file another tab applied learns that it changed.
+            Err(e) => {
+                Reply(400, JSON, serde_json::json!({ "error": e, "generation": self.walked.generation }).to_string())
+            }
         }
     }
 
@@ -346,7 +369,12 @@ impl Server<'_> {
                         }
                         None => (serde_json::Value::Null, serde_json::Value::Null),
                     };
-                    serde_json::json!({ "known": true, "broken": broken, "walk": walk, "complete": r.complete })
+                    let stopped_by = r.stopped_by.map(|b| match b {
+                        Bound::States => "states",
+                        Bound::Memory => "memory",
+                    });
+                    serde_json::json!({ "known": true, "broken": broken, "walk": walk, "complete": r.complete(),
+                        "stopped_by": stopped_by })
                 }
             };
         }
