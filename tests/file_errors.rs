@@ -581,3 +581,22 @@ fn a_step_with_two_mistakes_is_two_errors() {
     let said = all(&found);
     assert!(said.contains("\"bobb\"") && said.contains("says nothing"), "{said}");
 }
+
+/// Issue 44, point 7: a timeout longer than the run's cap could never fire:
+/// refused, the cap named; with the cap raised, or "never", it is taken.
+#[test]
+fn a_timeout_past_the_cap_is_refused_with_the_cap_named() {
+    let src = format!("{HEAD}[policy]\nplan_timeout = \"90m\"\n{ALICE}");
+    let found = errors(&src);
+    assert_eq!(found.len(), 1, "{}", all(&found));
+    assert_eq!((found[0].line, found[0].col), pos(&src, "\"90m\""));
+    let said = found[0].text();
+    assert!(said.contains("plan_timeout = 1h30m") && said.contains("the default cap, 1h"), "{said}");
+    assert!(said.contains("cap = \"1h30m\""), "the help raises the cap: {said}");
+    let raised = format!("{HEAD}cap = \"2h\"\n[policy]\nplan_timeout = \"90m\"\n{ALICE}");
+    assert!(load_str("x.toml", &raised).is_ok());
+    let low = format!("{HEAD}cap = \"10s\"\n[policy]\nshutdown_timeout = \"30s\"\n{ALICE}");
+    assert!(all(&errors(&low)).contains("the file's cap, 10s"));
+    let never = format!("{HEAD}cap = \"10s\"\n[policy]\nshutdown_timeout = \"never\"\n{ALICE}");
+    assert!(load_str("x.toml", &never).is_ok());
+}

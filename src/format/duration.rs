@@ -30,26 +30,11 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
     u64::try_from(d.as_millis()).map(Millis).map_err(|_| format!("{t:?} is too long for any run"))
 }
 
-/// The units `human` writes, largest first. A year is humantime's (365.25
-/// days), so that what is printed reads back as the same duration.
-const UNITS: &[(u64, &str)] =
-    &[(31_557_600_000, "y"), (86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1000, "s"), (1, "ms")];
-
-/// A duration as people write it in a file: `100y`, `1h30m`, `2s500ms`,
-/// `0ms`. It parses back to the same value.
+/// A duration as people write it in a file, and as every output prints
+/// one (`Millis`'s `Display`): `1h30m`, `2.858s`, `0ms`. It parses back to
+/// the same value.
 pub fn human(d: Millis) -> String {
-    if d.0 == 0 {
-        return "0ms".into();
-    }
-    let mut rest = d.0;
-    let mut out = String::new();
-    for (size, unit) in UNITS {
-        if rest >= *size {
-            out.push_str(&format!("{}{unit}", rest / size));
-            rest %= size;
-        }
-    }
-    out
+    d.to_string()
 }
 
 /// A fixed latency or a range `"lo..hi"`.
@@ -78,6 +63,11 @@ mod tests {
         assert_eq!(parse_duration("1m 30s"), Ok(Millis(90_000)));
         assert_eq!(parse_duration("1h"), Ok(Millis(3_600_000)));
         assert_eq!(parse_duration("0s"), Ok(Millis(0)));
+        // The longer spellings docs/scenarios.md lists.
+        assert_eq!(parse_duration("5 sec"), Ok(Millis(5_000)));
+        assert_eq!(parse_duration("5 mins"), Ok(Millis(300_000)));
+        assert_eq!(parse_duration("2 hours"), Ok(Millis(7_200_000)));
+        assert_eq!(parse_duration("1.5s"), Ok(Millis(1_500)));
     }
 
     #[test]
@@ -97,7 +87,11 @@ mod tests {
         let cases = [
             (0, "0ms"),
             (500, "500ms"),
-            (2500, "2s500ms"),
+            (2500, "2.500s"),
+            (2858, "2.858s"),
+            (60_999, "1m0.999s"),
+            (3_600_001, "1h0.001s"),
+            (3_661_500, "1h1m1.500s"),
             (60_000, "1m"),
             (90_000, "1m30s"),
             (3_600_000, "1h"),

@@ -52,25 +52,27 @@ impl Millis {
 }
 
 impl fmt::Display for Millis {
-    /// `1.5s`, `250ms`, `2m30s`: short enough for a trace line, exact to the millisecond.
+    /// The one way a duration or a time is printed, everywhere: `250ms`,
+    /// `1.500s`, `2m30s`, `1m0.999s`, `1h30m`, `2d`. Exact to the
+    /// millisecond, and it reads back as the same value (a file takes it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = self.0;
-        if ms < 1000 {
-            write!(f, "{ms}ms")
-        } else if ms < 60_000 {
-            if ms.is_multiple_of(1000) {
-                write!(f, "{}s", ms / 1000)
-            } else {
-                write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
+        /// The units above a second, largest first. A year is 365.25 days,
+        /// as the file reader takes it.
+        const UNITS: [(u64, &str); 4] = [(31_557_600_000, "y"), (86_400_000, "d"), (3_600_000, "h"), (60_000, "m")];
+        let mut rest = self.0;
+        let mut larger = false;
+        for (size, unit) in UNITS {
+            if rest >= size {
+                write!(f, "{}{unit}", rest / size)?;
+                rest %= size;
+                larger = true;
             }
-        } else {
-            // Past a minute the rest is always seconds: 1m0.999s, 2m30s.
-            let (m, rest) = (ms / 60_000, ms % 60_000);
-            match (rest / 1000, rest % 1000) {
-                (0, 0) => write!(f, "{m}m"),
-                (s, 0) => write!(f, "{m}m{s}s"),
-                (s, frac) => write!(f, "{m}m{s}.{frac:03}s"),
-            }
+        }
+        match (rest / 1000, rest % 1000) {
+            (0, 0) if larger => Ok(()),
+            (0, ms) if !larger => write!(f, "{ms}ms"),
+            (s, 0) => write!(f, "{s}s"),
+            (s, ms) => write!(f, "{s}.{ms:03}s"),
         }
     }
 }
@@ -89,6 +91,10 @@ mod tests {
         assert_eq!(Millis(60_999).to_string(), "1m0.999s");
         assert_eq!(Millis(120_500).to_string(), "2m0.500s");
         assert_eq!(Millis(121_500).to_string(), "2m1.500s");
+        // Past an hour, hours: a 60-minute deadline is `1h`, as a file writes it.
+        assert_eq!(Millis(3_600_000).to_string(), "1h");
+        assert_eq!(Millis(5_400_000).to_string(), "1h30m");
+        assert_eq!(Millis(90_061_001).to_string(), "1d1h1m1.001s");
     }
 
     #[test]

@@ -634,6 +634,7 @@ impl Builder<'_> {
             None => Latency::Fixed(Millis(1)),
         };
         let (end, cap) = self.end_and_cap(&doc);
+        self.timeouts_within(&doc, &policy, cap);
         let mailbox = self.mailbox(&doc);
         self.file_mode = mailbox.file().is_some();
         self.claude_code = matches!(mailbox, MailboxWorld::ClaudeCode(_));

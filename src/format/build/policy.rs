@@ -211,6 +211,32 @@ impl Builder<'_> {
         m
     }
 
+    /// A timeout the file writes that is longer than the run may last would
+    /// never fire: the run stops at its cap first. Refused, naming the cap
+    /// (`"never"` says no deadline, and is taken).
+    pub(super) fn timeouts_within(&mut self, doc: &FileDoc, policy: &Policy, cap: Millis) {
+        for k in Kind::ALL {
+            let (Some(written), t) = (&doc.policy.timeouts_by_kind[k.index()], policy.timeouts[k.index()]) else {
+                continue;
+            };
+            if t.is_never() || t <= cap {
+                continue;
+            }
+            let key = k.spec().timeout_key;
+            let capped = if doc.cap.is_some() { "the file's cap" } else { "the default cap" };
+            self.err(
+                written.span(),
+                format!("{key} = {t} is longer than the run may last ({capped}, {}): it could never fire", human(cap)),
+            )
+            .label(format!("after the cap ({})", human(cap)))
+            .help(format!(
+                "raise the cap with cap = \"{t}\", give a timeout of at most \"{}\", or {key} = \"never\" for no \
+                 deadline",
+                human(cap)
+            ));
+        }
+    }
+
     /// A timeout of zero would expire every request the moment it is sent.
     fn timeout(&mut self, d: &S<String>, key: &str, default: Millis) -> Millis {
         // No deadline at all: a learner watches a deadlock last to the cap.
