@@ -16,6 +16,7 @@ fn main() {
         .unwrap_or_default();
     println!("cargo:rustc-env=HANDSHAKE_PROFILE={profile}");
     println!("cargo:rerun-if-changed=build.rs");
+    bundle_scenarios(Path::new(&out));
     // The programs the browser and page-script tests run (tests/browser.rs,
     // tests/view.rs): found now, or those tests are ignored.
     println!("cargo::rustc-check-cfg=cfg(has_chromium)");
@@ -39,6 +40,27 @@ fn main() {
     if on_path(&dirs, "script") {
         println!("cargo:rustc-cfg=has_script");
     }
+}
+
+/// The bundled scenarios, built into the program (`src/bundled.rs`): each
+/// file of scenarios/ by name, its text included whole, in name order.
+fn bundle_scenarios(out: &Path) {
+    let dir = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join("scenarios");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let mut table = String::from("&[\n");
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let name = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        table.push_str(&format!("    ({name:?}, include_str!({:?})),\n", f.display().to_string()));
+    }
+    table.push(']');
+    let _ = std::fs::write(out.join("bundled.rs"), table);
 }
 
 fn on_path(dirs: &[PathBuf], name: &str) -> bool {

@@ -342,7 +342,8 @@ fn the_editor_refuses_links_other_sites_and_forms() {
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let (_server, addr) = serve(&link, &[]);
     let changed = original.replace("\"x\"", "\"changed\"");
-    assert_eq!(json(&get(&addr, "/api/source").1)["link"], true, "the page is told, to say so beside save");
+    let refused = json(&get(&addr, "/api/source").1)["save_refused"].as_str().unwrap_or_default().to_string();
+    assert!(refused.contains("symbolic link"), "the page is told, to say so beside save: {refused}");
     let (code, body) = post(&addr, "/api/save", &edit(&changed), None);
     assert_eq!(code, 403, "{body}");
     assert!(body.contains("symbolic link"), "{body}");
@@ -429,4 +430,32 @@ fn the_background_search_keeps_within_max_memory() {
     let (_, bounded, stop) = search(&["--drop", "any", "--max-memory", &format!("{bound}MiB")]);
     assert!(bounded <= bound << 20, "peak {bounded} bytes, over --max-memory {bound}MiB");
     assert_eq!(stop, "memory", "the bound stopped it, and the page is told so");
+}
+
+/// A bundled scenario (`explore 22 --serve` from any folder) is served and
+/// edited in place, but never saved: it is part of the program.
+#[test]
+fn a_bundled_scenario_is_served_but_never_saved() {
+    let dir = scratch("bundled");
+    let mut child = Serving(
+        std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["explore", "22", "--serve"])
+            .current_dir(&*dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_start_matches("http://");
+    let addr = addr.trim_end_matches('/').to_string();
+    let source = json(&get(&addr, "/api/source").1);
+    assert_eq!(source["file"], "bundled:22-peer-deadlock.toml");
+    assert!(source["save_refused"].as_str().unwrap().contains("handshake new --from 22"), "{source}");
+    let text = source["text"].as_str().unwrap().replace("peer-deadlock-broken-by-timeouts", "renamed");
+    assert_eq!(post(&addr, "/api/apply", &edit(&text), None).0, 200, "applied in memory");
+    let (code, body) = post(&addr, "/api/save", &edit(&text), None);
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(std::fs::read_dir(&*dir).unwrap().count(), 0, "nothing written where it runs");
 }

@@ -668,3 +668,38 @@ fn explore_takes_a_lossy_network_as_drop_any_and_refuses_a_count_it_cannot_read(
             .stderr_has("give a number like 1, or `any`");
     }
 }
+
+/// Issue 44, point 2: the bundled scenarios travel with the binary. From a
+/// folder with no scenarios/ (as an installed `handshake` is run), they are
+/// listed, run by number or name, explored, checked, and written out to
+/// edit; the written copy is the file itself, and nothing is overwritten.
+#[test]
+fn the_bundled_scenarios_travel_with_the_binary() {
+    use common::binary::handshake_in;
+    let dir = TempDir::new("bundled");
+    let listed = handshake_in(&dir.0, &["scenarios"]);
+    listed.expect_code(0).stdout_has(" 22  peer-deadlock ").stdout_has(&format!("{} scenarios.", bundled().len()));
+    let json: Value = serde_json::from_str(&handshake_in(&dir.0, &["scenarios", "--format", "json"]).stdout).unwrap();
+    assert_eq!(json["scenarios"].as_array().unwrap().len(), bundled().len());
+    assert_eq!(json["scenarios"][21]["path"], "bundled:22-peer-deadlock.toml");
+
+    for by in ["22", "peer-deadlock", "22-peer-deadlock.toml"] {
+        handshake_in(&dir.0, &["run", by]).expect_code(0).stdout_has("PASS  peer-deadlock-broken-by-timeouts");
+    }
+    handshake_in(&dir.0, &["explore", "22"]).expect_code(0).stdout_has("a deadlock can form");
+    // No scenarios/ folder here: every bundled one, said on stderr.
+    let all = handshake_in(&dir.0, &["check"]);
+    all.expect_code(0).stderr_has("no scenarios/ folder here").stdout_has(&format!("{} ok, 0 bad", bundled().len()));
+    handshake_in(&dir.0, &["run", "999"]).expect_code(2).stderr_has("handshake scenarios").ran_nothing();
+
+    handshake_in(&dir.0, &["new", "--from", "22", "mine.toml"]).expect_code(0).stdout_has("wrote mine.toml");
+    let original = std::fs::read_to_string(common::binary::root().join("scenarios/22-peer-deadlock.toml")).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.0.join("mine.toml")).unwrap(), original);
+    let again = handshake_in(&dir.0, &["new", "mine.toml"]);
+    again.expect_code(2).stderr_has("already exists");
+    assert_eq!(std::fs::read_to_string(dir.0.join("mine.toml")).unwrap(), original, "nothing overwritten");
+    handshake_in(&dir.0, &["new", "--from", "nope", "other.toml"]).expect_code(2).stderr_has("--from nope");
+    assert!(!dir.0.join("other.toml").exists());
+    handshake_in(&dir.0, &["new", "blank.toml"]).expect_code(0);
+    handshake_in(&dir.0, &["run", "blank.toml"]).expect_code(0).stdout_has("1 passed");
+}

@@ -87,6 +87,11 @@ fn unmarked(lines: &[&str], file: &str) -> Vec<String> {
 
 /// What the command prints, stdout then stderr, `/tmp/` given back its name.
 fn output_of(command: &str, scratch: &Path) -> Vec<String> {
+    output_in(command, scratch, &root())
+}
+
+/// [`output_of`], run in the folder `cwd`.
+fn output_in(command: &str, scratch: &Path, cwd: &Path) -> Vec<String> {
     let bin = common::binary::bin();
     let dir = bin.parent().expect("the binary's folder").to_path_buf();
     let path = std::env::join_paths(
@@ -98,7 +103,7 @@ fn output_of(command: &str, scratch: &Path) -> Vec<String> {
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!("{{ {run} ; }} 2>&1"))
-        .current_dir(root())
+        .current_dir(cwd)
         .env("PATH", path)
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
@@ -318,4 +323,31 @@ fn an_anchor_is_the_heading_as_github_writes_it() {
     assert_eq!(anchor(" The oracle: always-on invariants"), "the-oracle-always-on-invariants");
     assert_eq!(anchor("The JSON a sweep writes"), "the-json-a-sweep-writes");
     assert_eq!(links("see [a](b.md#c) and [d](https://e) and [f](g.svg)"), ["b.md#c", "g.svg"]);
+}
+
+/// Issue 44, point 2: the tour works with an installed binary, from a
+/// folder with no scenarios/ in it: every command of docs/learn.md run
+/// there prints the same excerpt (the scenarios it names are the bundled
+/// ones).
+#[test]
+fn the_tour_works_from_any_folder_with_the_installed_binary() {
+    let scratch = std::env::temp_dir().join(format!("handshake-docs-away-{}", std::process::id()));
+    let away = scratch.join("elsewhere");
+    std::fs::create_dir_all(&away).expect("a folder with no scenarios/");
+    let text = std::fs::read_to_string(root().join("docs/learn.md")).expect("the tour");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut wrong = Vec::new();
+    for e in excerpts(&lines, "docs/learn.md") {
+        let output = output_in(&e.command, &scratch, &away);
+        if let Err(first) = place(&runs(&lines[e.body.0..e.body.1]), &output, steady) {
+            wrong.push(format!(
+                "docs/learn.md:{}: `{}` run elsewhere lacks {first:?}:\n{}",
+                e.line,
+                e.command,
+                output.join("\n")
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }

@@ -19,7 +19,8 @@ pub const FUZZ_EXAMPLES: &[(&str, &str)] = &[
 
 #[derive(Args, Debug)]
 pub struct FuzzArgs {
-    /// Scenario files or folders of them, subfolders included [default: scenarios/]
+    /// Scenario files or folders of them, subfolders included, or a bundled scenario's number or name (`handshake scenarios` lists them) [default: scenarios/, or every bundled scenario where there is none]
+    #[arg(value_parser = super::scenario_arg)]
     pub paths: Vec<PathBuf>,
     /// Seeds A..B (B excluded): each seed adds its own random faults to every scenario
     #[arg(long, value_parser = parse_seeds, default_value = "1..101")]

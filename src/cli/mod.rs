@@ -11,6 +11,7 @@ pub mod fuzz;
 pub mod merge;
 pub mod progress;
 pub mod run;
+pub mod scenarios;
 pub mod serve;
 pub mod shrink;
 mod sweep;
@@ -87,8 +88,8 @@ const TOP_EXAMPLES: &[(&str, &str)] = &[
 ];
 
 const RUN_EXAMPLES: &[(&str, &str)] = &[
-    ("handshake run", "every file in scenarios/ and its subfolders"),
-    ("handshake run scenarios/05-plan-approved.toml -v", "stream the events as they happen"),
+    ("handshake run", "every file in scenarios/ and its subfolders (or every bundled one)"),
+    ("handshake run 22 -v", "bundled scenario 22 (handshake scenarios lists them), its events as they happen"),
     ("handshake run my.toml --seed 7 --trace out.jsonl", "write the run's history (audit judges it)"),
     (
         "handshake run scenarios/13-forged-lead-approval-ignored.toml --html p.html --compare sender_auth=false",
@@ -139,6 +140,17 @@ pub enum Command {
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C): a sweep reports the runs it played and the command that resumes it"),
     ]))]
     Run(run::RunArgs),
+    /// List the scenarios that come with the program: each one's number, name and what it teaches.
+    #[command(after_help = help_tail(examples("Examples", scenarios::SCENARIOS_EXAMPLES), "\
+Every command that takes a scenario file takes a bundled one by its number or name too\n\
+(handshake run 22, handshake explore peer-deadlock), from any folder.", &[(EXIT_OK, "listed")]))]
+    Scenarios(scenarios::ScenariosArgs),
+    /// Write a new scenario file to edit: a blank one that runs, or a copy of a bundled one (--from 22).
+    #[command(after_help = help_tail(examples("Examples", scenarios::NEW_EXAMPLES), "", &[
+        (EXIT_OK, "the file was written"),
+        (EXIT_BAD_INPUT, "the file exists, or --from names no bundled scenario (nothing was written)"),
+    ]))]
+    New(scenarios::NewArgs),
     /// Validate scenario files without running them.
     #[command(after_help = help_tail(examples("Examples", CHECK_EXAMPLES), "Each problem is printed as rustc prints one: the reason, --> path:line:col, the line with the value\nunderlined and a help: line with the fix; every problem of every file in one pass.", &[
         (EXIT_OK, "every file is valid"),
@@ -267,6 +279,8 @@ pub fn main(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(a) => run::main(a),
         Command::Check(a) => check::main(a),
+        Command::Scenarios(a) => scenarios::list(a),
+        Command::New(a) => scenarios::new(a),
         Command::Bench(a) => bench::main(a),
         Command::Explore(a) => explore::main(a),
         Command::Merge(a) => merge::main(a),
@@ -301,13 +315,24 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Box<bad_input::
     if paths.is_empty() {
         let default = PathBuf::from(DEFAULT_FOLDER);
         if !default.is_dir() {
-            return Err(Box::new(bad_input::Problem::new(format!(
-                "no {DEFAULT_FOLDER}/ folder here: run from the project root, or name scenario files or folders"
-            ))));
+            // Outside the project (an installed binary): the scenarios it carries.
+            let all: Vec<PathBuf> = crate::format::bundled::all().map(|b| b.path()).collect();
+            eprintln!(
+                "note: no {DEFAULT_FOLDER}/ folder here: reading the {} bundled scenarios (`handshake scenarios` lists \
+                 them; name files or folders to read yours)",
+                all.len()
+            );
+            return Ok(all);
         }
         return expand(&[default]).map_err(|e| Box::new((&e).into()));
     }
     expand(paths).map_err(|e| Box::new((&e).into()))
+}
+
+/// A scenario argument: a path that exists, or a bundled scenario's number
+/// or name as its `bundled:` path (`format::bundled::resolve`).
+pub fn scenario_arg(s: &str) -> Result<PathBuf, String> {
+    Ok(crate::format::bundled::resolve(s))
 }
 
 /// `scenario_files`'s refusal: the paths name no scenario to load.

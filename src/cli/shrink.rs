@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ShrinkArgs {
-    /// The scenario file whose run breaks an invariant
+    /// The scenario file whose run breaks an invariant (or a bundled scenario's number or name)
+    #[arg(value_parser = super::scenario_arg)]
     pub path: PathBuf,
     /// The seed of the failing run [default: the file's seed]
     #[arg(long, value_name = "S")]

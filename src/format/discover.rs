@@ -24,13 +24,14 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
                     "add one (see docs/scenarios.md), or name other files or folders",
                 ));
             }
-        } else if p.exists() {
+        } else if p.exists() || super::bundled::by_path(p).is_some() {
             out.push(p.clone());
         } else {
             return Err(whole_file(
                 p,
-                "no such file or folder".to_string(),
-                "check the path; with none, the scenarios/ folder is read",
+                "no such file or folder, and no bundled scenario of that number or name".to_string(),
+                "check the path (with none, the scenarios/ folder is read); `handshake scenarios` lists the bundled \
+                 ones",
             ));
         }
     }

@@ -7,6 +7,7 @@
 //! can use it without pulling in the engine above.
 
 pub mod build;
+pub mod bundled;
 pub mod discover;
 pub mod duration;
 pub mod file;

@@ -29,9 +29,24 @@ impl File {
         Ok((File { path: path.to_path_buf(), on_disk: text.clone() }, text))
     }
 
-    /// Whether the path is a symbolic link, which a save never writes through.
-    pub fn is_link(&self) -> bool {
-        std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink())
+    /// Why no save may write this file, if none may: a symbolic link is
+    /// never written through, and a bundled scenario is part of the program.
+    pub fn never_saved(&self) -> Option<String> {
+        if let Some(b) = crate::format::bundled::by_path(&self.path) {
+            let n = b.number().map_or_else(|| b.short().to_string(), |n| n.to_string());
+            return Some(format!(
+                "{} is bundled with the program, not a file; `handshake new --from {n} my.toml` writes a copy to \
+                 edit, and `handshake explore my.toml --serve` serves it",
+                self.shown()
+            ));
+        }
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink()).then(|| {
+            format!(
+                "{} is a symbolic link, and a save never writes through one (the file it points to may be anyone's); \
+                 copy the text into a file of your own and serve that",
+                self.shown()
+            )
+        })
     }
 
     /// The file as the page and the problems name it.
@@ -43,15 +58,8 @@ impl File {
     /// through a symbolic link), unless the file changed on disk since it
     /// was read and `overwrite` is not given.
     pub fn save(&mut self, text: &str, overwrite: bool) -> Result<(), Refused> {
-        if self.is_link() {
-            return Err(Refused {
-                status: 403,
-                why: format!(
-                    "not saved: {} is a symbolic link, and a save never writes through one (the file it points to \
-                     may be anyone's); copy the text into a file of your own and serve that",
-                    self.shown()
-                ),
-            });
+        if let Some(why) = self.never_saved() {
+            return Err(Refused { status: 403, why: format!("not saved: {why}") });
         }
         let now = crate::scenario::read_file(&self.path).ok();
         if !overwrite && now.as_deref() != Some(&self.on_disk) {

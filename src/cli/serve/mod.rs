@@ -235,7 +235,7 @@ impl Server<'_> {
                 "file": self.file.shown(),
                 "text": self.walked.source,
                 "generation": self.walked.generation,
-                "link": self.file.is_link(),
+                "save_refused": self.file.never_saved(),
             })),
             (tiny_http::Method::Post, "/api/apply" | "/api/save") => {
                 let save = route == "/api/save";

@@ -301,6 +301,13 @@ pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>>
 pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
     use crate::input::{read_text, ReadError};
     let shown = path.display().to_string();
+    if super::bundled::is_bundled(path) {
+        return super::bundled::by_path(path).map(|b| b.text.to_string()).ok_or_else(|| {
+            let mut e = ScenarioError::whole_file(&shown, "no bundled scenario has this name".to_string());
+            e.help("`handshake scenarios` lists them; write one by its number, like 22, or its name");
+            e
+        });
+    }
     // Problems of the whole file, at no line of it: a help, and no label.
     read_text(path, limits::MAX_FILE_BYTES as u64).map_err(|e| {
         let (message, help) = match e {

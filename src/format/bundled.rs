@@ -1,0 +1,125 @@
+//! The scenarios that come with the program: scenarios/ is built into the
+//! binary (by build.rs), so an installed `handshake` lists them, runs one
+//! by number or name (`handshake run 22`) and writes one out to edit
+//! (`handshake new --from 22 my.toml`) from any folder.
+//!
+//! A bundled scenario is named `bundled:22-peer-deadlock.toml` wherever a
+//! path is shown (a `reproduce:` line, an error), and every command that
+//! reads a scenario file reads that name: no file of that name is ever
+//! read or written.
+
+use std::path::{Path, PathBuf};
+
+/// How a bundled scenario's name begins.
+pub const PREFIX: &str = "bundled:";
+
+/// Each file of scenarios/ and its text, in name order.
+static ALL: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/bundled.rs"));
+
+/// One bundled scenario: its file's name and its text.
+#[derive(Clone, Copy, Debug)]
+pub struct Bundled {
+    pub file: &'static str,
+    pub text: &'static str,
+}
+
+impl Bundled {
+    /// `bundled:<file>`, the path every command takes it by.
+    pub fn path(&self) -> PathBuf {
+        PathBuf::from(format!("{PREFIX}{}", self.file))
+    }
+
+    /// Its number: `22` for `22-peer-deadlock.toml`.
+    pub fn number(&self) -> Option<u32> {
+        self.file.split('-').next()?.parse().ok()
+    }
+
+    /// The file's name without its number and `.toml`: `peer-deadlock`.
+    pub fn short(&self) -> &'static str {
+        let stem = self.file.trim_end_matches(".toml");
+        stem.split_once('-').filter(|(n, _)| n.parse::<u32>().is_ok()).map_or(stem, |(_, rest)| rest)
+    }
+}
+
+/// Every bundled scenario, in order.
+pub fn all() -> impl Iterator<Item = Bundled> {
+    ALL.iter().map(|&(file, text)| Bundled { file, text })
+}
+
+/// The bundled scenario `path` names (`bundled:<file>`), if it names one.
+pub fn by_path(path: &Path) -> Option<Bundled> {
+    let file = path.to_str()?.strip_prefix(PREFIX)?;
+    all().find(|b| b.file == file)
+}
+
+/// Whether `path` is written as a bundled scenario's (whether or not one
+/// has that name).
+pub fn is_bundled(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.starts_with(PREFIX))
+}
+
+/// The bundled scenario a person means by `reference`: its number (`22`),
+/// its file's name with or without `.toml` (`22-peer-deadlock`), that name
+/// without the number (`peer-deadlock`), `scenarios/<file>`, or
+/// `bundled:<file>`.
+pub fn find(reference: &str) -> Option<Bundled> {
+    // `scenarios/22-peer-deadlock.toml`, as the docs and help write it,
+    // names the bundled copy wherever there is no such file.
+    let r = reference.strip_prefix(PREFIX).unwrap_or(reference);
+    let r = r.strip_prefix("scenarios/").or_else(|| r.strip_prefix("./scenarios/")).unwrap_or(r);
+    let number = r.parse::<u32>().ok();
+    all().find(|b| {
+        b.file == r
+            || b.file.trim_end_matches(".toml") == r
+            || b.short() == r.trim_end_matches(".toml")
+            || (number.is_some() && b.number() == number)
+    })
+}
+
+/// A scenario argument as the command line takes it: a file or folder
+/// that exists is itself; otherwise a bundled scenario's reference becomes
+/// its `bundled:` path; anything else is left for the reader to refuse.
+pub fn resolve(argument: &str) -> PathBuf {
+    let as_given = PathBuf::from(argument);
+    if as_given.exists() {
+        return as_given;
+    }
+    find(argument).map_or(as_given, |b| b.path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_of_scenarios_is_bundled_in_order() {
+        let on_disk: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|f| f.ends_with(".toml"))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let bundled: Vec<&str> = all().map(|b| b.file).collect();
+        assert_eq!(bundled, on_disk);
+    }
+
+    #[test]
+    fn a_scenario_is_found_by_number_file_or_short_name() {
+        for r in [
+            "22",
+            "022",
+            "22-peer-deadlock",
+            "22-peer-deadlock.toml",
+            "peer-deadlock",
+            "bundled:22-peer-deadlock.toml",
+            "scenarios/22-peer-deadlock.toml",
+        ] {
+            assert_eq!(find(r).map(|b| b.file), Some("22-peer-deadlock.toml"), "{r}");
+        }
+        assert!(find("999").is_none() && find("peer").is_none() && find("").is_none());
+        let b = find("1").unwrap();
+        assert_eq!((b.file, b.number(), b.short()), ("01-happy-shutdown.toml", Some(1), "happy-shutdown"));
+        assert_eq!(by_path(&b.path()).map(|b| b.text), Some(b.text));
+    }
+}
