@@ -126,7 +126,19 @@ fn every_document_the_program_prints_is_valid_by_the_published_schema() {
             && d["invariants"].as_array().is_some_and(|l| l.iter().any(|i| i["verdict"] == "unknown"))
     });
     let small = ["--handshakes", "200", "--latency-sample", "20", "--repeat", "1", "--format", "json"];
-    add("bench", &[&["bench"], &small[..]].concat(), 0, any);
+    // Each figure with its spread over the repeats, and the build's profile (issue 44, point 4).
+    let three = ["--handshakes", "200", "--latency-sample", "20", "--repeat", "3", "--format", "json"];
+    add("bench", &[&["bench"], &three[..]].concat(), 0, |d| {
+        let s = &d["spread"];
+        let ordered = |f: &serde_json::Value| {
+            f["min"].as_f64() <= f["median"].as_f64() && f["median"].as_f64() <= f["max"].as_f64()
+        };
+        s["runs"] == 3
+            && ordered(&s["protocol_per_second"])
+            && ordered(&s["ratio"])
+            && s["ratio"]["median"] == d["ratio"]
+            && d["profile"].as_str().is_some_and(|p| !p.is_empty())
+    });
     add("bench", &[&["bench", "--mailbox", "file"], &small[..]].concat(), 0, any);
     add("bench", &[&["bench", "--protocol", "plan", "--teammates", "3"], &small[..]].concat(), 0, |d| {
         d["handshake"] == "plan" && d["handshakes"] == 200

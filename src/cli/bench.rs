@@ -26,7 +26,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Measurements of each side, alternating protocol and baseline; the
-    /// medians are reported, and the ratio is the median over the pairs
+    /// medians are reported with the min and max, the ratio is the median
+    /// over the pairs, and a spread wider than a third is warned about
     #[arg(long, default_value_t = 5)]
     pub repeat: u32,
     /// Where messages wait: the actors' mailboxes (memory), or file inboxes
@@ -123,11 +124,59 @@ struct Case {
     baseline: Measured,
     /// Protocol rate over baseline rate, the median over back-to-back pairs.
     ratio: f64,
+    /// How far the repeats spread: the protocol's and the baseline's rates
+    /// and the pairs' ratios, each as min / median / max.
+    spread: [Spread; 3],
+    /// Measurements of each side (`--repeat`).
+    runs: u32,
     p50: Duration,
     p99: Duration,
     max: Duration,
     timed: usize,
     peak: Option<u64>,
+}
+
+/// The least, the median and the most of a figure over its repeats.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Spread {
+    min: f64,
+    median: f64,
+    max: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Spread {
+        values.sort_by(f64::total_cmp);
+        let at = |i: usize| values.get(i).copied().unwrap_or(0.0);
+        Spread { min: at(0), median: at(values.len() / 2), max: at(values.len().saturating_sub(1)) }
+    }
+
+    /// (max − min) / median: how sure a figure is. More than a third is
+    /// too wide to quote one figure (docs/performance.md).
+    fn width(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / self.median
+        } else {
+            0.0
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({ "min": self.min, "median": self.median, "max": self.max })
+    }
+}
+
+/// What to say when a figure's repeats spread wider than a third of it.
+fn spread_warning(spread: &[Spread; 3], repeat: u32) -> Option<String> {
+    let names = ["the protocol's rate", "the baseline's rate", "the ratio"];
+    let (name, widest) = names.iter().zip(spread).max_by(|a, b| a.1.width().total_cmp(&b.1.width()))?;
+    (widest.width() > 1.0 / 3.0).then(|| {
+        format!(
+            "{name} spread by {:.0} % of its median over {repeat} runs (more than a third): the machine is busy or \
+             its speed drifts; pin it (taskset -c 1), give more --repeat, or measure instructions (docs/performance.md)",
+            widest.width() * 100.0
+        )
+    })
 }
 
 fn median(mut runs: Vec<Measured>) -> Measured {
@@ -170,9 +219,13 @@ fn measure(
     // second apart, and the ratio is the median over the pairs: on a machine
     // whose speed drifts over minutes, a pair sees the same machine, while
     // two medians taken separately can each land in a different phase.
-    let mut ratios: Vec<f64> = ps.iter().zip(&bs).map(|(p, b)| p.per_second() / b.per_second()).collect();
-    ratios.sort_by(f64::total_cmp);
-    let ratio = ratios[ratios.len() / 2];
+    let ratios: Vec<f64> = ps.iter().zip(&bs).map(|(p, b)| p.per_second() / b.per_second()).collect();
+    let spread = [
+        Spread::of(ps.iter().map(Measured::per_second).collect()),
+        Spread::of(bs.iter().map(Measured::per_second).collect()),
+        Spread::of(ratios),
+    ];
+    let ratio = spread[2].median;
     say("latency (each handshake timed, separate pass)");
     let lat =
         latencies_of(protocol, Shape { handshakes: latency_sample.min(shape.handshakes).max(1), ..shape }, mailbox);
@@ -182,6 +235,8 @@ fn measure(
         protocol: median(ps),
         baseline: median(bs),
         ratio,
+        spread,
+        runs: repeat.max(1),
         p50: percentile(&lat, 0.50),
         p99: percentile(&lat, 0.99),
         max: lat.last().copied().unwrap_or_default(),
@@ -199,9 +254,17 @@ fn case_json(c: &Case) -> serde_json::Value {
         "protocol": {"per_second": c.protocol.per_second(), "ns_per_handshake": c.protocol.nanos_each()},
         "baseline": {"per_second": c.baseline.per_second(), "ns_per_round_trip": c.baseline.nanos_each()},
         "ratio": c.ratio,
+        "spread": {
+            "runs": c.runs,
+            "protocol_per_second": c.spread[0].json(),
+            "baseline_per_second": c.spread[1].json(),
+            "ratio": c.spread[2].json(),
+            "warning": spread_warning(&c.spread, c.runs),
+        },
         "latency_us": {"p50": micros(c.p50), "p99": micros(c.p99), "max": micros(c.max), "samples": c.timed},
         "peak_memory_bytes": c.peak,
         "release_build": !cfg!(debug_assertions),
+        "profile": env!("HANDSHAKE_PROFILE"),
     })
 }
 
@@ -265,12 +328,40 @@ pub fn main(a: BenchArgs) -> i32 {
     match a.format {
         Format::Text => {
             let (p, b) = (c.protocol, c.baseline);
-            println!("  protocol   {:>12.0} handshakes/s  {:>7.0} ns/handshake", p.per_second(), p.nanos_each());
-            println!("  baseline   {:>12.0} round trips/s {:>7.0} ns/round trip", b.per_second(), b.nanos_each());
+            let [ps, bs, rs] = c.spread;
+            let m = |x: f64| format!("{:.2} M", x / 1e6);
             println!(
-                "  ratio      {:>12.2} of the baseline's rate (median over {} back-to-back pairs of runs)",
-                c.ratio, a.repeat
+                "  protocol   {:>12.0} handshakes/s  {:>7.0} ns/handshake   min {} · max {} over {} runs",
+                p.per_second(),
+                p.nanos_each(),
+                m(ps.min),
+                m(ps.max),
+                c.runs
             );
+            println!(
+                "  baseline   {:>12.0} round trips/s {:>7.0} ns/round trip  min {} · max {}",
+                b.per_second(),
+                b.nanos_each(),
+                m(bs.min),
+                m(bs.max)
+            );
+            println!(
+                "  ratio      {:>12.2} of the baseline's rate (median over {} back-to-back pairs; min {:.2} · max {:.2})",
+                c.ratio, c.runs, rs.min, rs.max
+            );
+            println!(
+                "  build      the `{}` profile{}",
+                env!("HANDSHAKE_PROFILE"),
+                if matches!(env!("HANDSHAKE_PROFILE"), "perf" | "bench") {
+                    ""
+                } else {
+                    " (docs/performance.md's figures come from `perf`)"
+                }
+            );
+            if let Some(w) = spread_warning(&c.spread, c.runs) {
+                let word = crate::color::paint("warning", crate::color::Paint::Warn, crate::color::stdout());
+                println!("  {word}: {w}");
+            }
             println!(
                 "  latency    p50 {:.2} µs   p99 {:.2} µs   max {:.1} µs   ({} timed)",
                 micros(c.p50),
@@ -418,7 +509,21 @@ fn print_table(cases: &[serde_json::Value]) {
 
 #[cfg(test)]
 mod tests {
-    use super::build_warning;
+    use super::{build_warning, spread_warning, Spread};
+
+    #[test]
+    fn a_spread_wider_than_a_third_is_warned_about_and_named() {
+        let narrow = Spread::of(vec![1.0, 1.1, 1.2]);
+        assert_eq!((narrow.min, narrow.median, narrow.max), (1.0, 1.1, 1.2));
+        assert!(spread_warning(&[narrow; 3], 3).is_none(), "0.2 / 1.1 is under a third");
+        // The issue's three runs: 1.96, 1.38 and 0.99 M handshakes/s.
+        let wide = Spread::of(vec![1.96e6, 1.38e6, 0.99e6]);
+        let w = spread_warning(&[wide, narrow, narrow], 3).expect("70 % is wider than a third");
+        assert!(w.starts_with("the protocol's rate spread by 70 %") && w.contains("over 3 runs"), "{w}");
+        assert!(spread_warning(&[narrow, narrow, Spread::of(vec![0.4, 0.6, 0.65])], 5)
+            .unwrap()
+            .starts_with("the ratio"));
+    }
 
     #[test]
     fn the_bench_says_when_its_build_is_not_the_one_the_readme_measured() {

@@ -158,7 +158,10 @@ Every command that takes a scenario file takes a bundled one by its number or na
     ]))]
     Check(check::CheckArgs),
     /// Measure handshake throughput and latency against a bare actix baseline.
-    #[command(after_help = help_tail(examples("Examples", BENCH_EXAMPLES), "", &[
+    #[command(after_help = help_tail(examples("Examples", BENCH_EXAMPLES), "\
+Each figure is the median over --repeat runs, printed with its min and max; a spread wider than a\n\
+third of the median is warned about. Figures compare with docs/performance.md's only from the\n\
+`perf` profile (cargo run --profile perf -- bench): the line `build` says which profile this is.", &[
         (EXIT_OK, "measured"),
         (EXIT_FAILED, "a case of the suite failed to run"),
         (EXIT_BAD_INPUT, "bad input: a flag (nothing was measured)"),
