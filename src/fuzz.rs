@@ -135,7 +135,52 @@ pub struct Finding {
     pub detail: String,
 }
 
+impl Finding {
+    /// What the find is, with what varies from seed to seed masked: its
+    /// invariant, and its detail with every number and time `#` and every
+    /// request label `[…]`. Finds of one scenario with the same causes are
+    /// one root cause seen again (`Case::causes`).
+    pub fn cause(&self) -> String {
+        let mut out = format!("{}: ", self.invariant);
+        let mut in_label = false;
+        let mut in_number = false;
+        for c in self.detail.chars() {
+            match c {
+                '[' if !in_label => {
+                    in_label = true;
+                    out.push_str("[…");
+                }
+                ']' if in_label => {
+                    in_label = false;
+                    out.push(']');
+                }
+                _ if in_label => {}
+                '0'..='9' => {
+                    if !in_number {
+                        out.push('#');
+                    }
+                    in_number = true;
+                    continue;
+                }
+                '.' if in_number => continue,
+                c => out.push(c),
+            }
+            in_number = false;
+        }
+        out
+    }
+}
+
 impl Case {
+    /// The distinct causes of its finds (or of what it broke only without
+    /// a defence the file switches off), sorted: its group's key with the
+    /// scenario's path.
+    pub fn causes(&self) -> Vec<String> {
+        let which = if self.findings.is_empty() { &self.only_without } else { &self.findings };
+        let set: BTreeSet<String> = which.iter().map(Finding::cause).collect();
+        set.into_iter().collect()
+    }
+
     pub fn found(&self) -> bool {
         !self.findings.is_empty()
     }
@@ -469,7 +514,11 @@ pub fn findings(expected: &BTreeSet<Invariant>, violations: &[String], stopped_b
         if Invariant::parse(name).is_some_and(|i| expected.contains(&i)) {
             continue;
         }
-        out.push(Finding { invariant: name.to_string(), detail: detail.to_string() });
+        let f = Finding { invariant: name.to_string(), detail: detail.to_string() };
+        // The oracle may word one violation twice (two events show it): said once.
+        if !out.contains(&f) {
+            out.push(f);
+        }
     }
     // A run stopped by a guard was not judged to its end: that is a find too.
     match stopped_by {

@@ -335,3 +335,52 @@ fn fuzz_adds_steps_too_each_placed_in_time_order_among_the_files_own() {
     assert_eq!(kinds_seen.len(), handshake::fuzz::STEPS.len(), "every kind of step is drawn: {kinds_seen:?}");
     assert!(before_the_files_first > 0, "some seed adds a step before the file's own first one");
 }
+
+/// Issue 44, point 5: finds with the same cause (the same invariant broken
+/// the same way in the same scenario, request labels and times aside) are
+/// one group, said once as they come and summed up once with their count,
+/// their seeds and the smallest; no line is printed twice.
+#[test]
+fn finds_are_grouped_by_cause_and_no_line_is_printed_twice() {
+    let out = TempDir::new("fuzz-causes");
+    let file = bundled_files().into_iter().find(|f| f.ends_with("24-expired-request-obeyed.toml")).expect("bundled");
+    let finds = out.path("finds");
+    let ran =
+        handshake(&["fuzz", &file.to_string_lossy(), "--seeds", "1..301", "--out", &finds, "--count-defences-off"]);
+    ran.expect_code(1);
+    let found_blocks = ran.lines_starting("FOUND").len();
+    let groups: Vec<&str> = ran.stdout.lines().filter(|l| l.trim_start().starts_with('×')).collect();
+    let summed: usize =
+        groups.iter().map(|l| l.trim_start()[2..].split_whitespace().next().unwrap().parse::<usize>().unwrap()).sum();
+    let finds_line = ran.stdout.lines().find(|l| l.contains("with a find")).expect("a summary");
+    let runs_with_a_find: usize =
+        finds_line.split(": ").nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    assert!(runs_with_a_find > found_blocks, "some cause was found by more than one seed here:\n{}", ran.stdout);
+    assert_eq!(found_blocks, groups.len(), "one FOUND block per cause:\n{}", ran.stdout);
+    assert_eq!(summed, runs_with_a_find, "every find counted under its cause:\n{}", ran.stdout);
+    assert!(ran.stdout.contains("finds by cause ("), "{}", ran.stdout);
+    let mut seen = std::collections::BTreeSet::new();
+    for line in ran.stdout.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(seen.insert(line), "printed twice: {line:?}\n{}", ran.stdout);
+    }
+    // The same groups in JSON, each with its seeds and the smallest.
+    let json = handshake(&[
+        "fuzz",
+        &file.to_string_lossy(),
+        "--seeds",
+        "1..301",
+        "--out",
+        &finds,
+        "--count-defences-off",
+        "--format",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let causes = doc["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), groups.len());
+    for c in causes {
+        let seeds: Vec<u64> = c["seeds"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+        assert_eq!(c["smallest_seed"].as_u64(), seeds.iter().min().copied(), "{c}");
+        assert!(c["reproduce"].as_str().unwrap().ends_with(&format!("--seed {}", seeds[0])), "{c}");
+    }
+}

@@ -156,6 +156,91 @@ fn load_targets(a: &FuzzArgs, files: &[std::path::PathBuf]) -> Result<Vec<Target
     Ok(targets)
 }
 
+/// Runs of one scenario whose finds have the same causes (`Case::causes`):
+/// one root cause, said once, with how often and from which seeds.
+#[derive(serde::Serialize)]
+struct Cause {
+    scenario: String,
+    path: String,
+    causes: Vec<String>,
+    /// The first run's words: its first finding, unmasked.
+    detail: String,
+    seeds: Vec<u64>,
+    smallest_seed: u64,
+    /// How to replay the smallest seed's find (for finds written to a file).
+    reproduce: Option<String>,
+}
+
+/// The causes seen so far, in the order first seen.
+#[derive(Default)]
+struct Causes {
+    all: Vec<Cause>,
+    index: std::collections::HashMap<(String, Vec<String>), usize>,
+}
+
+impl Causes {
+    /// Counts `case` under its cause; true if the cause is new (the case is
+    /// to be said), false if it was seen before (only counted).
+    fn count(&mut self, case: &Case, reproduce: Option<&String>) -> bool {
+        let causes = case.causes();
+        let key = (case.path.clone(), causes.clone());
+        if let Some(&i) = self.index.get(&key) {
+            let c = &mut self.all[i];
+            c.seeds.push(case.seed);
+            if case.seed < c.smallest_seed {
+                c.smallest_seed = case.seed;
+                c.reproduce = reproduce.cloned();
+            }
+            return false;
+        }
+        let first = case.findings.first().or(case.only_without.first());
+        self.index.insert(key, self.all.len());
+        self.all.push(Cause {
+            scenario: case.scenario.clone(),
+            path: case.path.clone(),
+            causes,
+            detail: first.map(|f| format!("{} — {}", f.invariant, f.detail)).unwrap_or_default(),
+            seeds: vec![case.seed],
+            smallest_seed: case.seed,
+            reproduce: reproduce.cloned(),
+        });
+        true
+    }
+
+    /// Each cause once: how many runs, the seeds, the smallest's reproduce line.
+    fn print(&self, heading: &str) {
+        if self.all.is_empty() {
+            return;
+        }
+        let runs: usize = self.all.iter().map(|c| c.seeds.len()).sum();
+        println!("{heading} ({} in {}):", plural(self.all.len() as u64, "cause"), plural(runs as u64, "run"));
+        for c in &self.all {
+            const SHOWN: usize = 8;
+            let mut seeds: Vec<String> = c.seeds.iter().take(SHOWN).map(u64::to_string).collect();
+            if c.seeds.len() > SHOWN {
+                seeds.push(format!("and {} more", c.seeds.len() - SHOWN));
+            }
+            println!("  ×{:<4} {}: {}", c.seeds.len(), c.scenario, one_line(&c.detail, 150));
+            let replay = c.reproduce.as_ref().map_or(String::new(), |r| format!(": {r}"));
+            println!(
+                "         {} {}; the smallest, {}, replays{replay}",
+                noun(c.seeds.len() as u64, "seed"),
+                seeds.join(", "),
+                c.smallest_seed
+            );
+        }
+    }
+}
+
+/// `text` on one line, cut at `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let t: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match t.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &t[..cut]),
+        None => t,
+    }
+}
+
 /// What a fuzz found so far, run by run.
 #[derive(Default)]
 struct Tally {
@@ -172,6 +257,10 @@ struct Tally {
     only_without: Vec<Case>,
     by_invariant: BTreeMap<String, u64>,
     by_scenario: BTreeMap<String, u64>,
+    /// The finds by root cause: only the first of each cause is said as it comes.
+    causes: Causes,
+    /// The same for runs broken only without a defence the file switches off.
+    seen_causes: Causes,
 }
 
 impl Tally {
@@ -199,6 +288,8 @@ impl Tally {
             only_without,
             by_invariant,
             by_scenario,
+            causes,
+            seen_causes,
         } = self;
         *played += 1;
         *faults_added += case.faults_added() as u64;
@@ -214,7 +305,8 @@ impl Tally {
             });
             refused.push(case);
         } else if !case.only_without.is_empty() {
-            if text {
+            // A cause seen before is counted, not said again.
+            if seen_causes.count(&case, None) && text {
                 progress.above(|| print_only_without(&case));
             }
             only_without.push(case);
@@ -240,8 +332,9 @@ impl Tally {
                 (Some(path), true) => Some(shrink_find(path, seed, jobs)),
                 _ => None,
             };
+            let new_cause = causes.count(&case, reproduce.as_ref());
             let f = Found { case, file, reproduce, shrunk };
-            if text {
+            if text && new_cause {
                 progress.above(|| print_found(&f));
             }
             progress.count_failure();
@@ -255,7 +348,17 @@ impl Tally {
         let seeds = to - from;
         let total = self.played;
         let Tally {
-            faults_added, steps_added, changed, found, refused, only_without, by_invariant, by_scenario, ..
+            faults_added,
+            steps_added,
+            changed,
+            found,
+            refused,
+            only_without,
+            by_invariant,
+            by_scenario,
+            causes,
+            seen_causes,
+            ..
         } = self;
         let (faults_added, steps_added, changed) = (*faults_added, *steps_added, *changed);
         match a.format {
@@ -293,6 +396,9 @@ impl Tally {
                         println!("  {name:<48} {n} {}", noun(*n, "seed"));
                     }
                 }
+                // Each root cause once: the stream said only its first run.
+                causes.print("finds by cause");
+                seen_causes.print("broken only without a defence, by cause");
             }
             Format::Json => {
                 let doc = serde_json::json!({
@@ -307,6 +413,8 @@ impl Tally {
                     "only_without_a_defence": only_without,
                     "by_invariant": by_invariant,
                     "by_scenario": by_scenario,
+                    "causes": causes.all,
+                    "causes_only_without_a_defence": seen_causes.all,
                     "real_seconds": crate::words::real_seconds(elapsed),
                 });
                 println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -320,7 +428,7 @@ fn print_found(f: &Found) {
     let first = &c.findings[0];
     let word = crate::color::paint("FOUND", crate::color::Paint::Fail, crate::color::stdout());
     println!("{word}  {} seed {}: {} — {}", c.scenario, c.seed, first.invariant, first.detail);
-    for more in &c.findings[1..] {
+    for more in others(&c.findings) {
         println!("       and {} — {}", more.invariant, more.detail);
     }
     println!("       {}", c.summary());
@@ -337,13 +445,20 @@ fn print_found(f: &Found) {
     }
 }
 
+/// The findings after the first whose cause is not one already said
+/// (the same break of another request is the same line to a reader).
+fn others(all: &[crate::fuzz::Finding]) -> impl Iterator<Item = &crate::fuzz::Finding> {
+    let mut said = std::collections::BTreeSet::new();
+    all.iter().filter(move |f| said.insert(f.cause())).skip(1)
+}
+
 /// A run that broke an invariant only because its file switches a
 /// defence off: said, with the defence, and not counted.
 fn print_only_without(c: &Case) {
     let first = &c.only_without[0];
     let word = crate::color::paint("SEEN", crate::color::Paint::Warn, crate::color::stdout());
     println!("{word}   {} seed {}: {} — {}", c.scenario, c.seed, first.invariant, first.detail);
-    for more in &c.only_without[1..] {
+    for more in others(&c.only_without) {
         println!("       and {} — {}", more.invariant, more.detail);
     }
     println!(
