@@ -848,3 +848,28 @@ fn a_page_of_a_hundred_teammates_stays_under_two_megabytes() {
     assert!(html.contains("id=\"steps\""), "the stepper's data is in the page");
     assert!(html.len() < 2 << 20, "{} bytes", html.len());
 }
+
+/// Issue 44, point 6: a run that passes but ends deadlocked says so in its
+/// verdict (26: no timeouts, the file allows the deadlock), not a bare green
+/// PASS; one whose deadlock was broken (22) is a plain pass.
+#[test]
+fn a_pass_that_ends_deadlocked_says_so_beside_its_verdict() {
+    let page_of = |prefix: &str| {
+        let f = common::bundled_files()
+            .into_iter()
+            .find(|f| f.file_stem().unwrap().to_string_lossy().starts_with(prefix))
+            .expect("bundled");
+        let s = load_file(&f).expect("loads");
+        let mut report = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
+        let o = report.outcome.take().expect("kept");
+        let svg = svg(&o, &ViewOptions::titled(&s.name));
+        let page = handshake::view::html::Page { about: &s.about, report: &report, reproduce: "", svg: &svg };
+        (report.passed, handshake::view::html::html(&o, &page))
+    };
+    let (passed, stuck) = page_of("26-");
+    assert!(passed);
+    assert!(stuck.contains("<div class=\"verdict pass deadlocked\">PASS · DEADLOCKED</div>"), "the verdict says it");
+    assert!(stuck.contains("but the run ended deadlocked: bob → alice → bob"));
+    let (_, broken) = page_of("22-");
+    assert!(broken.contains("<div class=\"verdict pass\">PASS</div>"), "a broken deadlock is a plain pass");
+}

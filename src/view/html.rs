@@ -31,6 +31,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}\
 .about{white-space:pre-wrap;max-width:80ch;color:#37474f}\
 .verdict{display:inline-block;padding:6px 12px;border-radius:4px;font-weight:bold;margin:12px 0}\
 .pass{background:#e8f5e9;color:#1b5e20}.fail{background:#ffebee;color:#b71c1c}\
+.pass.deadlocked{background:#fff3e0;color:#bf360c}\
 table{border-collapse:collapse}td,th{border-bottom:1px solid #e0e0e0;padding:3px 10px;text-align:left;vertical-align:top}\
 th{background:#f5f5f5}.t{font-variant-numeric:tabular-nums;text-align:right;white-space:nowrap;color:#546e7a}\
 .picture{overflow:auto;border:1px solid #e0e0e0;max-height:80vh}\
@@ -125,7 +126,15 @@ pub(super) fn summarised(out: &mut String, o: &Outcome) {
 
 pub(super) fn verdict(out: &mut String, r: &Report) {
     let c = &r.counts;
-    let (class, word) = if r.passed { ("pass", "PASS") } else { ("fail", "FAIL") };
+    // A pass that ends deadlocked (the policy allows it, and the file
+    // expects it) says so in its verdict: a bare green PASS beside "still
+    // deadlocked" reads as if nothing were stuck.
+    let stuck: Vec<String> = r.deadlocks.iter().filter(|d| d.broken_ms.is_none()).map(|d| d.cycle()).collect();
+    let (class, word) = match (r.passed, stuck.is_empty()) {
+        (false, _) => ("fail", "FAIL"),
+        (true, true) => ("pass", "PASS"),
+        (true, false) => ("pass deadlocked", "PASS · DEADLOCKED"),
+    };
     let _ = write!(out, "<div class=\"verdict {class}\">{word}</div>");
     match r.failures.first() {
         Some(f) => {
@@ -133,6 +142,14 @@ pub(super) fn verdict(out: &mut String, r: &Report) {
             if r.failures.len() > 1 {
                 let _ = write!(out, " and {} more", r.failures.len() - 1);
             }
+        }
+        None if !stuck.is_empty() => {
+            let _ = write!(
+                out,
+                " every invariant held and every expectation was met, but the run ended deadlocked: {} (the \
+                 policy allows deadlocks)",
+                esc(&stuck.join("; "))
+            );
         }
         None => out.push_str(" every invariant held and every expectation was met"),
     }
