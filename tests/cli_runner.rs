@@ -201,12 +201,19 @@ fn each_bench_suite_case_reports_its_own_peak_memory() {
 
 // ---------------------------------------------------------------- 19: paths
 
+/// Outside the project (an installed binary) there is no scenarios/
+/// folder: run and check read the bundled scenarios, and say so and how to
+/// read one's own (issue 44, point 2; this was a refusal before).
 #[test]
-fn without_a_scenarios_folder_here_the_error_says_what_to_do() {
+fn without_a_scenarios_folder_here_the_bundled_ones_are_read_and_it_says_so() {
     let dir = TempDir::new("elsewhere");
+    let bundled = common::bundled_files().len();
     for cmd in ["run", "check"] {
         let r = handshake_in(&dir.0, &[cmd]);
-        r.expect_code(2).ran_nothing().stderr_has("no scenarios/ folder here").stderr_has("project root");
+        r.expect_code(0)
+            .stderr_has("no scenarios/ folder here")
+            .stderr_has(&format!("the {bundled} bundled scenarios"))
+            .stderr_has("name files or folders to read yours");
     }
 }
 
