@@ -6,8 +6,21 @@ mod common;
 
 use common::binary::handshake;
 
-const SUBCOMMANDS: [&str; 11] =
-    ["run", "check", "bench", "explore", "merge", "shrink", "fuzz", "audit", "watch", "completions", "man"];
+const SUBCOMMANDS: [&str; 13] = [
+    "run",
+    "scenarios",
+    "new",
+    "check",
+    "bench",
+    "explore",
+    "merge",
+    "shrink",
+    "fuzz",
+    "audit",
+    "watch",
+    "completions",
+    "man",
+];
 
 #[test]
 fn every_subcommand_states_its_examples_and_exit_statuses() {
