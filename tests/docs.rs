@@ -351,3 +351,23 @@ fn the_tour_works_from_any_folder_with_the_installed_binary() {
     let _ = std::fs::remove_dir_all(&scratch);
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
+
+/// Issue 44, point 1: the reference of every key a scenario file takes is
+/// generated from the table the reader is held to (`format::reference`), so
+/// the page cannot drift from the reader: it is what `handshake scenarios
+/// --keys` prints, byte for byte (`UPDATE_DOCS=1` writes it again).
+#[test]
+fn the_key_reference_is_the_generated_one() {
+    let path = root().join("docs/reference.md");
+    let generated = handshake::format::reference::markdown();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &generated).expect("docs/reference.md written");
+    }
+    let on_disk = std::fs::read_to_string(&path).expect("docs/reference.md");
+    assert!(
+        on_disk == generated,
+        "docs/reference.md is not the generated page: run `handshake scenarios --keys > docs/reference.md`"
+    );
+    let printed = common::binary::handshake(&["scenarios", "--keys"]);
+    assert_eq!(printed.stdout, generated, "the command prints the same page");
+}

@@ -13,6 +13,9 @@ pub struct ScenariosArgs {
     /// Output for people (text) or machines (json: each scenario's number, file, name and about)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// Print every key a scenario file takes instead, table by table, as Markdown (docs/reference.md is this)
+    #[arg(long)]
+    pub keys: bool,
 }
 
 #[derive(Args, Debug)]
@@ -28,6 +31,7 @@ pub const SCENARIOS_EXAMPLES: &[(&str, &str)] = &[
     ("handshake scenarios", "each bundled scenario: its number, its name and what it teaches"),
     ("handshake run 22 -v", "run one by its number (or its name: peer-deadlock)"),
     ("handshake new --from 22 my.toml", "write one out to edit"),
+    ("handshake scenarios --keys", "every key a file takes: default, values, an example (docs/reference.md)"),
 ];
 
 pub const NEW_EXAMPLES: &[(&str, &str)] = &[
@@ -67,6 +71,10 @@ status = "approved"
 
 /// Each bundled scenario: its number, its short name and its about's first sentence.
 pub fn list(a: ScenariosArgs) -> i32 {
+    if a.keys {
+        print!("{}", crate::format::reference::markdown());
+        return EXIT_OK;
+    }
     let rows: Vec<(String, String, String, String)> = bundled::all()
         .map(|b| {
             let (name, about) = match crate::scenario::load_str(&b.path().display().to_string(), b.text) {

@@ -989,11 +989,9 @@ impl Reader<'_> {
             }
         }
         let at = self.duration(at, "at");
-        let action = self.string(
-            action,
-            "do",
-            "an action in quotes: shutdown, submit_plan, request_plan, respawn, answer, message or broadcast",
-        );
+        // The actions' names from the one list the builder takes them by.
+        let actions = format!("an action in quotes: {}", step_actions().join(", "));
+        let action = self.string(action, "do", &actions);
         let doc = (
             self.text(f.take("to"), "to"),
             self.text(f.take("from"), "from"),
@@ -1308,6 +1306,14 @@ pub fn toml_string(s: &str) -> String {
         }
     }
     out.push('"');
+    out
+}
+
+/// What a `[[step]]` may `do`, as the file spells it.
+/// The protocols' own (`shutdown`, `submit_plan`) come first, from their specs.
+pub fn step_actions() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Kind::ALL.iter().map(|k| k.spec().step).collect();
+    out.extend(["request_plan", "respawn", "answer", "message", "broadcast"]);
     out
 }
 

@@ -11,6 +11,7 @@ pub mod bundled;
 pub mod discover;
 pub mod duration;
 pub mod file;
+pub mod reference;
 pub mod write;
 
 pub use build::{load_doc, load_file, load_str, read_file, Expect, FileExpect, Scenario, ScenarioError};

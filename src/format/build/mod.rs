@@ -466,13 +466,7 @@ type Labels = BTreeMap<String, &'static str>;
 /// Every message type a filter may name.
 pub use crate::protocol::message::message_types;
 
-/// What a `[[step]]` may `do`, as the file spells it.
-/// The protocols' own (`shutdown`, `submit_plan`) come first, from their specs.
-pub fn step_actions() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Kind::ALL.iter().map(|k| k.spec().step).collect();
-    out.extend(["request_plan", "respawn", "answer", "message", "broadcast"]);
-    out
-}
+pub use super::file::step_actions;
 
 /// The id an answer step's `request_id` stands for: the same text, the same
 /// id, on every run, and (by the odds of 122 random bits) none a request of
