@@ -31,8 +31,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The files whose excerpts are checked.
-const DOCS: &[&str] =
-    &["docs/learn.md", "README.md", "docs/history.md", "docs/audit.md", "docs/json.md", "docs/claude-code.md"];
+const DOCS: &[&str] = &[
+    "docs/learn.md",
+    "docs/exercises.md",
+    "README.md",
+    "docs/history.md",
+    "docs/audit.md",
+    "docs/json.md",
+    "docs/claude-code.md",
+];
 
 const MARKER: &str = "<!-- output of: ";
 
@@ -326,7 +333,8 @@ fn an_anchor_is_the_heading_as_github_writes_it() {
 }
 
 /// Issue 44, point 2: the tour works with an installed binary, from a
-/// folder with no scenarios/ in it: every command of docs/learn.md run
+/// folder with no scenarios/ in it: every command of docs/learn.md (and of
+/// its exercises) run
 /// there prints the same excerpt (the scenarios it names are the bundled
 /// ones).
 #[test]
@@ -334,18 +342,16 @@ fn the_tour_works_from_any_folder_with_the_installed_binary() {
     let scratch = std::env::temp_dir().join(format!("handshake-docs-away-{}", std::process::id()));
     let away = scratch.join("elsewhere");
     std::fs::create_dir_all(&away).expect("a folder with no scenarios/");
-    let text = std::fs::read_to_string(root().join("docs/learn.md")).expect("the tour");
-    let lines: Vec<&str> = text.lines().collect();
     let mut wrong = Vec::new();
-    for e in excerpts(&lines, "docs/learn.md") {
-        let output = output_in(&e.command, &scratch, &away);
-        if let Err(first) = place(&runs(&lines[e.body.0..e.body.1]), &output, steady) {
-            wrong.push(format!(
-                "docs/learn.md:{}: `{}` run elsewhere lacks {first:?}:\n{}",
-                e.line,
-                e.command,
-                output.join("\n")
-            ));
+    for page in ["docs/learn.md", "docs/exercises.md"] {
+        let text = std::fs::read_to_string(root().join(page)).expect("the tour");
+        let lines: Vec<&str> = text.lines().collect();
+        for e in excerpts(&lines, page) {
+            let output = output_in(&e.command, &scratch, &away);
+            if let Err(first) = place(&runs(&lines[e.body.0..e.body.1]), &output, steady) {
+                let said = output.join("\n");
+                wrong.push(format!("{page}:{}: `{}` run elsewhere lacks {first:?}:\n{said}", e.line, e.command));
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
