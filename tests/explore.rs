@@ -968,7 +968,7 @@ fn re_ask(n: usize) -> Scenario {
 /// holds every invariant. Against the anchor's 2·8^N (16 and 128): the lead
 /// keeps each teammate's two requests, not one entry that goes back to
 /// pending, and a request expires at its own deadline, not at one timer of
-/// the lead's that may fire at any time (docs/explore.md, "The anchor").
+/// the lead's that may fire at any time (docs/measured/anchor.md, "The anchor").
 #[test]
 fn a_lossy_network_is_explored_whole_and_loses_nothing_silently() {
     let any = Budgets { drop: Budgets::ANY, ..Budgets::default() };
