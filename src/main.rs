@@ -15,7 +15,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// second, the garbage lifted the bench's peak past the memory budget the
 /// README promises. A millisecond is the shortest delay that keeps the
 /// throughput of glibc's allocator, and a sweep of small runs hardly purges
-/// at all (the delays tried and what each cost: docs/performance.md, "Why
+/// at all (the delays tried and what each cost: docs/architecture.md, "Why
 /// the code is shaped so").
 fn return_freed_memory_soon() {
     // `mi_option_purge_delay` in mimalloc 3's list of options, which the

@@ -50,7 +50,7 @@ pub struct IdStreams {
     /// has drawn, and remakes a stream there when the agent draws again.
     from: u64,
     /// By agent. The lead's too, though it draws for nearly every request:
-    /// kept apart and unboxed it cost more, not less (docs/performance.md).
+    /// kept apart and unboxed it cost more, not less (docs/architecture.md).
     lanes: Vec<Option<Box<ChaCha8Rng>>>,
 }
 

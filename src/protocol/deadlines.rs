@@ -9,7 +9,7 @@
 //! fronts. A deadline that arrives out of order (a caller passing its own
 //! timeout) is still placed correctly, by a sorted insert. With many requests
 //! in flight a binary heap spent a good part of a handshake sifting; the
-//! lanes spend nothing measurable (docs/performance.md).
+//! lanes spend nothing measurable (docs/architecture.md).
 //!
 //! A request answered before its deadline leaves its entry: at once if it is
 //! the oldest of its kind (the usual case), otherwise it is marked ended,
@@ -78,7 +78,7 @@ impl<T> Lane<T> {
         // costs cache: at 10,000 in flight, with compaction at one half, the
         // burst of answers at the start grew the lane to 32,768 entries for
         // good, walked round and round; reserved and compacted at a quarter,
-        // it is half that and misses the cache less (docs/performance.md).
+        // it is half that and misses the cache less (docs/architecture.md).
         if self.ended > 64 && self.ended * 4 > self.entries.len() {
             self.entries.retain(|e| e.live);
             self.ended = 0;

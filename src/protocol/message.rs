@@ -366,7 +366,7 @@ pub enum Address {
 // pieces start on such a boundary and every later read of a field lies within
 // one piece; with the compiler's own order they started four bytes off, and a
 // read straddling two pieces waits until both stores land (a stall on every
-// input: docs/performance.md). `tests::layout` pins the arithmetic.
+// input: docs/architecture.md). `tests::layout` pins the arithmetic.
 #[derive(Clone, Debug, PartialEq)]
 #[repr(C)]
 pub struct Envelope {

@@ -216,7 +216,7 @@ pub struct Expiry {
 /// `RequestTable::requests` (800 KB). A map holding them was four times the
 /// size (96-byte buckets, kept at most half full so that ended requests'
 /// tombstones never made it grow), and opening and answering a request each
-/// missed the second-level cache several times (docs/performance.md).
+/// missed the second-level cache several times (docs/architecture.md).
 #[derive(Clone, Debug, Default)]
 struct IdIndex {
     slots: Vec<u64>,

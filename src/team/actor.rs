@@ -155,7 +155,7 @@ impl Handler<Input> for AgentActor {
     // Out of line: actix moves the input out of its boxed envelope onto the
     // stack, and inlined here it moved it once more, in 16-byte pieces that
     // straddled the first copy's; the reads of the second copy then waited
-    // for both stores to land (docs/performance.md, "Why the code is shaped
+    // for both stores to land (docs/architecture.md, "Why the code is shaped
     // so"). Called, it reads the first copy in place.
     #[inline(never)]
     fn handle(&mut self, input: Input, _: &mut Context<Self>) {

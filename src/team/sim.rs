@@ -93,7 +93,7 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // freed as soon as the actors had started, but an allocator that gives
     // memory back only after a delay (mimalloc) still held it at the run's
     // peak. The teammates' specs are consumed, not drained, for the same
-    // reason (the sizes: docs/performance.md, "Why the code is shaped so").
+    // reason (the sizes: docs/architecture.md, "Why the code is shaped so").
     let teammates =
         std::mem::take(&mut spec.teammates).into_iter().map(|(_, t)| Agent::Teammate(Teammate::new(t, defences)));
     for (i, agent) in std::iter::once(lead).chain(teammates).enumerate() {

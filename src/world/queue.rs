@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 /// A binary heap of small keys, the events themselves in a slab beside it.
 /// Taking the first entry of a `BTreeMap` shifts the rest of its leaf, a
 /// memmove of up to eleven 112-byte events; a heap of whole events still
-/// moved 2 log2(n) of them a pop (what each cost: docs/performance.md). A
+/// moved 2 log2(n) of them a pop (what each cost: docs/architecture.md). A
 /// key is 24 bytes and an event is moved once in and once out.
 #[derive(Default)]
 pub struct Queue {

@@ -24,7 +24,7 @@ pub struct Life {
 /// Hands one input to agent `me`'s logic and carries out its commands.
 // The input by reference, all the way down to the agent: moved, it was
 // copied (104 bytes) at each step, and each copy's reads waited on the
-// previous copy's differently cut stores (docs/performance.md).
+// previous copy's differently cut stores (docs/architecture.md).
 #[inline(always)]
 pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mut Agent, input: &Input) {
     w.handled += 1;
