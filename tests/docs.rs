@@ -380,3 +380,41 @@ fn the_key_reference_is_the_generated_one() {
     let printed = common::binary::handshake(&["scenarios", "--keys"]);
     assert_eq!(printed.stdout, generated, "the command prints the same page");
 }
+
+/// Words a person reads on a page: the program's output markers (HTML
+/// comments naming the command an excerpt comes from) are not read.
+fn words_read(text: &str) -> usize {
+    text.lines().filter(|l| !l.trim_start().starts_with(MARKER)).map(|l| l.split_whitespace().count()).sum()
+}
+
+/// Issue 44, point 1: docs a person reads. No page is over 3,000 words but
+/// the generated key reference, which is looked up, not read.
+/// `docs/scenarios.md` is still being cut into a guide and that reference
+/// (issue 44 is open while it is): the one page allowed over for now, and
+/// the test fails once it fits, so that the exception goes with it.
+#[test]
+fn no_page_a_person_reads_is_over_three_thousand_words() {
+    const LOOKED_UP: &[&str] = &["reference.md"];
+    const LONGER_FOR_NOW: &[&str] = &["scenarios.md"];
+    let mut over = Vec::new();
+    for folder in ["docs", "docs/measured"] {
+        for entry in std::fs::read_dir(root().join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.extension().is_none_or(|e| e != "md") || (folder == "docs" && LOOKED_UP.contains(&name.as_str())) {
+                continue;
+            }
+            let words = words_read(&std::fs::read_to_string(&path).unwrap());
+            let allowed = folder == "docs" && LONGER_FOR_NOW.contains(&name.as_str());
+            if words > 3000 && !allowed {
+                over.push(format!("{folder}/{name}: {words} words"));
+            }
+            if allowed {
+                assert!(words > 3000, "{folder}/{name} fits now ({words} words): take it off LONGER_FOR_NOW");
+            }
+        }
+    }
+    let readme = words_read(&std::fs::read_to_string(root().join("README.md")).unwrap());
+    assert!(readme <= 3000, "README.md: {readme} words");
+    assert!(over.is_empty(), "pages over 3,000 words:\n{}", over.join("\n"));
+}
