@@ -45,7 +45,7 @@ pub const NEW_EXAMPLES: &[(&str, &str)] = &[
 const BLANK: &str = r#"name = "my-scenario"
 about = """
 What this scenario shows, in a sentence or two: the story, the fault, and
-what the protocol does about it. docs/scenarios.md lists every key."""
+what the protocol does about it. docs/reference.md lists every key."""
 
 # [policy]
 # shutdown_timeout = "60s"      # how long a shutdown request waits (then: kill)

@@ -326,7 +326,7 @@ fn syntax(span: Range<usize>, message: &str) -> Problem {
         "give the key a value after `=`, like name = \"my-scenario\""
     } else {
         "a scenario file is TOML: one key = value per line, text in quotes, tables as [policy], entries as \
-         [[teammate]] (docs/scenarios.md)"
+         [[teammate]] (docs/scenarios.md; every key: docs/reference.md)"
     };
     let mut p = Problem::new(span, message);
     p.label(label).help(help);

@@ -16,7 +16,7 @@
 //! goes to the next teammate, and the one whose acceptance was lost does
 //! the task too. A timeout cannot tell a slow answer from a lost one; what
 //! the lead knows stays consistent (one holder), and the task is done at
-//! least once (docs/scenarios.md says so).
+//! least once (docs/oracle.md says so).
 //!
 //! A task is one offer and the offers its expiries passed it on to: the
 //! lead's reassignment opens the next offer in the same turn, as the very
