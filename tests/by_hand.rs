@@ -220,10 +220,17 @@ impl Drop for Serving {
 
 /// `explore FILE --serve` with `flags`, and the address it serves.
 fn serve(file: &Path, flags: &[&str]) -> (Serving, String) {
+    serve_in(Path::new("."), &file.display().to_string(), flags)
+}
+
+/// `explore SCENARIO --serve` run in `dir` (a file, or a bundled scenario's
+/// number), and the address it serves.
+fn serve_in(dir: &Path, scenario: &str, flags: &[&str]) -> (Serving, String) {
     let mut child = Serving(
         std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
-            .args(["explore", &file.display().to_string(), "--serve"])
+            .args(["explore", scenario, "--serve"])
             .args(flags)
+            .current_dir(dir)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -437,19 +444,7 @@ fn the_background_search_keeps_within_max_memory() {
 #[test]
 fn a_bundled_scenario_is_served_but_never_saved() {
     let dir = scratch("bundled");
-    let mut child = Serving(
-        std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
-            .args(["explore", "22", "--serve"])
-            .current_dir(&*dir)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_start_matches("http://");
-    let addr = addr.trim_end_matches('/').to_string();
+    let (_server, addr) = serve_in(&dir, "22", &[]);
     let source = json(&get(&addr, "/api/source").1);
     assert_eq!(source["file"], "bundled:22-peer-deadlock.toml");
     assert!(source["save_refused"].as_str().unwrap().contains("handshake new --from 22"), "{source}");
