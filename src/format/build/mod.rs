@@ -603,7 +603,8 @@ impl Builder<'_> {
         }
         self.printable(&doc.name, "name", "");
         self.printable(&doc.about, "about", "\n\t");
-        let policy = self.policy(&doc);
+        let (end, cap) = self.end_and_cap(&doc);
+        let policy = self.policy(&doc, cap);
         self.all_defences_on = policy.defences == crate::protocol::Defences::default();
         let latency = match &doc.policy.latency {
             Some(l) => match parse_latency(l.get_ref()) {
@@ -634,8 +635,6 @@ impl Builder<'_> {
             },
             None => Latency::Fixed(Millis(1)),
         };
-        let (end, cap) = self.end_and_cap(&doc);
-        self.timeouts_within(&doc, &policy, cap);
         let mailbox = self.mailbox(&doc);
         self.file_mode = mailbox.file().is_some();
         self.claude_code = matches!(mailbox, MailboxWorld::ClaudeCode(_));

@@ -39,7 +39,8 @@ impl Builder<'_> {
         (end, cap.unwrap_or(DEFAULT_CAP))
     }
 
-    pub(super) fn policy(&mut self, doc: &FileDoc) -> Policy {
+    /// The file's policy; a timeout it writes must fit within the run's `cap`.
+    pub(super) fn policy(&mut self, doc: &FileDoc, cap: Millis) -> Policy {
         let p = &doc.policy;
         let mut policy = Policy::default();
         for k in Kind::ALL {
@@ -72,6 +73,7 @@ impl Builder<'_> {
                 }
             }
         }
+        self.timeouts_within(doc, &policy, cap);
         policy
     }
 
@@ -214,7 +216,7 @@ impl Builder<'_> {
     /// A timeout the file writes that is longer than the run may last would
     /// never fire: the run stops at its cap first. Refused, naming the cap
     /// (`"never"` says no deadline, and is taken).
-    pub(super) fn timeouts_within(&mut self, doc: &FileDoc, policy: &Policy, cap: Millis) {
+    fn timeouts_within(&mut self, doc: &FileDoc, policy: &Policy, cap: Millis) {
         for k in Kind::ALL {
             let (Some(written), t) = (&doc.policy.timeouts_by_kind[k.index()], policy.timeouts[k.index()]) else {
                 continue;
