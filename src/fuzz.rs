@@ -137,37 +137,58 @@ pub struct Finding {
 
 impl Finding {
     /// What the find is, with what varies from seed to seed masked: its
-    /// invariant, and its detail with every number and time `#` and every
-    /// request label `[…]`. Finds of one scenario with the same causes are
-    /// one root cause seen again (`Case::causes`).
+    /// invariant, and its detail with every number or duration one `#`
+    /// (`999ms`, `59.999s` and `1m0.5s` alike) and every request label
+    /// `[…]` (an automatic one keeps its kind: `[…/plan/…]`). Finds of one
+    /// scenario with the same causes are one root cause seen again
+    /// (`Case::causes`).
     pub fn cause(&self) -> String {
+        let chars: Vec<char> = self.detail.chars().collect();
         let mut out = format!("{}: ", self.invariant);
-        let mut in_label = false;
-        let mut in_number = false;
-        for c in self.detail.chars() {
-            match c {
-                '[' if !in_label => {
-                    in_label = true;
-                    out.push_str("[…");
-                }
-                ']' if in_label => {
-                    in_label = false;
-                    out.push(']');
-                }
-                _ if in_label => {}
-                '0'..='9' => {
-                    if !in_number {
-                        out.push('#');
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '[' {
+                // A label ends at `]`; a `[` in someone's words (a space or a
+                // quote before any `]`) is only a character.
+                let end = chars[i + 1..].iter().position(|&d| d == ']' || d.is_whitespace() || d == '"');
+                if let Some(e) = end.map(|p| i + 1 + p).filter(|&e| chars[e] == ']') {
+                    let label: String = chars[i + 1..e].iter().collect();
+                    match label.split('/').collect::<Vec<_>>().as_slice() {
+                        [_, kind, _] => out.push_str(&format!("[…/{kind}/…]")),
+                        _ => out.push_str("[…]"),
                     }
-                    in_number = true;
+                    i = e + 1;
                     continue;
                 }
-                '.' if in_number => continue,
-                c => out.push(c),
             }
-            in_number = false;
+            if c.is_ascii_digit() {
+                i = past_a_number(&chars, i);
+                out.push('#');
+                continue;
+            }
+            out.push(c);
+            i += 1;
         }
         out
+    }
+}
+
+/// Where the number or duration starting at `i` ends: digits and points,
+/// and unit letters each followed by more of them (`1m0.5s`, `999ms`).
+fn past_a_number(chars: &[char], mut i: usize) -> usize {
+    loop {
+        while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+            i += 1;
+        }
+        let unit = chars[i..].iter().take_while(|c| matches!(c, 'm' | 's' | 'h' | 'd' | 'y')).count();
+        if unit == 0 || unit > 2 {
+            return i;
+        }
+        i += unit;
+        if !chars.get(i).is_some_and(char::is_ascii_digit) {
+            return i;
+        }
     }
 }
 
@@ -942,6 +963,20 @@ impl Gen<'_> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_cause_masks_times_numbers_and_labels_but_not_kinds() {
+        let f = |detail: &str| Finding { invariant: "expiry-policy".into(), detail: detail.into() }.cause();
+        // A duration is one number whatever its size.
+        assert_eq!(f("arrived at 59.999s"), f("arrived at 1m0.5s"));
+        assert_eq!(f("arrived at 999ms"), f("arrived at 2h1m"));
+        // The same request kind is one cause; another kind is another.
+        assert_eq!(f("[alice/task/1] taken up late"), f("[bob/task/2] taken up late"));
+        assert_ne!(f("[alice/plan/1] was approved"), f("[bob/shutdown/2] was approved"));
+        assert_eq!(f("[stop-alice] expired"), f("[stop-bob] expired"));
+        // A `[` in someone's words masks nothing after it.
+        assert_eq!(f("fix [bug now, 3 times"), "expiry-policy: fix [bug now, # times");
+    }
     use super::*;
 
     #[test]

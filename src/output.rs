@@ -85,6 +85,40 @@ impl Pending {
     }
 }
 
+impl Pending {
+    /// [`commit`](Self::commit), but only where nothing is at `path`: the
+    /// whole file is linked into place, which fails if anything got there
+    /// meanwhile (a check before writing would leave a moment in which a
+    /// file put there is then replaced). Nothing is overwritten, ever.
+    pub fn commit_new(mut self) -> Result<(), String> {
+        let shown = self.path.display().to_string();
+        let Some(tmp) = self.tmp.clone() else {
+            return Err(format!("cannot write {shown}: something is there already"));
+        };
+        match self.file.take().map(|f| f.into_inner().map_err(|e| e.into_error())) {
+            Some(Ok(f)) => f.sync_all().map_err(|e| format!("cannot write {shown}: {e}"))?,
+            Some(Err(e)) => return Err(format!("cannot write {shown}: {e}")),
+            None => {}
+        }
+        match std::fs::hard_link(&tmp, &self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(format!("{shown} already exists: nothing is overwritten"))
+            }
+            Err(e) => Err(format!("cannot write {shown}: {e}")),
+        }
+        // Dropped here: the temporary name is removed, the file stays.
+    }
+}
+
+/// Writes `text` as a new file `path`, whole, or nothing if anything is
+/// there already (see [`Pending::commit_new`]).
+pub fn write_new(path: &Path, text: &str) -> Result<(), String> {
+    let mut out = create(path)?;
+    out.write_all(text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    out.commit_new()
+}
+
 impl Write for Pending {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match &mut self.file {
@@ -183,6 +217,23 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_file_is_written_whole_and_never_over_one_already_there() {
+        let dir = std::env::temp_dir().join(format!("handshake-output-new-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("new.toml");
+        write_new(&path, "first").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first");
+        // A file there (made between a check and the write, say) is kept.
+        let e = write_new(&path, "second").unwrap_err();
+        assert!(e.contains("already exists"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left.len(), 1, "no temporary file is left: {left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_link_to_a_file_is_refused_and_the_file_is_left_alone() {

@@ -703,3 +703,16 @@ fn the_bundled_scenarios_travel_with_the_binary() {
     handshake_in(&dir.0, &["new", "blank.toml"]).expect_code(0);
     handshake_in(&dir.0, &["run", "blank.toml"]).expect_code(0).stdout_has("1 passed");
 }
+
+/// A scenario path need not be UTF-8: such a path is read as a path (a
+/// bundled scenario is only ever named in UTF-8).
+#[cfg(unix)]
+#[test]
+fn a_path_that_is_not_utf8_is_still_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = TempDir::new("not-utf8");
+    let name = std::ffi::OsStr::from_bytes(b"a\xff.toml");
+    std::fs::write(dir.0.join(name), "name = \"x\"\nabout = \"y\"\n[[teammate]]\nname = \"alice\"\n").unwrap();
+    let out = std::process::Command::new(common::binary::bin()).arg("check").arg(dir.0.join(name)).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

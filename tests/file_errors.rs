@@ -599,4 +599,9 @@ fn a_timeout_past_the_cap_is_refused_with_the_cap_named() {
     assert!(all(&errors(&low)).contains("the file's cap, 10s"));
     let never = format!("{HEAD}cap = \"10s\"\n[policy]\nshutdown_timeout = \"never\"\n{ALICE}");
     assert!(load_str("x.toml", &never).is_ok());
+    // A cap that does not read is said once, not also as a default cap nobody wrote.
+    let bad_cap = format!("{HEAD}cap = \"3 hourz\"\n[policy]\nshutdown_timeout = \"2h\"\n{ALICE}");
+    let found = errors(&bad_cap);
+    assert_eq!(found.len(), 1, "{}", all(&found));
+    assert!(found[0].text().contains("cap"), "{}", all(&found));
 }

@@ -128,3 +128,22 @@ fn the_cli_writes_the_file_and_keeps_the_audits_exit_code() {
     assert!(ran.stderr.contains("nothing was written"), "{}", ran.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A trace whose timeout passes the default cap (a file may not write one
+/// past its cap) is written with a cap of its own, long enough for the
+/// history's timeout and end, and replays to the same end.
+#[test]
+fn a_trace_with_a_timeout_past_the_default_cap_is_written_with_its_cap() {
+    use common::binary::{handshake_in, TempDir};
+    let dir = TempDir::new("long-timeout");
+    dir.write(
+        "long.toml",
+        "name = \"long\"\nabout = \"x\"\ncap = \"3h\"\n[policy]\nshutdown_timeout = \"2h\"\n[[teammate]]\nname = \
+         \"alice\"\non_shutdown = \"ignore\"\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alice\"\n",
+    );
+    handshake_in(&dir.0, &["run", "long.toml", "--trace", "long.jsonl"]).expect_code(0);
+    handshake_in(&dir.0, &["audit", "long.jsonl", "--to-scenario", "again.toml"]).expect_code(0);
+    let written = std::fs::read_to_string(dir.0.join("again.toml")).unwrap();
+    assert!(written.contains("cap = \"7201000ms\""), "{written}");
+    handshake_in(&dir.0, &["run", "again.toml"]).expect_code(0).stdout_has("virtual 2h1s");
+}

@@ -329,25 +329,37 @@ pub fn main(a: BenchArgs) -> i32 {
         Format::Text => {
             let (p, b) = (c.protocol, c.baseline);
             let [ps, bs, rs] = c.spread;
+            // One run has no spread to show: said, not printed as min = max.
+            let one = c.runs < 2;
             let m = |x: f64| format!("{:.2} M", x / 1e6);
+            let spread = |s: Spread, f: &dyn Fn(f64) -> String| {
+                if one {
+                    "one run: no spread measured".to_string()
+                } else {
+                    format!("min {} · max {}", f(s.min), f(s.max))
+                }
+            };
+            // Small ratios (file inboxes) keep their significant digits.
+            let r = |x: f64| if x < 0.1 { format!("{x:.3}") } else { format!("{x:.2}") };
             println!(
-                "  protocol   {:>12.0} handshakes/s  {:>7.0} ns/handshake   min {} · max {} over {} runs",
+                "  protocol   {:>12.0} handshakes/s  {:>7.0} ns/handshake   {}{}",
                 p.per_second(),
                 p.nanos_each(),
-                m(ps.min),
-                m(ps.max),
-                c.runs
+                spread(ps, &m),
+                if one { String::new() } else { format!(" over {} runs", c.runs) }
             );
             println!(
-                "  baseline   {:>12.0} round trips/s {:>7.0} ns/round trip  min {} · max {}",
+                "  baseline   {:>12.0} round trips/s {:>7.0} ns/round trip  {}",
                 b.per_second(),
                 b.nanos_each(),
-                m(bs.min),
-                m(bs.max)
+                spread(bs, &m)
             );
             println!(
-                "  ratio      {:>12.2} of the baseline's rate (median over {} back-to-back pairs; min {:.2} · max {:.2})",
-                c.ratio, c.runs, rs.min, rs.max
+                "  ratio      {:>12} of the baseline's rate (median over {} back-to-back {}; {})",
+                r(c.ratio),
+                c.runs,
+                if one { "pair" } else { "pairs" },
+                spread(rs, &r)
             );
             println!(
                 "  build      the `{}` profile{}",

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// Scenario files or folders of them, subfolders included, or a bundled scenario's number or name (`handshake scenarios` lists them) [default: scenarios/, or every bundled scenario where there is none]
-    #[arg(value_parser = super::scenario_arg)]
+    #[arg(value_parser = super::scenario_arg())]
     pub paths: Vec<PathBuf>,
     /// Output for people (text) or machines (json: each file, ok or bad with its problems; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct ExploreArgs {
     /// One scenario file, or a bundled scenario's number or name (keep it small: the states grow fast with each agent and message)
-    #[arg(value_parser = super::scenario_arg)]
+    #[arg(value_parser = super::scenario_arg())]
     pub path: PathBuf,
     /// Messages the explorer may drop, anywhere in any schedule; `any`: any message, any number of times (a lossy network)
     #[arg(long, default_value = "0", value_name = "N|any", value_parser = parse_drop)]

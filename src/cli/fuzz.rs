@@ -20,7 +20,7 @@ pub const FUZZ_EXAMPLES: &[(&str, &str)] = &[
 #[derive(Args, Debug)]
 pub struct FuzzArgs {
     /// Scenario files or folders of them, subfolders included, or a bundled scenario's number or name (`handshake scenarios` lists them) [default: scenarios/, or every bundled scenario where there is none]
-    #[arg(value_parser = super::scenario_arg)]
+    #[arg(value_parser = super::scenario_arg())]
     pub paths: Vec<PathBuf>,
     /// Seeds A..B (B excluded): each seed adds its own random faults to every scenario
     #[arg(long, value_parser = parse_seeds, default_value = "1..101")]
@@ -541,7 +541,9 @@ fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
 /// separators turned into `_`, so that no find overwrites another's.
 fn file_names(targets: &[Target]) -> Vec<String> {
     let stem = |t: &Target| {
-        Path::new(&t.path).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+        let s = Path::new(&t.path).file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+        // A bundled scenario's finds are files of the user's own: no prefix.
+        s.strip_prefix(crate::format::bundled::PREFIX).map_or(s.clone(), str::to_string)
     };
     let stems: Vec<String> = targets.iter().map(stem).collect();
     targets

@@ -334,8 +334,10 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Box<bad_input::
 
 /// A scenario argument: a path that exists, or a bundled scenario's number
 /// or name as its `bundled:` path (`format::bundled::resolve`).
-pub fn scenario_arg(s: &str) -> Result<PathBuf, String> {
-    Ok(crate::format::bundled::resolve(s))
+pub fn scenario_arg() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    // As the system gives it: a path need not be UTF-8.
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(|s| crate::format::bundled::resolve_os(&s))
 }
 
 /// `scenario_files`'s refusal: the paths name no scenario to load.

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Scenario files or folders of them, subfolders included, or a bundled scenario's number or name, like 22 (`handshake scenarios` lists them) [default: scenarios/, or every bundled scenario where there is none]
-    #[arg(value_parser = super::scenario_arg)]
+    #[arg(value_parser = super::scenario_arg())]
     pub paths: Vec<PathBuf>,
     /// Run with this seed instead of the file's
     #[arg(long, conflicts_with = "seeds")]

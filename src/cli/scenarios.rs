@@ -143,7 +143,9 @@ pub fn new(a: NewArgs) -> i32 {
         let line = format!("{why}; nothing was written (choose another name, or remove it first)");
         return Refusal::line(line, Problem::new(why).at(a.file.display())).tell(Format::Text);
     }
-    if let Err(e) = crate::output::write(&a.file, text) {
+    // Linked into place only if nothing is there by then (a file made
+    // after the check above is not overwritten either).
+    if let Err(e) = crate::output::write_new(&a.file, text) {
         eprintln!("error: {e}; nothing was written");
         return EXIT_BAD_INPUT;
     }

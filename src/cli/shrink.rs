@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug)]
 pub struct ShrinkArgs {
     /// The scenario file whose run breaks an invariant (or a bundled scenario's number or name)
-    #[arg(value_parser = super::scenario_arg)]
+    #[arg(value_parser = super::scenario_arg())]
     pub path: PathBuf,
     /// The seed of the failing run [default: the file's seed]
     #[arg(long, value_name = "S")]
@@ -93,6 +93,8 @@ fn parse_invariant(name: &str) -> Result<Invariant, String> {
 /// `dir/stem-shrunk.toml`.
 pub fn default_out(path: &Path) -> PathBuf {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "scenario".into());
+    // A bundled scenario's shrunk copy is a file of the user's own: no prefix.
+    let stem = stem.strip_prefix(crate::format::bundled::PREFIX).map_or(stem.clone(), str::to_string);
     path.with_file_name(format!("{stem}-shrunk.toml"))
 }
 

@@ -67,7 +67,9 @@ pub fn find(reference: &str) -> Option<Bundled> {
     // names the bundled copy wherever there is no such file.
     let r = reference.strip_prefix(PREFIX).unwrap_or(reference);
     let r = r.strip_prefix("scenarios/").or_else(|| r.strip_prefix("./scenarios/")).unwrap_or(r);
-    let number = r.parse::<u32>().ok();
+    let r = r.strip_suffix(".toml").filter(|n| n.bytes().all(|b| b.is_ascii_digit())).unwrap_or(r);
+    // Digits only: `+22` is not a number a person writes for a file.
+    let number = r.bytes().all(|b| b.is_ascii_digit()).then(|| r.parse::<u32>().ok()).flatten();
     all().find(|b| {
         b.file == r
             || b.file.trim_end_matches(".toml") == r
@@ -81,10 +83,18 @@ pub fn find(reference: &str) -> Option<Bundled> {
 /// its `bundled:` path; anything else is left for the reader to refuse.
 pub fn resolve(argument: &str) -> PathBuf {
     let as_given = PathBuf::from(argument);
-    if as_given.exists() {
+    // Anything there (a dangling link, an unreadable file) is the user's:
+    // read as given, its problem said, never a bundled one in its place.
+    if std::fs::symlink_metadata(&as_given).is_ok() {
         return as_given;
     }
     find(argument).map_or(as_given, |b| b.path())
+}
+
+/// [`resolve`], for an argument that may not be UTF-8 (a path as the
+/// system gives it): such a path is only ever a path.
+pub fn resolve_os(argument: &std::ffi::OsStr) -> PathBuf {
+    argument.to_str().map_or_else(|| PathBuf::from(argument), resolve)
 }
 
 #[cfg(test)]
@@ -118,6 +128,8 @@ mod tests {
             assert_eq!(find(r).map(|b| b.file), Some("22-peer-deadlock.toml"), "{r}");
         }
         assert!(find("999").is_none() && find("peer").is_none() && find("").is_none());
+        assert!(find("+22").is_none(), "a number is digits");
+        assert_eq!(find("22.toml").map(|b| b.file), Some("22-peer-deadlock.toml"));
         let b = find("1").unwrap();
         assert_eq!((b.file, b.number(), b.short()), ("01-happy-shutdown.toml", Some(1), "happy-shutdown"));
         assert_eq!(by_path(&b.path()).map(|b| b.text), Some(b.text));

@@ -243,8 +243,22 @@ fn write(h: &History, source: &str, found: &[String], passing: &PassedOn) -> Res
         let _ = writeln!(out, "seed = {seed}");
     }
     let from_trace = h.scenario.is_some();
-    if from_trace && matches!(h.stop, crate::world::Stop::EndTime | crate::world::Stop::Cap) {
+    let ends = from_trace && matches!(h.stop, crate::world::Stop::EndTime | crate::world::Stop::Cap);
+    if ends {
         let _ = writeln!(out, "end = \"{}ms\"", h.ended_at.0);
+    }
+    // A file may not end, nor write a timeout, past its cap: where the
+    // history's longest timeout or its end pass the default cap, that is
+    // the file's cap.
+    let longest_timeout = if from_trace {
+        Kind::ALL.iter().map(|&k| h.policy.timeout(k)).filter(|t| !t.is_never()).max().unwrap_or_default()
+    } else {
+        Millis::ZERO
+    };
+    // The history's own end, too: its run lasted that long.
+    let needed = longest_timeout.max(if from_trace { h.ended_at } else { Millis::ZERO });
+    if needed > crate::format::build::DEFAULT_CAP {
+        let _ = writeln!(out, "cap = \"{}ms\"", needed.0);
     }
     policy(&mut out, h, passing);
     agents(&mut out, &who, adversary);

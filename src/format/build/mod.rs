@@ -301,7 +301,8 @@ pub fn load_file(path: &std::path::Path) -> Result<Scenario, Vec<ScenarioError>>
 pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
     use crate::input::{read_text, ReadError};
     let shown = path.display().to_string();
-    if super::bundled::is_bundled(path) {
+    // A file of that name, if there is one, is read as any file is.
+    if super::bundled::is_bundled(path) && std::fs::symlink_metadata(path).is_err() {
         return super::bundled::by_path(path).map(|b| b.text.to_string()).ok_or_else(|| {
             let mut e = ScenarioError::whole_file(&shown, "no bundled scenario has this name".to_string());
             e.help("`handshake scenarios` lists them; write one by its number, like 22, or its name");
@@ -364,7 +365,7 @@ struct Builder<'a> {
 pub const MAX_RUN: Millis = Millis(31_557_600_000);
 
 /// The default cap of a run.
-const DEFAULT_CAP: Millis = Millis(3_600_000);
+pub const DEFAULT_CAP: Millis = Millis(3_600_000);
 
 /// How many names a message lists before it only counts the rest.
 const LISTED: usize = 10;

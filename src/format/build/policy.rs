@@ -217,6 +217,11 @@ impl Builder<'_> {
     /// never fire: the run stops at its cap first. Refused, naming the cap
     /// (`"never"` says no deadline, and is taken).
     fn timeouts_within(&mut self, doc: &FileDoc, policy: &Policy, cap: Millis) {
+        // A cap the file writes that does not read is said once, as such;
+        // the default cap in its place would name a cap nobody wrote.
+        if doc.cap.as_ref().is_some_and(|c| parse_duration(c.get_ref()).map_or(true, |c| c > MAX_RUN)) {
+            return;
+        }
         for k in Kind::ALL {
             let (Some(written), t) = (&doc.policy.timeouts_by_kind[k.index()], policy.timeouts[k.index()]) else {
                 continue;
