@@ -65,7 +65,17 @@ impl Followed {
     pub fn look(&mut self, path: &Path) -> bool {
         match self {
             Followed::Team(kept, tasks) => {
-                let reading = folder::read(path, BOUND);
+                let mut reading = folder::read(path, BOUND);
+                // An inbox missing from one listing, in a folder still there,
+                // is most likely being renamed into place: looked at again
+                // (judged without it, its answers would seem to answer nothing).
+                for _ in 0..3 {
+                    if !kept.misses_a_file(&reading) || !path.is_dir() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    reading = folder::read(path, BOUND);
+                }
                 let now = tasks::find(path, reading.team.name.as_deref()).map(|dir| tasks::read(&dir, BOUND));
                 let new_tasks = now.is_some();
                 if let Some(now) = now {

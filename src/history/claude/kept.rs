@@ -69,6 +69,15 @@ impl Kept {
         changed
     }
 
+    /// Whether `r` lacks a file whose entries were kept: a listing taken
+    /// while the runtime renames a rewritten inbox into place can miss it
+    /// for a moment (a file emptied for good reads so too).
+    pub fn misses_a_file(&self, r: &Reading) -> bool {
+        let file = |origin: &str| origin.split('[').next().unwrap_or("").to_string();
+        let now: std::collections::BTreeSet<String> = r.entries.iter().map(|e| file(&e.origin)).collect();
+        self.reading.entries.iter().any(|e| !now.contains(&file(&e.origin)))
+    }
+
     /// What has been kept, as one reading to judge.
     pub fn reading(&self) -> &Reading {
         &self.reading
@@ -104,6 +113,16 @@ mod tests {
 
     fn reading(entries: Vec<Entry>) -> Reading {
         Reading { entries, ..Reading::default() }
+    }
+
+    #[test]
+    fn a_reading_without_a_kept_inbox_is_told_apart() {
+        let mut k = Kept::default();
+        let mut bobs = entry(1, "a", true);
+        bobs.origin = "inboxes/bob.json[1]".into();
+        k.absorb(reading(vec![bobs.clone(), entry(2, "b", false)]));
+        assert!(!k.misses_a_file(&reading(vec![bobs, entry(2, "b", true)])));
+        assert!(k.misses_a_file(&reading(vec![entry(2, "b", true)])), "bob.json is missing from this listing");
     }
 
     #[test]
