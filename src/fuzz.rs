@@ -556,7 +556,8 @@ pub fn findings(expected: &BTreeSet<Invariant>, violations: &[String], stopped_b
     out
 }
 
-fn one_line(text: &str, max: usize) -> String {
+/// `text` on one line, cut at `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
     let t: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match t.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &t[..cut]),

@@ -70,18 +70,23 @@ impl Pending {
     /// replaced, never written through).
     pub fn commit(mut self) -> Result<(), String> {
         let shown = self.path.display().to_string();
-        let file = self.file.take().map(|f| f.into_inner().map_err(|e| e.into_error()));
-        match file {
-            // Synced before the rename: the file put in place is whole.
-            Some(Ok(f)) if self.tmp.is_some() => f.sync_all().map_err(|e| format!("cannot write {shown}: {e}"))?,
-            Some(Err(e)) => return Err(format!("cannot write {shown}: {e}")),
-            _ => {}
-        }
+        self.finish()?;
         if let Some(tmp) = &self.tmp {
             std::fs::rename(tmp, &self.path).map_err(|e| format!("cannot write {shown}: {e}"))?;
             self.tmp = None;
         }
         Ok(())
+    }
+
+    /// Flushes the output and, when it is a temporary file, syncs it: what
+    /// is put in place afterwards is whole.
+    fn finish(&mut self) -> Result<(), String> {
+        let shown = self.path.display();
+        match self.file.take().map(|f| f.into_inner().map_err(|e| e.into_error())) {
+            Some(Ok(f)) if self.tmp.is_some() => f.sync_all().map_err(|e| format!("cannot write {shown}: {e}")),
+            Some(Err(e)) => Err(format!("cannot write {shown}: {e}")),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -95,11 +100,7 @@ impl Pending {
         let Some(tmp) = self.tmp.clone() else {
             return Err(format!("cannot write {shown}: something is there already"));
         };
-        match self.file.take().map(|f| f.into_inner().map_err(|e| e.into_error())) {
-            Some(Ok(f)) => f.sync_all().map_err(|e| format!("cannot write {shown}: {e}"))?,
-            Some(Err(e)) => return Err(format!("cannot write {shown}: {e}")),
-            None => {}
-        }
+        self.finish()?;
         match std::fs::hard_link(&tmp, &self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

@@ -91,9 +91,6 @@ fn parse_latency(text: &str) -> Result<Latency, String> {
     crate::format::duration::parse_duration(text).map(Latency).map_err(|e| format!("`{text}`: {e}"))
 }
 
-/// The largest team `explore` takes (see `main`).
-pub const MAX_TEAM: usize = 10_000;
-
 /// The least `--max-memory` takes: the program holds about 20 MB before it
 /// explores a state, so a smaller bound could only stop every search at its
 /// first look (a bound of one byte is a typo, not a budget).
@@ -227,7 +224,7 @@ fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
                 .tell(a.format))
         }
     };
-    if let Some(why) = too_big_to_explore(&scenario) {
+    if let Some(why) = crate::explore::too_big(&scenario) {
         let problem = Problem::in_file(a.path.display(), why.clone());
         return Err(Refusal::line(format!("{why}; nothing was explored"), problem).tell(a.format));
     }
@@ -269,36 +266,7 @@ fn budgets(a: &ExploreArgs, scenario: &crate::scenario::Scenario) -> Budgets {
             println!("note: the file's faults: {}", parts.join("; "));
         }
     }
-    budgets_of(flags, a.without_file_faults, scenario)
-}
-
-/// The flags' budgets with the file's own faults turned into budgets
-/// (unless they are left out), said nowhere: `budgets` says them.
-pub(super) fn budgets_of(flags: Budgets, without_file_faults: bool, scenario: &crate::scenario::Scenario) -> Budgets {
-    let own = scenario.team.link_faults.len() + scenario.team.partitions.len() + scenario.team.timed.len();
-    if own == 0 || without_file_faults {
-        return flags;
-    }
-    let plan = crate::explore::plan_file_faults(scenario).budgets;
-    Budgets {
-        drop: flags.drop.saturating_add(plan.drop),
-        duplicate: flags.duplicate.saturating_add(plan.duplicate),
-        ..flags
-    }
-}
-
-/// Why a team this big is not explored, if it is too big.
-pub(super) fn too_big_to_explore(scenario: &crate::scenario::Scenario) -> Option<String> {
-    // Every state holds a part for each teammate, and every step copies and
-    // hashes a state whole: past this, a search holds few states in much
-    // memory and takes each slowly (docs/explore.md, "Bounds").
-    let team = scenario.team.teammates.len();
-    (team > MAX_TEAM).then(|| {
-        format!(
-            "the team has {team} teammates; explore takes at most {MAX_TEAM} (each state of the search holds every \
-             teammate, and each step copies and hashes it): `run` plays a team of any size"
-        )
-    })
+    flags.with_file_faults(scenario, a.without_file_faults)
 }
 
 /// The search's bounds and reductions, as the flags set them.

@@ -220,7 +220,7 @@ impl Causes {
             if c.seeds.len() > SHOWN {
                 seeds.push(format!("and {} more", c.seeds.len() - SHOWN));
             }
-            println!("  ×{:<4} {}: {}", c.seeds.len(), c.scenario, one_line(&c.detail, 150));
+            println!("  ×{:<4} {}: {}", c.seeds.len(), c.scenario, crate::fuzz::one_line(&c.detail, 150));
             let replay = c.reproduce.as_ref().map_or(String::new(), |r| format!(": {r}"));
             println!(
                 "         {} {}; the smallest, {}, replays{replay}",
@@ -229,15 +229,6 @@ impl Causes {
                 c.smallest_seed
             );
         }
-    }
-}
-
-/// `text` on one line, cut at `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let t: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match t.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &t[..cut]),
-        None => t,
     }
 }
 

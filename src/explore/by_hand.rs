@@ -230,11 +230,7 @@ impl ByHand {
         let message = |place: usize| {
             s.flight().get(place).map_or_else(
                 || "a message".to_string(),
-                |d| {
-                    let label = d.envelope.message.request_id().map(|id| format!(" [{}]", labels.label_or_short(id)));
-                    let (from, to) = (name(&d.sender), name(&d.to));
-                    format!("{}{} from {from} to {to}", d.envelope.message.type_name(), label.unwrap_or_default())
-                },
+                |d| format!("{} to {}", super::Moved::of(d).words(labels), name(&d.to)),
             )
         };
         match a {

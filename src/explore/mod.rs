@@ -72,6 +72,39 @@ impl Budgets {
     /// A budget never spent: the fault may happen to any message, any
     /// number of times (`--drop any`). Constant, it is no part of the state.
     pub const ANY: u32 = u32::MAX;
+
+    /// These budgets with the file's own counted or chance drops and
+    /// duplicates added as budgets spent anywhere (`plan_file_faults`),
+    /// unless the file's faults are left out.
+    pub fn with_file_faults(self, scenario: &dyn Subject, left_out: bool) -> Budgets {
+        let team = scenario.team();
+        if left_out || team.link_faults.len() + team.partitions.len() + team.timed.len() == 0 {
+            return self;
+        }
+        let plan = plan_file_faults(scenario).budgets;
+        Budgets {
+            drop: self.drop.saturating_add(plan.drop),
+            duplicate: self.duplicate.saturating_add(plan.duplicate),
+            ..self
+        }
+    }
+}
+
+/// The largest team the explorer takes.
+pub const MAX_TEAM: usize = 10_000;
+
+/// Why a team this big is not explored, if it is too big.
+pub fn too_big(scenario: &dyn Subject) -> Option<String> {
+    // Every state holds a part for each teammate, and every step copies and
+    // hashes a state whole: past this, a search holds few states in much
+    // memory and takes each slowly (docs/explore.md, "Bounds").
+    let team = scenario.team().teammates.len();
+    (team > MAX_TEAM).then(|| {
+        format!(
+            "the team has {team} teammates; explore takes at most {MAX_TEAM} (each state of the search holds every \
+             teammate, and each step copies and hashes it): `run` plays a team of any size"
+        )
+    })
 }
 
 /// Spends one of `budget`, unless it is `Budgets::ANY`.
@@ -282,6 +315,21 @@ pub struct Moved {
     pub from: AgentId,
 }
 
+impl Moved {
+    /// The message `d` carries, named.
+    pub fn of(d: &crate::protocol::Delivery) -> Moved {
+        Moved { type_name: d.envelope.message.type_name(), request: d.envelope.message.request_id(), from: d.sender }
+    }
+
+    /// "plan_approval_request [bob-asks-alice] from bob", with the team's
+    /// names and the labels learned so far.
+    pub fn words(&self, names: &Names) -> String {
+        let from = names.agents.get(self.from.index()).map_or("?", String::as_str);
+        let label = self.request.map(|id| format!(" [{}]", names.label_or_short(id))).unwrap_or_default();
+        format!("{}{label} from {from}", self.type_name)
+    }
+}
+
 impl Taken {
     pub fn at(&self) -> Millis {
         self.at
@@ -293,13 +341,7 @@ impl Taken {
     pub fn describe(&self, names: &Names) -> String {
         use crate::world::Choice;
         let name = |a: &AgentId| names.agents.get(a.index()).map_or("?", String::as_str);
-        let message = |msg: &u64| match &self.message {
-            Some(m) => {
-                let label = m.request.map(|id| format!(" [{}]", names.label_or_short(id))).unwrap_or_default();
-                format!("{}{label} from {}", m.type_name, name(&m.from))
-            }
-            None => format!("#{msg}"),
-        };
+        let message = |msg: &u64| self.message.as_ref().map_or_else(|| format!("#{msg}"), |m| m.words(names));
         let what = match &self.choice {
             Choice::Deliver { msg } => format!("deliver {} to {}", message(msg), self.to.as_ref().map_or("?", name)),
             Choice::Fire { owner } => format!("timer of {}", name(owner)),

@@ -632,11 +632,7 @@ impl Model {
         };
         let message = match a {
             Action::Deliver { msg } | Action::Drop { msg } | Action::Duplicate { msg } => {
-                s.flight().get(*msg).map(|d| super::Moved {
-                    type_name: d.envelope.message.type_name(),
-                    request: d.envelope.message.request_id(),
-                    from: d.sender,
-                })
+                s.flight().get(*msg).map(super::Moved::of)
             }
             _ => None,
         };

@@ -88,14 +88,14 @@ impl File {
 pub(super) fn walkable(path: &str, text: &str, setup: &Setup) -> Result<(Scenario, ByHand), String> {
     let mut scenario =
         crate::scenario::load_str(path, text).map_err(|errors| crate::diagnostic::render_all(&errors, false))?;
-    if let Some(why) = super::super::explore::too_big_to_explore(&scenario) {
+    if let Some(why) = crate::explore::too_big(&scenario) {
         return Err(format!("error: {path}: {why}\n"));
     }
     // A path a person takes ends where they stop: the file's own
     // expectations, about a whole run, would fail on most of them. The
     // oracle judges each state.
     scenario.expects.clear();
-    let budgets = super::super::explore::budgets_of(setup.flags, setup.without_file_faults, &scenario);
+    let budgets = setup.flags.with_file_faults(&scenario, setup.without_file_faults);
     let title = if scenario.name.is_empty() { scenario.path.clone() } else { scenario.name.clone() };
     let by_hand = ByHand::new(&scenario, &title, budgets);
     Ok((scenario, by_hand))

@@ -323,7 +323,7 @@ impl Server<'_> {
         let parsed = crate::scenario::whatif::Setting::parse(setting).map_err(|e| format!("{setting:?}: {e}"))?;
         let mut changed = crate::scenario::whatif::scenario_with(&scenario.path, source, &parsed)?;
         changed.expects.clear();
-        let budgets = super::explore::budgets_of(self.setup.flags, self.setup.without_file_faults, &changed);
+        let budgets = self.setup.flags.with_file_faults(&changed, self.setup.without_file_faults);
         let other = ByHand::new(&changed, &changed.name, budgets);
         let steps = parse_path(path)?;
         let schedule = by_hand.schedule(&steps)?;
