@@ -22,6 +22,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(has_chromium)");
     println!("cargo::rustc-check-cfg=cfg(has_node)");
     println!("cargo::rustc-check-cfg=cfg(has_script)");
+    println!("cargo::rustc-check-cfg=cfg(has_fonts)");
     println!("cargo:rerun-if-env-changed=CHROMIUM");
     println!("cargo:rerun-if-env-changed=PATH");
     let dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
@@ -40,6 +41,28 @@ fn main() {
     if on_path(&dirs, "script") {
         println!("cargo:rustc-cfg=has_script");
     }
+    // A font, which the picture tests measure text with (tests/view.rs):
+    // where the SVG library looks for the system's fonts on Linux.
+    let font_dirs = ["/usr/share/fonts", "/usr/local/share/fonts"];
+    for d in font_dirs {
+        println!("cargo:rerun-if-changed={d}");
+    }
+    if font_dirs.iter().any(|d| has_font(Path::new(d), 4)) {
+        println!("cargo:rustc-cfg=has_fonts");
+    }
+}
+
+/// Whether `dir` holds a TrueType or OpenType font, looking `depth` folders down.
+fn has_font(dir: &Path, depth: usize) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    entries.filter_map(Result::ok).any(|e| {
+        let p = e.path();
+        if p.is_dir() {
+            depth > 0 && has_font(&p, depth - 1)
+        } else {
+            p.extension().is_some_and(|x| ["ttf", "otf", "ttc"].iter().any(|f| x.eq_ignore_ascii_case(f)))
+        }
+    })
 }
 
 /// The bundled scenarios, built into the program (`src/bundled.rs`): each

@@ -34,6 +34,7 @@ pub mod compare;
 pub mod fold;
 pub mod html;
 mod layout;
+mod legend;
 pub mod mermaid;
 pub mod model;
 pub mod page;

@@ -2,8 +2,9 @@
 //! down the page on a piecewise axis (long idle stretches become fixed-height
 //! breaks), arrows from send to delivery.
 
+use super::legend::legend;
 use super::model::{Arrow, Bar, BarEnd, Fate, Gap, LaneState, Mark, MarkKind, Model, MsgClass, Role, SpanKind};
-use super::place::{self, Placer, Rect};
+use super::place::{self, Placer, Rect, Spot};
 use super::ViewOptions;
 use crate::protocol::{GateState, Kind};
 use std::fmt::Write;
@@ -98,7 +99,7 @@ pub fn escape(s: &str) -> String {
 }
 
 /// A coordinate with at most one decimal, the same on every machine.
-struct N(f64);
+pub(super) struct N(pub(super) f64);
 
 impl std::fmt::Display for N {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,7 +128,7 @@ pub fn state_colour(s: LaneState) -> &'static str {
     }
 }
 
-fn class_colour(c: MsgClass) -> &'static str {
+pub(super) fn class_colour(c: MsgClass) -> &'static str {
     match c {
         MsgClass::Request => "#1565c0",
         MsgClass::Response => "#00796b",
@@ -135,10 +136,10 @@ fn class_colour(c: MsgClass) -> &'static str {
     }
 }
 
-const FORGED: &str = "#d81b60";
+pub(super) const FORGED: &str = "#d81b60";
 /// A read of an inbox file: the span's fill and its outline.
-const READING: (&str, &str) = ("#b3e5fc", "#0277bd");
-const LOST: &str = "#d50000";
+pub(super) const READING: (&str, &str) = ("#b3e5fc", "#0277bd");
+pub(super) const LOST: &str = "#d50000";
 
 fn mark_colour(k: MarkKind) -> &'static str {
     match k {
@@ -176,7 +177,7 @@ fn kind_fill(k: Kind) -> &'static str {
     k.spec().colour
 }
 
-fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, extra: &str, s: &str) {
+pub(super) fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, extra: &str, s: &str) {
     let _ = writeln!(
         out,
         r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{anchor}"{extra}>{}</text>"#,
@@ -225,20 +226,52 @@ fn fit((x, y): (f64, f64), size: f64, anchor: &'static str, s: &str, width: f64)
     Fitted { at, size, anchor, rect: place::text_box(at, size, anchor, &shown), shown, whole }
 }
 
-fn draw(out: &mut String, f: &Fitted, fill: &str) {
-    match &f.whole {
-        None => text(out, f.at, f.size, fill, f.anchor, r#" class="halo""#, &f.shown),
-        Some(whole) => {
-            let _ = writeln!(
-                out,
-                r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{}" class="halo">{}<title>{}</title></text>"#,
-                N(f.at.0),
-                N(f.at.1),
-                N(f.size),
-                f.anchor,
-                escape(&f.shown),
-                escape(whole)
-            );
+/// The labels, drawn over every line and shape once all are placed: a
+/// label the placer put on a card gets one first, a white box that hides
+/// the lines under it.
+#[derive(Default)]
+struct Labels {
+    out: String,
+    cards: usize,
+}
+
+impl Labels {
+    fn card(&mut self, r: &Rect) {
+        self.cards += 1;
+        let _ = writeln!(
+            self.out,
+            r##"<rect id="plate-{}" x="{}" y="{}" width="{}" height="{}" rx="2" fill="#ffffff"/>"##,
+            self.cards,
+            N(r.x0),
+            N(r.y0),
+            N(r.x1 - r.x0),
+            N(r.y1 - r.y0)
+        );
+    }
+
+    /// One label where the placer put it.
+    fn one(&mut self, f: &Fitted, fill: &str, spot: Spot) {
+        if spot.carded() {
+            self.card(&f.rect);
+        }
+        self.draw(f, fill);
+    }
+
+    fn draw(&mut self, f: &Fitted, fill: &str) {
+        match &f.whole {
+            None => text(&mut self.out, f.at, f.size, fill, f.anchor, r#" class="halo""#, &f.shown),
+            Some(whole) => {
+                let _ = writeln!(
+                    self.out,
+                    r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{}" class="halo">{}<title>{}</title></text>"#,
+                    N(f.at.0),
+                    N(f.at.1),
+                    N(f.size),
+                    f.anchor,
+                    escape(&f.shown),
+                    escape(whole)
+                );
+            }
         }
     }
 }
@@ -263,8 +296,10 @@ struct Canvas<'a> {
     bottom: f64,
 }
 
-/// The picture, drawn as layers from back to front: what is drawn later
-/// covers what was drawn before, so lines go under marks and labels.
+/// The picture, drawn as layers from back to front: the page's ruling,
+/// then every line and shape, each kept by the placer as something labels
+/// keep off (a line) or may not cover (a shape), then the labels over them
+/// all, so nothing drawn later strikes a label through.
 pub fn render(m: &Model, opts: &ViewOptions) -> String {
     let g = geometry(m);
     let last = m.rows.len() - 1;
@@ -275,22 +310,30 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
     heading(&mut out, m, opts);
     legend(&mut out, c.g.width);
 
-    // Every label's box, so that none is drawn over another: the fixed
-    // parts of the page first, then what may move.
     let mut placer = Placer::default();
+    time_axis(&mut out, &c);
+    spans(&mut out, &mut placer, &c);
+    lifelines(&mut out, &mut placer, &c);
+    request_bars(&mut out, &mut placer, &c);
+    let lines: Vec<Line> = c.m.arrows.iter().map(|a| arrow_line(&mut out, &mut placer, &c, a)).collect();
+    glyphs(&mut out, &mut placer, &c);
+
+    // The fixed labels first, then those that move: a mark's words, then
+    // the arrows' labels, which find room around them.
+    let mut labels = Labels::default();
     for (i, lane) in m.lanes.iter().enumerate() {
         placer.take(place::text_box((c.g.x[i], bottom + 20.0), 11.0, "middle", &foot(lane)));
     }
-    time_axis(&mut out, &mut placer, &c);
-    spans(&mut out, &c);
-    lifelines(&mut out, &c);
-    request_bars(&mut out, &c);
-    bar_captions(&mut out, &mut placer, &c);
-    // The marks' words are placed before the arrows' labels, which then
-    // find room around them, but drawn after the arrows, over them.
-    let mark_words = place_mark_words(&mut placer, &c);
-    arrows(&mut out, &mut placer, &c);
-    marks(&mut out, &c, &mark_words);
+    time_labels(&mut labels, &mut placer, &c);
+    bar_captions(&mut labels, &mut placer, &c);
+    mark_words(&mut labels, &mut placer, &c);
+    for (a, line) in m.arrows.iter().zip(&lines) {
+        arrow_label(&mut labels, &mut placer, &c, a, line);
+        if let Fate::Lost(cause) = a.fate {
+            lost_words(&mut labels, &mut placer, c.g.width, line, cause);
+        }
+    }
+    out.push_str(&labels.out);
     names(&mut out, &c);
     out.push_str("</svg>\n");
     out
@@ -346,13 +389,23 @@ fn heading(out: &mut String, m: &Model, opts: &ViewOptions) {
     text(out, (16.0, 48.0), 12.0, "#546e7a", "start", "", &summary);
 }
 
-/// Behind everything: a faint line and the time at each row, and a shaded
-/// break where idle time or uneventful work was left out.
-fn time_axis(out: &mut String, placer: &mut Placer, c: &Canvas) {
+/// Behind everything: a faint line at each row, and a shaded break where
+/// idle time or uneventful work was left out (the page's ruling: labels
+/// stand on it as on ruled paper).
+fn time_axis(out: &mut String, c: &Canvas) {
     for (i, r) in c.m.rows.iter().enumerate() {
         let y = c.g.y[i];
         match r.gap {
-            Gap::Idle(_) | Gap::Folded { .. } => idle_break(out, placer, c, i),
+            Gap::Idle(_) | Gap::Folded { .. } => {
+                let top = c.g.y[i - 1] + 8.0;
+                let _ = writeln!(
+                    out,
+                    r##"<rect x="8" y="{}" width="{}" height="{}" fill="#f3f3f3" stroke="#bdbdbd" stroke-dasharray="4 3"/>"##,
+                    N(top),
+                    N(c.g.width - 16.0),
+                    N(y - top - 8.0)
+                );
+            }
             Gap::Same => continue,
             _ => {}
         }
@@ -364,37 +417,47 @@ fn time_axis(out: &mut String, placer: &mut Placer, c: &Canvas) {
             N(c.g.width - 8.0),
             N(y)
         );
-        text(out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
+    }
+}
+
+/// The time at each row, left of the lanes, and what each break leaves
+/// out, repeated along a wide page so it is seen wherever one looks (a
+/// repeat that would cover a shape is left out).
+fn time_labels(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
+    for (i, r) in c.m.rows.iter().enumerate() {
+        let y = c.g.y[i];
+        match r.gap {
+            Gap::Idle(_) | Gap::Folded { .. } => {
+                let top = c.g.y[i - 1] + 8.0;
+                let label = r.gap.break_words().unwrap_or_default();
+                let mid = (top + y - 8.0) / 2.0 + 4.0;
+                let mut x = LEFT + 400.0;
+                let mut at = vec![fit((14.0, mid), 11.0, "start", &label, c.g.width)];
+                while x < c.g.width - 200.0 {
+                    at.push(fit((x, mid), 11.0, "middle", &label, c.g.width));
+                    x += 900.0;
+                }
+                for (n, f) in at.iter().enumerate() {
+                    let spot = if n == 0 { placer.choose(&[f.rect]).1 } else { placer.try_take(&f.rect) };
+                    if spot != Spot::Crowded {
+                        labels.one(f, if n == 0 { "#757575" } else { "#9e9e9e" }, spot);
+                    }
+                }
+                // No other label stands in a break: time left out is no
+                // place for what happened before or after it.
+                placer.take(Rect { x0: 8.0, y0: top, x1: c.g.width - 8.0, y1: y - 8.0 });
+            }
+            Gap::Same => continue,
+            _ => {}
+        }
+        text(&mut labels.out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
         placer.take(place::text_box((LEFT - 8.0, y + 4.0), 11.0, "end", &r.t.to_string()));
     }
 }
 
-/// The break above row `i`: a dashed box across the page, saying what it
-/// leaves out, repeated along a wide page so it is seen wherever one looks.
-fn idle_break(out: &mut String, placer: &mut Placer, c: &Canvas, i: usize) {
-    let y = c.g.y[i];
-    let top = c.g.y[i - 1] + 8.0;
-    let _ = writeln!(
-        out,
-        r##"<rect x="8" y="{}" width="{}" height="{}" fill="#f3f3f3" stroke="#bdbdbd" stroke-dasharray="4 3"/>"##,
-        N(top),
-        N(c.g.width - 16.0),
-        N(y - top - 8.0)
-    );
-    let label = c.m.rows[i].gap.break_words().unwrap_or_default();
-    let mid = (top + y - 8.0) / 2.0 + 4.0;
-    text(out, (14.0, mid), 11.0, "#757575", "start", r#" font-style="italic""#, &label);
-    placer.take(place::text_box((14.0, mid), 11.0, "start", &label));
-    let mut x = LEFT + 400.0;
-    while x < c.g.width - 200.0 {
-        text(out, (x, mid), 11.0, "#9e9e9e", "middle", r#" font-style="italic""#, &label);
-        placer.take(place::text_box((x, mid), 11.0, "middle", &label));
-        x += 900.0;
-    }
-}
-
-/// Crash, stall, partition and reading spans: a tinted box over the lifeline.
-fn spans(out: &mut String, c: &Canvas) {
+/// Crash, stall, partition and reading spans: a tinted box over the
+/// lifeline, which no label covers.
+fn spans(out: &mut String, placer: &mut Placer, c: &Canvas) {
     for s in &c.m.spans {
         let x = c.g.x[s.lane];
         let (top, bot) = (c.g.y[s.from], if s.open { c.bottom } else { c.g.y[s.to] });
@@ -404,19 +467,21 @@ fn spans(out: &mut String, c: &Canvas) {
             SpanKind::Partition => ("#e1bee7", "#6a1b9a"),
             SpanKind::Reading => READING,
         };
+        let height = (bot - top).max(2.0);
         let _ = writeln!(
             out,
             r#"<rect x="{}" y="{}" width="24" height="{}" fill="{fill}" fill-opacity="0.6" stroke="{stroke}" stroke-dasharray="3 2"><title>{}</title></rect>"#,
             N(x - 12.0),
             N(top),
-            N((bot - top).max(2.0)),
+            N(height),
             escape(&s.text)
         );
+        placer.take(Rect { x0: x - 12.5, y0: top - 0.5, x1: x + 12.5, y1: top + height + 0.5 });
     }
 }
 
 /// Lifelines: a thin base line, then the states as coloured segments.
-fn lifelines(out: &mut String, c: &Canvas) {
+fn lifelines(out: &mut String, placer: &mut Placer, c: &Canvas) {
     let g = &c.g;
     for (i, lane) in c.m.lanes.iter().enumerate() {
         let x = g.x[i];
@@ -428,6 +493,7 @@ fn lifelines(out: &mut String, c: &Canvas) {
             N(x),
             N(c.bottom)
         );
+        placer.line((x, g.head + NAME_H), (x, c.bottom), 2.5);
         for (n, s) in lane.segments.iter().enumerate() {
             let top = if n == 0 { g.head + NAME_H } else { g.y[s.from] };
             let bot = if s.to == c.last { c.bottom } else { g.y[s.to] };
@@ -458,21 +524,26 @@ fn bar_x(c: &Canvas, b: &Bar) -> f64 {
     c.g.x[b.lane] - 10.0 - (b.slot as f64 + 1.0) * SLOT
 }
 
+/// Where a bar's end state is drawn: at least a little below its start.
+fn bar_end(c: &Canvas, b: &Bar) -> f64 {
+    c.g.y[b.end].max(c.g.y[b.from] + 4.0)
+}
+
 /// Request bars on the requester's lifeline, left of it.
-fn request_bars(out: &mut String, c: &Canvas) {
+fn request_bars(out: &mut String, placer: &mut Placer, c: &Canvas) {
     for b in &c.m.bars {
-        request_bar(out, c, b);
+        request_bar(out, placer, c, b);
     }
 }
 
 /// One request: a bar from sending to its end state (a dot in the colour of
 /// its fate), then a faint outline on to its deadline (an orange tick), or
 /// to an arrowhead at the bottom when the deadline falls after the end.
-fn request_bar(out: &mut String, c: &Canvas, b: &Bar) {
+fn request_bar(out: &mut String, placer: &mut Placer, c: &Canvas, b: &Bar) {
     let g = &c.g;
     let x = bar_x(c, b);
     let top = g.y[b.from];
-    let end = g.y[b.end].max(top + 4.0);
+    let end = bar_end(c, b);
     let reach = b.deadline_row.map_or(c.bottom, |r| g.y[r]).max(end);
     let deadline = match b.deadline_row {
         None if !b.deadline.is_never() => format!("deadline {} (after the end)", b.deadline),
@@ -488,6 +559,13 @@ fn request_bar(out: &mut String, c: &Canvas, b: &Bar) {
             N(SLOT - 3.0),
             N(reach - end)
         );
+        for (a, b) in [
+            ((x, end), (x, reach)),
+            ((x + SLOT - 3.0, end), (x + SLOT - 3.0, reach)),
+            ((x, reach), (x + SLOT - 3.0, reach)),
+        ] {
+            placer.line(a, b, 0.5);
+        }
     }
     let _ = writeln!(
         out,
@@ -500,6 +578,7 @@ fn request_bar(out: &mut String, c: &Canvas, b: &Bar) {
         class_colour(MsgClass::Request),
         escape(&tip)
     );
+    placer.take(Rect { x0: x - 0.5, y0: top - 0.5, x1: x + SLOT - 2.5, y1: end + 0.5 });
     let cx = x + (SLOT - 3.0) / 2.0;
     if let Some(r) = b.deadline_row {
         let y = g.y[r];
@@ -511,8 +590,10 @@ fn request_bar(out: &mut String, c: &Canvas, b: &Bar) {
             N(x + SLOT - 1.0),
             N(y)
         );
+        placer.take(Rect { x0: x - 2.0, y0: y - 1.0, x1: x + SLOT - 1.0, y1: y + 1.0 });
     } else {
         let _ = writeln!(out, r##"<path d="M{},{} l-4,-6 h8 z" fill="#9e9e9e"/>"##, N(cx), N(reach));
+        placer.take(Rect { x0: cx - 4.0, y0: reach - 6.0, x1: cx + 4.0, y1: reach });
     }
     let _ = writeln!(
         out,
@@ -522,19 +603,31 @@ fn request_bar(out: &mut String, c: &Canvas, b: &Bar) {
         fate_colour(b.fate),
         escape(&tip)
     );
+    placer.take(Rect { x0: cx - 4.5, y0: end - 4.5, x1: cx + 4.5, y1: end + 4.5 });
 }
 
 /// The captions of bars whose opening no words beside the lifeline tell,
-/// written down inside their own bar; drawn after every bar, so no
-/// neighbour covers them.
-fn bar_captions(out: &mut String, placer: &mut Placer, c: &Canvas) {
+/// written down inside their own bar, cut to its length (the whole caption
+/// is in the bar's tooltip).
+fn bar_captions(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
     for b in c.m.bars.iter().filter(|b| !b.told) {
         let x = bar_x(c, b);
-        let caption = format!("{} · {}", b.label, b.deadline.as_deadline());
         let (tx, ty) = (x + 1.5, c.g.y[b.from] + 3.0);
+        let room = bar_end(c, b) - 3.0 - ty;
+        let mut caption = format!("{} · {}", b.label, b.deadline.as_deadline());
+        if place::width(&caption, 8.0) > room {
+            let mut cut: Vec<char> = caption.chars().collect();
+            while !cut.is_empty() && place::width(&cut.iter().collect::<String>(), 8.0) + 8.0 > room {
+                cut.pop();
+            }
+            if cut.len() < 2 {
+                continue;
+            }
+            caption = cut.into_iter().collect::<String>() + "…";
+        }
         placer.take(Rect { x0: x - 2.0, y0: ty, x1: x + SLOT - 1.0, y1: ty + place::width(&caption, 8.0) });
         let _ = writeln!(
-            out,
+            labels.out,
             r##"<text x="{}" y="{}" font-size="8" fill="#0d47a1" transform="rotate(90 {} {})">{}</text>"##,
             N(tx),
             N(ty),
@@ -545,27 +638,22 @@ fn bar_captions(out: &mut String, placer: &mut Placer, c: &Canvas) {
     }
 }
 
-/// Where each mark's words go (`None` for a mark without words): notes
-/// across the page first, then words beside lifelines, each on the first
-/// side and height where they hide nothing.
-fn place_mark_words(placer: &mut Placer, c: &Canvas) -> Vec<Option<Fitted>> {
+/// Each mark's words: notes across the page first, then words beside
+/// lifelines, each on the first side and height where they meet nothing.
+fn mark_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
     let g = &c.g;
-    let mut words_at: Vec<Option<Fitted>> = vec![None; c.m.marks.len()];
-    for (i, mk) in c.m.marks.iter().enumerate() {
-        if mk.lane.is_some() {
-            continue;
-        }
+    for mk in c.m.marks.iter().filter(|mk| mk.lane.is_none()) {
         let y = g.y[mk.row];
         let words = format!("note: {}", mk.text);
         let options = [
-            fit((LEFT + 6.0, y - 3.0), 10.5, "start", &words, g.width),
-            fit((LEFT + 6.0, y + 12.0), 10.5, "start", &words, g.width),
-            fit((g.width - 12.0, y - 3.0), 10.5, "end", &words, g.width),
+            fit((LEFT + 6.0, y - 5.0), 10.5, "start", &words, g.width),
+            fit((LEFT + 6.0, y + 13.0), 10.5, "start", &words, g.width),
+            fit((g.width - 12.0, y - 5.0), 10.5, "end", &words, g.width),
         ];
-        let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-        words_at[i] = Some(options[pick].clone());
+        let (pick, spot) = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
+        labels.one(&options[pick], mark_colour(mk.kind), spot);
     }
-    for (i, mk) in c.m.marks.iter().enumerate() {
+    for mk in c.m.marks.iter() {
         let Some(lane) = mk.lane else { continue };
         if mk.kind == MarkKind::FileStep {
             continue;
@@ -578,15 +666,18 @@ fn place_mark_words(placer: &mut Placer, c: &Canvas) -> Vec<Option<Fitted>> {
         let fits = x + dx + place::width(&mk.text, 10.5) <= g.width - EDGE;
         let sides = if fits { [(x + dx, "start"), (x - 10.0, "end")] } else { [(x - 10.0, "end"), (x + dx, "start")] };
         let mut options = Vec::new();
-        for dy in [0.0, -9.0, 9.0, -18.0, 18.0] {
-            for (tx, anchor) in sides {
-                options.push(fit((tx, y + 4.0 + dy), 10.5, anchor, &mk.text, g.width));
+        // Beside the lifeline, then clear of a span over it.
+        for (side, ex) in [(sides, 0.0), (sides, 8.0)] {
+            for dy in [0.0, -9.0, 9.0, -18.0, 18.0, -27.0, 27.0] {
+                for (tx, anchor) in side {
+                    let tx = if anchor == "start" { tx + ex } else { tx - ex };
+                    options.push(fit((tx, y + 4.0 + dy), 10.5, anchor, &mk.text, g.width));
+                }
             }
         }
-        let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-        words_at[i] = Some(options.swap_remove(pick));
+        let (pick, spot) = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
+        labels.one(&options[pick], mark_colour(mk.kind), spot);
     }
-    words_at
 }
 
 /// Where an arrow was drawn: its label and its cross are placed along it.
@@ -598,20 +689,33 @@ struct Line {
     colour: &'static str,
 }
 
-/// Messages: each an arrow, its label, and a cross where it was lost.
-fn arrows(out: &mut String, placer: &mut Placer, c: &Canvas) {
-    for a in &c.m.arrows {
-        let line = arrow_line(out, c, a);
-        arrow_label(out, placer, c, a, &line);
-        if let Fate::Lost(cause) = a.fate {
-            lost_cross(out, placer, c.g.width, &line, cause);
+impl Line {
+    /// The arrow's height at `x` (clamped to its ends).
+    fn y_at(&self, x: f64) -> f64 {
+        let ((x1, y1), (x2, y2)) = (self.from, self.to);
+        if (x2 - x1).abs() < f64::EPSILON {
+            return y1;
+        }
+        let f = ((x - x1) / (x2 - x1)).clamp(0.0, 1.0);
+        y1 + (y2 - y1) * f
+    }
+
+    /// How far to move a label's box `r` down (or up, when negative) so
+    /// that it stands just above the arrow (`above`) or just below it.
+    fn clear(&self, r: &Rect, above: bool) -> f64 {
+        let (a, b) = (self.y_at(r.x0), self.y_at(r.x1));
+        if above {
+            a.min(b) - 2.0 - r.y1
+        } else {
+            a.max(b) + 2.0 - r.y0
         }
     }
 }
 
 /// The arrow itself, coloured and dashed by what the message is and what
-/// became of it, with everything about it in its tooltip.
-fn arrow_line(out: &mut String, c: &Canvas, a: &Arrow) -> Line {
+/// became of it, with everything about it in its tooltip; and a red cross
+/// where it was lost.
+fn arrow_line(out: &mut String, placer: &mut Placer, c: &Canvas, a: &Arrow) -> Line {
     let (x1, y1) = (c.g.x[a.from], c.g.y[a.sent]);
     let (xt, y2) = (c.g.x[a.to], c.g.y[a.end]);
     let dir = if xt >= x1 { 1.0 } else { -1.0 };
@@ -634,8 +738,8 @@ fn arrow_line(out: &mut String, c: &Canvas, a: &Arrow) -> Line {
         (_, Fate::InFlight) => r#" stroke-dasharray="2 3""#,
         _ => "",
     };
-    let head =
-        if matches!(a.fate, Fate::Lost(_)) { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
+    let lost = matches!(a.fate, Fate::Lost(_));
+    let head = if lost { String::new() } else { format!(r#" marker-end="url(#ah-{marker})""#) };
     let said = a.words.as_ref().map(|w| format!(" {w}")).unwrap_or_default();
     let tip = format!("#{} {}{said} · sent {} · {} {}", a.seq, a.text, a.t_sent, fate_word(a.fate), a.t_end);
     let _ = writeln!(
@@ -647,15 +751,46 @@ fn arrow_line(out: &mut String, c: &Canvas, a: &Arrow) -> Line {
         N(y2),
         escape(&tip)
     );
+    placer.line((x1, y1), (x2, y2), 0.8);
+    if lost {
+        let s = 5.0;
+        let _ = writeln!(
+            out,
+            r#"<path d="M{},{} l{},{} M{},{} l{},{}" stroke="{LOST}" stroke-width="2.5"/>"#,
+            N(x2 - s),
+            N(y2 - s),
+            N(2.0 * s),
+            N(2.0 * s),
+            N(x2 - s),
+            N(y2 + s),
+            N(2.0 * s),
+            N(-2.0 * s)
+        );
+        placer.take(Rect { x0: x2 - 7.0, y0: y2 - 7.0, x1: x2 + 7.0, y1: y2 + 7.0 });
+    } else {
+        // The arrowhead: 8 units of a 1.6-wide stroke, back from the tip.
+        let (bx, by) = (x2 - dir * 6.5, (y2 + line_y(x1, y1, x2, y2, x2 - dir * 13.0)) / 2.0);
+        placer.take(Rect { x0: bx - 7.0, y0: by - 7.0, x1: bx + 7.0, y1: by + 7.0 });
+    }
     Line { from: (x1, y1), to: (x2, y2), dir, colour }
 }
 
+/// The height at `x` of the line from `(x1, y1)` to `(x2, y2)`.
+fn line_y(x1: f64, y1: f64, x2: f64, y2: f64, x: f64) -> f64 {
+    if (x2 - x1).abs() < f64::EPSILON {
+        y1
+    } else {
+        y1 + (y2 - y1) * (x - x1) / (x2 - x1)
+    }
+}
+
 /// An arrow's label: its words (wrapped, above), its type and request, and
-/// what faults did to it (below). It sits at the middle of the arrow, or
-/// near its start when the arrow is long, so a fan-out keeps its labels
-/// apart; where that would hide another label it slides along the arrow,
-/// then up or down.
-fn arrow_label(out: &mut String, placer: &mut Placer, c: &Canvas, a: &Arrow, line: &Line) {
+/// what faults did to it (below). It stands just above or below the arrow,
+/// at its middle or near its start when the arrow is long, so a fan-out
+/// keeps its labels apart; where that would meet another label or a line
+/// it slides along the arrow, then away from it; and where no place is
+/// clear it stands on the arrow, on a card.
+fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, line: &Line) {
     let ((x1, y1), (x2, y2)) = (line.from, line.to);
     let along: &[f64] = if (x2 - x1).abs() > 2.0 * TEXT_W {
         &[0.25, 0.15, 0.35, 0.45, 0.55, 0.65, 0.75]
@@ -667,21 +802,39 @@ fn arrow_label(out: &mut String, placer: &mut Placer, c: &Canvas, a: &Arrow, lin
     if let Some(who) = &a.forged_as {
         label = format!("FORGED as {who}: {label}");
     }
-    let mut options: Vec<Vec<(Fitted, &'static str)>> = Vec::new();
-    // Last of all, the words only in the arrow's tooltip: a page this
-    // crowded has no room for them beside the arrow.
-    let shifts = [0.0, -12.0, 12.0, -24.0, 24.0, -36.0, 36.0]
-        .into_iter()
-        .flat_map(|dy| along.iter().map(move |&f| (f, dy, true)))
-        .chain(along.iter().map(|&f| (f, 0.0, false)));
-    for (f, dy, with_words) in shifts {
+    let place_at = |f: f64, dy: f64, with_words: bool| {
         let at = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f + 4.0 - 5.5 * extra + dy);
-        options.push(label_lines(a, &label, at, with_words, line.colour, c.g.width));
+        label_lines(a, &label, at, with_words, line.colour, c.g.width)
+    };
+    let boxed = |o: &Vec<(Fitted, &'static str)>| block(&o.iter().map(|l| l.0.clone()).collect::<Vec<_>>());
+    // Each place with whether it may stand on the arrow, on a card: beside
+    // the arrow first, above it, then below; then on it; then further away
+    // beside it; then the same without the words, which are in the
+    // arrow's tooltip.
+    let mut options: Vec<(Vec<(Fitted, &'static str)>, bool)> = Vec::new();
+    for with_words in [true, false] {
+        for away in [0.0, f64::NAN, 12.0, 24.0] {
+            for &f in along {
+                if away.is_nan() {
+                    options.push((place_at(f, 0.0, with_words), true));
+                    continue;
+                }
+                for above in [true, false] {
+                    let on = place_at(f, 0.0, with_words);
+                    let dy = line.clear(&boxed(&on), above) + if above { -away } else { away };
+                    options.push((place_at(f, dy, with_words), false));
+                }
+            }
+        }
     }
-    let boxes: Vec<Rect> = options.iter().map(|o| block(&o.iter().map(|l| l.0.clone()).collect::<Vec<_>>())).collect();
-    let pick = placer.choose(&boxes);
+    let boxes: Vec<(Rect, bool)> = options.iter().map(|(o, card)| (boxed(o), *card)).collect();
+    let (pick, spot) = placer.choose_in_order(&boxes);
+    if spot.carded() {
+        labels.card(&boxes[pick].0);
+    }
+    let options: Vec<Vec<(Fitted, &'static str)>> = options.into_iter().map(|o| o.0).collect();
     for (fitted, fill) in &options[pick] {
-        draw(out, fitted, fill);
+        labels.draw(fitted, fill);
     }
 }
 
@@ -713,42 +866,26 @@ fn label_lines(
     lines
 }
 
-/// A lost message's end: a red cross, and its cause beside it on the first
-/// side that hides nothing.
-fn lost_cross(out: &mut String, placer: &mut Placer, width: f64, line: &Line, cause: crate::trace::Cause) {
+/// A lost message's cause, beside its cross on the first side that meets
+/// nothing.
+fn lost_words(labels: &mut Labels, placer: &mut Placer, width: f64, line: &Line, cause: crate::trace::Cause) {
     let ((x2, y2), dir) = (line.to, line.dir);
-    let s = 5.0;
-    let _ = writeln!(
-        out,
-        r#"<path d="M{},{} l{},{} M{},{} l{},{}" stroke="{LOST}" stroke-width="2.5"/>"#,
-        N(x2 - s),
-        N(y2 - s),
-        N(2.0 * s),
-        N(2.0 * s),
-        N(x2 - s),
-        N(y2 + s),
-        N(2.0 * s),
-        N(-2.0 * s)
-    );
     let (near, far) = if dir > 0.0 { ("end", "start") } else { ("start", "end") };
     let words = format!("✕ lost: {}", cause.as_str());
-    let options = [
-        fit((x2 - dir * 9.0, y2 + 14.0), 10.0, near, &words, width),
-        fit((x2 - dir * 9.0, y2 - 9.0), 10.0, near, &words, width),
-        fit((x2 + dir * 9.0, y2 + 14.0), 10.0, far, &words, width),
-        fit((x2 + dir * 9.0, y2 - 9.0), 10.0, far, &words, width),
-        fit((x2 - dir * 9.0, y2 + 25.0), 10.0, near, &words, width),
-    ];
-    let pick = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-    draw(out, &options[pick], LOST);
+    let mut options = Vec::new();
+    for dy in [14.0, -9.0, 25.0, -20.0, 36.0] {
+        options.push(fit((x2 - dir * 9.0, y2 + dy), 10.0, near, &words, width));
+        options.push(fit((x2 + dir * 9.0, y2 + dy), 10.0, far, &words, width));
+    }
+    let (pick, spot) = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
+    labels.one(&options[pick], LOST, spot);
 }
 
-/// Marks: a glyph on the lifeline (or a dotted line across the page for a
-/// note about the whole run) and its words where `place_mark_words` put them.
-fn marks(out: &mut String, c: &Canvas, words_at: &[Option<Fitted>]) {
-    for (mk, words) in c.m.marks.iter().zip(words_at) {
+/// Marks' shapes: a glyph on the lifeline, or a dotted line across the
+/// page for a note about the whole run.
+fn glyphs(out: &mut String, placer: &mut Placer, c: &Canvas) {
+    for mk in &c.m.marks {
         let y = c.g.y[mk.row];
-        let colour = mark_colour(mk.kind);
         match mk.lane {
             None => {
                 let _ = writeln!(
@@ -759,11 +896,9 @@ fn marks(out: &mut String, c: &Canvas, words_at: &[Option<Fitted>]) {
                     N(c.g.width - 8.0),
                     N(y)
                 );
+                placer.line((LEFT, y), (c.g.width - 8.0, y), 0.5);
             }
-            Some(lane) => glyph(out, c, mk, (c.g.x[lane], y), colour),
-        }
-        if let Some(f) = words {
-            draw(out, f, colour);
+            Some(lane) => glyph(out, placer, c, mk, (c.g.x[lane], y), mark_colour(mk.kind)),
         }
     }
 }
@@ -771,25 +906,30 @@ fn marks(out: &mut String, c: &Canvas, words_at: &[Option<Fitted>]) {
 /// A mark's shape on its lifeline at `(x, y)`: a tick for a file step, a
 /// square for the plan gate (hollow when open), a stub for a refused send,
 /// a ring for a deadlock, a filled square for a stop or crash, else a dot.
-fn glyph(out: &mut String, c: &Canvas, mk: &Mark, (x, y): (f64, f64), colour: &str) {
-    let _ = match mk.kind {
-        MarkKind::FileStep => writeln!(
-            out,
-            r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#607d8b"><title>{}</title></line>"##,
-            N(x - 5.0),
-            N(y),
-            N(x + 5.0),
-            N(y),
-            escape(&mk.text)
-        ),
+fn glyph(out: &mut String, placer: &mut Placer, c: &Canvas, mk: &Mark, (x, y): (f64, f64), colour: &str) {
+    let reach = match mk.kind {
+        MarkKind::FileStep => {
+            let _ = writeln!(
+                out,
+                r##"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#607d8b"><title>{}</title></line>"##,
+                N(x - 5.0),
+                N(y),
+                N(x + 5.0),
+                N(y),
+                escape(&mk.text)
+            );
+            placer.line((x - 5.0, y), (x + 5.0, y), 0.5);
+            return;
+        }
         MarkKind::Gate(state) => {
             let fill = if matches!(state, GateState::Approved | GateState::NotRequired) { "#ffffff" } else { colour };
-            writeln!(
+            let _ = writeln!(
                 out,
                 r#"<rect x="{}" y="{}" width="9" height="9" fill="{fill}" stroke="{colour}" stroke-width="2"/>"#,
                 N(x - 4.5),
                 N(y - 4.5)
-            )
+            );
+            5.5
         }
         MarkKind::Refused => {
             let dir = match mk.toward {
@@ -797,7 +937,7 @@ fn glyph(out: &mut String, c: &Canvas, mk: &Mark, (x, y): (f64, f64), colour: &s
                 _ => 1.0,
             };
             let end = x + dir * 30.0;
-            writeln!(
+            let _ = writeln!(
                 out,
                 r#"<path d="M{},{} L{},{} M{},{} v12" stroke="{colour}" stroke-width="2" fill="none"/>"#,
                 N(x),
@@ -806,20 +946,36 @@ fn glyph(out: &mut String, c: &Canvas, mk: &Mark, (x, y): (f64, f64), colour: &s
                 N(y),
                 N(end),
                 N(y - 6.0)
-            )
+            );
+            placer.line((x, y), (end, y), 1.0);
+            placer.line((end, y - 6.0), (end, y + 6.0), 1.0);
+            return;
         }
         // A ring: the cycle, drawn where each member is stuck.
-        MarkKind::Deadlock | MarkKind::DeadlockBroken => writeln!(
-            out,
-            r#"<circle cx="{}" cy="{}" r="6" fill="none" stroke="{colour}" stroke-width="3"/>"#,
-            N(x),
-            N(y)
-        ),
-        MarkKind::Stopped | MarkKind::Crash => {
-            writeln!(out, r#"<rect x="{}" y="{}" width="10" height="10" fill="{colour}"/>"#, N(x - 5.0), N(y - 5.0))
+        MarkKind::Deadlock | MarkKind::DeadlockBroken => {
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{}" cy="{}" r="6" fill="none" stroke="{colour}" stroke-width="3"/>"#,
+                N(x),
+                N(y)
+            );
+            7.5
         }
-        _ => writeln!(out, r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##, N(x), N(y)),
+        MarkKind::Stopped | MarkKind::Crash => {
+            let _ = writeln!(
+                out,
+                r#"<rect x="{}" y="{}" width="10" height="10" fill="{colour}"/>"#,
+                N(x - 5.0),
+                N(y - 5.0)
+            );
+            5.0
+        }
+        _ => {
+            let _ = writeln!(out, r##"<circle cx="{}" cy="{}" r="4" fill="{colour}" stroke="#ffffff"/>"##, N(x), N(y));
+            4.5
+        }
     };
+    placer.take(Rect { x0: x - reach, y0: y - reach, x1: x + reach, y1: y + reach });
 }
 
 /// Names on top, and at the bottom with the roster's last word.
@@ -861,184 +1017,4 @@ fn fate_word(f: Fate) -> String {
         Fate::Lost(c) => format!("lost ({})", c.as_str()),
         Fate::InFlight => "still in flight at".into(),
     }
-}
-
-/// Where the legend's next entry goes: entries flow left to right and wrap
-/// before the canvas's right edge, each group on rows of its own, so no
-/// entry is drawn off a narrow picture (22 and 26 lost their last one).
-struct Flow {
-    x: f64,
-    y: f64,
-    /// Where a group's wrapped rows start: under its first entry.
-    indent: f64,
-    right: f64,
-}
-
-const LEGEND_TOP: f64 = 76.0;
-const LEGEND_ROW: f64 = 24.0;
-
-impl Flow {
-    fn new(width: f64) -> Flow {
-        Flow { x: 16.0, y: LEGEND_TOP - LEGEND_ROW, indent: 16.0, right: width - 16.0 }
-    }
-
-    /// A group's bold title, on a row of its own.
-    fn group(&mut self, out: &mut String, title: &str, room: f64) {
-        self.y += LEGEND_ROW;
-        text(out, (16.0, self.y + 4.0), 11.0, "#212121", "start", r#" font-weight="bold""#, title);
-        self.x = 16.0 + room;
-        self.indent = self.x;
-    }
-
-    /// Room for an entry `w` wide: where it starts, on this row or the next.
-    fn place(&mut self, w: f64) -> (f64, f64) {
-        if self.x + w > self.right && self.x > self.indent {
-            self.y += LEGEND_ROW;
-            self.x = self.indent;
-        }
-        let at = (self.x, self.y);
-        self.x += w;
-        at
-    }
-}
-
-/// Draws the legend for a canvas `width` wide; returns the y of its last row.
-fn legend(out: &mut String, width: f64) -> f64 {
-    let mut f = Flow::new(width);
-    f.group(out, "status", 48.0);
-    legend_states(out, &mut f);
-    f.group(out, "messages", 66.0);
-    legend_messages(out, &mut f);
-    f.group(out, "requests", 66.0);
-    legend_requests(out, &mut f);
-    legend_spans(out, &mut f);
-    f.y
-}
-
-/// A lifeline's colour and stroke for each state a teammate can be in.
-fn legend_states(out: &mut String, f: &mut Flow) {
-    for s in LaneState::LEGEND {
-        let style = if s.is_gone() { r#" stroke-width="2" stroke-dasharray="2 4""# } else { r#" stroke-width="5""# };
-        let (x, y) = f.place(30.0 + s.as_str().chars().count() as f64 * 6.3);
-        let _ = writeln!(
-            out,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"{style}/>"#,
-            N(x),
-            N(y),
-            N(x + 18.0),
-            N(y),
-            state_colour(s)
-        );
-        text(out, (x + 22.0, y + 4.0), 11.0, "#424242", "start", "", s.as_str());
-    }
-}
-
-/// Each kind of arrow, and the cross of a lost message.
-fn legend_messages(out: &mut String, f: &mut Flow) {
-    let arrows: [(&str, &str, &str, &str); 5] = [
-        (class_colour(MsgClass::Request), "", "req", "request"),
-        (class_colour(MsgClass::Response), "", "resp", "response"),
-        (class_colour(MsgClass::Plain), "", "plain", "plain message"),
-        (FORGED, r#" stroke-dasharray="7 4""#, "forged", "forged (claims another sender)"),
-        ("#9e9e9e", r#" stroke-dasharray="2 3""#, "flight", "in flight at the end"),
-    ];
-    for (colour, dash, marker, name) in arrows {
-        let (x, y) = f.place(42.0 + name.chars().count() as f64 * 6.3);
-        let _ = writeln!(
-            out,
-            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{colour}" stroke-width="1.6"{dash} marker-end="url(#ah-{marker})"/>"#,
-            N(x),
-            N(y),
-            N(x + 26.0),
-            N(y)
-        );
-        text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", name);
-    }
-    let lost = "lost, with its cause";
-    let (x, y) = f.place(34.0 + lost.chars().count() as f64 * 6.3);
-    let _ = writeln!(
-        out,
-        r#"<path d="M{},{} L{},{} M{},{} l8,8 M{},{} l8,-8" stroke="{LOST}" stroke-width="2"/>"#,
-        N(x),
-        N(y),
-        N(x + 20.0),
-        N(y),
-        N(x + 16.0),
-        N(y - 4.0),
-        N(x + 16.0),
-        N(y + 4.0)
-    );
-    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", lost);
-}
-
-/// A request bar with its deadline, and the plan gate's two squares.
-fn legend_requests(out: &mut String, f: &mut Flow) {
-    let words = "a bar from sending to its end (dot), faint on to its deadline (orange tick)";
-    let (x, y) = f.place(40.0 + words.chars().count() as f64 * 6.0);
-    let _ = writeln!(
-        out,
-        r##"<rect x="{}" y="{}" width="9" height="16" fill="{}" stroke="#1565c0"/><rect x="{}" y="{}" width="9" height="10" fill="none" stroke="#9e9e9e" stroke-dasharray="2 3"/><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e65100" stroke-width="2"/>"##,
-        N(x),
-        N(y - 12.0),
-        // A sample bar, in the first protocol's colour.
-        Kind::ALL[0].spec().colour,
-        N(x + 14.0),
-        N(y - 8.0),
-        N(x + 12.0),
-        N(y + 2.0),
-        N(x + 25.0),
-        N(y + 2.0)
-    );
-    text(out, (x + 32.0, y + 4.0), 11.0, "#424242", "start", "", words);
-    let (x, y) = f.place(180.0);
-    let _ = writeln!(
-        out,
-        r##"<rect x="{}" y="{}" width="9" height="9" fill="#c62828" stroke="#c62828" stroke-width="2"/><rect x="{}" y="{}" width="9" height="9" fill="#ffffff" stroke="#2e7d32" stroke-width="2"/>"##,
-        N(x),
-        N(y - 4.5),
-        N(x + 14.0),
-        N(y - 4.5)
-    );
-    text(out, (x + 30.0, y + 4.0), 11.0, "#424242", "start", "", "plan gate closed / open");
-}
-
-/// The tinted spans over a lifeline, and the deadlock ring.
-fn legend_spans(out: &mut String, f: &mut Flow) {
-    let (x, y) = f.place(150.0);
-    let _ = writeln!(
-        out,
-        r##"<rect x="{}" y="{}" width="12" height="14" fill="#ffccbc" stroke="#e64a19" stroke-dasharray="3 2"/><rect x="{}" y="{}" width="12" height="14" fill="#d7ccc8" stroke="#795548" stroke-dasharray="3 2"/>"##,
-        N(x),
-        N(y - 7.0),
-        N(x + 16.0),
-        N(y - 7.0)
-    );
-    text(out, (x + 34.0, y + 4.0), 11.0, "#424242", "start", "", "crash / stall span");
-    let (x, y) = f.place(100.0);
-    let _ = writeln!(
-        out,
-        r##"<rect x="{}" y="{}" width="12" height="14" fill="#e1bee7" stroke="#6a1b9a" stroke-dasharray="3 2"/>"##,
-        N(x),
-        N(y - 7.0)
-    );
-    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "partitioned");
-    let (x, y) = f.place(150.0);
-    let _ = writeln!(
-        out,
-        r#"<rect x="{}" y="{}" width="12" height="14" fill="{}" stroke="{}" stroke-dasharray="3 2"/>"#,
-        N(x),
-        N(y - 7.0),
-        READING.0,
-        READING.1
-    );
-    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", "reading its inbox");
-    let stuck = "stuck in a deadlock";
-    let (x, y) = f.place(24.0 + stuck.chars().count() as f64 * 6.3);
-    let _ = writeln!(
-        out,
-        r##"<circle cx="{}" cy="{}" r="6" fill="none" stroke="#b71c1c" stroke-width="3"/>"##,
-        N(x + 6.0),
-        N(y)
-    );
-    text(out, (x + 18.0, y + 4.0), 11.0, "#424242", "start", "", stuck);
 }
