@@ -17,6 +17,7 @@ const NAME_H: f64 = 24.0;
 const FONT: &str = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif";
 
 /// Where everything sits on the page.
+#[derive(Clone)]
 pub struct Geometry {
     /// x of each lane's lifeline.
     pub x: Vec<f64>,
@@ -40,7 +41,47 @@ fn gap_height(g: Gap) -> f64 {
     }
 }
 
+/// Where everything sits, once every label has found a place: rows where a
+/// label found none move down, a little at a time, until each has one.
 pub fn geometry(m: &Model) -> Geometry {
+    laid_out(m, &ViewOptions::default()).0
+}
+
+/// How many times a crowded page grows its rows before it is drawn as it is.
+const GROWTH: usize = 8;
+
+/// The geometry and the picture drawn on it, rows grown where labels were
+/// crowded.
+fn laid_out(m: &Model, opts: &ViewOptions) -> (Geometry, String) {
+    let mut room = vec![0.0; m.rows.len()];
+    let g = rows_geometry(m, &room);
+    let (doc, mut crowded) = draw(m, opts, &g);
+    let mut best = (g, doc, crowded.len());
+    // Growing helps only where rows are too close: it stops as soon as a
+    // round leaves as many labels without a place as the one before.
+    for _ in 0..GROWTH {
+        if crowded.is_empty() {
+            break;
+        }
+        for &r in &crowded {
+            room[r] += 16.0;
+            if let Some(next) = room.get_mut(r + 1) {
+                *next += 8.0;
+            }
+        }
+        let g = rows_geometry(m, &room);
+        let (doc, now) = draw(m, opts, &g);
+        if now.len() >= best.2 {
+            break;
+        }
+        best = (g, doc, now.len());
+        crowded = now;
+    }
+    (best.0, best.1)
+}
+
+/// Where everything sits with `room` more pixels above each row.
+fn rows_geometry(m: &Model, room: &[f64]) -> Geometry {
     let mut x = Vec::with_capacity(m.lanes.len());
     let mut cursor = LEFT + 30.0;
     for lane in &m.lanes {
@@ -57,7 +98,7 @@ pub fn geometry(m: &Model) -> Geometry {
         if a.end > a.sent {
             let words = a.words.as_deref().map_or(0, |w| place::wrap(w, place::WORDS_LINE).len());
             let lines = 1 + words + a.notes.iter().filter(|n| !n.starts_with('✕')).count();
-            need[a.end].push((a.sent, 20.0 + 11.0 * lines as f64));
+            need[a.end].push((a.sent, 32.0 + 13.0 * lines as f64));
         }
     }
     let width = (cursor + 10.0).max(1000.0);
@@ -66,7 +107,7 @@ pub fn geometry(m: &Model) -> Geometry {
     let mut y: Vec<f64> = Vec::with_capacity(m.rows.len());
     let mut at = head + NAME_H + 26.0;
     for (i, r) in m.rows.iter().enumerate() {
-        at += gap_height(r.gap);
+        at += gap_height(r.gap) + room[i];
         for &(from, room) in &need[i] {
             at = at.max(y[from] + room);
         }
@@ -233,6 +274,8 @@ fn fit((x, y): (f64, f64), size: f64, anchor: &'static str, s: &str, width: f64)
 struct Labels {
     out: String,
     cards: usize,
+    /// The rows of labels that found no place.
+    crowded: Vec<usize>,
 }
 
 impl Labels {
@@ -249,8 +292,11 @@ impl Labels {
         );
     }
 
-    /// One label where the placer put it.
-    fn one(&mut self, f: &Fitted, fill: &str, spot: Spot) {
+    /// One label where the placer put it, for row `row`.
+    fn one(&mut self, f: &Fitted, fill: &str, spot: Spot, row: usize) {
+        if spot == Spot::Crowded {
+            self.crowded.push(row);
+        }
         if spot.carded() {
             self.card(&f.rect);
         }
@@ -301,7 +347,12 @@ struct Canvas<'a> {
 /// keep off (a line) or may not cover (a shape), then the labels over them
 /// all, so nothing drawn later strikes a label through.
 pub fn render(m: &Model, opts: &ViewOptions) -> String {
-    let g = geometry(m);
+    laid_out(m, opts).1
+}
+
+/// The picture on `g`, and the rows of labels that found no place.
+fn draw(m: &Model, opts: &ViewOptions, g: &Geometry) -> (String, Vec<usize>) {
+    let g = g.clone();
     let last = m.rows.len() - 1;
     let bottom = g.y[last] + 16.0;
     let c = Canvas { m, g, last, bottom };
@@ -324,19 +375,21 @@ pub fn render(m: &Model, opts: &ViewOptions) -> String {
     for (i, lane) in m.lanes.iter().enumerate() {
         placer.take(place::text_box((c.g.x[i], bottom + 20.0), 11.0, "middle", &foot(lane)));
     }
-    time_labels(&mut labels, &mut placer, &c);
+    let breaks = time_labels(&mut labels, &mut placer, &c);
     bar_captions(&mut labels, &mut placer, &c);
-    mark_words(&mut labels, &mut placer, &c);
+    mark_words(&mut labels, &mut placer, &c, &breaks);
     for (a, line) in m.arrows.iter().zip(&lines) {
-        arrow_label(&mut labels, &mut placer, &c, a, line);
+        let spanned: Vec<Rect> = breaks.iter().filter(|b| line.from.1 < b.y0 && b.y1 < line.to.1).copied().collect();
+        let other: Vec<Rect> = breaks.iter().filter(|b| !spanned.contains(b)).copied().collect();
+        arrow_label(&mut labels, &mut placer, &c, a, line, &other);
         if let Fate::Lost(cause) = a.fate {
-            lost_words(&mut labels, &mut placer, c.g.width, line, cause);
+            lost_words(&mut labels, &mut placer, c.g.width, line, cause, a.end);
         }
     }
     out.push_str(&labels.out);
     names(&mut out, &c);
     out.push_str("</svg>\n");
-    out
+    (out, labels.crowded)
 }
 
 /// The `<svg>` element, the label style, the arrowheads and a white page.
@@ -422,8 +475,11 @@ fn time_axis(out: &mut String, c: &Canvas) {
 
 /// The time at each row, left of the lanes, and what each break leaves
 /// out, repeated along a wide page so it is seen wherever one looks (a
-/// repeat that would cover a shape is left out).
-fn time_labels(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
+/// repeat that would cover a shape is left out). Returns where the breaks
+/// are: time left out is no place for what happened before or after it,
+/// only for an arrow that spans it.
+fn time_labels(labels: &mut Labels, placer: &mut Placer, c: &Canvas) -> Vec<Rect> {
+    let mut breaks = Vec::new();
     for (i, r) in c.m.rows.iter().enumerate() {
         let y = c.g.y[i];
         match r.gap {
@@ -440,12 +496,10 @@ fn time_labels(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
                 for (n, f) in at.iter().enumerate() {
                     let spot = if n == 0 { placer.choose(&[f.rect]).1 } else { placer.try_take(&f.rect) };
                     if spot != Spot::Crowded {
-                        labels.one(f, if n == 0 { "#757575" } else { "#9e9e9e" }, spot);
+                        labels.one(f, if n == 0 { "#757575" } else { "#9e9e9e" }, spot, i);
                     }
                 }
-                // No other label stands in a break: time left out is no
-                // place for what happened before or after it.
-                placer.take(Rect { x0: 8.0, y0: top, x1: c.g.width - 8.0, y1: y - 8.0 });
+                breaks.push(Rect { x0: 8.0, y0: top, x1: c.g.width - 8.0, y1: y - 8.0 });
             }
             Gap::Same => continue,
             _ => {}
@@ -453,6 +507,7 @@ fn time_labels(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
         text(&mut labels.out, (LEFT - 8.0, y + 4.0), 11.0, "#616161", "end", "", &r.t.to_string());
         placer.take(place::text_box((LEFT - 8.0, y + 4.0), 11.0, "end", &r.t.to_string()));
     }
+    breaks
 }
 
 /// Crash, stall, partition and reading spans: a tinted box over the
@@ -640,43 +695,98 @@ fn bar_captions(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
 
 /// Each mark's words: notes across the page first, then words beside
 /// lifelines, each on the first side and height where they meet nothing.
-fn mark_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
+fn mark_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: &[Rect]) {
     let g = &c.g;
     for mk in c.m.marks.iter().filter(|mk| mk.lane.is_none()) {
         let y = g.y[mk.row];
         let words = format!("note: {}", mk.text);
-        let options = [
-            fit((LEFT + 6.0, y - 5.0), 10.5, "start", &words, g.width),
-            fit((LEFT + 6.0, y + 13.0), 10.5, "start", &words, g.width),
-            fit((g.width - 12.0, y - 5.0), 10.5, "end", &words, g.width),
-        ];
-        let (pick, spot) = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-        labels.one(&options[pick], mark_colour(mk.kind), spot);
-    }
-    for mk in c.m.marks.iter() {
-        let Some(lane) = mk.lane else { continue };
-        if mk.kind == MarkKind::FileStep {
-            continue;
-        }
-        let (x, y) = (g.x[lane], g.y[mk.row]);
-        // A refused send's stub points right unless its target is to the left.
-        let stub_right = mk.kind == MarkKind::Refused && !mk.toward.is_some_and(|t| g.x[t] < x);
-        let dx = if stub_right { 36.0 } else { 8.0 };
-        // Words that would run off the right edge start left of the lifeline.
-        let fits = x + dx + place::width(&mk.text, 10.5) <= g.width - EDGE;
-        let sides = if fits { [(x + dx, "start"), (x - 10.0, "end")] } else { [(x - 10.0, "end"), (x + dx, "start")] };
-        let mut options = Vec::new();
-        // Beside the lifeline, then clear of a span over it.
-        for (side, ex) in [(sides, 0.0), (sides, 8.0)] {
-            for dy in [0.0, -9.0, 9.0, -18.0, 18.0, -27.0, 27.0] {
-                for (tx, anchor) in side {
-                    let tx = if anchor == "start" { tx + ex } else { tx - ex };
-                    options.push(fit((tx, y + 4.0 + dy), 10.5, anchor, &mk.text, g.width));
+        let half = words.chars().count().div_ceil(2) + 1;
+        let mut options: Vec<Vec<Fitted>> = Vec::new();
+        // From the left edge, the right edge or beside any lifeline, just
+        // above the note's line, then below it, then further away; then
+        // the same on two lines.
+        for lines in [vec![words.clone()], place::wrap(&words, half)] {
+            for dy in [-5.0, 13.0, -16.0, 24.0, -27.0, 35.0] {
+                let first = if dy < 0.0 { y + dy - 12.0 * (lines.len() as f64 - 1.0) } else { y + dy };
+                let starts = [(LEFT + 6.0, "start"), (g.width - 12.0, "end")].into_iter();
+                for (x, anchor) in starts.chain(g.x.iter().map(|&x| (x + 8.0, "start"))) {
+                    options.push(
+                        lines
+                            .iter()
+                            .enumerate()
+                            .map(|(i, l)| fit((x, first + 12.0 * i as f64), 10.5, anchor, l, g.width))
+                            .collect(),
+                    );
                 }
             }
         }
-        let (pick, spot) = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-        labels.one(&options[pick], mark_colour(mk.kind), spot);
+        place_block(labels, placer, options, breaks, mark_colour(mk.kind), mk.row);
+    }
+    for mk in c.m.marks.iter() {
+        if let Some(lane) = mk.lane.filter(|_| mk.kind != MarkKind::FileStep) {
+            lane_words(labels, placer, c, breaks, mk, lane);
+        }
+    }
+}
+
+/// A mark's words beside its lifeline: on one line at several heights on
+/// either side, then clear of a span over the lifeline, then on two lines.
+fn lane_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: &[Rect], mk: &Mark, lane: usize) {
+    let g = &c.g;
+    let (x, y) = (g.x[lane], g.y[mk.row]);
+    // A refused send's stub points right unless its target is to the left.
+    let stub_right = mk.kind == MarkKind::Refused && !mk.toward.is_some_and(|t| g.x[t] < x);
+    let dx = if stub_right { 36.0 } else { 8.0 };
+    // Words that would run off the right edge start left of the lifeline.
+    let fits = x + dx + place::width(&mk.text, 10.5) <= g.width - EDGE;
+    // Left of the lifeline, words end left of the lane's request bars.
+    let slots = c.m.lanes[lane].slots as f64;
+    let left = if slots > 0.0 { x - 14.0 - slots * SLOT } else { x - 10.0 };
+    let sides = if fits { [(x + dx, "start"), (left, "end")] } else { [(left, "end"), (x + dx, "start")] };
+    let half = mk.text.chars().count().div_ceil(2) + 1;
+    let mut options: Vec<Vec<Fitted>> = Vec::new();
+    for (lines, ex) in [(vec![mk.text.clone()], 0.0), (vec![mk.text.clone()], 8.0), (place::wrap(&mk.text, half), 0.0)]
+    {
+        for dy in [0.0, -9.0, 9.0, -18.0, 18.0, -27.0, 27.0, -36.0, 36.0] {
+            for (tx, anchor) in sides {
+                let tx = if anchor == "start" { tx + ex } else { tx - ex };
+                let top = y + 4.0 + dy - 6.0 * (lines.len() as f64 - 1.0);
+                options.push(
+                    lines
+                        .iter()
+                        .enumerate()
+                        .map(|(i, l)| fit((tx, top + 12.0 * i as f64), 10.5, anchor, l, g.width))
+                        .collect(),
+                );
+            }
+        }
+    }
+    place_block(labels, placer, options, breaks, mark_colour(mk.kind), mk.row);
+}
+
+/// Lines that move together, placed at the first of `options` that meets
+/// nothing (none that stands in a break), for row `row`.
+fn place_block(
+    labels: &mut Labels,
+    placer: &mut Placer,
+    mut options: Vec<Vec<Fitted>>,
+    breaks: &[Rect],
+    colour: &str,
+    row: usize,
+) {
+    options.retain(|o| !breaks.iter().any(|b| b.meets(&block(o))));
+    if options.is_empty() {
+        return;
+    }
+    let (pick, spot) = placer.choose(&options.iter().map(|o| block(o)).collect::<Vec<_>>());
+    if spot == Spot::Crowded {
+        labels.crowded.push(row);
+    }
+    if spot.carded() {
+        labels.card(&block(&options[pick]));
+    }
+    for line in &options[pick] {
+        labels.draw(line, colour);
     }
 }
 
@@ -790,12 +900,12 @@ fn line_y(x1: f64, y1: f64, x2: f64, y2: f64, x: f64) -> f64 {
 /// keeps its labels apart; where that would meet another label or a line
 /// it slides along the arrow, then away from it; and where no place is
 /// clear it stands on the arrow, on a card.
-fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, line: &Line) {
+fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, line: &Line, breaks: &[Rect]) {
     let ((x1, y1), (x2, y2)) = (line.from, line.to);
     let along: &[f64] = if (x2 - x1).abs() > 2.0 * TEXT_W {
-        &[0.25, 0.15, 0.35, 0.45, 0.55, 0.65, 0.75]
+        &[0.25, 0.2, 0.3, 0.15, 0.35, 0.4, 0.45, 0.55, 0.65, 0.75]
     } else {
-        &[0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85]
+        &[0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.3, 0.7, 0.25, 0.75, 0.15, 0.85]
     };
     let extra = a.notes.iter().filter(|n| !n.starts_with('✕')).count() as f64;
     let mut label = a.text.clone();
@@ -827,8 +937,15 @@ fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, 
             }
         }
     }
+    options.retain(|(o, _)| !breaks.iter().any(|b| b.meets(&boxed(o))));
+    if options.is_empty() {
+        return;
+    }
     let boxes: Vec<(Rect, bool)> = options.iter().map(|(o, card)| (boxed(o), *card)).collect();
     let (pick, spot) = placer.choose_in_order(&boxes);
+    if spot == Spot::Crowded {
+        labels.crowded.push(a.end);
+    }
     if spot.carded() {
         labels.card(&boxes[pick].0);
     }
@@ -868,7 +985,14 @@ fn label_lines(
 
 /// A lost message's cause, beside its cross on the first side that meets
 /// nothing.
-fn lost_words(labels: &mut Labels, placer: &mut Placer, width: f64, line: &Line, cause: crate::trace::Cause) {
+fn lost_words(
+    labels: &mut Labels,
+    placer: &mut Placer,
+    width: f64,
+    line: &Line,
+    cause: crate::trace::Cause,
+    row: usize,
+) {
     let ((x2, y2), dir) = (line.to, line.dir);
     let (near, far) = if dir > 0.0 { ("end", "start") } else { ("start", "end") };
     let words = format!("✕ lost: {}", cause.as_str());
@@ -878,7 +1002,7 @@ fn lost_words(labels: &mut Labels, placer: &mut Placer, width: f64, line: &Line,
         options.push(fit((x2 + dir * 9.0, y2 + dy), 10.0, far, &words, width));
     }
     let (pick, spot) = placer.choose(&options.iter().map(|o| o.rect).collect::<Vec<_>>());
-    labels.one(&options[pick], LOST, spot);
+    labels.one(&options[pick], LOST, spot, row);
 }
 
 /// Marks' shapes: a glyph on the lifeline, or a dotted line across the
