@@ -5,12 +5,15 @@
 //! by the oracle and the file's expectations, as `run --seeds` does. With two
 //! threads each loads the files itself (a loaded scenario's hooks stay on
 //! one thread) and takes every other seed, as `--jobs 2` shares the work.
-//! "The smallest run" is one run of scenario 01, the per-run floor.
+//! "The smallest run" is one run of scenario 01, the per-run floor. The
+//! sweep is measured in trace events a second beside its ceiling, a bare
+//! event loop (`sweep_vs_event_loop`).
 //!
 //! The binary allocates with mimalloc; so does this bench, to measure what
 //! the command does.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use handshake::bench::sweep;
 use handshake::scenario::{load_str, run_scenario, RunOptions, Scenario};
 use std::path::Path;
 
@@ -70,6 +73,18 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
+    g.finish();
+
+    // The sweep beside its ceiling, in trace events a second: a bare event
+    // loop making as many events in runs of the same mean size
+    // (handshake::bench::sweep), so a regression of either shows as its
+    // share of the other.
+    let once = sweep::sweep(&scenarios, SEEDS);
+    let mut g = c.benchmark_group("sweep_vs_event_loop");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(once.events));
+    g.bench_function("sweep-jobs-1", |b| b.iter(|| sweep::sweep(&scenarios, SEEDS).events));
+    g.bench_function("event-loop-ceiling", |b| b.iter(|| sweep::event_loop(once.events, once.events_per_run()).events));
     g.finish();
 
     let mut g = c.benchmark_group("sweep_smallest_run");

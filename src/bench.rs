@@ -2,6 +2,8 @@
 //! benches. Real time is measured here, outside the simulation: it times a
 //! run, it never steers one.
 
+pub mod sweep;
+
 use crate::agent::lead::Load;
 use crate::agent::{Answer, Answers, Input, TeammateSpec};
 use crate::protocol::{Address, AgentId, Delivery, Envelope, Kind, Message, Millis, RequestId, Verdict};

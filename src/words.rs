@@ -7,6 +7,20 @@ pub fn plural(n: u64, word: &str) -> String {
     format!("{n} {}", noun(n, word))
 }
 
+/// `5,800`: a count with its thousands set apart, for figures a person
+/// reads at a glance.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The word alone, made plural unless `n` is one.
 pub fn noun(n: u64, word: &str) -> String {
     if n == 1 {
