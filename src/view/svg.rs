@@ -710,13 +710,7 @@ fn mark_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: &[Re
                 let first = if dy < 0.0 { y + dy - 12.0 * (lines.len() as f64 - 1.0) } else { y + dy };
                 let starts = [(LEFT + 6.0, "start"), (g.width - 12.0, "end")].into_iter();
                 for (x, anchor) in starts.chain(g.x.iter().map(|&x| (x + 8.0, "start"))) {
-                    options.push(
-                        lines
-                            .iter()
-                            .enumerate()
-                            .map(|(i, l)| fit((x, first + 12.0 * i as f64), 10.5, anchor, l, g.width))
-                            .collect(),
-                    );
+                    options.push(stacked(&lines, (x, first), anchor, g.width));
                 }
             }
         }
@@ -751,17 +745,16 @@ fn lane_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: &[Re
             for (tx, anchor) in sides {
                 let tx = if anchor == "start" { tx + ex } else { tx - ex };
                 let top = y + 4.0 + dy - 6.0 * (lines.len() as f64 - 1.0);
-                options.push(
-                    lines
-                        .iter()
-                        .enumerate()
-                        .map(|(i, l)| fit((tx, top + 12.0 * i as f64), 10.5, anchor, l, g.width))
-                        .collect(),
-                );
+                options.push(stacked(&lines, (tx, top), anchor, g.width));
             }
         }
     }
     place_block(labels, placer, options, breaks, mark_colour(mk.kind), mk.row);
+}
+
+/// A mark's words as lines 12 px apart, the first at `at`.
+fn stacked(lines: &[String], (x, y): (f64, f64), anchor: &'static str, width: f64) -> Vec<Fitted> {
+    lines.iter().enumerate().map(|(i, l)| fit((x, y + 12.0 * i as f64), 10.5, anchor, l, width)).collect()
 }
 
 /// Lines that move together, placed at the first of `options` that meets
