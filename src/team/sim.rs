@@ -148,7 +148,10 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
 
 /// Writes a Claude Code team folder as the run left it (each file whole or
 /// not at all, never through a link).
-fn write_folder(dir: &std::path::Path, files: &std::collections::BTreeMap<String, Vec<u8>>) -> Result<(), String> {
+pub(super) fn write_folder(
+    dir: &std::path::Path,
+    files: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> Result<(), String> {
     let inboxes = dir.join("inboxes");
     std::fs::create_dir_all(&inboxes).map_err(|e| format!("cannot make {}: {e}", inboxes.display()))?;
     for (path, bytes) in files {

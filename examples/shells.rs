@@ -1,0 +1,48 @@
+//! The sweep `run scenarios/*.toml --seeds A..B --jobs 1` plays, once in
+//! each shell, timed: what the plain shell saves over actix.
+//!
+//! `cargo run --release --example shells -- [actix|plain|both] [A] [B]`
+//! (default: both, seeds 1 to 200).
+
+use handshake::scenario::{load_file, run_scenario, RunOptions, Scenario};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let which = args.first().map_or("both", String::as_str);
+    let from: u64 = args.get(1).map_or(1, |a| a.parse().expect("a seed"));
+    let to: u64 = args.get(2).map_or(200, |a| a.parse().expect("a seed"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    let scenarios: Vec<Scenario> = paths.iter().map(|p| load_file(p).expect("a bundled scenario loads")).collect();
+    let shells: &[(&str, bool)] = match which {
+        "actix" => &[("actix", false)],
+        "plain" => &[("plain", true)],
+        _ => &[("actix", false), ("plain", true)],
+    };
+    for &(name, plain) in shells {
+        let (mut runs, mut messages, mut failed) = (0u64, 0u64, 0u64);
+        let started = Instant::now();
+        for s in &scenarios {
+            for seed in from..=to {
+                let opts = RunOptions { max_real: Some(Duration::from_secs(60)), plain, ..RunOptions::default() };
+                let r = run_scenario(s, seed, opts);
+                runs += 1;
+                messages += r.counts.messages as u64;
+                failed += u64::from(!r.passed);
+            }
+        }
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "{name}: {runs} runs ({failed} failed) in {secs:.3} s: {:.0} runs/s, {:.0} messages/s",
+            runs as f64 / secs,
+            messages as f64 / secs
+        );
+    }
+}
