@@ -124,3 +124,49 @@ fn plain_shell_follows_the_actix_shell_through_a_crowd() {
         }
     }
 }
+
+/// The bench's loads: no log, an ideal network, so messages go straight from
+/// turn to mailbox and long chains run at one instant. The events agents
+/// report (the bench's probe sees them with the log off) come in the same
+/// order, and the runs end alike.
+#[test]
+fn plain_shell_plays_the_bench_loads_in_the_actix_order() {
+    use handshake::bench::{spec_in, Mailbox, Shape};
+    use handshake::protocol::Kind;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let play = |spec: handshake::world::TeamSpec, plain: bool| {
+        let seen: Rc<RefCell<Vec<String>>> = Rc::default();
+        let mut spec = spec;
+        let s = Rc::clone(&seen);
+        spec.probe = Some(Box::new(move |e| s.borrow_mut().push(format!("{e:?}"))));
+        let o = if plain { handshake::team::run_plain(spec) } else { handshake::team::run(spec) };
+        let end =
+            format!("{:?} at {} ms, {} done, {:?}, {:?}", o.stop, o.ended_at.0, o.load_done, o.roster, o.requests);
+        (seen.take(), end)
+    };
+    let shapes = [
+        Shape { teammates: 1, in_flight: 1, handshakes: 200 },
+        Shape { teammates: 4, in_flight: 8, handshakes: 1_000 },
+        Shape { teammates: 100, in_flight: 2, handshakes: 2_000 },
+    ];
+    // Warm the runtime with a team of more than 59 (see warm_actix_runtime).
+    let _ = play(spec_in(Kind::Shutdown, shapes[2], Mailbox::Memory), false);
+    for kind in Kind::ALL {
+        for shape in shapes {
+            for mailbox in [Mailbox::Memory, Mailbox::File] {
+                let (actix, actix_end) = play(spec_in(kind, shape, mailbox), false);
+                let (plain, plain_end) = play(spec_in(kind, shape, mailbox), true);
+                assert!(!actix.is_empty(), "{kind:?} {shape:?} {mailbox:?}: the probe saw nothing");
+                let first = actix.iter().zip(&plain).position(|(a, p)| a != p);
+                assert!(
+                    actix == plain,
+                    "{kind:?} {shape:?} {mailbox:?}: {} and {} events, first differing {first:?}",
+                    actix.len(),
+                    plain.len()
+                );
+                assert_eq!(actix_end, plain_end, "{kind:?} {shape:?} {mailbox:?}");
+            }
+        }
+    }
+}
