@@ -170,3 +170,21 @@ fn plain_shell_plays_the_bench_loads_in_the_actix_order() {
         }
     }
 }
+
+/// With frames kept (`run --html`), every agent's state after each turn is
+/// the same in both shells.
+#[test]
+fn plain_shell_keeps_the_same_frames() {
+    warm_actix_runtime();
+    for path in bundled() {
+        let s = load_file(&path).unwrap_or_else(|e| panic!("{} does not load: {e:?}", path.display()));
+        for seed in 1..=3 {
+            let frames = |plain| {
+                let opts = RunOptions { keep_outcome: true, frames: true, plain, ..RunOptions::default() };
+                let o = run_scenario(&s, seed, opts).outcome.expect("kept");
+                format!("{:?}", o.frames.expect("frames kept"))
+            };
+            assert!(frames(false) == frames(true), "{} seed {seed}: the frames differ", path.display());
+        }
+    }
+}
