@@ -42,7 +42,6 @@ fn play(s: &Scenario, seed: u64, plain: bool) -> (String, String) {
 
 #[test]
 fn plain_shell_writes_the_actix_shells_trace_byte_for_byte() {
-    warm_actix_runtime();
     let mut mismatches = Vec::new();
     let mut runs = 0;
     for path in bundled() {
@@ -79,7 +78,9 @@ fn plain_shell_writes_the_actix_shells_trace_byte_for_byte() {
 /// the run ending at `end`. With a latency of 0 to 1 ms the lead's turn
 /// makes deliveries due at once while more than 61 actors wait to run,
 /// which no bundled scenario does: the order then depends on how many
-/// actors tokio runs before it polls the driver again.
+/// actors tokio runs before it polls the driver again. The test's first run
+/// is on its thread's new runtime, where actix_rt's own two tasks took two
+/// places of the first round until `sim::system` ran them beforehand.
 fn crowd(latency: &str, at: &str, end: Option<&str>) -> Scenario {
     let end = end.map_or(String::new(), |e| format!("end = \"{e}\"\n"));
     let mut toml = format!(
@@ -94,18 +95,8 @@ fn crowd(latency: &str, at: &str, end: Option<&str>) -> Scenario {
     handshake::scenario::load_str("crowd.toml", &toml).unwrap_or_else(|e| panic!("the crowd loads: {e:?}"))
 }
 
-/// The actix shell's runtime is made once per thread, with two tasks of
-/// actix's own queued ahead of the first run's actors: that run's first round
-/// holds two actors fewer (59, not 61), and in a crowd like this its log
-/// differs from every later run's on the same thread. The plain shell plays
-/// the later runs' order; warm the runtime first.
-fn warm_actix_runtime() {
-    let _ = play(&crowd("0ms..1ms", "0s", None), 1, false);
-}
-
 #[test]
 fn plain_shell_follows_the_actix_shell_through_a_crowd() {
-    warm_actix_runtime();
     // Ended at the instant of the crowd, the run ends with mail in 40
     // mailboxes: the agents finish it in the actix shell's order, and what
     // they send then is not delivered (no latency: it would be at once).
@@ -150,8 +141,6 @@ fn plain_shell_plays_the_bench_loads_in_the_actix_order() {
         Shape { teammates: 4, in_flight: 8, handshakes: 1_000 },
         Shape { teammates: 100, in_flight: 2, handshakes: 2_000 },
     ];
-    // Warm the runtime with a team of more than 59 (see warm_actix_runtime).
-    let _ = play(spec_in(Kind::Shutdown, shapes[2], Mailbox::Memory), false);
     for kind in Kind::ALL {
         for shape in shapes {
             for mailbox in [Mailbox::Memory, Mailbox::File] {
@@ -175,7 +164,6 @@ fn plain_shell_plays_the_bench_loads_in_the_actix_order() {
 /// the same in both shells.
 #[test]
 fn plain_shell_keeps_the_same_frames() {
-    warm_actix_runtime();
     for path in bundled() {
         let s = load_file(&path).unwrap_or_else(|e| panic!("{} does not load: {e:?}", path.display()));
         for seed in 1..=3 {

@@ -30,11 +30,9 @@
 //!   handled behind what that mailbox holds, rounds of every queued actor
 //!   running meanwhile.
 //!
-//! One difference is left: the first run on a thread's new actix runtime
-//! has two tasks of `actix_rt`'s own (the system and its arbiter) queued
-//! ahead of its actors, so its first round holds 59 actors, not 61. Only a
-//! team of more than 59 agents with work due at its first instant can tell;
-//! the plain shell plays the later runs' order.
+//! A new runtime would also have two tasks of `actix_rt`'s own (the system
+//! and its arbiter) queued ahead of the first run's actors; `sim::system`
+//! runs them once before any run, so every run is played as here.
 //!
 //! A run that follows a schedule (`run --schedule`) is left to the actix
 //! shell.
