@@ -123,7 +123,7 @@ pub enum Mailbox {
 /// is the files' own (a line formatted, appended, scanned, parsed, truncated),
 /// not a read cost the scenario would choose. A free read begins and ends in
 /// the same instant, before any sender runs, so this drain loses nothing here.
-fn spec_in(protocol: Protocol, shape: Shape, mailbox: Mailbox) -> TeamSpec {
+pub fn spec_in(protocol: Protocol, shape: Shape, mailbox: Mailbox) -> TeamSpec {
     let mut spec = load_of(protocol, shape);
     if mailbox == Mailbox::File {
         spec.mailbox = crate::world::MailboxWorld::File(crate::world::FileMailbox {

@@ -398,6 +398,7 @@ fn options(a: &RunArgs, live: bool) -> RunOptions {
         inbox_dir: a.inbox_dir.clone(),
         schedule: None,
         ends: a.format == Format::Json,
+        plain: false,
     }
 }
 

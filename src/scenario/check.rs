@@ -149,6 +149,9 @@ pub struct RunOptions {
     pub frames: bool,
     /// Report every request's end state and the final roster (`Report::requests`, `roster`).
     pub ends: bool,
+    /// Play the run in the plain shell (`crate::team::plain`) rather than
+    /// through actix: the same run, without an actor runtime.
+    pub plain: bool,
 }
 
 pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
@@ -167,7 +170,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let started = std::time::Instant::now();
     let budget = opts.max_real.unwrap_or(std::time::Duration::from_secs(60));
     spec.abort = Some(Box::new(move || started.elapsed() > budget));
-    let outcome = run(spec);
+    let outcome = if opts.plain { crate::team::run_plain(spec) } else { run(spec) };
     let real = started.elapsed();
     let violations = oracle::check(&outcome, s.policy(), &s.require_plan());
     let deadlocks = deadlocks(&outcome);

@@ -252,6 +252,7 @@ impl How {
             schedule: None,
             frames: false,
             ends: false,
+            plain: false,
         };
         let mut r = run_scenario(s, seed, options);
         let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();

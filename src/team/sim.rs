@@ -41,7 +41,14 @@ pub fn run(spec: TeamSpec) -> Outcome {
 pub fn system() -> actix_rt::SystemRunner {
     // A current-thread runtime builds on every platform tokio supports.
     let rt = tokio::runtime::Builder::new_current_thread().build().expect("a current-thread tokio runtime");
-    actix_rt::System::with_tokio_rt(move || rt)
+    let runner = actix_rt::System::with_tokio_rt(move || rt);
+    // actix_rt queues two tasks of its own (the system and its arbiter):
+    // run them once now, so that they are parked, not queued ahead of the
+    // first run's actors. Queued, they took two of the 61 places of that
+    // run's first round, and a team of more than 59 with work due at once
+    // was played in another order on a new runtime than on a used one.
+    runner.block_on(tokio::task::yield_now());
+    runner
 }
 
 async fn simulate(mut spec: TeamSpec) -> Outcome {
@@ -148,7 +155,10 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
 
 /// Writes a Claude Code team folder as the run left it (each file whole or
 /// not at all, never through a link).
-fn write_folder(dir: &std::path::Path, files: &std::collections::BTreeMap<String, Vec<u8>>) -> Result<(), String> {
+pub(super) fn write_folder(
+    dir: &std::path::Path,
+    files: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> Result<(), String> {
     let inboxes = dir.join("inboxes");
     std::fs::create_dir_all(&inboxes).map_err(|e| format!("cannot make {}: {e}", inboxes.display()))?;
     for (path, bytes) in files {
