@@ -286,7 +286,7 @@ impl Target {
     pub fn new(path: &str, text: String) -> Result<Target, Vec<ScenarioError>> {
         let scenario = load_str(path, &text)?;
         let report =
-            run_scenario(&scenario, scenario.default_seed(), RunOptions { keep_outcome: true, ..Default::default() });
+            run_scenario(&scenario, scenario.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::plain() });
         let outcome = report.outcome.as_ref().expect("kept");
         let team = &scenario.team;
         let teammates: Vec<String> = team.teammates.iter().map(|(n, _)| n.clone()).collect();
@@ -430,7 +430,7 @@ impl Target {
                 return case;
             }
         };
-        let report = run_scenario(&s, seed, RunOptions { max_real, ..Default::default() });
+        let report = run_scenario(&s, seed, RunOptions { max_real, ..RunOptions::plain() });
         case.virtual_ms = report.virtual_ms;
         case.stopped_by = report.stopped_by;
         case.changed = report.failures.iter().any(|f| !f.check.starts_with("invariant "));
@@ -455,7 +455,7 @@ impl Target {
     fn judge_with_defences_on(&self, case: &mut Case, text: &str, max_real: Option<std::time::Duration>) {
         let Some(on) = self.defences_switched_on(text) else { return };
         let Ok(s) = load_str(&self.path, &on) else { return };
-        let report = run_scenario(&s, case.seed, RunOptions { max_real, ..Default::default() });
+        let report = run_scenario(&s, case.seed, RunOptions { max_real, ..RunOptions::plain() });
         let found = findings(&BTreeSet::new(), &report.violations, report.stopped_by);
         if found.is_empty() {
             case.only_without = std::mem::take(&mut case.findings);

@@ -218,7 +218,7 @@ struct Seen {
 
 /// One run of a candidate: the violations it reports, `None` if it does not load.
 fn play(path: &str, text: &str, seed: u64) -> Option<Vec<String>> {
-    load_str(path, text).ok().map(|s| run_scenario(&s, seed, RunOptions::default()).violations)
+    load_str(path, text).ok().map(|s| run_scenario(&s, seed, RunOptions::plain()).violations)
 }
 
 impl Probe<'_> {
@@ -487,7 +487,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
             e.first().map(|e| e.to_string()).unwrap_or_default()
         ))
     })?;
-    let report = run_scenario(&s, s.default_seed(), RunOptions::default());
+    let report = run_scenario(&s, s.default_seed(), RunOptions::plain());
     probe.runs += 1;
     probe.played += 1;
     if !report.violations.iter().any(|v| invariant_of(v) == Some(target)) {
@@ -522,7 +522,7 @@ fn target(path: &str, src: &str, opts: &Options) -> Result<(u64, Invariant), Shr
     let scenario = load_str(path, src)
         .map_err(|e| ShrinkError::BadInput(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")))?;
     let seed = opts.seed.unwrap_or(scenario.default_seed());
-    let report = run_scenario(&scenario, seed, RunOptions::default());
+    let report = run_scenario(&scenario, seed, RunOptions::plain());
     let expected: BTreeSet<Invariant> =
         scenario.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None }).collect();
     let broken: Vec<Invariant> = report.violations.iter().filter_map(|v| invariant_of(v)).collect();

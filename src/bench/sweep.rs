@@ -41,7 +41,7 @@ pub fn sweep(scenarios: &[crate::scenario::Scenario], seeds: std::ops::Range<u64
     let (mut runs, mut events) = (0, 0);
     for seed in seeds {
         for s in scenarios {
-            let opts = crate::scenario::RunOptions { keep_outcome: true, ..Default::default() };
+            let opts = crate::scenario::RunOptions { keep_outcome: true, ..crate::scenario::RunOptions::plain() };
             let report = crate::scenario::run_scenario(s, seed, opts);
             runs += 1;
             events += report.outcome.map_or(0, |o| o.events.len() as u64);

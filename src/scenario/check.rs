@@ -154,6 +154,15 @@ pub struct RunOptions {
     pub plain: bool,
 }
 
+impl RunOptions {
+    /// The defaults, played in the plain shell: what sweeps, fuzz and shrink
+    /// play many runs with (the same trace as the actix shell's, at less
+    /// cost; tests/plain_shell.rs).
+    pub fn plain() -> RunOptions {
+        RunOptions { plain: true, ..RunOptions::default() }
+    }
+}
+
 pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let mut spec = s.team_spec(seed, opts.cap);
     if let Some(schedule) = opts.schedule.take() {
