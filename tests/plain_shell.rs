@@ -3,21 +3,15 @@
 //! `run --trace` would write is the same byte for byte, and so is the
 //! report.
 
+mod common;
+
 use handshake::scenario::{load_file, run_scenario, RunOptions, Scenario};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=30;
 
 fn bundled() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("scenarios/ exists")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    v.sort();
-    assert!(!v.is_empty(), "no bundled scenarios in {}", dir.display());
-    v
+    common::bundled_files()
 }
 
 /// The run's trace as `run --trace` writes it, and its report in short.

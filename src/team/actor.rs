@@ -40,14 +40,8 @@ pub struct Actors {
     pub notify: Rc<Notify>,
     /// Told when `handled` catches up with `posted`.
     pub idle: Rc<Notify>,
-    /// Called with every event as it happens (the CLI's `-v`).
-    pub live: Option<crate::trace::LiveSink>,
-    /// Sees the events agents report even with the log off (benchmarks time
-    /// handshakes with it).
-    pub probe: Option<crate::trace::Probe>,
-    pub abort: Option<crate::trace::AbortGuard>,
-    /// File mode: replays the inbox files on real files in a directory.
-    pub mirror: Option<crate::inbox::DiskMirror>,
+    /// The run's hooks: live view, probe, guard, mirror.
+    pub hooks: super::hooks::Hooks,
     /// Following a schedule: inputs wait here, in the order handed over,
     /// and the driver gives them to the actors one at a time, so that actix
     /// cannot take them in another order than the explorer did.
@@ -61,10 +55,7 @@ impl Actors {
             posted: 0,
             notify: Rc::new(Notify::new()),
             idle: Rc::new(Notify::new()),
-            live: None,
-            probe: None,
-            abort: None,
-            mirror: None,
+            hooks: super::hooks::Hooks::default(),
             held: None,
         }
     }
@@ -97,31 +88,24 @@ impl Shell for Actors {
 
     #[inline(always)]
     fn listening(&self) -> bool {
-        self.live.is_some()
+        self.hooks.listening()
     }
 
     fn hear(&mut self, event: &Stamped, names: &[String]) {
-        if let Some(live) = &mut self.live {
-            live(event, names);
-        }
+        self.hooks.hear(event, names)
     }
 
     #[inline(always)]
     fn probe(&mut self, event: &crate::trace::Event) {
-        if let Some(probe) = &mut self.probe {
-            probe(event);
-        }
+        self.hooks.probe(event)
     }
 
     fn must_stop(&mut self) -> bool {
-        self.abort.as_mut().is_some_and(|abort| abort())
+        self.hooks.must_stop()
     }
 
     fn files_changed(&mut self, fs: &mut crate::inbox::SimFs) -> Result<(), String> {
-        match &self.mirror {
-            Some(m) => m.follow(fs).map(|_| ()).map_err(|e| e.to_string()),
-            None => Ok(()),
-        }
+        self.hooks.files_changed(fs)
     }
 }
 

@@ -4,6 +4,7 @@
 //! plain shell (`plain`): the same runs, in the same order, in one loop.
 
 pub mod actor;
+pub mod hooks;
 pub mod plain;
 pub mod sim;
 

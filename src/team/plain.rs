@@ -37,8 +37,9 @@
 //! A run that follows a schedule (`run --schedule`) is left to the actix
 //! shell.
 
+use super::hooks::{Ends, Hooks};
 use super::sim::write_folder;
-use crate::agent::{Agent, Input, Lead, Teammate};
+use crate::agent::{Agent, Input};
 use crate::protocol::{AgentId, Millis};
 use crate::trace::Stamped;
 use crate::world::{turn, Life, Outcome, Shell, Stop, TeamSpec, World};
@@ -64,10 +65,7 @@ pub struct Plain {
     waiting: bool,
     told: bool,
     permit: bool,
-    pub live: Option<crate::trace::LiveSink>,
-    pub probe: Option<crate::trace::Probe>,
-    pub abort: Option<crate::trace::AbortGuard>,
-    pub mirror: Option<crate::inbox::DiskMirror>,
+    pub hooks: super::hooks::Hooks,
 }
 
 impl Plain {
@@ -81,10 +79,7 @@ impl Plain {
             waiting: false,
             told: false,
             permit: false,
-            live: None,
-            probe: None,
-            abort: None,
-            mirror: None,
+            hooks: super::hooks::Hooks::default(),
         }
     }
 
@@ -119,31 +114,24 @@ impl Shell for Plain {
 
     #[inline(always)]
     fn listening(&self) -> bool {
-        self.live.is_some()
+        self.hooks.listening()
     }
 
     fn hear(&mut self, event: &Stamped, names: &[String]) {
-        if let Some(live) = &mut self.live {
-            live(event, names);
-        }
+        self.hooks.hear(event, names)
     }
 
     #[inline(always)]
     fn probe(&mut self, event: &crate::trace::Event) {
-        if let Some(probe) = &mut self.probe {
-            probe(event);
-        }
+        self.hooks.probe(event)
     }
 
     fn must_stop(&mut self) -> bool {
-        self.abort.as_mut().is_some_and(|abort| abort())
+        self.hooks.must_stop()
     }
 
     fn files_changed(&mut self, fs: &mut crate::inbox::SimFs) -> Result<(), String> {
-        match &self.mirror {
-            Some(m) => m.follow(fs).map(|_| ()).map_err(|e| e.to_string()),
-            None => Ok(()),
-        }
+        self.hooks.files_changed(fs)
     }
 }
 
@@ -256,31 +244,13 @@ pub fn run_plain(mut spec: TeamSpec) -> Outcome {
     }
     let team = spec.teammates.len() + 1;
     let mut shell = Plain::new(team);
-    shell.live = spec.live.take();
-    shell.abort = spec.abort.take();
-    let mut mirror_error = None;
-    if spec.mailbox.file().is_some() {
-        match spec.inbox_dir.take().map(crate::inbox::DiskMirror::new) {
-            None => {}
-            Some(Ok(m)) => shell.mirror = Some(m),
-            Some(Err(e)) => mirror_error = Some(e.to_string()),
-        }
-    }
-    let team_folder =
-        if matches!(spec.mailbox, crate::world::MailboxWorld::ClaudeCode(_)) { spec.inbox_dir.take() } else { None };
-    let journal = shell.mirror.is_some();
+    let setup = Hooks::take(&mut spec);
+    shell.hooks = setup.hooks;
+    let journal = shell.hooks.mirror.is_some();
     let mut world = World::for_team(&mut spec, journal, shell);
-    world.shell_mut().probe = spec.probe.take();
-    world.set_mirror_error(mirror_error);
-
-    let defences = spec.policy.defences;
-    let lead = match spec.load.take() {
-        Some(load) => Agent::Lead(Box::new(Lead::with_load(defences, load))),
-        None => Agent::Lead(Box::new(spec.lead.lead(defences))),
-    };
-    let teammates =
-        std::mem::take(&mut spec.teammates).into_iter().map(|(_, t)| Agent::Teammate(Teammate::new(t, defences)));
-    let agents: Vec<Option<Agent>> = std::iter::once(lead).chain(teammates).map(Some).collect();
+    world.shell_mut().hooks.probe = spec.probe.take();
+    world.set_mirror_error(setup.mirror_error);
+    let agents: Vec<Option<Agent>> = super::hooks::agents(&mut spec).map(Some).collect();
     if world.keeps_frames() {
         for (i, agent) in agents.iter().enumerate() {
             world.frame_agent(AgentId(i as u32), agent.as_ref().expect("every agent is there"), 0);
@@ -292,21 +262,15 @@ pub fn run_plain(mut spec: TeamSpec) -> Outcome {
     let stop = t.drive(spec.end, spec.cap);
     let ending = t.world.begin_ending(stop, false);
     t.world.shell_mut().open = false;
-    let mut requests = Vec::new();
-    let mut load_done = 0;
-    let mut live_pending = false;
+    let mut ends = Ends::default();
     for i in 0..team {
-        let Some(agent) = t.finish(i) else { continue };
-        if let Some(table) = agent.table() {
-            let active = crate::protocol::Directory::is_active(t.world.roster(), AgentId(i as u32));
-            live_pending |= active && table.iter().any(|r| r.status == crate::protocol::Status::Pending);
-            requests.extend(table.iter().cloned());
+        if let Some(agent) = t.finish(i) {
+            ends.add(t.world.roster(), AgentId(i as u32), &agent);
         }
-        load_done += agent.load_done();
     }
-    let stop = t.world.finish_ending(ending, live_pending);
-    let mut outcome = t.world.outcome(stop, requests, load_done);
-    if let Some(dir) = team_folder {
+    let stop = t.world.finish_ending(ending, ends.live_pending);
+    let mut outcome = t.world.outcome(stop, ends.requests, ends.load_done);
+    if let Some(dir) = setup.team_folder {
         outcome.mirror_error = write_folder(&dir, &outcome.inbox_files).err();
     }
     outcome

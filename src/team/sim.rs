@@ -4,7 +4,7 @@
 //! virtual time when every mailbox is idle, and collecting the agents.
 
 use super::actor::{busy, Actors, AgentActor, Finish, Shared};
-use crate::agent::{Agent, Lead, Teammate};
+use super::hooks::{agents, Ends, Hooks};
 use crate::protocol::{AgentId, Millis};
 use crate::world::{Choice, Life, Outcome, Stop, TeamSpec, World};
 use actix::Actor;
@@ -63,20 +63,9 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     );
     let team = spec.teammates.len() + 1;
     let mut shell = Actors::new(team);
-    shell.live = spec.live.take();
-    shell.abort = spec.abort.take();
-    let mut mirror_error = None;
-    if spec.mailbox.file().is_some() {
-        match spec.inbox_dir.take().map(crate::inbox::DiskMirror::new) {
-            None => {}
-            Some(Ok(m)) => shell.mirror = Some(m),
-            Some(Err(e)) => mirror_error = Some(e.to_string()),
-        }
-    }
-    // Claude Code mode writes its team folder whole when the run ends.
-    let team_folder =
-        if matches!(spec.mailbox, crate::world::MailboxWorld::ClaudeCode(_)) { spec.inbox_dir.take() } else { None };
-    let journal = shell.mirror.is_some();
+    let setup = Hooks::take(&mut spec);
+    shell.hooks = setup.hooks;
+    let journal = shell.hooks.mirror.is_some();
     let schedule = spec.schedule.take();
     if schedule.is_some() {
         shell.held = Some(Default::default());
@@ -87,23 +76,15 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
         world.hold_in_flight();
     }
     // Set after the world has looked at it: the probe is the shell's.
-    world.shell_mut().probe = spec.probe.take();
-    world.set_mirror_error(mirror_error);
+    world.shell_mut().hooks.probe = spec.probe.take();
+    world.set_mirror_error(setup.mirror_error);
     let w: Shared = Rc::new(RefCell::new(world));
 
-    let defences = spec.policy.defences;
-    let lead = match spec.load.take() {
-        Some(load) => Agent::Lead(Box::new(Lead::with_load(defences, load))),
-        None => Agent::Lead(Box::new(spec.lead.lead(defences))),
-    };
     // Each agent goes straight into its actor: a list of them all first was
     // freed as soon as the actors had started, but an allocator that gives
     // memory back only after a delay (mimalloc) still held it at the run's
-    // peak. The teammates' specs are consumed, not drained, for the same
-    // reason (the sizes: docs/architecture.md, "Why the code is shaped so").
-    let teammates =
-        std::mem::take(&mut spec.teammates).into_iter().map(|(_, t)| Agent::Teammate(Teammate::new(t, defences)));
-    for (i, agent) in std::iter::once(lead).chain(teammates).enumerate() {
+    // peak (the sizes: docs/architecture.md, "Why the code is shaped so").
+    for (i, agent) in agents(&mut spec).enumerate() {
         if w.borrow().keeps_frames() {
             w.borrow_mut().frame_agent(AgentId(i as u32), &agent, 0);
         }
@@ -128,26 +109,17 @@ async fn simulate(mut spec: TeamSpec) -> Outcome {
     // Each agent is read and dropped in turn: holding 100,000 final states at
     // once would be the run's peak memory.
     let addrs: Vec<_> = w.borrow_mut().shell_mut().addrs.iter_mut().map(|a| a.take()).collect();
-    let mut requests = Vec::new();
-    let mut load_done = 0;
-    let mut live_pending = false;
+    let mut ends = Ends::default();
     for (i, addr) in addrs.into_iter().enumerate() {
         let Some(addr) = addr else { continue };
         if let Ok(Some(agent)) = addr.send(Finish).await {
-            if let Some(table) = agent.table() {
-                // A pending request of an agent still running keeps the run
-                // alive; one of a crashed or killed agent lost its timer.
-                let active = crate::protocol::Directory::is_active(w.borrow().roster(), AgentId(i as u32));
-                live_pending |= active && table.iter().any(|r| r.status == crate::protocol::Status::Pending);
-                requests.extend(table.iter().cloned());
-            }
-            load_done += agent.load_done();
+            ends.add(w.borrow().roster(), AgentId(i as u32), &agent);
         }
     }
-    let stop = w.borrow_mut().finish_ending(ending, live_pending);
-    let mut outcome = w.borrow_mut().outcome(stop, requests, load_done);
+    let stop = w.borrow_mut().finish_ending(ending, ends.live_pending);
+    let mut outcome = w.borrow_mut().outcome(stop, ends.requests, ends.load_done);
     outcome.schedule_error = schedule_error;
-    if let Some(dir) = team_folder {
+    if let Some(dir) = setup.team_folder {
         outcome.mirror_error = write_folder(&dir, &outcome.inbox_files).err();
     }
     outcome
