@@ -167,6 +167,9 @@ struct Switches {
     /// forgery's `@label`, a replay): only then are labels written out as
     /// the requests open, a formatted string each.
     learn_labels: bool,
+    /// Claude Code mode: whether the run's outcome carries its team folder
+    /// (`Outcome::inbox_files`), which a sweep that reads none of it skips.
+    folder: bool,
 }
 
 impl<S: Shell> World<S> {
@@ -209,6 +212,7 @@ impl<S: Shell> World<S> {
                 direct_delivery: false,
                 agents_report: true,
                 learn_labels: true,
+                folder: true,
             },
             // A run logs a few dozen events, and about ten more per teammate
             // (start, a request, its answer, a status, deliveries): room for

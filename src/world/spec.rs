@@ -91,6 +91,9 @@ pub struct TeamSpec {
     pub schedule: Option<Vec<super::Choice>>,
     /// Keep every agent's and the world's state after each turn (`run --html`).
     pub frames: bool,
+    /// Claude Code mode: leave the team folder in the outcome
+    /// (`Outcome::inbox_files`); a sweep that reads none of it says false.
+    pub folder: bool,
 }
 
 impl std::fmt::Debug for TeamSpec {
@@ -133,6 +136,7 @@ impl TeamSpec {
             inbox_dir: None,
             schedule: None,
             frames: false,
+            folder: true,
         }
     }
 
@@ -160,6 +164,7 @@ impl TeamSpec {
             inbox_dir: self.inbox_dir.clone(),
             schedule: self.schedule.clone(),
             frames: self.frames,
+            folder: self.folder,
         }
     }
 
@@ -291,6 +296,7 @@ impl<S: Shell> World<S> {
             || spec.steps.iter().any(|s| {
                 matches!(&s.script, crate::agent::Script::Answer { quote: crate::agent::Quote::Label(_), .. })
             });
+        world.run.folder = spec.folder;
         world.run.direct_delivery =
             !world.tracing() && world.sim.net.is_ideal() && spec.timed.is_empty() && spec.mailbox.is_memory();
         match std::mem::take(&mut spec.mailbox) {
@@ -381,8 +387,8 @@ impl<S: Shell> World<S> {
         tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
         let (inbox_files, mirror_error) = match (self.sim.inbox.take(), self.sim.team.take()) {
             (Some(i), _) => (i.fs.into_files(), i.mirror_error),
-            (None, Some(t)) => (t.folder(&n.agents), None),
-            (None, None) => (BTreeMap::new(), None),
+            (None, Some(t)) if self.run.folder => (t.folder(&n.agents), None),
+            (None, _) => (BTreeMap::new(), None),
         };
         Outcome {
             names: n,
