@@ -958,17 +958,20 @@ fn drawn(doc: &str) -> Vec<Drawn> {
     }
     let opt = usvg::Options { fontdb: fontdb(), ..usvg::Options::default() };
     let tree = usvg::Tree::from_str(doc, &opt).expect("SVG must parse");
-    // The lanes start where their first lifeline does.
-    let top = doc
-        .split(r##"stroke="#cfd8dc""##)
+    let top = lanes_top(doc);
+    let mut out = Vec::new();
+    walk(tree.root(), top, &mut out);
+    out
+}
+
+/// Where the lanes start: where their first lifeline does.
+fn lanes_top(doc: &str) -> f32 {
+    doc.split(r##"stroke="#cfd8dc""##)
         .next()
         .and_then(|head| head.rsplit("y1=\"").next())
         .and_then(|s| s.split('"').next())
         .and_then(|s| s.parse::<f32>().ok())
-        .unwrap_or(0.0);
-    let mut out = Vec::new();
-    walk(tree.root(), top, &mut out);
-    out
+        .unwrap_or(0.0)
 }
 
 /// Whether a line piece from `a` to `b`, `half` wide each side, meets the
@@ -1072,6 +1075,17 @@ fn no_line_of_any_bundled_picture_crosses_a_label() {
     let mut total = 0;
     for (stem, name, o) in bundled_runs() {
         let doc = svg(&o, &ViewOptions::titled(&name));
+        // Every text is measured: a font that matched none would leave the
+        // texts out of the layout, and nothing would be found crossed.
+        let measured = drawn(&doc).iter().filter(|d| matches!(d, Drawn::Text(..))).count();
+        let top = lanes_top(&doc);
+        let below = doc
+            .split("<text ")
+            .skip(1)
+            .filter_map(|t| t.split("y=\"").nth(1)?.split('"').next()?.parse::<f32>().ok())
+            .filter(|y| *y > top + 2.0)
+            .count();
+        assert!(measured >= below && below > 0, "{stem}: {measured} texts measured of {below} drawn below the names");
         let found = crossed_labels(&doc);
         total += found.len();
         for f in found.iter().take(4) {
@@ -1082,4 +1096,45 @@ fn no_line_of_any_bundled_picture_crosses_a_label() {
         }
     }
     assert!(report.is_empty(), "{total} labels crossed:\n{}", report.join("\n"));
+}
+
+/// Each mark's words and each arrow's label are drawn somewhere (a label
+/// with no place left is drawn where it is least in the way, never left
+/// out): on every bundled picture, and on a note between two breaks, which
+/// once had no place at all.
+#[test]
+fn no_label_is_left_out_of_a_picture() {
+    let between_breaks = handshake::scenario::load_str(
+        "note-between-breaks.toml",
+        "name = \"note-between-breaks\"\nabout = \"a partition cut and healed with idle time on both sides\"\n\
+         [[teammate]]\nname = \"alice\"\nwork = []\n\
+         [[fault]]\nkind = \"partition\"\nbetween = [\"lead\", \"alice\"]\nat = \"10s\"\nuntil = \"20s\"\n\
+         [[step]]\nat = \"30s\"\ndo = \"shutdown\"\nto = \"alice\"\n",
+    )
+    .expect("the scenario loads");
+    let mut r = run_scenario(&between_breaks, 1, RunOptions { keep_outcome: true, ..RunOptions::default() });
+    let mut runs = vec![("note-between-breaks".to_string(), r.outcome.take().expect("kept"))];
+    runs.extend(bundled_runs().into_iter().map(|(stem, _, o)| (stem, o)));
+    let mut missing = Vec::new();
+    for (stem, o) in &runs {
+        let doc = svg(o, &ViewOptions::default());
+        let words: String = doc
+            .split("</text>")
+            .filter_map(|t| t.rsplit_once('>').map(|(_, w)| w))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'");
+        let m = model::build(o, &ViewOptions::default());
+        let marks = m.marks.iter().filter(|mk| mk.kind != model::MarkKind::FileStep).map(|mk| mk.text.clone());
+        for text in marks.chain(m.arrows.iter().map(|a| a.text.clone())) {
+            if !words.contains(&text) {
+                missing.push(format!("{stem}: `{text}`"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "labels left out:\n{}", missing.join("\n"));
 }

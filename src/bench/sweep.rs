@@ -2,6 +2,10 @@
 //! events a second `run --seeds` plays over every bundled scenario on one
 //! thread, beside a bare event loop doing the least any simulator does
 //! per event. Their ratio is the share of the ceiling a sweep reaches.
+//!
+//! Both are counted in trace events, the sweep's own measure of work: a
+//! change that logs more or fewer events for the same work moves the ratio
+//! too, so compare it across such a change with runs a second as well.
 
 use rand::{Rng, SeedableRng};
 use std::cmp::Reverse;

@@ -497,7 +497,10 @@ fn sweep_against_ceiling(repeat: u32) {
         ratio.push(s.events_per_second() / c.events_per_second());
         last = Some(s);
     }
-    let Some(s) = last else { return };
+    let Some(s) = last.filter(|s| s.runs > 0 && s.events > 0) else {
+        println!("The sweep: no bundled scenario loaded, nothing to measure (a bug, please report it).");
+        return;
+    };
     println!("{}", sweep_line(&s, &[Spread::of(swept), Spread::of(ceiling), Spread::of(ratio)], repeat));
 }
 
@@ -512,9 +515,10 @@ fn sweep_line(s: &crate::bench::sweep::Swept, [swept, ceiling, ratio]: &[Spread;
         }
     };
     let runs = format!("{} {}", crate::words::grouped(s.runs), noun(s.runs, "run"));
+    let each = s.events_per_run();
+    let each = format!("{} {}", crate::words::grouped(each), noun(each, "trace event"));
     let mut line = format!(
-        "A swept run ({runs}, {} a run, one thread): {:.2} M trace events/s{}; a bare event loop in runs of that size: {:.1} M events/s{}; {:.3} of the ceiling{} (the target: at least {SWEEP_TARGET}).",
-        plural(s.events_per_run(), "trace event"),
+        "The sweep ({runs}, {each} a run, one thread): {:.2} M trace events/s{}; a bare event loop in runs of that size: {:.1} M events/s{}; {:.3} of the ceiling{} (the target: at least {SWEEP_TARGET}).",
         swept.median / 1e6,
         range(swept, 1e6, 2),
         ceiling.median / 1e6,

@@ -342,6 +342,40 @@ struct Canvas<'a> {
     bottom: f64,
 }
 
+/// The page's breaks (time left out), in order down the page, less those
+/// an arrow spans: no label stands in one, but an arrow's own label may
+/// stand in a break its arrow crosses.
+#[derive(Clone, Copy)]
+struct Breaks<'a> {
+    all: &'a [Rect],
+    /// The indices of the breaks spanned, `from..to`.
+    spanned: (usize, usize),
+}
+
+impl<'a> Breaks<'a> {
+    fn new(all: &'a [Rect]) -> Breaks<'a> {
+        Breaks { all, spanned: (0, 0) }
+    }
+
+    /// The same, less the breaks between heights `top` and `bottom`.
+    fn spanned_by(self, top: f64, bottom: f64) -> Breaks<'a> {
+        let from = self.all.partition_point(|b| b.y0 <= top);
+        let to = self.all.partition_point(|b| b.y1 < bottom).max(from);
+        Breaks { all: self.all, spanned: (from, to) }
+    }
+
+    /// Whether `r` stands in a break not spanned. The breaks are in order
+    /// down the page: only those whose bottom is below `r`'s top are looked at.
+    fn meet(&self, r: &Rect) -> bool {
+        let first = self.all.partition_point(|b| b.y1 <= r.y0);
+        self.all[first..]
+            .iter()
+            .enumerate()
+            .take_while(|(_, b)| b.y0 < r.y1)
+            .any(|(i, b)| !(self.spanned.0..self.spanned.1).contains(&(first + i)) && b.meets(r))
+    }
+}
+
 /// The picture, drawn as layers from back to front: the page's ruling,
 /// then every line and shape, each kept by the placer as something labels
 /// keep off (a line) or may not cover (a shape), then the labels over them
@@ -377,11 +411,10 @@ fn draw(m: &Model, opts: &ViewOptions, g: &Geometry) -> (String, Vec<usize>) {
     }
     let breaks = time_labels(&mut labels, &mut placer, &c);
     bar_captions(&mut labels, &mut placer, &c);
-    mark_words(&mut labels, &mut placer, &c, &breaks);
+    mark_words(&mut labels, &mut placer, &c, Breaks::new(&breaks));
     for (a, line) in m.arrows.iter().zip(&lines) {
-        let spanned: Vec<Rect> = breaks.iter().filter(|b| line.from.1 < b.y0 && b.y1 < line.to.1).copied().collect();
-        let other: Vec<Rect> = breaks.iter().filter(|b| !spanned.contains(b)).copied().collect();
-        arrow_label(&mut labels, &mut placer, &c, a, line, &other);
+        let others = Breaks::new(&breaks).spanned_by(line.from.1, line.to.1);
+        arrow_label(&mut labels, &mut placer, &c, a, line, others);
         if let Fate::Lost(cause) = a.fate {
             lost_words(&mut labels, &mut placer, c.g.width, line, cause, a.end);
         }
@@ -695,7 +728,7 @@ fn bar_captions(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
 
 /// Each mark's words: notes across the page first, then words beside
 /// lifelines, each on the first side and height where they meet nothing.
-fn mark_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: &[Rect]) {
+fn mark_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: Breaks) {
     let g = &c.g;
     for mk in c.m.marks.iter().filter(|mk| mk.lane.is_none()) {
         let y = g.y[mk.row];
@@ -725,7 +758,7 @@ fn mark_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: &[Re
 
 /// A mark's words beside its lifeline: on one line at several heights on
 /// either side, then clear of a span over the lifeline, then on two lines.
-fn lane_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: &[Rect], mk: &Mark, lane: usize) {
+fn lane_words(labels: &mut Labels, placer: &mut Placer, c: &Canvas, breaks: Breaks, mk: &Mark, lane: usize) {
     let g = &c.g;
     let (x, y) = (g.x[lane], g.y[mk.row]);
     // A refused send's stub points right unless its target is to the left.
@@ -757,21 +790,32 @@ fn stacked(lines: &[String], (x, y): (f64, f64), anchor: &'static str, width: f6
     lines.iter().enumerate().map(|(i, l)| fit((x, y + 12.0 * i as f64), 10.5, anchor, l, width)).collect()
 }
 
+/// Keeps the places (`options`, with their `boxes`) that stand in no break;
+/// where every one does (a row between two breaks), keeps them all: a
+/// label in a break rather than none.
+fn out_of_breaks<O, B>(options: &mut Vec<O>, boxes: &mut Vec<B>, rect: impl Fn(&B) -> &Rect, breaks: Breaks) {
+    let keep: Vec<bool> = boxes.iter().map(|b| !breaks.meet(rect(b))).collect();
+    if keep.contains(&true) {
+        let mut k = keep.iter();
+        options.retain(|_| k.next().copied().unwrap_or(false));
+        let mut k = keep.iter();
+        boxes.retain(|_| k.next().copied().unwrap_or(false));
+    }
+}
+
 /// Lines that move together, placed at the first of `options` that meets
 /// nothing (none that stands in a break), for row `row`.
 fn place_block(
     labels: &mut Labels,
     placer: &mut Placer,
     mut options: Vec<Vec<Fitted>>,
-    breaks: &[Rect],
+    breaks: Breaks,
     colour: &str,
     row: usize,
 ) {
-    options.retain(|o| !breaks.iter().any(|b| b.meets(&block(o))));
-    if options.is_empty() {
-        return;
-    }
-    let (pick, spot) = placer.choose(&options.iter().map(|o| block(o)).collect::<Vec<_>>());
+    let mut boxes: Vec<Rect> = options.iter().map(|o| block(o)).collect();
+    out_of_breaks(&mut options, &mut boxes, |r| r, breaks);
+    let (pick, spot) = placer.choose(&boxes);
     if spot == Spot::Crowded {
         labels.crowded.push(row);
     }
@@ -893,7 +937,7 @@ fn line_y(x1: f64, y1: f64, x2: f64, y2: f64, x: f64) -> f64 {
 /// keeps its labels apart; where that would meet another label or a line
 /// it slides along the arrow, then away from it; and where no place is
 /// clear it stands on the arrow, on a card.
-fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, line: &Line, breaks: &[Rect]) {
+fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, line: &Line, breaks: Breaks) {
     let ((x1, y1), (x2, y2)) = (line.from, line.to);
     let along: &[f64] = if (x2 - x1).abs() > 2.0 * TEXT_W {
         &[0.25, 0.2, 0.3, 0.15, 0.35, 0.4, 0.45, 0.55, 0.65, 0.75]
@@ -930,11 +974,8 @@ fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, 
             }
         }
     }
-    options.retain(|(o, _)| !breaks.iter().any(|b| b.meets(&boxed(o))));
-    if options.is_empty() {
-        return;
-    }
-    let boxes: Vec<(Rect, bool)> = options.iter().map(|(o, card)| (boxed(o), *card)).collect();
+    let mut boxes: Vec<(Rect, bool)> = options.iter().map(|(o, card)| (boxed(o), *card)).collect();
+    out_of_breaks(&mut options, &mut boxes, |b| &b.0, breaks);
     let (pick, spot) = placer.choose_in_order(&boxes);
     if spot == Spot::Crowded {
         labels.crowded.push(a.end);
