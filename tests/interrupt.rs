@@ -173,6 +173,25 @@ fn interrupted_at_timed(
         let _ = stdout.read_to_string(&mut text);
         text
     });
+    // A cue that never comes must not leave the test waiting for a
+    // million-seed command: after five minutes the command is killed, and
+    // the assertions on its exit say so.
+    let pid = child.id() as libc::pid_t;
+    let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watch = std::sync::Arc::clone(&ended);
+    std::thread::spawn(move || {
+        for _ in 0..3000 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if watch.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+        }
+        // SAFETY: the child this test started, not yet reaped (`ended` is
+        // set only after `wait`), so its pid is still its own.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    });
     let mut stderr = String::new();
     let mut seen = 0;
     let mut signalled = None;
@@ -192,6 +211,10 @@ fn interrupted_at_timed(
         stderr.push('\n');
     }
     let status = child.wait().expect("it ends");
+    ended.store(true, std::sync::atomic::Ordering::Release);
+    if signalled.is_none() {
+        stderr.push_str(&format!("(the test's cue `{cue}` came {seen} times of {times}: no Ctrl-C was sent)\n"));
+    }
     (status.code(), out.join().unwrap_or_default(), stderr, signalled)
 }
 

@@ -29,6 +29,20 @@ pub struct Setup {
     pub team_folder: Option<std::path::PathBuf>,
 }
 
+/// Says a run starts (`RUST_LOG=handshake=debug`), in either shell: what
+/// it is, before any of it is taken from the spec.
+pub fn announce(spec: &TeamSpec) {
+    tracing::debug!(
+        seed = spec.seed,
+        teammates = spec.teammates.len(),
+        steps = spec.steps.len(),
+        faults = spec.link_faults.len() + spec.partitions.len() + spec.timed.len(),
+        end = ?spec.end,
+        cap = %spec.cap,
+        "run starts"
+    );
+}
+
 impl Hooks {
     /// Takes the hooks out of `spec` (the probe stays: the world looks at
     /// it first, then the shell takes it).

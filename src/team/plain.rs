@@ -206,12 +206,14 @@ impl Team {
             }
             let w = &mut self.world;
             let now = w.advance_to(wake_at);
+            tracing::debug!(at = %now, queued = w.queue().len(), "driver wakes");
             match next {
                 None => return Stop::Settled,
                 Some(t) if t > limit => return if end.is_some_and(|e| e <= cap) { Stop::EndTime } else { Stop::Cap },
                 Some(_) => {}
             }
             while let Some(d) = w.pop_due(now) {
+                tracing::trace!(at = %now, event = ?d, "event due");
                 w.fire(d);
             }
             // `yield_now`: the actors have one round.
@@ -242,6 +244,7 @@ pub fn run_plain(mut spec: TeamSpec) -> Outcome {
     if spec.schedule.is_some() {
         return super::run(spec);
     }
+    super::hooks::announce(&spec);
     let team = spec.teammates.len() + 1;
     let mut shell = Plain::new(team);
     let setup = Hooks::take(&mut spec);

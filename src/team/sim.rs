@@ -4,7 +4,7 @@
 //! virtual time when every mailbox is idle, and collecting the agents.
 
 use super::actor::{busy, Actors, AgentActor, Finish, Shared};
-use super::hooks::{agents, Ends, Hooks};
+use super::hooks::{agents, announce, Ends, Hooks};
 use crate::protocol::{AgentId, Millis};
 use crate::world::{Choice, Life, Outcome, Stop, TeamSpec, World};
 use actix::Actor;
@@ -52,15 +52,7 @@ pub fn system() -> actix_rt::SystemRunner {
 }
 
 async fn simulate(mut spec: TeamSpec) -> Outcome {
-    tracing::debug!(
-        seed = spec.seed,
-        teammates = spec.teammates.len(),
-        steps = spec.steps.len(),
-        faults = spec.link_faults.len() + spec.partitions.len() + spec.timed.len(),
-        end = ?spec.end,
-        cap = %spec.cap,
-        "run starts"
-    );
+    announce(&spec);
     let team = spec.teammates.len() + 1;
     let mut shell = Actors::new(team);
     let setup = Hooks::take(&mut spec);
