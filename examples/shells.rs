@@ -5,8 +5,7 @@
 //! (default: both, seeds 1 to 200); `-- load [TEAMMATES] [IN_FLIGHT]`:
 //! `handshake bench`'s shutdown load, 1,000,000 handshakes, in each shell.
 
-use handshake::scenario::{load_file, run_scenario, RunOptions, Scenario};
-use std::path::Path;
+use handshake::scenario::{run_scenario, RunOptions};
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -17,14 +16,7 @@ fn main() {
     let which = args.first().map_or("both", String::as_str);
     let from: u64 = args.get(1).map_or(1, |a| a.parse().expect("a seed"));
     let to: u64 = args.get(2).map_or(200, |a| a.parse().expect("a seed"));
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("scenarios/")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    let scenarios: Vec<Scenario> = paths.iter().map(|p| load_file(p).expect("a bundled scenario loads")).collect();
+    let scenarios = handshake::bench::sweep::bundled();
     let shells: &[(&str, bool)] = match which {
         "actix" => &[("actix", false)],
         "plain" => &[("plain", true)],

@@ -1,8 +1,8 @@
 //! The picture's legend: what each colour, line and shape means, flowing
 //! in rows across the top of the page.
 
+use super::ink::{class_colour, state_colour, text, FORGED, LOST, N, READING};
 use super::model::{LaneState, MsgClass};
-use super::svg::{class_colour, state_colour, text, FORGED, LOST, N, READING};
 use crate::protocol::Kind;
 use std::fmt::Write;
 

@@ -33,6 +33,7 @@
 pub mod compare;
 pub mod fold;
 pub mod html;
+mod ink;
 mod layout;
 mod legend;
 pub mod mermaid;

@@ -2,11 +2,14 @@
 //! down the page on a piecewise axis (long idle stretches become fixed-height
 //! breaks), arrows from send to delivery.
 
+use super::ink::{class_colour, fate_colour, kind_fill, mark_colour, state_colour, text, FORGED, LOST, N, READING};
 use super::legend::legend;
-use super::model::{Arrow, Bar, BarEnd, Fate, Gap, LaneState, Mark, MarkKind, Model, MsgClass, Role, SpanKind};
+use super::model::{Arrow, Bar, Fate, Gap, LaneState, Mark, MarkKind, Model, MsgClass, Role, SpanKind};
 use super::place::{self, Placer, Rect, Spot};
 use super::ViewOptions;
-use crate::protocol::{GateState, Kind};
+
+pub use super::ink::escape;
+use crate::protocol::GateState;
 use std::fmt::Write;
 
 const LEFT: f64 = 100.0;
@@ -121,114 +124,6 @@ fn name_width(name: &str) -> f64 {
     name.chars().count() as f64 * 7.5 + 20.0
 }
 
-/// Text for XML: the five characters that could end an attribute or start markup.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Control characters are not allowed in XML 1.0 at all.
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A coordinate with at most one decimal, the same on every machine.
-pub(super) struct N(pub(super) f64);
-
-impl std::fmt::Display for N {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let v = (self.0 * 10.0).round() / 10.0;
-        if v == v.trunc() {
-            write!(f, "{}", v as i64)
-        } else {
-            write!(f, "{v:.1}")
-        }
-    }
-}
-
-pub fn state_colour(s: LaneState) -> &'static str {
-    match s {
-        LaneState::Lead => "#1a237e",
-        LaneState::Adversary => "#ad1457",
-        LaneState::Outside => "#bdbdbd",
-        LaneState::Working => "#43a047",
-        LaneState::WaitingApproval => "#f9a825",
-        LaneState::Idle => "#90a4ae",
-        LaneState::Stopping => "#7e57c2",
-        LaneState::Stalled => "#8d6e63",
-        LaneState::Shutdown => "#424242",
-        LaneState::Killed => "#c62828",
-        LaneState::Crashed => "#e64a19",
-    }
-}
-
-pub(super) fn class_colour(c: MsgClass) -> &'static str {
-    match c {
-        MsgClass::Request => "#1565c0",
-        MsgClass::Response => "#00796b",
-        MsgClass::Plain => "#546e7a",
-    }
-}
-
-pub(super) const FORGED: &str = "#d81b60";
-/// A read of an inbox file: the span's fill and its outline.
-pub(super) const READING: (&str, &str) = ("#b3e5fc", "#0277bd");
-pub(super) const LOST: &str = "#d50000";
-
-fn mark_colour(k: MarkKind) -> &'static str {
-    match k {
-        MarkKind::Asked => "#0d47a1",
-        MarkKind::Approved | MarkKind::Restart => "#2e7d32",
-        MarkKind::Rejected | MarkKind::Blocked | MarkKind::Alert => "#c62828",
-        MarkKind::Expired => "#e65100",
-        MarkKind::Ignored => "#ad1457",
-        MarkKind::Refused => "#6a1b9a",
-        MarkKind::Gate(GateState::Approved) | MarkKind::Gate(GateState::NotRequired) => "#2e7d32",
-        MarkKind::Gate(_) => "#c62828",
-        MarkKind::Action | MarkKind::FileDone | MarkKind::FileStep => "#607d8b",
-        MarkKind::Deferred | MarkKind::NoAnswer => "#6d4c41",
-        MarkKind::Stopped => "#424242",
-        MarkKind::Crash => "#d84315",
-        MarkKind::Stall => "#795548",
-        MarkKind::Read => READING.1,
-        MarkKind::Partial => "#6d4c41",
-        MarkKind::Note => "#37474f",
-        MarkKind::Deadlock => "#b71c1c",
-        MarkKind::DeadlockBroken => "#1565c0",
-    }
-}
-
-fn fate_colour(f: BarEnd) -> &'static str {
-    match f {
-        BarEnd::Approved => "#2e7d32",
-        BarEnd::Rejected => "#c62828",
-        BarEnd::Expired(_) => "#e65100",
-        BarEnd::Pending => "#9e9e9e",
-    }
-}
-
-fn kind_fill(k: Kind) -> &'static str {
-    k.spec().colour
-}
-
-pub(super) fn text(out: &mut String, (x, y): (f64, f64), size: f64, fill: &str, anchor: &str, extra: &str, s: &str) {
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="{}" font-size="{}" fill="{fill}" text-anchor="{anchor}"{extra}>{}</text>"#,
-        N(x),
-        N(y),
-        N(size),
-        escape(s)
-    );
-}
-
 /// A label as it will be drawn: text with a white outline underneath,
 /// legible over lines it crosses, kept inside a canvas `width` wide: moved in
 /// from an edge it would cross, and cut with an ellipsis when wider than the
@@ -294,13 +189,19 @@ impl Labels {
 
     /// One label where the placer put it, for row `row`.
     fn one(&mut self, f: &Fitted, fill: &str, spot: Spot, row: usize) {
+        self.stands(spot, row, &f.rect);
+        self.draw(f, fill);
+    }
+
+    /// What the placer said of a label of row `row` at `r`: a card under
+    /// it if it stands on a line, and its row kept if it found no place.
+    fn stands(&mut self, spot: Spot, row: usize, r: &Rect) {
         if spot == Spot::Crowded {
             self.crowded.push(row);
         }
         if spot.carded() {
-            self.card(&f.rect);
+            self.card(r);
         }
-        self.draw(f, fill);
     }
 
     fn draw(&mut self, f: &Fitted, fill: &str) {
@@ -816,12 +717,7 @@ fn place_block(
     let mut boxes: Vec<Rect> = options.iter().map(|o| block(o)).collect();
     out_of_breaks(&mut options, &mut boxes, |r| r, breaks);
     let (pick, spot) = placer.choose(&boxes);
-    if spot == Spot::Crowded {
-        labels.crowded.push(row);
-    }
-    if spot.carded() {
-        labels.card(&block(&options[pick]));
-    }
+    labels.stands(spot, row, &boxes[pick]);
     for line in &options[pick] {
         labels.draw(line, colour);
     }
@@ -977,12 +873,7 @@ fn arrow_label(labels: &mut Labels, placer: &mut Placer, c: &Canvas, a: &Arrow, 
     let mut boxes: Vec<(Rect, bool)> = options.iter().map(|(o, card)| (boxed(o), *card)).collect();
     out_of_breaks(&mut options, &mut boxes, |b| &b.0, breaks);
     let (pick, spot) = placer.choose_in_order(&boxes);
-    if spot == Spot::Crowded {
-        labels.crowded.push(a.end);
-    }
-    if spot.carded() {
-        labels.card(&boxes[pick].0);
-    }
+    labels.stands(spot, a.end, &boxes[pick].0);
     let options: Vec<Vec<(Fitted, &'static str)>> = options.into_iter().map(|o| o.0).collect();
     for (fitted, fill) in &options[pick] {
         labels.draw(fitted, fill);
