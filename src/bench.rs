@@ -15,6 +15,7 @@ use rand::SeedableRng;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The shape of a load: `teammates × in_flight` requests outstanding until
@@ -64,18 +65,19 @@ fn load_of(protocol: Protocol, shape: Shape) -> TeamSpec {
 /// review, the verdict and the deadline queue.
 fn plan_load_spec(shape: Shape) -> TeamSpec {
     let n = u64::from(shape.teammates.max(1));
-    let teammates = (1..=n)
-        .map(|i| {
-            // The remainder goes to the first teammates, one each.
-            let share = shape.handshakes / n + u64::from(i <= shape.handshakes % n);
-            let t = TeammateSpec {
-                require_plan: true,
-                plan: "benchmark: a plan to reject".into(),
-                plan_load: share,
-                ..TeammateSpec::default()
-            };
-            (format!("t{i}"), t)
+    // Two behaviours, shared: the remainder goes to the first teammates, one
+    // more plan each.
+    let with_share = |plan_load| {
+        Arc::new(TeammateSpec {
+            require_plan: true,
+            plan: "benchmark: a plan to reject".into(),
+            plan_load,
+            ..TeammateSpec::default()
         })
+    };
+    let (more, fewer) = (with_share(shape.handshakes / n + 1), with_share(shape.handshakes / n));
+    let teammates = (1..=n)
+        .map(|i| (format!("t{i}"), Arc::clone(if i <= shape.handshakes % n { &more } else { &fewer })))
         .filter(|(_, t)| t.plan_load > 0)
         .collect();
     let mut spec = TeamSpec::new(teammates);
@@ -91,8 +93,8 @@ fn plan_load_spec(shape: Shape) -> TeamSpec {
 /// and the deadline queue.
 fn load_spec(kind: Kind, shape: Shape) -> TeamSpec {
     let why = Some(crate::protocol::Text::from("benchmark: staying as I am for the next round"));
-    let teammate = TeammateSpec::default().answering(kind, Answers::always(Answer::Reject), why);
-    let teammates = (1..=shape.teammates).map(|i| (format!("t{i}"), teammate.clone())).collect();
+    let teammate = Arc::new(TeammateSpec::default().answering(kind, Answers::always(Answer::Reject), why));
+    let teammates = (1..=shape.teammates).map(|i| (format!("t{i}"), Arc::clone(&teammate))).collect();
     let mut spec = TeamSpec::new(teammates);
     spec.trace = false;
     spec.latency = Latency::Fixed(Millis::ZERO);

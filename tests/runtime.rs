@@ -779,7 +779,7 @@ fn a_sixty_second_timeout_takes_no_real_time() {
 /// A busy run with random latency and random faults: everything draws from the seed.
 fn busy_team(seed: u64) -> TeamSpec {
     let mut spec = alice_and_bob(alice_planning());
-    spec.teammates[1].1.work = vec![write("src/bob.rs", 6, Millis(300))];
+    std::sync::Arc::make_mut(&mut spec.teammates[1].1).work = vec![write("src/bob.rs", 6, Millis(300))];
     spec.seed = seed;
     spec.latency = Latency::Range(Millis(1), Millis(20));
     spec.lead = lead_answering(&[Answer::Reject, Answer::Approve]);

@@ -123,7 +123,7 @@ impl Lead {
     pub fn canon(&self, c: &mut crate::protocol::Canon) {
         let Lead {
             requests,
-            on_plan,
+            on_plan: _,           // fixed for the run: the place read next is `answered`'s
             feedback: _,          // fixed for the run
             approval_feedback: _, // fixed for the run
             load: _,              // a benchmark's load: never explored
@@ -136,7 +136,7 @@ impl Lead {
                 looked_at: _,
         } = self;
         requests.canon(c);
-        on_plan.canon(c);
+        answered.canon_place(Kind::Plan, c);
         answered.canon(c);
         let mut superseded: smallvec::SmallVec<[u32; 4]> = superseded.iter().map(|id| c.number(*id)).collect();
         superseded.sort_unstable();
@@ -426,7 +426,7 @@ impl Lead {
     /// Answers a request of `kind` that a teammate asked it (a plan): as
     /// the scenario's `[lead]` says, in the request's own kind.
     fn review(&mut self, kind: Kind, author: AgentId, request_id: RequestId, ctx: &mut Ctx) {
-        let (answer, repeat) = self.answered.answer(request_id, &mut self.on_plan);
+        let (answer, repeat) = self.answered.answer(request_id, Kind::Plan, &self.on_plan);
         if repeat {
             ctx.record(Event::Note { text: "the same plan again: the same answer again".into() });
         }
@@ -444,6 +444,10 @@ impl Lead {
     fn start_load(&mut self, ctx: &mut Ctx) {
         let Some(state) = &self.load else { return };
         let (teammates, per) = (state.load.teammates.clone(), state.load.per_teammate);
+        // Room for exactly the burst: grown by doubling, 100,000 requests
+        // in flight took room for 131,072 commands at the run's peak.
+        let burst = teammates.len().saturating_mul(per as usize);
+        ctx.out.reserve(burst.min(usize::try_from(state.load.total).unwrap_or(usize::MAX)));
         for _ in 0..per {
             for &t in &teammates {
                 self.send_load(t, ctx);

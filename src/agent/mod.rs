@@ -8,11 +8,12 @@
 pub mod ids;
 pub mod lead;
 mod requests;
+pub mod set_aside;
 pub mod teammate;
 
 use crate::protocol::Canon;
 use crate::protocol::{
-    check_send, Address, AgentId, Delivery, Directory, Envelope, Message, Millis, Policy, Reason, RequestId, Text,
+    check_send, Address, AgentId, Delivery, Directory, Envelope, Kind, Message, Millis, Policy, Reason, RequestId, Text,
 };
 use crate::trace::{Event, RosterStatus};
 use serde::Deserialize;
@@ -32,50 +33,42 @@ pub enum Answer {
     Ignore,
 }
 
+/// An answer list, as a scenario gives it: the responder's place in it is
+/// its own (an [`Answered`]), so a hundred identical teammates share one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answers {
-    /// Shared: a hundred identical teammates share one list, each with its own cursor.
     list: std::sync::Arc<[Answer]>,
-    next: u32,
 }
 
 impl Answers {
     pub fn new(list: Vec<Answer>) -> Answers {
         assert!(!list.is_empty(), "an answer list needs at least one answer");
-        Answers { list: list.into(), next: 0 }
+        Answers { list: list.into() }
     }
 
     pub fn always(a: Answer) -> Answers {
         Answers::new(vec![a])
     }
 
-    /// The same list from its first answer again (a new process knows
-    /// nothing of what the old one answered).
-    pub fn rewound(&self) -> Answers {
-        Answers { list: self.list.clone(), next: 0 }
-    }
-
-    /// Every answer from now on is the same (the list's last one repeats).
-    pub fn settled(&self) -> bool {
-        self.next as usize + 1 >= self.list.len()
-    }
-
-    pub fn next_answer(&mut self) -> Answer {
-        let a = self.list[(self.next as usize).min(self.list.len() - 1)];
-        self.next = self.next.saturating_add(1);
-        a
+    /// The place of the list's last answer, which repeats.
+    fn last(&self) -> u32 {
+        (self.list.len() - 1) as u32
     }
 }
 
-/// The answers a responder already gave, by request id, so a duplicated or
-/// replayed request gets the same answer again instead of the next one in its
-/// list: a responder must be idempotent, or a copy of a rejected request could
-/// make a teammate stop after the lead recorded "rejected". Only answers given
-/// before the list settled are kept (after that, answering again gives the
-/// same answer anyway), so a fixed behaviour costs nothing. Bounded: the
-/// oldest answers are forgotten past `CAPACITY`.
+/// What a responder has answered: how far along each protocol's answer list
+/// it is, and the answers it gave that it must give again to a duplicated or
+/// replayed request (instead of the next one in its list: a responder must be
+/// idempotent, or a copy of a rejected request could make a teammate stop
+/// after the lead recorded "rejected"). Only answers given before the list
+/// settled are kept (after that, answering again gives the same answer
+/// anyway), so a fixed behaviour costs nothing. Bounded: the oldest answers
+/// are forgotten past `CAPACITY`.
 #[derive(Clone, Debug, Default)]
 pub struct Answered {
+    /// Where each protocol's list is next read, by [`Kind::index`]; it stops
+    /// at the list's last answer, which repeats.
+    next: [u32; Kind::COUNT],
     /// Made on first use: most responders never remember anything, and at
     /// 100,000 teammates an empty memory each would cost 6 MB.
     memory: Option<Box<Memory>>,
@@ -95,31 +88,40 @@ struct Memory {
 impl Answered {
     pub const CAPACITY: usize = 1024;
 
-    /// The answer for `id`: the one given before, or the next from `answers`.
-    /// The flag says whether it is a known repeat.
+    /// The answer to request `id` of `kind`: the one given before, or the
+    /// next from `answers`. The flag says whether it is a known repeat.
     #[inline]
-    pub fn answer(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
+    pub fn answer(&mut self, id: crate::protocol::RequestId, kind: Kind, answers: &Answers) -> (Answer, bool) {
+        let next = self.next[kind.index()];
         // Most responders never remember anything: no hashing for them.
-        if self.memory.is_none() && answers.settled() {
-            return (answers.next_answer(), false);
+        if self.memory.is_none() && next == answers.last() {
+            return (answers.list[next as usize], false);
         }
-        self.answer_remembering(id, answers)
+        self.answer_remembering(id, kind, answers)
     }
 
-    fn answer_remembering(&mut self, id: crate::protocol::RequestId, answers: &mut Answers) -> (Answer, bool) {
+    fn answer_remembering(&mut self, id: crate::protocol::RequestId, kind: Kind, answers: &Answers) -> (Answer, bool) {
         if let Some(a) = self.memory.as_ref().and_then(|m| m.given.iter().find(|g| g.0 == id)) {
             return (a.1, true);
         }
-        if answers.settled() {
-            return (answers.next_answer(), false);
+        let next = &mut self.next[kind.index()];
+        let a = answers.list[(*next).min(answers.last()) as usize];
+        if *next >= answers.last() {
+            return (a, false);
         }
-        let a = answers.next_answer();
+        *next += 1;
         let m = self.memory.get_or_insert_with(Box::default);
         m.given.push((id, a));
         if m.given.len() > Self::CAPACITY {
             m.given.remove(0);
         }
         (a, false)
+    }
+
+    /// Hashes where `kind`'s list is next read: past its end every answer
+    /// is the last.
+    pub fn canon_place(&self, kind: Kind, c: &mut Canon) {
+        c.word(u64::from(self.next[kind.index()]));
     }
 }
 
@@ -457,13 +459,6 @@ impl Agent {
     }
 }
 
-impl Answers {
-    /// Hashes where the cursor is; past the list's end every answer is the last.
-    pub fn canon(&self, c: &mut Canon) {
-        c.word((self.next as usize).min(self.list.len() - 1) as u64);
-    }
-}
-
 impl Answered {
     /// Hashes the answers remembered, as a set: the order they were given in
     /// only decides which is forgotten past `CAPACITY`.
@@ -499,32 +494,32 @@ mod tests {
 
     #[test]
     fn a_repeated_request_gets_the_answer_it_got_before_and_a_new_one_the_next() {
-        let mut answers = Answers::new(vec![Answer::Reject, Answer::Ignore, Answer::Approve]);
+        let answers = Answers::new(vec![Answer::Reject, Answer::Ignore, Answer::Approve]);
         let mut memory = Answered::default();
-        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Reject, false));
-        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Reject, true), "a copy, answered alike");
-        assert_eq!(memory.answer(id(2), &mut answers), (Answer::Ignore, false));
-        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Reject, true));
-        assert_eq!(memory.answer(id(2), &mut answers), (Answer::Ignore, true));
+        assert_eq!(memory.answer(id(1), Kind::Shutdown, &answers), (Answer::Reject, false));
+        assert_eq!(memory.answer(id(1), Kind::Shutdown, &answers), (Answer::Reject, true), "a copy, answered alike");
+        assert_eq!(memory.answer(id(2), Kind::Shutdown, &answers), (Answer::Ignore, false));
+        assert_eq!(memory.answer(id(1), Kind::Shutdown, &answers), (Answer::Reject, true));
+        assert_eq!(memory.answer(id(2), Kind::Shutdown, &answers), (Answer::Ignore, true));
         // Settled: the last answer repeats, remembered or not.
-        assert_eq!(memory.answer(id(3), &mut answers), (Answer::Approve, false));
-        assert_eq!(memory.answer(id(3), &mut answers), (Answer::Approve, false));
+        assert_eq!(memory.answer(id(3), Kind::Shutdown, &answers), (Answer::Approve, false));
+        assert_eq!(memory.answer(id(3), Kind::Shutdown, &answers), (Answer::Approve, false));
     }
 
     #[test]
     fn past_its_capacity_a_responder_forgets_its_oldest_answer_first() {
         let n = Answered::CAPACITY + 2;
         let list: Vec<Answer> = (0..n).map(|i| if i % 2 == 0 { Answer::Reject } else { Answer::Ignore }).collect();
-        let mut answers = Answers::new(list);
+        let answers = Answers::new(list);
         let mut memory = Answered::default();
         for i in 0..=Answered::CAPACITY as u128 {
-            memory.answer(id(i), &mut answers);
+            memory.answer(id(i), Kind::Shutdown, &answers);
         }
         // Id 0 is forgotten: it gets the next answer (the list's last, now
         // settled), as a new request would. Id 1 is still known.
-        assert_eq!(memory.answer(id(1), &mut answers), (Answer::Ignore, true));
-        assert_eq!(memory.answer(id(0), &mut answers), (Answer::Ignore, false));
-        assert_eq!(memory.answer(id(2), &mut answers), (Answer::Reject, true));
+        assert_eq!(memory.answer(id(1), Kind::Shutdown, &answers), (Answer::Ignore, true));
+        assert_eq!(memory.answer(id(0), Kind::Shutdown, &answers), (Answer::Ignore, false));
+        assert_eq!(memory.answer(id(2), Kind::Shutdown, &answers), (Answer::Reject, true));
     }
 
     #[test]

@@ -24,13 +24,14 @@
 //! and the teammate stays where it is (the lead may ask again once the item is
 //! done).
 
+pub use super::set_aside::SetAside;
 use super::{admit, asker_of, still_current, Answer, Answers, Command, Ctx, Input, Requests, Script, Timer};
 use crate::protocol::{
     Action, Address, AgentId, Defences, Delivery, Effect, GateChange, GateState, Kind, Message, Millis, PlanGate,
     RequestId, RequestTable, Text, Verdict,
 };
 use crate::trace::{Event, RosterStatus};
-use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// One action of a teammate's work, taking `steps` steps of `step_time` each.
 #[derive(Clone, Debug, PartialEq)]
@@ -130,7 +131,7 @@ pub enum Phase {
     /// before the plan went out goes on, and reads still start (as in the
     /// reference's runtime, the gate holds back only mutating actions); the
     /// first mutating action waits for the verdict.
-    Waiting { plan: RequestId, item: Item, set_aside: VecDeque<Delivery> },
+    Waiting { plan: RequestId, item: Item, set_aside: SetAside },
     /// It approved a shutdown: it finishes the item (or redoes the one a crash
     /// interrupted), then stops. Never holds `Item::None`: with nothing to
     /// finish it stops at once.
@@ -141,7 +142,10 @@ pub enum Phase {
 
 #[derive(Clone, Debug)]
 pub struct Teammate {
-    spec: TeammateSpec,
+    /// Shared by every teammate the scenario describes alike (a load's
+    /// 100,000): only a task taken on changes it, and that teammate then
+    /// gets a copy of its own.
+    spec: Arc<TeammateSpec>,
     /// Made on first use: most teammates never ask anything, and at 100,000
     /// teammates an empty table each would cost 17 MB.
     requests: Option<Box<Requests>>,
@@ -149,7 +153,7 @@ pub struct Teammate {
     gate: PlanGate,
     phase: Phase,
     /// Index of the work item in progress or next to start.
-    next_item: usize,
+    next_item: u32,
     /// The status last reported to the roster.
     status: RosterStatus,
     revisions: u32,
@@ -157,11 +161,11 @@ pub struct Teammate {
     load_done: u64,
     /// The last gate state a blocked action was reported for, so a blocked
     /// action is recorded once per gate state, not on every input.
-    reported_block: Option<(usize, GateState)>,
+    reported_block: Option<(u32, GateState)>,
     answered: super::Answered,
     /// How many items of `spec.work` the scenario gave it: those after are
     /// tasks it accepted, which a respawned process does not inherit.
-    own_work: usize,
+    own_work: u32,
     /// The offer each task after `own_work` came from, in the same order: an
     /// offer that arrives again (a duplicate, a replay) is answered as before
     /// and its work is never taken up twice.
@@ -224,7 +228,7 @@ impl Teammate {
     pub fn canon(&self, c: &mut crate::protocol::Canon) {
         use std::hash::Hash;
         let Teammate {
-            spec, // its answers' cursors and the tasks it took on; the rest is fixed
+            spec, // the tasks it took on; the rest is fixed
             requests,
             defences: _, // fixed for the run
             gate,
@@ -273,20 +277,22 @@ impl Teammate {
             Some((i, g)) => c.word(1 | (i as u64) << 8 | (g as u64) << 40),
             None => c.word(0),
         }
-        spec.on_shutdown.canon(c);
-        spec.on_plan.canon(c);
-        spec.on_task.canon(c);
+        for kind in [Kind::Shutdown, Kind::Plan, Kind::Task] {
+            answered.canon_place(kind, c);
+        }
         c.word(spec.work.len() as u64);
-        for (w, offer) in spec.work[*own_work..].iter().zip(offers_taken) {
+        for (w, offer) in spec.work[*own_work as usize..].iter().zip(offers_taken) {
             c.opt_text(w.path.as_deref());
             c.id(*offer);
         }
         answered.canon(c);
     }
 
-    pub fn new(spec: TeammateSpec, defences: Defences) -> Teammate {
+    pub fn new(spec: impl Into<Arc<TeammateSpec>>, defences: Defences) -> Teammate {
+        let spec = spec.into();
         let gate = PlanGate::new(spec.require_plan);
-        let own_work = spec.work.len();
+        // A list of more items than a u32 counts could not be held in memory.
+        let own_work = spec.work.len() as u32;
         Teammate {
             own_work,
             offers_taken: Vec::new(),
@@ -340,8 +346,8 @@ impl Teammate {
             })
         };
         let on = |item: Item| {
-            let what = work(self.next_item).unwrap_or_else(|| "its work".to_string());
-            let steps = self.spec.work.get(self.next_item).map_or(0, |w| w.steps);
+            let what = work(self.next_item as usize).unwrap_or_else(|| "its work".to_string());
+            let steps = self.spec.work.get(self.next_item as usize).map_or(0, |w| w.steps);
             match item {
                 Item::None => what,
                 Item::Doing { done } => format!("{what} ({done}/{steps} steps)"),
@@ -350,7 +356,7 @@ impl Teammate {
         };
         match &self.phase {
             Phase::NotStarted => "not started".to_string(),
-            Phase::Active { item: Item::None } => match work(self.next_item) {
+            Phase::Active { item: Item::None } => match work(self.next_item as usize) {
                 Some(next) => format!("between items; next: {next}"),
                 None => "all its work done".to_string(),
             },
@@ -493,11 +499,11 @@ impl Teammate {
     /// The new process, not yet started: what a respawn leaves when a crash
     /// overtakes it before it runs (its restart is then its start).
     pub fn reset_for_respawn(&mut self) {
-        let mut spec = self.spec.clone();
-        spec.on_shutdown = spec.on_shutdown.rewound();
-        spec.on_plan = spec.on_plan.rewound();
-        spec.on_task = spec.on_task.rewound();
-        spec.work.truncate(self.own_work);
+        // A new `answered`: its answer lists are read from the start again.
+        let mut spec = Arc::clone(&self.spec);
+        if spec.work.len() > self.own_work as usize {
+            Arc::make_mut(&mut spec).work.truncate(self.own_work as usize);
+        }
         let requests = self.requests.take();
         *self = Teammate::new(spec, self.defences);
         self.requests = requests;
@@ -596,7 +602,7 @@ impl Teammate {
         let answer = |approve: bool, words: Option<Text>| Message::Response { kind, request_id, approve, words };
         match kind {
             Kind::Shutdown => {
-                let (answer_of, repeat) = self.answered.answer(request_id, &mut self.spec.on_shutdown);
+                let (answer_of, repeat) = self.answered.answer(request_id, Kind::Shutdown, &self.spec.on_shutdown);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
@@ -625,7 +631,7 @@ impl Teammate {
                 }
             }
             Kind::Plan => {
-                let (answer_of, repeat) = self.answered.answer(request_id, &mut self.spec.on_plan);
+                let (answer_of, repeat) = self.answered.answer(request_id, Kind::Plan, &self.spec.on_plan);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
@@ -641,7 +647,7 @@ impl Teammate {
                 ctx.send(Address::Agent(asker), answer(approve, feedback));
             }
             Kind::Task => {
-                let (answer_of, repeat) = self.answered.answer(request_id, &mut self.spec.on_task);
+                let (answer_of, repeat) = self.answered.answer(request_id, Kind::Task, &self.spec.on_task);
                 if repeat {
                     ctx.record(Event::Note { text: "the same offer again: the same answer again".into() });
                 }
@@ -681,12 +687,9 @@ impl Teammate {
     /// closes, and a plan for the new assignment goes out.
     fn task_accepted(&mut self, offer: RequestId, task: Text, ctx: &mut Ctx) {
         self.offers_taken.push(offer);
-        self.spec.work.push(WorkItem {
-            action: Action::Write,
-            path: Some(task),
-            steps: self.spec.task_steps,
-            step_time: self.spec.task_step_time,
-        });
+        let (steps, step_time) = (self.spec.task_steps, self.spec.task_step_time);
+        let item = WorkItem { action: Action::Write, path: Some(task), steps, step_time };
+        Arc::make_mut(&mut self.spec).work.push(item);
         if self.gate.state() != GateState::NotRequired && self.gate.plan_asked() {
             ctx.record(Event::Gate { agent: ctx.me, state: GateState::Required });
             self.submit_required_plan(ctx);
@@ -705,7 +708,7 @@ impl Teammate {
         if !item.unfinished() {
             return None;
         }
-        let work = self.spec.work.get(self.next_item)?;
+        let work = self.spec.work.get(self.next_item as usize)?;
         let crate::protocol::GateError::Closed { action, state } = self.gate.check(work.action).err()? else {
             return None;
         };
@@ -775,7 +778,7 @@ impl Teammate {
         if matches!(change, GateChange::Opened | GateChange::StaysClosed) {
             ctx.record(Event::Gate { agent: ctx.me, state: self.gate.state() });
         }
-        let mut set_aside = VecDeque::new();
+        let mut set_aside = SetAside::default();
         if let Phase::Waiting { plan, item, set_aside: held } = &mut self.phase {
             if *plan == id {
                 set_aside = std::mem::take(held);
@@ -808,7 +811,7 @@ impl Teammate {
 
     /// Answers the requests set aside while waiting, in arrival order, or sets
     /// them aside again if a revised plan put this teammate back to waiting.
-    fn take_back(&mut self, mut set_aside: VecDeque<Delivery>, ctx: &mut Ctx) {
+    fn take_back(&mut self, mut set_aside: SetAside, ctx: &mut Ctx) {
         while let Some(d) = set_aside.pop_front() {
             match &mut self.phase {
                 Phase::Waiting { set_aside: held, .. } => held.push_back(d),
@@ -841,7 +844,7 @@ impl Teammate {
         let Some(id) = self.requests().ask(Kind::Plan, to, Some(plan), label, ctx) else {
             return;
         };
-        self.phase = Phase::Waiting { plan: id, item, set_aside: VecDeque::new() };
+        self.phase = Phase::Waiting { plan: id, item, set_aside: SetAside::default() };
         if to.is_lead() && self.gate.submitted(id).is_ok() && self.gate.state() == GateState::Pending {
             ctx.record(Event::Gate { agent: ctx.me, state: GateState::Pending });
         }
@@ -864,7 +867,7 @@ impl Teammate {
             }
             _ => {}
         }
-        let Some(work) = self.spec.work.get(self.next_item) else { return };
+        let Some(work) = self.spec.work.get(self.next_item as usize) else { return };
         let (action, step_time) = (work.action, work.step_time);
         let path = work.path.as_ref().map(|p| p.to_string());
         // The gate is asked first, so a blocked action shows in the trace as
@@ -895,7 +898,7 @@ impl Teammate {
 
     fn step_done(&mut self, ctx: &mut Ctx) {
         let Item::Doing { done } = self.item() else { return };
-        let work = &self.spec.work[self.next_item];
+        let work = &self.spec.work[self.next_item as usize];
         let done = done + 1;
         if let (Some(path), Action::Write | Action::Edit) = (&work.path, work.action) {
             ctx.out.push(Command::FileStep { path: path.clone(), done, total: work.steps });
@@ -1250,7 +1253,7 @@ mod tests {
     fn with_nothing_in_hand_an_approved_shutdown_stops_at_once() {
         let mut b = Bench::new();
         let mut t = writer(0);
-        t.spec.work.clear();
+        Arc::make_mut(&mut t.spec).work.clear();
         b.feed(&mut t, Input::Start);
         let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
         assert_eq!(*t.phase(), Phase::Stopped);
@@ -1273,7 +1276,7 @@ mod tests {
         let mut b = Bench::new();
         b.policy.strict_hierarchy = false;
         let mut t = writer(1);
-        t.spec.work.clear();
+        Arc::make_mut(&mut t.spec).work.clear();
         b.feed(&mut t, Input::Start);
         b.feed(
             &mut t,
@@ -1291,8 +1294,8 @@ mod tests {
     fn a_forged_request_is_ignored_and_spends_no_answer() {
         let mut b = Bench::new();
         let mut t = writer(1);
-        t.spec.on_shutdown = Answers::new(vec![Answer::Reject, Answer::Approve]);
-        t.spec.reject_reason = Some("busy".into());
+        Arc::make_mut(&mut t.spec).on_shutdown = Answers::new(vec![Answer::Reject, Answer::Approve]);
+        Arc::make_mut(&mut t.spec).reject_reason = Some("busy".into());
         b.feed(&mut t, Input::Start);
         let out = b.feed(&mut t, shutdown_request(1, ADVERSARY, AgentId::LEAD));
         let ignored = out.iter().any(|c| {

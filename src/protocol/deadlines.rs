@@ -92,11 +92,13 @@ pub struct DeadlineQueue<T = RequestId> {
     /// One a protocol, in [`Kind::ALL`]'s order.
     lanes: [Lane<T>; Kind::COUNT],
     seq: u64,
+    /// The room a lane takes the first time it is armed (see `with_room`).
+    room: usize,
 }
 
 impl<T> Default for DeadlineQueue<T> {
     fn default() -> Self {
-        DeadlineQueue { lanes: std::array::from_fn(|_| Lane::default()), seq: 0 }
+        DeadlineQueue { lanes: std::array::from_fn(|_| Lane::default()), seq: 0, room: 0 }
     }
 }
 
@@ -105,10 +107,13 @@ impl<T: Copy> DeadlineQueue<T> {
     /// ended entries not yet dropped included: compaction keeps those under
     /// `n / 3` or 64 (see `end_inside`), so with at most `n` pending it never
     /// grows.
+    ///
+    /// A lane takes its room when it is first armed: a load asks one
+    /// protocol, and room for 100,000 in each of the others was memory
+    /// nobody used.
     pub fn with_room(n: usize) -> DeadlineQueue<T> {
         let room = n.saturating_add(n / 2).saturating_add(64);
-        let lane = || Lane { entries: VecDeque::with_capacity(room), ended: 0 };
-        DeadlineQueue { lanes: std::array::from_fn(|_| lane()), seq: 0 }
+        DeadlineQueue { room, ..DeadlineQueue::default() }
     }
 
     /// Arms `id`'s deadline and returns its ticket, which `forget` needs.
@@ -121,12 +126,21 @@ impl<T: Copy> DeadlineQueue<T> {
             // Room first, then the entry: built after any growth, it is
             // written straight into the lane instead of staged on the stack
             // and copied (a copy that waits on the staging stores).
+            if lane.capacity() == 0 {
+                Self::first_room(lane, self.room);
+            }
             lane.reserve(1);
             lane.push_back(Entry { deadline, seq, item: id, live: true });
         } else {
             Self::insert_sorted(lane, Entry { deadline, seq, item: id, live: true });
         }
         seq
+    }
+
+    /// A lane's first entry: the room it was promised.
+    #[cold]
+    fn first_room(lane: &mut VecDeque<Entry<T>>, room: usize) {
+        lane.reserve(room);
     }
 
     /// The rare out-of-order deadline, kept out of the hot path. Placed after

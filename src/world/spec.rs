@@ -60,7 +60,8 @@ pub struct TeamSpec {
     pub policy: Policy,
     pub latency: Latency,
     pub lead: LeadSpec,
-    pub teammates: Vec<(String, TeammateSpec)>,
+    /// Each teammate's behaviour; teammates described alike share one.
+    pub teammates: Vec<(String, Arc<TeammateSpec>)>,
     pub steps: Vec<Step>,
     pub link_faults: Vec<LinkFault>,
     pub partitions: Vec<Partition>,
@@ -114,7 +115,8 @@ impl std::fmt::Debug for TeamSpec {
 
 impl TeamSpec {
     /// A team of named teammates with default behaviour and no script.
-    pub fn new(teammates: Vec<(String, TeammateSpec)>) -> TeamSpec {
+    pub fn new<T: Into<Arc<TeammateSpec>>>(teammates: Vec<(String, T)>) -> TeamSpec {
+        let teammates = teammates.into_iter().map(|(name, t)| (name, t.into())).collect();
         TeamSpec {
             seed: 0,
             policy: Policy::default(),

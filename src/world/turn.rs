@@ -21,6 +21,9 @@ pub struct Life {
     pub stopped: bool,
 }
 
+/// The most room for commands the world keeps between turns.
+const KEPT_COMMANDS: usize = 1024;
+
 /// Hands one input to agent `me`'s logic and carries out its commands.
 // The input by reference, all the way down to the agent: moved, it was
 // copied (104 bytes) at each step, and each copy's reads waited on the
@@ -143,6 +146,11 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
     }
     debug_assert_eq!(w.out.len(), queued, "carrying out a command queued another; it would be lost");
     w.out.clear();
+    if w.out.capacity() > KEPT_COMMANDS {
+        // A burst (a load's start: one request per teammate) is not kept for
+        // the rest of the run.
+        w.out = Vec::new();
+    }
     if w.frames.is_some() {
         w.frame_agent(me, agent, first);
     }

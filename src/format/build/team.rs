@@ -2,11 +2,12 @@
 //! file writes once for many members.
 
 use super::*;
+use std::sync::Arc;
 
 impl Builder<'_> {
     /// Every teammate, `count` expanded, within the bounds on the team's size
     /// and on the work and revisions it may ask for.
-    pub(super) fn teammates(&mut self, docs: &[S<TeammateDoc>]) -> Vec<(String, TeammateSpec)> {
+    pub(super) fn teammates(&mut self, docs: &[S<TeammateDoc>]) -> Vec<(String, Arc<TeammateSpec>)> {
         let mut out = Vec::new();
         // Lower-cased, so that `alice` and `Alice` are caught: people and logs
         // read them as the same agent, as they do `lead` and `Lead`.
@@ -111,7 +112,7 @@ impl Builder<'_> {
         (parsed, words.map(Text::from))
     }
 
-    fn teammate(&mut self, t: &S<TeammateDoc>, out: &mut Vec<(String, TeammateSpec)>) {
+    fn teammate(&mut self, t: &S<TeammateDoc>, out: &mut Vec<(String, Arc<TeammateSpec>)>) {
         let d = t.get_ref();
         let name = d.name.get_ref();
         if let Err(e) = check_teammate_name(name) {
@@ -151,6 +152,8 @@ impl Builder<'_> {
             max_revisions: d.max_revisions.unwrap_or(base.max_revisions),
             ..base
         };
+        // One behaviour, however many teammates `count` makes of it.
+        let spec = Arc::new(spec);
         match &d.count {
             None => out.push((name.clone(), spec)),
             // The reader refused these with its bound; kept against a change there.
@@ -177,7 +180,7 @@ impl Builder<'_> {
                     return;
                 }
                 for i in 1..=*c.get_ref() {
-                    out.push((format!("{name}-{i}"), spec.clone()));
+                    out.push((format!("{name}-{i}"), Arc::clone(&spec)));
                 }
             }
         }
