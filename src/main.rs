@@ -9,30 +9,49 @@ use handshake::cli::{self, Cli};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Gives freed memory back to the system within a millisecond rather than a
-/// second (mimalloc's default). A team of 100,000 builds and drops more than
-/// it keeps, and the bench runs the baseline's team after it; held for that
-/// second, the garbage lifted the bench's peak past the memory budget the
-/// README promises. A millisecond is the shortest delay that keeps the
-/// throughput of glibc's allocator, and a sweep of small runs hardly purges
-/// at all (the delays tried and what each cost: docs/architecture.md, "Why
-/// the code is shaped so").
-fn return_freed_memory_soon() {
-    // `mi_option_purge_delay` in mimalloc 3's list of options, which the
-    // Rust bindings do not name; asked only of the version it was read from.
+/// Tunes mimalloc for a team of 100,000 (the delays and sizes tried and
+/// what each cost: docs/architecture.md, "Why the code is shaped so"):
+///
+/// - freed memory goes back to the system within a millisecond rather than
+///   a second (`mi_option_purge_delay`). A team of 100,000 builds and drops
+///   more than it keeps, and the bench runs the baseline's team after it;
+///   held for that second, the garbage lifted the bench's peak. A
+///   millisecond is the shortest delay that keeps the throughput of glibc's
+///   allocator, and a sweep of small runs hardly purges at all;
+/// - no gibibyte arena is reserved up front (`mi_option_arena_reserve`):
+///   memory is taken from the system as it is used, which keeps a large
+///   team's peak lower (docs/performance.md).
+///
+/// The options are numbers in mimalloc 3's list, which the Rust bindings do
+/// not name; asked only of the version they were read from.
+extern "C" fn tune_the_allocator() {
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+    const ARENA_RESERVE: libmimalloc_sys::mi_option_t = 23;
     // SAFETY: plain calls into the allocator's C API with valid arguments,
     // made before any thread of ours starts.
     unsafe {
         // The version reads as major, minor and patch in two digits each (30302).
         if libmimalloc_sys::mi_version() / 10_000 == 3 {
             libmimalloc_sys::mi_option_set(PURGE_DELAY, 1);
+            libmimalloc_sys::mi_option_set(ARENA_RESERVE, 0);
         }
     }
 }
 
+/// The allocator is tuned before its first use, which comes before `main`:
+/// the runtime allocates on its way there, and mimalloc reserves its first
+/// arena then, so the arena option set in `main` came too late. An entry in
+/// `.init_array` runs before any Rust code allocates.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static TUNE_THE_ALLOCATOR_FIRST: extern "C" fn() = tune_the_allocator;
+
 fn main() {
-    return_freed_memory_soon();
+    // Elsewhere, as early as Rust code can (the arena option then applies
+    // to arenas after the first).
+    #[cfg(not(target_os = "linux"))]
+    tune_the_allocator();
     // Behave like a Unix filter: `handshake run -v | head` ends quietly when
     // the reader goes away, instead of panicking on a broken pipe.
     #[cfg(unix)]

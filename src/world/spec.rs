@@ -268,7 +268,10 @@ impl<S: Shell> World<S> {
     /// network with the file's link faults and partitions, the file inboxes
     /// if any. `journal`: a shell mirrors the inbox files on disk.
     pub fn for_team(spec: &mut TeamSpec, journal: bool, shell: S) -> World<S> {
-        let mut names = vec![LEAD_NAME.to_string()];
+        // Room for the lead, the teammates and the adversary at once: grown
+        // by doubling, the adversary's push made room for twice the team.
+        let mut names = Vec::with_capacity(spec.teammates.len() + 2);
+        names.push(LEAD_NAME.to_string());
         names.extend(spec.teammates.iter().map(|(n, _)| n.clone()));
         names.push("adversary".to_string());
         let team = names.len() - 1;
