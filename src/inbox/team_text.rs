@@ -224,11 +224,11 @@ fn yes_of(v: Option<&Value>) -> Option<bool> {
 /// task protocol, a refusal or an unknown have none.
 pub fn write(said: &Said, from: &str, timestamp: &str) -> Option<String> {
     let shape = SHAPES.iter().find(|s| writes(s, said))?;
-    let mut m = Map::new();
-    m.insert("type".into(), Value::from(shape.written));
-    let mut put = |keys: &[&str], v: Option<Value>| {
+    let mut m = Entries(Vec::with_capacity(5));
+    m.insert("type", Value::from(shape.written));
+    let mut put = |keys: &[&'static str], v: Option<Value>| {
         if let (Some(key), Some(v)) = (keys.first(), v) {
-            m.insert((*key).to_string(), v);
+            m.insert(key, v);
         }
     };
     match said {
@@ -251,8 +251,29 @@ pub fn write(said: &Said, from: &str, timestamp: &str) -> Option<String> {
         Said::Notice(_) => put(&["from"], Some(Value::from(from))),
         Said::Plain | Said::Unknown { .. } | Said::Refused { .. } => return None,
     }
-    m.insert("timestamp".into(), Value::from(timestamp));
-    Some(Value::Object(m).to_string())
+    m.insert("timestamp", Value::from(timestamp));
+    serde_json::to_string(&m).ok()
+}
+
+/// An entry's keys and values in the order first written, a key written
+/// again keeping its place: what a `serde_json` object with
+/// `preserve_order` holds and prints, without hashing each key into a map
+/// for an object of five keys written once.
+struct Entries(Vec<(&'static str, Value)>);
+
+impl Entries {
+    fn insert(&mut self, key: &'static str, v: Value) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((key, v)),
+        }
+    }
+}
+
+impl serde::Serialize for Entries {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
 }
 
 /// Whether `shape` is one the runtime writes for `said`.

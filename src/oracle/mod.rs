@@ -215,8 +215,10 @@ struct Roster {
 #[derive(Clone, Debug)]
 struct Book {
     /// By id (a map: a sorted list moved the rest at each of a big run's
-    /// requests, whose ids come in no order).
-    requests: std::collections::BTreeMap<RequestId, Tracked>,
+    /// requests, whose ids come in no order), keyed by the id as one number:
+    /// compared in two words rather than sixteen bytes, in the same order
+    /// (a uuid's bytes are its number's, most significant first).
+    requests: std::collections::BTreeMap<u128, Tracked>,
     /// Indexed by agent: one record per agent rather than one vector per
     /// fact, so cloning a watcher copies one block for them all.
     agents: Vec<Roster>,
@@ -231,7 +233,7 @@ struct Book {
 impl Book {
     /// The request `id`, if the log opened it.
     fn request(&self, id: RequestId) -> Option<&Tracked> {
-        self.requests.get(&id)
+        self.requests.get(&id.0.as_u128())
     }
 
     /// The life of `agent`, if the team has it.
@@ -270,7 +272,7 @@ impl Book {
                     superseded: false,
                     abandoned: false,
                 };
-                self.requests.insert(*id, r);
+                self.requests.insert(id.0.as_u128(), r);
             }
             Event::Verdict { request_id, verdict: crate::protocol::Verdict::Applied { to, .. }, .. } => {
                 self.set_status(*request_id, *to);
@@ -312,7 +314,7 @@ impl Book {
     }
 
     fn set_status(&mut self, id: RequestId, status: Status) {
-        if let Some(r) = self.requests.get_mut(&id) {
+        if let Some(r) = self.requests.get_mut(&id.0.as_u128()) {
             r.status = status;
         }
     }
@@ -497,7 +499,8 @@ impl Watch {
             scripted: _,
         } = book;
         c.word(requests.len() as u64);
-        let mut requests: Vec<(u32, &Tracked)> = requests.iter().map(|(id, r)| (c.number(*id), r)).collect();
+        let mut requests: Vec<(u32, &Tracked)> =
+            requests.iter().map(|(id, r)| (c.number(RequestId(uuid::Uuid::from_u128(*id))), r)).collect();
         requests.sort_unstable_by_key(|r| r.0);
         for (n, r) in requests {
             c.word(

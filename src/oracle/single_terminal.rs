@@ -6,7 +6,7 @@
 //! that no request a live requester should have settled is still pending.
 
 use super::{At, Book, End, Invariant, Life, Violation};
-use crate::protocol::{AgentId, Canon, Millis, Status};
+use crate::protocol::{AgentId, Canon, Millis, RequestId, Status};
 use crate::trace::{Event, RosterStatus};
 use crate::world::Stop;
 
@@ -63,13 +63,13 @@ impl SingleTerminal {
             let detail = if end.stop == Stop::Settled {
                 format!(
                     "[{}] is still pending when nothing is left to happen (deadline {})",
-                    super::label(names, *id),
+                    super::label(names, RequestId(uuid::Uuid::from_u128(*id))),
                     r.deadline
                 )
             } else if r.deadline < ended_at || (r.deadline == ended_at && end.stop != Stop::ScheduleEnd) {
                 format!(
                     "[{}] is still pending at {ended_at}, past its deadline {}",
-                    super::label(names, *id),
+                    super::label(names, RequestId(uuid::Uuid::from_u128(*id))),
                     r.deadline
                 )
             } else {

@@ -103,6 +103,10 @@ pub struct Report {
     /// Requests still pending when the run stopped, by label.
     pub pending: Vec<String>,
     pub deadlocks: Vec<DeadlockReport>,
+    /// How many events the run's trace holds: a sweep's measure of work
+    /// (`bench::sweep`), known without keeping the outcome.
+    #[serde(skip)]
+    pub events: usize,
     /// Every request's end state and every agent's final status, when asked
     /// (`run --format json`); a sweep of many runs keeps neither.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -259,6 +263,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
         },
         pending,
         deadlocks,
+        events: outcome.events.len(),
         requests,
         roster,
         outcome: opts.keep_outcome.then_some(outcome),
@@ -408,12 +413,13 @@ fn unmet_expectations(
     last: usize,
     failures: &mut Vec<Failure>,
 ) {
-    let facts = Facts::of(o);
-    let require_plan = s.require_plan();
+    let facts = Facts::of(o, &s.expects);
     let gate_of = |name: &str| -> GateState {
         let id = facts.agents.get(name).copied();
-        let initial = match id {
-            Some(id) if require_plan.get(id.index()).copied().unwrap_or(false) => GateState::Required,
+        // `Scenario::require_plan` read in place: the lead first, needing none.
+        let planned = |id: AgentId| id.index().checked_sub(1).and_then(|i| s.team.teammates.get(i));
+        let initial = match id.and_then(planned) {
+            Some((_, t)) if t.require_plan => GateState::Required,
             _ => GateState::NotRequired,
         };
         id.and_then(|id| facts.gates.get(&id).copied()).unwrap_or(initial)
@@ -658,6 +664,8 @@ fn entries_of(bytes: &[u8], message_type: Option<crate::protocol::MessageType>) 
 
 /// What expectations ask about a run, gathered in one pass over its events:
 /// a file may hold many expectations, and each must not scan the run again.
+/// Only what the file's expectations read is gathered: a sweep judges every
+/// run, and most files ask about a few names or counts, not all of them.
 struct Facts<'o> {
     /// Each label's request (the first, as labels are unique).
     requests: BTreeMap<&'o str, &'o Request>,
@@ -671,34 +679,50 @@ struct Facts<'o> {
 }
 
 impl<'o> Facts<'o> {
-    fn of(o: &'o Outcome) -> Facts<'o> {
+    fn of(o: &'o Outcome, expects: &[Expect]) -> Facts<'o> {
+        let asks = |f: fn(&Expect) -> bool| expects.iter().any(f);
         let mut f = Facts {
             requests: BTreeMap::new(),
-            agents: o.names.agents.iter().enumerate().map(|(i, n)| (n.as_str(), AgentId(i as u32))).collect(),
+            agents: BTreeMap::new(),
             gates: BTreeMap::new(),
             ignored: BTreeMap::new(),
             refused: BTreeMap::new(),
             expired: 0,
         };
-        for r in &o.requests {
-            if let Some(label) = o.names.label(r.id) {
-                f.requests.entry(label).or_insert(r);
+        if asks(|e| matches!(e, Expect::Teammate { .. } | Expect::Gate { .. } | Expect::Received { .. })) {
+            // Collected in team order, so a name given twice is its last agent's, as before.
+            f.agents = o.names.agents.iter().enumerate().map(|(i, n)| (n.as_str(), AgentId(i as u32))).collect();
+        }
+        if asks(|e| matches!(e, Expect::Request { .. })) {
+            for r in &o.requests {
+                if let Some(label) = o.names.label(r.id) {
+                    f.requests.entry(label).or_insert(r);
+                }
             }
         }
+        if asks(|e| {
+            matches!(e, Expect::Gate { .. } | Expect::Ignored { .. } | Expect::Refused { .. } | Expect::Expired { .. })
+        }) {
+            f.count_events(o);
+        }
+        f
+    }
+
+    /// The gates, ignored messages, refusals and expiries: one pass over the log.
+    fn count_events(&mut self, o: &Outcome) {
         for e in &o.events {
             if let Some(r) = ignored_reason(&e.event) {
-                *f.ignored.entry(r).or_default() += 1;
+                *self.ignored.entry(r).or_default() += 1;
             }
             match &e.event {
                 Event::Gate { agent, state } => {
-                    f.gates.insert(*agent, *state);
+                    self.gates.insert(*agent, *state);
                 }
-                Event::Refuse { error, .. } => *f.refused.entry(error.rule()).or_default() += 1,
-                Event::Expired { .. } => f.expired += 1,
+                Event::Refuse { error, .. } => *self.refused.entry(error.rule()).or_default() += 1,
+                Event::Expired { .. } => self.expired += 1,
                 _ => {}
             }
         }
-        f
     }
 }
 
