@@ -180,7 +180,9 @@ fn each_bench_suite_case_reports_its_own_peak_memory() {
     suite.extend(common);
     let r = handshake(&suite);
     r.expect_code(0);
-    let cases: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+    let cases = &doc["cases"];
+    assert_eq!(doc["anchors"], Value::Null, "a suite of other cases has no anchors: {}", r.explain());
     let peak = |c: &Value| c["peak_memory_bytes"].as_f64().unwrap_or_else(|| panic!("no peak: {c}"));
     let (big, small) = (peak(&cases[0]), peak(&cases[1]));
     assert_eq!(cases[1]["teammates"], 1, "{}", r.explain());

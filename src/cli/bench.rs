@@ -138,14 +138,14 @@ struct Case {
 
 /// The least, the median and the most of a figure over its repeats.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Spread {
-    min: f64,
-    median: f64,
-    max: f64,
+pub(super) struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
 }
 
 impl Spread {
-    fn of(mut values: Vec<f64>) -> Spread {
+    pub fn of(mut values: Vec<f64>) -> Spread {
         values.sort_by(f64::total_cmp);
         let at = |i: usize| values.get(i).copied().unwrap_or(0.0);
         Spread { min: at(0), median: at(values.len() / 2), max: at(values.len().saturating_sub(1)) }
@@ -153,7 +153,7 @@ impl Spread {
 
     /// (max − min) / median: how sure a figure is. More than a third is
     /// too wide to quote one figure (docs/performance.md).
-    fn width(&self) -> f64 {
+    pub fn width(&self) -> f64 {
         if self.median > 0.0 {
             (self.max - self.min) / self.median
         } else {
@@ -161,7 +161,7 @@ impl Spread {
         }
     }
 
-    fn json(&self) -> serde_json::Value {
+    pub fn json(&self) -> serde_json::Value {
         serde_json::json!({ "min": self.min, "median": self.median, "max": self.max })
     }
 }
@@ -447,91 +447,25 @@ fn suite(a: &BenchArgs) -> i32 {
             }
         }
     }
+    // The standard suite's figures beside their anchors; a suite of other
+    // cases has none to stand beside.
+    let anchors = a.cases.is_none().then(|| super::anchors::standard(&cases, a.repeat));
     match a.format {
         Format::Text => {
             print_table(&cases);
-            if shapes == standard {
-                let ns = |c: &serde_json::Value| c["protocol"]["ns_per_handshake"].as_f64().unwrap_or(f64::NAN);
-                println!(
-                    "\n10,000 in flight costs {:.2}× the ns per handshake of 1,000 in flight (the target: no dearer).",
-                    ns(&cases[2]) / ns(&cases[1])
-                );
-                let peak =
-                    cases[3]["peak_memory_bytes"].as_f64().map_or("?".to_string(), |b| format!("{:.1}", b / 1e6));
-                println!("100,000 teammates peaked at {peak} MB (the target: under {PEAK_TARGET_MB} MB).");
-                sweep_against_ceiling(a.repeat);
+            if let Some(anchors) = &anchors {
+                super::anchors::print(anchors);
             }
         }
-        Format::Json => println!("{}", serde_json::to_string_pretty(&cases).unwrap_or_default()),
+        Format::Json => {
+            let doc = serde_json::json!({
+                "cases": cases,
+                "anchors": anchors.as_deref().map(super::anchors::json),
+            });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default())
+        }
     }
     EXIT_OK
-}
-
-/// The most memory 100,000 teammates alive at once may take (docs/performance.md).
-const PEAK_TARGET_MB: u32 = 150;
-
-/// The share of the ceiling a swept run should reach (docs/performance.md).
-const SWEEP_TARGET: f64 = 0.15;
-
-/// Seeds each bundled scenario is played with in the suite's sweep.
-const SWEEP_SEEDS: std::ops::Range<u64> = 1..101;
-
-/// A swept run beside its ceiling, alternately `repeat` times: every bundled
-/// scenario for each seed on one thread (`run --seeds --jobs 1`), then a
-/// bare event loop making as many events in runs of the same mean size.
-fn sweep_against_ceiling(repeat: u32) {
-    let scenarios = crate::bench::sweep::bundled();
-    eprintln!(
-        "sweep: {} bundled scenarios × seeds {}..{}, one thread, beside a bare event loop…",
-        scenarios.len(),
-        SWEEP_SEEDS.start,
-        SWEEP_SEEDS.end - 1
-    );
-    let (mut swept, mut ceiling, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
-    let mut last = None;
-    for _ in 0..repeat.max(1) {
-        let s = crate::bench::sweep::sweep(&scenarios, SWEEP_SEEDS);
-        let c = crate::bench::sweep::event_loop(s.events, s.events_per_run());
-        swept.push(s.events_per_second());
-        ceiling.push(c.events_per_second());
-        ratio.push(s.events_per_second() / c.events_per_second());
-        last = Some(s);
-    }
-    let Some(s) = last.filter(|s| s.runs > 0 && s.events > 0) else {
-        println!("The sweep: no bundled scenario loaded, nothing to measure (a bug, please report it).");
-        return;
-    };
-    println!("{}", sweep_line(&s, &[Spread::of(swept), Spread::of(ceiling), Spread::of(ratio)], repeat));
-}
-
-/// The sweep's line: its rate, the ceiling's and their ratio, each with its
-/// spread over the repeats.
-fn sweep_line(s: &crate::bench::sweep::Swept, [swept, ceiling, ratio]: &[Spread; 3], repeat: u32) -> String {
-    let range = |x: &Spread, scale: f64, digits: usize| {
-        if repeat > 1 {
-            format!(" ({:.digits$}–{:.digits$})", x.min / scale, x.max / scale)
-        } else {
-            String::new()
-        }
-    };
-    let runs = format!("{} {}", crate::words::grouped(s.runs), noun(s.runs, "run"));
-    let each = s.events_per_run();
-    let each = format!("{} {}", crate::words::grouped(each), noun(each, "trace event"));
-    let mut line = format!(
-        "The sweep ({runs}, {each} a run, one thread): {:.2} M trace events/s{}; a bare event loop in runs of that size: {:.1} M events/s{}; {:.3} of the ceiling{} (the target: at least {SWEEP_TARGET}).",
-        swept.median / 1e6,
-        range(swept, 1e6, 2),
-        ceiling.median / 1e6,
-        range(ceiling, 1e6, 1),
-        ratio.median,
-        range(ratio, 1.0, 3)
-    );
-    if repeat <= 1 {
-        line.push_str(" One run: no spread measured.");
-    } else if ratio.width() > 1.0 / 3.0 {
-        line.push_str(" The ratio's spread is wider than a third of it: the machine was busy; measure again.");
-    }
-    line
 }
 
 /// Measures one shape in a new process of this program and reads its report.
@@ -592,35 +526,7 @@ fn print_table(cases: &[serde_json::Value]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{build_warning, spread_warning, sweep_line, Spread};
-    use std::time::Duration;
-
-    #[test]
-    fn the_sweep_is_printed_beside_its_ceiling_with_its_spread() {
-        assert_eq!(
-            [0, 7, 999, 1000, 5800, 1_234_567].map(crate::words::grouped),
-            ["0", "7", "999", "1,000", "5,800", "1,234,567"]
-        );
-        let s = crate::bench::sweep::Swept { runs: 5800, events: 197_200, elapsed: Duration::from_millis(127) };
-        let spreads = [
-            Spread { min: 1.5e6, median: 1.55e6, max: 1.6e6 },
-            Spread { min: 34.0e6, median: 34.5e6, max: 35.0e6 },
-            Spread { min: 0.044, median: 0.045, max: 0.046 },
-        ];
-        let line = sweep_line(&s, &spreads, 3);
-        assert!(line.contains("5,800 runs, 34 trace events a run"), "{line}");
-        assert!(line.contains("1.55 M trace events/s (1.50–1.60)"), "{line}");
-        assert!(line.contains("34.5 M events/s (34.0–35.0)"), "{line}");
-        assert!(line.contains("0.045 of the ceiling (0.044–0.046) (the target: at least 0.15)"), "{line}");
-        assert!(!line.contains("spread"), "{line}");
-        let one = sweep_line(&s, &spreads, 1);
-        assert!(
-            one.contains("0.045 of the ceiling (the target") && one.ends_with("One run: no spread measured."),
-            "{one}"
-        );
-        let wide = [spreads[0], spreads[1], Spread { min: 0.02, median: 0.045, max: 0.06 }];
-        assert!(sweep_line(&s, &wide, 3).contains("wider than a third"));
-    }
+    use super::{build_warning, spread_warning, Spread};
 
     #[test]
     fn a_spread_wider_than_a_third_is_warned_about_and_named() {

@@ -1,5 +1,6 @@
 //! The command line: argument definitions and the subcommands.
 
+pub mod anchors;
 pub mod args;
 pub mod audit;
 pub mod bad_input;
