@@ -1,19 +1,21 @@
 //! One side of the bench alone, for profilers:
-//! `load protocol|baseline TEAMMATES IN_FLIGHT HANDSHAKES [REPEAT]` prints the
-//! fastest of REPEAT runs (default 1).
-use handshake::bench::{baseline, protocol, Measured, Shape};
+//! `load protocol|plan|baseline TEAMMATES IN_FLIGHT HANDSHAKES [REPEAT]` prints
+//! the fastest of REPEAT runs (default 1): `protocol` is the shutdown
+//! handshake, `plan` the plan handshake (one in flight per teammate).
+use handshake::bench::{baseline, protocol, protocol_of, Mailbox, Measured, Protocol, Shape};
 
 // The allocator the `handshake` binary uses, so that a profile of this
 // example shows what `handshake bench` spends.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: load protocol|baseline TEAMMATES IN_FLIGHT HANDSHAKES [REPEAT]";
+const USAGE: &str = "usage: load protocol|plan|baseline TEAMMATES IN_FLIGHT HANDSHAKES [REPEAT]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let side: fn(Shape) -> Measured = match args.first().map(String::as_str) {
         Some("protocol") => protocol,
+        Some("plan") => |shape| protocol_of(Protocol::Plan, shape, Mailbox::Memory),
         Some("baseline") => baseline,
         _ => panic!("{USAGE}"),
     };

@@ -444,10 +444,12 @@ impl Lead {
     fn start_load(&mut self, ctx: &mut Ctx) {
         let Some(state) = &self.load else { return };
         let (teammates, per) = (state.load.teammates.clone(), state.load.per_teammate);
-        // Room for exactly the burst: grown by doubling, 100,000 requests
-        // in flight took room for 131,072 commands at the run's peak.
+        // Room for the burst at once: grown by doubling, 100,000 requests
+        // in flight took room for 131,072 commands at the run's peak. One
+        // more for the deadline timer the first request arms: one short,
+        // the last push doubled the room.
         let burst = teammates.len().saturating_mul(per as usize);
-        ctx.out.reserve(burst.min(usize::try_from(state.load.total).unwrap_or(usize::MAX)));
+        ctx.out.reserve(burst.min(usize::try_from(state.load.total).unwrap_or(usize::MAX)).saturating_add(1));
         for _ in 0..per {
             for &t in &teammates {
                 self.send_load(t, ctx);

@@ -16,6 +16,16 @@ impl Message for Input {
     type Result = ();
 }
 
+/// An agent's start, as a message of its own: it carries nothing, so its
+/// envelope in the mailbox is a few bytes where an [`Input`] is a hundred,
+/// and the world posts one to every agent at once (100,000 at the start of
+/// a large team). It takes its place in the mailbox's order like any input
+/// and is handled as [`Input::Start`].
+pub struct Start;
+impl Message for Start {
+    type Result = ();
+}
+
 /// At the end of a run: hand over the agent's final state.
 pub struct Finish;
 impl Message for Finish {
@@ -67,7 +77,10 @@ impl Actors {
     pub fn hand(&mut self, agent: AgentId, input: Input) {
         if let Some(addr) = &self.addrs[agent.index()] {
             self.posted += 1;
-            addr.do_send(input);
+            match input {
+                Input::Start => addr.do_send(Start),
+                input => addr.do_send(input),
+            }
         }
     }
 }
@@ -143,11 +156,27 @@ impl Handler<Input> for AgentActor {
     // so"). Called, it reads the first copy in place.
     #[inline(never)]
     fn handle(&mut self, input: Input, _: &mut Context<Self>) {
+        self.take(&input);
+    }
+}
+
+impl Handler<Start> for AgentActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        self.take(&Input::Start);
+    }
+}
+
+impl AgentActor {
+    /// The agent's turn with `input`.
+    #[inline(always)]
+    fn take(&mut self, input: &Input) {
         // The fields one by one, so that the world's borrow and the actor's
         // own state are disjoint (no reference count to bump per input).
         let mut guard = self.world.borrow_mut();
         if let Some(agent) = self.agent.as_mut() {
-            turn(&mut guard, self.id, &mut self.life, agent, &input);
+            turn(&mut guard, self.id, &mut self.life, agent, input);
         }
         // Looked at after the input's own sends, so the team never looks idle
         // while this input is still making work for others.
