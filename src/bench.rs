@@ -333,3 +333,39 @@ pub fn baseline(shape: Shape) -> Measured {
     });
     Measured { handshakes: done, elapsed: t.elapsed() }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_carried_by_the_mailroom_ends_as_one_carried_by_commands() {
+        // With the log off a benchmark's sends go straight to the mailboxes
+        // (`agent::Mailroom`); with it on, through the command buffer and
+        // the world's route. Both must end the same way.
+        let shapes = [
+            Shape { teammates: 1, in_flight: 1, handshakes: 50 },
+            Shape { teammates: 7, in_flight: 3, handshakes: 100 },
+            Shape { teammates: 70, in_flight: 1, handshakes: 500 },
+        ];
+        for protocol in [Protocol::Shutdown, Protocol::Plan, Protocol::Task] {
+            for shape in shapes {
+                let shape = if protocol == Protocol::Plan { Shape { in_flight: 1, ..shape } } else { shape };
+                let direct = run(spec_in(protocol, shape, Mailbox::Memory));
+                let mut logged = spec_in(protocol, shape, Mailbox::Memory);
+                logged.trace = true;
+                let logged = run(logged);
+                let what = format!("{protocol:?} {shape:?}");
+                assert_eq!(direct.load_done, shape.handshakes, "{what}");
+                // Not the end time: a run's end is its last logged event's
+                // time, and with the log off nothing is logged.
+                assert_eq!(
+                    (direct.load_done, &direct.roster, &direct.stop),
+                    (logged.load_done, &logged.roster, &logged.stop),
+                    "{what}"
+                );
+                assert!(direct.events.is_empty() && !logged.events.is_empty(), "{what}");
+            }
+        }
+    }
+}

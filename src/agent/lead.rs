@@ -516,6 +516,7 @@ mod tests {
                 out: &mut out,
                 tracing: false,
                 sends_left: u32::MAX,
+                mailroom: None,
             };
             lead.handle(&input, &mut ctx);
             let sent = out.iter().filter(|c| matches!(c, Command::Send(_))).count();

@@ -346,6 +346,24 @@ impl Directory for Roster {
     }
 }
 
+/// The agents' mailboxes, as the world lends them to a turn (see [`Mailroom`]).
+pub trait Mailboxes {
+    fn put(&mut self, to: AgentId, input: Input);
+}
+
+/// Where a message goes when the world needs nothing of it but a mailbox
+/// (no log, no latency, no fault can touch it: a benchmark's run): straight
+/// into the receiver's mailbox while the turn goes on, numbered and stamped
+/// as the world's own path would, instead of through the command buffer and
+/// back. The world lends it only then (`world::turn`).
+pub struct Mailroom<'a> {
+    pub mailboxes: &'a mut dyn Mailboxes,
+    /// The world's count of messages sent: the next is numbered one more.
+    pub sent: &'a mut u64,
+    /// Which life of each agent a message sent now is meant for.
+    pub epochs: &'a [u32],
+}
+
 /// What an agent sees of the world while it handles one input.
 pub struct Ctx<'a> {
     pub me: AgentId,
@@ -370,6 +388,8 @@ pub struct Ctx<'a> {
     /// again with this set, so that the send is its last act (see
     /// `world::turn`). The last send returns false: nothing follows it.
     pub sends_left: u32,
+    /// The mailboxes, when a message needs nothing else of the world.
+    pub mailroom: Option<Mailroom<'a>>,
 }
 
 impl Ctx<'_> {
@@ -382,7 +402,7 @@ impl Ctx<'_> {
         }
         match check_send(&env, self.dir, self.policy) {
             Ok(()) => {
-                self.out.push(Command::Send(env));
+                self.queue_send(env);
                 self.sends_left -= 1;
                 self.sends_left != 0
             }
@@ -391,6 +411,25 @@ impl Ctx<'_> {
                 false
             }
         }
+    }
+
+    /// A message that passed the send rules, for the world to carry. With
+    /// a mailroom lent and nothing queued before it, it goes now: it would
+    /// be the first command the world carries out after this turn, and
+    /// nothing the turn does before it ends sees the difference (the roster
+    /// and the lives it is stamped with do not change during a turn).
+    #[inline(always)]
+    pub(crate) fn queue_send(&mut self, env: Envelope) {
+        if let (Some(room), Address::Agent(to)) = (&mut self.mailroom, env.to) {
+            if self.out.is_empty() && self.dir.is_active(to) {
+                *room.sent += 1;
+                let (seq, incarnation) = (*room.sent, room.epochs[to.index()]);
+                let delivery = Delivery { seq, envelope: env, sender: self.me, to, at: self.now, incarnation };
+                room.mailboxes.put(to, Input::Deliver(delivery));
+                return;
+            }
+        }
+        self.out.push(Command::Send(env));
     }
 
     /// Plain text: a `message` to one agent, a `broadcast` to everyone.
@@ -520,6 +559,49 @@ mod tests {
         assert_eq!(memory.answer(id(1), Kind::Shutdown, &answers), (Answer::Ignore, true));
         assert_eq!(memory.answer(id(0), Kind::Shutdown, &answers), (Answer::Ignore, false));
         assert_eq!(memory.answer(id(2), Kind::Shutdown, &answers), (Answer::Reject, true));
+    }
+
+    impl Mailboxes for Vec<(AgentId, Input)> {
+        fn put(&mut self, to: AgentId, input: Input) {
+            self.push((to, input));
+        }
+    }
+
+    #[test]
+    fn a_lent_mailroom_takes_a_send_only_when_nothing_is_queued_before_it() {
+        let roster = Roster { statuses: vec![RosterStatus::Working, RosterStatus::Idle, RosterStatus::Shutdown] };
+        let (policy, mut ids, mut out) = (Policy::default(), ids::IdStreams::new(1, 3), Vec::new());
+        let (mut posted, mut sent, epochs): (Vec<(AgentId, Input)>, u64, [u32; 3]) = (Vec::new(), 41, [0, 7, 0]);
+        let mut ctx = Ctx {
+            me: AgentId::LEAD,
+            incarnation: 0,
+            now: Millis(5),
+            ids: &mut ids,
+            dir: &roster,
+            policy: &policy,
+            out: &mut out,
+            tracing: false,
+            sends_left: u32::MAX,
+            mailroom: Some(Mailroom { mailboxes: &mut posted, sent: &mut sent, epochs: &epochs }),
+        };
+        let hello = || Message::Message { text: "hello".into() };
+        // Nothing queued: straight into the mailbox, numbered and stamped
+        // as the world's own path numbers and stamps it.
+        ctx.send(Address::Agent(AgentId(1)), hello());
+        // To a stopped agent, the send rules refuse it before any mailbox.
+        assert!(!ctx.send(Address::Agent(AgentId(2)), hello()));
+        // Behind a queued command, a send waits its turn in the buffer.
+        ctx.wake(Millis(9), Timer::Deadline);
+        ctx.send(Address::Agent(AgentId(1)), hello());
+        assert_eq!(ctx.out.len(), 2);
+        assert!(matches!(ctx.out[0], Command::Wake { at: Millis(9), timer: Timer::Deadline }));
+        assert!(matches!(ctx.out[1], Command::Send(Envelope { to: Address::Agent(AgentId(1)), .. })));
+        assert_eq!(sent, 42);
+        let [(to, Input::Deliver(d))] = posted.as_slice() else { panic!("one delivery: {posted:?}") };
+        assert_eq!(
+            (*to, d.seq, d.sender, d.to, d.at, d.incarnation),
+            (AgentId(1), 42, AgentId::LEAD, AgentId(1), Millis(5), 7)
+        );
     }
 
     #[test]

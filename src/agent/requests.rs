@@ -2,7 +2,7 @@
 //! teammates: open a request (or record why it was refused), judge the
 //! responses, expire what is due, and keep one timer on the earliest deadline.
 
-use super::{Command, Ctx, Timer};
+use super::{Ctx, Timer};
 use crate::protocol::{
     check_send, Address, AgentId, Delivery, Envelope, Expiry, Kind, Message, Millis, NewRequest, RequestId,
     RequestTable, Response, Text, Verdict,
@@ -66,7 +66,7 @@ impl Requests {
             let label = r.label.clone();
             ctx.record(Event::Opened { id, label, kind, requester: ctx.me, target: to, deadline });
         }
-        ctx.out.push(Command::Send(env));
+        ctx.queue_send(env);
         ctx.sends_left -= 1;
         // Arm only if this deadline comes before the armed one: with a fixed
         // timeout, deadlines only grow, so this is a comparison, not a timer.

@@ -983,6 +983,7 @@ mod tests {
                 out: &mut out,
                 tracing: true,
                 sends_left: u32::MAX,
+                mailroom: None,
             };
             t.handle(&input, &mut ctx);
             out

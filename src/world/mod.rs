@@ -51,6 +51,14 @@ use std::sync::Arc;
 /// hands outside the simulation (a live view, a probe, a real-time guard, a
 /// disk mirror). Generic, not a trait object: the runtime's `post` is on
 /// every message's path and must inline.
+/// A turn's mailroom posts through its shell (see `agent::Mailroom`).
+impl<S: Shell> crate::agent::Mailboxes for S {
+    #[inline(always)]
+    fn put(&mut self, to: AgentId, input: Input) {
+        self.post(to, input)
+    }
+}
+
 pub trait Shell {
     /// Puts `input` in `agent`'s mailbox, to be handed to its turn.
     fn post(&mut self, agent: AgentId, input: Input);

@@ -121,6 +121,14 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
         out: &mut w.out,
         tracing,
         sends_left: u32::MAX,
+        // Only where the world's own path would post straight to the
+        // mailbox (`World::transmit`), and never where a death may cut the
+        // turn short (a tear is armed only with file inboxes).
+        mailroom: (w.run.direct_delivery && !may_die).then(|| crate::agent::Mailroom {
+            mailboxes: &mut w.shell,
+            sent: &mut w.next_msg,
+            epochs: &w.sim.epochs,
+        }),
     };
     agent.handle(input, &mut cx);
     // In place, by index: carrying out a command never queues another, and
@@ -185,6 +193,7 @@ fn replay_until_death<S: Shell>(
         out: &mut dropped,
         tracing: w.run.agents_report,
         sends_left: sends,
+        mailroom: None,
     };
     agent.handle(input, &mut cx);
 }
