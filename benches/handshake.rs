@@ -42,7 +42,11 @@ fn throughput(c: &mut Criterion) {
     }
     g.finish();
     // Criterion times each side alone; the ratio, the anchor's own figure,
-    // is taken here from back-to-back pairs, so it shows in every run.
+    // is taken here from back-to-back pairs, so it shows in every run that
+    // measures this group.
+    if !handshake::cli::anchors::bench_wants("handshakes") {
+        return;
+    }
     let mut ns = Vec::new();
     for (name, shape) in shapes {
         let pairs = paired(|| protocol(shape), || baseline(shape));
@@ -121,6 +125,9 @@ fn plans(c: &mut Criterion) {
         });
     }
     g.finish();
+    if !handshake::cli::anchors::bench_wants("plan-handshakes") {
+        return;
+    }
     for (name, shape) in shapes {
         say_ratio(
             &format!("plan, {name}"),

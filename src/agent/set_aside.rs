@@ -45,14 +45,6 @@ impl PartialEq for SetAside {
     }
 }
 
-impl<'a> IntoIterator for &'a SetAside {
-    type Item = &'a Delivery;
-    type IntoIter = Box<dyn Iterator<Item = &'a Delivery> + 'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -260,7 +260,7 @@ impl Teammate {
                 c.id(*plan);
                 item.hash(c);
                 c.word(set_aside.len() as u64);
-                for d in set_aside {
+                for d in set_aside.iter() {
                     d.canon(c);
                 }
             }

@@ -4,7 +4,6 @@
 //! line with its target and written in the suite's JSON, so that a
 //! regression shows in every run of `bench --suite` (docs/performance.md).
 
-use super::bench::Spread;
 use super::noun;
 use serde_json::{json, Value};
 
@@ -19,6 +18,36 @@ pub const SWEEP_TARGET: f64 = 0.15;
 
 /// Seeds each bundled scenario is played with in the suite's sweep.
 pub const SWEEP_SEEDS: std::ops::Range<u64> = 1..101;
+
+/// The least, the median and the most of a figure over its repeats.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(mut values: Vec<f64>) -> Spread {
+        values.sort_by(f64::total_cmp);
+        let at = |i: usize| values.get(i).copied().unwrap_or(0.0);
+        Spread { min: at(0), median: at(values.len() / 2), max: at(values.len().saturating_sub(1)) }
+    }
+
+    /// (max − min) / median: how sure a figure is. More than a third is
+    /// too wide to quote one figure (docs/performance.md).
+    pub fn width(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / self.median
+        } else {
+            0.0
+        }
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({ "min": self.min, "median": self.median, "max": self.max })
+    }
+}
 
 /// One figure beside its anchor.
 pub struct Anchored {
@@ -90,6 +119,23 @@ fn of_cases(cases: &[Value]) -> Vec<Anchored> {
             json: json!({"peak_memory_bytes": peak, "target_under_bytes": budget, "met": peak.map(|b| b < budget)}),
         },
     ]
+}
+
+/// Whether `cargo bench` was asked to measure the benchmark group `group`,
+/// so that a bench prints its figure beside its anchor (a few more runs of
+/// it) only then: not for `--list` or `--test`, nor under a filter that
+/// names other groups.
+pub fn bench_wants(group: &str) -> bool {
+    wanted(group, &std::env::args().skip(1).collect::<Vec<_>>())
+}
+
+fn wanted(group: &str, args: &[String]) -> bool {
+    if args.iter().any(|a| a == "--list" || a == "--test") {
+        return false;
+    }
+    // Criterion's filter is its one argument without a dash; cargo adds `--bench`.
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    filters.is_empty() || filters.iter().any(|f| group.contains(f.as_str()) || f.contains(group))
 }
 
 /// " (min–max)" of a spread's JSON, when it has one.
@@ -221,6 +267,17 @@ mod tests {
         );
         let wide = [spreads[0], spreads[1], Spread { min: 0.02, median: 0.045, max: 0.06 }];
         assert!(sweep_line(&s, &wide, 3).contains("wider than a third"));
+    }
+
+    #[test]
+    fn a_bench_prints_its_anchor_only_when_its_group_is_measured() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(wanted("sweep_vs_event_loop", &args(&["--bench"])));
+        assert!(wanted("sweep_vs_event_loop", &args(&["--bench", "sweep_vs"])));
+        assert!(wanted("sweep_vs_event_loop", &args(&["--bench", "sweep_vs_event_loop/event-loop-ceiling"])));
+        assert!(!wanted("sweep_vs_event_loop", &args(&["--bench", "sweep_smallest_run"])));
+        assert!(!wanted("handshakes", &args(&["--bench", "--list"])));
+        assert!(!wanted("handshakes", &args(&["--test"])));
     }
 
     /// A case of the suite as its child process reports it, with only what

@@ -1,6 +1,7 @@
 //! `handshake bench`: handshakes per second, against a bare actix baseline
 //! measured in the same process, the same run.
 
+use super::anchors::Spread;
 use super::bad_input::{Problem, Refusal};
 use super::{noun, plural, Format, EXIT_FAILED, EXIT_OK};
 use crate::bench::{baseline, latencies_of, percentile, protocol_of, Mailbox, Measured, Protocol, Shape};
@@ -134,36 +135,6 @@ struct Case {
     max: Duration,
     timed: usize,
     peak: Option<u64>,
-}
-
-/// The least, the median and the most of a figure over its repeats.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Spread {
-    pub min: f64,
-    pub median: f64,
-    pub max: f64,
-}
-
-impl Spread {
-    pub fn of(mut values: Vec<f64>) -> Spread {
-        values.sort_by(f64::total_cmp);
-        let at = |i: usize| values.get(i).copied().unwrap_or(0.0);
-        Spread { min: at(0), median: at(values.len() / 2), max: at(values.len().saturating_sub(1)) }
-    }
-
-    /// (max − min) / median: how sure a figure is. More than a third is
-    /// too wide to quote one figure (docs/performance.md).
-    pub fn width(&self) -> f64 {
-        if self.median > 0.0 {
-            (self.max - self.min) / self.median
-        } else {
-            0.0
-        }
-    }
-
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({ "min": self.min, "median": self.median, "max": self.max })
-    }
 }
 
 /// What to say when a figure's repeats spread wider than a third of it.

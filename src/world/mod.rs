@@ -50,15 +50,9 @@ use std::sync::Arc;
 /// What a shell lends the world: the agents' mailboxes, and the ears and
 /// hands outside the simulation (a live view, a probe, a real-time guard, a
 /// disk mirror). Generic, not a trait object: the runtime's `post` is on
-/// every message's path and must inline.
-/// A turn's mailroom posts through its shell (see `agent::Mailroom`).
-impl<S: Shell> crate::agent::Mailboxes for S {
-    #[inline(always)]
-    fn put(&mut self, to: AgentId, input: Input) {
-        self.post(to, input)
-    }
-}
-
+/// every message's path and must inline. One exception: a turn's mailroom
+/// (`agent::Mailroom`) reaches it as a `dyn Mailboxes`, one indirect call
+/// in place of a command's trip through the buffer, which costs more.
 pub trait Shell {
     /// Puts `input` in `agent`'s mailbox, to be handed to its turn.
     fn post(&mut self, agent: AgentId, input: Input);
@@ -87,6 +81,14 @@ pub trait Shell {
     #[inline(always)]
     fn files_changed(&mut self, _fs: &mut crate::inbox::SimFs) -> Result<(), String> {
         Ok(())
+    }
+}
+
+/// A turn's mailroom posts through its shell (see `agent::Mailroom`).
+impl<S: Shell> crate::agent::Mailboxes for S {
+    #[inline(always)]
+    fn put(&mut self, to: AgentId, input: Input) {
+        self.post(to, input)
     }
 }
 
