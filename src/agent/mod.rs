@@ -346,6 +346,13 @@ impl Directory for Roster {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Sends a mailroom took on this thread, for the test that compares a
+    /// run with a mailroom to one without (`world::turn`).
+    pub static DIRECT_SENDS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// The agents' mailboxes, as the world lends them to a turn (see [`Mailroom`]).
 pub trait Mailboxes {
     fn put(&mut self, to: AgentId, input: Input);
@@ -426,6 +433,8 @@ impl Ctx<'_> {
                 let (seq, incarnation) = (*room.sent, room.epochs[to.index()]);
                 let delivery = Delivery { seq, envelope: env, sender: self.me, to, at: self.now, incarnation };
                 room.mailboxes.put(to, Input::Deliver(delivery));
+                #[cfg(test)]
+                DIRECT_SENDS.with(|c| c.set(c.get() + 1));
                 return;
             }
         }
