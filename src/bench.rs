@@ -338,6 +338,50 @@ pub fn baseline(shape: Shape) -> Measured {
 mod tests {
     use super::*;
 
+    /// A bundled scenario played with the log off and no latency (so that
+    /// messages may go straight to the mailboxes), in the shell asked for,
+    /// with the mailroom on or off: what it ended with, and every event a
+    /// probe heard.
+    fn play(s: &crate::scenario::Scenario, seed: u64, probe: bool, off: bool, plain: bool) -> String {
+        crate::world::turn::lend_no_mailroom(off);
+        let mut spec = s.team_spec(seed, None);
+        spec.trace = false;
+        spec.latency = crate::world::Latency::Fixed(crate::protocol::Millis::ZERO);
+        let heard = Rc::new(RefCell::new(Vec::new()));
+        if probe {
+            let heard = Rc::clone(&heard);
+            spec.probe = Some(Box::new(move |e: &crate::trace::Event| heard.borrow_mut().push(format!("{e:?}"))));
+        }
+        let o = if plain { crate::team::plain::run_plain(spec) } else { crate::team::sim::run(spec) };
+        crate::world::turn::lend_no_mailroom(false);
+        let heard = heard.borrow().join("\n");
+        format!(
+            "roster {:?}\nrequests {:?}\nfiles {:?}\nstop {:?} at {:?} load {}\nprobe:\n{heard}",
+            o.roster, o.requests, o.files, o.stop, o.ended_at, o.load_done
+        )
+    }
+
+    /// Found sound by a review of the mailroom (issue 45): every bundled
+    /// scenario, in both shells, with and without a probe, ends alike with
+    /// the mailroom as without it.
+    #[test]
+    fn a_run_with_the_mailroom_ends_as_one_without() {
+        let before = crate::agent::DIRECT_SENDS.with(|c| c.get());
+        let mut differ = Vec::new();
+        for s in &crate::bench::sweep::bundled() {
+            for seed in 1..=3 {
+                for (probe, plain) in [(false, true), (true, true), (false, false), (true, false)] {
+                    if play(s, seed, probe, false, plain) != play(s, seed, probe, true, plain) {
+                        differ.push(format!("{} seed {seed} probe {probe} plain {plain}", s.path));
+                    }
+                }
+            }
+        }
+        let direct = crate::agent::DIRECT_SENDS.with(|c| c.get()) - before;
+        assert!(direct > 1000, "only {direct} sends went through a mailroom: the comparison compares little");
+        assert!(differ.is_empty(), "{} differ: {differ:#?}", differ.len());
+    }
+
     #[test]
     fn a_load_carried_by_the_mailroom_ends_as_one_carried_by_commands() {
         // With the log off a benchmark's sends go straight to the mailboxes

@@ -24,8 +24,14 @@ pub struct Life {
 #[cfg(test)]
 thread_local! {
     /// Turns the mailroom off on this thread, to compare a run with it and
-    /// without (the test below).
+    /// without (`bench`'s tests).
     static NO_MAILROOM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Tests only: no mailroom for the turns played on this thread while `off`.
+#[cfg(test)]
+pub fn lend_no_mailroom(off: bool) {
+    NO_MAILROOM.with(|c| c.set(off));
 }
 
 #[cfg(test)]
@@ -264,55 +270,4 @@ fn perform<S: Shell>(w: &mut World<S>, me: AgentId, epoch: u32, cmd: Command) ->
         }
     }
     false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::NO_MAILROOM;
-    use std::cell::RefCell;
-    use std::rc::Rc;
-
-    /// A bundled scenario played with the log off and no latency (so that
-    /// messages may go straight to the mailboxes), in the shell asked for,
-    /// with the mailroom on or off: what it ended with, and every event a
-    /// probe heard.
-    fn play(s: &crate::scenario::Scenario, seed: u64, probe: bool, off: bool, plain: bool) -> String {
-        NO_MAILROOM.with(|c| c.set(off));
-        let mut spec = s.team_spec(seed, None);
-        spec.trace = false;
-        spec.latency = crate::world::Latency::Fixed(crate::protocol::Millis::ZERO);
-        let heard = Rc::new(RefCell::new(Vec::new()));
-        if probe {
-            let heard = Rc::clone(&heard);
-            spec.probe = Some(Box::new(move |e: &crate::trace::Event| heard.borrow_mut().push(format!("{e:?}"))));
-        }
-        let o = if plain { crate::team::plain::run_plain(spec) } else { crate::team::sim::run(spec) };
-        NO_MAILROOM.with(|c| c.set(false));
-        let heard = heard.borrow().join("\n");
-        format!(
-            "roster {:?}\nrequests {:?}\nfiles {:?}\nstop {:?} at {:?} load {}\nprobe:\n{heard}",
-            o.roster, o.requests, o.files, o.stop, o.ended_at, o.load_done
-        )
-    }
-
-    /// Found sound by a review of the mailroom (issue 45): every bundled
-    /// scenario, in both shells, with and without a probe, ends alike with
-    /// the mailroom as without it.
-    #[test]
-    fn a_run_with_the_mailroom_ends_as_one_without() {
-        let before = crate::agent::DIRECT_SENDS.with(|c| c.get());
-        let mut differ = Vec::new();
-        for s in &crate::bench::sweep::bundled() {
-            for seed in 1..=3 {
-                for (probe, plain) in [(false, true), (true, true), (false, false), (true, false)] {
-                    if play(s, seed, probe, false, plain) != play(s, seed, probe, true, plain) {
-                        differ.push(format!("{} seed {seed} probe {probe} plain {plain}", s.path));
-                    }
-                }
-            }
-        }
-        let direct = crate::agent::DIRECT_SENDS.with(|c| c.get()) - before;
-        assert!(direct > 1000, "only {direct} sends went through a mailroom: the comparison compares little");
-        assert!(differ.is_empty(), "{} differ: {differ:#?}", differ.len());
-    }
 }
