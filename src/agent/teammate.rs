@@ -347,7 +347,7 @@ impl Teammate {
         };
         let on = |item: Item| {
             let what = work(self.next_item as usize).unwrap_or_else(|| "its work".to_string());
-            let steps = self.spec.work.get(self.next_item as usize).map_or(0, |w| w.steps);
+            let steps = self.work_in_hand().map_or(0, |w| w.steps);
             match item {
                 Item::None => what,
                 Item::Doing { done } => format!("{what} ({done}/{steps} steps)"),
@@ -388,6 +388,11 @@ impl Teammate {
     /// Plans of a benchmark's load that were decided.
     pub fn load_done(&self) -> u64 {
         self.load_done
+    }
+
+    /// The item of work at `next_item`: in progress, or next to start.
+    fn work_in_hand(&self) -> Option<&WorkItem> {
+        self.spec.work.get(self.next_item as usize)
     }
 
     fn item(&self) -> Item {
@@ -708,7 +713,7 @@ impl Teammate {
         if !item.unfinished() {
             return None;
         }
-        let work = self.spec.work.get(self.next_item as usize)?;
+        let work = self.work_in_hand()?;
         let crate::protocol::GateError::Closed { action, state } = self.gate.check(work.action).err()? else {
             return None;
         };
@@ -867,7 +872,7 @@ impl Teammate {
             }
             _ => {}
         }
-        let Some(work) = self.spec.work.get(self.next_item as usize) else { return };
+        let Some(work) = self.work_in_hand() else { return };
         let (action, step_time) = (work.action, work.step_time);
         let path = work.path.as_ref().map(|p| p.to_string());
         // The gate is asked first, so a blocked action shows in the trace as
