@@ -444,12 +444,15 @@ impl Lead {
     fn start_load(&mut self, ctx: &mut Ctx) {
         let Some(state) = &self.load else { return };
         let (teammates, per) = (state.load.teammates.clone(), state.load.per_teammate);
-        // Room for the burst at once: grown by doubling, 100,000 requests
-        // in flight took room for 131,072 commands at the run's peak. One
-        // more for the deadline timer the first request arms: one short,
-        // the last push doubled the room.
-        let burst = teammates.len().saturating_mul(per as usize);
-        ctx.out.reserve(burst.min(usize::try_from(state.load.total).unwrap_or(usize::MAX)).saturating_add(1));
+        // With a mailroom the burst goes straight into the mailboxes (see
+        // `Ctx::queue_send`). Without one, room for it at once: grown by
+        // doubling, 100,000 requests in flight took room for 131,072
+        // commands at the run's peak. One more for the deadline timer the
+        // first request arms: one short, the last push doubled the room.
+        if ctx.mailroom.is_none() {
+            let burst = teammates.len().saturating_mul(per as usize);
+            ctx.out.reserve(burst.min(usize::try_from(state.load.total).unwrap_or(usize::MAX)).saturating_add(1));
+        }
         for _ in 0..per {
             for &t in &teammates {
                 self.send_load(t, ctx);

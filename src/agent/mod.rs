@@ -66,22 +66,23 @@ impl Answers {
 /// are forgotten past `CAPACITY`.
 #[derive(Clone, Debug, Default)]
 pub struct Answered {
-    /// Where each protocol's list is next read, by [`Kind::index`]; it stops
-    /// at the list's last answer, which repeats.
-    next: [u32; Kind::COUNT],
-    /// Made on first use: most responders never remember anything, and at
-    /// 100,000 teammates an empty memory each would cost 6 MB.
+    /// Made on first use: a responder whose every list is one answer
+    /// (a fixed behaviour, every teammate of a load) never needs it, and
+    /// at 100,000 teammates its room inline would cost memory nobody used.
     memory: Option<Box<Memory>>,
 }
 
-/// The answers given, oldest first. A list, not a map: an answer is kept only
-/// while the responder's list is unsettled, so there are at most as many as
-/// its lists have entries before their last (one, for `["reject",
-/// "approve"]`: the rejection), and a search
-/// copies, walks and drops this in every state a teammate moves in (as a
-/// map and a queue it was three blocks and a hash-table walk each time).
+/// Where the lists are read and the answers given, oldest first. A list, not
+/// a map: an answer is kept only while the responder's list is unsettled,
+/// so there are at most as many as its lists have entries before their last
+/// (one, for `["reject", "approve"]`: the rejection), and a search copies,
+/// walks and drops this in every state a teammate moves in (as a map and a
+/// queue it was three blocks and a hash-table walk each time).
 #[derive(Clone, Debug, Default)]
 struct Memory {
+    /// Where each protocol's list is next read, by [`Kind::index`]; it stops
+    /// at the list's last answer, which repeats.
+    next: [u32; Kind::COUNT],
     given: smallvec::SmallVec<[(crate::protocol::RequestId, Answer); 2]>,
 }
 
@@ -92,10 +93,10 @@ impl Answered {
     /// next from `answers`. The flag says whether it is a known repeat.
     #[inline]
     pub fn answer(&mut self, id: crate::protocol::RequestId, kind: Kind, answers: &Answers) -> (Answer, bool) {
-        let next = self.next[kind.index()];
         // Most responders never remember anything: no hashing for them.
-        if self.memory.is_none() && next == answers.last() {
-            return (answers.list[next as usize], false);
+        // With no memory every list is read at its first answer.
+        if self.memory.is_none() && answers.last() == 0 {
+            return (answers.list[0], false);
         }
         self.answer_remembering(id, kind, answers)
     }
@@ -104,13 +105,13 @@ impl Answered {
         if let Some(a) = self.memory.as_ref().and_then(|m| m.given.iter().find(|g| g.0 == id)) {
             return (a.1, true);
         }
-        let next = &mut self.next[kind.index()];
-        let a = answers.list[(*next).min(answers.last()) as usize];
-        if *next >= answers.last() {
+        let next = self.memory.as_ref().map_or(0, |m| m.next[kind.index()]);
+        let a = answers.list[next.min(answers.last()) as usize];
+        if next >= answers.last() {
             return (a, false);
         }
-        *next += 1;
         let m = self.memory.get_or_insert_with(Box::default);
+        m.next[kind.index()] = next + 1;
         m.given.push((id, a));
         if m.given.len() > Self::CAPACITY {
             m.given.remove(0);
@@ -121,7 +122,7 @@ impl Answered {
     /// Hashes where `kind`'s list is next read: past its end every answer
     /// is the last.
     pub fn canon_place(&self, kind: Kind, c: &mut Canon) {
-        c.word(u64::from(self.next[kind.index()]));
+        c.word(u64::from(self.memory.as_ref().map_or(0, |m| m.next[kind.index()])));
     }
 }
 
@@ -369,6 +370,9 @@ pub struct Mailroom<'a> {
     pub sent: &'a mut u64,
     /// Which life of each agent a message sent now is meant for.
     pub epochs: &'a [u32],
+    /// How many timers for later the turn has queued with nothing else
+    /// queued before them: a send may pass those (see [`Ctx::queue_send`]).
+    pub timers: usize,
 }
 
 /// What an agent sees of the world while it handles one input.
@@ -425,10 +429,18 @@ impl Ctx<'_> {
     /// be the first command the world carries out after this turn, and
     /// nothing the turn does before it ends sees the difference (the roster
     /// and the lives it is stamped with do not change during a turn).
+    ///
+    /// Nor does a timer set for later queued before it: the timer goes into
+    /// the world's queue, which nobody reads before this turn ends, and it
+    /// cannot fire before every mailbox is empty. So a lead's burst (its
+    /// first request arms the deadline timer, then one request for each
+    /// teammate) goes straight into the mailboxes, and no buffer holds a
+    /// command for each teammate. A timer due now may fire while mail is
+    /// waiting (`team::sim::drive`): a send queued behind one waits.
     #[inline(always)]
     pub(crate) fn queue_send(&mut self, env: Envelope) {
         if let (Some(room), Address::Agent(to)) = (&mut self.mailroom, env.to) {
-            if self.out.is_empty() && self.dir.is_active(to) {
+            if self.out.len() == room.timers && self.dir.is_active(to) {
                 *room.sent += 1;
                 let (seq, incarnation) = (*room.sent, room.epochs[to.index()]);
                 let delivery = Delivery { seq, envelope: env, sender: self.me, to, at: self.now, incarnation };
@@ -457,6 +469,12 @@ impl Ctx<'_> {
     }
 
     pub fn wake(&mut self, at: Millis, timer: Timer) {
+        if let Some(room) = &mut self.mailroom {
+            // Still only timers for later queued: a send may pass them.
+            if self.out.len() == room.timers && at > self.now {
+                room.timers += 1;
+            }
+        }
         self.out.push(Command::Wake { at, timer });
     }
 }
@@ -577,7 +595,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lent_mailroom_takes_a_send_only_when_nothing_is_queued_before_it() {
+    fn a_lent_mailroom_takes_a_send_unless_something_but_a_later_timer_is_queued_before_it() {
         let roster = Roster { statuses: vec![RosterStatus::Working, RosterStatus::Idle, RosterStatus::Shutdown] };
         let (policy, mut ids, mut out) = (Policy::default(), ids::IdStreams::new(1, 3), Vec::new());
         let (mut posted, mut sent, epochs): (Vec<(AgentId, Input)>, u64, [u32; 3]) = (Vec::new(), 41, [0, 7, 0]);
@@ -591,7 +609,7 @@ mod tests {
             out: &mut out,
             tracing: false,
             sends_left: u32::MAX,
-            mailroom: Some(Mailroom { mailboxes: &mut posted, sent: &mut sent, epochs: &epochs }),
+            mailroom: Some(Mailroom { mailboxes: &mut posted, sent: &mut sent, epochs: &epochs, timers: 0 }),
         };
         let hello = || Message::Message { text: "hello".into() };
         // Nothing queued: straight into the mailbox, numbered and stamped
@@ -599,18 +617,51 @@ mod tests {
         ctx.send(Address::Agent(AgentId(1)), hello());
         // To a stopped agent, the send rules refuse it before any mailbox.
         assert!(!ctx.send(Address::Agent(AgentId(2)), hello()));
-        // Behind a queued command, a send waits its turn in the buffer.
+        // A timer for later cannot fire before the mail is read: a send
+        // passes it.
         ctx.wake(Millis(9), Timer::Deadline);
         ctx.send(Address::Agent(AgentId(1)), hello());
-        assert_eq!(ctx.out.len(), 2);
+        assert_eq!(ctx.out.len(), 1);
+        // A timer due now may fire before the mail is read: a send behind it
+        // waits its turn in the buffer, and so does every send after it,
+        // even behind a later timer.
+        ctx.wake(Millis(5), Timer::Deadline);
+        ctx.send(Address::Agent(AgentId(1)), hello());
+        ctx.wake(Millis(9), Timer::Deadline);
+        ctx.send(Address::Agent(AgentId(1)), hello());
+        assert_eq!(ctx.out.len(), 5);
         assert!(matches!(ctx.out[0], Command::Wake { at: Millis(9), timer: Timer::Deadline }));
-        assert!(matches!(ctx.out[1], Command::Send(Envelope { to: Address::Agent(AgentId(1)), .. })));
-        assert_eq!(sent, 42);
-        let [(to, Input::Deliver(d))] = posted.as_slice() else { panic!("one delivery: {posted:?}") };
+        assert!(matches!(ctx.out[1], Command::Wake { at: Millis(5), timer: Timer::Deadline }));
+        assert!(matches!(ctx.out[2], Command::Send(Envelope { to: Address::Agent(AgentId(1)), .. })));
+        assert!(matches!(ctx.out[4], Command::Send(Envelope { to: Address::Agent(AgentId(1)), .. })));
+        assert_eq!(sent, 43);
+        let [(to, Input::Deliver(d)), (_, Input::Deliver(e))] = posted.as_slice() else {
+            panic!("two deliveries: {posted:?}")
+        };
         assert_eq!(
             (*to, d.seq, d.sender, d.to, d.at, d.incarnation),
             (AgentId(1), 42, AgentId::LEAD, AgentId(1), Millis(5), 7)
         );
+        assert_eq!(e.seq, 43);
+        // Behind anything else (a status, a record), a send waits too.
+        let (mut posted, mut sent, mut out) = (Vec::<(AgentId, Input)>::new(), 0, Vec::new());
+        let mut ctx = Ctx {
+            me: AgentId::LEAD,
+            incarnation: 0,
+            now: Millis(5),
+            ids: &mut ids,
+            dir: &roster,
+            policy: &policy,
+            out: &mut out,
+            tracing: false,
+            sends_left: u32::MAX,
+            mailroom: Some(Mailroom { mailboxes: &mut posted, sent: &mut sent, epochs: &epochs, timers: 0 }),
+        };
+        ctx.out.push(Command::Status(RosterStatus::Working));
+        ctx.wake(Millis(9), Timer::Deadline);
+        ctx.send(Address::Agent(AgentId(1)), hello());
+        assert_eq!(ctx.out.len(), 3);
+        assert!(posted.is_empty());
     }
 
     #[test]

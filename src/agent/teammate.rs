@@ -119,19 +119,20 @@ impl Item {
 }
 
 /// Where a teammate is in its life.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Phase {
     /// Created; its start has not reached it yet (a crash at 0 ms can get
     /// there first, and then the restart is its start).
     NotStarted,
     /// Working through its list.
     Active { item: Item },
-    /// Its own plan `plan` is pending: it answers nothing, and puts the
+    /// A plan of its own is pending (which, and what it set aside
+    /// meanwhile: [`Teammate::waiting_on`]): it answers nothing, and puts the
     /// requests that reach it aside until the plan is decided. An item begun
     /// before the plan went out goes on, and reads still start (as in the
     /// reference's runtime, the gate holds back only mutating actions); the
     /// first mutating action waits for the verdict.
-    Waiting { plan: RequestId, item: Item, set_aside: SetAside },
+    Waiting { item: Item },
     /// It approved a shutdown: it finishes the item (or redoes the one a crash
     /// interrupted), then stops. Never holds `Item::None`: with nothing to
     /// finish it stops at once.
@@ -146,16 +147,38 @@ pub struct Teammate {
     /// 100,000): only a task taken on changes it, and that teammate then
     /// gets a copy of its own.
     spec: Arc<TeammateSpec>,
-    /// Made on first use: most teammates never ask anything, and at 100,000
-    /// teammates an empty table each would cost 17 MB.
-    requests: Option<Box<Requests>>,
-    defences: Defences,
-    gate: PlanGate,
+    /// What only a teammate that does more than answer needs, made on first
+    /// use (see [`More`]).
+    more: Option<Box<More>>,
+    /// The explorer's hash of this teammate as its own symmetry signature
+    /// names agents (itself 1, the lead 0, the others 2), kept once made:
+    /// a search step changes one or two agents and shares the rest with the
+    /// state it came from, and each of them was hashed again for every
+    /// state. Cleared when the teammate takes a turn.
+    signature: Memo,
     phase: Phase,
     /// Index of the work item in progress or next to start.
     next_item: u32,
     /// The status last reported to the roster.
     status: RosterStatus,
+    /// Set while it expires its requests at the start of a delivery's turn:
+    /// work those expiries free starts only once the delivery is taken up
+    /// too (a plan request delivered at that instant closes the gate first).
+    /// Never set between turns.
+    holding_work: bool,
+}
+
+/// What a teammate needs only once it does more than answer with a fixed
+/// behaviour: the requests it made, its plan gate once in play, what it
+/// waits on, the tasks it took up, the answers it must give again. Boxed
+/// and made on first use: the 100,000 teammates of a load never need it,
+/// and held inline it made every teammate's actor task a size class larger.
+#[derive(Clone, Debug)]
+struct More {
+    requests: Option<Box<Requests>>,
+    gate: PlanGate,
+    /// While its phase is `Waiting`: the plan, and the requests set aside.
+    waiting_on: Option<(RequestId, SetAside)>,
     revisions: u32,
     /// Plans of a benchmark's load that were decided.
     load_done: u64,
@@ -170,17 +193,24 @@ pub struct Teammate {
     /// offer that arrives again (a duplicate, a replay) is answered as before
     /// and its work is never taken up twice.
     offers_taken: Vec<RequestId>,
-    /// Set while it expires its requests at the start of a delivery's turn:
-    /// work those expiries free starts only once the delivery is taken up
-    /// too (a plan request delivered at that instant closes the gate first).
-    /// Never set between turns.
-    holding_work: bool,
-    /// The explorer's hash of this teammate as its own symmetry signature
-    /// names agents (itself 1, the lead 0, the others 2), kept once made:
-    /// a search step changes one or two agents and shares the rest with the
-    /// state it came from, and each of them was hashed again for every
-    /// state. Cleared when the teammate takes a turn.
-    signature: Memo,
+}
+
+impl More {
+    /// As a teammate of `spec` starts: what it would be without one.
+    fn new(spec: &TeammateSpec) -> More {
+        More {
+            requests: None,
+            gate: PlanGate::new(spec.require_plan),
+            waiting_on: None,
+            revisions: 0,
+            load_done: 0,
+            reported_block: None,
+            answered: super::Answered::default(),
+            // A list of more items than a u32 counts could not be held in memory.
+            own_work: spec.work.len() as u32,
+            offers_taken: Vec::new(),
+        }
+    }
 }
 
 /// A hash kept beside what it hashes; 0 means not made. Atomic, since the
@@ -229,21 +259,34 @@ impl Teammate {
         use std::hash::Hash;
         let Teammate {
             spec, // the tasks it took on; the rest is fixed
-            requests,
-            defences: _, // fixed for the run
-            gate,
+            more,
+            signature: _, // a hash of this teammate, kept: not state
             phase,
             next_item,
             status,
+            holding_work: _, // never set between turns
+        } = self;
+        // Without its `More`, hashed as the one it would make: the same
+        // state hashes alike whether or not it was ever made.
+        let fresh;
+        let more = match more {
+            Some(m) => &**m,
+            None => {
+                fresh = More::new(spec);
+                &fresh
+            }
+        };
+        let More {
+            requests,
+            gate,
+            waiting_on,
             revisions,
             load_done: _, // a benchmark's count: history
             reported_block,
             answered,
             own_work, // fixed: where the tasks it took on begin
             offers_taken,
-            holding_work: _, // never set between turns
-            signature: _,    // a hash of this teammate, kept: not state
-        } = self;
+        } = more;
         match requests {
             Some(r) => r.canon(c),
             None => c.word(0),
@@ -255,8 +298,9 @@ impl Teammate {
                 c.word(2);
                 item.hash(c);
             }
-            Phase::Waiting { plan, item, set_aside } => {
+            Phase::Waiting { item } => {
                 c.word(3);
+                let (plan, set_aside) = waiting_on.as_ref().expect("a waiting teammate knows its plan");
                 c.id(*plan);
                 item.hash(c);
                 c.word(set_aside.len() as u64);
@@ -288,28 +332,22 @@ impl Teammate {
         answered.canon(c);
     }
 
-    pub fn new(spec: impl Into<Arc<TeammateSpec>>, defences: Defences) -> Teammate {
-        let spec = spec.into();
-        let gate = PlanGate::new(spec.require_plan);
-        // A list of more items than a u32 counts could not be held in memory.
-        let own_work = spec.work.len() as u32;
+    pub fn new(spec: impl Into<Arc<TeammateSpec>>) -> Teammate {
         Teammate {
-            own_work,
-            offers_taken: Vec::new(),
-            holding_work: false,
-            spec,
-            requests: None,
-            defences,
-            gate,
+            spec: spec.into(),
+            more: None,
+            signature: Memo::default(),
             phase: Phase::NotStarted,
             next_item: 0,
             status: RosterStatus::Working,
-            revisions: 0,
-            load_done: 0,
-            reported_block: None,
-            answered: super::Answered::default(),
-            signature: Memo::default(),
+            holding_work: false,
         }
+    }
+
+    /// What it needs once it does more than answer, made now if not yet.
+    fn more(&mut self) -> &mut More {
+        let spec = &self.spec;
+        self.more.get_or_insert_with(|| Box::new(More::new(spec)))
     }
 
     /// Its hash under its own signature's naming (see `signature`), made
@@ -325,15 +363,23 @@ impl Teammate {
 
     /// The plans this teammate asked about, if it ever asked.
     pub fn table(&self) -> Option<&RequestTable> {
-        self.requests.as_deref().map(|r| &r.table)
+        self.more.as_ref()?.requests.as_deref().map(|r| &r.table)
     }
 
     pub fn phase(&self) -> &Phase {
         &self.phase
     }
 
-    pub fn gate(&self) -> &PlanGate {
-        &self.gate
+    pub fn gate(&self) -> PlanGate {
+        match &self.more {
+            Some(m) => m.gate.clone(),
+            None => PlanGate::new(self.spec.require_plan),
+        }
+    }
+
+    /// While it waits on a plan of its own: the requests it set aside.
+    pub fn set_aside(&self) -> Option<&SetAside> {
+        self.more.as_ref()?.waiting_on.as_ref().map(|(_, held)| held)
     }
 
     /// What it is doing, in a learner's words (the page that steps through
@@ -361,12 +407,12 @@ impl Teammate {
                 None => "all its work done".to_string(),
             },
             Phase::Active { item } => format!("working: {}", on(*item)),
-            Phase::Waiting { item, set_aside, .. } => {
+            Phase::Waiting { item } => {
                 let mut s = "waiting for its plan's verdict".to_string();
                 if item.unfinished() {
                     s += &format!("; {} goes on", on(*item));
                 }
-                if !set_aside.is_empty() {
+                if let Some(set_aside) = self.set_aside().filter(|held| !held.is_empty()) {
                     s += &format!("; {} request(s) set aside until then", set_aside.len());
                 }
                 s
@@ -376,9 +422,9 @@ impl Teammate {
         }
     }
 
-    fn requests(&mut self) -> &mut Requests {
-        let (defences, load) = (self.defences, self.spec.plan_load > 0);
-        self.requests.get_or_insert_with(|| {
+    fn requests(&mut self, defences: Defences) -> &mut Requests {
+        let load = self.spec.plan_load > 0;
+        self.more().requests.get_or_insert_with(|| {
             // A load's million plans must not stay in memory: one in flight.
             let table = if load { RequestTable::forgetful(defences, 1) } else { RequestTable::new(defences) };
             Box::new(Requests::new(table))
@@ -387,7 +433,7 @@ impl Teammate {
 
     /// Plans of a benchmark's load that were decided.
     pub fn load_done(&self) -> u64 {
-        self.load_done
+        self.more.as_ref().map_or(0, |m| m.load_done)
     }
 
     /// The item of work at `next_item`: in progress, or next to start.
@@ -441,7 +487,7 @@ impl Teammate {
         match input {
             Input::Start => self.begin(ctx),
             Input::Deliver(d) => self.on_delivery(d, ctx),
-            Input::Wake(Timer::Deadline) => self.requests().timer_fired(ctx),
+            Input::Wake(Timer::Deadline) => self.requests(ctx.policy.defences).timer_fired(ctx),
             Input::Wake(Timer::WorkStep) => self.step_done(ctx),
             // A plan of its own puts the teammate to waiting on it.
             Input::Script(Script::Ask { kind: Kind::Plan, to, words, label }) => {
@@ -450,7 +496,7 @@ impl Teammate {
             }
             // What a teammate may not ask (a shutdown) the send rules refuse.
             Input::Script(Script::Ask { kind, to, words, label }) => {
-                self.requests().ask(*kind, *to, words.clone(), label.clone(), ctx);
+                self.requests(ctx.policy.defences).ask(*kind, *to, words.clone(), label.clone(), ctx);
             }
             Input::Script(Script::Say { to, text }) => ctx.say(*to, text.clone()),
             Input::Script(Script::AskPlan { to, text }) => {
@@ -466,7 +512,7 @@ impl Teammate {
             }
             Input::Restart { .. } => {
                 // The old incarnation's timer died with it.
-                if let Some(r) = &mut self.requests {
+                if let Some(r) = self.own_requests() {
                     r.timer_fired(ctx);
                 }
                 // A restarted agent starts again from its beginning: if its
@@ -494,7 +540,7 @@ impl Teammate {
     /// read as if it were new: the incarnation check is what tells it was not.
     fn respawned(&mut self, ctx: &mut Ctx) {
         self.reset_for_respawn();
-        if let Some(r) = &mut self.requests {
+        if let Some(r) = self.own_requests() {
             r.timer_fired(ctx);
         }
         self.begin(ctx);
@@ -505,26 +551,62 @@ impl Teammate {
     /// overtakes it before it runs (its restart is then its start).
     pub fn reset_for_respawn(&mut self) {
         // A new `answered`: its answer lists are read from the start again.
+        let more = self.more.take();
         let mut spec = Arc::clone(&self.spec);
-        if spec.work.len() > self.own_work as usize {
-            Arc::make_mut(&mut spec).work.truncate(self.own_work as usize);
+        let own_work = more.as_ref().map_or(spec.work.len(), |m| m.own_work as usize);
+        if spec.work.len() > own_work {
+            Arc::make_mut(&mut spec).work.truncate(own_work);
         }
-        let requests = self.requests.take();
-        *self = Teammate::new(spec, self.defences);
-        self.requests = requests;
+        *self = Teammate::new(spec);
+        if let Some(requests) = more.and_then(|m| m.requests) {
+            self.more().requests = Some(requests);
+        }
+    }
+
+    /// The requests it made, if it ever asked.
+    fn own_requests(&mut self) -> Option<&mut Requests> {
+        self.more.as_mut()?.requests.as_deref_mut()
+    }
+
+    fn gate_state(&self) -> GateState {
+        match &self.more {
+            Some(m) => m.gate.state(),
+            None => PlanGate::new(self.spec.require_plan).state(),
+        }
+    }
+
+    /// Its answer to request `id` of `kind`, from its list for that
+    /// protocol (see [`super::Answered`]), and whether it is a repeat.
+    #[inline]
+    fn answer_from(&mut self, id: RequestId, kind: Kind) -> (Answer, bool) {
+        let Teammate { spec, more, .. } = self;
+        let answers = match kind {
+            Kind::Shutdown => &spec.on_shutdown,
+            Kind::Plan => &spec.on_plan,
+            Kind::Task => &spec.on_task,
+        };
+        // A fixed behaviour with nothing remembered (a load's teammates):
+        // the answer needs nothing made.
+        if more.is_none() && answers.last() == 0 {
+            return (answers.list[0], false);
+        }
+        let more = more.get_or_insert_with(|| Box::new(More::new(spec)));
+        more.answered.answer(id, kind, answers)
     }
 
     /// A crash took what lived only in the process: the mailbox (and with it
     /// the requests set aside) and the step in progress. The request table,
     /// the gate, the list's position and an approved shutdown are durable.
     fn crashed(&mut self) {
-        if let Phase::Waiting { set_aside, .. } = &mut self.phase {
-            set_aside.clear();
+        if let Some(m) = &mut self.more {
+            if let Some((_, set_aside)) = &mut m.waiting_on {
+                set_aside.clear();
+            }
+            m.reported_block = None;
         }
         if let Item::Doing { .. } = self.item() {
             self.set_item(Item::Interrupted);
         }
-        self.reported_block = None;
         // The roster shows a restarted agent as working; start from there so
         // the next status change is reported.
         self.status = RosterStatus::Working;
@@ -547,7 +629,7 @@ impl Teammate {
         match &d.envelope.message {
             Message::Request { .. } => {
                 let Some(admitted) = admit(d, ctx) else { return };
-                if let Phase::Waiting { set_aside, .. } = &mut self.phase {
+                if let Some((_, set_aside)) = self.more.as_mut().and_then(|m| m.waiting_on.as_mut()) {
                     ctx.record(Event::Deferred { agent: ctx.me, request_id: admitted.request_id });
                     // A copy: the runtime owns the input (its texts are
                     // shared, so this costs a reference count each).
@@ -557,7 +639,9 @@ impl Teammate {
                 }
             }
             Message::Response { .. } => {
-                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) = self.requests().judge(d, ctx) {
+                if let Some((id, Verdict::Applied { kind: Kind::Plan, to, .. })) =
+                    self.requests(ctx.policy.defences).judge(d, ctx)
+                {
                     self.plan_decided(id, to == crate::protocol::Status::Approved, false, ctx);
                 }
             }
@@ -572,7 +656,7 @@ impl Teammate {
     /// runtime asks it before each tool call). Only the lead may ask: a
     /// teammate that could close another's gate could stall it at will.
     fn asked_for_plan(&mut self, d: &Delivery, ctx: &mut Ctx) {
-        if self.defences.sender_check && !asker_of(d, ctx).is_lead() {
+        if ctx.policy.defences.sender_check && !asker_of(d, ctx).is_lead() {
             ctx.record(Event::Note { text: "a plan request not from the lead: ignored".into() });
             return;
         }
@@ -583,7 +667,7 @@ impl Teammate {
             ctx.record(Event::Note { text: "asked for a plan while stopping: nothing more to plan".into() });
             return;
         }
-        if !self.gate.plan_asked() {
+        if !self.more().gate.plan_asked() {
             ctx.record(Event::Note { text: "asked for a plan while one is waiting for approval".into() });
             return;
         }
@@ -594,7 +678,7 @@ impl Teammate {
     /// Submits the plan a required gate waits on, if it can now: not while
     /// it waits on another answer (it will once that comes), nor stopping.
     fn submit_required_plan(&mut self, ctx: &mut Ctx) {
-        if self.gate.state() == GateState::Required && matches!(self.phase, Phase::Active { .. }) {
+        if self.gate_state() == GateState::Required && matches!(self.phase, Phase::Active { .. }) {
             let plan = self.spec.plan.clone();
             self.submit(AgentId::LEAD, plan, None, ctx);
         }
@@ -607,7 +691,7 @@ impl Teammate {
         let answer = |approve: bool, words: Option<Text>| Message::Response { kind, request_id, approve, words };
         match kind {
             Kind::Shutdown => {
-                let (answer_of, repeat) = self.answered.answer(request_id, Kind::Shutdown, &self.spec.on_shutdown);
+                let (answer_of, repeat) = self.answer_from(request_id, Kind::Shutdown);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
@@ -636,7 +720,7 @@ impl Teammate {
                 }
             }
             Kind::Plan => {
-                let (answer_of, repeat) = self.answered.answer(request_id, Kind::Plan, &self.spec.on_plan);
+                let (answer_of, repeat) = self.answer_from(request_id, Kind::Plan);
                 if repeat {
                     ctx.record(Event::Note { text: "the same request again: the same answer again".into() });
                 }
@@ -652,7 +736,7 @@ impl Teammate {
                 ctx.send(Address::Agent(asker), answer(approve, feedback));
             }
             Kind::Task => {
-                let (answer_of, repeat) = self.answered.answer(request_id, Kind::Task, &self.spec.on_task);
+                let (answer_of, repeat) = self.answer_from(request_id, Kind::Task);
                 if repeat {
                     ctx.record(Event::Note { text: "the same offer again: the same answer again".into() });
                 }
@@ -664,7 +748,7 @@ impl Teammate {
                     }
                     // An offer it already took up, arriving again: the same
                     // answer again, and the work stays one piece of work.
-                    Answer::Approve if self.offers_taken.contains(&request_id) => {
+                    Answer::Approve if self.more.as_ref().is_some_and(|m| m.offers_taken.contains(&request_id)) => {
                         ctx.record(Event::Note {
                             text: "an offer it already took up: accepts again, works once".into(),
                         });
@@ -691,11 +775,13 @@ impl Teammate {
     /// `test_plan_approval_cannot_cross_assignment_boundary`): a gate in play
     /// closes, and a plan for the new assignment goes out.
     fn task_accepted(&mut self, offer: RequestId, task: Text, ctx: &mut Ctx) {
-        self.offers_taken.push(offer);
+        // Before the work grows: a new `More` counts the work it was given.
+        self.more().offers_taken.push(offer);
         let (steps, step_time) = (self.spec.task_steps, self.spec.task_step_time);
         let item = WorkItem { action: Action::Write, path: Some(task), steps, step_time };
         Arc::make_mut(&mut self.spec).work.push(item);
-        if self.gate.state() != GateState::NotRequired && self.gate.plan_asked() {
+        let gate = &mut self.more().gate;
+        if gate.state() != GateState::NotRequired && gate.plan_asked() {
             ctx.record(Event::Gate { agent: ctx.me, state: GateState::Required });
             self.submit_required_plan(ctx);
         }
@@ -714,7 +800,7 @@ impl Teammate {
             return None;
         }
         let work = self.work_in_hand()?;
-        let crate::protocol::GateError::Closed { action, state } = self.gate.check(work.action).err()? else {
+        let crate::protocol::GateError::Closed { action, state } = self.gate().check(work.action).err()? else {
             return None;
         };
         let what = match &work.path {
@@ -753,14 +839,14 @@ impl Teammate {
     /// input finds none: that check is inlined, the work is not.
     #[inline(always)]
     fn expire(&mut self, ctx: &mut Ctx) {
-        if self.requests.as_ref().is_some_and(|r| r.may_expire(ctx.now)) {
+        if self.more.as_ref().and_then(|m| m.requests.as_ref()).is_some_and(|r| r.may_expire(ctx.now)) {
             self.expire_due(ctx);
         }
     }
 
     #[inline(never)]
     fn expire_due(&mut self, ctx: &mut Ctx) {
-        let due = match &mut self.requests {
+        let due = match self.own_requests() {
             Some(r) => r.expire(ctx.now),
             None => return,
         };
@@ -779,30 +865,34 @@ impl Teammate {
     /// A plan of ours was approved or rejected, by an answer or by the timeout
     /// policy. Waiting on it → Active (or Waiting on its revision).
     fn plan_decided(&mut self, id: RequestId, approved: bool, by_timeout: bool, ctx: &mut Ctx) {
-        let change = self.gate.decided(id, approved);
+        let phase = self.phase;
+        let more = self.more();
+        let change = more.gate.decided(id, approved);
         if matches!(change, GateChange::Opened | GateChange::StaysClosed) {
-            ctx.record(Event::Gate { agent: ctx.me, state: self.gate.state() });
+            ctx.record(Event::Gate { agent: ctx.me, state: more.gate.state() });
         }
         let mut set_aside = SetAside::default();
-        if let Phase::Waiting { plan, item, set_aside: held } = &mut self.phase {
-            if *plan == id {
-                set_aside = std::mem::take(held);
-                self.phase = Phase::Active { item: *item };
+        if let Phase::Waiting { item } = phase {
+            if more.waiting_on.as_ref().is_some_and(|(plan, _)| *plan == id) {
+                set_aside = more.waiting_on.take().map(|(_, held)| held).unwrap_or_default();
+                self.phase = Phase::Active { item };
             }
         }
         if self.spec.plan_load > 0 {
-            self.load_done += 1;
-            if change == GateChange::StaysClosed && self.load_done < self.spec.plan_load {
+            let more = self.more();
+            more.load_done += 1;
+            if change == GateChange::StaysClosed && more.load_done < self.spec.plan_load {
                 let plan = self.spec.plan.clone();
                 self.submit(AgentId::LEAD, plan, None, ctx);
             }
         } else if change == GateChange::StaysClosed && !by_timeout {
-            if self.revisions < self.spec.max_revisions {
-                self.revisions += 1;
-                let plan: Text = format!("{} (revision {})", self.spec.plan, self.revisions).into();
+            let revisions = self.more().revisions;
+            if revisions < self.spec.max_revisions {
+                self.more().revisions += 1;
+                let plan: Text = format!("{} (revision {})", self.spec.plan, revisions + 1).into();
                 self.submit(AgentId::LEAD, plan, None, ctx);
             } else {
-                let times = match self.revisions + 1 {
+                let times = match revisions + 1 {
                     1 => "once".to_string(),
                     n => format!("{n} times"),
                 };
@@ -818,8 +908,12 @@ impl Teammate {
     /// them aside again if a revised plan put this teammate back to waiting.
     fn take_back(&mut self, mut set_aside: SetAside, ctx: &mut Ctx) {
         while let Some(d) = set_aside.pop_front() {
-            match &mut self.phase {
-                Phase::Waiting { set_aside: held, .. } => held.push_back(d),
+            match self.phase {
+                Phase::Waiting { .. } => {
+                    if let Some((_, held)) = self.more().waiting_on.as_mut() {
+                        held.push_back(d);
+                    }
+                }
                 Phase::Stopped => return,
                 _ => {
                     if still_current(&d, ctx) {
@@ -846,11 +940,13 @@ impl Teammate {
             Phase::NotStarted => Item::None,
             Phase::Active { item } => *item,
         };
-        let Some(id) = self.requests().ask(Kind::Plan, to, Some(plan), label, ctx) else {
+        let Some(id) = self.requests(ctx.policy.defences).ask(Kind::Plan, to, Some(plan), label, ctx) else {
             return;
         };
-        self.phase = Phase::Waiting { plan: id, item, set_aside: SetAside::default() };
-        if to.is_lead() && self.gate.submitted(id).is_ok() && self.gate.state() == GateState::Pending {
+        self.phase = Phase::Waiting { item };
+        let more = self.more();
+        more.waiting_on = Some((id, SetAside::default()));
+        if to.is_lead() && more.gate.submitted(id).is_ok() && more.gate.state() == GateState::Pending {
             ctx.record(Event::Gate { agent: ctx.me, state: GateState::Pending });
         }
     }
@@ -877,9 +973,11 @@ impl Teammate {
         let path = work.path.as_ref().map(|p| p.to_string());
         // The gate is asked first, so a blocked action shows in the trace as
         // blocked by the runtime, not merely postponed by a waiting teammate.
-        if let Err(crate::protocol::GateError::Closed { action, state }) = self.gate.check(action) {
-            if self.reported_block != Some((self.next_item, state)) {
-                self.reported_block = Some((self.next_item, state));
+        if let Err(crate::protocol::GateError::Closed { action, state }) = self.gate().check(action) {
+            let next_item = self.next_item;
+            let reported = &mut self.more().reported_block;
+            if *reported != Some((next_item, state)) {
+                *reported = Some((next_item, state));
                 ctx.record(Event::Act { agent: ctx.me, action, path, blocked: Some(state) });
             }
             if stopping {
@@ -1000,7 +1098,7 @@ mod tests {
             work: vec![WorkItem { action: Action::Write, path: Some("a.rs".into()), steps, step_time: Millis(10) }],
             ..TeammateSpec::default()
         };
-        Teammate::new(spec, Defences::default())
+        Teammate::new(spec)
     }
 
     fn shutdown_request(n: u8, sender: AgentId, claimed_from: AgentId) -> Input {
@@ -1097,7 +1195,7 @@ mod tests {
             ],
             ..TeammateSpec::default()
         };
-        let mut t = Teammate::new(spec, Defences::default());
+        let mut t = Teammate::new(spec);
         b.feed(&mut t, Input::Start);
         let ask = Script::Ask { kind: Kind::Plan, to: AgentId::LEAD, words: None, label: None };
         plan_sent(&b.feed(&mut t, Input::Script(ask))).expect("its own plan goes out");
@@ -1124,7 +1222,7 @@ mod tests {
             ],
             ..TeammateSpec::default()
         };
-        let mut t = Teammate::new(spec, Defences::default());
+        let mut t = Teammate::new(spec);
         let out = b.feed(&mut t, Input::Start);
         let plan = plan_sent(&out).expect("the plan goes out first");
         assert_eq!(acts(&out), vec![(Action::Read, None)], "the read starts with the plan pending: {out:?}");
@@ -1148,7 +1246,7 @@ mod tests {
             work: vec![WorkItem { action: Action::Write, path: Some("a.rs".into()), steps: 4, step_time: Millis(10) }],
             ..TeammateSpec::default()
         };
-        let mut t = Teammate::new(spec, Defences::default());
+        let mut t = Teammate::new(spec);
         let first = plan_sent(&b.feed(&mut t, Input::Start)).expect("a plan");
         b.feed(&mut t, plan_verdict(first, true));
         b.feed(&mut t, Input::Wake(Timer::WorkStep));
@@ -1158,7 +1256,7 @@ mod tests {
         );
         let second = plan_sent(&out).expect("a second plan");
         b.feed(&mut t, plan_verdict(second, false));
-        assert_eq!(t.gate.state(), GateState::Rejected);
+        assert_eq!(t.gate().state(), GateState::Rejected);
         b.feed(&mut t, Input::Restart { incarnation: 1 });
         assert_eq!(*t.phase(), Phase::Active { item: Item::Interrupted });
         let out = b.feed(&mut t, shutdown_request_for(1, 1));
@@ -1184,7 +1282,7 @@ mod tests {
             work: vec![WorkItem { action: Action::Write, path: Some("a.rs".into()), steps: 4, step_time: Millis(10) }],
             ..TeammateSpec::default()
         };
-        let mut t = Teammate::new(spec, Defences::default());
+        let mut t = Teammate::new(spec);
         let first = plan_sent(&b.feed(&mut t, Input::Start)).expect("a plan");
         b.feed(&mut t, plan_verdict(first, true));
         let out = b.feed(
@@ -1291,9 +1389,11 @@ mod tests {
         assert!(matches!(t.phase(), Phase::Waiting { .. }));
         let out = b.feed(&mut t, shutdown_request(1, AgentId::LEAD, AgentId::LEAD));
         assert_eq!(approvals(&out), 0);
-        assert!(matches!(t.phase(), Phase::Waiting { set_aside, .. } if set_aside.len() == 1));
+        assert!(matches!(t.phase(), Phase::Waiting { .. }));
+        assert_eq!(t.set_aside().map(|held| held.len()), Some(1));
         b.feed(&mut t, Input::Restart { incarnation: 1 });
-        assert!(matches!(t.phase(), Phase::Waiting { set_aside, .. } if set_aside.is_empty()));
+        assert!(matches!(t.phase(), Phase::Waiting { .. }));
+        assert_eq!(t.set_aside().map(|held| held.len()), Some(0));
     }
 
     #[test]

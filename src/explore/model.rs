@@ -208,8 +208,7 @@ impl Model {
         let defences = policy.defences;
         let lead = spec.lead.lead(defences);
         let mut agents: SmallVec<[Arc<Agent>; 8]> = smallvec::smallvec![Arc::new(Agent::Lead(Box::new(lead)))];
-        agents
-            .extend(spec.teammates.iter().map(|(_, t)| Arc::new(Agent::Teammate(Teammate::new(t.clone(), defences)))));
+        agents.extend(spec.teammates.iter().map(|(_, t)| Arc::new(Agent::Teammate(Teammate::new(t.clone())))));
         let n = agents.len();
         let require_plan = scenario.require_plan();
         world.begin(&mut spec);

@@ -102,7 +102,7 @@ pub fn agents(spec: &mut TeamSpec) -> impl Iterator<Item = Agent> {
         None => Agent::Lead(Box::new(spec.lead.lead(defences))),
     };
     let teammates =
-        std::mem::take(&mut spec.teammates).into_iter().map(move |(_, t)| Agent::Teammate(Teammate::new(t, defences)));
+        std::mem::take(&mut spec.teammates).into_iter().map(move |(_, t)| Agent::Teammate(Teammate::new(t)));
     std::iter::once(lead).chain(teammates)
 }
 

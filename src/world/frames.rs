@@ -10,7 +10,6 @@
 //! every event of a turn, the state the turn left.
 
 use super::{FileState, Shell, World};
-use crate::agent::teammate::Phase;
 use crate::agent::Agent;
 use crate::protocol::{AgentId, GateState, Request, RequestId, WaitFor};
 use crate::trace::{Event, RosterStatus};
@@ -77,14 +76,15 @@ impl AgentFrame {
         match agent {
             Agent::Lead(_) => AgentFrame { after, agent: me, doing: None, gate: None, set_aside: Vec::new(), requests },
             Agent::Teammate(t) => {
-                let set_aside = match t.phase() {
-                    Phase::Waiting { set_aside, .. } => set_aside
+                let set_aside = match t.set_aside() {
+                    Some(held) => held
                         .iter()
                         .map(|d| (d.envelope.message.type_name(), d.envelope.message.request_id(), d.sender))
                         .collect(),
-                    _ => Vec::new(),
+                    None => Vec::new(),
                 };
-                let gate = Some((t.gate().state(), t.gate().current_plan()));
+                let gate = t.gate();
+                let gate = Some((gate.state(), gate.current_plan()));
                 AgentFrame { after, agent: me, doing: Some(t.doing()), gate, set_aside, requests }
             }
         }

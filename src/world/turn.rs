@@ -152,6 +152,7 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
             mailboxes: &mut w.shell,
             sent: &mut w.next_msg,
             epochs: &w.sim.epochs,
+            timers: 0,
         }),
     };
     agent.handle(input, &mut cx);
