@@ -577,7 +577,7 @@ impl Teammate {
 
     /// Its answer to request `id` of `kind`, from its list for that
     /// protocol (see [`super::Answered`]), and whether it is a repeat.
-    #[inline]
+    #[inline(always)]
     fn answer_from(&mut self, id: RequestId, kind: Kind) -> (Answer, bool) {
         let Teammate { spec, more, .. } = self;
         let answers = match kind {
@@ -953,7 +953,18 @@ impl Teammate {
 
     /// Starts the item at `next_item` if nothing is in progress and the gate
     /// lets it; a stopping teammate with nothing left to finish stops.
+    // Inlined is only the check that there is nothing to start, which is
+    // what every delivery to a teammate that only answers finds.
+    #[inline(always)]
     fn start_next(&mut self, ctx: &mut Ctx) {
+        if self.phase == (Phase::Active { item: Item::None }) && self.work_in_hand().is_none() {
+            return;
+        }
+        self.start_item(ctx);
+    }
+
+    #[inline(never)]
+    fn start_item(&mut self, ctx: &mut Ctx) {
         if self.holding_work {
             return;
         }
