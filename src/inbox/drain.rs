@@ -52,7 +52,7 @@ impl Drain {
 
 /// The file that holds a reader's committed position.
 pub fn offset_path(owner: &str) -> String {
-    format!("{owner}.jsonl.offset")
+    super::write::joined(owner, ".jsonl.offset")
 }
 
 /// The position a committed-offset reader has read up to (0 if it never

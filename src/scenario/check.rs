@@ -5,7 +5,7 @@
 use super::build::{Expect, FileExpect, Scenario};
 use crate::oracle::{self, Invariant, Violation};
 use crate::protocol::Request;
-use crate::protocol::{AgentId, GateState, Millis, Reason, Status};
+use crate::protocol::{AgentId, GateState, Millis, Reason, RequestId, Status};
 use crate::team::run;
 use crate::trace::{ignored_reason, Event, Stamped};
 use crate::world::{Outcome, Stop};
@@ -721,8 +721,21 @@ impl<'o> Facts<'o> {
             f.agents = o.names.agents.iter().enumerate().map(|(i, n)| (n.as_str(), AgentId(i as u32))).collect();
         }
         if asks(|e| matches!(e, Expect::Request { .. })) {
+            // Only the labels the file names: a hundred requests, two of
+            // them asked about, need not each have their label looked up.
+            let asked: Vec<&str> = expects
+                .iter()
+                .filter_map(|e| if let Expect::Request { label, .. } = e { Some(label.as_str()) } else { None })
+                .collect();
+            let ids: HashMap<RequestId, &str, BuildHasherDefault<NameHash>> = o
+                .names
+                .labels
+                .iter()
+                .filter(|(_, label)| asked.contains(&label.as_str()))
+                .map(|(id, label)| (*id, label.as_str()))
+                .collect();
             for r in &o.requests {
-                if let Some(label) = o.names.label(r.id) {
+                if let Some(label) = ids.get(&r.id) {
                     f.requests.entry(label).or_insert(r);
                 }
             }
