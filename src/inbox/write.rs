@@ -40,7 +40,9 @@ pub fn framed(fs: &SimFs, path: &str, line: &Line) -> Vec<u8> {
 /// As [`framed`], escaping a text shared with the last line once (see
 /// [`SharedText`]).
 pub fn framed_shared(fs: &SimFs, path: &str, line: &Line, shared: &mut SharedText) -> Vec<u8> {
-    let mut bytes = Vec::new();
+    // Room for a usual line at once (its keys, names, numbers and an id take
+    // about 200 bytes) rather than growing it field by field.
+    let mut bytes = Vec::with_capacity(256);
     if fs.read(path).and_then(<[u8]>::last).is_some_and(|&b| b != b'\n') {
         bytes.push(b'\n');
     }
