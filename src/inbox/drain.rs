@@ -27,7 +27,8 @@
 
 use super::fs::SimFs;
 use super::line::Line;
-use super::scan::{scan, Skipped};
+use super::line::LineError;
+use super::scan::{scan_by, Skipped};
 use super::write::inbox_path;
 
 /// How an agent drains its inbox file.
@@ -51,7 +52,7 @@ impl Drain {
 
 /// The file that holds a reader's committed position.
 pub fn offset_path(owner: &str) -> String {
-    format!("{owner}.jsonl.offset")
+    super::write::joined(owner, ".jsonl.offset")
 }
 
 /// The position a committed-offset reader has read up to (0 if it never
@@ -64,16 +65,23 @@ pub fn committed(fs: &SimFs, owner: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// What the first step of a read found.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Batch {
+/// What the first step of a read found: each message as a [`Line`], or as
+/// what the caller of [`begin_read_by`] keeps of one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Batch<L = Line> {
     /// The messages, oldest first, with the position of each line.
-    pub lines: Vec<(u64, Line)>,
+    pub lines: Vec<(u64, L)>,
     /// Lines skipped: torn fragments and objects that are not messages.
     pub skipped: Vec<Skipped>,
     /// Bytes the read went through: the whole file, as the reference's
     /// `read_text()` reads it. This is what a read costs (see `cost`).
     pub scanned: u64,
+}
+
+impl<L> Default for Batch<L> {
+    fn default() -> Self {
+        Batch { lines: Vec::new(), skipped: Vec::new(), scanned: 0 }
+    }
 }
 
 /// Proof of a read begun; give it back to [`finish_read`]. A reader that
@@ -91,18 +99,34 @@ pub struct ReadToken {
 }
 
 /// What the second step of a read did.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Finished {
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finished<L = Line> {
     /// Messages destroyed without ever being returned: appended between the
     /// two steps of a read-then-truncate.
-    pub lost: Vec<(u64, Line)>,
+    pub lost: Vec<(u64, L)>,
     /// Fragments and invalid lines destroyed by the truncate, never returned
     /// by a read: each is reported here once.
     pub skipped: Vec<Skipped>,
 }
 
+impl<L> Default for Finished<L> {
+    fn default() -> Self {
+        Finished { lost: Vec::new(), skipped: Vec::new() }
+    }
+}
+
 /// First step of a read: the lines not yet read, and a token to finish with.
 pub fn begin_read(fs: &SimFs, owner: &str, drain: Drain) -> (Batch, ReadToken) {
+    begin_read_by(fs, owner, drain, |_, body| Line::parse(body, owner))
+}
+
+/// As [`begin_read`], each line read by `read` (see [`scan_by`]).
+pub fn begin_read_by<L>(
+    fs: &SimFs,
+    owner: &str,
+    drain: Drain,
+    read: impl FnMut(u64, &[u8]) -> Result<L, LineError>,
+) -> (Batch<L>, ReadToken) {
     let path = inbox_path(owner);
     let Some(file) = fs.file(&path) else {
         let upto = if drain == Drain::CommittedOffset { committed(fs, owner) } else { 0 };
@@ -122,13 +146,24 @@ pub fn begin_read(fs: &SimFs, owner: &str, drain: Drain) -> (Batch, ReadToken) {
         }
     };
     let from = (start - file.dropped) as usize;
-    let found = scan(&file.bytes[from..], start, owner);
+    let found = scan_by(&file.bytes[from..], start, read);
     let batch = Batch { lines: found.lines, skipped: found.skipped, scanned: file.bytes.len() as u64 };
     (batch, ReadToken { owner: owner.to_string(), drain, upto: found.end, existed: true })
 }
 
 /// Second step of a read: truncate, or commit the position.
 pub fn finish_read(fs: &mut SimFs, token: ReadToken) -> Finished {
+    let owner = token.owner.clone();
+    finish_read_by(fs, token, |_, body| Line::parse(body, &owner))
+}
+
+/// As [`finish_read`], each line a truncate destroys read by `read` (see
+/// [`scan_by`]).
+pub fn finish_read_by<L>(
+    fs: &mut SimFs,
+    token: ReadToken,
+    read: impl FnMut(u64, &[u8]) -> Result<L, LineError>,
+) -> Finished<L> {
     match token.drain {
         Drain::CommittedOffset => {
             if token.upto > committed(fs, &token.owner) {
@@ -147,7 +182,7 @@ pub fn finish_read(fs: &mut SimFs, token: ReadToken) -> Finished {
             // name: all of it is about to go.
             let start = if token.upto > file.end() { file.dropped } else { token.upto.max(file.dropped) };
             let from = (start - file.dropped) as usize;
-            let doomed = scan(&file.bytes[from..], start, &token.owner);
+            let doomed = scan_by(&file.bytes[from..], start, read);
             let mut skipped = doomed.skipped;
             if !doomed.tail.is_empty() {
                 skipped.push(Skipped::Torn { offset: doomed.end, bytes: doomed.tail });

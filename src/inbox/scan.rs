@@ -31,11 +31,12 @@ impl Skipped {
     }
 }
 
-/// The lines of a stretch of file.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Scanned {
+/// The lines of a stretch of file: each message as a [`Line`], or as what
+/// the caller of [`scan_by`] keeps of one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scanned<L = Line> {
     /// Messages with the position of their first byte.
-    pub lines: Vec<(u64, Line)>,
+    pub lines: Vec<(u64, L)>,
     pub skipped: Vec<Skipped>,
     /// Position just past the last complete line: where a reader that has
     /// taken all of these lines stands.
@@ -44,9 +45,22 @@ pub struct Scanned {
     pub tail: Vec<u8>,
 }
 
+impl<L> Default for Scanned<L> {
+    fn default() -> Self {
+        Scanned { lines: Vec::new(), skipped: Vec::new(), end: 0, tail: Vec::new() }
+    }
+}
+
 /// Scans `bytes`, whose first byte sits at position `start` in the file.
 /// `owner` is the inbox's owner (see [`Line::parse`]).
 pub fn scan(bytes: &[u8], start: u64, owner: &str) -> Scanned {
+    scan_by(bytes, start, |_, body| Line::parse(body, owner))
+}
+
+/// As [`scan`], each line read by `read` from its position and its bytes
+/// (without the newline): a caller that wrote a line itself can say what it
+/// holds without parsing it back, and keep only what it needs of it.
+pub fn scan_by<L>(bytes: &[u8], start: u64, mut read: impl FnMut(u64, &[u8]) -> Result<L, LineError>) -> Scanned<L> {
     let mut out = Scanned { end: start, ..Scanned::default() };
     let mut from = 0usize;
     while let Some(nl) = bytes[from..].iter().position(|&b| b == b'\n') {
@@ -54,7 +68,7 @@ pub fn scan(bytes: &[u8], start: u64, owner: &str) -> Scanned {
         let offset = start + from as u64;
         // The reference's reader skips blank lines; so does this one.
         if !body.iter().all(u8::is_ascii_whitespace) {
-            match Line::parse(body, owner) {
+            match read(offset, body) {
                 Ok(line) => out.lines.push((offset, line)),
                 Err(e) if e.is_torn() => out.skipped.push(Skipped::Torn { offset, bytes: body.to_vec() }),
                 Err(error) => out.skipped.push(Skipped::Invalid { offset, bytes: body.to_vec(), error }),

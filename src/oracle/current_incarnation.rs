@@ -14,7 +14,7 @@ use crate::protocol::{Address, AgentId, Canon, MessageType, RequestId};
 use crate::trace::Event;
 
 /// What it keeps: the requests sent, and those delivered stale.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct CurrentIncarnation {
     /// Every request sent, by seq (sorted): a copy may still arrive, late,
     /// duplicated or replayed, after its receiver crashed and restarted.
@@ -32,6 +32,14 @@ struct SentTo {
     id: RequestId,
     to: AgentId,
     incarnation: u32,
+}
+
+/// Room from the start for a short run's requests: a sweep plays thousands
+/// of them, and each grew the list from nothing, a copy at each doubling.
+impl Default for CurrentIncarnation {
+    fn default() -> CurrentIncarnation {
+        CurrentIncarnation { requests_sent: Vec::with_capacity(8), stale: Vec::new() }
+    }
 }
 
 impl CurrentIncarnation {

@@ -14,8 +14,11 @@ use crate::trace::{Event, RosterStatus};
 pub(super) struct GracefulComplete {
     /// By agent, then path, the order it reports them in. A map: a team of
     /// thousands each halfway through a file made a sorted list move the
-    /// rest at each file started and finished.
-    half_written: std::collections::BTreeMap<(AgentId, Text), HalfWritten>,
+    /// rest at each file started and finished. Each agent's files (a few)
+    /// are a list sorted by path, found by the step's path as it is: keyed
+    /// by agent and path together, each step made the path a shared text
+    /// to look it up, an allocation per step.
+    half_written: std::collections::BTreeMap<AgentId, Vec<HalfWritten>>,
 }
 
 /// A file an agent has started but not finished writing. Finished files are
@@ -34,21 +37,33 @@ impl GracefulComplete {
     pub(super) fn observe(&mut self, _book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
         match e {
             Event::FileStep { agent, path, done, total } => {
-                let key = (*agent, Text::from(path.as_str()));
+                let by_path = |f: &HalfWritten| (*f.path).cmp(path.as_str());
                 if done < total {
-                    let f = HalfWritten { agent: *agent, path: key.1.clone(), done: *done, total: *total };
-                    self.half_written.insert(key, f);
-                } else {
-                    self.half_written.remove(&key);
+                    let files = self.half_written.entry(*agent).or_default();
+                    match files.binary_search_by(by_path) {
+                        Ok(k) => (files[k].done, files[k].total) = (*done, *total),
+                        Err(k) => files.insert(
+                            k,
+                            HalfWritten { agent: *agent, path: Text::from(path.as_str()), done: *done, total: *total },
+                        ),
+                    }
+                } else if let Some(files) = self.half_written.get_mut(agent) {
+                    if let Ok(k) = files.binary_search_by(by_path) {
+                        files.remove(k);
+                        if files.is_empty() {
+                            self.half_written.remove(agent);
+                        }
+                    }
                 }
             }
             // A new process: what the old one left half-written (a kill or a
             // crash did) is not the new one's to finish, unless it writes it
             // again, which makes it its own.
-            Event::Respawn { agent } => self.half_written.retain(|(a, _), _| a != agent),
+            Event::Respawn { agent } => {
+                self.half_written.remove(agent);
+            }
             Event::Status { agent, status: RosterStatus::Shutdown } => {
-                let from = (*agent, Text::from(""));
-                for f in self.half_written.range(from..).map(|(_, f)| f).take_while(|f| f.agent == *agent) {
+                for f in self.half_written.get(agent).into_iter().flatten() {
                     let detail = format!(
                         "{} shut down gracefully with {} half-written ({}/{})",
                         at.who(*agent),
@@ -66,7 +81,7 @@ impl GracefulComplete {
     /// Hashes the half-written files.
     pub(super) fn canon(&self, c: &mut Canon) {
         let mut files: Vec<(u32, &HalfWritten)> =
-            self.half_written.values().map(|f| (c.agent_index(f.agent), f)).collect();
+            self.half_written.values().flatten().map(|f| (c.agent_index(f.agent), f)).collect();
         files.sort_by(|a, b| (a.0, &*a.1.path).cmp(&(b.0, &*b.1.path)));
         c.word(files.len() as u64);
         for (agent, f) in files {

@@ -228,12 +228,32 @@ struct Book {
     /// The last event said the next send is a script's (see
     /// `Event::Scripted`): used by the event right after it.
     scripted: bool,
+    /// While the invariants judge an event: the request it is about, as
+    /// the book has it, looked up once for all of them (most ask for it).
+    /// Empty between events.
+    subject: Option<(u128, Option<Tracked>)>,
 }
 
 impl Book {
     /// The request `id`, if the log opened it.
     fn request(&self, id: RequestId) -> Option<&Tracked> {
-        self.requests.get(&id.0.as_u128())
+        let key = id.0.as_u128();
+        match &self.subject {
+            Some((subject, r)) if *subject == key => r.as_ref(),
+            _ => self.requests.get(&key),
+        }
+    }
+
+    /// The request `e` is about, if it names one the invariants look up.
+    fn subject_of(&self, e: &Event) -> Option<(u128, Option<Tracked>)> {
+        let id = match e {
+            Event::Verdict { request_id, .. } => *request_id,
+            Event::Expired { id, .. } => *id,
+            // A send's is looked up by one invariant, and only for some.
+            _ => return None,
+        };
+        let key = id.0.as_u128();
+        Some((key, self.requests.get(&key).copied()))
     }
 
     /// The life of `agent`, if the team has it.
@@ -403,6 +423,7 @@ impl Watch {
                 agents: vec![agent; require_plan.len()],
                 replays: Vec::new(),
                 scripted: false,
+                subject: None,
             },
             final_roster: FinalRoster,
             matching_response: MatchingResponse,
@@ -433,6 +454,7 @@ impl Watch {
         let scripted = std::mem::replace(&mut self.book.scripted, matches!(e.event, Event::Scripted { .. }));
         let replayed = self.book.take_replay(&e.event) || scripted;
         let at = At { policy, names, i, t: e.t, replayed };
+        self.book.subject = self.book.subject_of(&e.event);
         let (book, e) = (&self.book, &e.event);
         // The order of one event's violations in a report.
         self.final_roster.observe(book, &at, e, out);
@@ -445,6 +467,7 @@ impl Watch {
         self.no_silent_loss.observe(book, &at, e, out);
         self.single_terminal.observe(book, &at, e, out);
         self.protocols.observe(book, &at, e, out);
+        self.book.subject = None;
         self.book.observe(e);
     }
 
@@ -497,6 +520,8 @@ impl Watch {
             // logged in the same step, and a script's marker with its send.
             replays: _,
             scripted: _,
+            // A memo of the event being judged: empty between events.
+            subject: _,
         } = book;
         c.word(requests.len() as u64);
         let mut requests: Vec<(u32, &Tracked)> =

@@ -26,11 +26,20 @@ pub(super) struct NoSilentLoss {
 /// rather than shifting the rest (a broadcast to 100,000 teammates puts
 /// 100,000 in flight, and shifting made judging it quadratic); empty slots
 /// go from the front at once, and from anywhere once they are the most.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct InFlight {
     slots: VecDeque<(u64, Option<Unaccounted>)>,
     /// The slots that hold a message.
     live: usize,
+}
+
+/// Room from the start for the messages a short run has in flight at
+/// once: a sweep plays thousands of them, and each grew the list from
+/// nothing, a copy at each doubling. (A watcher's copy holds what it holds.)
+impl Default for InFlight {
+    fn default() -> InFlight {
+        InFlight { slots: VecDeque::with_capacity(16), live: 0 }
+    }
 }
 
 impl InFlight {

@@ -15,9 +15,10 @@
 
 use super::{Due, Shell, World};
 use crate::agent::Input;
+use crate::inbox::drain::{begin_read_by, finish_read_by};
 use crate::inbox::{
-    begin_read, finish_read, framed_shared, inbox_path, prune, Drain, Line, ReadCost, ReadToken, SharedText, SimFs,
-    Skipped, MAX_HELD_BYTES,
+    framed_shared, inbox_path, prune, Drain, Line, LineError, ReadCost, ReadToken, SharedText, SimFs, Skipped,
+    MAX_HELD_BYTES,
 };
 use crate::protocol::{AgentId, Delivery, Millis};
 use crate::trace::{Cause, Event, RosterStatus};
@@ -105,6 +106,68 @@ pub struct Inboxes {
     junk: std::collections::BTreeSet<(AgentId, u64)>,
     /// The first failure of the disk mirror: the run goes on, the CLI reports it.
     pub mirror_error: Option<String>,
+    /// The lines the router appended and no read has met yet, in each
+    /// agent's file order (see [`Written`]).
+    written: Vec<VecDeque<Written>>,
+}
+
+/// A whole line the router appended: where it starts in its file, how long
+/// it is without its newline, and the message number it was written for.
+///
+/// The router wrote it, so a read that meets exactly these bytes there knows
+/// what they parse to (the line, with this number) without parsing them back.
+/// Exactly these: a file's bytes never move from their position (a truncate
+/// or a prune only cuts them away, positions count from the file's
+/// creation, and the world never rewrites, renames or removes an inbox
+/// file), so a line that starts at the same position with the same length
+/// is this one. Anything else there (a torn fragment glued in front, a junk
+/// line) starts elsewhere or is longer, and is parsed as before. A line met
+/// once is forgotten: a read after a crash parses it again.
+#[derive(Clone, Copy, Debug)]
+struct Written {
+    offset: u64,
+    len: usize,
+    seq: u64,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Lines a read knew without parsing them, on this thread (tests only).
+    static KNOWN_LINES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Tests only: how many lines reads on this thread have known without
+/// parsing them, so a test of that path cannot pass by meeting none.
+#[cfg(test)]
+pub fn known_lines() -> u64 {
+    KNOWN_LINES.with(|n| n.get())
+}
+
+/// What a read keeps of each message line: its number, known without
+/// parsing for a line the router wrote (see [`Written`]), else parsed.
+fn seq_of(written: &mut VecDeque<Written>, owner: &str, offset: u64, body: &[u8]) -> Result<Option<u64>, LineError> {
+    // Lines met before this one (skipped, or read from further on) are met
+    // no more: positions only grow within a read.
+    while written.front().is_some_and(|w| w.offset < offset) {
+        written.pop_front();
+    }
+    match written.front() {
+        Some(w) if w.offset == offset && w.len == body.len() => {
+            let seq = w.seq;
+            written.pop_front();
+            // Tests check the claim on every line they meet (the unit test
+            // `every_line_the_router_wrote_parses_back_to_its_number` plays
+            // every bundled scenario through here).
+            if cfg!(any(test, debug_assertions)) {
+                let parsed = Line::parse(body, owner).map(|l| l.seq);
+                assert_eq!(parsed, Ok(Some(seq)), "a line the router wrote at {offset} parses back to its number");
+                #[cfg(test)]
+                KNOWN_LINES.with(|n| n.set(n.get() + 1));
+            }
+            Ok(Some(seq))
+        }
+        _ => Line::parse(body, owner).map(|l| l.seq),
+    }
 }
 
 impl Inboxes {
@@ -128,6 +191,7 @@ impl Inboxes {
             cut: Default::default(),
             junk: Default::default(),
             mirror_error: None,
+            written: vec![VecDeque::new(); agents],
         }
     }
 
@@ -252,7 +316,14 @@ pub fn append<S: Shell>(w: &mut World<S>, mut d: Delivery) {
         return;
     }
     let Some(inb) = w.sim.inbox.as_mut() else { return };
+    // Where the line starts: after the file's end, and after the newline
+    // that ends a torn fragment there, if the append begins with one.
+    let framing = usize::from(bytes.first() == Some(&b'\n'));
+    let offset = inb.fs.file(&path).map_or(0, |f| f.end()) + framing as u64;
     inb.fs.append(&path, &bytes);
+    if let Some(lines) = inb.written.get_mut(to.index()) {
+        lines.push_back(Written { offset, len: bytes.len() - framing - 1, seq });
+    }
     drop(bytes);
     sync(&mut w.shell, inb);
     let size = inb.fs.size(&path);
@@ -400,7 +471,9 @@ pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
         return;
     }
     inb.dirty[agent.index()] = false;
-    let (batch, token) = begin_read(&inb.fs, &owner, inb.spec.drain);
+    let written = &mut inb.written[agent.index()];
+    let (batch, token) =
+        begin_read_by(&inb.fs, &owner, inb.spec.drain, |offset, body| seq_of(written, &owner, offset, body));
     let cost = inb.spec.cost.of(batch.scanned);
     let (lines, scanned) = (batch.lines.len(), batch.scanned);
     // A read returns what was in the file when it began, and only the lines
@@ -408,8 +481,8 @@ pub fn begin<S: Shell>(w: &mut World<S>, agent: AgentId) {
     // none, or that a junk fault wrote, is skipped and said so.
     let mut skipped = batch.skipped;
     let mut seqs = Vec::with_capacity(lines);
-    for (offset, line) in &batch.lines {
-        match line.seq {
+    for (offset, seq) in &batch.lines {
+        match *seq {
             Some(s) if inb.unread.contains_key(&s) && !inb.junk.contains(&(agent, *offset)) => seqs.push(s),
             _ => skipped.push(Skipped::NotSent { offset: *offset }),
         }
@@ -441,14 +514,15 @@ pub fn finish<S: Shell>(w: &mut World<S>, read: PendingRead) {
         }
         return;
     }
-    let done = finish_read(&mut inb.fs, token);
+    let written = &mut inb.written[agent.index()];
+    let done = finish_read_by(&mut inb.fs, token, |offset, body| seq_of(written, &owner, offset, body));
     if inb.spec.prune {
         prune(&mut inb.fs, &owner, inb.spec.drain);
     }
     sync(&mut w.shell, inb);
     let mut lost = Vec::new();
-    for (_, line) in &done.lost {
-        if let Some(d) = line.seq.and_then(|s| inb.take(s)) {
+    for (_, seq) in &done.lost {
+        if let Some(d) = seq.and_then(|s| inb.take(s)) {
             lost.push((d.seq, d.envelope.message.message_type()));
         }
     }

@@ -12,12 +12,27 @@ use std::collections::BinaryHeap;
 /// memmove of up to eleven 112-byte events; a heap of whole events still
 /// moved 2 log2(n) of them a pop (what each cost: docs/architecture.md). A
 /// key is 24 bytes and an event is moved once in and once out.
-#[derive(Default)]
 pub struct Queue {
     heap: BinaryHeap<Entry>,
     slab: Vec<Option<Due>>,
     free: Vec<u32>,
     next_seq: u64,
+}
+
+/// Room for the events a small run queues at once, from the start: a sweep
+/// plays thousands of short runs, and each grew its queue from nothing, a
+/// copy of its events at each doubling.
+const QUEUED_AT_FIRST: usize = 32;
+
+impl Default for Queue {
+    fn default() -> Queue {
+        Queue {
+            heap: BinaryHeap::with_capacity(QUEUED_AT_FIRST),
+            slab: Vec::with_capacity(QUEUED_AT_FIRST),
+            free: Vec::with_capacity(QUEUED_AT_FIRST),
+            next_seq: 0,
+        }
+    }
 }
 
 #[derive(Clone)]
