@@ -28,11 +28,18 @@ struct LoadState {
     done: u64,
 }
 
+/// What a rejection says when the scenario gives no feedback.
+fn rejected() -> Text {
+    "rejected".into()
+}
+
 #[derive(Clone, Debug)]
 pub struct Lead {
     requests: Requests,
     on_plan: Answers,
-    feedback: Option<Text>,
+    /// Sent with a rejection: the scenario's feedback, or "rejected". Made
+    /// once, so each rejection shares it rather than allocating its own.
+    rejection: Text,
     /// Sent with an approval; none unless the scenario gives one.
     approval_feedback: Option<Text>,
     load: Option<LoadState>,
@@ -124,7 +131,7 @@ impl Lead {
         let Lead {
             requests,
             on_plan: _,           // fixed for the run: the place read next is `answered`'s
-            feedback: _,          // fixed for the run
+            rejection: _,         // fixed for the run
             approval_feedback: _, // fixed for the run
             load: _,              // a benchmark's load: never explored
             answered,
@@ -165,7 +172,7 @@ impl Lead {
         Lead {
             requests: Requests::new(RequestTable::new(defences)),
             on_plan,
-            feedback,
+            rejection: feedback.unwrap_or_else(rejected),
             approval_feedback: None,
             load: None,
             answered: super::Answered::default(),
@@ -200,7 +207,7 @@ impl Lead {
         Lead {
             requests: Requests::new(RequestTable::forgetful(defences, in_flight)),
             on_plan: Answers::always(Answer::Approve),
-            feedback: None,
+            rejection: rejected(),
             approval_feedback: None,
             load: Some(LoadState { load, sent: 0, done: 0 }),
             answered: super::Answered::default(),
@@ -432,7 +439,7 @@ impl Lead {
         }
         let (approve, feedback) = match answer {
             Answer::Approve => (true, self.approval_feedback.clone()),
-            Answer::Reject => (false, self.feedback.clone().or_else(|| Some("rejected".into()))),
+            Answer::Reject => (false, Some(self.rejection.clone())),
             Answer::Ignore => {
                 ctx.record(Event::NoAnswer { agent: ctx.me, request_id });
                 return;

@@ -195,7 +195,21 @@ struct More {
     offers_taken: Vec<RequestId>,
 }
 
+/// A teammate's own request table, made when it first asks: a load's
+/// million plans must not stay in memory, so its table keeps one in flight.
+#[cold]
+fn new_requests(load: bool, defences: Defences) -> Box<Requests> {
+    let table = if load { RequestTable::forgetful(defences, 1) } else { RequestTable::new(defences) };
+    Box::new(Requests::new(table))
+}
+
 impl More {
+    /// Made on first use (see `Teammate::more`).
+    #[cold]
+    fn boxed(spec: &TeammateSpec) -> Box<More> {
+        Box::new(More::new(spec))
+    }
+
     /// As a teammate of `spec` starts: what it would be without one.
     fn new(spec: &TeammateSpec) -> More {
         More {
@@ -345,9 +359,10 @@ impl Teammate {
     }
 
     /// What it needs once it does more than answer, made now if not yet.
+    #[inline(always)]
     fn more(&mut self) -> &mut More {
         let spec = &self.spec;
-        self.more.get_or_insert_with(|| Box::new(More::new(spec)))
+        self.more.get_or_insert_with(|| More::boxed(spec))
     }
 
     /// Its hash under its own signature's naming (see `signature`), made
@@ -422,13 +437,12 @@ impl Teammate {
         }
     }
 
+    // Inlined, and the table made out of line: every answer to a plan of
+    // ours comes here, and finds it made.
+    #[inline(always)]
     fn requests(&mut self, defences: Defences) -> &mut Requests {
         let load = self.spec.plan_load > 0;
-        self.more().requests.get_or_insert_with(|| {
-            // A load's million plans must not stay in memory: one in flight.
-            let table = if load { RequestTable::forgetful(defences, 1) } else { RequestTable::new(defences) };
-            Box::new(Requests::new(table))
-        })
+        self.more().requests.get_or_insert_with(|| new_requests(load, defences))
     }
 
     /// Plans of a benchmark's load that were decided.
@@ -954,10 +968,12 @@ impl Teammate {
     /// Starts the item at `next_item` if nothing is in progress and the gate
     /// lets it; a stopping teammate with nothing left to finish stops.
     // Inlined is only the check that there is nothing to start, which is
-    // what every delivery to a teammate that only answers finds.
+    // what every delivery to a teammate that only answers or only plans
+    // finds: with no work in hand, only a stopping teammate has something
+    // left to do here (to stop).
     #[inline(always)]
     fn start_next(&mut self, ctx: &mut Ctx) {
-        if self.phase == (Phase::Active { item: Item::None }) && self.work_in_hand().is_none() {
+        if self.work_in_hand().is_none() && !matches!(self.phase, Phase::Stopping { .. }) {
             return;
         }
         self.start_item(ctx);
