@@ -516,18 +516,7 @@ mod tests {
             label: None,
         });
         loop {
-            let mut ctx = Ctx {
-                me: AgentId::LEAD,
-                incarnation: 0,
-                now,
-                ids: &mut ids,
-                dir: &roster,
-                policy: &policy,
-                out: &mut out,
-                tracing: false,
-                sends_left: u32::MAX,
-                mailroom: None,
-            };
+            let mut ctx = Ctx::for_test(AgentId::LEAD, now, &mut ids, &roster, &policy, &mut out);
             lead.handle(&input, &mut ctx);
             let sent = out.iter().filter(|c| matches!(c, Command::Send(_))).count();
             out.clear();

@@ -403,6 +403,22 @@ pub struct Ctx<'a> {
     pub mailroom: Option<Mailroom<'a>>,
 }
 
+/// A turn for unit tests: `me`'s first life at `now`, the log off, no
+/// death and no mailroom; a test sets what it needs otherwise.
+#[cfg(test)]
+impl<'a> Ctx<'a> {
+    pub(crate) fn for_test(
+        me: AgentId,
+        now: Millis,
+        ids: &'a mut ids::IdStreams,
+        dir: &'a Roster,
+        policy: &'a Policy,
+        out: &'a mut Vec<Command>,
+    ) -> Ctx<'a> {
+        Ctx { me, incarnation: 0, now, ids, dir, policy, out, tracing: false, sends_left: u32::MAX, mailroom: None }
+    }
+}
+
 impl Ctx<'_> {
     /// Sends `message` if the send rules allow it; records the refusal otherwise.
     #[inline(always)]
@@ -608,16 +624,8 @@ mod tests {
         let (policy, mut ids, mut out) = (Policy::default(), ids::IdStreams::new(1, 3), Vec::new());
         let (mut posted, mut sent, epochs): (Vec<(AgentId, Input)>, u64, [u32; 3]) = (Vec::new(), 41, [0, 7, 0]);
         let mut ctx = Ctx {
-            me: AgentId::LEAD,
-            incarnation: 0,
-            now: Millis(5),
-            ids: &mut ids,
-            dir: &roster,
-            policy: &policy,
-            out: &mut out,
-            tracing: false,
-            sends_left: u32::MAX,
             mailroom: Some(Mailroom { mailboxes: &mut posted, sent: &mut sent, epochs: &epochs, timers: 0 }),
+            ..Ctx::for_test(AgentId::LEAD, Millis(5), &mut ids, &roster, &policy, &mut out)
         };
         let hello = || Message::Message { text: "hello".into() };
         // Nothing queued: straight into the mailbox, numbered and stamped
@@ -654,16 +662,8 @@ mod tests {
         // Behind anything else (a status, a record), a send waits too.
         let (mut posted, mut sent, mut out) = (Vec::<(AgentId, Input)>::new(), 0, Vec::new());
         let mut ctx = Ctx {
-            me: AgentId::LEAD,
-            incarnation: 0,
-            now: Millis(5),
-            ids: &mut ids,
-            dir: &roster,
-            policy: &policy,
-            out: &mut out,
-            tracing: false,
-            sends_left: u32::MAX,
             mailroom: Some(Mailroom { mailboxes: &mut posted, sent: &mut sent, epochs: &epochs, timers: 0 }),
+            ..Ctx::for_test(AgentId::LEAD, Millis(5), &mut ids, &roster, &policy, &mut out)
         };
         ctx.out.push(Command::Status(RosterStatus::Working));
         ctx.wake(Millis(9), Timer::Deadline);

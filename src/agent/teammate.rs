@@ -582,13 +582,6 @@ impl Teammate {
         self.more.as_mut()?.requests.as_deref_mut()
     }
 
-    fn gate_state(&self) -> GateState {
-        match &self.more {
-            Some(m) => m.gate.state(),
-            None => PlanGate::new(self.spec.require_plan).state(),
-        }
-    }
-
     /// Its answer to request `id` of `kind`, from its list for that
     /// protocol (see [`super::Answered`]), and whether it is a repeat.
     #[inline(always)]
@@ -604,7 +597,7 @@ impl Teammate {
         if more.is_none() && answers.last() == 0 {
             return (answers.list[0], false);
         }
-        let more = more.get_or_insert_with(|| Box::new(More::new(spec)));
+        let more = more.get_or_insert_with(|| More::boxed(spec));
         more.answered.answer(id, kind, answers)
     }
 
@@ -692,7 +685,7 @@ impl Teammate {
     /// Submits the plan a required gate waits on, if it can now: not while
     /// it waits on another answer (it will once that comes), nor stopping.
     fn submit_required_plan(&mut self, ctx: &mut Ctx) {
-        if self.gate_state() == GateState::Required && matches!(self.phase, Phase::Active { .. }) {
+        if self.gate().state() == GateState::Required && matches!(self.phase, Phase::Active { .. }) {
             let plan = self.spec.plan.clone();
             self.submit(AgentId::LEAD, plan, None, ctx);
         }
@@ -1104,16 +1097,9 @@ mod tests {
                 self.incarnation = incarnation;
             }
             let mut ctx = Ctx {
-                me: ALICE,
                 incarnation: self.incarnation,
-                now: self.now,
-                ids: &mut self.ids,
-                dir: &self.roster,
-                policy: &self.policy,
-                out: &mut out,
                 tracing: true,
-                sends_left: u32::MAX,
-                mailroom: None,
+                ..Ctx::for_test(ALICE, self.now, &mut self.ids, &self.roster, &self.policy, &mut out)
             };
             t.handle(&input, &mut ctx);
             out
