@@ -194,12 +194,14 @@ pub enum Event {
     Act {
         agent: AgentId,
         action: Action,
-        path: Option<String>,
+        /// Shared with the work item that names it: a run logs its paths
+        /// at every act and step, and a copy each time was an allocation.
+        path: Option<crate::protocol::Text>,
         blocked: Option<GateState>,
     },
     FileStep {
         agent: AgentId,
-        path: String,
+        path: crate::protocol::Text,
         done: u32,
         total: u32,
     },

@@ -105,7 +105,10 @@ label = "t"
 }
 
 fn writes_started(o: &handshake::world::Outcome, path: &str) -> usize {
-    o.events.iter().filter(|e| matches!(&e.event, Event::Act { path: Some(p), blocked: None, .. } if p == path)).count()
+    o.events
+        .iter()
+        .filter(|e| matches!(&e.event, Event::Act { path: Some(p), blocked: None, .. } if &**p == path))
+        .count()
 }
 
 #[test]

@@ -990,7 +990,7 @@ impl Teammate {
         }
         let Some(work) = self.work_in_hand() else { return };
         let (action, step_time) = (work.action, work.step_time);
-        let path = work.path.as_ref().map(|p| p.to_string());
+        let path = work.path.clone();
         // The gate is asked first, so a blocked action shows in the trace as
         // blocked by the runtime, not merely postponed by a waiting teammate.
         if let Err(crate::protocol::GateError::Closed { action, state }) = self.gate().check(action) {

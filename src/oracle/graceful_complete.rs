@@ -37,15 +37,13 @@ impl GracefulComplete {
     pub(super) fn observe(&mut self, _book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
         match e {
             Event::FileStep { agent, path, done, total } => {
-                let by_path = |f: &HalfWritten| (*f.path).cmp(path.as_str());
+                let by_path = |f: &HalfWritten| (*f.path).cmp(&**path);
                 if done < total {
                     let files = self.half_written.entry(*agent).or_default();
                     match files.binary_search_by(by_path) {
                         Ok(k) => (files[k].done, files[k].total) = (*done, *total),
-                        Err(k) => files.insert(
-                            k,
-                            HalfWritten { agent: *agent, path: Text::from(path.as_str()), done: *done, total: *total },
-                        ),
+                        Err(k) => files
+                            .insert(k, HalfWritten { agent: *agent, path: path.clone(), done: *done, total: *total }),
                     }
                 } else if let Some(files) = self.half_written.get_mut(agent) {
                     if let Ok(k) = files.binary_search_by(by_path) {

@@ -68,8 +68,7 @@ impl Label {
                 out.push('/');
                 out.push_str(kind);
                 out.push('/');
-                // Writing into a String cannot fail.
-                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{n}"));
+                out.push_str(itoa::Buffer::new().format(*n));
                 out
             }
         }

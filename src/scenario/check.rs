@@ -484,7 +484,7 @@ fn unmet_expectations(
                     let p = path.clone();
                     failures.push(fail(
                         format!("{path} ended {}, expected {}", got.as_str(), state.as_str()),
-                        &move |e| matches!(e, Event::FileStep { path, .. } if *path == p),
+                        &move |e| matches!(e, Event::FileStep { path, .. } if **path == *p),
                     ));
                 }
             }

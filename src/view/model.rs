@@ -587,7 +587,7 @@ impl<'a> Builder<'a> {
             Event::FileStep { agent, path, done, total } => {
                 let lane = self.lane(*agent);
                 if let Some(l) = lane {
-                    self.writing.insert(path.clone(), (l, *done, *total));
+                    self.writing.insert(path.to_string(), (l, *done, *total));
                 }
                 if done == total {
                     self.mark(k, t, lane, MarkKind::FileDone, format!("{path} {done}/{total} written"));

@@ -177,8 +177,9 @@ struct Switches {
     /// forgery's `@label`, a replay): only then are labels written out as
     /// the requests open, a formatted string each.
     learn_labels: bool,
-    /// Claude Code mode: whether the run's outcome carries its team folder
-    /// (`Outcome::inbox_files`), which a sweep that reads none of it skips.
+    /// Whether the run's outcome carries its inbox files (`Outcome::inbox_files`):
+    /// the team folder in Claude Code mode, the inboxes in file mode. A
+    /// sweep that reads none of them skips them.
     folder: bool,
 }
 

@@ -144,7 +144,9 @@ pub enum Route {
     Now,
     /// Deliver one copy after each delay; the notes say which faults acted.
     After {
-        delays: Vec<Millis>,
+        /// One delay a copy, at most two (a duplicate): kept inline, as
+        /// every message of a run with latency is routed here.
+        delays: smallvec::SmallVec<[Millis; 2]>,
         notes: Vec<(FaultKind, String)>,
     },
     Lost(Cause),
@@ -231,7 +233,7 @@ impl Network {
                 }
             }
         }
-        Route::After { delays: vec![delay; copies], notes }
+        Route::After { delays: smallvec::smallvec![delay; copies], notes }
     }
 
     /// Whether a partition holds any message.

@@ -92,8 +92,9 @@ pub struct TeamSpec {
     pub schedule: Option<Vec<super::Choice>>,
     /// Keep every agent's and the world's state after each turn (`run --html`).
     pub frames: bool,
-    /// Claude Code mode: leave the team folder in the outcome
-    /// (`Outcome::inbox_files`); a sweep that reads none of it says false.
+    /// Leave the inbox files in the outcome (`Outcome::inbox_files`): the
+    /// team folder in Claude Code mode, the inboxes in file mode; a sweep
+    /// that reads none of them says false.
     pub folder: bool,
 }
 
@@ -391,7 +392,8 @@ impl<S: Shell> World<S> {
         let ended_at = if stop == Stop::Settled { ended_at } else { self.now() };
         tracing::debug!(stop = ?stop, at = %ended_at, events = events.len(), load_done, "run ends");
         let (inbox_files, mirror_error) = match (self.sim.inbox.take(), self.sim.team.take()) {
-            (Some(i), _) => (i.fs.into_files(), i.mirror_error),
+            (Some(i), _) if self.run.folder => (i.fs.into_files(), i.mirror_error),
+            (Some(i), _) => (BTreeMap::new(), i.mirror_error),
             (None, Some(t)) if self.run.folder => (t.folder(&n.agents), None),
             (None, _) => (BTreeMap::new(), None),
         };

@@ -245,7 +245,7 @@ fn perform<S: Shell>(w: &mut World<S>, me: AgentId, epoch: u32, cmd: Command) ->
                     files.insert(path.to_string(), state);
                 }
             }
-            w.record(Event::FileStep { agent: me, path: path.to_string(), done, total });
+            w.record(Event::FileStep { agent: me, path, done, total });
         }
         Command::Kill(target) => {
             // A crashed teammate waiting for its restart is killed too: the

@@ -466,7 +466,7 @@ mod tests {
     fn a_task_written_again_after_its_file_was_complete_breaks_work_in_assignment() {
         // Issue 39, point 1: a copy of the offer taken up as a new one.
         let act = |t: u64| {
-            let path = Some("docs/intro.md".to_string());
+            let path = Some("docs/intro.md".into());
             (t, Event::Act { agent: ALICE, action: crate::protocol::Action::Write, path, blocked: None })
         };
         let mut log = offer(1, ALICE, 1);
