@@ -186,21 +186,45 @@ const ALICE: &str = "[[teammate]]\nname = \"alice\"\n";
 const FILE_MODE: &str = "[policy]\nmailbox = \"file\"\n";
 const STOP: &str = "[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"alice\"\nlabel = \"stop-alice\"\n";
 
-/// One bad file for each way `check` can refuse one, with words of the
-/// problem it must raise: each must be shown with its place, a label and a
-/// help. `top` goes before the teammate, `rest` after.
-fn every_kind_of_problem() -> Vec<(String, &'static str)> {
-    let file = |top: &str, rest: &str| format!("name = \"x\"\nabout = \"y\"\n{top}{ALICE}{rest}");
-    let after = |rest: &str| file("", rest);
-    let step = |keys: &str| after(&format!("[[step]]\nat = \"1s\"\n{keys}"));
-    let fault = |keys: &str| after(&format!("{STOP}[[fault]]\n{keys}"));
-    let expect = |keys: &str| after(&format!("[[expect]]\n{keys}"));
-    let forge = |message: &str| {
-        fault(&format!("kind = \"forge\"\nat = \"2s\"\nfrom = \"alice\"\nto = \"lead\"\nmessage = {message}\n"))
-    };
-    let shutdown = |at: &str| format!("[[step]]\nat = \"{at}\"\ndo = \"shutdown\"\nto = \"alice\"\n");
-    let many = |entry: &str, n: usize| entry.repeat(n);
-    let mut cases = vec![
+/// A file of `top`, then the teammate alice, then `rest`.
+fn file(top: &str, rest: &str) -> String {
+    format!("name = \"x\"\nabout = \"y\"\n{top}{ALICE}{rest}")
+}
+
+/// A file with `rest` after the teammate.
+fn after(rest: &str) -> String {
+    file("", rest)
+}
+
+/// A file with one step of `keys` at one second.
+fn step(keys: &str) -> String {
+    after(&format!("[[step]]\nat = \"1s\"\n{keys}"))
+}
+
+/// A file with the step `stop-alice`, then one fault of `keys`.
+fn fault(keys: &str) -> String {
+    after(&format!("{STOP}[[fault]]\n{keys}"))
+}
+
+/// A file with one expectation of `keys`.
+fn expect(keys: &str) -> String {
+    after(&format!("[[expect]]\n{keys}"))
+}
+
+/// A file that forges `message` from alice to the lead.
+fn forge(message: &str) -> String {
+    fault(&format!("kind = \"forge\"\nat = \"2s\"\nfrom = \"alice\"\nto = \"lead\"\nmessage = {message}\n"))
+}
+
+/// A shutdown step asking alice at `at`.
+fn shutdown(at: &str) -> String {
+    format!("[[step]]\nat = \"{at}\"\ndo = \"shutdown\"\nto = \"alice\"\n")
+}
+
+/// Bad files of the whole file: its TOML, its values' types and bounds, its
+/// shape, its durations, names, team and inboxes.
+fn problems_of_the_file() -> Vec<(String, &'static str)> {
+    vec![
         // TOML syntax
         ("name = \"x\"\nabout = y\n".to_string(), "must be quoted"),
         ("name = \"x\"\n[[teammate]\nname = \"a\"\n".into(), "unclosed array table"),
@@ -234,7 +258,7 @@ fn every_kind_of_problem() -> Vec<(String, &'static str)> {
         (after("count = 0\n"), "`count` must be a whole number from 1"),
         // The file's shape
         (file("[step]\nat = \"1s\"\n", ""), "two brackets"),
-        (after(&many("[[fault]]\nkind = \"drop\"\n", 10_001)), "too many [[fault]]"),
+        (after(&"[[fault]]\nkind = \"drop\"\n".repeat(10_001)), "too many [[fault]]"),
         (after(&format!("work = [{}]\n", vec!["{ write = \"a\" }"; 1001].join(", "))), "too many work items"),
         ("about = \"y\"\n".into(), "needs a `name`"),
         (file("nmae = \"x\"\n", ""), "unknown field `nmae`"),
@@ -267,7 +291,10 @@ fn every_kind_of_problem() -> Vec<(String, &'static str)> {
         (after(&format!("[[teammate]]\nname = \"{}\"\ncount = 10\n", "z".repeat(62))), "the names run up to"),
         (after("[[teammate]]\nname = \"b\"\ncount = 2\n[[teammate]]\nname = \"b-2\"\n"), "two teammates are named"),
         // The team's size and load
-        (after("[[teammate]]\nname = \"a\"\ncount = 60000\n[[teammate]]\nname = \"b\"\ncount = 60000\n"), "at most 100000"),
+        (
+            after("[[teammate]]\nname = \"a\"\ncount = 60000\n[[teammate]]\nname = \"b\"\ncount = 60000\n"),
+            "at most 100000",
+        ),
         (after("[[teammate]]\nname = \"a\"\ncount = 2\nwork = [{ write = \"x\", steps = 1000000 }]\n"), "team's work"),
         (after("[[teammate]]\nname = \"a\"\ncount = 1001\nmax_revisions = 1000\n"), "revise plans"),
         (after("on_shutdown = []\n"), "needs at least one answer"),
@@ -281,6 +308,12 @@ fn every_kind_of_problem() -> Vec<(String, &'static str)> {
         (after(&format!("{FILE_MODE}inbox_poll = \"0ms\"\n")), "read without end"),
         (after(&format!("{FILE_MODE}prune = true\n")), "prune = true does nothing"),
         (after("[policy]\ndeadlocks = \"fial\"\n"), "deadlocks"),
+    ]
+}
+
+/// Bad files of the steps and faults.
+fn problems_of_steps_and_faults() -> Vec<(String, &'static str)> {
+    vec![
         // Steps
         (step("do = \"shutdwon\"\nto = \"alice\"\n"), "unknown action"),
         (step("do = \"shutdown\"\nto = \"alcie\"\n"), "no agent is named"),
@@ -333,6 +366,12 @@ fn every_kind_of_problem() -> Vec<(String, &'static str)> {
         (forge("{ type = \"shutdown_respnse\", request_id = \"@stop-alice\", approve = true }"), "not a message type"),
         (forge("{ type = \"shutdown_response\", request_id = 1, approve = true }"), "must be text"),
         (forge("{ type = \"shutdown_response\", request_id = \"@stop-alice\", approve = true, deadline = \"soon\" }"), "milliseconds"),
+    ]
+}
+
+/// Bad files of the expectations.
+fn problems_of_expectations() -> Vec<(String, &'static str)> {
+    vec![
         // Expectations
         (expect("request = \"stop-alice\"\nstatus = \"approved\"\n"), "unknown label"),
         (expect("request = \"alice/shutdown/1\"\n"), "needs `status`"),
@@ -359,8 +398,20 @@ fn every_kind_of_problem() -> Vec<(String, &'static str)> {
         (expect("deadlock = [\"lead\", \"alice\"]\n"), "never part of a deadlock"),
         (expect("violation = \"no-silent-loss\"\n"), "needs a defence switched off"),
         (after(&format!("{FILE_MODE}[[expect]]\nviolation = \"single-terminal\"\n")), "no-silent-loss only"),
-        (after("[policy.defences]\nsender_check = false\n[[expect]]\nviolation = \"single-termnal\"\n"), "unknown invariant"),
-    ];
+        (
+            after("[policy.defences]\nsender_check = false\n[[expect]]\nviolation = \"single-termnal\"\n"),
+            "unknown invariant",
+        ),
+    ]
+}
+
+/// One bad file for each way `check` can refuse one, with words of the
+/// problem it must raise: each must be shown with its place, a label and a
+/// help.
+fn every_kind_of_problem() -> Vec<(String, &'static str)> {
+    let mut cases = problems_of_the_file();
+    cases.extend(problems_of_steps_and_faults());
+    cases.extend(problems_of_expectations());
     // A broadcast whose copies alone pass the inbox files' bound.
     let text = "x".repeat(300_000);
     cases.push((

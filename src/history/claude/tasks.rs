@@ -565,7 +565,7 @@ mod tests {
     fn a_tasks_folder_reads_each_task_in_id_order_and_skips_the_runtimes_dotfiles() {
         let dir = folder(&[
             ("10.json", &task("10", "pending", "", &[], &[])),
-            ("2.json", &format!("{{\"createdAt\":1,{}", &task("2", "completed", "bob", &[], &[])[1..])),
+            ("2.json", &task("2", "completed", "bob", &[], &[]).replacen("\"id\"", "\"createdAt\":1,\"id\"", 1)),
             (".lock", ""),
             (".highwatermark", "10"),
         ]);
