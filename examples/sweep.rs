@@ -9,7 +9,8 @@
 //! same runs three ways, judged (the sweep), with their log but unjudged
 //! (no oracle, no expectations, no report), and with no log at all, each as
 //! a share of the ceiling counted in the judged sweep's events: what the
-//! simulation alone would reach if judging cost nothing.
+//! simulation alone would reach if judging cost nothing; then judging alone,
+//! timed over runs played and kept first.
 
 use handshake::bench::sweep::{bundled, event_loop, sweep, Swept};
 use handshake::scenario::Scenario;
@@ -50,7 +51,39 @@ fn main() {
         }
         let again: Swept = sweep(&scenarios, from..to + 1);
         println!("sweep again: {:.3} of the ceiling", share(again.elapsed.as_secs_f64()));
+        judging_alone(&scenarios, from..(to + 1).min(from + 100));
     }
+}
+
+/// Judging on its own, over outcomes played and kept first (at most a
+/// hundred seeds of them, to bound the memory they hold): the oracle, then
+/// all of it (oracle, deadlocks, the file's expectations).
+fn judging_alone(scenarios: &[Scenario], seeds: std::ops::Range<u64>) {
+    let mut kept = Vec::new();
+    for seed in seeds {
+        for s in scenarios {
+            let mut spec = s.team_spec(seed, None);
+            spec.folder = s.expects.iter().any(|e| matches!(e, handshake::scenario::Expect::InboxLines { .. }));
+            kept.push((s, handshake::team::run_plain(spec)));
+        }
+    }
+    let started = Instant::now();
+    for (s, o) in &kept {
+        std::hint::black_box(handshake::oracle::check(o, s.policy(), &s.require_plan()));
+    }
+    let oracle = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for (s, o) in &kept {
+        std::hint::black_box(handshake::scenario::check::judge_outcome(s, o));
+    }
+    let all = started.elapsed().as_secs_f64();
+    println!(
+        "judging alone, {} kept runs: the oracle {:.1} ms, all of it {:.1} ms ({:.2} µs a run)",
+        kept.len(),
+        oracle * 1e3,
+        all * 1e3,
+        all * 1e6 / kept.len() as f64
+    );
 }
 
 /// The sweep's runs played in the plain shell with nothing judged: the
