@@ -576,3 +576,22 @@ fn a_junk_line_needs_file_inboxes_and_a_teammate() {
     let e = handshake::scenario::load_str("j.toml", &file).expect_err("whose inbox?");
     assert!(e.iter().any(|e| e.to_string().contains("missing `agent`")), "{e:?}");
 }
+
+#[test]
+fn a_file_mode_run_leaves_its_inboxes_in_the_outcome_only_for_what_reads_them() {
+    // A sweep reads no inbox file unless an expectation counts its lines:
+    // the run then leaves none in its outcome; a kept outcome has them all.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/35-drain-offset-loses-none.toml");
+    let s = load_file(&path).expect("a bundled scenario loads");
+    let run = |folder: bool| {
+        let mut spec = s.team_spec(s.default_seed(), None);
+        spec.folder = folder;
+        handshake::team::run_plain(spec)
+    };
+    let (read, unread) = (run(true), run(false));
+    assert!(read.inbox_files.keys().any(|p| p.ends_with(".jsonl")), "{:?}", read.inbox_files.keys());
+    assert!(unread.inbox_files.is_empty(), "{:?}", unread.inbox_files.keys());
+    assert_eq!(read.events, unread.events, "what is left in the outcome changes nothing in the run");
+    let kept = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
+    assert_eq!(kept.outcome.expect("kept").inbox_files, read.inbox_files);
+}
