@@ -12,7 +12,7 @@
 //! simulation alone would reach if judging cost nothing; then judging alone,
 //! timed over runs played and kept first.
 
-use handshake::bench::sweep::{bundled, event_loop, sweep, Swept};
+use handshake::bench::sweep::{bundled, event_loop, sweep, unjudged, Swept};
 use handshake::scenario::Scenario;
 use std::time::Instant;
 
@@ -45,7 +45,7 @@ fn main() {
     );
     if which == "layers" {
         for log in [true, false] {
-            let secs = unjudged(&scenarios, from..to + 1, log);
+            let secs = unjudged(&scenarios, from..to + 1, log).as_secs_f64();
             let what = if log { "unjudged, with its log" } else { "unjudged, no log" };
             println!("{what}: {secs:.3} s, {:.3} of the ceiling", share(secs));
         }
@@ -84,19 +84,4 @@ fn judging_alone(scenarios: &[Scenario], seeds: std::ops::Range<u64>) {
         all * 1e3,
         all * 1e6 / kept.len() as f64
     );
-}
-
-/// The sweep's runs played in the plain shell with nothing judged: the
-/// simulation alone, with or without its log.
-fn unjudged(scenarios: &[Scenario], seeds: std::ops::Range<u64>, log: bool) -> f64 {
-    let started = Instant::now();
-    for seed in seeds {
-        for s in scenarios {
-            let mut spec = s.team_spec(seed, None);
-            spec.trace = log;
-            spec.folder = false;
-            std::hint::black_box(handshake::team::run_plain(spec));
-        }
-    }
-    started.elapsed().as_secs_f64()
 }

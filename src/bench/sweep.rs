@@ -56,6 +56,24 @@ pub fn sweep(scenarios: &[crate::scenario::Scenario], seeds: std::ops::Range<u64
     Swept { runs, events, elapsed: started.elapsed() }
 }
 
+/// The sweep's runs played again with nothing judged (no oracle, no
+/// expectations, no report), through the same plain shell, with their log
+/// kept or with none: the time the simulation alone takes, the layers a
+/// judged sweep's time stands on. A Claude Code or file-mode run leaves no
+/// inbox files, as a sweep that reads none asks.
+pub fn unjudged(scenarios: &[crate::scenario::Scenario], seeds: std::ops::Range<u64>, log: bool) -> Duration {
+    let started = Instant::now();
+    for seed in seeds {
+        for s in scenarios {
+            let mut spec = s.team_spec(seed, None);
+            spec.trace = log;
+            spec.folder = false;
+            std::hint::black_box(crate::team::run_plain(spec));
+        }
+    }
+    started.elapsed()
+}
+
 /// The ceiling: `events` events in runs of `per_run`, each a bare event
 /// loop of four agents. An event is the least a discrete-event simulator
 /// does: take the earliest from a heap (its time, a sequence number that
@@ -98,6 +116,22 @@ mod tests {
         let s = event_loop(1000, 300);
         assert_eq!((s.events, s.runs), (1000, 4));
         assert_eq!(s.events_per_run(), 250);
+    }
+
+    #[test]
+    fn unjudged_runs_are_the_sweeps_runs_with_or_without_their_log() {
+        let first = &bundled()[..1];
+        let judged = crate::scenario::run_scenario(
+            &first[0],
+            1,
+            crate::scenario::RunOptions { keep_outcome: true, ..Default::default() },
+        );
+        let mut spec = first[0].team_spec(1, None);
+        spec.folder = false;
+        let played = crate::team::run_plain(spec);
+        assert_eq!(played.events, judged.outcome.expect("kept").events, "the same run, judged or not");
+        assert!(unjudged(first, 1..3, true) > Duration::ZERO);
+        assert!(unjudged(first, 1..3, false) > Duration::ZERO);
     }
 
     #[test]

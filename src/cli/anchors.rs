@@ -166,50 +166,71 @@ pub fn json(anchored: &[Anchored]) -> Value {
 
 /// A swept run beside its ceiling, alternately `repeat` times: every bundled
 /// scenario for each seed on one thread (`run --seeds --jobs 1`), then a
-/// bare event loop making as many events in runs of the same mean size.
+/// bare event loop making as many events in runs of the same mean size,
+/// then the same runs unjudged, with their log and with none: the layers
+/// the sweep's time stands on (docs/measured/hot-paths.md).
 fn sweep(repeat: u32) -> Anchored {
+    use crate::bench::sweep::{event_loop, unjudged};
     let scenarios = crate::bench::sweep::bundled();
     eprintln!(
-        "sweep: {} bundled scenarios × seeds {}..{}, one thread, beside a bare event loop…",
+        "sweep: {} bundled scenarios × seeds {}..{}, one thread, beside a bare event loop, then unjudged…",
         scenarios.len(),
         SWEEP_SEEDS.start,
         SWEEP_SEEDS.end - 1
     );
-    let (mut swept, mut ceiling, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    let mut figures: [Vec<f64>; 5] = Default::default();
     let mut last = None;
     for _ in 0..repeat.max(1) {
         let s = crate::bench::sweep::sweep(&scenarios, SWEEP_SEEDS);
-        let c = crate::bench::sweep::event_loop(s.events, s.events_per_run());
-        swept.push(s.events_per_second());
-        ceiling.push(c.events_per_second());
-        ratio.push(s.events_per_second() / c.events_per_second());
+        let c = event_loop(s.events, s.events_per_run());
+        let share = |secs: f64| s.events as f64 / secs / c.events_per_second();
+        let with_log = share(unjudged(&scenarios, SWEEP_SEEDS, true).as_secs_f64());
+        let no_log = share(unjudged(&scenarios, SWEEP_SEEDS, false).as_secs_f64());
+        let ratio = share(s.elapsed.as_secs_f64());
+        for (all, x) in figures.iter_mut().zip([s.events_per_second(), c.events_per_second(), ratio, with_log, no_log])
+        {
+            all.push(x);
+        }
         last = Some(s);
     }
     let Some(s) = last.filter(|s| s.runs > 0 && s.events > 0) else {
         let line = "the sweep: no bundled scenario loaded, nothing to measure (a bug, please report it)".to_string();
         return Anchored { line, met: None, key: "sweep", json: Value::Null };
     };
-    sweep_anchored(&s, &[Spread::of(swept), Spread::of(ceiling), Spread::of(ratio)], repeat)
+    let [swept, ceiling, ratio, with_log, no_log] = figures.map(Spread::of);
+    sweep_anchored(&s, &SweepSpreads { swept, ceiling, ratio, with_log, no_log }, repeat)
+}
+
+/// The sweep's figures over the repeats: trace events a second, the
+/// ceiling's events a second, their ratio, and the same runs' share of the
+/// ceiling unjudged, with their log and with none.
+pub(super) struct SweepSpreads {
+    pub swept: Spread,
+    pub ceiling: Spread,
+    pub ratio: Spread,
+    pub with_log: Spread,
+    pub no_log: Spread,
 }
 
 /// The sweep beside its ceiling, as a line and as JSON.
-fn sweep_anchored(s: &crate::bench::sweep::Swept, spreads: &[Spread; 3], repeat: u32) -> Anchored {
-    let met = spreads[2].median >= SWEEP_TARGET;
+fn sweep_anchored(s: &crate::bench::sweep::Swept, f: &SweepSpreads, repeat: u32) -> Anchored {
+    let met = f.ratio.median >= SWEEP_TARGET;
     let json = json!({
         "runs": s.runs,
         "trace_events_per_run": s.events_per_run(),
-        "trace_events_per_second": spreads[0].json(),
-        "ceiling_events_per_second": spreads[1].json(),
-        "ratio": spreads[2].json(),
+        "trace_events_per_second": f.swept.json(),
+        "ceiling_events_per_second": f.ceiling.json(),
+        "ratio": f.ratio.json(),
+        "unjudged_ratio": {"with_log": f.with_log.json(), "no_log": f.no_log.json()},
         "target_at_least": SWEEP_TARGET,
         "met": met,
     });
-    Anchored { line: sweep_line(s, spreads, repeat), met: Some(met), key: "sweep", json }
+    Anchored { line: sweep_line(s, f, repeat), met: Some(met), key: "sweep", json }
 }
 
 /// The sweep's line: its rate, the ceiling's and their ratio, each with its
-/// spread over the repeats.
-pub(super) fn sweep_line(s: &crate::bench::sweep::Swept, [swept, ceiling, ratio]: &[Spread; 3], repeat: u32) -> String {
+/// spread over the repeats, then the same runs' share unjudged.
+pub(super) fn sweep_line(s: &crate::bench::sweep::Swept, f: &SweepSpreads, repeat: u32) -> String {
     let range = |x: &Spread, scale: f64, digits: usize| {
         if repeat > 1 {
             format!(" ({:.digits$}–{:.digits$})", x.min / scale, x.max / scale)
@@ -220,14 +241,19 @@ pub(super) fn sweep_line(s: &crate::bench::sweep::Swept, [swept, ceiling, ratio]
     let runs = format!("{} {}", crate::words::grouped(s.runs), noun(s.runs, "run"));
     let each = s.events_per_run();
     let each = format!("{} {}", crate::words::grouped(each), noun(each, "trace event"));
+    let (swept, ceiling, ratio) = (&f.swept, &f.ceiling, &f.ratio);
     let mut line = format!(
-        "the sweep ({runs}, {each} a run, one thread): {:.2} M trace events/s{}; a bare event loop in runs of that size: {:.1} M events/s{}; {:.3} of the ceiling{} (the target: at least {SWEEP_TARGET}).",
+        "the sweep ({runs}, {each} a run, one thread): {:.2} M trace events/s{}; a bare event loop in runs of that size: {:.1} M events/s{}; {:.3} of the ceiling{} (the target: at least {SWEEP_TARGET}). Unjudged, the same runs reach {:.3}{} of it with their log and {:.3}{} with none (the simulation alone).",
         swept.median / 1e6,
         range(swept, 1e6, 2),
         ceiling.median / 1e6,
         range(ceiling, 1e6, 1),
         ratio.median,
-        range(ratio, 1.0, 3)
+        range(ratio, 1.0, 3),
+        f.with_log.median,
+        range(&f.with_log, 1.0, 3),
+        f.no_log.median,
+        range(&f.no_log, 1.0, 3)
     );
     if repeat <= 1 {
         line.push_str(" One run: no spread measured.");
@@ -249,23 +275,31 @@ mod tests {
             ["0", "7", "999", "1,000", "5,800", "1,234,567"]
         );
         let s = crate::bench::sweep::Swept { runs: 5800, events: 197_200, elapsed: Duration::from_millis(127) };
-        let spreads = [
-            Spread { min: 1.5e6, median: 1.55e6, max: 1.6e6 },
-            Spread { min: 34.0e6, median: 34.5e6, max: 35.0e6 },
-            Spread { min: 0.044, median: 0.045, max: 0.046 },
-        ];
+        let spreads = SweepSpreads {
+            swept: Spread { min: 1.5e6, median: 1.55e6, max: 1.6e6 },
+            ceiling: Spread { min: 34.0e6, median: 34.5e6, max: 35.0e6 },
+            ratio: Spread { min: 0.044, median: 0.045, max: 0.046 },
+            with_log: Spread { min: 0.127, median: 0.129, max: 0.131 },
+            no_log: Spread { min: 0.16, median: 0.162, max: 0.163 },
+        };
         let line = sweep_line(&s, &spreads, 3);
         assert!(line.contains("5,800 runs, 34 trace events a run"), "{line}");
         assert!(line.contains("1.55 M trace events/s (1.50–1.60)"), "{line}");
         assert!(line.contains("34.5 M events/s (34.0–35.0)"), "{line}");
         assert!(line.contains("0.045 of the ceiling (0.044–0.046) (the target: at least 0.15)"), "{line}");
+        assert!(
+            line.contains("Unjudged, the same runs reach 0.129 (0.127–0.131) of it with their log and 0.162 (0.160–0.163) with none"),
+            "{line}"
+        );
         assert!(!line.contains("spread"), "{line}");
         let one = sweep_line(&s, &spreads, 1);
         assert!(
-            one.contains("0.045 of the ceiling (the target") && one.ends_with("One run: no spread measured."),
+            one.contains("0.045 of the ceiling (the target")
+                && one.contains("reach 0.129 of it with their log and 0.162 with none")
+                && one.ends_with("One run: no spread measured."),
             "{one}"
         );
-        let wide = [spreads[0], spreads[1], Spread { min: 0.02, median: 0.045, max: 0.06 }];
+        let wide = SweepSpreads { ratio: Spread { min: 0.02, median: 0.045, max: 0.06 }, ..spreads };
         assert!(sweep_line(&s, &wide, 3).contains("wider than a third"));
     }
 
@@ -330,11 +364,20 @@ mod tests {
         assert!(all[3].line.contains("peaked at 170.5 MB; the target: under 150 MB"), "{}", all[3].line);
         let s = crate::bench::sweep::Swept { runs: 5800, events: 197_200, elapsed: Duration::from_millis(127) };
         let spread = |m: f64| Spread { min: m, median: m, max: m };
-        all.push(sweep_anchored(&s, &[spread(1.5e6), spread(34e6), spread(0.044)], 3));
+        let f = SweepSpreads {
+            swept: spread(1.5e6),
+            ceiling: spread(34e6),
+            ratio: spread(0.044),
+            with_log: spread(0.13),
+            no_log: spread(0.16),
+        };
+        all.push(sweep_anchored(&s, &f, 3));
         assert_eq!(all[4].met, Some(false));
         let doc = json(&all);
         the_schema_holds(&doc);
         assert_eq!(doc["sweep"]["ratio"]["median"], 0.044);
+        assert_eq!(doc["sweep"]["unjudged_ratio"]["with_log"]["median"], 0.13);
+        assert_eq!(doc["sweep"]["unjudged_ratio"]["no_log"]["median"], 0.16);
         assert_eq!(doc["hundred_thousand_teammates"]["met"], false);
         assert_eq!(doc["shutdown_handshake"]["ratio"]["median"], 0.62);
         assert_eq!(doc["ten_thousand_in_flight"]["target_at_most"], 1.0);
