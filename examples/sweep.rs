@@ -63,7 +63,7 @@ fn judging_alone(scenarios: &[Scenario], seeds: std::ops::Range<u64>) {
     for seed in seeds {
         for s in scenarios {
             let mut spec = s.team_spec(seed, None);
-            spec.folder = s.expects.iter().any(|e| matches!(e, handshake::scenario::Expect::InboxLines { .. }));
+            spec.folder = s.reads_inbox_files();
             kept.push((s, handshake::team::run_plain(spec)));
         }
     }

@@ -65,13 +65,19 @@ pub fn unjudged(scenarios: &[crate::scenario::Scenario], seeds: std::ops::Range<
     let started = Instant::now();
     for seed in seeds {
         for s in scenarios {
-            let mut spec = s.team_spec(seed, None);
-            spec.trace = log;
-            spec.folder = false;
-            std::hint::black_box(crate::team::run_plain(spec));
+            std::hint::black_box(crate::team::run_plain(unjudged_spec(s, seed, log)));
         }
     }
     started.elapsed()
+}
+
+/// The team `unjudged` plays for `s` and `seed`: its log kept or not, no
+/// inbox files left.
+fn unjudged_spec(s: &crate::scenario::Scenario, seed: u64, log: bool) -> crate::world::TeamSpec {
+    let mut spec = s.team_spec(seed, None);
+    spec.trace = log;
+    spec.folder = false;
+    spec
 }
 
 /// The ceiling: `events` events in runs of `per_run`, each a bare event
@@ -126,9 +132,7 @@ mod tests {
             1,
             crate::scenario::RunOptions { keep_outcome: true, ..Default::default() },
         );
-        let mut spec = first[0].team_spec(1, None);
-        spec.folder = false;
-        let played = crate::team::run_plain(spec);
+        let played = crate::team::run_plain(unjudged_spec(&first[0], 1, true));
         assert_eq!(played.events, judged.outcome.expect("kept").events, "the same run, judged or not");
         assert!(unjudged(first, 1..3, true) > Duration::ZERO);
         assert!(unjudged(first, 1..3, false) > Duration::ZERO);

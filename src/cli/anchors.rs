@@ -168,7 +168,7 @@ pub fn json(anchored: &[Anchored]) -> Value {
 /// scenario for each seed on one thread (`run --seeds --jobs 1`), then a
 /// bare event loop making as many events in runs of the same mean size,
 /// then the same runs unjudged, with their log and with none: the layers
-/// the sweep's time stands on (docs/measured/hot-paths.md).
+/// the sweep's time stands on (docs/measured/sweep-layers.md).
 fn sweep(repeat: u32) -> Anchored {
     use crate::bench::sweep::{event_loop, unjudged};
     let scenarios = crate::bench::sweep::bundled();

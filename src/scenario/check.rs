@@ -179,11 +179,10 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     spec.live = opts.live.take();
     spec.inbox_dir = opts.inbox_dir.take();
     spec.frames = opts.frames;
-    // A Claude Code team folder is built at the end only for what reads it:
-    // the folder written out, the outcome kept, an inbox expectation.
-    spec.folder = spec.inbox_dir.is_some()
-        || opts.keep_outcome
-        || s.expects.iter().any(|e| matches!(e, crate::scenario::Expect::InboxLines { .. }));
+    // The inbox files (a Claude Code team folder, file-mode inboxes) are left
+    // at the end only for what reads them: the folder written out, the
+    // outcome kept, an inbox expectation.
+    spec.folder = spec.inbox_dir.is_some() || opts.keep_outcome || s.reads_inbox_files();
     // The real-time guard lives outside the simulation: it can only stop a
     // run, never change what happens in it, so determinism is untouched.
     let started = std::time::Instant::now();

@@ -218,6 +218,13 @@ impl Scenario {
         self.seed.unwrap_or(DEFAULT_SEED)
     }
 
+    /// Whether an expectation reads the inbox files a run leaves (it counts
+    /// an inbox's lines or entries): a run that is only judged keeps them
+    /// for that alone (`TeamSpec::folder`).
+    pub fn reads_inbox_files(&self) -> bool {
+        self.expects.iter().any(|e| matches!(e, Expect::InboxLines { .. }))
+    }
+
     /// A runnable team. `cap` overrides the file's virtual-time cap.
     pub fn team_spec(&self, seed: u64, cap: Option<Millis>) -> TeamSpec {
         let mut spec = self.team.fork();
