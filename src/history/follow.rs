@@ -63,9 +63,15 @@ impl Followed {
     /// Reads `path` again; true if anything new was kept. A folder or file
     /// that is gone reads as nothing new: what was kept stays.
     pub fn look(&mut self, path: &Path) -> bool {
+        let files = self.files();
         match self {
             Followed::Team(kept, tasks) => {
-                let mut reading = folder::read(path, BOUND);
+                let read_team = || {
+                    let reading = folder::read(path, BOUND);
+                    let now = tasks::find(path, reading.team.name.as_deref()).map(|dir| tasks::read(&dir, BOUND));
+                    (reading, now)
+                };
+                let (mut reading, mut now) = settled(&files, path, read_team);
                 // An inbox missing from one listing, in a folder still there,
                 // is most likely being renamed into place: looked at again
                 // (judged without it, its answers would seem to answer nothing).
@@ -73,10 +79,9 @@ impl Followed {
                     if !kept.misses_a_file(&reading) || !path.is_dir() {
                         break;
                     }
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                    reading = folder::read(path, BOUND);
+                    std::thread::sleep(SETTLE_PAUSE);
+                    (reading, now) = settled(&files, path, read_team);
                 }
-                let now = tasks::find(path, reading.team.name.as_deref()).map(|dir| tasks::read(&dir, BOUND));
                 let new_tasks = now.is_some();
                 if let Some(now) = now {
                     *tasks = Some(now);
@@ -87,7 +92,10 @@ impl Followed {
                 Ok(text) => kept.absorb(transcript::read(&text, "team-lead")),
                 Err(_) => false,
             },
-            Followed::Inboxes(dir, lines) => lines.absorb(dir),
+            Followed::Inboxes(dir, lines) => {
+                let texts = settled(&files, path, || KeptLines::read(dir));
+                lines.absorb(texts)
+            }
         }
     }
 
@@ -122,6 +130,27 @@ impl Followed {
     /// A cheap summary of what the files are now (each one's name, size and
     /// time of change): when it is the same, nothing needs reading again.
     pub fn fingerprint(&self, path: &Path) -> u64 {
+        self.files().fingerprint(path)
+    }
+
+    fn files(&self) -> Files {
+        match self {
+            Followed::Team(..) => Files::Team,
+            Followed::Transcript(_) => Files::Transcript,
+            Followed::Inboxes(dir, _) => Files::Inboxes(dir.clone()),
+        }
+    }
+}
+
+/// Which files a look reads, for their fingerprint.
+enum Files {
+    Team,
+    Transcript,
+    Inboxes(PathBuf),
+}
+
+impl Files {
+    fn fingerprint(&self, path: &Path) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::hash::DefaultHasher::new();
         let mut stat = |p: &Path| {
@@ -129,6 +158,10 @@ impl Followed {
                 p.hash(&mut h);
                 m.len().hash(&mut h);
                 m.modified().ok().hash(&mut h);
+                // A file renamed into place is a new file, even within the
+                // clock's grain and at the same size.
+                #[cfg(unix)]
+                std::os::unix::fs::MetadataExt::ino(&m).hash(&mut h);
             }
         };
         let each_in = |dir: &Path, stat: &mut dyn FnMut(&Path)| {
@@ -138,18 +171,44 @@ impl Followed {
             names.iter().for_each(|p| stat(p));
         };
         match self {
-            Followed::Team(..) => {
+            Files::Team => {
                 stat(&path.join("config.json"));
                 each_in(&path.join("inboxes"), &mut stat);
                 if let Some(dir) = tasks::find(path, None) {
                     each_in(&dir, &mut stat);
                 }
             }
-            Followed::Transcript(_) => stat(path),
-            Followed::Inboxes(dir, _) => each_in(dir, &mut stat),
+            Files::Transcript => stat(path),
+            Files::Inboxes(dir) => each_in(dir, &mut stat),
         }
         h.finish()
     }
+}
+
+/// How many times a look reads files that keep changing under it before
+/// it takes what it read, and how long it waits between.
+const SETTLE_TRIES: usize = 5;
+const SETTLE_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// What `read` reads, once the files held still across a reading. Files
+/// are read one by one: a reading taken while the runtime writes may hold a
+/// later file without an earlier one (an answer, and not yet the inbox
+/// with its request), and would be judged a violation that never was.
+/// Files that never hold still are read `SETTLE_TRIES` times and the last
+/// reading taken: a busy team is still followed.
+fn settled<T>(files: &Files, path: &Path, mut read: impl FnMut() -> T) -> T {
+    let mut before = files.fingerprint(path);
+    let mut reading = read();
+    for _ in 1..SETTLE_TRIES {
+        let after = files.fingerprint(path);
+        if after == before {
+            break;
+        }
+        before = after;
+        std::thread::sleep(SETTLE_PAUSE);
+        reading = read();
+    }
+    reading
 }
 
 /// Every line ever seen in a reference inbox folder's `*.jsonl` files, once
@@ -167,13 +226,17 @@ pub struct KeptLines {
 }
 
 impl KeptLines {
-    /// Reads the folder `dir` again; true if any line is new.
-    pub fn absorb(&mut self, dir: &Path) -> bool {
-        let Ok((files, _)) = inbox::listed(dir) else { return false };
+    /// Each `*.jsonl` file of the folder `dir`: its name and its text.
+    fn read(dir: &Path) -> Vec<(String, String)> {
+        let Ok((files, _)) = inbox::listed(dir) else { return Vec::new() };
+        let name = |path: &Path| path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        files.iter().filter_map(|path| Some((name(path), crate::input::read_regular(path, BOUND).ok()?))).collect()
+    }
+
+    /// Keeps the lines of `texts` not seen yet; true if any line is new.
+    fn absorb(&mut self, texts: Vec<(String, String)>) -> bool {
         let mut changed = false;
-        for path in files {
-            let name = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
-            let Ok(text) = crate::input::read_regular(&path, BOUND) else { continue };
+        for (name, text) in texts {
             let mut copies: BTreeMap<u64, usize> = BTreeMap::new();
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 let digest = claude::message::digest(line);
@@ -309,6 +372,32 @@ mod tests {
         assert_eq!(a, f.fingerprint(&d));
         std::fs::write(d.join("inboxes/amy.json"), "[]").unwrap();
         assert_ne!(a, f.fingerprint(&d));
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn a_reading_the_files_changed_under_is_read_again() {
+        let d = dir("settle");
+        std::fs::create_dir_all(d.join("inboxes")).unwrap();
+        std::fs::write(d.join("inboxes/team-lead.json"), "[]").unwrap();
+        // The first reading lists the folder, then the runtime writes bob's
+        // inbox and the lead's answer before the reading is done.
+        let mut reads = 0;
+        let reading = settled(&Files::Team, &d, || {
+            reads += 1;
+            let listed = std::fs::read_dir(d.join("inboxes")).unwrap().count();
+            if reads == 1 {
+                std::fs::write(d.join("inboxes/bob.json"), "[1]").unwrap();
+                std::fs::write(d.join("inboxes/.t"), "[2]").unwrap();
+                std::fs::rename(d.join("inboxes/.t"), d.join("inboxes/team-lead.json")).unwrap();
+            }
+            listed
+        });
+        assert_eq!((reads, reading), (2, 2), "read again, and both inboxes seen");
+        // Files that hold still are read once.
+        let mut again = 0;
+        settled(&Files::Team, &d, || again += 1);
+        assert_eq!(again, 1);
         let _ = std::fs::remove_dir_all(d);
     }
 
