@@ -257,6 +257,9 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
             }
         }
     }
+    for name in followed.unfinished() {
+        println!("      ⚠ {name}: its last line has no newline (still being written?): not kept");
+    }
     if let Some(path) = trace {
         let scenario = format!("watch of {shown}");
         let header =

@@ -127,6 +127,17 @@ impl Followed {
         self.len() == 0
     }
 
+    /// The files whose last line was still unfinished (no newline) at the
+    /// latest look, so not kept: a reference inbox is appended a line at a
+    /// time. A team folder's inboxes are rewritten whole, and a
+    /// transcript's unfinished line is read again at each look.
+    pub fn unfinished(&self) -> &[String] {
+        match self {
+            Followed::Inboxes(_, lines) => lines.unfinished(),
+            Followed::Team(..) | Followed::Transcript(_) => &[],
+        }
+    }
+
     /// A cheap summary of what the files are now (each one's name, size and
     /// time of change): when it is the same, nothing needs reading again.
     pub fn fingerprint(&self, path: &Path) -> u64 {
@@ -214,7 +225,9 @@ fn settled<T>(files: &Files, path: &Path, mut read: impl FnMut() -> T) -> T {
 /// Every line ever seen in a reference inbox folder's `*.jsonl` files, once
 /// each, in the order first seen: a drained inbox loses nothing kept. A line
 /// that comes again after the first was drained away is taken for it (the
-/// files cannot tell the two apart).
+/// files cannot tell the two apart). Only finished lines are kept: a line
+/// with no newline yet may be half written (a writer appends a line at a
+/// time), and kept half it would never parse.
 #[derive(Debug, Default)]
 pub struct KeptLines {
     /// Each file's kept lines, one text a file.
@@ -223,6 +236,8 @@ pub struct KeptLines {
     /// that text it is in its file.
     seen: HashSet<(String, u64, usize)>,
     count: usize,
+    /// The files whose last line had no newline at the latest look.
+    unfinished: Vec<String>,
 }
 
 impl KeptLines {
@@ -236,7 +251,13 @@ impl KeptLines {
     /// Keeps the lines of `texts` not seen yet; true if any line is new.
     fn absorb(&mut self, texts: Vec<(String, String)>) -> bool {
         let mut changed = false;
+        self.unfinished.clear();
         for (name, text) in texts {
+            let finished = text.rfind('\n').map_or(0, |end| end + 1);
+            if !text[finished..].trim().is_empty() {
+                self.unfinished.push(name.clone());
+            }
+            let text = &text[..finished];
             let mut copies: BTreeMap<u64, usize> = BTreeMap::new();
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 let digest = claude::message::digest(line);
@@ -252,6 +273,11 @@ impl KeptLines {
             }
         }
         changed
+    }
+
+    /// The files whose last line was not finished at the latest look.
+    pub fn unfinished(&self) -> &[String] {
+        &self.unfinished
     }
 
     /// The kept lines as inbox files' texts, sorted by name.
@@ -359,6 +385,25 @@ mod tests {
         let h = f.history().expect("judged");
         let opened = h.events.iter().filter(|e| matches!(e.event, Event::Opened { .. })).count();
         assert_eq!(opened, 1, "the drained request is still there");
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn a_line_still_being_written_is_kept_only_once_it_is_finished() {
+        let d = dir("half");
+        let ask = r#"{"type":"shutdown_request","from":"lead","request_id":"abcd1234","timestamp":1.0}"#;
+        let yes = r#"{"type":"shutdown_response","from":"bob","request_id":"abcd1234","approve":true,"timestamp":2.0}"#;
+        std::fs::write(d.join("bob.jsonl"), format!("{ask}\n")).unwrap();
+        std::fs::write(d.join("lead.jsonl"), &yes[..30]).unwrap();
+        let mut f = Followed::of(&d).expect("a reference folder");
+        assert!(f.look(&d));
+        assert_eq!((f.len(), f.unfinished()), (1, &["lead.jsonl".to_string()][..]));
+        assert!(f.history().is_ok(), "the half line is not kept");
+        std::fs::write(d.join("lead.jsonl"), format!("{yes}\n")).unwrap();
+        assert!(f.look(&d));
+        assert_eq!((f.len(), f.unfinished().len()), (2, 0));
+        let h = f.history().expect("judged");
+        assert!(h.events.iter().any(|e| matches!(e.event, Event::Verdict { .. })), "the answer is judged");
         let _ = std::fs::remove_dir_all(d);
     }
 
