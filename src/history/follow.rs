@@ -360,6 +360,11 @@ fn whole_seconds(age: Millis) -> String {
 mod tests {
     use super::*;
 
+    /// A reference inbox's request and its answer.
+    const ASK: &str = r#"{"type":"shutdown_request","from":"lead","request_id":"abcd1234","timestamp":1.0}"#;
+    const YES: &str =
+        r#"{"type":"shutdown_response","from":"bob","request_id":"abcd1234","approve":true,"timestamp":2.0}"#;
+
     fn dir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("handshake-follow-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -370,8 +375,7 @@ mod tests {
     #[test]
     fn a_drained_reference_inbox_loses_nothing_kept_and_a_second_copy_counts() {
         let d = dir("drain");
-        let ask = r#"{"type":"shutdown_request","from":"lead","request_id":"abcd1234","timestamp":1.0}"#;
-        let yes = r#"{"type":"shutdown_response","from":"bob","request_id":"abcd1234","approve":true,"timestamp":2.0}"#;
+        let (ask, yes) = (ASK, YES);
         std::fs::write(d.join("bob.jsonl"), format!("{ask}\n")).unwrap();
         let mut f = Followed::of(&d).expect("a reference folder");
         assert_eq!(f.kind(), "a reference inbox folder");
@@ -391,8 +395,7 @@ mod tests {
     #[test]
     fn a_line_still_being_written_is_kept_only_once_it_is_finished() {
         let d = dir("half");
-        let ask = r#"{"type":"shutdown_request","from":"lead","request_id":"abcd1234","timestamp":1.0}"#;
-        let yes = r#"{"type":"shutdown_response","from":"bob","request_id":"abcd1234","approve":true,"timestamp":2.0}"#;
+        let (ask, yes) = (ASK, YES);
         std::fs::write(d.join("bob.jsonl"), format!("{ask}\n")).unwrap();
         std::fs::write(d.join("lead.jsonl"), &yes[..30]).unwrap();
         let mut f = Followed::of(&d).expect("a reference folder");
