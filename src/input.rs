@@ -100,6 +100,15 @@ fn read(path: &Path, max: u64, follow: bool) -> Result<String, ReadError> {
     String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
 }
 
+/// The regular file at `path`, opened to be read as it grows, never through
+/// a symbolic link; anything else (a pipe, a folder, a device) is refused.
+pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+    match open(path, false)? {
+        (file, Kind::Regular(_)) => Ok(file),
+        (_, Kind::Pipe) => Err(ReadError::NotAFile("a pipe")),
+    }
+}
+
 /// What was opened: a regular file (its size then) or a pipe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {

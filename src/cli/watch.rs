@@ -257,7 +257,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
             }
         }
     }
-    for name in followed.unfinished() {
+    for name in followed.unfinished(std::path::Path::new(shown)) {
         println!("      ⚠ {name}: its last line has no newline (still being written?): not kept");
     }
     if let Some(path) = trace {

@@ -6,6 +6,7 @@
 //! is judged as `audit` judges the files.
 
 use super::claude::{self, folder, kept::Kept, tasks, transcript};
+use super::tail::{Line, Tail, LINE_BOUND};
 use super::{inbox, BadLine, History};
 use crate::protocol::Millis;
 use crate::trace::{Event, RosterStatus};
@@ -14,16 +15,16 @@ use std::path::{Path, PathBuf};
 
 /// The most of a folder's files read at each look (as `audit` reads them).
 const BOUND: u64 = inbox::MAX_FOLDER_BYTES;
-/// The most of a transcript read at each look.
-const TRANSCRIPT_BOUND: u64 = 512 << 20;
+/// The lead's name in a transcript, which does not say it.
+const LEAD: &str = "team-lead";
 
 /// What is followed, and all that was kept of it.
 pub enum Followed {
     /// A Claude Code team folder, and its tasks as last read (a task file
     /// says where the task is now, not what happened: the latest is kept).
     Team(Kept, Option<tasks::Tasks>),
-    /// A Claude Code lead's session transcript.
-    Transcript(Kept),
+    /// A Claude Code lead's session transcript, read as it grows.
+    Transcript(Kept, Growing),
     /// A reference inbox folder (the folder of `*.jsonl` found under the path).
     Inboxes(PathBuf, KeptLines),
 }
@@ -41,10 +42,9 @@ impl Followed {
                     .to_string()
             });
         }
-        let text = crate::input::read_regular(path, TRANSCRIPT_BOUND).map_err(|e| e.to_string())?;
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        match transcript::looks_like(first) {
-            true => Ok(Followed::Transcript(Kept::default())),
+        let first = first_line(path).map_err(|e| e.to_string())?;
+        match transcript::looks_like(&first) {
+            true => Ok(Followed::Transcript(Kept::default(), Growing::default())),
             false => Err("not a Claude Code transcript (one JSON object a line, of type user or assistant): only a \
                           team folder, a transcript or a reference inbox folder can be followed"
                 .into()),
@@ -55,7 +55,7 @@ impl Followed {
     pub fn kind(&self) -> &'static str {
         match self {
             Followed::Team(..) => "a Claude Code team folder",
-            Followed::Transcript(_) => "a Claude Code lead's transcript",
+            Followed::Transcript(..) => "a Claude Code lead's transcript",
             Followed::Inboxes(..) => "a reference inbox folder",
         }
     }
@@ -88,10 +88,7 @@ impl Followed {
                 }
                 kept.absorb(reading) | new_tasks
             }
-            Followed::Transcript(kept) => match crate::input::read_regular(path, TRANSCRIPT_BOUND) {
-                Ok(text) => kept.absorb(transcript::read(&text, "team-lead")),
-                Err(_) => false,
-            },
+            Followed::Transcript(kept, growing) => growing.read_on(path).is_some_and(|new| kept.absorb(new)),
             Followed::Inboxes(dir, lines) => {
                 let texts = settled(&files, path, || KeptLines::read(dir));
                 lines.absorb(texts)
@@ -110,7 +107,7 @@ impl Followed {
                 }
                 Ok(h)
             }
-            Followed::Transcript(kept) => Ok(claude::transcript_of(kept.reading())),
+            Followed::Transcript(kept, _) => Ok(claude::transcript_of(kept.reading())),
             Followed::Inboxes(_, lines) => inbox::read_texts(&lines.texts()),
         }
     }
@@ -118,7 +115,7 @@ impl Followed {
     /// How many entries (or lines) were kept.
     pub fn len(&self) -> usize {
         match self {
-            Followed::Team(kept, _) | Followed::Transcript(kept) => kept.len(),
+            Followed::Team(kept, _) | Followed::Transcript(kept, _) => kept.len(),
             Followed::Inboxes(_, lines) => lines.count,
         }
     }
@@ -128,13 +125,13 @@ impl Followed {
     }
 
     /// The files whose last line was still unfinished (no newline) at the
-    /// latest look, so not kept: a reference inbox is appended a line at a
-    /// time. A team folder's inboxes are rewritten whole, and a
-    /// transcript's unfinished line is read again at each look.
-    pub fn unfinished(&self) -> &[String] {
+    /// latest look, so not kept: a reference inbox and a transcript are
+    /// appended a line at a time. A team folder's inboxes are rewritten whole.
+    pub fn unfinished(&self, path: &Path) -> Vec<String> {
         match self {
-            Followed::Inboxes(_, lines) => lines.unfinished(),
-            Followed::Team(..) | Followed::Transcript(_) => &[],
+            Followed::Inboxes(_, lines) => lines.unfinished().to_vec(),
+            Followed::Transcript(_, growing) if growing.tail.unfinished() => vec![path.display().to_string()],
+            Followed::Team(..) | Followed::Transcript(..) => Vec::new(),
         }
     }
 
@@ -147,7 +144,7 @@ impl Followed {
     fn files(&self) -> Files {
         match self {
             Followed::Team(..) => Files::Team,
-            Followed::Transcript(_) => Files::Transcript,
+            Followed::Transcript(..) => Files::Transcript,
             Followed::Inboxes(dir, _) => Files::Inboxes(dir.clone()),
         }
     }
@@ -193,6 +190,46 @@ impl Files {
             Files::Inboxes(dir) => each_in(dir, &mut stat),
         }
         h.finish()
+    }
+}
+
+/// A transcript followed: where the last look stopped, and what the lines
+/// read so far left open (the lead's calls still waiting for their results).
+#[derive(Default)]
+pub struct Growing {
+    tail: Tail,
+    reader: Option<transcript::Reader>,
+}
+
+impl Growing {
+    /// Reads the lines finished since the last look: what is new, if any line was.
+    fn read_on(&mut self, path: &Path) -> Option<claude::folder::Reading> {
+        let reader = self.reader.get_or_insert_with(|| transcript::Reader::new(LEAD));
+        let lines = self.tail.read_on(path, |line| match line {
+            // What was kept stays kept; the new file's lines are read afresh.
+            Line::NewFile => *reader = transcript::Reader::new(LEAD),
+            Line::Text(text) => reader.line(text),
+            Line::Unreadable(why) => reader.skip_line(why),
+        });
+        (lines > 0).then(|| reader.take_new())
+    }
+}
+
+/// The first line of the file at `path` that is not blank (at most
+/// [`LINE_BOUND`] of it), never through a symbolic link.
+fn first_line(path: &Path) -> Result<String, crate::input::ReadError> {
+    use std::io::{BufRead, Read};
+    let file = crate::input::open_regular(path)?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let got = (&mut reader).take(LINE_BOUND).read_until(b'\n', &mut line);
+        match got.map_err(|e| crate::input::ReadError::Io(e.to_string()))? {
+            0 => return Ok(String::new()),
+            _ if line.iter().all(u8::is_ascii_whitespace) => continue,
+            _ => return String::from_utf8(line).map_err(|_| crate::input::ReadError::NotUtf8),
+        }
     }
 }
 
@@ -400,13 +437,42 @@ mod tests {
         std::fs::write(d.join("lead.jsonl"), &yes[..30]).unwrap();
         let mut f = Followed::of(&d).expect("a reference folder");
         assert!(f.look(&d));
-        assert_eq!((f.len(), f.unfinished()), (1, &["lead.jsonl".to_string()][..]));
+        assert_eq!((f.len(), f.unfinished(&d)), (1, vec!["lead.jsonl".to_string()]));
         assert!(f.history().is_ok(), "the half line is not kept");
         std::fs::write(d.join("lead.jsonl"), format!("{yes}\n")).unwrap();
         assert!(f.look(&d));
-        assert_eq!((f.len(), f.unfinished().len()), (2, 0));
+        assert_eq!((f.len(), f.unfinished(&d).len()), (2, 0));
         let h = f.history().expect("judged");
         assert!(h.events.iter().any(|e| matches!(e.event, Event::Verdict { .. })), "the answer is judged");
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn a_transcript_is_read_on_from_where_the_last_look_stopped_and_kept_as_audit_reads_it() {
+        let d = dir("transcript");
+        let path = d.join("session.jsonl");
+        let call = r#"{"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:03.068Z","message":{"content":[{"type":"tool_use","id":"t1","name":"SendMessage","input":{"to":"bob","message":{"type":"shutdown_request","reason":"done"}}}]}}"#;
+        let result = r#"{"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:03.200Z","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"{\"success\":true,\"request_id\":\"shutdown-1@bob\"}"}]}}"#;
+        let answer = r#"{"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:05.000Z","message":{"content":"<teammate-message teammate_id=\"bob\">\n{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1@bob\",\"from\":\"bob\"}\n</teammate-message>"}}"#;
+        let append = |s: &str| {
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
+            std::io::Write::write_all(&mut f, s.as_bytes()).unwrap();
+        };
+        // The call in one look, its result half written.
+        append(&format!("{call}\n{}", &result[..40]));
+        let mut f = Followed::of(&path).expect("a transcript");
+        assert!(f.look(&path));
+        assert_eq!((f.len(), f.unfinished(&path).len()), (1, 1));
+        // Its result and the answer in the next: the request learns its id.
+        append(&format!("{}\n\nnot json\n{answer}\n", &result[40..]));
+        assert!(f.look(&path));
+        assert!(!f.look(&path), "nothing new");
+        assert!(f.unfinished(&path).is_empty());
+        let whole = std::fs::read_to_string(&path).unwrap();
+        let audit = claude::transcript_of(&transcript::read(&whole, LEAD));
+        let watched = f.history().expect("judged");
+        assert_eq!(watched.events, audit.events, "kept as audit reads the whole file");
+        assert_eq!(watched.unjudged, vec![("line 4".to_string(), "not a JSON object".to_string())]);
         let _ = std::fs::remove_dir_all(d);
     }
 

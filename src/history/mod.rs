@@ -15,6 +15,7 @@ pub mod inbox;
 pub mod scenario;
 pub mod stamp;
 pub mod standing;
+pub mod tail;
 
 use crate::protocol::{Millis, Policy};
 use crate::trace::{Names, Reading, Stamped, Team};

@@ -25,45 +25,102 @@ pub fn looks_like(first_line: &str) -> bool {
 }
 
 /// A SendMessage call waiting for its result, which gives a request its id.
+#[derive(Clone)]
 struct Call {
     entry: Entry,
 }
 
 /// Reads the transcript `text` of the lead `lead`.
 pub fn read(text: &str, lead: &str) -> Reading {
-    let mut r = Reading::default();
-    r.team.lead = Some(lead.to_string());
-    let mut calls: BTreeMap<String, Call> = BTreeMap::new();
-    for (i, raw) in text.lines().enumerate() {
+    let mut r = Reader::new(lead);
+    for raw in text.lines() {
+        r.line(raw);
+    }
+    r.into_reading()
+}
+
+/// A transcript read a line at a time, as it grows: what a `watch` keeps
+/// between its looks, so each look reads only the lines written since.
+/// The lead's calls still waiting for their results are kept here, since a
+/// call and its result may come in different looks.
+pub struct Reader {
+    lead: String,
+    /// The team, the problems and the shapes so far, and the entries made
+    /// since the last [`Reader::take_new`].
+    reading: Reading,
+    calls: BTreeMap<String, Call>,
+    /// The lines read so far, blank ones included: the next line's number.
+    lines: usize,
+}
+
+impl Reader {
+    pub fn new(lead: &str) -> Reader {
+        let mut reading = Reading::default();
+        reading.team.lead = Some(lead.to_string());
+        Reader { lead: lead.to_string(), reading, calls: BTreeMap::new(), lines: 0 }
+    }
+
+    /// Reads the next line (its newline, if given, is not part of it).
+    pub fn line(&mut self, raw: &str) {
+        self.lines += 1;
+        let raw = raw.strip_suffix('\n').map_or(raw, |r| r.strip_suffix('\r').unwrap_or(r));
         if raw.trim().is_empty() {
-            continue;
+            return;
         }
-        let place = format!("line {}", i + 1);
+        let r = &mut self.reading;
+        let place = format!("line {}", self.lines);
         let Ok(Value::Object(line)) = serde_json::from_str::<Value>(raw) else {
             r.unjudged.push((place, "not a JSON object".into()));
-            continue;
+            return;
         };
-        let Some(content) = line.get("message").and_then(|m| m.get("content")) else { continue };
+        let Some(content) = line.get("message").and_then(|m| m.get("content")) else { return };
         let at = match line.get("timestamp").map(stamp::read) {
             Some(Ok(s)) => s,
             Some(Err(why)) => {
                 r.unjudged.push((place, why));
-                continue;
+                return;
             }
-            None => continue,
+            None => return,
         };
+        let (calls, lead) = (&mut self.calls, self.lead.as_str());
         match line.get("type").and_then(Value::as_str) {
-            Some("assistant") => sends(&mut r, &mut calls, content, at, lead, &place),
-            Some("user") => received(&mut r, &mut calls, content, at, lead, &place),
+            Some("assistant") => sends(r, calls, content, at, lead, &place),
+            Some("user") => received(r, calls, content, at, lead, &place),
             _ => {}
         }
     }
-    // A call whose result never came: what it sent, as the call said it.
-    for (_, c) in calls {
-        r.entries.push(c.entry);
+
+    /// Counts the next line as read but not interpreted, saying why.
+    pub fn skip_line(&mut self, why: &str) {
+        self.lines += 1;
+        self.reading.unjudged.push((format!("line {}", self.lines), why.to_string()));
     }
-    r.entries.sort_by_key(|e| e.at.ms);
-    r
+
+    /// Everything read, in time order; a call whose result never came is
+    /// what it sent, as the call said it.
+    pub fn into_reading(mut self) -> Reading {
+        self.reading.entries.extend(self.calls.into_values().map(|c| c.entry));
+        self.reading.entries.sort_by_key(|e| e.at.ms);
+        self.reading
+    }
+
+    /// What is new since the last time, to be kept: the entries read since
+    /// (a call answered since among them, with the id its result gave it),
+    /// every call still waiting for its result, and the problems and shapes
+    /// of all the lines so far.
+    pub fn take_new(&mut self) -> Reading {
+        let r = &mut self.reading;
+        let mut new = Reading {
+            team: r.team.clone(),
+            entries: std::mem::take(&mut r.entries),
+            unjudged: r.unjudged.clone(),
+            unused_fields: r.unused_fields.clone(),
+            shapes: r.shapes.clone(),
+        };
+        new.entries.extend(self.calls.values().map(|c| c.entry.clone()));
+        new.entries.sort_by_key(|e| e.at.ms);
+        new
+    }
 }
 
 /// The lead's SendMessage calls in an assistant turn.
