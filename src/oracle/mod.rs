@@ -219,6 +219,9 @@ struct Book {
     /// compared in two words rather than sixteen bytes, in the same order
     /// (a uuid's bytes are its number's, most significant first).
     requests: std::collections::BTreeMap<u128, Tracked>,
+    /// The requests still pending, by id: a respawn looks at these alone
+    /// (looking at every request made a long history's audit quadratic).
+    pending: std::collections::BTreeSet<u128>,
     /// Indexed by agent: one record per agent rather than one vector per
     /// fact, so cloning a watcher copies one block for them all.
     agents: Vec<Roster>,
@@ -293,6 +296,7 @@ impl Book {
                     abandoned: false,
                 };
                 self.requests.insert(id.0.as_u128(), r);
+                self.pending.insert(id.0.as_u128());
             }
             Event::Verdict { request_id, verdict: crate::protocol::Verdict::Applied { to, .. }, .. } => {
                 self.set_status(*request_id, *to);
@@ -319,8 +323,8 @@ impl Book {
                     a.life = Life::Alive;
                     a.incarnation += 1;
                 }
-                for r in self.requests.values_mut() {
-                    if r.status == Status::Pending {
+                for id in &self.pending {
+                    if let Some(r) = self.requests.get_mut(id) {
                         r.superseded |= r.target == *agent;
                         r.abandoned |= r.requester == *agent;
                     }
@@ -334,8 +338,12 @@ impl Book {
     }
 
     fn set_status(&mut self, id: RequestId, status: Status) {
-        if let Some(r) = self.requests.get_mut(&id.0.as_u128()) {
+        let key = id.0.as_u128();
+        if let Some(r) = self.requests.get_mut(&key) {
             r.status = status;
+            if status != Status::Pending {
+                self.pending.remove(&key);
+            }
         }
     }
 }
@@ -420,6 +428,7 @@ impl Watch {
         Watch {
             book: Book {
                 requests: Default::default(),
+                pending: Default::default(),
                 agents: vec![agent; require_plan.len()],
                 replays: Vec::new(),
                 scripted: false,
@@ -515,6 +524,8 @@ impl Watch {
         } = self;
         let Book {
             requests,
+            // Which requests are pending: their statuses, hashed with them.
+            pending: _,
             agents,
             // Between two states, empty: a replay's fault and its send are
             // logged in the same step, and a script's marker with its send.
