@@ -18,6 +18,23 @@ pub struct Stamp {
 /// after the year 5000.
 const MS_FROM: f64 = 1e11;
 
+/// The latest time read, 2200-01-01T00:00:00Z: a time past it is not a
+/// team's (most likely microseconds or nanoseconds since the epoch), and is
+/// refused rather than guessed.
+const LATEST_MS: i64 = 7_258_118_400_000;
+
+/// `ms` if it lies between 1970 and 2200, or why not.
+fn in_range(ms: i64, shown: &dyn std::fmt::Display) -> Result<i64, String> {
+    match ms {
+        ..0 => Err(format!("{shown} is before 1970: not a time a team's files carry")),
+        0..=LATEST_MS => Ok(ms),
+        _ => Err(format!(
+            "{shown} is after the year 2200: not a time a team's files carry (epoch seconds and milliseconds are \
+             read; microseconds are not)"
+        )),
+    }
+}
+
 /// `v` as a time, or why it is not one.
 pub fn read(v: &Value) -> Result<Stamp, String> {
     match v {
@@ -27,7 +44,7 @@ pub fn read(v: &Value) -> Result<Stamp, String> {
                 return Err(format!("{n} is not a time"));
             }
             let ms = if x >= MS_FROM { x } else { x * 1000.0 };
-            Ok(Stamp { ms: ms.round() as i64, no_zone: false })
+            Ok(Stamp { ms: in_range(ms.round() as i64, n)?, no_zone: false })
         }
         Value::String(s) => read_text(s),
         other => Err(format!("{other} is not a time: write ISO 8601 or epoch seconds or milliseconds")),
@@ -41,12 +58,12 @@ pub fn read_text(s: &str) -> Result<Stamp, String> {
         return read(&Value::from(x));
     }
     if let Ok(ts) = t.parse::<jiff::Timestamp>() {
-        return Ok(Stamp { ms: ts.as_millisecond(), no_zone: false });
+        return Ok(Stamp { ms: in_range(ts.as_millisecond(), &format_args!("{s:?}"))?, no_zone: false });
     }
     match t.parse::<jiff::civil::DateTime>() {
         Ok(dt) => {
             let ts = dt.to_zoned(jiff::tz::TimeZone::UTC).map_err(|e| format!("{s:?}: {e}"))?.timestamp();
-            Ok(Stamp { ms: ts.as_millisecond(), no_zone: true })
+            Ok(Stamp { ms: in_range(ts.as_millisecond(), &format_args!("{s:?}"))?, no_zone: true })
         }
         Err(_) => Err(format!("{s:?} is not a time this reader knows: ISO 8601 (2026-03-01T10:15:02.481Z) or epoch seconds or milliseconds")),
     }
@@ -69,5 +86,17 @@ mod tests {
         assert!(read_text("yesterday").unwrap_err().contains("not a time this reader knows"));
         assert!(read(&Value::Bool(true)).is_err());
         assert!(read(&Value::from(-5)).is_err());
+    }
+
+    #[test]
+    fn a_time_before_1970_or_after_2200_is_refused_not_guessed() {
+        assert!(read_text("1960-01-01T00:00:00Z").unwrap_err().contains("before 1970"));
+        assert!(read_text("0900-01-01T00:00:00").unwrap_err().contains("before 1970"));
+        assert!(read(&Value::from(1e30)).unwrap_err().contains("after the year 2200"));
+        // Microseconds since the epoch, which read as milliseconds would be the year 58000.
+        assert!(read(&Value::from(1_775_755_620_000_000u64)).unwrap_err().contains("microseconds"));
+        assert!(read_text("2300-01-01T00:00:00Z").is_err());
+        assert_eq!(read(&Value::from(0)).unwrap().ms, 0);
+        assert_eq!(read_text("2199-12-31T23:59:59.999Z").unwrap().ms, LATEST_MS - 1);
     }
 }

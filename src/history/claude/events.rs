@@ -89,11 +89,11 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
     entries.sort_by_key(|e| e.at.ms);
     let start_ms = entries.first().map_or(0, |e| e.at.ms);
     for e in &entries {
-        let t = Millis((e.at.ms - start_ms).max(0) as u64);
+        let t = Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64);
         b.entry(e, t);
     }
     b.large_inboxes(r);
-    let last = entries.last().map_or(Millis::ZERO, |e| Millis((e.at.ms - start_ms).max(0) as u64));
+    let last = entries.last().map_or(Millis::ZERO, |e| Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64));
     b.never_answered(last);
     let mut names = b.names;
     names.agents = b.team.names;
