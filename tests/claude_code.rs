@@ -307,3 +307,40 @@ fn watch_follows_a_live_folder_and_says_each_violation_before_the_next_entry() {
     assert_eq!(audit.status.code(), Some(1), "the kept history is judged the same later");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Whole-second stamps tie often. An answer in the same millisecond as its
+/// request is judged after it, whichever file sorts first: `zed`'s request
+/// after `team-lead`'s (or `lead`'s) inbox by name was judged an answer to
+/// an id never issued.
+#[test]
+fn an_answer_stamped_with_its_requests_millisecond_is_judged_after_it_in_both_formats() {
+    let root = std::env::temp_dir().join(format!("handshake-cc-tie-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let team = root.join("team");
+    std::fs::create_dir_all(team.join("inboxes")).unwrap();
+    let entry = |from: &str, json: &str| {
+        let text = serde_json::Value::String(json.to_string());
+        format!(r#"[{{"from":"{from}","text":{text},"timestamp":"2026-04-09T17:00:00.000Z","read":true}}]"#)
+    };
+    let ask = r#"{"type":"shutdown_request","requestId":"shutdown-1@zed","from":"team-lead"}"#;
+    let yes = r#"{"type":"shutdown_approved","requestId":"shutdown-1@zed","from":"zed"}"#;
+    std::fs::write(team.join("inboxes/zed.json"), entry("team-lead", ask)).unwrap();
+    std::fs::write(team.join("inboxes/team-lead.json"), entry("zed", yes)).unwrap();
+    let reference = root.join("reference");
+    std::fs::create_dir_all(&reference).unwrap();
+    let line = |j: &str| format!("{j}\n");
+    let ask = r#"{"type": "shutdown_request", "from": "lead", "content": "", "timestamp": 1796177150.0, "request_id": "14c6f946"}"#;
+    let yes = r#"{"type": "shutdown_response", "from": "zed", "content": "", "timestamp": 1796177150.0, "request_id": "14c6f946", "approve": true}"#;
+    std::fs::write(reference.join("zed.jsonl"), line(ask)).unwrap();
+    std::fs::write(reference.join("lead.jsonl"), line(yes)).unwrap();
+    for dir in [&team, &reference] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &dir.display().to_string(), "--color", "never"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("PASS"), "{}: {text}", dir.display());
+        assert_eq!(out.status.code(), Some(0), "{text}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -274,7 +274,15 @@ fn compact(file: u32, n: usize, mut v: Map<String, Value>, wanted: &[&'static st
 /// The history the lines `lines` of the files `files` tell, the notes
 /// `alerts` (each about an agent) first.
 fn build(mut lines: Vec<Line>, alerts: Vec<Note>, files: Vec<String>) -> Result<History, BadLine> {
-    lines.sort_by(|a, b| a.at.total_cmp(&b.at));
+    // At the same instant a request goes first and a response last: the
+    // files cannot say which came first, and an answer never precedes its
+    // question (in the files' order, `lead.jsonl` comes before `zed.jsonl`).
+    let rank = |l: &Line| match l.typ.as_deref() {
+        Some(t) if t.ends_with("_request") => 0,
+        Some(t) if t.ends_with("_response") => 2,
+        _ => 1,
+    };
+    lines.sort_by(|a, b| a.at.total_cmp(&b.at).then_with(|| rank(a).cmp(&rank(b))));
     let start = lines.first().map_or(0.0, |l| l.at);
     let mut b = Builder::default();
     // Two or three events a line: reserved, so that growing the lists never

@@ -86,7 +86,7 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
     }
     b.lead = lead;
     let mut entries: Vec<&Entry> = r.entries.iter().collect();
-    entries.sort_by_key(|e| e.at.ms);
+    entries.sort_by_key(|e| (e.at.ms, tie_rank(&e.said)));
     let start_ms = entries.first().map_or(0, |e| e.at.ms);
     for e in &entries {
         let t = Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64);
@@ -106,6 +106,19 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
         start_ms,
         no_zone: entries.iter().filter(|e| e.at.no_zone).count(),
         in_flight: b.in_flight,
+    }
+}
+
+/// Where an entry goes among those of the same millisecond: a request
+/// first, an answer last. The files cannot say which of them came first
+/// (whole-second stamps tie often), and an answer never comes before its
+/// question: read in the files' order, an answer in `team-lead.json` would
+/// be judged before the request in `zed.json` it answers.
+fn tie_rank(said: &Said) -> u8 {
+    match said {
+        Said::Request { .. } => 0,
+        Said::Answer { .. } => 2,
+        _ => 1,
     }
 }
 
