@@ -344,3 +344,70 @@ fn an_answer_stamped_with_its_requests_millisecond_is_judged_after_it_in_both_fo
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// `handshake watch` with `--trace FILE` it cannot write refuses at once,
+/// not when the watch ends; a reference folder of which nothing can be
+/// judged ends with exit 2 and says no trace was written.
+#[test]
+fn watch_says_a_trace_it_cannot_write_before_watching_and_exits_2_on_what_it_cannot_judge() {
+    let root = std::env::temp_dir().join(format!("handshake-cc-watch-exit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let clean = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/clean-team");
+    let nowhere = root.join("no-such-folder/kept.jsonl");
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", &clean.display().to_string(), "--for", "30s", "--trace", &nowhere.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "refused before watching");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was watched"));
+    std::fs::write(root.join("a.jsonl"), "garbage\n").unwrap();
+    let trace = root.join("kept.jsonl");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", &root.display().to_string(), "--for", "1s", "--color", "never"])
+        .args(["--trace", &trace.display().to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("no trace written") && !trace.exists(), "{text}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// An inbox caught half written, and left so for a moment, is not judged
+/// as it stands: the lead's answer without bob's request would be said to
+/// answer an id never issued. What was kept is judged once it parses.
+#[test]
+fn watch_waits_for_an_inbox_left_half_written_before_judging() {
+    use std::io::Read;
+    let root = std::env::temp_dir().join(format!("handshake-cc-watch-half-{}", std::process::id()));
+    let dir = root.join("team");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let entry = |from: &str, json: &str, at: &str| {
+        let text = serde_json::Value::String(json.to_string());
+        format!(r#"[{{"from":"{from}","text":{text},"timestamp":"{at}","read":true}}]"#)
+    };
+    let ask = entry("team-lead", r#"{"type":"shutdown_request","requestId":"shutdown-1@bob"}"#, "2026-04-09T17:00:00Z");
+    let yes = entry("bob", r#"{"type":"shutdown_approved","requestId":"shutdown-1@bob"}"#, "2026-04-09T17:00:05Z");
+    std::fs::write(dir.join("inboxes/team-lead.json"), yes).unwrap();
+    std::fs::write(dir.join("inboxes/bob.json"), &ask[..40]).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", &dir.display().to_string(), "--for", "3s", "--interval", "100ms", "--color", "never"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let tmp = dir.join("inboxes/.bob.tmp");
+    std::fs::write(&tmp, &ask).unwrap();
+    std::fs::rename(tmp, dir.join("inboxes/bob.json")).unwrap();
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!out.contains('✗'), "nothing the files showed is broken: {out}");
+    assert!(out.contains("PASS") && out.contains("2 entries kept"), "{out}");
+    assert_eq!(status.code(), Some(0), "{out}");
+    let _ = std::fs::remove_dir_all(&root);
+}

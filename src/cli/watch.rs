@@ -45,6 +45,11 @@ pub fn main(a: WatchArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    // A trace that cannot be written is said now, not after hours of watching.
+    if let Some(Err(why)) = a.trace.as_deref().map(crate::output::check) {
+        eprintln!("error: {why}; nothing was watched");
+        return EXIT_BAD_INPUT;
+    }
     crate::interrupt::install();
     let (tx, rx) = std::sync::mpsc::channel();
     // Kept alive for the watch; without it (no inotify), the look at each interval alone.
@@ -52,8 +57,10 @@ pub fn main(a: WatchArgs) -> i32 {
     let started = Instant::now();
     let mut screen = Screen::new();
     let mut told: BTreeSet<String> = BTreeSet::new();
-    let mut failed = false;
     let mut last_new = Instant::now();
+    // Something new not judged yet, and since when an inbox has not parsed.
+    let mut to_judge = false;
+    let mut unsettled_since: Option<Instant> = None;
     let mut print = None;
     let mut signalled = true;
     let mut next_look = Instant::now();
@@ -65,12 +72,19 @@ pub fn main(a: WatchArgs) -> i32 {
             let now = Some(followed.fingerprint(&a.path));
             if (signalled || now != print) && followed.look(&a.path) {
                 last_new = Instant::now();
-                failed |= judge_new(&followed, &mut told, &mut screen);
-                screen.drawn_for = None;
+                to_judge = true;
             }
             print = now;
             signalled = false;
             next_look = Instant::now() + a.interval.as_std();
+        }
+        // An inbox that does not parse is most likely being written: what
+        // was kept is judged once it parses, or once it has stayed so.
+        unsettled_since = followed.unsettled().then(|| unsettled_since.unwrap_or_else(Instant::now));
+        if to_judge && unsettled_since.is_none_or(|since| since.elapsed() >= UNSETTLED_WAIT) {
+            judge_new(&followed, &mut told, &mut screen);
+            screen.drawn_for = None;
+            to_judge = false;
         }
         screen.status(last_new.elapsed());
         if crate::interrupt::requested() || a.for_.is_some_and(|f| started.elapsed() >= f.as_std()) {
@@ -84,15 +98,20 @@ pub fn main(a: WatchArgs) -> i32 {
         }
     }
     screen.clear();
-    summary(&followed, &shown, &a.trace);
+    // The summary's verdict is the exit's: a violation said on the way
+    // that what was kept no longer shows (an inbox read half written) is
+    // not a failure of the team.
+    let code = summary(&followed, &shown, &a.trace);
     if crate::interrupt::requested() {
         EXIT_INTERRUPTED
-    } else if failed {
-        EXIT_FAILED
     } else {
-        EXIT_OK
+        code
     }
 }
+
+/// How long an inbox may stay unparseable before what was kept is judged
+/// without it.
+const UNSETTLED_WAIT: Duration = Duration::from_secs(2);
 
 fn start_watcher(path: &std::path::Path, tx: std::sync::mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
     use notify::Watcher;
@@ -108,9 +127,8 @@ fn start_watcher(path: &std::path::Path, tx: std::sync::mpsc::Sender<()>) -> Opt
     Some(w)
 }
 
-/// Judges all that was kept and prints each violation not printed yet;
-/// true if any invariant is broken.
-fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Screen) -> bool {
+/// Judges all that was kept and prints each violation not printed yet.
+fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Screen) {
     let h = match followed.history() {
         Ok(h) => h,
         Err(bad) => {
@@ -119,7 +137,7 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
             if told.insert(line.clone()) {
                 screen.say(&line);
             }
-            return false;
+            return;
         }
     };
     // Ages as at the last entry; the status line adds the time since.
@@ -146,7 +164,6 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
             }
         }
     }
-    !violations.is_empty()
 }
 
 /// Event `i`'s place: `inboxes/bob.json:2`, or a transcript's `line 12`.
@@ -224,8 +241,8 @@ impl Screen {
 }
 
 /// The summary when the watch ends: the verdict on all that was kept, and
-/// the history written if asked.
-fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
+/// the history written if asked; the exit code they make.
+fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
     let h = match followed.history() {
         Ok(h) => h,
         Err(bad) => {
@@ -235,7 +252,10 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
                 crate::words::plural(followed.len() as u64, "entry"),
                 bad.reason
             );
-            return;
+            if trace.is_some() {
+                println!("      no trace written: nothing kept could be judged");
+            }
+            return EXIT_BAD_INPUT;
         }
     };
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
@@ -245,8 +265,12 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
         0 => String::new(),
         n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
     };
+    let not_read = match followed.not_read().len() {
+        0 => String::new(),
+        n => format!("; {} not read", crate::words::plural(n as u64, "file")),
+    };
     println!(
-        "{word}  {shown}  ({} kept, {} broken{unjudged})",
+        "{word}  {shown}  ({} kept, {} broken{unjudged}{not_read})",
         crate::words::plural(followed.len() as u64, "entry"),
         crate::words::plural(violations.len() as u64, "invariant")
     );
@@ -256,6 +280,9 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
                 println!("      ⚠ {text}");
             }
         }
+    }
+    for why in followed.not_read() {
+        println!("      ⚠ {}", super::shown(why));
     }
     for name in followed.unfinished(std::path::Path::new(shown)) {
         println!("      ⚠ {name}: its last line has no newline (still being written?): not kept");
@@ -269,7 +296,15 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) {
         let text = String::from_utf8_lossy(&bytes);
         match crate::output::write(path, &text) {
             Ok(()) => println!("      wrote {}: handshake audit {}", path.display(), path.display()),
-            Err(e) => eprintln!("error: {e}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_BAD_INPUT;
+            }
         }
+    }
+    if violations.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
     }
 }

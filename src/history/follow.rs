@@ -42,7 +42,14 @@ impl Followed {
                     .to_string()
             });
         }
-        let first = first_line(path).map_err(|e| e.to_string())?;
+        let first = first_line(path).map_err(|e| match e {
+            crate::input::ReadError::NotAFile("a pipe") => {
+                "a pipe cannot be followed: watch reads a file again as it grows; give the file's path (audit reads \
+                 a pipe once)"
+                    .to_string()
+            }
+            e => e.to_string(),
+        })?;
         match transcript::looks_like(&first) {
             true => Ok(Followed::Transcript(Kept::default(), Growing::default())),
             false => Err("not a Claude Code transcript (one JSON object a line, of type user or assistant): only a \
@@ -75,8 +82,9 @@ impl Followed {
                 // An inbox missing from one listing, in a folder still there,
                 // is most likely being renamed into place: looked at again
                 // (judged without it, its answers would seem to answer nothing).
+                // So is one that does not parse: caught half written.
                 for _ in 0..3 {
-                    if !kept.misses_a_file(&reading) || !path.is_dir() {
+                    if (!kept.misses_a_file(&reading) && reading.not_parsed.is_empty()) || !path.is_dir() {
                         break;
                     }
                     std::thread::sleep(SETTLE_PAUSE);
@@ -90,7 +98,8 @@ impl Followed {
             }
             Followed::Transcript(kept, growing) => growing.read_on(path).is_some_and(|new| kept.absorb(new)),
             Followed::Inboxes(dir, lines) => {
-                let texts = settled(&files, path, || KeptLines::read(dir));
+                let (texts, not_read) = settled(&files, path, || KeptLines::read(dir));
+                lines.not_read = not_read;
                 lines.absorb(texts)
             }
         }
@@ -109,6 +118,27 @@ impl Followed {
             }
             Followed::Transcript(kept, _) => Ok(claude::transcript_of(kept.reading())),
             Followed::Inboxes(_, lines) => inbox::read_texts(&lines.texts()),
+        }
+    }
+
+    /// Whether the latest look found an inbox that does not parse (most
+    /// likely caught while being written, and left so for a moment): what
+    /// was kept then lacks that inbox's entries, and judging it could say a
+    /// violation the files never showed.
+    pub fn unsettled(&self) -> bool {
+        match self {
+            Followed::Team(kept, _) => !kept.reading().not_parsed.is_empty(),
+            Followed::Transcript(..) | Followed::Inboxes(..) => false,
+        }
+    }
+
+    /// What the latest look could not read (a link, a file that is not
+    /// UTF-8), and why: a reference folder's; a team folder and a
+    /// transcript count theirs among the entries not judged.
+    pub fn not_read(&self) -> &[String] {
+        match self {
+            Followed::Inboxes(_, lines) => &lines.not_read,
+            Followed::Team(..) | Followed::Transcript(..) => &[],
         }
     }
 
@@ -275,14 +305,28 @@ pub struct KeptLines {
     count: usize,
     /// The files whose last line had no newline at the latest look.
     unfinished: Vec<String>,
+    /// What the latest look could not read, and why.
+    not_read: Vec<String>,
 }
 
 impl KeptLines {
-    /// Each `*.jsonl` file of the folder `dir`: its name and its text.
-    fn read(dir: &Path) -> Vec<(String, String)> {
-        let Ok((files, _)) = inbox::listed(dir) else { return Vec::new() };
-        let name = |path: &Path| path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
-        files.iter().filter_map(|path| Some((name(path), crate::input::read_regular(path, BOUND).ok()?))).collect()
+    /// Each `*.jsonl` file of the folder `dir`: its name and its text; and
+    /// what was not read (a link, a file that is not UTF-8), and why.
+    fn read(dir: &Path) -> (Vec<(String, String)>, Vec<String>) {
+        let (files, skipped) = match inbox::listed(dir) {
+            Ok(listed) => listed,
+            Err(bad) => return (Vec::new(), vec![bad.reason]),
+        };
+        let mut not_read: Vec<String> = skipped.into_iter().map(|(_, why)| why).collect();
+        let mut texts = Vec::new();
+        for path in files {
+            let name = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+            match crate::input::read_regular(&path, BOUND) {
+                Ok(text) => texts.push((name, text)),
+                Err(e) => not_read.push(format!("{name}: not read: {e}")),
+            }
+        }
+        (texts, not_read)
     }
 
     /// Keeps the lines of `texts` not seen yet; true if any line is new.

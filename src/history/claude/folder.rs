@@ -60,6 +60,9 @@ pub struct Reading {
     /// the form of the lead's SendMessage calls), with how often: the
     /// generation of Claude Code that wrote them is told from these.
     pub shapes: BTreeMap<&'static str, usize>,
+    /// The inbox files that did not parse as JSON: a file caught while
+    /// being written reads so too, which a watch reads again.
+    pub not_parsed: Vec<String>,
 }
 
 /// The folder's `inboxes/`, if `dir` is a Claude Code team folder (it holds
@@ -146,6 +149,7 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
             Err(e) => format!("not JSON: {e}"),
         };
         r.unjudged.push((shown.to_string(), why));
+        r.not_parsed.push(shown.to_string());
         return;
     }
     let (entries, unjudged) = (r.entries.len(), r.unjudged.len());
@@ -165,6 +169,7 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
             r.entries.truncate(entries);
             r.unjudged.truncate(unjudged);
             r.unjudged.push((shown.to_string(), format!("not JSON: {e}")));
+            r.not_parsed.push(shown.to_string());
         }
     }
 }

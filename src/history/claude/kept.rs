@@ -5,7 +5,7 @@
 //! entries kept, which is the history's own size, not with how long it runs.
 
 use super::folder::{Reading, Team};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An entry's file, sender, text's digest and time, and which copy of
 /// them it is in its file.
@@ -30,7 +30,18 @@ impl Kept {
         if r.team != Team::default() {
             kept.team = r.team;
         }
-        kept.unjudged = r.unjudged;
+        // An entry that could not be read stays said after a rewrite or a
+        // drain drops it (it was there); a file's own problem (not JSON, a
+        // link) is the latest reading's, and a transcript's list is whole.
+        let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut unjudged: Vec<(String, String)> = std::mem::take(&mut kept.unjudged)
+            .into_iter()
+            .filter(|(place, _)| place.contains('['))
+            .filter(|u| seen.insert(u.clone()))
+            .collect();
+        unjudged.extend(r.unjudged.into_iter().filter(|u| seen.insert(u.clone())));
+        kept.unjudged = unjudged;
+        kept.not_parsed = r.not_parsed;
         for (shape, n) in r.shapes {
             let kept = kept.shapes.entry(shape).or_default();
             *kept = (*kept).max(n);
@@ -113,6 +124,24 @@ mod tests {
 
     fn reading(entries: Vec<Entry>) -> Reading {
         Reading { entries, ..Reading::default() }
+    }
+
+    #[test]
+    fn an_entry_that_could_not_be_read_stays_said_after_a_rewrite_drops_it_and_a_files_problem_does_not() {
+        let mut k = Kept::default();
+        let problem = |place: &str| (place.to_string(), "why".to_string());
+        let mut first = reading(vec![entry(1, "a", true)]);
+        first.unjudged = vec![problem("inboxes/bob.json[1]"), problem("inboxes/amy.json")];
+        first.not_parsed = vec!["inboxes/amy.json".into()];
+        k.absorb(first);
+        // bob's inbox rewritten without the bad entry; amy's now parses.
+        k.absorb(reading(vec![entry(1, "a", true)]));
+        assert_eq!(k.reading().unjudged, vec![problem("inboxes/bob.json[1]")]);
+        assert!(k.reading().not_parsed.is_empty());
+        let mut again = reading(vec![]);
+        again.unjudged = vec![problem("inboxes/bob.json[1]")];
+        k.absorb(again);
+        assert_eq!(k.reading().unjudged.len(), 1, "said once");
     }
 
     #[test]

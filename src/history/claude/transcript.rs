@@ -116,6 +116,7 @@ impl Reader {
             unjudged: r.unjudged.clone(),
             unused_fields: r.unused_fields.clone(),
             shapes: r.shapes.clone(),
+            not_parsed: Vec::new(),
         };
         new.entries.extend(self.calls.values().map(|c| c.entry.clone()));
         new.entries.sort_by_key(|e| e.at.ms);
