@@ -193,8 +193,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
     }
     let text = crate::input::read_text(&a.path, MAX_BYTES)
         .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    if crate::history::claude::transcript::looks_like(first) {
+    if crate::history::claude::transcript::looks_like(&text) {
         // A Claude Code lead's session transcript (docs/claude-code.md).
         let reading = crate::history::claude::transcript::read(&text, "team-lead");
         let h = crate::history::claude::transcript_of(&reading);

@@ -42,7 +42,7 @@ impl Followed {
                     .to_string()
             });
         }
-        let first = first_line(path).map_err(|e| match e {
+        let first = first_lines(path).map_err(|e| match e {
             crate::input::ReadError::NotAFile("a pipe") => {
                 "a pipe cannot be followed: watch reads a file again as it grows; give the file's path (audit reads \
                  a pipe once)"
@@ -245,22 +245,29 @@ impl Growing {
     }
 }
 
-/// The first line of the file at `path` that is not blank (at most
-/// [`LINE_BOUND`] of it), never through a symbolic link.
-fn first_line(path: &Path) -> Result<String, crate::input::ReadError> {
+/// The first lines of the file at `path` that are not blank, as many as
+/// [`transcript::looks_like`] reads (at most [`LINE_BOUND`] in all), never
+/// through a symbolic link.
+fn first_lines(path: &Path) -> Result<String, crate::input::ReadError> {
     use std::io::{BufRead, Read};
     let file = crate::input::open_regular(path)?;
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = Vec::new();
-    loop {
+    let mut reader = std::io::BufReader::new(file).take(LINE_BOUND);
+    let (mut text, mut line, mut kept) = (String::new(), Vec::new(), 0);
+    while kept < transcript::LOOKED_AT {
         line.clear();
-        let got = (&mut reader).take(LINE_BOUND).read_until(b'\n', &mut line);
-        match got.map_err(|e| crate::input::ReadError::Io(e.to_string()))? {
-            0 => return Ok(String::new()),
+        match reader.read_until(b'\n', &mut line).map_err(|e| crate::input::ReadError::Io(e.to_string()))? {
+            0 => break,
             _ if line.iter().all(u8::is_ascii_whitespace) => continue,
-            _ => return String::from_utf8(line).map_err(|_| crate::input::ReadError::NotUtf8),
+            _ => {
+                text.push_str(std::str::from_utf8(&line).map_err(|_| crate::input::ReadError::NotUtf8)?);
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                kept += 1;
+            }
         }
     }
+    Ok(text)
 }
 
 /// How many times a look reads files that keep changing under it before

@@ -14,14 +14,30 @@ use crate::protocol::Kind;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// Whether `first_line` is a Claude Code transcript's: an object with a
-/// `type` of `user` / `assistant` / `summary` and a `sessionId` or `message`.
-pub fn looks_like(first_line: &str) -> bool {
-    let Ok(Value::Object(m)) = serde_json::from_str::<Value>(first_line) else { return false };
-    let t = m.get("type").and_then(Value::as_str).unwrap_or("");
-    m.get("history").is_none()
-        && matches!(t, "user" | "assistant" | "summary" | "system")
-        && (m.contains_key("sessionId") || m.contains_key("message") || m.contains_key("uuid"))
+/// How many lines [`looks_like`] reads before it decides.
+pub const LOOKED_AT: usize = 64;
+
+/// Whether `text` begins as a Claude Code transcript: one JSON object a
+/// line, each with a `type`, the first `user` / `assistant` / `system` one
+/// with a `sessionId`, `message` or `uuid`. The lines the runtime writes
+/// before the conversation (a resumed session's `summary`, a
+/// `file-history-snapshot`) are passed over; a history of ours (its header
+/// names `history`) is not one.
+pub fn looks_like(text: &str) -> bool {
+    for line in text.lines().filter(|l| !l.trim().is_empty()).take(LOOKED_AT) {
+        let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else { return false };
+        if m.contains_key("history") {
+            return false;
+        }
+        match m.get("type").and_then(Value::as_str) {
+            Some("user" | "assistant" | "system") => {
+                return m.contains_key("sessionId") || m.contains_key("message") || m.contains_key("uuid")
+            }
+            Some(_) => continue,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// A SendMessage call waiting for its result, which gives a request its id.
@@ -315,7 +331,14 @@ mod tests {
             "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"SendMessage",
             "input":{"type":"message","recipient":"alice","content":"hi","summary":"hi"}}]}});
         let text = [line(send), line(result), line(arrived), line(old)].join("\n");
-        assert!(looks_like(text.lines().next().unwrap()));
+        assert!(looks_like(&text));
+        // A resumed session's summary, or a snapshot, comes first.
+        let summary = r#"{"type":"summary","summary":"Shutting the team down","leafUuid":"u1"}"#;
+        let snapshot = r#"{"type":"file-history-snapshot","messageId":"m1","snapshot":{},"isSnapshotUpdate":false}"#;
+        assert!(looks_like(&format!("{summary}\n{snapshot}\n\n{text}")));
+        assert!(!looks_like(&format!("{summary}\n{snapshot}\n")), "no conversation");
+        assert!(!looks_like(&format!("{summary}\nnot json\n{text}")));
+        assert!(!looks_like(r#"{"history":1,"type":"user","message":{}}"#));
         let r = read(&text, "team-lead");
         assert!(r.unjudged.is_empty(), "{:?}", r.unjudged);
         let said: Vec<(&str, &str, &Said)> =
