@@ -411,3 +411,31 @@ fn watch_waits_for_an_inbox_left_half_written_before_judging() {
     assert_eq!(status.code(), Some(0), "{out}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A name, an id or a file name in a team folder is the files' own text:
+/// a terminal escape or a newline in it is printed escaped by audit and by
+/// watch, so it can neither drive the terminal nor forge a report's line.
+#[test]
+fn audit_and_watch_print_the_files_control_characters_escaped() {
+    let dir = std::env::temp_dir().join(format!("handshake-cc-controls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let from = "eve\u{1b}]0;pwned\u{7}\nPASS everything";
+    let text = serde_json::Value::String(r#"{"type":"shutdown_request","requestId":"s-2@bob"}"#.into());
+    let entry = serde_json::json!([{"from": from, "text": text, "timestamp": "2026-04-09T17:00:01.000Z", "read": true}]);
+    std::fs::write(dir.join("inboxes/bob.json"), entry.to_string()).unwrap();
+    std::fs::write(dir.join("inboxes/x\u{1b}[2Jy.json"), "nope").unwrap();
+    for args in [vec!["audit"], vec!["watch", "--for", "3s", "--interval", "100ms"]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(&args)
+            .arg(&dir)
+            .args(["--color", "never"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{args:?}: {text:?}");
+        assert!(!text.lines().any(|l| l.starts_with("PASS everything")), "{args:?}: {text}");
+        assert!(text.contains(r"eve\u{1b}]0;pwned\u{7}\nPASS everything"), "{args:?}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -279,13 +279,15 @@ fn report(j: &Judged, shown: &str) {
         ),
         _ => {}
     }
+    // Names, places and words come from the files: shown, never let act
+    // on the terminal or pass for a line of the report.
     for e in &h.events {
         if let crate::trace::Event::Alert { text, .. } = &e.event {
-            println!("      ⚠ {text}");
+            println!("      ⚠ {}", super::shown(text));
         }
     }
     for (place, why) in &h.unjudged {
-        println!("      ? {place}: {}", super::shown(why));
+        println!("      ? {}: {}", super::shown(place), super::shown(why));
     }
     verdicts(j);
     for (v, witness) in j.violations.iter().zip(j.witnesses) {
@@ -293,17 +295,25 @@ fn report(j: &Judged, shown: &str) {
         println!("      {cross} invariant {} — {} (at {})", v.invariant, super::shown(&v.detail), v.at);
         let line = v.event.and_then(|i| h.lines.get(i).copied());
         match (v.event, line, v.event.and_then(|i| h.origin.get(i))) {
-            (Some(i), Some(line), Some(file)) => println!("        {file}:{line}: {}", h.events[i].describe(&h.names)),
-            (Some(i), Some(line), None) => println!("        line {line}: {}", h.events[i].describe(&h.names)),
+            (Some(i), Some(line), Some(file)) => {
+                println!("        {}:{line}: {}", super::shown(file), super::shown(&h.events[i].describe(&h.names)))
+            }
+            (Some(i), Some(line), None) => {
+                println!("        line {line}: {}", super::shown(&h.events[i].describe(&h.names)))
+            }
             _ => {}
         }
         match witness.as_deref() {
             Some([one]) => {
-                println!("        witness: {} alone shows it", crate::history::claude::witness::shown(one))
+                println!(
+                    "        witness: {} alone shows it",
+                    super::shown(&crate::history::claude::witness::shown(one))
+                )
             }
             Some(w) => {
                 let places: Vec<String> = w.iter().map(|p| crate::history::claude::witness::shown(p)).collect();
-                println!("        witness: {} (without any one of them it does not show)", places.join(", "));
+                let places = places.join(", ");
+                println!("        witness: {} (without any one of them it does not show)", super::shown(&places));
             }
             None => {}
         }

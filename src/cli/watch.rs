@@ -199,7 +199,8 @@ impl Screen {
     /// Prints a finding above the status line.
     fn say(&mut self, line: &str) {
         self.clear();
-        println!("{line}");
+        // Names and words come from the files: never a terminal's controls.
+        println!("{}", super::shown(line));
     }
 
     /// Takes the status line off the terminal.
@@ -223,7 +224,7 @@ impl Screen {
             let aged = Millis(since.as_millis().min(u64::MAX as u128) as u64);
             let open = base.open.iter().map(|(l, age)| (l.clone(), Millis(age.0.saturating_add(aged.0)))).collect();
             let line = Status { agents: base.agents.clone(), open }.line();
-            print!("\r\x1b[K{line}");
+            print!("\r\x1b[K{}", super::shown(&line));
             self.drawn = Some(line);
             self.drawn_for = Some(secs);
         } else {
@@ -232,7 +233,7 @@ impl Screen {
                 open: base.open.iter().map(|(l, _)| (l.clone(), Millis::ZERO)).collect(),
             };
             if self.printed.as_ref() != Some(&ageless) {
-                println!("{}", base.line());
+                println!("{}", super::shown(&base.line()));
                 self.printed = Some(ageless);
             }
         }
@@ -277,7 +278,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
     for e in &h.events {
         if let crate::trace::Event::Alert { text, .. } = &e.event {
             if text.contains("was never answered") {
-                println!("      ⚠ {text}");
+                println!("      ⚠ {}", super::shown(text));
             }
         }
     }
@@ -285,7 +286,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
         println!("      ⚠ {}", super::shown(why));
     }
     for name in followed.unfinished(std::path::Path::new(shown)) {
-        println!("      ⚠ {name}: its last line has no newline (still being written?): not kept");
+        println!("      ⚠ {}: its last line has no newline (still being written?): not kept", super::shown(&name));
     }
     if let Some(path) = trace {
         let scenario = format!("watch of {shown}");
