@@ -422,7 +422,8 @@ fn audit_and_watch_print_the_files_control_characters_escaped() {
     std::fs::create_dir_all(dir.join("inboxes")).unwrap();
     let from = "eve\u{1b}]0;pwned\u{7}\nPASS everything";
     let text = serde_json::Value::String(r#"{"type":"shutdown_request","requestId":"s-2@bob"}"#.into());
-    let entry = serde_json::json!([{"from": from, "text": text, "timestamp": "2026-04-09T17:00:01.000Z", "read": true}]);
+    let entry =
+        serde_json::json!([{"from": from, "text": text, "timestamp": "2026-04-09T17:00:01.000Z", "read": true}]);
     std::fs::write(dir.join("inboxes/bob.json"), entry.to_string()).unwrap();
     std::fs::write(dir.join("inboxes/x\u{1b}[2Jy.json"), "nope").unwrap();
     for args in [vec!["audit"], vec!["watch", "--for", "3s", "--interval", "100ms"]] {
@@ -438,4 +439,40 @@ fn audit_and_watch_print_the_files_control_characters_escaped() {
         assert!(text.contains(r"eve\u{1b}]0;pwned\u{7}\nPASS everything"), "{args:?}: {text}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What `watch --trace` keeps of a team folder is audited later as the
+/// folder was: the invariants the files cannot decide stay unknown, an
+/// entry that could not be read stays said (no bare pass), and
+/// `--to-scenario` replays it in Claude Code's mailbox world.
+#[test]
+fn a_watchs_trace_is_audited_as_the_folder_was() {
+    let root = std::env::temp_dir().join(format!("handshake-cc-trace-context-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("team");
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let entries = r#"[{"from":"bob","text":"{\"type\":\"join_request\",\"requestId\":\"j-1\"}","timestamp":"2026-04-09T17:27:03.068Z","read":true},
+        {"from":"bob","text":"hello","timestamp":"2026-04-09T17:27:04.068Z","read":true}]"#;
+    std::fs::write(dir.join("inboxes/team-lead.json"), entries).unwrap();
+    let handshake = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake")).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (dir_s, trace) = (dir.display().to_string(), root.join("kept.jsonl").display().to_string());
+    let (code, out) = handshake(&["watch", &dir_s, "--for", "1s", "--trace", &trace, "--color", "never"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("invariants unknown") && out.contains("1 entry not judged"), "{out}");
+    let standing = |out: &str| out.lines().find(|l| l.trim_start().starts_with("invariants:")).map(str::to_string);
+    let (_, of_folder) = handshake(&["audit", &dir_s, "--color", "never"]);
+    let (code, of_trace) = handshake(&["audit", &trace, "--color", "never"]);
+    assert_eq!(code, Some(0), "{of_trace}");
+    assert_eq!(standing(&of_trace), standing(&of_folder), "{of_trace}\n{of_folder}");
+    assert!(standing(&of_trace).is_some_and(|s| s.contains("unknown")), "{of_trace}");
+    assert!(of_trace.contains("1 entry not judged") && of_trace.contains("join_request"), "{of_trace}");
+    let scenario = root.join("replay.toml").display().to_string();
+    let (code, out) = handshake(&["audit", &trace, "--to-scenario", &scenario]);
+    assert!(code == Some(0) || code == Some(1), "{out}");
+    let toml = std::fs::read_to_string(&scenario).unwrap();
+    assert!(toml.contains("mailbox = \"claude-code\""), "{toml}");
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -266,12 +266,21 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
         0 => String::new(),
         n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
     };
+    // What the files cannot show is unknown, not held, as audit says it.
+    let unknown = crate::history::standing::standings(&h.undecided, &violations)
+        .iter()
+        .filter(|(_, s)| matches!(s, crate::history::standing::Standing::Unknown(_)))
+        .count();
+    let unknown = match unknown {
+        0 => String::new(),
+        n => format!("; {} unknown", crate::words::plural(n as u64, "invariant")),
+    };
     let not_read = match followed.not_read().len() {
         0 => String::new(),
         n => format!("; {} not read", crate::words::plural(n as u64, "file")),
     };
     println!(
-        "{word}  {shown}  ({} kept, {} broken{unjudged}{not_read})",
+        "{word}  {shown}  ({} kept, {} broken{unknown}{unjudged}{not_read})",
         crate::words::plural(followed.len() as u64, "entry"),
         crate::words::plural(violations.len() as u64, "invariant")
     );
@@ -291,7 +300,8 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
     if let Some(path) = trace {
         let scenario = format!("watch of {shown}");
         let header =
-            crate::history::header_of(&scenario, 0, &h.names.agents, (h.ended_at, h.stop), &h.policy, &h.require_plan);
+            crate::history::header_of(&scenario, 0, &h.names.agents, (h.ended_at, h.stop), &h.policy, &h.require_plan)
+                .with_context_of(&h);
         let mut bytes = Vec::new();
         let _ = crate::history::write_events(&mut bytes, &header, &h.events, &h.names);
         let text = String::from_utf8_lossy(&bytes);

@@ -52,6 +52,47 @@ pub struct Header {
     /// Why it ended ([`crate::world::Stop::as_str`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<String>,
+    /// The mailbox world of the runtime it was read from, when not memory
+    /// (`claude-code`): the world `audit --to-scenario` replays it in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mailbox: Option<String>,
+    /// The invariants the files it was read from cannot decide, and why:
+    /// reported unknown unless broken, as they were of the files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undecided: Vec<Undecided>,
+    /// What the files held that could not be read, and why: a history
+    /// that carries any is never judged a bare pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<Unjudged>,
+}
+
+/// An invariant a header says the files could not decide.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Undecided {
+    pub invariant: String,
+    pub why: String,
+}
+
+/// Something a header says the files held and could not be read.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Unjudged {
+    pub place: String,
+    pub why: String,
+}
+
+impl Header {
+    /// This header, saying also what the history `h` read from a team's
+    /// files carries besides its events: the runtime's mailbox world, the
+    /// invariants the files could not decide, and what could not be read.
+    /// Audited later, the history is judged as the files were.
+    pub fn with_context_of(mut self, h: &History) -> Header {
+        self.mailbox = (!h.mailbox.is_memory()).then(|| h.mailbox.name().to_string());
+        self.undecided =
+            h.undecided.iter().map(|(i, why)| Undecided { invariant: i.name().into(), why: why.clone() }).collect();
+        self.unjudged =
+            h.unjudged.iter().map(|(place, why)| Unjudged { place: place.clone(), why: why.clone() }).collect();
+        self
+    }
 }
 
 /// One of the team a header lists.
@@ -92,6 +133,9 @@ pub fn header_of(
         policy: Some(policy.clone()),
         ended_at: Some(end.0 .0),
         stop: Some(end.1.as_str().into()),
+        mailbox: None,
+        undecided: Vec::new(),
+        unjudged: Vec::new(),
     }
 }
 
@@ -210,6 +254,8 @@ pub fn read(text: &str) -> Result<History, BadLine> {
                 h.stop = crate::world::Stop::parse(&stop)
                     .ok_or(BadLine { line, reason: format!("the header's stop {stop:?} is not one a run stops by") })?;
             }
+            context(&mut h, header.mailbox, header.undecided, header.unjudged)
+                .map_err(|reason| BadLine { line, reason })?;
             continue;
         }
         let e = r.event(m).map_err(|reason| BadLine { line, reason })?;
@@ -236,6 +282,31 @@ pub fn read(text: &str) -> Result<History, BadLine> {
     h.require_plan.resize(h.names.agents.len(), false);
     h.ended_at = ended_at.unwrap_or_else(|| h.events.last().map_or(Millis::ZERO, |e| e.t));
     Ok(h)
+}
+
+/// What a header says of the files a history was read from, into `h`.
+fn context(
+    h: &mut History,
+    mailbox: Option<String>,
+    undecided: Vec<Undecided>,
+    unjudged: Vec<Unjudged>,
+) -> Result<(), String> {
+    h.mailbox = match mailbox.as_deref() {
+        None | Some("memory") => crate::world::MailboxWorld::Memory,
+        Some("claude-code") => crate::world::MailboxWorld::ClaudeCode(Default::default()),
+        Some("file") => crate::world::MailboxWorld::File(Default::default()),
+        Some(other) => {
+            let known = crate::world::MailboxWorld::NAMES.join(", ");
+            return Err(format!("the header's mailbox {other:?} is not a mailbox world ({known})"));
+        }
+    };
+    for u in undecided {
+        let i = crate::oracle::Invariant::parse(&u.invariant)
+            .ok_or_else(|| format!("the header's undecided invariant {:?} is not an invariant", u.invariant))?;
+        h.undecided.push((i, u.why));
+    }
+    h.unjudged.extend(unjudged.into_iter().map(|u| (u.place, u.why)));
+    Ok(())
 }
 
 /// Writes `o`'s history: the header, then a line an event.
