@@ -476,3 +476,25 @@ fn a_watchs_trace_is_audited_as_the_folder_was() {
     assert!(toml.contains("mailbox = \"claude-code\""), "{toml}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A folder whose entries span more than a scenario may run (a stray entry
+/// stamped 1970) gets no replay, said as the files' doing, not a bug.
+#[test]
+fn a_history_longer_than_a_run_gets_no_scenario_and_says_why() {
+    let dir = std::env::temp_dir().join(format!("handshake-cc-span-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let entries = r#"[{"from":"team-lead","text":"hi","timestamp":0,"read":true},
+        {"from":"team-lead","text":"hi again","timestamp":1775755624068,"read":true}]"#;
+    std::fs::write(dir.join("inboxes/bob.json"), entries).unwrap();
+    let scenario = dir.with_extension("toml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &dir.display().to_string(), "--to-scenario", &scenario.display().to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("longer than a scenario may run") && !err.contains("a bug"), "{err}");
+    assert!(!scenario.exists(), "nothing written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

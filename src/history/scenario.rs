@@ -61,6 +61,17 @@ struct PassedOn {
 /// all are idle) every offer is a step and the lead's own passing on is off,
 /// and the header says what that cannot show.
 pub fn to_scenario(h: &History, source: &str, found: &[String]) -> Result<String, CannotWrite> {
+    // A scenario runs at most a year; a history spread wider (a stray old
+    // entry in a folder) has no replay.
+    let span = h.events.last().map_or(h.ended_at, |e| e.t.max(h.ended_at));
+    if span > crate::format::build::MAX_RUN {
+        return Err(CannotWrite(format!(
+            "the history spans {}, longer than a scenario may run ({}): no replay can hold it (an entry far \
+             older than the rest?)",
+            crate::format::duration::human(span),
+            crate::format::duration::human(crate::format::build::MAX_RUN)
+        )));
+    }
     let ids = passed_on(h);
     let passes = Kind::ALL.into_iter().any(|k| h.policy.on_expiry(k).effect == Effect::AskNext);
     if h.scenario.is_some() && passes {
