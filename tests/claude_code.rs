@@ -498,3 +498,30 @@ fn a_history_longer_than_a_run_gets_no_scenario_and_says_why() {
     assert!(!scenario.exists(), "nothing written");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Only the team folder's own files are read: an `inboxes` that links to a
+/// folder elsewhere, or a `config.json` that links to a file elsewhere, is
+/// said and skipped, with what it is.
+#[cfg(unix)]
+#[test]
+fn a_linked_inboxes_folder_or_config_is_said_and_not_read() {
+    let root = std::env::temp_dir().join(format!("handshake-cc-linked-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let (elsewhere, team) = (root.join("elsewhere"), root.join("team"));
+    std::fs::create_dir_all(elsewhere.join("inboxes")).unwrap();
+    std::fs::create_dir_all(&team).unwrap();
+    let clean = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/clean-team");
+    for f in std::fs::read_dir(clean.join("inboxes")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, elsewhere.join("inboxes").join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::copy(clean.join("config.json"), elsewhere.join("config.json")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("inboxes"), team.join("inboxes")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("config.json"), team.join("config.json")).unwrap();
+    let r = folder::read(&team, 64 << 20);
+    assert!(r.entries.is_empty(), "nothing read through the link");
+    let said: Vec<&str> =
+        r.unjudged.iter().map(|(place, why)| if why.contains("symbolic link") { place.as_str() } else { "" }).collect();
+    assert_eq!(said, ["config.json", "inboxes"], "{:?}", r.unjudged);
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -75,10 +75,19 @@ pub fn is_team_folder(dir: &Path) -> bool {
 }
 
 fn config_of(dir: &Path) -> Option<Map<String, Value>> {
-    let text = crate::input::read_regular(&dir.join("config.json"), 16 << 20).ok()?;
-    match serde_json::from_str(&text).ok()? {
-        Value::Object(m) => Some(m),
-        _ => None,
+    read_config(dir).ok()
+}
+
+/// The team's `config.json` as an object, or why it is not one.
+fn read_config(dir: &Path) -> Result<Map<String, Value>, String> {
+    let text = crate::input::read_regular(&dir.join("config.json"), 16 << 20).map_err(|e| match e {
+        crate::input::ReadError::NotAFile(what) => format!("{what}: only regular files inside the folder are read"),
+        e => e.to_string(),
+    })?;
+    match serde_json::from_str(&text) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err("not a JSON object".into()),
+        Err(e) => Err(format!("not JSON: {e}")),
     }
 }
 
@@ -88,10 +97,18 @@ fn config_of(dir: &Path) -> Option<Map<String, Value>> {
 /// regular files inside the folder are read: a link is skipped and said so.
 pub fn read(dir: &Path, limit: u64) -> Reading {
     let mut r = Reading::default();
-    if let Some(c) = config_of(dir) {
-        r.team = team(&c);
-    } else if dir.join("config.json").exists() {
-        r.unjudged.push(("config.json".into(), "not a JSON object: the team's roster is unknown".into()));
+    match read_config(dir) {
+        Ok(c) => r.team = team(&c),
+        Err(why) if std::fs::symlink_metadata(dir.join("config.json")).is_ok() => {
+            r.unjudged.push(("config.json".into(), format!("{why}: the team's roster is unknown")))
+        }
+        Err(_) => {}
+    }
+    // The folder's own inboxes only: a link to a folder elsewhere is not read.
+    if std::fs::symlink_metadata(dir.join("inboxes")).is_ok_and(|m| m.file_type().is_symlink()) {
+        let why = "a symbolic link: only the team folder's own inboxes are read; skipped";
+        r.unjudged.push(("inboxes".into(), why.into()));
+        return r;
     }
     let mut files: Vec<(PathBuf, bool)> = std::fs::read_dir(dir.join("inboxes"))
         .map(|d| d.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink()))).collect())
