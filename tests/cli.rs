@@ -490,8 +490,23 @@ fn bench_reports_both_sides_and_their_paired_ratio_as_json() {
 
 #[test]
 fn bench_refuses_an_empty_load() {
-    for flag in ["--teammates", "--in-flight", "--handshakes"] {
+    for flag in ["--teammates", "--in-flight", "--handshakes", "--repeat"] {
         handshake(&["bench", flag, "0"]).expect_code(2).stderr_has("at least 1");
+    }
+}
+
+/// A load no scenario may have is refused before anything is built: four
+/// billion teammates filled memory, ten million aborted on an allocation.
+#[test]
+fn bench_refuses_a_team_larger_than_a_scenarios_and_every_command_a_thread_count_past_256() {
+    handshake(&["bench", "--teammates", "4294967295"]).expect_code(2).stderr_has("at most 100000 --teammates");
+    handshake(&["bench", "--teammates", "100000", "--in-flight", "100"]).expect_code(2).stderr_has("in flight");
+    for (command, done) in [("run", "run"), ("explore", "explored"), ("fuzz", "fuzzed"), ("shrink", "shrunk")] {
+        let mut args = vec![command, "scenarios/01-happy-shutdown.toml", "--jobs", "5000"];
+        if command == "run" {
+            args.extend(["--seeds", "1..3"]);
+        }
+        handshake(&args).expect_code(2).stderr_has(&format!("give at most 256; nothing was {done}"));
     }
 }
 

@@ -261,11 +261,27 @@ fn micros(d: Duration) -> f64 {
 }
 
 pub fn main(a: BenchArgs) -> i32 {
-    let zero =
-        [("--teammates", a.teammates == 0), ("--in-flight", a.in_flight == 0), ("--handshakes", a.handshakes == 0)];
+    let zero = [
+        ("--teammates", a.teammates == 0),
+        ("--in-flight", a.in_flight == 0),
+        ("--handshakes", a.handshakes == 0),
+        ("--repeat", a.repeat == 0),
+    ];
     if let Some((flag, _)) = zero.into_iter().find(|(_, zero)| *zero) {
-        let why = "--teammates, --in-flight and --handshakes must be at least 1";
+        let why = "--teammates, --in-flight, --handshakes and --repeat must be at least 1";
         return Refusal::line(why, Problem::in_flag(flag, why)).tell(a.format);
+    }
+    // As a scenario's team: past it the lead's tables alone outgrow memory.
+    let most = crate::format::file::limits::MAX_TEAMMATES;
+    let outstanding = u64::from(a.teammates) * u64::from(a.in_flight);
+    let over = [("--teammates", u64::from(a.teammates) > most), ("--in-flight", outstanding > most * 10)];
+    if let Some((flag, _)) = over.into_iter().find(|(_, over)| *over) {
+        let why = format!(
+            "at most {most} --teammates, and at most {} handshakes in flight (--teammates × --in-flight), are \
+             benchmarked: a team as large as a scenario may have",
+            most * 10
+        );
+        return Refusal::line(why.clone(), Problem::in_flag(flag, why)).tell(a.format);
     }
     if a.protocol.spec().blocks_asker && a.in_flight > 1 {
         let why = format!(

@@ -141,7 +141,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         return super::serve::serve(&a.path, &setup, addr);
     }
     let started = std::time::Instant::now();
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "explored", a.format) {
+    if let Some(code) = super::refuse_bad_jobs(a.jobs, "explored", a.format) {
         return code;
     }
     let order = match a.order {

@@ -77,7 +77,7 @@ pub fn main(a: FuzzArgs) -> i32 {
     let started = Instant::now();
     let max_real = Some(a.max_real.as_std());
     let mut tally = Tally::default();
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "fuzzed", a.format) {
+    if let Some(code) = super::refuse_bad_jobs(a.jobs, "fuzzed", a.format) {
         return code;
     }
     let jobs = super::jobs_or_every_core(a.jobs);

@@ -269,13 +269,21 @@ pub fn jobs_or_every_core(asked: Option<usize>) -> usize {
     asked.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `--jobs 0`, refused alike by every command that takes it: the error,
-/// naming what was not done, and the exit status to return.
-pub fn refuse_zero_jobs(asked: Option<usize>, not_done: &str, format: Format) -> Option<i32> {
-    (asked == Some(0)).then(|| {
-        let problem = bad_input::Problem::in_flag("--jobs", "--jobs must be at least 1");
-        bad_input::Refusal::line(format!("--jobs must be at least 1; nothing was {not_done}"), problem).tell(format)
-    })
+/// The most threads `--jobs` may ask for: each is an OS thread with its
+/// own runtime, and past a few hundred the system refuses more (a sweep
+/// asking 5,000 aborted) while none of them is faster.
+pub const MAX_JOBS: usize = 256;
+
+/// `--jobs 0`, or more than [`MAX_JOBS`], refused alike by every command
+/// that takes it: the error, naming what was not done, and the exit status.
+pub fn refuse_bad_jobs(asked: Option<usize>, not_done: &str, format: Format) -> Option<i32> {
+    let why = match asked {
+        Some(0) => "--jobs must be at least 1".to_string(),
+        Some(n) if n > MAX_JOBS => format!("--jobs {n} is more threads than are ever useful: give at most {MAX_JOBS}"),
+        _ => return None,
+    };
+    let problem = bad_input::Problem::in_flag("--jobs", &why);
+    Some(bad_input::Refusal::line(format!("{why}; nothing was {not_done}"), problem).tell(format))
 }
 
 pub fn main(cli: Cli) -> i32 {

@@ -132,7 +132,7 @@ fn resolve_shard(a: &RunArgs) -> Result<Option<Shard>, String> {
 }
 
 pub fn main(a: RunArgs) -> i32 {
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "run", a.format) {
+    if let Some(code) = super::refuse_bad_jobs(a.jobs, "run", a.format) {
         return code;
     }
     // Every refusal below says what stderr always said, and with --format

@@ -100,7 +100,7 @@ pub fn default_out(path: &Path) -> PathBuf {
 
 pub fn main(a: ShrinkArgs) -> i32 {
     let shown = a.path.display().to_string();
-    if let Some(code) = super::refuse_zero_jobs(a.jobs, "shrunk", a.format) {
+    if let Some(code) = super::refuse_bad_jobs(a.jobs, "shrunk", a.format) {
         return code;
     }
     let to_stdout = a.out.as_deref() == Some(Path::new("-"));

@@ -177,9 +177,11 @@ impl<'a> Sweep<'a> {
             // Bounded: threads wait for the report to catch up rather than
             // queue results without limit.
             let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Result<Played, String>)>(4 * jobs as usize);
-            for _ in 0..jobs {
+            for started in 0..jobs {
                 let tx = tx.clone();
-                scope.spawn(move || {
+                // A system that refuses another thread leaves the sweep to
+                // those it has; refusing the first is an error, not a panic.
+                let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
                     let mine: Result<Vec<Scenario>, String> = sources
                         .iter()
                         .zip(ids)
@@ -202,6 +204,13 @@ impl<'a> Sweep<'a> {
                         }
                     }
                 });
+                if let Err(e) = spawned {
+                    if started == 0 {
+                        next.store(plays, Ordering::Relaxed);
+                        error = Some(format!("could not start a thread to play runs on: {e}"));
+                    }
+                    break;
+                }
             }
             drop(tx);
             for (i, played) in rx {
