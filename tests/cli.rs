@@ -731,3 +731,23 @@ fn a_path_that_is_not_utf8_is_still_read() {
     let out = std::process::Command::new(common::binary::bin()).arg("check").arg(dir.0.join(name)).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Where fuzz writes its finds is checked before any run: a file in the
+/// way, or a missing parent folder, had every find lost after the whole fuzz.
+#[test]
+fn fuzz_refuses_an_out_it_could_not_write_finds_to_before_fuzzing() {
+    let dir = std::env::temp_dir().join(format!("handshake-fuzz-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for (out, said) in [(file.clone(), "is a file, not a folder"), (dir.join("no/finds"), "there is no folder")] {
+        let out = out.display().to_string();
+        handshake(&["fuzz", "scenarios/01-happy-shutdown.toml", "--seeds", "1..3", "--out", &out])
+            .expect_code(2)
+            .stderr_has(said)
+            .stderr_has("nothing was fuzzed");
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"x", "the file in the way is untouched");
+    let _ = std::fs::remove_dir_all(&dir);
+}

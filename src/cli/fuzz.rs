@@ -80,6 +80,10 @@ pub fn main(a: FuzzArgs) -> i32 {
     if let Some(code) = super::refuse_bad_jobs(a.jobs, "fuzzed", a.format) {
         return code;
     }
+    // Where the finds go is checked before any run: found and then lost is worse than refused.
+    if let Err(why) = finds_folder(&a.out) {
+        return Refusal::line(format!("{why}; nothing was fuzzed"), Problem::in_flag("--out", why)).tell(a.format);
+    }
     let jobs = super::jobs_or_every_core(a.jobs);
     crate::interrupt::install();
     // Seed by seed (in chunks), every scenario of a chunk before the next:
@@ -548,6 +552,25 @@ fn file_names(targets: &[Target]) -> Vec<String> {
             p.trim_start_matches("./").replace(['/', '\\'], "_")
         })
         .collect()
+}
+
+/// Whether `out` can take the finds: a folder, or a name for one in a
+/// folder that is there (it is made at the first find); why not.
+fn finds_folder(out: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) if m.file_type().is_symlink() => Err(format!(
+            "--out {} is a symbolic link: finds are never written through a link; name a folder",
+            out.display()
+        )),
+        Ok(_) => Err(format!("--out {} is a file, not a folder for the finds", out.display())),
+        Err(_) => match out.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) if !parent.is_dir() => {
+                Err(format!("--out {}: there is no folder {} to make it in", out.display(), parent.display()))
+            }
+            _ => Ok(()),
+        },
+    }
 }
 
 /// Writes the find as `<out>/<file stem>-seed<S>.toml`.
