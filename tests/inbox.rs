@@ -595,3 +595,65 @@ fn a_file_mode_run_leaves_its_inboxes_in_the_outcome_only_for_what_reads_them() 
     let kept = run_scenario(&s, s.default_seed(), RunOptions { keep_outcome: true, ..RunOptions::default() });
     assert_eq!(kept.outcome.expect("kept").inbox_files, read.inbox_files);
 }
+
+/// A run refused for another option leaves `--inbox-dir` as it was: the
+/// folder is not made, and the team's old files in it are not removed.
+#[test]
+fn a_refused_run_leaves_its_inbox_dir_untouched() {
+    let root = std::env::temp_dir().join(format!("handshake-inbox-refused-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let old = root.join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("bob.jsonl"), "previous run\n").unwrap();
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/36-torn-write-skipped.toml");
+    let new = root.join("new");
+    let missing = root.join("no-such-schedule.json");
+    let runs = [
+        (old.display().to_string(), vec!["--trace".to_string(), root.join("no/trace.jsonl").display().to_string()]),
+        (new.display().to_string(), vec!["--schedule".to_string(), missing.display().to_string()]),
+    ];
+    for (dir, extra) in runs {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["run", scenario, "--inbox-dir", &dir])
+            .args(&extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(std::fs::read_to_string(old.join("bob.jsonl")).unwrap(), "previous run\n");
+    assert!(!new.exists(), "no folder made for a run refused");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// With `--compare`, `--inbox-dir` holds the file's own run's inboxes, as
+/// without it: the what-if run writes none there.
+#[test]
+fn inbox_dir_with_compare_holds_the_files_own_run() {
+    let root = std::env::temp_dir().join(format!("handshake-inbox-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/36-torn-write-skipped.toml");
+    let (alone, compared) = (root.join("alone"), root.join("compared"));
+    let html = root.join("c.html").display().to_string();
+    let run = |dir: &Path, extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["run", scenario, "--inbox-dir", &dir.display().to_string()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&alone, &[]);
+    run(&compared, &["--html", &html, "--compare", "drain=truncate"]);
+    let files = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(files(&compared), files(&alone));
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -175,11 +175,6 @@ pub fn main(a: RunArgs) -> i32 {
             );
             return refuse("--inbox-dir", why.clone(), format!("{why}; nothing was run"));
         }
-        let dir = a.inbox_dir.as_deref().unwrap_or(Path::new("."));
-        if let Err(e) = prepare_inbox_dir(dir, &scenarios[0]) {
-            let line = format!("--inbox-dir: {e}; nothing was run");
-            return Refusal::line(line, Problem::in_flag("--inbox-dir", e).at(dir.display())).tell(a.format);
-        }
     }
     let schedule = match &a.schedule {
         None => None,
@@ -225,6 +220,14 @@ pub fn main(a: RunArgs) -> i32 {
                 let problem = Problem::in_flag(output.option(), e.clone()).at(path.display());
                 return Refusal::line(format!("{e}; nothing was run"), problem).tell(a.format);
             }
+        }
+    }
+    // The inbox folder is made and emptied of the team's old files last,
+    // once nothing else can refuse: bad input changes nothing.
+    if let Some(dir) = a.inbox_dir.as_deref() {
+        if let Err(e) = prepare_inbox_dir(dir, &scenarios[0]) {
+            let line = format!("--inbox-dir: {e}; nothing was run");
+            return Refusal::line(line, Problem::in_flag("--inbox-dir", e).at(dir.display())).tell(a.format);
         }
     }
     match a.seeds {
@@ -444,6 +447,8 @@ fn single(
             let other = what_if.map(|w| {
                 let mut opts = options(a, false);
                 opts.keep_outcome = true;
+                // --inbox-dir is the file's own run's inboxes, not the what-if's.
+                opts.inbox_dir = None;
                 let mut r = run_scenario(&w.scenario, seed, opts);
                 let o = r.outcome.take();
                 if a.format == Format::Text {
