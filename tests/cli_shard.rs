@@ -373,3 +373,35 @@ fn merge_prints_a_name_with_control_characters_escaped() {
     merged.expect_code(0).stdout_has("PASS  x\\nPASS  forged\\u{1b}[2J");
     assert!(!merged.stdout.lines().any(|l| l.starts_with("PASS  forged")), "{}", merged.explain());
 }
+
+/// A sweep where a scenario fails on every seed lists its lowest 100 and
+/// counts the rest: the same report with 1 and 2 threads, and from shards
+/// merged. Each failure was a line kept until the end (a sweep of every
+/// seed grew by a hundred megabytes every few seconds).
+#[test]
+fn a_scenario_failing_every_seed_lists_its_lowest_hundred_alike_whole_threaded_and_merged() {
+    let (dir, folder) = mixed("many-failures");
+    let seeds = "1..251";
+    let whole = handshake(&["run", &folder, "--seeds", seeds, "--jobs", "1", "--format", "json"]);
+    whole.expect_code(1);
+    same_report(&whole, &handshake(&["run", &folder, "--seeds", seeds, "--jobs", "2", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&whole.stdout).expect("json");
+    let listed: Vec<u64> =
+        doc["failed"].as_array().expect("failed").iter().map(|f| f["seed"].as_u64().unwrap()).collect();
+    assert_eq!(listed, (1..101).collect::<Vec<u64>>(), "the lowest hundred, in order");
+    let row = doc["scenarios"].as_array().unwrap().iter().find(|r| r["failed"].as_u64() > Some(0)).unwrap().clone();
+    assert_eq!(row["failed"], 250, "every failure counted");
+    let files: Vec<String> = (1..=2)
+        .map(|i| {
+            let shard =
+                handshake(&["run", &folder, "--seeds", seeds, "--shard", &format!("{i}/2"), "--format", "json"]);
+            let path = dir.path(&format!("many-{i}.json"));
+            std::fs::write(&path, &shard.stdout).unwrap();
+            path
+        })
+        .collect();
+    same_report(&whole, &handshake(&["merge", &files[0], &files[1], "--format", "json"]));
+    let text = handshake(&["run", &folder, "--seeds", seeds]);
+    text.stdout_has("… and 150 more failing seeds, not listed");
+    text.stdout_has("250 failed");
+}

@@ -90,7 +90,8 @@ impl Progress {
         if !self.live || self.failed > LIVE_FAILURES + 1 {
             return;
         }
-        let text = if self.failed > LIVE_FAILURES { "… more failures: every one is listed at the end" } else { text };
+        let text =
+            if self.failed > LIVE_FAILURES { "… more failures: the report at the end counts them all" } else { text };
         self.above(|| eprintln!("{text}"));
     }
 

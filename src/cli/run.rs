@@ -539,7 +539,7 @@ fn sweep(
                 "interrupted: {} of {} runs played ({} failed); resume with:\n  {}",
                 doc.runs,
                 sweep.plays() / if a.check_determinism { 2 } else { 1 },
-                doc.failed.len(),
+                doc.failed_runs(),
                 resume_command(resume, doc.seeds.to)
             );
             super::EXIT_INTERRUPTED

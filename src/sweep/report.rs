@@ -5,6 +5,11 @@ use super::plan::Shard;
 use crate::input::shown;
 use crate::words::{noun, plural};
 
+/// The failing seeds a report lists of each scenario, the lowest: a person
+/// acts on the first few, and a sweep that fails every run must not hold
+/// one line a run. The rows count them all.
+pub const LISTED_PER_SCENARIO: u64 = 100;
+
 /// A sweep's report, as `--format json` prints it and `handshake merge`
 /// reads it back: everything the text report is made of, so a merge of
 /// shards prints what one unsharded sweep prints. The first four keys are the
@@ -14,7 +19,8 @@ use crate::words::{noun, plural};
 pub struct SweepDoc {
     pub seeds: SeedRange,
     pub runs: u64,
-    /// Failing runs: by scenario in the order given, then by seed.
+    /// Failing runs, each scenario's lowest [`LISTED_PER_SCENARIO`]: by
+    /// scenario in the order given, then by seed. The rows count them all.
     pub failed: Vec<FailedSeed>,
     #[serde(serialize_with = "crate::words::serialize_real_seconds")]
     pub real_seconds: f64,
@@ -92,6 +98,11 @@ impl SweepDoc {
         self.failed.is_empty() && self.determinism.as_ref().is_none_or(|d| d.nondeterministic.is_empty())
     }
 
+    /// The failing runs, listed or not.
+    pub fn failed_runs(&self) -> u64 {
+        self.scenarios.iter().map(|r| r.failed).sum()
+    }
+
     /// The seeds each scenario played.
     pub fn seed_count(&self) -> u64 {
         let SeedRange { from, to } = self.seeds;
@@ -115,6 +126,15 @@ impl SweepDoc {
                     f.seed,
                     shown(&f.why),
                     shown(&f.reproduce)
+                );
+            }
+            let unlisted = self.failed_runs().saturating_sub(self.failed.len() as u64);
+            if unlisted > 0 {
+                let s = if unlisted == 1 { "" } else { "s" };
+                let _ = writeln!(
+                    out,
+                    "  … and {unlisted} more failing seed{s}, not listed (each scenario's lowest \
+                     {LISTED_PER_SCENARIO} are; its row counts them all)"
                 );
             }
             out.push('\n');
@@ -180,8 +200,8 @@ impl SweepDoc {
             plural(self.scenarios.len() as u64, "scenario"),
             plural(seeds, "seed"),
             if self.runs < whole { ": each scenario's row counts the seeds it played" } else { "" },
-            self.runs.saturating_sub(self.failed.len() as u64),
-            self.failed.len(),
+            self.runs.saturating_sub(self.failed_runs()),
+            self.failed_runs(),
             self.real_seconds
         );
         out

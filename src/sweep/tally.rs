@@ -1,15 +1,42 @@
 //! What a sweep keeps while it runs.
 
-use super::report::{FailedSeed, Nondeterministic, ScenarioRow};
+use super::report::{FailedSeed, Nondeterministic, ScenarioRow, LISTED_PER_SCENARIO};
 use super::Played;
+use std::collections::BinaryHeap;
 
-/// A row per scenario and the seeds that failed, never a row per run, so
-/// its size is the scenarios' and the failures', whatever the range.
+/// A row per scenario and, of each, its first failing seeds, never a row
+/// per run: its size is the scenarios', whatever the range and however
+/// many of its runs fail.
 pub struct Tally {
     rows: Vec<ScenarioRow>,
-    /// With the scenario's index, to list them in the report's order at the end.
-    failed: Vec<(usize, FailedSeed)>,
+    /// Each scenario's lowest failing seeds, at most
+    /// [`LISTED_PER_SCENARIO`] (the highest on top, to be let go first):
+    /// the same seeds whatever order the threads finish them in.
+    failed: Vec<BinaryHeap<BySeed>>,
     nondeterministic: Vec<(usize, Nondeterministic)>,
+}
+
+/// A failing seed, ordered by its seed alone.
+struct BySeed(FailedSeed);
+
+impl PartialEq for BySeed {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.seed == other.0.seed
+    }
+}
+
+impl Eq for BySeed {}
+
+impl PartialOrd for BySeed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for BySeed {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.seed.cmp(&other.0.seed)
+    }
 }
 
 impl Tally {
@@ -26,7 +53,7 @@ impl Tally {
                 real_ms: 0.0,
             })
             .collect();
-        Tally { rows, failed: Vec::new(), nondeterministic: Vec::new() }
+        Tally { rows, failed: scenarios.iter().map(|_| BinaryHeap::new()).collect(), nondeterministic: Vec::new() }
     }
 
     /// One seed of scenario `s`, played once (or twice, compared, with
@@ -38,14 +65,21 @@ impl Tally {
         row.real_ms += first.real_ms;
         if !first.passed {
             row.failed += 1;
-            let failed = FailedSeed {
-                scenario: row.name.clone(),
-                path: row.path.clone(),
-                seed,
-                why: first.why.clone(),
-                reproduce: replay(),
-            };
-            self.failed.push((s, failed));
+            let listed = &mut self.failed[s];
+            let full = listed.len() as u64 >= LISTED_PER_SCENARIO;
+            if !full || listed.peek().is_some_and(|top| seed < top.0.seed) {
+                let failed = FailedSeed {
+                    scenario: row.name.clone(),
+                    path: row.path.clone(),
+                    seed,
+                    why: first.why.clone(),
+                    reproduce: replay(),
+                };
+                listed.push(BySeed(failed));
+                if full {
+                    listed.pop();
+                }
+            }
         }
         if let [one, two] = runs {
             if one.hash != two.hash || one.passed != two.passed {
@@ -68,9 +102,9 @@ impl Tally {
     /// The rows and the failures, in the report's order (threads finish
     /// runs in any order).
     pub fn finish(mut self) -> (Vec<ScenarioRow>, Vec<FailedSeed>, Vec<Nondeterministic>) {
-        self.failed.sort_by_key(|(s, f)| (*s, f.seed));
+        let failed = self.failed.into_iter().flat_map(|heap| heap.into_sorted_vec().into_iter().map(|f| f.0)).collect();
         self.nondeterministic.sort_by_key(|(s, n)| (*s, n.seed));
-        (self.rows, without_index(self.failed), without_index(self.nondeterministic))
+        (self.rows, failed, without_index(self.nondeterministic))
     }
 }
 
@@ -98,13 +132,29 @@ mod tests {
                 tally.add(s, seed, &[run], || format!("replay {seed}"));
             }
         }
-        assert_eq!(tally.failed.len(), 2);
-        assert!(tally.failed.capacity() < 16, "kept {} slots for 2 failures", tally.failed.capacity());
+        assert_eq!(tally.failed.iter().map(BinaryHeap::len).sum::<usize>(), 2);
         let (rows, failed, nondeterministic) = tally.finish();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[1].failed, rows[1].seeds), (1, 1_000_000));
         assert!(nondeterministic.is_empty());
         let order: Vec<(&str, u64)> = failed.iter().map(|f| (f.scenario.as_str(), f.seed)).collect();
         assert_eq!(order, [("a", 3), ("b", 7)], "by scenario, then seed, whatever order they came in");
+    }
+
+    #[test]
+    fn a_sweep_that_fails_every_run_lists_each_scenarios_lowest_failing_seeds_and_counts_the_rest() {
+        let ids = vec![("a".to_string(), "a.toml".to_string())];
+        let mut tally = Tally::new(&ids, 1_000_000);
+        let failed = Played { passed: false, why: "x".into(), real_ms: 1.0, hash: None };
+        // Out of order, as threads finish them: the listed seeds are the same.
+        for k in 0..1_000_000u64 {
+            let seed = (k * 7_919) % 1_000_000;
+            tally.add(0, seed, std::slice::from_ref(&failed), || format!("replay {seed}"));
+        }
+        assert!(tally.failed[0].len() as u64 <= LISTED_PER_SCENARIO);
+        let (rows, failed, _) = tally.finish();
+        assert_eq!(rows[0].failed, 1_000_000, "every failure counted");
+        let seeds: Vec<u64> = failed.iter().map(|f| f.seed).collect();
+        assert_eq!(seeds, (0..LISTED_PER_SCENARIO).collect::<Vec<u64>>(), "the lowest, in order");
     }
 }
