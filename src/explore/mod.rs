@@ -561,7 +561,7 @@ pub fn explore_with(
     // The start is accounted before anything is expanded: a team whose
     // states are big is looked at before its first level, not after
     // thousands of its states.
-    if !gauge.room_for(2) {
+    if !gauge.room_for(2, model.state_bytes()) {
         search.out.stopped_by = Some("max-memory");
         return search.out;
     }
@@ -857,6 +857,11 @@ const LOOK_EVERY: u64 = 10_000;
 /// this many bytes of them.
 const LOOK_BYTES: u64 = 64 << 20;
 
+/// Bytes of copies made, by their estimate, between two looks at memory
+/// within an expansion: a copy may take twice its estimate, so the looks
+/// come often enough that the bound is passed by little.
+const COPY_LOOK_BYTES: u64 = 16 << 20;
+
 /// The memory bound's accounting. Small states are looked at every
 /// `LOOK_EVERY` distinct states, as ever; a team's big states (a team of
 /// thousands) every `LOOK_BYTES` of them, in the merge and while a batch is
@@ -866,8 +871,9 @@ const LOOK_BYTES: u64 = 64 << 20;
 struct Gauge {
     limit: Option<u64>,
     state: u64,
-    /// Distinct states (the merge) or states made (an expansion) between looks.
+    /// Distinct states between the merge's looks.
     every: u64,
+    /// Bytes of states made by expansions, to pace their looks.
     made: std::sync::atomic::AtomicU64,
     over: std::sync::atomic::AtomicBool,
 }
@@ -889,20 +895,25 @@ impl Gauge {
         matches!((self.limit, crate::process::resident_memory()), (Some(limit), Some(used)) if used > limit)
     }
 
-    /// Whether `n` states more fit within the bound: false once they would
-    /// not, at a look (every `every` states made, or `n` at once past it).
-    fn room_for(&self, n: u64) -> bool {
+    /// Whether `n` states more, of about `each` bytes, fit within the
+    /// bound: false once they would not, at a look (every `COPY_LOOK_BYTES` of
+    /// states made, or `n` at once past it). `each` is the state being
+    /// expanded's own size: later states may hold far more in flight than
+    /// the start, and judged by the start's size a batch of them passed the
+    /// bound many times over before a look saw it.
+    fn room_for(&self, n: u64, each: u64) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         let Some(limit) = self.limit.filter(|_| self.big()) else { return true };
         if self.over.load(Relaxed) {
             return false;
         }
-        let before = self.made.fetch_add(n, Relaxed);
-        if before > 0 && before / self.every == (before + n) / self.every {
+        let bytes = n.saturating_mul(each.max(self.state));
+        let before = self.made.fetch_add(bytes, Relaxed);
+        if before > 0 && before / COPY_LOOK_BYTES == before.saturating_add(bytes) / COPY_LOOK_BYTES {
             return true;
         }
         let Some(used) = crate::process::resident_memory() else { return true };
-        let over = used.saturating_add(n.saturating_mul(self.state)) > limit;
+        let over = used.saturating_add(bytes) > limit;
         if over {
             self.over.store(true, Relaxed);
         }
@@ -931,6 +942,9 @@ fn expand_batch(
         None => batch.iter().map(expand).collect(),
     }
 }
+
+/// Children made between two looks at Ctrl-C within one expansion.
+const STOP_EVERY: usize = 64;
 
 /// Every transition from one state, each child stepped and fingerprinted.
 fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Option<&Seen>, gauge: &Gauge) -> Expanded {
@@ -1002,16 +1016,34 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
     // all fingerprinted. One child at a time ran the copy's, the world's and
     // the fingerprint's code in turn, and each evicted the others from the
     // instruction cache.
-    if !gauge.room_for(children.len() as u64) {
-        return Expanded::OverMemory;
+    // Memory is looked at as the copies are made, not once before: a big
+    // state's copies may take more than its estimate says, and thousands
+    // of them judged at the estimate passed the bound many times over.
+    // Ctrl-C is heard between copies too: a state of a team of thousands
+    // has thousands of children, each a copy of it.
+    let each = model.bytes_of(state);
+    let mut nexts: Vec<Box<State>> = Vec::with_capacity(children.len());
+    for k in 0..children.len() {
+        if !gauge.room_for(1, each) {
+            return Expanded::OverMemory;
+        }
+        if k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)() {
+            return Expanded::Bounded;
+        }
+        nexts.push(state.clone());
     }
-    let mut nexts: Vec<Box<State>> = children.iter().map(|_| state.clone()).collect();
-    for (child, next) in children.iter_mut().zip(nexts.iter_mut()) {
+    for (k, (child, next)) in children.iter_mut().zip(nexts.iter_mut()).enumerate() {
+        if k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)() {
+            return Expanded::Bounded;
+        }
         // What the file expects broken does not end the search: its state is explored on.
         child.found = model.apply_noting(next, &actions[child.action as usize], &mut child.expected);
         child.deadlock = next.formed_deadlock;
     }
-    for (child, next) in children.iter_mut().zip(nexts) {
+    for (k, (child, next)) in children.iter_mut().zip(nexts).enumerate() {
+        if k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)() {
+            return Expanded::Bounded;
+        }
         child.fp = if child.found.is_some() { 0 } else { model.fingerprint(&next) };
         // Known already, with no more awake: only the merge's count needs it.
         let known = child.found.is_none()

@@ -333,10 +333,17 @@ impl Model {
     /// teams (docs/explore.md, "Bounds"). An estimate: the looks themselves
     /// read the process's resident memory.
     pub fn state_bytes(&self) -> u64 {
+        self.bytes_of(&self.start)
+    }
+
+    /// [`Model::state_bytes`] for `state`, whose messages in flight may be
+    /// many more than the start's (a shutdown asked of ten thousand
+    /// teammates puts ten thousand in every state after it).
+    pub fn bytes_of(&self, state: &State) -> u64 {
         const PER_AGENT: u64 = 128;
         const BASE: u64 = 1024;
         let agents = self.names.len() as u64;
-        let flight = std::mem::size_of_val(self.start.flight());
+        let flight = std::mem::size_of_val(state.flight());
         BASE + std::mem::size_of::<State>() as u64 + agents * PER_AGENT + flight as u64
     }
 
