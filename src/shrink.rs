@@ -243,6 +243,13 @@ impl Probe<'_> {
         let mut texts: Vec<Option<String>> = vec![None; n];
         let mut text = |i: usize| texts[i].get_or_insert_with(|| document(&build(i))).clone();
         for i in 0..n {
+            // Once Ctrl-C is seen, the candidates left are neither written
+            // out nor played ahead: the shrink ends with what it has. (The
+            // stop is not asked here but where one thread asks it, so a
+            // pool stops where one thread does.)
+            if self.interrupted {
+                return None;
+            }
             let t = text(i);
             if let Some(pool) = self.pool.filter(|_| !self.cache.contains_key(&t)) {
                 // No more ahead than the threads play at once, nor than the cap leaves.
