@@ -134,11 +134,11 @@ impl ExpiryPolicy {
                     Effect::KillTarget if book.agent(r.target).life.is_final() => return,
                     // The one asked was respawned since: the new process
                     // under its name was never asked, and must not be killed.
-                    Effect::KillTarget if r.superseded => (Need::Spared, r.target),
+                    Effect::KillTarget if book.superseded(r) => (Need::Spared, r.target),
                     Effect::KillTarget => (Need::Killed, r.target),
                     // Made by a process since respawned: the new one's gate
                     // follows its own plans, not this one.
-                    Effect::Answer { yes: false } if r.abandoned => return,
+                    Effect::Answer { yes: false } if book.abandoned(r) => return,
                     Effect::Answer { yes: false } => (Need::GateShut, r.requester),
                     Effect::KeepTarget => (Need::NotKilled, r.target),
                     // Whether an approved plan opens a gate depends on whether

@@ -149,11 +149,19 @@ struct Tracked {
     status: Status,
     /// Its target was respawned while it was pending: the process it asked
     /// is gone for good, and the new one under the name was never asked.
+    /// Settled when it stops pending; while it pends, read through
+    /// [`Book::superseded`].
     superseded: bool,
     /// Its requester was respawned while it was pending: made by a process
     /// that is gone, it expires only if the new one outlives its deadline,
     /// and is abandoned if it stops first (as a killed requester's are).
+    /// Settled as `superseded` is; read through [`Book::abandoned`].
     abandoned: bool,
+    /// Its target's and its requester's respawns when it was opened: one
+    /// since, while it pends, supersedes or abandons it. Counted rather
+    /// than marked on every pending request at each respawn, which made a
+    /// long history's judging quadratic.
+    respawns_at_open: (u32, u32),
 }
 
 /// Where an agent is in its life, as the log tells it.
@@ -203,6 +211,8 @@ impl Life {
 #[derive(Clone, Copy, Debug)]
 struct Roster {
     life: Life,
+    /// How many respawns the log has shown of it (see `Tracked::respawns_at_open`).
+    respawns: u32,
     /// How many times it crashed or was respawned: which incarnation of it
     /// runs (or will run after its restart). A request sent to it is meant
     /// for this one.
@@ -219,9 +229,6 @@ struct Book {
     /// compared in two words rather than sixteen bytes, in the same order
     /// (a uuid's bytes are its number's, most significant first).
     requests: std::collections::BTreeMap<u128, Tracked>,
-    /// The requests still pending, by id: a respawn looks at these alone
-    /// (looking at every request made a long history's audit quadratic).
-    pending: std::collections::BTreeSet<u128>,
     /// Indexed by agent: one record per agent rather than one vector per
     /// fact, so cloning a watcher copies one block for them all.
     agents: Vec<Roster>,
@@ -286,6 +293,7 @@ impl Book {
     fn observe(&mut self, e: &Event) {
         match e {
             Event::Opened { id, kind, requester, target, deadline, .. } => {
+                let respawns = |a: &AgentId| self.agents.get(a.index()).map_or(0, |r| r.respawns);
                 let r = Tracked {
                     kind: *kind,
                     requester: *requester,
@@ -294,9 +302,9 @@ impl Book {
                     status: Status::Pending,
                     superseded: false,
                     abandoned: false,
+                    respawns_at_open: (respawns(target), respawns(requester)),
                 };
                 self.requests.insert(id.0.as_u128(), r);
-                self.pending.insert(id.0.as_u128());
             }
             Event::Verdict { request_id, verdict: crate::protocol::Verdict::Applied { to, .. }, .. } => {
                 self.set_status(*request_id, *to);
@@ -323,12 +331,9 @@ impl Book {
                     a.life = Life::Alive;
                     a.incarnation += 1;
                 }
-                for id in &self.pending {
-                    if let Some(r) = self.requests.get_mut(id) {
-                        r.superseded |= r.target == *agent;
-                        r.abandoned |= r.requester == *agent;
-                    }
-                }
+                // Every request pending now is superseded or abandoned by it:
+                // counted here, read by `superseded` and `abandoned`.
+                a.respawns += 1;
             }
             Event::Fault { seq, fault: crate::world::FaultKind::Replay, .. } if !self.replays.contains(seq) => {
                 self.replays.push(*seq)
@@ -338,12 +343,29 @@ impl Book {
     }
 
     fn set_status(&mut self, id: RequestId, status: Status) {
-        let key = id.0.as_u128();
-        if let Some(r) = self.requests.get_mut(&key) {
-            r.status = status;
-            if status != Status::Pending {
-                self.pending.remove(&key);
-            }
+        let Some(r) = self.requests.get_mut(&id.0.as_u128()) else { return };
+        if r.status == Status::Pending {
+            // Leaving pending: what respawned while it pended is settled now.
+            let respawns = |a: AgentId| self.agents.get(a.index()).map_or(0, |x| x.respawns);
+            r.superseded = respawns(r.target) > r.respawns_at_open.0;
+            r.abandoned = respawns(r.requester) > r.respawns_at_open.1;
+        }
+        r.status = status;
+    }
+
+    /// Whether `r`'s target was respawned while `r` was pending.
+    fn superseded(&self, r: &Tracked) -> bool {
+        match r.status {
+            Status::Pending => self.agents.get(r.target.index()).is_some_and(|a| a.respawns > r.respawns_at_open.0),
+            _ => r.superseded,
+        }
+    }
+
+    /// Whether `r`'s requester was respawned while `r` was pending.
+    fn abandoned(&self, r: &Tracked) -> bool {
+        match r.status {
+            Status::Pending => self.agents.get(r.requester.index()).is_some_and(|a| a.respawns > r.respawns_at_open.1),
+            _ => r.abandoned,
         }
     }
 }
@@ -424,11 +446,10 @@ impl Watch {
     /// A watcher for a team whose agents need a plan before acting where
     /// `require_plan` says so (one entry per agent, the lead first).
     pub fn new(require_plan: &[bool]) -> Watch {
-        let agent = Roster { life: Life::Alive, incarnation: 0 };
+        let agent = Roster { life: Life::Alive, respawns: 0, incarnation: 0 };
         Watch {
             book: Book {
                 requests: Default::default(),
-                pending: Default::default(),
                 agents: vec![agent; require_plan.len()],
                 replays: Vec::new(),
                 scripted: false,
@@ -524,8 +545,6 @@ impl Watch {
         } = self;
         let Book {
             requests,
-            // Which requests are pending: their statuses, hashed with them.
-            pending: _,
             agents,
             // Between two states, empty: a replay's fault and its send are
             // logged in the same step, and a script's marker with its send.
@@ -543,8 +562,8 @@ impl Watch {
                 n as u64
                     | (r.kind as u64) << 32
                     | (r.status as u64) << 40
-                    | (r.superseded as u64) << 48
-                    | (r.abandoned as u64) << 49,
+                    | (book.superseded(r) as u64) << 48
+                    | (book.abandoned(r) as u64) << 49,
             );
             c.agent(r.requester);
             c.agent(r.target);

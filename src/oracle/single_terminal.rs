@@ -46,7 +46,7 @@ impl SingleTerminal {
             }
             // Made by a process since respawned, and the new one stopped
             // before its deadline: abandoned the same way.
-            if r.abandoned && book.agent(r.requester).life != Life::Alive {
+            if book.abandoned(r) && book.agent(r.requester).life != Life::Alive {
                 continue;
             }
             // A stalled requester's timers are frozen with it: its request is
