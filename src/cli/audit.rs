@@ -219,7 +219,7 @@ fn report(j: &Judged, shown: &str) {
     let h = j.h;
     let word = crate::color::verdict(j.violations.is_empty());
     let mut counts = Vec::new();
-    let unknown = j.standings.iter().filter(|(_, s)| matches!(s, Standing::Unknown(_))).count();
+    let unknown = crate::history::standing::unknown(j.standings);
     if unknown > 0 {
         counts.push(format!("{} unknown", crate::words::plural(unknown as u64, "invariant")));
     }

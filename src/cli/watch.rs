@@ -267,10 +267,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
         n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
     };
     // What the files cannot show is unknown, not held, as audit says it.
-    let unknown = crate::history::standing::standings(&h.undecided, &violations)
-        .iter()
-        .filter(|(_, s)| matches!(s, crate::history::standing::Standing::Unknown(_)))
-        .count();
+    let unknown = crate::history::standing::unknown(&crate::history::standing::standings(&h.undecided, &violations));
     let unknown = match unknown {
         0 => String::new(),
         n => format!("; {} unknown", crate::words::plural(n as u64, "invariant")),

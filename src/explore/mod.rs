@@ -1021,19 +1021,20 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
     // of them judged at the estimate passed the bound many times over.
     // Ctrl-C is heard between copies too: a state of a team of thousands
     // has thousands of children, each a copy of it.
+    let stopped = |k: usize| k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)();
     let each = model.bytes_of(state);
     let mut nexts: Vec<Box<State>> = Vec::with_capacity(children.len());
     for k in 0..children.len() {
         if !gauge.room_for(1, each) {
             return Expanded::OverMemory;
         }
-        if k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)() {
+        if stopped(k) {
             return Expanded::Bounded;
         }
         nexts.push(state.clone());
     }
     for (k, (child, next)) in children.iter_mut().zip(nexts.iter_mut()).enumerate() {
-        if k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)() {
+        if stopped(k) {
             return Expanded::Bounded;
         }
         // What the file expects broken does not end the search: its state is explored on.
@@ -1041,7 +1042,7 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
         child.deadlock = next.formed_deadlock;
     }
     for (k, (child, next)) in children.iter_mut().zip(nexts).enumerate() {
-        if k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)() {
+        if stopped(k) {
             return Expanded::Bounded;
         }
         child.fp = if child.found.is_some() { 0 } else { model.fingerprint(&next) };

@@ -78,18 +78,14 @@ impl Followed {
                     let now = tasks::find(path, reading.team.name.as_deref()).map(|dir| tasks::read(&dir, BOUND));
                     (reading, now)
                 };
-                let (mut reading, mut now) = settled(&files, path, read_team);
                 // An inbox missing from one listing, in a folder still there,
-                // is most likely being renamed into place: looked at again
+                // is most likely being renamed into place, and one that does
+                // not parse was caught half written: either is read again
                 // (judged without it, its answers would seem to answer nothing).
-                // So is one that does not parse: caught half written.
-                for _ in 0..3 {
-                    if (!kept.misses_a_file(&reading) && reading.not_parsed.is_empty()) || !path.is_dir() {
-                        break;
-                    }
-                    std::thread::sleep(SETTLE_PAUSE);
-                    (reading, now) = settled(&files, path, read_team);
-                }
+                let whole = |(reading, _): &(folder::Reading, _)| {
+                    (!kept.misses_a_file(reading) && reading.not_parsed.is_empty()) || !path.is_dir()
+                };
+                let (reading, now) = settled(&files, path, read_team, whole);
                 let new_tasks = now.is_some();
                 if let Some(now) = now {
                     *tasks = Some(now);
@@ -98,7 +94,7 @@ impl Followed {
             }
             Followed::Transcript(kept, growing) => growing.read_on(path).is_some_and(|new| kept.absorb(new)),
             Followed::Inboxes(dir, lines) => {
-                let (texts, not_read) = settled(&files, path, || KeptLines::read(dir));
+                let (texts, not_read) = settled(&files, path, || KeptLines::read(dir), |_| true);
                 lines.not_read = not_read;
                 lines.absorb(texts)
             }
@@ -275,18 +271,19 @@ fn first_lines(path: &Path) -> Result<String, crate::input::ReadError> {
 const SETTLE_TRIES: usize = 5;
 const SETTLE_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// What `read` reads, once the files held still across a reading. Files
-/// are read one by one: a reading taken while the runtime writes may hold a
-/// later file without an earlier one (an answer, and not yet the inbox
-/// with its request), and would be judged a violation that never was.
-/// Files that never hold still are read `SETTLE_TRIES` times and the last
-/// reading taken: a busy team is still followed.
-fn settled<T>(files: &Files, path: &Path, mut read: impl FnMut() -> T) -> T {
+/// What `read` reads, once the files held still across a reading and
+/// `whole` finds nothing missing from it. Files are read one by one: a
+/// reading taken while the runtime writes may hold a later file without an
+/// earlier one (an answer, and not yet the inbox with its request), and
+/// would be judged a violation that never was. Files that never settle are
+/// read `SETTLE_TRIES` times and the last reading taken: a busy team is
+/// still followed.
+fn settled<T>(files: &Files, path: &Path, mut read: impl FnMut() -> T, whole: impl Fn(&T) -> bool) -> T {
     let mut before = files.fingerprint(path);
     let mut reading = read();
     for _ in 1..SETTLE_TRIES {
         let after = files.fingerprint(path);
-        if after == before {
+        if after == before && whole(&reading) {
             break;
         }
         before = after;
@@ -548,20 +545,25 @@ mod tests {
         // The first reading lists the folder, then the runtime writes bob's
         // inbox and the lead's answer before the reading is done.
         let mut reads = 0;
-        let reading = settled(&Files::Team, &d, || {
-            reads += 1;
-            let listed = std::fs::read_dir(d.join("inboxes")).unwrap().count();
-            if reads == 1 {
-                std::fs::write(d.join("inboxes/bob.json"), "[1]").unwrap();
-                std::fs::write(d.join("inboxes/.t"), "[2]").unwrap();
-                std::fs::rename(d.join("inboxes/.t"), d.join("inboxes/team-lead.json")).unwrap();
-            }
-            listed
-        });
+        let reading = settled(
+            &Files::Team,
+            &d,
+            || {
+                reads += 1;
+                let listed = std::fs::read_dir(d.join("inboxes")).unwrap().count();
+                if reads == 1 {
+                    std::fs::write(d.join("inboxes/bob.json"), "[1]").unwrap();
+                    std::fs::write(d.join("inboxes/.t"), "[2]").unwrap();
+                    std::fs::rename(d.join("inboxes/.t"), d.join("inboxes/team-lead.json")).unwrap();
+                }
+                listed
+            },
+            |_| true,
+        );
         assert_eq!((reads, reading), (2, 2), "read again, and both inboxes seen");
         // Files that hold still are read once.
         let mut again = 0;
-        settled(&Files::Team, &d, || again += 1);
+        settled(&Files::Team, &d, || again += 1, |_| true);
         assert_eq!(again, 1);
         let _ = std::fs::remove_dir_all(d);
     }

@@ -291,14 +291,12 @@ fn context(
     undecided: Vec<Undecided>,
     unjudged: Vec<Unjudged>,
 ) -> Result<(), String> {
+    use crate::world::MailboxWorld;
     h.mailbox = match mailbox.as_deref() {
-        None | Some("memory") => crate::world::MailboxWorld::Memory,
-        Some("claude-code") => crate::world::MailboxWorld::ClaudeCode(Default::default()),
-        Some("file") => crate::world::MailboxWorld::File(Default::default()),
-        Some(other) => {
-            let known = crate::world::MailboxWorld::NAMES.join(", ");
-            return Err(format!("the header's mailbox {other:?} is not a mailbox world ({known})"));
-        }
+        None => MailboxWorld::Memory,
+        Some(name) => MailboxWorld::named(name).ok_or_else(|| {
+            format!("the header's mailbox {name:?} is not a mailbox world ({})", MailboxWorld::NAMES.join(", "))
+        })?,
     };
     for u in undecided {
         let i = crate::oracle::Invariant::parse(&u.invariant)

@@ -26,6 +26,11 @@ impl Standing {
     }
 }
 
+/// How many of `standings` are unknown.
+pub fn unknown(standings: &[(Invariant, Standing)]) -> usize {
+    standings.iter().filter(|(_, s)| matches!(s, Standing::Unknown(_))).count()
+}
+
 /// Every invariant (the common ones, then each protocol's own) with its
 /// standing: a violation decides it whatever the files cannot show.
 pub fn standings(undecided: &[(Invariant, String)], violations: &[Violation]) -> Vec<(Invariant, Standing)> {

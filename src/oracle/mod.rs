@@ -293,7 +293,6 @@ impl Book {
     fn observe(&mut self, e: &Event) {
         match e {
             Event::Opened { id, kind, requester, target, deadline, .. } => {
-                let respawns = |a: &AgentId| self.agents.get(a.index()).map_or(0, |r| r.respawns);
                 let r = Tracked {
                     kind: *kind,
                     requester: *requester,
@@ -302,7 +301,7 @@ impl Book {
                     status: Status::Pending,
                     superseded: false,
                     abandoned: false,
-                    respawns_at_open: (respawns(target), respawns(requester)),
+                    respawns_at_open: (respawns(&self.agents, *target), respawns(&self.agents, *requester)),
                 };
                 self.requests.insert(id.0.as_u128(), r);
             }
@@ -346,9 +345,7 @@ impl Book {
         let Some(r) = self.requests.get_mut(&id.0.as_u128()) else { return };
         if r.status == Status::Pending {
             // Leaving pending: what respawned while it pended is settled now.
-            let respawns = |a: AgentId| self.agents.get(a.index()).map_or(0, |x| x.respawns);
-            r.superseded = respawns(r.target) > r.respawns_at_open.0;
-            r.abandoned = respawns(r.requester) > r.respawns_at_open.1;
+            (r.superseded, r.abandoned) = r.respawned_since_open(&self.agents);
         }
         r.status = status;
     }
@@ -356,7 +353,7 @@ impl Book {
     /// Whether `r`'s target was respawned while `r` was pending.
     fn superseded(&self, r: &Tracked) -> bool {
         match r.status {
-            Status::Pending => self.agents.get(r.target.index()).is_some_and(|a| a.respawns > r.respawns_at_open.0),
+            Status::Pending => r.respawned_since_open(&self.agents).0,
             _ => r.superseded,
         }
     }
@@ -364,9 +361,23 @@ impl Book {
     /// Whether `r`'s requester was respawned while `r` was pending.
     fn abandoned(&self, r: &Tracked) -> bool {
         match r.status {
-            Status::Pending => self.agents.get(r.requester.index()).is_some_and(|a| a.respawns > r.respawns_at_open.1),
+            Status::Pending => r.respawned_since_open(&self.agents).1,
             _ => r.abandoned,
         }
+    }
+}
+
+/// How many respawns the log has shown of `agent`.
+fn respawns(agents: &[Roster], agent: AgentId) -> u32 {
+    agents.get(agent.index()).map_or(0, |a| a.respawns)
+}
+
+impl Tracked {
+    /// Whether its target, and its requester, were respawned since it was
+    /// opened, by the counts in `agents`.
+    fn respawned_since_open(&self, agents: &[Roster]) -> (bool, bool) {
+        let (target, requester) = self.respawns_at_open;
+        (respawns(agents, self.target) > target, respawns(agents, self.requester) > requester)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::report::{FailedSeed, Nondeterministic, ScenarioRow, LISTED_PER_SCENARIO};
 use super::Played;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
 /// A row per scenario and, of each, its first failing seeds, never a row
 /// per run: its size is the scenarios', whatever the range and however
@@ -10,33 +10,10 @@ use std::collections::BinaryHeap;
 pub struct Tally {
     rows: Vec<ScenarioRow>,
     /// Each scenario's lowest failing seeds, at most
-    /// [`LISTED_PER_SCENARIO`] (the highest on top, to be let go first):
-    /// the same seeds whatever order the threads finish them in.
-    failed: Vec<BinaryHeap<BySeed>>,
+    /// [`LISTED_PER_SCENARIO`], by seed: the same seeds whatever order the
+    /// threads finish them in.
+    failed: Vec<BTreeMap<u64, FailedSeed>>,
     nondeterministic: Vec<(usize, Nondeterministic)>,
-}
-
-/// A failing seed, ordered by its seed alone.
-struct BySeed(FailedSeed);
-
-impl PartialEq for BySeed {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.seed == other.0.seed
-    }
-}
-
-impl Eq for BySeed {}
-
-impl PartialOrd for BySeed {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for BySeed {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.seed.cmp(&other.0.seed)
-    }
 }
 
 impl Tally {
@@ -53,7 +30,7 @@ impl Tally {
                 real_ms: 0.0,
             })
             .collect();
-        Tally { rows, failed: scenarios.iter().map(|_| BinaryHeap::new()).collect(), nondeterministic: Vec::new() }
+        Tally { rows, failed: scenarios.iter().map(|_| BTreeMap::new()).collect(), nondeterministic: Vec::new() }
     }
 
     /// One seed of scenario `s`, played once (or twice, compared, with
@@ -67,7 +44,7 @@ impl Tally {
             row.failed += 1;
             let listed = &mut self.failed[s];
             let full = listed.len() as u64 >= LISTED_PER_SCENARIO;
-            if !full || listed.peek().is_some_and(|top| seed < top.0.seed) {
+            if !full || listed.last_key_value().is_some_and(|(&top, _)| seed < top) {
                 let failed = FailedSeed {
                     scenario: row.name.clone(),
                     path: row.path.clone(),
@@ -75,9 +52,9 @@ impl Tally {
                     why: first.why.clone(),
                     reproduce: replay(),
                 };
-                listed.push(BySeed(failed));
+                listed.insert(seed, failed);
                 if full {
-                    listed.pop();
+                    listed.pop_last();
                 }
             }
         }
@@ -102,7 +79,7 @@ impl Tally {
     /// The rows and the failures, in the report's order (threads finish
     /// runs in any order).
     pub fn finish(mut self) -> (Vec<ScenarioRow>, Vec<FailedSeed>, Vec<Nondeterministic>) {
-        let failed = self.failed.into_iter().flat_map(|heap| heap.into_sorted_vec().into_iter().map(|f| f.0)).collect();
+        let failed = self.failed.into_iter().flat_map(BTreeMap::into_values).collect();
         self.nondeterministic.sort_by_key(|(s, n)| (*s, n.seed));
         (self.rows, failed, without_index(self.nondeterministic))
     }
@@ -132,7 +109,7 @@ mod tests {
                 tally.add(s, seed, &[run], || format!("replay {seed}"));
             }
         }
-        assert_eq!(tally.failed.iter().map(BinaryHeap::len).sum::<usize>(), 2);
+        assert_eq!(tally.failed.iter().map(BTreeMap::len).sum::<usize>(), 2);
         let (rows, failed, nondeterministic) = tally.finish();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[1].failed, rows[1].seeds), (1, 1_000_000));

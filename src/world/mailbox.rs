@@ -32,6 +32,16 @@ impl MailboxWorld {
         }
     }
 
+    /// The world a file names `name`, with its default settings.
+    pub fn named(name: &str) -> Option<MailboxWorld> {
+        match name {
+            "memory" => Some(MailboxWorld::Memory),
+            "file" => Some(MailboxWorld::File(FileMailbox::default())),
+            "claude-code" => Some(MailboxWorld::ClaudeCode(TeamMailbox::default())),
+            _ => None,
+        }
+    }
+
     pub fn is_memory(&self) -> bool {
         matches!(self, MailboxWorld::Memory)
     }
@@ -116,5 +126,14 @@ mod tests {
         let names: Vec<&str> = all.iter().map(MailboxWorld::name).collect();
         assert_eq!(names, MailboxWorld::NAMES);
         assert!(all[0].is_memory() && all[1].file().is_some() && all[2].file().is_none());
+    }
+
+    #[test]
+    fn each_name_gives_back_its_world_with_the_default_settings() {
+        for name in MailboxWorld::NAMES {
+            assert_eq!(MailboxWorld::named(name).map(|w| w.name()), Some(*name));
+        }
+        assert_eq!(MailboxWorld::named("claude-code"), Some(MailboxWorld::ClaudeCode(TeamMailbox::default())));
+        assert_eq!(MailboxWorld::named("mmap"), None);
     }
 }

@@ -115,9 +115,7 @@ impl Reader {
     /// Everything read, in time order; a call whose result never came is
     /// what it sent, as the call said it.
     pub fn into_reading(mut self) -> Reading {
-        self.reading.entries.extend(self.calls.into_values().map(|c| c.entry));
-        self.reading.entries.sort_by_key(|e| e.at.ms);
-        self.reading
+        self.take_new()
     }
 
     /// What is new since the last time, to be kept: the entries read since
