@@ -25,6 +25,55 @@ fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
     assert!(from > 1 && resume.contains(&format!("--seeds {from}..2000001")), "{resume}");
 }
 
+#[cfg(unix)]
+#[test]
+fn an_interrupted_shard_resumes_on_its_own_seeds() {
+    // A shard is counted from the range's start: resumed from one of its
+    // seeds with its old `--shard 2/3`, the line played another shard's.
+    let args = ["run", "1", "--seeds", "1..3000001", "--shard", "2/3", "--jobs", "1"];
+    let (code, stdout, stderr) = interrupted_at(&args, "run starts", 200);
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    let resume = stderr.lines().find(|l| l.contains("--seeds ")).unwrap_or("").trim();
+    let from: u64 = resume
+        .split("--seeds ")
+        .nth(1)
+        .and_then(|r| r.split("..").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
+    assert!(from > 200, "{resume}");
+    assert_eq!((from - 1) % 3, 1, "the resume seed {from} is shard 2's own: {resume}");
+    assert!(resume.ends_with("--shard 1/3") && !resume.contains("2/3"), "{resume}");
+    // What the line plays is the rest of shard 2: seeds 3 apart from `from`.
+    let range = format!("{from}..{}", from + 7);
+    let out = common::binary::handshake(&["run", "1", "--seeds", &range, "--shard", "1/3", "--format", "json"]);
+    out.expect_code(0).stdout_has("\"runs\": 3,");
+    let shard_two: Vec<u64> = (from..from + 7).filter(|s| (s - 1) % 3 == 1).collect();
+    assert_eq!(shard_two, vec![from, from + 3, from + 6], "shard 1/3 from {from} is shard 2/3's rest");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_the_last_run_of_a_sweep_stops_nothing_and_says_no_resume() {
+    // Two runs of a team big enough that the signal, sent as the second
+    // starts, lands while it plays: every run is still played, so the
+    // sweep's own verdict is its exit, and no resume line (it would be an
+    // empty range) is printed.
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-last", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.toml");
+    let mut text = String::from("name = \"big\"\n[[teammate]]\nname = \"worker\"\ncount = 3000\n");
+    for i in 1..=3000 {
+        text.push_str(&format!("[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n"));
+    }
+    std::fs::write(&file, text).unwrap();
+    let (code, stdout, stderr) =
+        interrupted_at(&["run", file.to_str().unwrap(), "--seeds", "1..3", "--jobs", "1"], "run starts", 2);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!stderr.contains("resume with"), "{}", tail(&stderr));
+    assert!(!stdout.contains("stopped early"), "{stdout}");
+    assert_eq!(code, Some(0), "{stdout}\n{}", tail(&stderr));
+}
+
 /// The end of a debug log, for a failure's message.
 #[cfg(unix)]
 fn tail(log: &str) -> String {

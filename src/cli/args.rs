@@ -31,7 +31,11 @@ pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
     let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;
     let b: u64 = b.trim().parse().map_err(|_| format!("{b:?} is not a seed (a whole number)"))?;
     if b <= a {
-        return Err(format!("{s:?} is empty: the end is excluded, so write {a}..{}", a + 1));
+        return Err(match a.checked_add(1) {
+            Some(next) => format!("{s:?} is empty: the end is excluded, so write {a}..{next}"),
+            // No end can follow it: the last seed a range holds is one less.
+            None => format!("{s:?} is empty: the end is excluded, and no seed comes after {a}; the last seed a range can hold is {}", a - 1),
+        });
     }
     Ok((a, b))
 }
@@ -39,6 +43,14 @@ pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
 /// The command line this program was started with, its `--seeds` made
 /// `from..to`: what resumes an interrupted sweep (or fuzz).
 pub fn resume_command(from: u64, to: u64) -> String {
+    resume_shard_command(from, to, None)
+}
+
+/// [`resume_command`] for a sweep that played `shard`: a shard is counted
+/// from the range's start, so from `from` (one of the shard's own seeds)
+/// the seeds it has left are the first shard of `shard.of`, and the line
+/// says `--shard 1/N` in place of `--shard I/N` or `--shard-from-env`.
+pub fn resume_shard_command(from: u64, to: u64, shard: Option<crate::sweep::Shard>) -> String {
     let mut words: Vec<String> = std::env::args().collect();
     let seeds = format!("{from}..{to}");
     match words.iter().position(|w| w == "--seeds" || w.starts_with("--seeds=")) {
@@ -46,6 +58,27 @@ pub fn resume_command(from: u64, to: u64) -> String {
         Some(k) => words[k] = format!("--seeds={seeds}"),
         None => words.extend(["--seeds".to_string(), seeds]),
     }
+    if let Some(shard) = shard.filter(|s| s.of > 1) {
+        let mut kept = Vec::with_capacity(words.len());
+        let mut words = words.into_iter();
+        while let Some(w) = words.next() {
+            match w.as_str() {
+                // The flag and its value.
+                "--shard" | "--shard-from-env" => {
+                    words.next();
+                }
+                _ if w.starts_with("--shard=") || w.starts_with("--shard-from-env=") => {}
+                _ => kept.push(w),
+            }
+        }
+        kept.extend(["--shard".to_string(), format!("1/{}", shard.of)]);
+        return command_line(kept);
+    }
+    command_line(words)
+}
+
+/// `words` as one line a shell reads back, the program first as it was started.
+fn command_line(mut words: Vec<String>) -> String {
     if let Some(first) = words.first_mut() {
         *first = program();
     }

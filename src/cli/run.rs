@@ -1,6 +1,6 @@
 //! `handshake run`: play scenario files and report.
 
-use super::args::{parse_seeds, parse_span, program, resume_command};
+use super::args::{parse_seeds, parse_span, program, resume_shard_command};
 use super::bad_input::{Problem, Refusal};
 use super::progress::Progress;
 use super::{noun, plural, scenario_files, shown, Format, EXIT_FAILED, EXIT_OK};
@@ -531,17 +531,27 @@ fn sweep(
     );
     // Done, stopped or broken: the report or the error takes the line's place.
     progress.clear();
+    let runs = sweep.plays() / if a.check_determinism { 2 } else { 1 };
     match played {
-        Ok(doc) if crate::interrupt::requested() => {
+        // Ctrl-C while the last runs were in hand stops nothing: every run
+        // was played, and the report is the whole sweep's.
+        Ok(doc) if crate::interrupt::requested() && doc.runs < runs => {
             super::sweep::print(&doc, a.format);
             let resume = sweep.resume_seed(doc.runs);
             eprintln!(
-                "interrupted: {} of {} runs played ({} failed); resume with:\n  {}",
+                "interrupted: {} of {runs} runs played ({} failed); resume with:\n  {}",
                 doc.runs,
-                sweep.plays() / if a.check_determinism { 2 } else { 1 },
                 doc.failed_runs(),
-                resume_command(resume, doc.seeds.to)
+                resume_shard_command(resume, doc.seeds.to, shard)
             );
+            if shard.is_some_and(|s| s.of > 1) {
+                eprintln!(
+                    "  (the rest of shard {} as shard 1/{} of a range starting at {resume}: its report is that \
+                     range's, not to be merged with the other shards' reports)",
+                    shard.map_or(String::new(), |s| s.to_string()),
+                    shard.map_or(1, |s| s.of)
+                );
+            }
             super::EXIT_INTERRUPTED
         }
         Ok(doc) => super::sweep::print(&doc, a.format),
