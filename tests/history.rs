@@ -48,6 +48,8 @@ fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
     let header = r#"{"history":"handshake","format":1,"team":[{"name":"lead"},{"name":"alice"}]}"#;
     let ok = r#"{"t":0,"event":"status","agent":"alice","status":"idle"}"#;
     let cases = [
+        ("".to_string(), 1, "the file is empty: there are no events to judge"),
+        (" \n\n\t\n".to_string(), 1, "the file is empty"),
         (format!("{header}\n{ok}\nnot json\n"), 3, "not JSON"),
         (format!("{header}\n{ok}\n{{\"t\":1,\"event\":\"teleport\"}}\n"), 3, "not an event this program knows"),
         (format!("{header}\n{{\"t\":1,\"event\":\"status\",\"agent\":\"alice\",\"status\":\"asleep\"}}\n"), 2, "roster status"),

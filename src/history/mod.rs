@@ -214,6 +214,10 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         undecided: Vec::new(),
         mailbox: crate::world::MailboxWorld::Memory,
     };
+    // An empty file is no history, not one in which every invariant held.
+    if text.trim().is_empty() {
+        return Err(BadLine { line: 1, reason: "the file is empty: there are no events to judge".into() });
+    }
     let mut ended_at = None;
     let mut r = Reading::new();
     r.team.agent(crate::protocol::LEAD_NAME);

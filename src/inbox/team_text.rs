@@ -51,7 +51,8 @@ enum Is {
     Answer(Kind, bool),
     /// An answer that says yes or no in one of these fields.
     AnswerIn(Kind, &'static [&'static str]),
-    Notice(fn(&Map<String, Value>) -> Notice),
+    /// A notice, or why its fields cannot be read.
+    Notice(fn(&Map<String, Value>) -> Result<Notice, String>),
     /// A notice of the runtime's own (permissions, modes), named by its type.
     Other,
 }
@@ -92,7 +93,7 @@ const SHAPES: &[Shape] = &[
         id: ID,
         words: &["feedback", "content"],
     },
-    Shape { written: "idle_notification", is: Is::Notice(|_| Notice::Idle), id: &[], words: &[] },
+    Shape { written: "idle_notification", is: Is::Notice(|_| Ok(Notice::Idle)), id: &[], words: &[] },
     Shape { written: "teammate_terminated", is: Is::Notice(terminated), id: &[], words: &[] },
     Shape { written: "task_assignment", is: Is::Notice(task_assigned), id: &[], words: &[] },
     Shape { written: "permission_request", is: Is::Other, id: &[], words: &[] },
@@ -109,15 +110,30 @@ pub fn known_types() -> impl Iterator<Item = &'static str> {
     SHAPES.iter().map(|s| s.written)
 }
 
-fn terminated(m: &Map<String, Value>) -> Notice {
-    // "alice has shut down." names the teammate first.
-    let who = m.get("message").and_then(Value::as_str).and_then(|t| t.split_whitespace().next()).map(str::to_string);
-    Notice::Terminated { who }
+/// The words the runtime writes after the teammate's name.
+const SHUT_DOWN: &str = " has shut down.";
+
+fn terminated(m: &Map<String, Value>) -> Result<Notice, String> {
+    // "alice has shut down.": the teammate's name, and nothing else before
+    // the words; any other message would name someone by guess.
+    let who = m
+        .get("message")
+        .and_then(Value::as_str)
+        .and_then(|t| t.trim().strip_suffix(SHUT_DOWN))
+        .filter(|name| !name.is_empty() && !name.contains(char::is_whitespace));
+    match who {
+        Some(name) => Ok(Notice::Terminated { who: Some(name.to_string()) }),
+        None => Err(format!(
+            "a teammate_terminated whose \"message\" does not name the teammate as \"NAME{SHUT_DOWN}\": who ended is unknown"
+        )),
+    }
 }
 
-fn task_assigned(m: &Map<String, Value>) -> Notice {
-    let task = ["subject", "taskId"].iter().find_map(|k| text_of(m.get(*k))).unwrap_or_default();
-    Notice::TaskAssigned { task }
+fn task_assigned(m: &Map<String, Value>) -> Result<Notice, String> {
+    match ["subject", "taskId"].iter().find_map(|k| text_of(m.get(*k))) {
+        Some(task) => Ok(Notice::TaskAssigned { task }),
+        None => Err("a task_assignment that names no task (no \"subject\" or \"taskId\")".into()),
+    }
 }
 
 /// A string, or a number written as one (`taskId: 3`).
@@ -160,14 +176,28 @@ pub fn digest(text: &str) -> u64 {
 /// What `text` says, and the `type` it was written as, if it is a shape
 /// this reader knows (the generation a history comes from is told by them).
 pub fn read_named(text: &str) -> (Said, Option<&'static str>) {
-    let Some(m) = leading_object(text) else {
-        // Text that looks like JSON but does not parse is news, not prose.
-        if text.trim_start().starts_with('{') && text.trim_end().ends_with('}') {
-            return (Said::Unknown { reason: "the text looks like a JSON object but does not parse".into() }, None);
+    match leading_object(text) {
+        Some(m) => read_object_named(&m),
+        None => (not_an_object(text).map_or(Said::Plain, |reason| Said::Unknown { reason: reason.into() }), None),
+    }
+}
+
+/// Why `text`, which holds no leading JSON object, is not prose either:
+/// it starts as an object and does not parse (cut short, say), or it is
+/// JSON of another kind (an array, or a string holding an object: the
+/// message encoded twice). A message in a shape half-known is not prose.
+fn not_an_object(text: &str) -> Option<&'static str> {
+    let t = text.trim();
+    if t.starts_with('{') {
+        return Some("the text starts as a JSON object but does not parse");
+    }
+    match serde_json::from_str::<Value>(t) {
+        Ok(Value::Array(_)) => Some("the text is a JSON array, not a message this reader knows"),
+        Ok(Value::String(inner)) if inner.trim_start().starts_with('{') => {
+            Some("the text is a JSON string holding JSON (the message encoded twice)")
         }
-        return (Said::Plain, None);
-    };
-    read_object_named(&m)
+        _ => None,
+    }
 }
 
 /// What a message already parsed as a JSON object says.
@@ -192,8 +222,18 @@ fn said_as(shape: &Shape, m: &Map<String, Value>) -> Said {
     let written = shape.written;
     let id = shape.id.iter().find_map(|k| text_of(m.get(*k)));
     let words = shape.words.iter().find_map(|k| text_of(m.get(*k)));
+    // An answer is applied by its id alone: one whose id cannot be read
+    // answers nothing anyone can name. (A request may come without one: the
+    // lead's call learns it from the call's result.)
+    let no_id = || Said::Unknown {
+        reason: format!(
+            "a {written} with no readable request id ({}): what it answers is unknown",
+            shape.id.join(" or ")
+        ),
+    };
     match shape.is {
         Is::Request(kind) => Said::Request { kind, id, words },
+        Is::Answer(..) | Is::AnswerIn(..) if id.is_none() => no_id(),
         Is::Answer(kind, yes) => Said::Answer { kind, id, yes, words },
         Is::AnswerIn(kind, keys) => match keys.iter().find_map(|k| yes_of(m.get(*k))) {
             Some(yes) => Said::Answer { kind, id, yes, words },
@@ -201,7 +241,7 @@ fn said_as(shape: &Shape, m: &Map<String, Value>) -> Said {
                 Said::Unknown { reason: format!("a {written} that says neither yes nor no ({})", keys.join(" or ")) }
             }
         },
-        Is::Notice(make) => Said::Notice(make(m)),
+        Is::Notice(make) => make(m).map_or_else(|reason| Said::Unknown { reason }, Said::Notice),
         Is::Other => Said::Notice(Notice::Other(shape.written)),
     }
 }
@@ -389,5 +429,47 @@ mod tests {
         );
         assert_eq!(id_target("shutdown-1@team-lead"), Some("team-lead"));
         assert_eq!(id_target("shutdown-1788495271271"), None);
+    }
+
+    /// Whether `text` reads as unknown, with a reason holding `why`.
+    fn unknown_because(text: &str, why: &str) -> bool {
+        matches!(read(text), Said::Unknown { reason } if reason.contains(why))
+    }
+
+    #[test]
+    fn a_notice_that_names_nobody_or_nothing_is_unknown_not_dropped_or_guessed() {
+        for message in
+            ["null", "7", "\"\"", "\"has shut down.\"", "\"Teammate alice has shut down.\"", "\"alice left\""]
+        {
+            let text = format!(r#"{{"type":"teammate_terminated","message":{message}}}"#);
+            assert!(unknown_because(&text, "does not name the teammate"), "{text}: {:?}", read(&text));
+        }
+        assert!(unknown_because(r#"{"type":"teammate_terminated"}"#, "does not name the teammate"));
+        assert!(unknown_because(r#"{"type":"task_assignment","assignedBy":"team-lead"}"#, "names no task"));
+    }
+
+    #[test]
+    fn an_answer_whose_id_cannot_be_read_is_unknown_not_an_answer_to_nothing() {
+        for id in ["", r#","requestId":null"#, r#","requestId":{"n":1}"#, r#","requestId":"  ""#] {
+            let text = format!(r#"{{"type":"shutdown_approved","from":"alice"{id}}}"#);
+            assert!(unknown_because(&text, "no readable request id"), "{text}: {:?}", read(&text));
+        }
+        let plan = r#"{"type":"plan_approval_response","approved":true}"#;
+        assert!(unknown_because(plan, "no readable request id"));
+        // A request may come without one (the call's result gives it).
+        assert!(matches!(read(r#"{"type":"shutdown_request"}"#), Said::Request { id: None, .. }));
+    }
+
+    #[test]
+    fn json_cut_short_wrapped_or_encoded_twice_is_unknown_not_prose() {
+        let answer = r#"{"type":"shutdown_approved","requestId":"shutdown-1@alice","from":"alice"}"#;
+        assert!(unknown_because(&answer[..answer.len() - 1], "does not parse"));
+        assert!(unknown_because(&format!("[{answer}]"), "a JSON array"));
+        assert!(unknown_because(&serde_json::to_string(answer).unwrap(), "encoded twice"));
+        assert!(unknown_because(&format!("{} and then prose", &answer[..20]), "does not parse"));
+        // Prose that merely starts with a bracket or a quote stays prose.
+        for prose in ["[WIP] parser", "\"done\", she said", "[1] first point", "\"quoted\""] {
+            assert_eq!(read(prose), Said::Plain, "{prose}");
+        }
     }
 }

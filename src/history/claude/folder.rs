@@ -98,7 +98,7 @@ fn read_config(dir: &Path) -> Result<Map<String, Value>, String> {
 pub fn read(dir: &Path, limit: u64) -> Reading {
     let mut r = Reading::default();
     match read_config(dir) {
-        Ok(c) => r.team = team(&c),
+        Ok(c) => r.team = team(&c, &mut r.unjudged),
         Err(why) if std::fs::symlink_metadata(dir.join("config.json")).is_ok() => {
             r.unjudged.push(("config.json".into(), format!("{why}: the team's roster is unknown")))
         }
@@ -110,9 +110,19 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
         r.unjudged.push(("inboxes".into(), why.into()));
         return r;
     }
-    let mut files: Vec<(PathBuf, bool)> = std::fs::read_dir(dir.join("inboxes"))
-        .map(|d| d.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink()))).collect())
-        .unwrap_or_default();
+    // A folder with no inboxes to list has had no message read: said, so
+    // that no verdict stands on the files it could not see.
+    let mut files: Vec<(PathBuf, bool)> = match std::fs::read_dir(dir.join("inboxes")) {
+        Ok(d) => d.flatten().map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_symlink()))).collect(),
+        Err(e) => {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "no inboxes/ folder: no message was read".to_string(),
+                _ => format!("cannot list the folder ({e}): no message was read"),
+            };
+            r.unjudged.push(("inboxes".into(), why));
+            Vec::new()
+        }
+    };
     files.retain(|(p, _)| p.extension().is_some_and(|x| x == "json"));
     files.sort();
     let mut left = limit;
@@ -137,21 +147,33 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
     r
 }
 
-fn team(c: &Map<String, Value>) -> Team {
-    let lead = c.get("leadAgentId").and_then(Value::as_str).map(|id| id.split('@').next().unwrap_or(id).to_string());
-    let members = c
-        .get("members")
-        .and_then(Value::as_array)
-        .map(|ms| {
-            ms.iter()
-                .filter_map(Value::as_object)
-                .filter_map(|m| {
-                    let name = m.get("name").and_then(Value::as_str)?;
-                    Some((name.to_string(), m.get("planModeRequired").and_then(Value::as_bool).unwrap_or(false)))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+/// The team `config.json` describes; what of it could not be read is
+/// said in `unjudged` (a roster read in part would judge a send to a
+/// member left out as a send to nobody).
+fn team(c: &Map<String, Value>, unjudged: &mut Vec<(String, String)>) -> Team {
+    let mut said = |place: String, why: &str| unjudged.push((place, format!("{why}: the team's roster is unknown")));
+    let lead = match c.get("leadAgentId") {
+        None => None,
+        Some(Value::String(id)) => Some(id.split('@').next().unwrap_or(id).to_string()),
+        Some(_) => {
+            said("config.json leadAgentId".into(), "not a string");
+            None
+        }
+    };
+    let mut members = Vec::new();
+    match c.get("members") {
+        None => {}
+        Some(Value::Array(ms)) => {
+            for (i, m) in ms.iter().enumerate() {
+                match m.as_object().and_then(|m| Some((m.get("name")?.as_str()?, m))) {
+                    Some((name, m)) => members
+                        .push((name.to_string(), m.get("planModeRequired").and_then(Value::as_bool).unwrap_or(false))),
+                    None => said(format!("config.json, member {}", i + 1), "a member with no \"name\" string"),
+                }
+            }
+        }
+        Some(_) => said("config.json members".into(), "not a list of members"),
+    }
     Team { name: c.get("name").and_then(Value::as_str).map(str::to_string), lead, members }
 }
 
@@ -302,6 +324,30 @@ mod tests {
         let unjudged: Vec<&str> = r.unjudged.iter().map(|(w, _)| w.as_str()).collect();
         assert_eq!(unjudged, ["inboxes/alice.json[3]", "inboxes/alice.json[4]", "inboxes/team-lead.json"]);
         assert_eq!(r.unused_fields.get("entry.pinned"), Some(&1));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn inboxes_that_cannot_be_listed_and_a_roster_read_in_part_are_said_not_passed_over() {
+        let unjudged =
+            |r: &Reading| -> Vec<String> { r.unjudged.iter().map(|(w, why)| format!("{w}: {why}")).collect() };
+        let config = r#"{"leadAgentId":7,"members":[{"name":"team-lead"},{"agentId":"bob@t"},{"name":["alice"]}]}"#;
+        let dir = folder(&[("config.json", config)]);
+        let r = read(&dir, 1 << 20);
+        assert_eq!(r.team.members, vec![("team-lead".to_string(), false)]);
+        assert_eq!(r.team.lead, None);
+        let said = unjudged(&r);
+        assert_eq!(said.len(), 4, "{said:?}");
+        assert!(said[0].starts_with("config.json leadAgentId: not a string"), "{said:?}");
+        assert!(said[1].starts_with("config.json, member 2: a member with no \"name\""), "{said:?}");
+        assert!(said[2].starts_with("config.json, member 3: "), "{said:?}");
+        assert_eq!(said[3], "inboxes: no inboxes/ folder: no message was read");
+        let _ = std::fs::remove_dir_all(dir);
+
+        let dir = folder(&[("config.json", r#"{"members":{"alice":{"name":"alice"}}}"#), ("inboxes", "not a folder")]);
+        let said = unjudged(&read(&dir, 1 << 20));
+        assert!(said[0].starts_with("config.json members: not a list of members"), "{said:?}");
+        assert!(said[1].starts_with("inboxes: cannot list the folder ("), "{said:?}");
         let _ = std::fs::remove_dir_all(dir);
     }
 
