@@ -30,6 +30,19 @@ pub enum ReadError {
     Io(String),
 }
 
+impl ReadError {
+    /// Why a file found in a folder was not read, in words for that folder
+    /// (the display's advice is for a file named on the command line);
+    /// `bound` says how the folder's reading is bounded, for a file too big.
+    pub fn in_folder(&self, bound: &str) -> String {
+        match self {
+            ReadError::NotAFile(what) => format!("{what}: only regular files inside the folder are read; skipped"),
+            ReadError::TooBig { .. } => format!("{self} ({bound})"),
+            _ => self.to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -71,15 +84,20 @@ pub fn read_text(path: &Path, max: u64) -> Result<String, ReadError> {
     read(path, max, true)
 }
 
-/// [`read_text`], but never through a symbolic link: for a file found in a
-/// folder, which must be inside it (a link swapped in after the folder was
-/// listed is refused by the open itself).
+/// [`read_text`], but only a regular file, never through a symbolic link:
+/// for a file found in a folder, which must be inside it (a link swapped in
+/// after the folder was listed is refused by the open itself), and which
+/// must not wait on a writer (a named pipe among the files would hang the
+/// reading of the folder until one came).
 pub fn read_regular(path: &Path, max: u64) -> Result<String, ReadError> {
     read(path, max, false)
 }
 
 fn read(path: &Path, max: u64, follow: bool) -> Result<String, ReadError> {
     let (file, kind) = open(path, follow)?;
+    if !follow && kind == Kind::Pipe {
+        return Err(ReadError::NotAFile("a pipe"));
+    }
     if let Kind::Regular(len) = kind {
         if len > max {
             return Err(ReadError::TooBig { bytes: Some(len), max });
@@ -254,6 +272,9 @@ mod tests {
         // SAFETY: mkfifo on a path this test made its own.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert_eq!(read_text(&fifo, 10), Err(ReadError::EmptyPipe), "no writer: refused at once");
+        // Among a folder's files, a pipe is not read at all (a writer that
+        // keeps it open would otherwise hold the folder's reading).
+        assert_eq!(read_regular(&fifo, 10), Err(ReadError::NotAFile("a pipe")));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let writer = {
             let (fifo, stop) = (fifo.clone(), stop.clone());

@@ -327,7 +327,9 @@ impl KeptLines {
             let name = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
             match crate::input::read_regular(&path, BOUND) {
                 Ok(text) => texts.push((name, text)),
-                Err(e) => not_read.push(format!("{name}: not read: {e}")),
+                Err(e) => {
+                    not_read.push(format!("{name}: not read: {}", e.in_folder("each file is read up to its bound")))
+                }
             }
         }
         (texts, not_read)

@@ -139,9 +139,9 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
                 left -= text.len() as u64;
                 inbox(&mut r, &owner, &shown, &text)
             }
-            Err(e) => {
-                r.unjudged.push((shown, format!("{e} (the folder's inbox files are read up to {limit} bytes in all)")))
-            }
+            Err(e) => r
+                .unjudged
+                .push((shown, e.in_folder(&format!("the folder's inbox files are read up to {limit} bytes in all")))),
         }
     }
     r

@@ -204,7 +204,8 @@ fn file(t: &mut Tasks, dir: &Path, name: &str, kind: Option<FileType>, (left, li
         Ok(text) => text,
         Err(e) => {
             t.unread.insert(id.to_string());
-            t.unjudged.push((place, format!("{e} (a tasks folder's files are read up to {limit} bytes in all)")));
+            t.unjudged
+                .push((place, e.in_folder(&format!("a tasks folder's files are read up to {limit} bytes in all"))));
             return;
         }
     };
