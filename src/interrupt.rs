@@ -82,6 +82,33 @@ extern "C" fn on_sigint_clean(_: libc::c_int) {
     unsafe { libc::_exit(130) }
 }
 
+/// Runs `f`, the moment a command puts its outputs in place, with Ctrl-C
+/// held off: one pressed meanwhile ends nothing and is dropped, so the
+/// outputs are all new or, pressed before, all as they were, never some of
+/// each. `f` is a few renames, over before anyone could mean to stop them.
+pub fn not_during<T>(f: impl FnOnce() -> T) -> T {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain calls on a signal set this function owns; the mask is
+        // restored before it returns.
+        unsafe {
+            let mut sigint: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut sigint);
+            libc::sigaddset(&mut sigint, libc::SIGINT);
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, &sigint, &mut before);
+            let out = f();
+            // A Ctrl-C held off meanwhile is taken here, not delivered.
+            let now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            while libc::sigtimedwait(&sigint, std::ptr::null_mut(), &now) == libc::SIGINT {}
+            libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+            out
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    f()
+}
+
 /// Whether Ctrl-C was pressed (or SIGINT sent).
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
@@ -106,5 +133,27 @@ pub fn install() {
     // `_exit`, both async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn a_ctrl_c_while_outputs_are_put_in_place_is_held_off_and_dropped() {
+        // SIGINT's default ends this test process: were the signal let
+        // through, no test would report at all.
+        let got = super::not_during(|| {
+            // SAFETY: raising a signal at this thread, which blocks it here.
+            unsafe { libc::raise(libc::SIGINT) };
+            7
+        });
+        assert_eq!(got, 7);
+        // SAFETY: reading this thread's signal mask into a set it owns.
+        let blocked = unsafe {
+            let mut now: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut now);
+            libc::sigismember(&now, libc::SIGINT)
+        };
+        assert_eq!(blocked, 0, "the mask is as it was");
     }
 }

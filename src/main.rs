@@ -65,6 +65,20 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Output that cannot be written (stdout on a full disk, say) makes
+    // `println!` panic: said as an error, with bad input's exit status (an
+    // output that cannot be written is bad input, docs/cli.md), not as a
+    // crash. Every other panic is a bug and reported as one.
+    let crash = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let said = info.payload().downcast_ref::<String>().map(String::as_str);
+        let said = said.or_else(|| info.payload().downcast_ref::<&str>().copied()).unwrap_or("");
+        if let Some(why) = said.strip_prefix("failed printing to stdout: ") {
+            eprintln!("error: the output could not be written: {why}");
+            std::process::exit(cli::EXIT_BAD_INPUT);
+        }
+        crash(info)
+    }));
     // Read before clap parses: a command line clap refuses has no parsed
     // `--format` to say how to tell the refusal.
     let json = cli::bad_input::json_asked(std::env::args_os());

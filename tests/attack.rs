@@ -258,3 +258,36 @@ fn a_step_to_a_group_is_made_for_each_member_so_count_is_the_one_line_to_change(
     assert!(said(group("w-*", "label = \"stop\"\n")).contains("cannot carry a label"));
     assert_eq!(said(group("w-*", "")), "");
 }
+
+/// A hostile review (2026-12-05): an output naming the scenario file
+/// replaced it with the trace, two outputs naming one file lost one, and an
+/// output that could not be written crashed (stdout) or said "a scenario
+/// failed" (exit 1). Each is now bad input, exit 2, and changes nothing.
+#[test]
+fn outputs_that_clash_or_cannot_be_written_are_bad_input() {
+    let dir = std::env::temp_dir().join(format!("handshake-attack-outputs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(common::binary::root().join("scenarios/01-happy-shutdown.toml")).unwrap();
+    std::fs::write(dir.join("mine.toml"), &text).unwrap();
+    let run = |args: &[&str]| common::binary::handshake_in(&dir, args);
+    let r = run(&["run", "mine.toml", "--trace", "./mine.toml"]);
+    r.expect_code(2).stderr_has("is the scenario file");
+    assert_eq!(std::fs::read_to_string(dir.join("mine.toml")).unwrap(), text, "the scenario file is untouched");
+    run(&["run", "mine.toml", "--trace", "same.out", "--svg", "./same.out"]).expect_code(2).stderr_has("both name");
+    assert!(!dir.join("same.out").exists(), "nothing was written");
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let out = std::process::Command::new(common::binary::bin())
+            .args(["run", "mine.toml"])
+            .current_dir(&dir)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("the output could not be written") && !stderr.contains("panicked"), "{stderr}");
+        run(&["run", "mine.toml", "--trace", "/dev/full"]).expect_code(2);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,7 +3,7 @@
 use super::args::{parse_seeds, parse_span, program, resume_shard_command};
 use super::bad_input::{Problem, Refusal};
 use super::progress::Progress;
-use super::{noun, plural, scenario_files, shown, Format, EXIT_FAILED, EXIT_OK};
+use super::{noun, plural, scenario_files, shown, Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::format::discover::load_all_with_text;
 use crate::protocol::Millis;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
@@ -210,6 +210,11 @@ pub fn main(a: RunArgs) -> i32 {
             Err(e) => return refuse("--compare", e.clone(), format!("--compare {words:?}: {e}; nothing was run")),
         },
     };
+    let mut inputs: Vec<(&str, &Path)> = files.iter().map(|f| ("the scenario file", f.as_path())).collect();
+    inputs.extend(a.schedule.as_deref().map(|p| ("--schedule", p)));
+    if let Some((option, why)) = clashing_output(&wanted, &inputs) {
+        return refuse(option, why.clone(), format!("{why}; nothing was run"));
+    }
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
     // and a long run should not end in "cannot write".
     let mut outputs: Vec<(Output, PathBuf, crate::output::Pending)> = Vec::new();
@@ -321,6 +326,39 @@ fn outputs_wanted(a: &RunArgs) -> Vec<(Output, &Path)> {
     all.into_iter().filter_map(|(output, p)| p.as_deref().map(|p| (output, p))).collect()
 }
 
+/// An output that names an input (it would be overwritten before, or
+/// instead of, being read again) or another output (one would be lost):
+/// the option, and why. Paths are compared as the files they name, a
+/// folder reached two ways being one.
+fn clashing_output(wanted: &[(Output, &Path)], inputs: &[(&str, &Path)]) -> Option<(&'static str, String)> {
+    let file = |p: &Path| -> PathBuf {
+        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
+        let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::canonicalize(folder).map_or_else(|_| p.to_path_buf(), |d| d.join(name))
+    };
+    for (k, (output, path)) in wanted.iter().enumerate() {
+        let key = file(path);
+        if let Some((what, _)) = inputs.iter().find(|(_, input)| file(input) == key) {
+            let why = format!(
+                "{} {} is {what}: writing it would replace what is read; name another file",
+                output.option(),
+                path.display()
+            );
+            return Some((output.option(), why));
+        }
+        if let Some((other, _)) = wanted[..k].iter().find(|(_, p)| file(p) == key) {
+            let why = format!(
+                "{} and {} both name {}: one would be lost; give each its own file",
+                other.option(),
+                output.option(),
+                path.display()
+            );
+            return Some((output.option(), why));
+        }
+    }
+    None
+}
+
 /// Opens an output file for writing (never through a link to a file), or
 /// says why it cannot be.
 fn open_output(output: Output, path: &Path) -> Result<crate::output::Pending, String> {
@@ -381,10 +419,13 @@ fn write_outputs(
     }
     // Each output in place only once all are whole: a failure above leaves
     // every previous file as it was.
-    for (output, file) in done {
-        file.commit().map_err(|e| format!("{}: {e}", output.option()))?;
-    }
-    Ok(())
+    // Ctrl-C now would leave some in place and some not: held off.
+    crate::interrupt::not_during(|| {
+        for (output, file) in done {
+            file.commit().map_err(|e| format!("{}: {e}", output.option()))?;
+        }
+        Ok(())
+    })
 }
 
 fn write_text(file: &mut crate::output::Pending, text: &str) -> std::io::Result<()> {
@@ -458,9 +499,10 @@ fn single(
             });
             let compared = other.as_ref().and_then(|(w, r, o)| o.as_ref().map(|o| (*w, r, o)));
             if let Err(e) = write_outputs(std::mem::take(&mut outputs), s, &report, &outcome, &replay, compared) {
-                // The run happened: this is a failure, not bad input.
-                eprintln!("error: {e}");
-                return EXIT_FAILED;
+                // An output that cannot be written is bad input (docs/cli.md),
+                // though the run, whose verdict is above, happened.
+                eprintln!("error: {e}; the run's verdict is above, and none of its outputs was written");
+                return EXIT_BAD_INPUT;
             }
         }
         reports.push(report);
