@@ -25,6 +25,9 @@ pub fn check(path: &Path) -> Result<(), String> {
         }
     }
     let Ok(link) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    if link.is_dir() {
+        return Err(format!("cannot write {}: it is a folder; name a file", path.display()));
+    }
     if !link.file_type().is_symlink() {
         return Ok(());
     }
@@ -155,11 +158,9 @@ impl Drop for Pending {
 /// cannot be written: a link to a file, no such folder, a folder where the
 /// temporary file cannot be made.
 pub fn create(path: &Path) -> Result<Pending, String> {
+    // A folder, or a link, is refused there.
     check(path)?;
     let shown = path.display();
-    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        return Err(format!("cannot write {shown}: it is a folder; name a file"));
-    }
     // A device or a pipe, named or linked to: written as it is.
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         let file =

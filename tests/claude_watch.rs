@@ -302,3 +302,38 @@ fn watch_only_reads_a_team_folder_a_transcript_and_a_reference_folder() {
     let _ = std::fs::remove_dir_all(&root);
     let _ = std::fs::remove_file(&trace);
 }
+
+/// A hostile review (2026-12-05): a watch kept every entry a busy team ever
+/// wrote, 506 MB after 40 s and growing; and `--trace` naming a folder was
+/// found out only when the watch ended. Past `--max-entries` the watch now
+/// stops, judged, exit 3; a folder for `--trace` is refused before it starts.
+#[test]
+fn a_watch_stops_judged_past_its_bound_and_a_folder_is_no_trace() {
+    let watch = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args([
+                "watch",
+                &format!("{FIXTURES}/clean-team"),
+                "--interval",
+                "100ms",
+                "--for",
+                "20s",
+                "--color",
+                "never",
+            ])
+            .args(extra)
+            .output()
+            .expect("watch runs")
+    };
+    let started = Instant::now();
+    let out = watch(&["--max-entries", "3"]);
+    let (said, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{said}\n{stderr}");
+    assert!(said.contains("PASS") && said.contains("12 entries kept"), "the summary judges what was kept: {said}");
+    assert!(stderr.contains("past --max-entries 3"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "it stopped at the bound, not at --for");
+    let out = watch(&["--trace", &std::env::temp_dir().display().to_string()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("it is a folder") && stderr.contains("nothing was watched"), "{stderr}");
+}

@@ -223,6 +223,7 @@ See docs/claude-code.md.", &[
         (EXIT_OK, "the watch ended (--for) with every invariant held"),
         (EXIT_FAILED, "the watch ended (--for) with an invariant broken"),
         (EXIT_BAD_INPUT, "not a Claude Code team folder (nothing was watched)"),
+        (EXIT_BOUND, "stopped past --max-entries kept, every invariant held in them (the summary is printed)"),
         (EXIT_INTERRUPTED, "Ctrl-C: the summary of all that was kept is printed"),
     ]))]
     Watch(watch::WatchArgs),

@@ -6,7 +6,7 @@
 //! `--interval` the files' sizes and times are looked at too, and the files
 //! are read again only when those changed: a team at rest costs nothing.
 
-use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::{EXIT_BAD_INPUT, EXIT_BOUND, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::history::follow::{Followed, Status};
 use crate::oracle::{check_log, Log};
 use crate::protocol::Millis;
@@ -28,6 +28,9 @@ pub struct WatchArgs {
     /// Stop on its own after this long, e.g. "10m" (default: until Ctrl-C)
     #[arg(long = "for", value_name = "SPAN", value_parser = super::args::parse_span)]
     pub for_: Option<Millis>,
+    /// Stop, judged, once more than N entries are kept (every entry ever seen is kept, so this bounds the memory a long watch of a busy team takes); exit 3
+    #[arg(long, value_name = "N", default_value_t = MOST_KEPT, value_parser = clap::value_parser!(usize))]
+    pub max_entries: usize,
 }
 
 pub const WATCH_EXAMPLES: &[(&str, &str)] = &[
@@ -64,6 +67,7 @@ pub fn main(a: WatchArgs) -> i32 {
     let mut print = None;
     let mut signalled = true;
     let mut next_look = Instant::now();
+    let mut bounded = false;
     println!("watching {shown}, {} (Ctrl-C for the summary)", followed.kind());
     loop {
         // Read again when told of a change, or when the files' sizes and
@@ -73,6 +77,10 @@ pub fn main(a: WatchArgs) -> i32 {
             if (signalled || now != print) && followed.look(&a.path) {
                 last_new = Instant::now();
                 to_judge = true;
+            }
+            if followed.len() > a.max_entries {
+                bounded = true;
+                break;
             }
             print = now;
             signalled = false;
@@ -102,12 +110,26 @@ pub fn main(a: WatchArgs) -> i32 {
     // that what was kept no longer shows (an inbox read half written) is
     // not a failure of the team.
     let code = summary(&followed, &shown, &a.trace);
-    if crate::interrupt::requested() {
-        EXIT_INTERRUPTED
-    } else {
-        code
+    if bounded {
+        eprintln!(
+            "stopped: {} entries kept, past --max-entries {}: the summary judges them; audit the files as they are \
+             now, or watch again",
+            followed.len(),
+            a.max_entries
+        );
+    }
+    match code {
+        _ if crate::interrupt::requested() => EXIT_INTERRUPTED,
+        EXIT_OK if bounded => EXIT_BOUND,
+        code => code,
     }
 }
+
+/// The most entries a watch keeps unless told (each entry ever seen is
+/// kept, whatever the files do after): past it the watch stops, judged,
+/// with exit 3, so memory stays bounded however long a busy team is
+/// followed (about 800 bytes an entry: 400 MB).
+pub const MOST_KEPT: usize = 500_000;
 
 /// How long an inbox may stay unparseable before what was kept is judged
 /// without it.
