@@ -90,19 +90,35 @@ impl Reader {
             return;
         };
         let Some(content) = line.get("message").and_then(|m| m.get("content")) else { return };
+        // Most lines are the session's own talk and are passed over; one
+        // that holds a call or a teammate's message in a shape not read is
+        // said, never passed over (its send or answer would go unseen).
+        let team_talk = raw.contains("\"SendMessage\"") || raw.contains("<teammate-message");
+        let mut unread = |why: String| {
+            if team_talk {
+                r.unjudged
+                    .push((place.clone(), format!("{why}, yet it holds a SendMessage call or a teammate's message")))
+            }
+        };
+        let kind = line.get("type").and_then(Value::as_str);
+        if !matches!(kind, Some("assistant" | "user")) {
+            return unread(format!("a line of type {kind:?}: only \"assistant\" and \"user\" lines are read"));
+        }
+        if !(content.is_array() || content.is_string()) {
+            return unread("its message.content is neither text nor a list".into());
+        }
         let at = match line.get("timestamp").map(stamp::read) {
             Some(Ok(s)) => s,
             Some(Err(why)) => {
                 r.unjudged.push((place, why));
                 return;
             }
-            None => return,
+            None => return unread("a line with no timestamp".into()),
         };
         let (calls, lead) = (&mut self.calls, self.lead.as_str());
-        match line.get("type").and_then(Value::as_str) {
+        match kind {
             Some("assistant") => sends(r, calls, content, at, lead, &place),
-            Some("user") => received(r, calls, content, at, lead, &place),
-            _ => {}
+            _ => received(r, calls, content, at, lead, &place),
         }
     }
 
@@ -141,12 +157,22 @@ impl Reader {
 /// The lead's SendMessage calls in an assistant turn.
 fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, at: Stamp, lead: &str, place: &str) {
     for item in content.as_array().into_iter().flatten() {
-        if item.get("type").and_then(Value::as_str) != Some("tool_use")
-            || item.get("name").and_then(Value::as_str) != Some("SendMessage")
-        {
+        if item.get("type").and_then(Value::as_str) != Some("tool_use") {
             continue;
         }
-        let Some(input) = item.get("input").and_then(Value::as_object) else { continue };
+        match item.get("name").and_then(Value::as_str) {
+            Some("SendMessage") => {}
+            Some(name) if name.eq_ignore_ascii_case("SendMessage") => {
+                let why = format!("a tool named {name:?}: the runtime's is \"SendMessage\", and no other is read");
+                r.unjudged.push((place.to_string(), why));
+                continue;
+            }
+            _ => continue,
+        }
+        let Some(input) = item.get("input").and_then(Value::as_object) else {
+            r.unjudged.push((place.to_string(), "a SendMessage whose input is not a JSON object".into()));
+            continue;
+        };
         let id = item.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
         *r.shapes.entry(form(input)).or_default() += 1;
         match call(input) {
@@ -235,7 +261,16 @@ fn received(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value
         _ => Vec::new(),
     };
     for text in texts {
-        for (who, body) in teammate_messages(text) {
+        let (blocks, problem) = teammate_messages(text);
+        if let Some(why) = problem {
+            r.unjudged.push((place.to_string(), why.into()));
+        }
+        for (who, body) in blocks {
+            let Some(who) = who else {
+                let why = "a <teammate-message> with no teammate_id: who sent it is unknown";
+                r.unjudged.push((place.to_string(), why.into()));
+                continue;
+            };
             let (said, shape) = message::read_named(&body);
             if let Some(shape) = shape {
                 *r.shapes.entry(shape).or_default() += 1;
@@ -283,22 +318,24 @@ fn result(r: &mut Reading, mut c: Call, item: &Value) {
 }
 
 /// Each `<teammate-message teammate_id="bob" …>body</teammate-message>` in
-/// `text`: who sent it, and its body.
-pub fn teammate_messages(text: &str) -> Vec<(String, String)> {
+/// `text`: who sent it (if the tag says) and its body; and why the rest
+/// of `text` could not be read, if a block is left open.
+fn teammate_messages(text: &str) -> (Vec<(Option<String>, String)>, Option<&'static str>) {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(open) = rest.find("<teammate-message") {
         let after = &rest[open..];
-        let Some(head_end) = after.find('>') else { break };
+        let Some(head_end) = after.find('>') else { return (out, Some("a <teammate-message> tag left open")) };
         let head = &after[..head_end];
         let body_and_more = &after[head_end + 1..];
-        let Some(close) = body_and_more.find("</teammate-message>") else { break };
+        let Some(close) = body_and_more.find("</teammate-message>") else {
+            return (out, Some("a <teammate-message> with no </teammate-message>: its message cannot be told apart"));
+        };
         let body = body_and_more[..close].trim().to_string();
-        let who = attribute(head, "teammate_id").unwrap_or_default();
-        out.push((who, body));
+        out.push((attribute(head, "teammate_id"), body));
         rest = &body_and_more[close + "</teammate-message>".len()..];
     }
-    out
+    (out, None)
 }
 
 fn attribute(head: &str, name: &str) -> Option<String> {
@@ -384,5 +421,58 @@ mod tests {
         let h = crate::history::claude::transcript_of(&r);
         let alerts: Vec<_> = h.events.iter().filter(|e| matches!(e.event, crate::trace::Event::Alert { .. })).collect();
         assert!(alerts.is_empty(), "{alerts:?}");
+    }
+
+    #[test]
+    fn team_talk_in_a_shape_not_read_is_said_and_other_talk_passed_over() {
+        let at = "\"timestamp\":\"2026-04-09T17:27:03.068Z\"";
+        let send = |name: &str, input: &str| {
+            format!(
+                r#"{{"type":"assistant",{at},"message":{{"role":"assistant","content":[{{"type":"tool_use","id":"t1","name":"{name}","input":{input}}}]}}}}"#
+            )
+        };
+        let user = |kind: &str, content: &str, stamp: &str| {
+            format!(r#"{{"type":"{kind}",{stamp}"message":{{"role":"user","content":{content}}}}}"#)
+        };
+        let block = |attrs: &str, close: &str| {
+            serde_json::to_string(&format!("<teammate-message{attrs}>\nhello\n{close}")).unwrap()
+        };
+        let cases = [
+            (send("sendMessage", r#"{"to":"bob","message":"hi"}"#), "a tool named \"sendMessage\""),
+            (send("SendMessage", r#""to bob: hi""#), "input is not a JSON object"),
+            (user("user", &block(" teammate_id=\"bob\"", ""), &format!("{at},")), "no </teammate-message>"),
+            (user("user", &block("", "</teammate-message>"), &format!("{at},")), "no teammate_id"),
+            (
+                user("Assistant", &block(" teammate_id=\"bob\"", "</teammate-message>"), &format!("{at},")),
+                "a line of type",
+            ),
+            (
+                user(
+                    "user",
+                    &format!(r#"{{"text":{}}}"#, block(" teammate_id=\"bob\"", "</teammate-message>")),
+                    &format!("{at},"),
+                ),
+                "neither text nor a list",
+            ),
+            (user("user", &block(" teammate_id=\"bob\"", "</teammate-message>"), ""), "no timestamp"),
+        ];
+        for (text, why) in cases {
+            let r = read(&text, "team-lead");
+            assert!(r.entries.is_empty(), "{text}: {:?}", r.entries);
+            assert!(
+                r.unjudged.iter().any(|(place, w)| place == "line 1" && w.contains(why)),
+                "{text}: {:?}",
+                r.unjudged
+            );
+        }
+        // The session's own talk, however shaped, is passed over without a word.
+        for text in [
+            user("system", "\"compacted\"", ""),
+            user("user", r#"{"text":"hi"}"#, ""),
+            user("Assistant", "\"ok\"", &format!("{at},")),
+        ] {
+            let r = read(&text, "team-lead");
+            assert!(r.unjudged.is_empty() && r.entries.is_empty(), "{text}: {:?}", r.unjudged);
+        }
     }
 }
