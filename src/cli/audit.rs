@@ -191,6 +191,16 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             }
         };
     }
+    // A transcript on disk is read a line at a time, whatever its size: held
+    // whole it took several times its size in memory.
+    let first = crate::history::follow::first_lines(&a.path);
+    if first.is_ok_and(|f| crate::history::claude::transcript::looks_like(&f)) {
+        let read = std::fs::File::open(&a.path)
+            .and_then(|file| crate::history::claude::transcript::read_from(file, "team-lead"))
+            .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
+        let h = crate::history::claude::transcript_of(&read);
+        return Ok((h, Source::Transcript(read)));
+    }
     let text = crate::input::read_text(&a.path, MAX_BYTES)
         .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
     if crate::history::claude::transcript::looks_like(&text) {

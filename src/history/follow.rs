@@ -244,7 +244,7 @@ impl Growing {
 /// The first lines of the file at `path` that are not blank, as many as
 /// [`transcript::looks_like`] reads (at most [`LINE_BOUND`] in all), never
 /// through a symbolic link.
-fn first_lines(path: &Path) -> Result<String, crate::input::ReadError> {
+pub(crate) fn first_lines(path: &Path) -> Result<String, crate::input::ReadError> {
     use std::io::{BufRead, Read};
     let file = crate::input::open_regular(path)?;
     let mut reader = std::io::BufReader::new(file).take(LINE_BOUND);

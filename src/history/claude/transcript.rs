@@ -48,11 +48,41 @@ struct Call {
 
 /// Reads the transcript `text` of the lead `lead`.
 pub fn read(text: &str, lead: &str) -> Reading {
-    let mut r = Reader::new(lead);
-    for raw in text.lines() {
-        r.line(raw);
+    // Reading from memory cannot fail.
+    read_from(text.as_bytes(), lead).unwrap_or_else(|_| Reader::new(lead).into_reading())
+}
+
+/// Reads the transcript in `file` a line at a time: memory holds one line
+/// and what was read from those before, however long the file (a whole
+/// 500 MB transcript held as text, and parsed, took several gigabytes). A
+/// line longer than [`crate::history::tail::LINE_BOUND`], or not UTF-8, is
+/// said and passed over.
+pub fn read_from(file: impl std::io::Read, lead: &str) -> std::io::Result<Reading> {
+    use std::io::{BufRead, Read};
+    let bound = crate::history::tail::LINE_BOUND;
+    let mut input = std::io::BufReader::with_capacity(64 << 10, file);
+    let (mut r, mut buf) = (Reader::new(lead), Vec::new());
+    loop {
+        buf.clear();
+        let got = (&mut input).take(bound).read_until(b'\n', &mut buf)?;
+        if got == 0 {
+            break;
+        }
+        if got as u64 == bound && buf.last() != Some(&b'\n') {
+            // Passed over to its end.
+            let mut rest = Vec::new();
+            while (&mut input).take(bound).read_until(b'\n', &mut rest)? > 0 && rest.last() != Some(&b'\n') {
+                rest.clear();
+            }
+            r.skip_line("a line longer than 64 MiB, not read");
+            continue;
+        }
+        match std::str::from_utf8(&buf) {
+            Ok(text) => r.line(text),
+            Err(_) => r.skip_line("not UTF-8 text"),
+        }
     }
-    r.into_reading()
+    Ok(r.into_reading())
 }
 
 /// A transcript read a line at a time, as it grows: what a `watch` keeps
