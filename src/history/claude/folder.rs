@@ -47,6 +47,14 @@ pub struct Entry {
     pub read: Option<bool>,
 }
 
+/// An entry's place, `inboxes/bob.json[3]`, as its file and its number in
+/// it; `None` for a place that names no entry (a file, a transcript's
+/// line). The number is the last `[N]`: a file's own name may hold `[`.
+pub fn entry_place(place: &str) -> Option<(&str, usize)> {
+    let (file, rest) = place.rsplit_once('[')?;
+    Some((file, rest.strip_suffix(']')?.parse().ok()?))
+}
+
 /// What the folder held, as read.
 #[derive(Clone, Debug, Default)]
 pub struct Reading {
@@ -325,6 +333,15 @@ mod tests {
         assert_eq!(unjudged, ["inboxes/alice.json[3]", "inboxes/alice.json[4]", "inboxes/team-lead.json"]);
         assert_eq!(r.unused_fields.get("entry.pinned"), Some(&1));
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn an_entrys_place_is_its_file_and_the_last_number_whatever_the_files_name_holds() {
+        assert_eq!(entry_place("inboxes/bob.json[3]"), Some(("inboxes/bob.json", 3)));
+        assert_eq!(entry_place("inboxes/bob[2].json[13]"), Some(("inboxes/bob[2].json", 13)));
+        assert_eq!(entry_place("inboxes/bob[2].json"), None);
+        assert_eq!(entry_place("line 12"), None);
+        assert_eq!(crate::history::claude::witness::shown("inboxes/bob[2].json[13]"), "inboxes/bob[2].json:13");
     }
 
     #[test]

@@ -36,7 +36,7 @@ impl Kept {
         let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
         let mut unjudged: Vec<(String, String)> = std::mem::take(&mut kept.unjudged)
             .into_iter()
-            .filter(|(place, _)| place.contains('['))
+            .filter(|(place, _)| super::folder::entry_place(place).is_some())
             .filter(|u| seen.insert(u.clone()))
             .collect();
         unjudged.extend(r.unjudged.into_iter().filter(|u| seen.insert(u.clone())));
@@ -50,7 +50,7 @@ impl Kept {
         // Two identical entries in one file are two deliveries: counted.
         let mut copies: BTreeMap<(String, String, u64, i64), usize> = BTreeMap::new();
         for e in r.entries {
-            let file = e.origin.split('[').next().unwrap_or("").to_string();
+            let file = super::folder::entry_place(&e.origin).map_or(e.origin.as_str(), |(f, _)| f).to_string();
             let base = (file, e.from.clone(), e.digest, e.at.ms);
             let n = copies.entry(base.clone()).or_default();
             *n += 1;
@@ -84,7 +84,7 @@ impl Kept {
     /// while the runtime renames a rewritten inbox into place can miss it
     /// for a moment (a file emptied for good reads so too).
     pub fn misses_a_file(&self, r: &Reading) -> bool {
-        let file = |origin: &str| origin.split('[').next().unwrap_or("").to_string();
+        let file = |origin: &str| super::folder::entry_place(origin).map_or(origin, |(f, _)| f).to_string();
         let now: std::collections::BTreeSet<String> = r.entries.iter().map(|e| file(&e.origin)).collect();
         self.reading.entries.iter().any(|e| !now.contains(&file(&e.origin)))
     }

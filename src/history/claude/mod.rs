@@ -55,8 +55,8 @@ pub fn history_of(reading: &folder::Reading) -> History {
     for place in &judged.origin {
         // `inboxes/alice.json[3]`: the file, and the entry's number; or a
         // transcript's `line 12`.
-        let (file, n) = match place.split_once('[') {
-            Some((file, entry)) => (file, entry.trim_end_matches(']').parse().unwrap_or(0)),
+        let (file, n) = match folder::entry_place(place) {
+            Some(entry) => entry,
             None => ("", place.strip_prefix("line ").and_then(|n| n.parse().ok()).unwrap_or(0)),
         };
         let f = *numbered.entry(file).or_insert_with(|| {

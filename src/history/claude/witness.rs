@@ -73,8 +73,8 @@ impl<'a> Witnesses<'a> {
 /// `inboxes/bob.json[2]` as `inboxes/bob.json:2`, the way a report names a
 /// file's entry.
 pub fn shown(place: &str) -> String {
-    match place.split_once('[') {
-        Some((file, n)) => format!("{file}:{}", n.trim_end_matches(']')),
+    match super::folder::entry_place(place) {
+        Some((file, n)) => format!("{file}:{n}"),
         None => place.to_string(),
     }
 }
