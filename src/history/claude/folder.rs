@@ -135,7 +135,13 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
     files.sort();
     let mut left = limit;
     for (path, link) in files {
-        let owner = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let stem = path.file_stem().unwrap_or_default();
+        let Some(owner) = stem.to_str().map(str::to_string) else {
+            // Decoded with replacement characters, two such names could read as one agent.
+            let why = "a file name that is not UTF-8: whose inbox it is cannot be told; skipped";
+            r.unjudged.push((format!("inboxes/{}.json", stem.to_string_lossy()), why.into()));
+            continue;
+        };
         let shown = format!("inboxes/{owner}.json");
         if link {
             let why = "a symbolic link: only regular files inside the folder are read; skipped";
@@ -332,6 +338,22 @@ mod tests {
         let unjudged: Vec<&str> = r.unjudged.iter().map(|(w, _)| w.as_str()).collect();
         assert_eq!(unjudged, ["inboxes/alice.json[3]", "inboxes/alice.json[4]", "inboxes/team-lead.json"]);
         assert_eq!(r.unused_fields.get("entry.pinned"), Some(&1));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn inbox_files_whose_names_are_not_utf8_are_skipped_not_merged_into_one_agent() {
+        use std::os::unix::ffi::OsStrExt;
+        let entry = r#"[{"from":"team-lead","text":"hi","timestamp":"2026-03-01T10:00:00.000Z","read":true}]"#;
+        let dir = folder(&[("inboxes/alice.json", entry)]);
+        for name in [&b"x\xff\xfe.json"[..], &b"x\xfe\xff.json"[..]] {
+            std::fs::write(dir.join("inboxes").join(std::ffi::OsStr::from_bytes(name)), entry).unwrap();
+        }
+        let r = read(&dir, 1 << 20);
+        assert_eq!(r.entries.len(), 1, "alice's entry only");
+        assert_eq!(r.unjudged.len(), 2, "{:?}", r.unjudged);
+        assert!(r.unjudged.iter().all(|(_, why)| why.contains("not UTF-8")), "{:?}", r.unjudged);
         let _ = std::fs::remove_dir_all(dir);
     }
 
