@@ -405,3 +405,31 @@ fn a_scenario_failing_every_seed_lists_its_lowest_hundred_alike_whole_threaded_a
     text.stdout_has("… and 150 more failing seeds, not listed");
     text.stdout_has("250 failed");
 }
+
+/// A hostile review (2026-12-05): a file named twice is two rows of one
+/// name and path; merged, their failing seeds interleaved ([1, 1, 3, 3, …])
+/// where the sweep lists one row's, then the other's.
+#[test]
+fn a_file_named_twice_merges_into_the_unsharded_report() {
+    let (dir, folder) = mixed("twice");
+    let wrong = format!("{folder}/30-wrong.toml");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = ["run", &wrong, &wrong, "--seeds", "1..11"].map(String::from).to_vec();
+        all.extend(extra.iter().map(|s| s.to_string()));
+        all
+    };
+    let handshake = |args: Vec<String>| handshake(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let whole = handshake(args(&["--format", "json"]));
+    whole.expect_code(1);
+    let mut files = Vec::new();
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        let out = handshake(args(&["--shard", &shard, "--format", "json"]));
+        let file = dir.path(&format!("twice-{i}.json"));
+        std::fs::write(&file, &out.stdout).expect("a shard's file");
+        files.push(file);
+    }
+    let merged = handshake(["merge", &files[0], &files[1], "--format", "json"].map(String::from).to_vec());
+    same_report(&whole, &merged);
+    same_report(&handshake(args(&[])), &handshake(["merge", &files[1], &files[0]].map(String::from).to_vec()));
+}

@@ -99,27 +99,50 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
             mine.nondeterministic.extend(theirs.nondeterministic.iter().cloned());
         }
     }
-    let key = |doc: &SweepDoc, name: &str, path: &str, seed: u64| doc.position(name, path, seed);
-    let mut failed = std::mem::take(&mut out.failed);
-    failed.sort_by_key(|f| key(&out, &f.scenario, &f.path, f.seed));
+    let all = std::mem::take(&mut out.failed);
+    let failed = in_row_order(&out, all, |f| (&f.scenario, &f.path, f.seed));
     // Each scenario's lowest failing seeds, as one sweep lists them.
-    let mut copies: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for r in &out.scenarios {
-        *copies.entry((r.name.clone(), r.path.clone())).or_default() += LISTED_PER_SCENARIO;
-    }
-    failed.retain(|f| match copies.get_mut(&(f.scenario.clone(), f.path.clone())) {
-        Some(left) if *left > 0 => {
-            *left -= 1;
-            true
-        }
-        _ => false,
-    });
-    out.failed = failed;
+    let mut listed: BTreeMap<usize, u64> = BTreeMap::new();
+    out.failed = failed
+        .into_iter()
+        .filter(|(row, _)| {
+            let n = listed.entry(*row).or_default();
+            *n += 1;
+            *n <= LISTED_PER_SCENARIO
+        })
+        .map(|(_, f)| f)
+        .collect();
     if let Some(mut d) = out.determinism.take() {
-        d.nondeterministic.sort_by_key(|n| key(&out, &n.scenario, &n.path, n.seed));
+        let all = std::mem::take(&mut d.nondeterministic);
+        d.nondeterministic =
+            in_row_order(&out, all, |n| (&n.scenario, &n.path, n.seed)).into_iter().map(|(_, n)| n).collect();
         out.determinism = Some(d);
     }
     Ok(out)
+}
+
+/// `items` in the order one sweep lists them, each with its row: row by
+/// row, seed by seed. A file named twice is two rows of one name and path
+/// (failing on the same seeds: a run is the same however often it is
+/// played), so the n-th item of a seed is the n-th such row's.
+fn in_row_order<T>(doc: &SweepDoc, items: Vec<T>, id: impl Fn(&T) -> (&String, &String, u64)) -> Vec<(usize, T)> {
+    let mut rows: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, r) in doc.scenarios.iter().enumerate() {
+        rows.entry((r.name.as_str(), r.path.as_str())).or_default().push(i);
+    }
+    let mut seen: BTreeMap<(String, String, u64), usize> = BTreeMap::new();
+    let mut keyed: Vec<((usize, u64), T)> = items
+        .into_iter()
+        .map(|item| {
+            let (name, path, seed) = id(&item);
+            let n = seen.entry((name.clone(), path.clone(), seed)).or_default();
+            let row = rows.get(&(name.as_str(), path.as_str())).and_then(|r| r.get(*n)).copied().unwrap_or(usize::MAX);
+            *n += 1;
+            ((row, seed), item)
+        })
+        .collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    keyed.into_iter().map(|((row, _), item)| (row, item)).collect()
 }
 
 /// Whether a report's numbers agree with each other and with its shard: a

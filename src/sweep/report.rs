@@ -88,12 +88,6 @@ pub struct Nondeterministic {
 }
 
 impl SweepDoc {
-    /// Where a failing or nondeterministic seed sorts: scenario order, then seed.
-    pub fn position(&self, name: &str, path: &str, seed: u64) -> (usize, u64) {
-        let at = self.scenarios.iter().position(|r| r.name == name && r.path == path).unwrap_or(usize::MAX);
-        (at, seed)
-    }
-
     pub fn passed(&self) -> bool {
         self.failed.is_empty() && self.determinism.as_ref().is_none_or(|d| d.nondeterministic.is_empty())
     }
