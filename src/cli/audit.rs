@@ -283,6 +283,11 @@ fn report(j: &Judged, shown: &str) {
         Source::Team(_, _, Some(t)) => {
             println!("      tasks: {} read from {}", t.tasks, t.dir.display())
         }
+        Source::Team(dir, _, None)
+            if std::fs::symlink_metadata(dir.join("tasks")).is_ok_and(|m| m.file_type().is_symlink()) =>
+        {
+            println!("      tasks: tasks/ is a symbolic link: only the team folder's own tasks are read; not read")
+        }
         Source::Team(_, _, None) => println!(
             "      tasks: no tasks folder found (looked for tasks/ in the team folder, and for ~/.claude/tasks/<team> \
              beside ~/.claude/teams/<team>)"

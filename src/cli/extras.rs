@@ -66,6 +66,12 @@ pub fn man(a: ManArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    // A link where the folder would be (to nothing, or to a folder
+    // elsewhere) is not followed, as no output is written through one.
+    if std::fs::symlink_metadata(&a.out).is_ok_and(|m| m.file_type().is_symlink()) {
+        eprintln!("error: {} is a symbolic link: name a folder; nothing was written", a.out.display());
+        return EXIT_BAD_INPUT;
+    }
     if let Err(e) = std::fs::create_dir_all(&a.out) {
         eprintln!("error: {}: {e}; nothing was written", a.out.display());
         return EXIT_BAD_INPUT;

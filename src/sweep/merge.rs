@@ -100,6 +100,11 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
         }
     }
     let all = std::mem::take(&mut out.failed);
+    if !out.real_seconds.is_finite() {
+        return Err(
+            "the shards' real times add up past any number a report can hold: one of them is not a sweep's".into()
+        );
+    }
     let failed = in_row_order(&out, all, |f| (&f.scenario, &f.path, f.seed));
     // Each scenario's lowest failing seeds, as one sweep lists them.
     let mut listed: BTreeMap<usize, u64> = BTreeMap::new();
@@ -289,5 +294,13 @@ mod tests {
         assert!(e.contains(", and 999999999989 more missing: give all 1000000000000 files"), "{e}");
         let whole = SweepDoc { seeds: SeedRange { from: 1, to: 2 }, shard: None, ..shard_of(1) };
         assert_eq!(merge(&[("a.json".to_string(), whole.clone())]), Ok(whole));
+    }
+
+    #[test]
+    fn real_times_that_add_up_past_any_number_are_refused_not_written_as_null() {
+        let huge = |index| SweepDoc { real_seconds: 1.7e308, shard: Some(Shard { index, of: 2 }), ..shard_of(2) };
+        let half = |d: SweepDoc| SweepDoc { seeds: SeedRange { from: 1, to: 3 }, ..d };
+        let e = merge(&[("a.json".to_string(), half(huge(1))), ("b.json".to_string(), half(huge(2)))]).unwrap_err();
+        assert!(e.contains("past any number"), "{e}");
     }
 }
