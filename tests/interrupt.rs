@@ -16,12 +16,7 @@ fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
     assert!(stdout.contains(&of), "{stdout}");
     let resume = stderr.lines().last().unwrap_or("").trim();
     assert!(stderr.contains("runs played (0 failed); resume with:"), "{}", tail(&stderr));
-    let from: u64 = resume
-        .split("--seeds ")
-        .nth(1)
-        .and_then(|r| r.split("..").next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
+    let from = resume_seed(resume);
     assert!(from > 1 && resume.contains(&format!("--seeds {from}..2000001")), "{resume}");
 }
 
@@ -34,12 +29,7 @@ fn an_interrupted_shard_resumes_on_its_own_seeds() {
     let (code, stdout, stderr) = interrupted_at(&args, "run starts", 200);
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
     let resume = stderr.lines().find(|l| l.contains("--seeds ")).unwrap_or("").trim();
-    let from: u64 = resume
-        .split("--seeds ")
-        .nth(1)
-        .and_then(|r| r.split("..").next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no resume seed in {resume:?}"));
+    let from = resume_seed(resume);
     assert!(from > 200, "{resume}");
     assert_eq!((from - 1) % 3, 1, "the resume seed {from} is shard 2's own: {resume}");
     assert!(resume.ends_with("--shard 1/3") && !resume.contains("2/3"), "{resume}");
@@ -72,6 +62,17 @@ fn ctrl_c_during_the_last_run_of_a_sweep_stops_nothing_and_says_no_resume() {
     assert!(!stderr.contains("resume with"), "{}", tail(&stderr));
     assert!(!stdout.contains("stopped early"), "{stdout}");
     assert_eq!(code, Some(0), "{stdout}\n{}", tail(&stderr));
+}
+
+/// The seed a resume line's `--seeds FROM..` starts from.
+#[cfg(unix)]
+fn resume_seed(resume: &str) -> u64 {
+    resume
+        .split("--seeds ")
+        .nth(1)
+        .and_then(|r| r.split("..").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no resume seed in {resume:?}"))
 }
 
 /// The end of a debug log, for a failure's message.
