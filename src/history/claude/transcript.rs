@@ -132,7 +132,14 @@ impl Reader {
         };
         let kind = line.get("type").and_then(Value::as_str);
         if !matches!(kind, Some("assistant" | "user")) {
-            return unread(format!("a line of type {kind:?}: only \"assistant\" and \"user\" lines are read"));
+            // The runtime's other lines (system, attachment, …) record no
+            // message (docs/claude-code.md), whatever text they quote; a turn
+            // written another way, or with no type, may.
+            let a_turn = kind.is_none_or(|k| k.eq_ignore_ascii_case("assistant") || k.eq_ignore_ascii_case("user"));
+            if a_turn {
+                unread(format!("a line of type {kind:?}: only \"assistant\" and \"user\" lines are read"));
+            }
+            return;
         }
         if !(content.is_array() || content.is_string()) {
             return unread("its message.content is neither text nor a list".into());
@@ -496,8 +503,10 @@ mod tests {
             );
         }
         // The session's own talk, however shaped, is passed over without a word.
+        let quoted = block(" teammate_id=\"bob\"", "</teammate-message>");
         for text in [
             user("system", "\"compacted\"", ""),
+            user("attachment", &quoted, &format!("{at},")),
             user("user", r#"{"text":"hi"}"#, ""),
             user("Assistant", "\"ok\"", &format!("{at},")),
         ] {
