@@ -276,6 +276,19 @@ fn outputs_that_clash_or_cannot_be_written_are_bad_input() {
     assert_eq!(std::fs::read_to_string(dir.join("mine.toml")).unwrap(), text, "the scenario file is untouched");
     run(&["run", "mine.toml", "--trace", "same.out", "--svg", "./same.out"]).expect_code(2).stderr_has("both name");
     assert!(!dir.join("same.out").exists(), "nothing was written");
+    // shrink and explore too (a third review): their outputs, and the file they read.
+    for args in [
+        &["shrink", "mine.toml", "--out", "x.out", "--html", "./x.out"][..],
+        &["shrink", "mine.toml", "--out", "./mine.toml"],
+        &["explore", "mine.toml", "--write", "x.out", "--save-schedule", "x.out"],
+        &["explore", "mine.toml", "--html", "mine.toml"],
+    ] {
+        let r = run(args);
+        r.expect_code(2);
+        assert!(r.stderr.contains("both name") || r.stderr.contains("writing it would replace"), "{}", r.explain());
+    }
+    assert!(!dir.join("x.out").exists(), "nothing was written");
+    assert_eq!(std::fs::read_to_string(dir.join("mine.toml")).unwrap(), text, "the scenario file is untouched");
     if std::path::Path::new("/dev/full").exists() {
         let full = std::fs::File::create("/dev/full").unwrap();
         let out = std::process::Command::new(common::binary::bin())

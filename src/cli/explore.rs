@@ -217,6 +217,14 @@ fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
             return Err(Refusal::line(format!("{flag}: {e}; nothing was explored"), problem).tell(a.format));
         }
     }
+    let outputs: Vec<(&'static str, &std::path::Path)> =
+        [("--write", &a.write), ("--save-schedule", &a.save_schedule), ("--html", &a.html)]
+            .into_iter()
+            .filter_map(|(flag, out)| out.as_deref().map(|p| (flag, p)))
+            .collect();
+    if let Some((flag, why)) = super::clashing_output(&outputs, &[("the scenario file", &a.path)]) {
+        return Err(Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format));
+    }
     let scenario = match load_file(&a.path) {
         Ok(s) => s,
         Err(errors) => {

@@ -20,7 +20,7 @@ pub mod watch;
 
 use crate::format::discover::expand;
 use clap::{Parser, Subcommand, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Exit statuses, one meaning each across every subcommand: passed (or
 /// done), a violation or a failed expectation, bad input (nothing done), a
@@ -321,6 +321,35 @@ pub fn init_logging() {
 
 /// The folder scenarios live in when no path is given.
 pub const DEFAULT_FOLDER: &str = "scenarios";
+
+/// An output that names an input (it would be overwritten before, or
+/// instead of, being read again) or another output (one would be lost):
+/// the option, and why. `outputs` are `(option, path)`, `inputs` `(what,
+/// path)`. Paths are compared as the files they name, a folder reached two
+/// ways being one.
+pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path)]) -> Option<(&'static str, String)> {
+    let file = |p: &Path| -> PathBuf {
+        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
+        let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::canonicalize(folder).map_or_else(|_| p.to_path_buf(), |d| d.join(name))
+    };
+    for (k, (option, path)) in outputs.iter().enumerate() {
+        let key = file(path);
+        if let Some((what, _)) = inputs.iter().find(|(_, input)| file(input) == key) {
+            let why = format!(
+                "{option} {} is {what}: writing it would replace what is read; name another file",
+                path.display()
+            );
+            return Some((option, why));
+        }
+        if let Some((other, _)) = outputs[..k].iter().find(|(_, p)| file(p) == key) {
+            let why =
+                format!("{other} and {option} both name {}: one would be lost; give each its own file", path.display());
+            return Some((option, why));
+        }
+    }
+    None
+}
 
 /// The scenario files the paths name (or the default folder's), or what to
 /// do when there are none: every path must hold at least one scenario.

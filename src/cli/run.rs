@@ -212,7 +212,8 @@ pub fn main(a: RunArgs) -> i32 {
     };
     let mut inputs: Vec<(&str, &Path)> = files.iter().map(|f| ("the scenario file", f.as_path())).collect();
     inputs.extend(a.schedule.as_deref().map(|p| ("--schedule", p)));
-    if let Some((option, why)) = clashing_output(&wanted, &inputs) {
+    let named: Vec<(&'static str, &Path)> = wanted.iter().map(|(o, p)| (o.option(), *p)).collect();
+    if let Some((option, why)) = super::clashing_output(&named, &inputs) {
         return refuse(option, why.clone(), format!("{why}; nothing was run"));
     }
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
@@ -324,39 +325,6 @@ fn outputs_wanted(a: &RunArgs) -> Vec<(Output, &Path)> {
     let all =
         [(Output::Trace, &a.trace), (Output::Svg, &a.svg), (Output::Mermaid, &a.mermaid), (Output::Html, &a.html)];
     all.into_iter().filter_map(|(output, p)| p.as_deref().map(|p| (output, p))).collect()
-}
-
-/// An output that names an input (it would be overwritten before, or
-/// instead of, being read again) or another output (one would be lost):
-/// the option, and why. Paths are compared as the files they name, a
-/// folder reached two ways being one.
-fn clashing_output(wanted: &[(Output, &Path)], inputs: &[(&str, &Path)]) -> Option<(&'static str, String)> {
-    let file = |p: &Path| -> PathBuf {
-        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
-        let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::canonicalize(folder).map_or_else(|_| p.to_path_buf(), |d| d.join(name))
-    };
-    for (k, (output, path)) in wanted.iter().enumerate() {
-        let key = file(path);
-        if let Some((what, _)) = inputs.iter().find(|(_, input)| file(input) == key) {
-            let why = format!(
-                "{} {} is {what}: writing it would replace what is read; name another file",
-                output.option(),
-                path.display()
-            );
-            return Some((output.option(), why));
-        }
-        if let Some((other, _)) = wanted[..k].iter().find(|(_, p)| file(p) == key) {
-            let why = format!(
-                "{} and {} both name {}: one would be lost; give each its own file",
-                other.option(),
-                output.option(),
-                path.display()
-            );
-            return Some((output.option(), why));
-        }
-    }
-    None
 }
 
 /// Opens an output file for writing (never through a link to a file), or

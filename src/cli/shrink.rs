@@ -115,6 +115,15 @@ pub fn main(a: ShrinkArgs) -> i32 {
         let problem = Problem::in_flag("--html", e.clone()).at(page.display());
         return Refusal::line(format!("--html: {e}; nothing was shrunk"), problem).tell(a.format);
     }
+    let mut outputs: Vec<(&'static str, &Path)> = Vec::new();
+    if !to_stdout {
+        outputs.push(("--out", &out));
+    }
+    outputs.extend(a.html.as_deref().map(|p| ("--html", p)));
+    if let Some((flag, why)) = super::clashing_output(&outputs, &[("the file being shrunk", &a.path)]) {
+        let problem = Problem::in_flag(flag, why.clone());
+        return Refusal::line(format!("{why}; nothing was shrunk"), problem).tell(a.format);
+    }
     let src = match crate::scenario::read_file(&a.path) {
         Ok(s) => s,
         Err(e) => return Refusal::line(e.to_string(), Problem::from(&e)).tell(a.format),
