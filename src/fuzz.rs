@@ -27,6 +27,7 @@
 //! and what it draws from (agents, labels, the times things happen) comes
 //! from one run of the unmodified scenario with its own seed.
 
+use crate::format::build::MAX_RUN;
 use crate::format::write::{Fault, Step};
 use crate::protocol::kinds::Asker;
 use crate::protocol::{Kind, Millis};
@@ -322,7 +323,8 @@ impl Target {
         times.extend(outcome.requests.iter().map(|r| r.deadline.0).filter(|d| *d != Millis::NEVER.0));
         let limit = team.end.map_or(team.cap, |e| e.min(team.cap)).0;
         let last = times.iter().next_back().copied().unwrap_or(0);
-        let span = report.virtual_ms.max(last).min(limit);
+        // A fault's window must end within a run's longest, after its start.
+        let span = report.virtual_ms.max(last).min(limit).min(MAX_RUN.0 - 1);
         let timeouts: Vec<u64> =
             team.policy.timeouts.into_iter().filter(|t| *t != Millis::NEVER).map(|t| t.0).collect();
         let expected = scenario
@@ -774,10 +776,10 @@ impl Gen<'_> {
         if self.rng.gen_bool(0.5) {
             let t = self.time();
             if t > at {
-                return t + self.rng.gen_range(0..=2);
+                return (t + self.rng.gen_range(0..=2)).min(MAX_RUN.0);
             }
         }
-        at + self.length()
+        (at + self.length()).min(MAX_RUN.0)
     }
 
     fn agent(&mut self) -> String {

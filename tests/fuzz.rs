@@ -47,6 +47,20 @@ fn the_same_seed_adds_the_same_faults_and_gets_the_same_result() {
 }
 
 #[test]
+fn a_file_whose_run_is_as_long_as_a_run_may_be_gets_windows_within_it() {
+    // A third hostile review: with the cap and a step at a year, a window
+    // ended past the year, and the generator's own file was refused.
+    let text = "name = \"x\"\ncap = \"1y\"\n[[teammate]]\nname = \"alice\"\n[[step]]\nat = \"1y\"\ndo = \"shutdown\"\nto = \"alice\"\n";
+    let t = target("long.toml", text);
+    for seed in 1..200 {
+        let (_, faults) = t.additions(seed);
+        if let Err(e) = handshake::scenario::load_str("long.toml", &t.case_text(seed, &faults)) {
+            panic!("seed {seed}: {e:?}\n{}", faults.concat());
+        }
+    }
+}
+
+#[test]
 fn every_generated_file_is_accepted() {
     // The generator writes only what the file format accepts: real agents,
     // real or automatic labels, times within the run.
