@@ -111,12 +111,12 @@ pub fn main(a: FuzzArgs) -> i32 {
             "interrupted: {} of {} runs played ({} with a find); resume with:\n  {}",
             tally.played,
             seeds.saturating_mul(targets.len() as u64),
-            tally.found.len(),
+            tally.found.runs,
             super::args::resume_command(start, to)
         );
         return super::EXIT_INTERRUPTED;
     }
-    if tally.found.is_empty() && tally.refused.is_empty() {
+    if tally.found.runs == 0 && tally.refused.runs == 0 {
         EXIT_OK
     } else {
         EXIT_FAILED
@@ -169,7 +169,10 @@ struct Cause {
     causes: Vec<String>,
     /// The first run's words: its first finding, unmasked.
     detail: String,
+    /// The first [`LISTED`] seeds.
     seeds: Vec<u64>,
+    /// Every run of the cause, listed or not.
+    runs: u64,
     smallest_seed: u64,
     /// How to replay the smallest seed's find (for finds written to a file).
     reproduce: Option<String>,
@@ -190,7 +193,10 @@ impl Causes {
         let key = (case.path.clone(), causes.clone());
         if let Some(&i) = self.index.get(&key) {
             let c = &mut self.all[i];
-            c.seeds.push(case.seed);
+            c.runs += 1;
+            if c.seeds.len() < LISTED {
+                c.seeds.push(case.seed);
+            }
             if case.seed < c.smallest_seed {
                 c.smallest_seed = case.seed;
                 c.reproduce = reproduce.cloned();
@@ -205,6 +211,7 @@ impl Causes {
             causes,
             detail: first.map(|f| format!("{} — {}", f.invariant, f.detail)).unwrap_or_default(),
             seeds: vec![case.seed],
+            runs: 1,
             smallest_seed: case.seed,
             reproduce: reproduce.cloned(),
         });
@@ -216,22 +223,49 @@ impl Causes {
         if self.all.is_empty() {
             return;
         }
-        let runs: usize = self.all.iter().map(|c| c.seeds.len()).sum();
-        println!("{heading} ({} in {}):", plural(self.all.len() as u64, "cause"), plural(runs as u64, "run"));
+        let runs: u64 = self.all.iter().map(|c| c.runs).sum();
+        println!("{heading} ({} in {}):", plural(self.all.len() as u64, "cause"), plural(runs, "run"));
         for c in &self.all {
             const SHOWN: usize = 8;
             let mut seeds: Vec<String> = c.seeds.iter().take(SHOWN).map(u64::to_string).collect();
-            if c.seeds.len() > SHOWN {
-                seeds.push(format!("and {} more", c.seeds.len() - SHOWN));
+            if c.runs > SHOWN as u64 {
+                seeds.push(format!("and {} more", c.runs - SHOWN as u64));
             }
-            println!("  ×{:<4} {}: {}", c.seeds.len(), c.scenario, crate::fuzz::one_line(&c.detail, 150));
+            println!("  ×{:<4} {}: {}", c.runs, c.scenario, crate::fuzz::one_line(&c.detail, 150));
             let replay = c.reproduce.as_ref().map_or(String::new(), |r| format!(": {r}"));
             println!(
                 "         {} {}; the smallest, {}, replays{replay}",
-                noun(c.seeds.len() as u64, "seed"),
+                noun(c.runs, "seed"),
                 seeds.join(", "),
                 c.smallest_seed
             );
+        }
+    }
+}
+
+/// The most runs a fuzz lists of each kind (finds, refusals, runs broken
+/// only without a defence) and the most seeds it lists of a cause: the
+/// rest are counted. A fuzz may play for days, and one that kept every
+/// such run grew with them.
+const LISTED: usize = 100;
+
+/// Runs of one kind: the first [`LISTED`] kept, every one counted.
+struct Listed<T> {
+    items: Vec<T>,
+    runs: u64,
+}
+
+impl<T> Default for Listed<T> {
+    fn default() -> Self {
+        Listed { items: Vec::new(), runs: 0 }
+    }
+}
+
+impl<T> Listed<T> {
+    fn push(&mut self, item: T) {
+        self.runs += 1;
+        if self.items.len() < LISTED {
+            self.items.push(item);
         }
     }
 }
@@ -244,12 +278,12 @@ struct Tally {
     steps_added: u64,
     /// Runs whose additions changed an outcome the file expects.
     changed: u64,
-    found: Vec<Found>,
+    found: Listed<Found>,
     /// The generator's bugs: additions the file reader refused.
-    refused: Vec<Case>,
+    refused: Listed<Case>,
     /// Broken only without a defence the file itself switches off: shown,
     /// not counted (exit 1 means an invariant broke with every defence on).
-    only_without: Vec<Case>,
+    only_without: Listed<Case>,
     by_invariant: BTreeMap<String, u64>,
     by_scenario: BTreeMap<String, u64>,
     /// The finds by root cause: only the first of each cause is said as it comes.
@@ -366,8 +400,8 @@ impl Tally {
                     plural(seeds, "seed"),
                     plural(faults_added, "fault"),
                     plural(steps_added, "step"),
-                    found.len(),
-                    refused.len(),
+                    found.runs,
+                    refused.runs,
                     elapsed,
                     total as f64 / elapsed.max(1e-9)
                 );
@@ -375,10 +409,10 @@ impl Tally {
                     "the additions changed an outcome the file expects in {changed} of them ({:.0}%)",
                     100.0 * changed as f64 / total.max(1) as f64
                 );
-                if !only_without.is_empty() {
+                if only_without.runs > 0 {
                     println!(
                         "{} broke an invariant only without a defence its file switches off: not counted as finds",
-                        plural(only_without.len() as u64, "run")
+                        plural(only_without.runs, "run")
                     );
                 }
                 if !by_invariant.is_empty() {
@@ -403,9 +437,13 @@ impl Tally {
                     "faults_added": faults_added,
                     "steps_added": steps_added,
                     "changed": changed,
-                    "found": found,
-                    "refused": refused,
-                    "only_without_a_defence": only_without,
+                    "found": found.items,
+                    "finds": found.runs,
+                    "refused": refused.items,
+                    "refused_runs": refused.runs,
+                    "only_without_a_defence": only_without.items,
+                    "only_without_a_defence_runs": only_without.runs,
+                    "listed_at_most": LISTED,
                     "by_invariant": by_invariant,
                     "by_scenario": by_scenario,
                     "causes": causes.all,
@@ -580,4 +618,20 @@ fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case) -> Result<Path
     let text = t.finding_file(case, &path.display().to_string());
     crate::output::write(&path, &text)?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_of_runs_keeps_the_first_hundred_and_counts_them_all() {
+        let mut l = Listed::default();
+        for seed in 0..1_000_000u64 {
+            l.push(seed);
+        }
+        assert_eq!(l.runs, 1_000_000);
+        assert_eq!(l.items, (0..LISTED as u64).collect::<Vec<_>>(), "the first ones, in order");
+        assert!(l.items.capacity() <= 2 * LISTED, "memory for the listed ones only");
+    }
 }
