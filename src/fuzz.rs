@@ -773,13 +773,14 @@ impl Gen<'_> {
     /// The end of a window that starts at `at`: a length after it, or a
     /// time something happens (a deadline, say) if that comes later.
     fn until(&mut self, at: u64) -> u64 {
+        let mut later = None;
         if self.rng.gen_bool(0.5) {
             let t = self.time();
             if t > at {
-                return (t + self.rng.gen_range(0..=2)).min(MAX_RUN.0);
+                later = Some(t + self.rng.gen_range(0..=2));
             }
         }
-        (at + self.length()).min(MAX_RUN.0)
+        later.unwrap_or_else(|| at + self.length()).min(MAX_RUN.0)
     }
 
     fn agent(&mut self) -> String {

@@ -211,17 +211,17 @@ fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
         return Err(Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format));
     }
     // Refused before the search, not after it: exit 2 promises nothing ran.
-    for (flag, out) in [("--write", &a.write), ("--save-schedule", &a.save_schedule), ("--html", &a.html)] {
-        if let Some((path, Err(e))) = out.as_deref().map(|p| (p, crate::output::check(p))) {
-            let problem = Problem::in_flag(flag, e.clone()).at(path.display());
-            return Err(Refusal::line(format!("{flag}: {e}; nothing was explored"), problem).tell(a.format));
-        }
-    }
     let outputs: Vec<(&'static str, &std::path::Path)> =
         [("--write", &a.write), ("--save-schedule", &a.save_schedule), ("--html", &a.html)]
             .into_iter()
             .filter_map(|(flag, out)| out.as_deref().map(|p| (flag, p)))
             .collect();
+    for &(flag, path) in &outputs {
+        if let Err(e) = crate::output::check(path) {
+            let problem = Problem::in_flag(flag, e.clone()).at(path.display());
+            return Err(Refusal::line(format!("{flag}: {e}; nothing was explored"), problem).tell(a.format));
+        }
+    }
     if let Some((flag, why)) = super::clashing_output(&outputs, &[("the scenario file", &a.path)]) {
         return Err(Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format));
     }

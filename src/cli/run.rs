@@ -554,12 +554,11 @@ fn sweep(
                 doc.failed_runs(),
                 resume_shard_command(resume, doc.seeds.to, shard)
             );
-            if shard.is_some_and(|s| s.of > 1) {
+            if let Some(s) = shard.filter(|s| s.of > 1) {
                 eprintln!(
-                    "  (the rest of shard {} as shard 1/{} of a range starting at {resume}: its report is that \
+                    "  (the rest of shard {s} as shard 1/{} of a range starting at {resume}: its report is that \
                      range's, not to be merged with the other shards' reports)",
-                    shard.map_or(String::new(), |s| s.to_string()),
-                    shard.map_or(1, |s| s.of)
+                    s.of
                 );
             }
             super::EXIT_INTERRUPTED

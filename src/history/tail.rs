@@ -52,47 +52,73 @@ impl Tail {
             return 0;
         }
         let mut reader = BufReader::with_capacity(64 << 10, file);
-        let mut buf = Vec::new();
-        let mut lines = 0;
-        self.unfinished = false;
-        loop {
-            buf.clear();
-            let Ok(got) = (&mut reader).take(LINE_BOUND).read_until(b'\n', &mut buf) else { break };
-            if got == 0 {
-                break;
-            }
-            let ended = buf.last() == Some(&b'\n');
-            let passed = if ended {
-                got as u64
-            } else if (got as u64) < LINE_BOUND {
-                // The file ends inside this line: it is still being written.
-                self.unfinished = true;
-                break;
-            } else {
-                // Too long to hold: passed over to its end, once it has one.
-                match rest_of_line(&mut reader) {
-                    Some(rest) => got as u64 + rest,
-                    None => {
-                        self.unfinished = true;
-                        break;
-                    }
-                }
-            };
-            self.offset += passed;
-            lines += 1;
-            match (ended, std::str::from_utf8(&buf)) {
-                (true, Ok(text)) => line(Line::Text(text)),
-                (true, Err(_)) => line(Line::Unreadable("not UTF-8 text")),
-                (false, _) => line(Line::Unreadable("a line longer than 64 MiB, not read")),
-            }
-        }
-        lines
+        let read = each_line(&mut reader, false, line);
+        self.offset += read.bytes;
+        self.unfinished = read.unfinished;
+        read.lines
     }
 
     /// Whether the last look ended in a line with no newline yet.
     pub fn unfinished(&self) -> bool {
         self.unfinished
     }
+}
+
+/// What [`each_line`] read.
+pub struct Lines {
+    /// The bytes of the lines given, newlines included.
+    pub bytes: u64,
+    pub lines: usize,
+    /// Whether the reader ended inside a line not given.
+    pub unfinished: bool,
+    /// The error that ended the reading early, if one did.
+    pub error: Option<std::io::Error>,
+}
+
+/// Gives each line of `reader` to `line` in order, a line past
+/// [`LINE_BOUND`] or not UTF-8 as [`Line::Unreadable`]. A last line with no
+/// newline is still being written, and is left for the next look, unless
+/// `whole` (the file is read once, as it is): then it is a line too.
+pub fn each_line(reader: &mut impl BufRead, whole: bool, mut line: impl FnMut(Line<'_>)) -> Lines {
+    let mut read = Lines { bytes: 0, lines: 0, unfinished: false, error: None };
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let got = match reader.take(LINE_BOUND).read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(got) => got as u64,
+            Err(e) => {
+                read.error = Some(e);
+                break;
+            }
+        };
+        let ended = buf.last() == Some(&b'\n');
+        let (passed, long) = if ended || (got < LINE_BOUND && whole) {
+            (got, false)
+        } else if got < LINE_BOUND {
+            // The file ends inside this line: it is still being written.
+            read.unfinished = true;
+            break;
+        } else {
+            // Too long to hold: passed over to its end, once it has one.
+            match rest_of_line(reader) {
+                Some(rest) => (got + rest, true),
+                None if whole => (got, true),
+                None => {
+                    read.unfinished = true;
+                    break;
+                }
+            }
+        };
+        read.bytes += passed;
+        read.lines += 1;
+        match (long, std::str::from_utf8(&buf)) {
+            (false, Ok(text)) => line(Line::Text(text)),
+            (false, Err(_)) => line(Line::Unreadable("not UTF-8 text")),
+            (true, _) => line(Line::Unreadable("a line longer than 64 MiB, not read")),
+        }
+    }
+    read
 }
 
 /// Passes over the rest of a line; the bytes passed, with its newline, or

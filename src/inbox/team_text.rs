@@ -35,7 +35,7 @@ pub enum Notice {
     Idle,
     /// `teammate_terminated`: the runtime says a teammate has ended (its
     /// `message` names it, as "alice has shut down.").
-    Terminated { who: Option<String> },
+    Terminated { who: String },
     /// `task_assignment`: a task's owner set to the receiver (no answer is
     /// asked for: the runtime assigns, nobody accepts).
     TaskAssigned { task: String },
@@ -122,7 +122,7 @@ fn terminated(m: &Map<String, Value>) -> Result<Notice, String> {
         .and_then(|t| t.trim().strip_suffix(SHUT_DOWN))
         .filter(|name| !name.is_empty() && !name.contains(char::is_whitespace));
     match who {
-        Some(name) => Ok(Notice::Terminated { who: Some(name.to_string()) }),
+        Some(name) => Ok(Notice::Terminated { who: name.to_string() }),
         None => Err(format!(
             "a teammate_terminated whose \"message\" does not name the teammate as \"NAME{SHUT_DOWN}\": who ended is unknown"
         )),
@@ -286,7 +286,7 @@ pub fn write(said: &Said, from: &str, timestamp: &str) -> Option<String> {
             put(shape.words, words.clone().map(Value::from));
         }
         Said::Notice(Notice::Terminated { who }) => {
-            put(&["message"], Some(Value::from(format!("{} has shut down.", who.as_deref().unwrap_or(from)))));
+            put(&["message"], Some(Value::from(format!("{who}{SHUT_DOWN}"))));
         }
         Said::Notice(_) => put(&["from"], Some(Value::from(from))),
         Said::Plain | Said::Unknown { .. } | Said::Refused { .. } => return None,
@@ -350,7 +350,7 @@ mod tests {
             Said::Answer { kind: Kind::Plan, id: id(), yes: true, words: None },
             Said::Answer { kind: Kind::Plan, id: id(), yes: false, words: words() },
             Said::Notice(Notice::Idle),
-            Said::Notice(Notice::Terminated { who: Some("alice".into()) }),
+            Said::Notice(Notice::Terminated { who: "alice".into() }),
         ];
         for s in said {
             let text = write(&s, "team-lead", "2026-04-09T17:27:03.068Z").unwrap_or_else(|| panic!("{s:?}"));
@@ -421,7 +421,7 @@ mod tests {
     fn notices_say_who_ended_and_what_was_assigned() {
         assert_eq!(
             read(r#"{"type":"teammate_terminated","message":"alice has shut down."}"#),
-            Said::Notice(Notice::Terminated { who: Some("alice".into()) })
+            Said::Notice(Notice::Terminated { who: "alice".into() })
         );
         assert_eq!(
             read(r#"{"type":"task_assignment","taskId":3,"subject":"Write tests","assignedBy":"team-lead"}"#),

@@ -99,12 +99,12 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
             mine.nondeterministic.extend(theirs.nondeterministic.iter().cloned());
         }
     }
-    let all = std::mem::take(&mut out.failed);
     if !out.real_seconds.is_finite() {
         return Err(
             "the shards' real times add up past any number a report can hold: one of them is not a sweep's".into()
         );
     }
+    let all = std::mem::take(&mut out.failed);
     let failed = in_row_order(&out, all, |f| (&f.scenario, &f.path, f.seed));
     // Each scenario's lowest failing seeds, as one sweep lists them.
     let mut listed: BTreeMap<usize, u64> = BTreeMap::new();

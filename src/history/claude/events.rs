@@ -403,7 +403,7 @@ impl<'a> Builder<'a> {
     /// What the runtime itself says: a teammate has ended.
     fn notice_from_the_runtime(&mut self, e: &'a Entry, t: Millis) {
         match &e.said {
-            Said::Notice(Notice::Terminated { who: Some(who) }) => {
+            Said::Notice(Notice::Terminated { who }) => {
                 let a = self.team.agent(who);
                 if self.ended.insert(a) {
                     self.push(t, Event::Status { agent: a, status: RosterStatus::Shutdown }, e);

@@ -50,7 +50,7 @@ impl Kept {
         // Two identical entries in one file are two deliveries: counted.
         let mut copies: BTreeMap<(String, String, u64, i64), usize> = BTreeMap::new();
         for e in r.entries {
-            let file = super::folder::entry_place(&e.origin).map_or(e.origin.as_str(), |(f, _)| f).to_string();
+            let file = file_of(&e.origin).to_string();
             let base = (file, e.from.clone(), e.digest, e.at.ms);
             let n = copies.entry(base.clone()).or_default();
             *n += 1;
@@ -84,9 +84,8 @@ impl Kept {
     /// while the runtime renames a rewritten inbox into place can miss it
     /// for a moment (a file emptied for good reads so too).
     pub fn misses_a_file(&self, r: &Reading) -> bool {
-        let file = |origin: &str| super::folder::entry_place(origin).map_or(origin, |(f, _)| f).to_string();
-        let now: std::collections::BTreeSet<String> = r.entries.iter().map(|e| file(&e.origin)).collect();
-        self.reading.entries.iter().any(|e| !now.contains(&file(&e.origin)))
+        let now: BTreeSet<&str> = r.entries.iter().map(|e| file_of(&e.origin)).collect();
+        self.reading.entries.iter().any(|e| !now.contains(file_of(&e.origin)))
     }
 
     /// What has been kept, as one reading to judge.
@@ -101,6 +100,11 @@ impl Kept {
     pub fn is_empty(&self) -> bool {
         self.reading.entries.is_empty()
     }
+}
+
+/// The file an entry's place names: `inboxes/bob.json` of `inboxes/bob.json[3]`.
+fn file_of(origin: &str) -> &str {
+    super::folder::entry_place(origin).map_or(origin, |(file, _)| file)
 }
 
 #[cfg(test)]

@@ -58,31 +58,17 @@ pub fn read(text: &str, lead: &str) -> Reading {
 /// line longer than [`crate::history::tail::LINE_BOUND`], or not UTF-8, is
 /// said and passed over.
 pub fn read_from(file: impl std::io::Read, lead: &str) -> std::io::Result<Reading> {
-    use std::io::{BufRead, Read};
-    let bound = crate::history::tail::LINE_BOUND;
-    let mut input = std::io::BufReader::with_capacity(64 << 10, file);
-    let (mut r, mut buf) = (Reader::new(lead), Vec::new());
-    loop {
-        buf.clear();
-        let got = (&mut input).take(bound).read_until(b'\n', &mut buf)?;
-        if got == 0 {
-            break;
-        }
-        if got as u64 == bound && buf.last() != Some(&b'\n') {
-            // Passed over to its end.
-            let mut rest = Vec::new();
-            while (&mut input).take(bound).read_until(b'\n', &mut rest)? > 0 && rest.last() != Some(&b'\n') {
-                rest.clear();
-            }
-            r.skip_line("a line longer than 64 MiB, not read");
-            continue;
-        }
-        match std::str::from_utf8(&buf) {
-            Ok(text) => r.line(text),
-            Err(_) => r.skip_line("not UTF-8 text"),
-        }
+    use crate::history::tail::{each_line, Line};
+    let mut r = Reader::new(lead);
+    let read = each_line(&mut std::io::BufReader::with_capacity(64 << 10, file), true, |line| match line {
+        Line::Text(text) => r.line(text),
+        Line::Unreadable(why) => r.skip_line(why),
+        Line::NewFile => {}
+    });
+    match read.error {
+        Some(e) => Err(e),
+        None => Ok(r.into_reading()),
     }
-    Ok(r.into_reading())
 }
 
 /// A transcript read a line at a time, as it grows: what a `watch` keeps

@@ -105,7 +105,7 @@ fn id_of(said: &Said) -> Option<&str> {
 /// The teammate a runtime notice is about.
 fn about(said: &Said) -> Option<&str> {
     match said {
-        Said::Notice(super::message::Notice::Terminated { who }) => who.as_deref(),
+        Said::Notice(super::message::Notice::Terminated { who }) => Some(who),
         _ => None,
     }
 }
