@@ -272,16 +272,6 @@ fn step_headers(text: &str) -> Vec<(usize, u64)> {
     }
 }
 
-/// FNV-1a: a hash that stays the same across Rust versions and platforms.
-fn fnv(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
 impl Target {
     /// Loads a scenario's text and runs it once, unmodified, with its own seed.
     pub fn new(path: &str, text: String) -> Result<Target, Vec<ScenarioError>> {
@@ -343,7 +333,7 @@ impl Target {
             count_defences_off: false,
             path: path.to_string(),
             name: scenario.name.clone(),
-            salt: fnv(&scenario.name),
+            salt: crate::fnv::fnv1a(scenario.name.as_bytes()),
             step_headers,
             steps_from,
             text,

@@ -71,6 +71,7 @@ pub mod diagnostic;
 pub mod explore;
 pub mod explore_file;
 pub mod fault_kind;
+pub mod fnv;
 pub mod format;
 pub mod fuzz;
 pub mod history;

@@ -10,7 +10,7 @@ use crate::team::run;
 use crate::trace::{ignored_reason, Event, Stamped};
 use crate::world::{Outcome, Stop};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 /// Counts a report shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -681,28 +681,10 @@ struct Facts<'o> {
     expired: usize,
 }
 
-/// FNV-1a, a short hash for the agents' names: they are the scenario's own
-/// (no one picks them to collide), and the standard hasher, built to resist
+/// A short hash for the agents' names: they are the scenario's own (no
+/// one picks them to collide), and the standard hasher, built to resist
 /// such picking, costs several times more on names this short.
-struct NameHash(u64);
-
-impl Default for NameHash {
-    fn default() -> Self {
-        NameHash(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for NameHash {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+type NameHash = crate::fnv::Fnv1a;
 
 impl<'o> Facts<'o> {
     fn of(o: &'o Outcome, expects: &[Expect]) -> Facts<'o> {

@@ -47,6 +47,14 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
         if names(d) != names(first) {
             return Err(differ("they played different scenario files".to_string()));
         }
+        if let Some((mine, theirs)) = d.scenarios.iter().zip(&first.scenarios).find(|(a, b)| a.contents != b.contents) {
+            return Err(differ(format!(
+                "{} had other contents in each (its text's hash {} and {}): the file changed between the shards",
+                shown(&mine.path),
+                mine.contents,
+                theirs.contents
+            )));
+        }
         if d.options != first.options {
             return Err(differ(format!("options {:?} and {:?}", d.options.join(" "), first.options.join(" "))));
         }
@@ -76,7 +84,14 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
         scenarios: first
             .scenarios
             .iter()
-            .map(|r| ScenarioRow { name: r.name.clone(), path: r.path.clone(), seeds: 0, failed: 0, real_ms: 0.0 })
+            .map(|r| ScenarioRow {
+                name: r.name.clone(),
+                path: r.path.clone(),
+                contents: r.contents.clone(),
+                seeds: 0,
+                failed: 0,
+                real_ms: 0.0,
+            })
             .collect(),
         options: first.options.clone(),
         determinism: first.determinism.as_ref().map(|_| Determinism { compared: 0, nondeterministic: Vec::new() }),
@@ -281,7 +296,14 @@ mod tests {
             failed: Vec::new(),
             real_seconds: 0.1,
             shard: Some(Shard { index: 1, of }),
-            scenarios: vec![ScenarioRow { name: "a".into(), path: "a.toml".into(), seeds: 1, failed: 0, real_ms: 1.0 }],
+            scenarios: vec![ScenarioRow {
+                name: "a".into(),
+                path: "a.toml".into(),
+                contents: "0123456789abcdef".into(),
+                seeds: 1,
+                failed: 0,
+                real_ms: 1.0,
+            }],
             options: Vec::new(),
             determinism: None,
         }
@@ -302,5 +324,19 @@ mod tests {
         let half = |d: SweepDoc| SweepDoc { seeds: SeedRange { from: 1, to: 3 }, ..d };
         let e = merge(&[("a.json".to_string(), half(huge(1))), ("b.json".to_string(), half(huge(2)))]).unwrap_err();
         assert!(e.contains("past any number"), "{e}");
+    }
+
+    #[test]
+    fn shards_of_a_file_that_changed_between_them_do_not_merge() {
+        let shard = |index, contents: &str| {
+            let mut d = SweepDoc { shard: Some(Shard { index, of: 2 }), ..shard_of(2) };
+            d.scenarios[0].contents = contents.into();
+            ("shard.json".to_string(), d)
+        };
+        let same = merge(&[shard(1, "0123456789abcdef"), shard(2, "0123456789abcdef")]);
+        assert!(same.is_ok(), "{same:?}");
+        let e = merge(&[shard(1, "0123456789abcdef"), shard(2, "fedcba9876543210")]).unwrap_err();
+        assert!(e.contains("a.toml had other contents in each"), "{e}");
+        assert!(e.contains("fedcba9876543210 and 0123456789abcdef"), "{e}");
     }
 }

@@ -22,7 +22,6 @@ pub use tally::Tally;
 use crate::protocol::Millis;
 use crate::scenario::{load_str, run_scenario, RunOptions, Scenario};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -88,10 +87,14 @@ impl<'a> Sweep<'a> {
         replay: impl Fn(&str, u64) -> String,
         mut seen: impl FnMut(&Scenario, u64, &[Played]),
     ) -> Result<SweepDoc, String> {
-        let Settings { scenarios, seeds: (from, to), shard, check_determinism, .. } = self.settings;
+        let Settings { scenarios, sources, seeds: (from, to), shard, check_determinism, .. } = self.settings;
         let plan = self.plan;
         let total = plan.runs();
-        let ids: Vec<(String, String)> = scenarios.iter().map(|s| (s.name.clone(), s.path.clone())).collect();
+        let ids: Vec<(String, String, String)> = scenarios
+            .iter()
+            .zip(sources)
+            .map(|(s, (_, text))| (s.name.clone(), s.path.clone(), contents_hash(text)))
+            .collect();
         let mut tally = Tally::new(&ids, plan.seeds_per_scenario());
         let started = std::time::Instant::now();
         let jobs = self.settings.jobs;
@@ -293,25 +296,20 @@ impl Count {
     }
 }
 
+/// A scenario file's text as a sweep's report records it: FNV-1a, 16 hex
+/// digits.
+pub fn contents_hash(text: &str) -> String {
+    format!("{:016x}", crate::fnv::fnv1a(text.as_bytes()))
+}
+
 /// FNV-1a (64 bits) of the event log as `--trace` writes it: the same on
 /// every machine and every build, unlike a hasher with random keys.
 pub fn trace_hash(o: &crate::world::Outcome) -> u64 {
-    struct Fnv(u64);
-    impl Write for Fnv {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            for b in bytes {
-                self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-            }
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    use std::hash::Hasher;
+    let mut h = crate::fnv::Fnv1a::default();
     for e in &o.events {
         let _ = serde_json::to_writer(&mut h, &e.to_json(&o.names));
-        let _ = h.write(b"\n");
+        h.write_u8(b'\n');
     }
-    h.0
+    h.finish()
 }

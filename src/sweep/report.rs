@@ -49,6 +49,9 @@ pub struct SeedRange {
 pub struct ScenarioRow {
     pub name: String,
     pub path: String,
+    /// The file's text as played, hashed (FNV-1a, 16 hex digits): shards
+    /// played against different contents of one path do not merge.
+    pub contents: String,
     /// Seeds played (this shard's).
     pub seeds: u64,
     pub failed: u64,
@@ -214,7 +217,14 @@ mod tests {
             failed: Vec::new(),
             real_seconds: 0.5,
             shard: None,
-            scenarios: vec![ScenarioRow { name: "a".into(), path: "a.toml".into(), seeds: 2, failed: 0, real_ms: 1.0 }],
+            scenarios: vec![ScenarioRow {
+                name: "a".into(),
+                path: "a.toml".into(),
+                contents: "0123456789abcdef".into(),
+                seeds: 2,
+                failed: 0,
+                real_ms: 1.0,
+            }],
             options: Vec::new(),
             determinism: Some(Determinism {
                 compared: 2,
