@@ -114,6 +114,20 @@ impl ExpiryPolicy {
         match e {
             Event::Expired { id, kind, default } => {
                 let Some(r) = book.request(*id) else { return };
+                if at.t < r.deadline {
+                    // The default is for a request nobody answered in time:
+                    // applied before the deadline, it overrode an answer
+                    // that could still come.
+                    let detail = format!(
+                        "[{}] expired at {}, before its deadline {}: the {} default was applied to a request \
+                         still open to an answer",
+                        at.label(*id),
+                        at.t,
+                        r.deadline,
+                        default.as_str()
+                    );
+                    out.push(at.violation(Invariant::ExpiryPolicy, detail));
+                }
                 let wanted = at.policy.on_expiry(*kind);
                 if *default != wanted {
                     let detail = format!(
@@ -327,6 +341,27 @@ mod tests {
     }
 
     #[test]
+    fn a_request_that_expires_before_its_deadline_breaks_expiry_policy() {
+        // Its deadline is 60 s; the kill its default owes follows the expiry.
+        let log = |t| {
+            vec![
+                (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
+                (t, kill_default_expires()),
+                (t, status(ALICE, RosterStatus::Killed)),
+            ]
+        };
+        assert_eq!(broken(log(60_000), false), vec![]);
+        // Late is allowed: a stalled lead's timer fires when it wakes.
+        assert_eq!(broken(log(90_000), false), vec![]);
+        let v = violations(log(2_000), false);
+        assert_eq!(
+            v.iter().map(|v| (v.invariant, v.event)).collect::<Vec<_>>(),
+            vec![(Invariant::ExpiryPolicy, Some(1))]
+        );
+        assert!(v[0].detail.contains("expired at 2s, before its deadline 1m:"), "{}", v[0].detail);
+    }
+
+    #[test]
     fn a_kill_default_spares_a_teammate_respawned_since_it_was_asked() {
         let log = |killed: bool| {
             let mut log = vec![
@@ -375,12 +410,13 @@ mod tests {
         let log = vec![
             (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
             (60_000, kill_default_expires()),
+            (60_000, delivered(9, Kind::Plan, ALICE, LEAD)),
             (60_000, applied(9, Kind::Plan, ALICE, LEAD, Status::Approved)),
             (61_000, Event::Note { text: "later".into() }),
         ];
         let v = violations(log, false);
         let found: Vec<(Invariant, Option<usize>)> = v.iter().map(|v| (v.invariant, v.event)).collect();
-        assert_eq!(found, vec![(Invariant::ExpiryPolicy, Some(1)), (Invariant::MatchingResponse, Some(2))], "{v:?}");
+        assert_eq!(found, vec![(Invariant::ExpiryPolicy, Some(1)), (Invariant::MatchingResponse, Some(3))], "{v:?}");
     }
 
     #[test]
@@ -390,13 +426,23 @@ mod tests {
         let reject = Event::Expired { id: id(1), kind: Kind::Plan, default: kinds::plan::REJECT };
         let gate_opens = (5_000, Event::Gate { agent: ALICE, state: crate::protocol::GateState::Approved });
         let log = |approved_first: bool| {
-            let mut log = vec![(0, opened(1, Kind::Plan, ALICE, LEAD)), (5_000, reject.clone())];
+            // Plan 1 was sent with a 5 s timeout: it is due at 5 s.
+            let mut first = opened(1, Kind::Plan, ALICE, LEAD);
+            if let Event::Opened { deadline, .. } = &mut first {
+                *deadline = Millis(5_000);
+            }
+            let mut log = vec![(0, first), (5_000, reject.clone())];
             log.push((5_000, opened(2, Kind::Plan, ALICE, LEAD)));
-            let approved = (5_000, applied(2, Kind::Plan, ALICE, LEAD, Status::Approved));
+            let approved = [
+                (5_000, delivered(2, Kind::Plan, ALICE, LEAD)),
+                (5_000, applied(2, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            ];
             if approved_first {
-                log.extend([approved, gate_opens.clone()]);
+                log.extend(approved);
+                log.push(gate_opens.clone());
             } else {
-                log.extend([gate_opens.clone(), approved]);
+                log.push(gate_opens.clone());
+                log.extend(approved);
             }
             log
         };

@@ -85,6 +85,19 @@ pub(super) fn opened(n: u8, kind: Kind, requester: AgentId, target: AgentId) -> 
     }
 }
 
+/// The delivery of `sender`'s answer to request `n`, which `at` judges
+/// next (every shell logs a verdict just after its delivery).
+pub(super) fn delivered(n: u8, kind: Kind, at: AgentId, sender: AgentId) -> Event {
+    Event::Deliver {
+        seq: 1_000 + n as u64,
+        sender,
+        claimed_from: sender,
+        to: at,
+        message_type: crate::protocol::MessageType::Response(kind),
+        request_id: Some(id(n)),
+    }
+}
+
 pub(super) fn applied(n: u8, kind: Kind, at: AgentId, sender: AgentId, to: Status) -> Event {
     Event::Verdict {
         at,

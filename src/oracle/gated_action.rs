@@ -7,11 +7,17 @@
 //! each verdict on it and its expiry (which open or shut the gate), and
 //! each mutating action. The gate is derived from requests and verdicts,
 //! not from what the agent says of its own gate, so a lying agent cannot
-//! hide a write. Checks nothing at the end.
+//! hide a write. A file step belongs to the item an action started: one
+//! written behind a gate in play with no action that passed it (a history
+//! whose writes skipped the gate) breaks it too; a step of an item begun
+//! while the gate was open does not, as the runtime checks the gate when
+//! an item starts, not at each of its steps. Checks nothing at the end.
 
 use super::matching_response::mismatches;
 use super::{At, Book, Invariant, Violation};
-use crate::protocol::{AgentId, Canon, Effect, GateState, Kind, MessageType, RequestId, Status, Verdict, YesMeans};
+use crate::protocol::{
+    AgentId, Canon, Effect, GateState, Kind, MessageType, RequestId, Status, Text, Verdict, YesMeans,
+};
 use crate::trace::Event;
 
 /// What it keeps: the gate of each agent that needs a plan. An agent that
@@ -31,6 +37,9 @@ pub(super) struct GatedAction {
     /// saying yes again to one (a copy of the offer arrived) takes on
     /// nothing new, and closes no gate. A new process forgets its old ones.
     took_on: Vec<(AgentId, RequestId)>,
+    /// The file each agent is writing, by the action that started it
+    /// (sorted by agent): until its last step, a crash or a respawn.
+    writing: Vec<(AgentId, Text)>,
 }
 
 /// An agent's plan gate as the oracle derives it.
@@ -61,6 +70,7 @@ impl GatedAction {
             required,
             stopping: Vec::new(),
             took_on: Vec::new(),
+            writing: Vec::new(),
         }
     }
 
@@ -151,6 +161,7 @@ impl GatedAction {
                 if let Ok(k) = self.stopping.binary_search(agent) {
                     self.stopping.remove(k);
                 }
+                self.stop_writing(*agent);
                 self.took_on.retain(|(a, _)| a != agent);
                 let k = self.gates.binary_search_by_key(agent, |(a, _)| *a);
                 match (k, self.required.binary_search(agent).is_ok()) {
@@ -162,7 +173,29 @@ impl GatedAction {
                     (Err(_), false) => {}
                 }
             }
+            Event::Crash { agent, .. } => self.stop_writing(*agent),
+            Event::FileStep { agent, path, done, total } => {
+                let started = self.writing_of(*agent).is_some_and(|p| p == path);
+                let g = self.gate(*agent);
+                if !started && g.state != GateState::NotRequired {
+                    let detail = format!(
+                        "{} wrote step {done}/{total} of {path} with no action that passed its plan gate ({})",
+                        at.who(*agent),
+                        g.state
+                    );
+                    out.push(at.violation(Invariant::GatedAction, detail));
+                }
+                if done >= total {
+                    self.stop_writing(*agent);
+                }
+            }
             Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
+                if let Some(path) = path {
+                    match self.writing.binary_search_by_key(agent, |(a, _)| *a) {
+                        Ok(k) => self.writing[k].1 = path.clone(),
+                        Err(k) => self.writing.insert(k, (*agent, path.clone())),
+                    }
+                }
                 let g = self.gate(*agent);
                 let what = || path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
                 let act = action.as_str();
@@ -185,6 +218,16 @@ impl GatedAction {
         }
     }
 
+    fn writing_of(&self, agent: AgentId) -> Option<&Text> {
+        self.writing.binary_search_by_key(&agent, |(a, _)| *a).ok().map(|k| &self.writing[k].1)
+    }
+
+    fn stop_writing(&mut self, agent: AgentId) {
+        if let Ok(k) = self.writing.binary_search_by_key(&agent, |(a, _)| *a) {
+            self.writing.remove(k);
+        }
+    }
+
     /// Hashes the gate of `agent`, in the walk over agents.
     pub(super) fn canon_agent(&self, agent: AgentId, c: &mut Canon) {
         let g = self.gate(agent);
@@ -203,6 +246,10 @@ impl GatedAction {
         c.word(mine.clone().count() as u64);
         for (_, id) in mine {
             c.id(*id);
+        }
+        match self.writing_of(agent) {
+            Some(path) => std::hash::Hash::hash(&**path, c),
+            None => c.word(u64::MAX),
         }
     }
 }
@@ -231,18 +278,67 @@ mod tests {
         // are not consulted, so a lying agent cannot hide the write.
         let first = vec![
             (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, delivered(1, Kind::Plan, ALICE, LEAD)),
             (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
             (2, write_starts()),
         ];
         assert!(broken(first.clone(), true).is_empty());
         let mut second = first;
         second.push((10, opened(2, Kind::Plan, ALICE, LEAD)));
+        second.push((12, delivered(2, Kind::Plan, ALICE, LEAD)));
         second.push((12, applied(2, Kind::Plan, ALICE, LEAD, Status::Rejected)));
         second.push((13, write_starts()));
         let v = violations(second, true);
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].invariant, Invariant::GatedAction);
         assert!(v[0].detail.contains("rejected"), "{}", v[0].detail);
+    }
+
+    #[test]
+    fn a_file_written_with_no_action_through_the_gate_breaks_gated_action() {
+        let rejected = vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, delivered(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Rejected)),
+        ];
+        // Steps with no action starting them, behind the rejected gate.
+        let mut steps = rejected.clone();
+        steps.extend([(3, write_step(1)), (4, write_step(2))]);
+        let v = violations(steps, true);
+        assert_eq!(
+            v.iter().map(|v| (v.invariant, v.event)).collect::<Vec<_>>(),
+            vec![(Invariant::GatedAction, Some(3)), (Invariant::GatedAction, Some(4))]
+        );
+        assert!(
+            v[0].detail.contains("alice wrote step 1/4 of a.rs with no action that passed its plan gate (rejected)"),
+            "{}",
+            v[0].detail
+        );
+        // With no gate in play, a step is not the gate's business.
+        assert_eq!(broken(vec![(3, write_step(1))], false), vec![]);
+    }
+
+    #[test]
+    fn a_file_begun_through_an_open_gate_may_finish_after_it_closes() {
+        // The runtime checks the gate when an item starts: the lead's ask for
+        // a plan mid-item closes the gate for the next one, not this one.
+        let log = vec![
+            (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, delivered(1, Kind::Plan, ALICE, LEAD)),
+            (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
+            (3, write_starts()),
+            (4, write_step(1)),
+            (5, plan_asked(LEAD)),
+            (6, write_step(2)),
+            (7, write_step(3)),
+            (8, write_step(4)),
+        ];
+        assert_eq!(broken(log.clone(), true), vec![]);
+        // After its last step the item is done: a step more is a new write
+        // no action started.
+        let mut more = log;
+        more.push((9, write_step(1)));
+        assert_eq!(broken(more, true), vec![Invariant::GatedAction]);
     }
 
     /// The lead's `plan_request`, as the router delivered it to alice.
@@ -266,6 +362,7 @@ mod tests {
         let approved = vec![
             (0, plan_asked(LEAD)),
             (1, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, delivered(1, Kind::Plan, ALICE, LEAD)),
             (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
             (3, write_starts()),
         ];
@@ -295,6 +392,7 @@ mod tests {
         // test_plan_approval_cannot_cross_assignment_boundary).
         let approved = vec![
             (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, delivered(1, Kind::Plan, ALICE, LEAD)),
             (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
             (5, task_accepted()),
         ];
@@ -311,6 +409,7 @@ mod tests {
         assert!(v[0].detail.contains("while its plan gate was required"), "{}", v[0].detail);
         let mut replanned = approved;
         replanned.push((6, opened(2, Kind::Plan, ALICE, LEAD)));
+        replanned.push((8, delivered(2, Kind::Plan, ALICE, LEAD)));
         replanned.push((8, applied(2, Kind::Plan, ALICE, LEAD, Status::Approved)));
         replanned.push((9, write_starts()));
         assert_eq!(gated(replanned, true), vec![]);
@@ -322,6 +421,7 @@ mod tests {
     fn a_write_while_a_later_plan_is_pending_breaks_gated_action() {
         let log = vec![
             (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (2, delivered(1, Kind::Plan, ALICE, LEAD)),
             (2, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
             (10, opened(2, Kind::Plan, ALICE, LEAD)),
             (11, write_starts()),

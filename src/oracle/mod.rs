@@ -467,7 +467,7 @@ impl Watch {
                 subject: None,
             },
             final_roster: FinalRoster,
-            matching_response: MatchingResponse,
+            matching_response: MatchingResponse::default(),
             terminal_final: TerminalFinal,
             expiry_policy: ExpiryPolicy::default(),
             graceful_complete: GracefulComplete::default(),
@@ -541,9 +541,12 @@ impl Watch {
         // it is hashed or said not to be state.
         let Watch {
             book,
-            final_roster: _,      // keeps nothing
-            matching_response: _, // keeps nothing
-            terminal_final: _,    // keeps nothing
+            final_roster: _, // keeps nothing
+            // The last delivery, which its verdict uses in the same step
+            // (a turn's events are logged together), and whether any was
+            // logged (every state after the first): history between states.
+            matching_response: _,
+            terminal_final: _, // keeps nothing
             expiry_policy,
             graceful_complete,
             gated_action,
@@ -692,6 +695,7 @@ mod tests {
                 (0, Event::Note { text: "a step that adds nothing".into() }),
                 (5, deliver(first)),
                 (6, send(first + 1)),
+                (8, delivered(1, Kind::Plan, ALICE, LEAD)),
                 (8, applied(1, Kind::Plan, ALICE, LEAD, then)),
             ])
         };

@@ -7,9 +7,9 @@
 //! delivered or dropped: with nothing left to happen, one neither was lost
 //! silently.
 
-use super::{At, Book, End, Invariant, Violation};
+use super::{At, Book, End, Invariant, Life, Violation};
 use crate::protocol::{Address, AgentId, Millis};
-use crate::trace::{Cause, Event};
+use crate::trace::{Cause, Event, RosterStatus};
 use crate::world::Stop;
 use std::collections::VecDeque;
 
@@ -93,7 +93,7 @@ struct Unaccounted {
 }
 
 impl NoSilentLoss {
-    pub(super) fn observe(&mut self, _book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
+    pub(super) fn observe(&mut self, book: &Book, at: &At, e: &Event, out: &mut Vec<Violation>) {
         match e {
             Event::Send { seq, to: Address::Agent(to), .. } => {
                 self.unaccounted.insert(*seq, Unaccounted { seq: *seq, event: at.i, t: at.t, to: *to });
@@ -124,6 +124,19 @@ impl NoSilentLoss {
                 };
                 out.push(at.violation(Invariant::NoSilentLoss, detail));
             }
+            // A loss blamed on its receiver's crash or kill, which the log
+            // never shows: the cause it names did not happen.
+            Event::Dropped { seq, to, cause: cause @ (Cause::Crash | Cause::Killed), .. }
+                if !book_shows(book, *to, *cause) =>
+            {
+                self.unaccounted.remove(*seq);
+                let who = at.who(*to);
+                let fault = if *cause == Cause::Crash { "crash" } else { "kill" };
+                let detail = format!(
+                    "message #{seq} to {who} was lost to {who}'s {fault}, which the log never shows: no fault took it"
+                );
+                out.push(at.violation(Invariant::NoSilentLoss, detail));
+            }
             Event::Deliver { seq, .. } | Event::Dropped { seq, .. } => {
                 self.unaccounted.remove(*seq);
             }
@@ -149,6 +162,17 @@ impl NoSilentLoss {
                 ),
             });
         }
+    }
+}
+
+/// Whether the log has shown the fault a loss to `to` blames: for a crash,
+/// a crash (or a kill and a new process since, whose old mailbox a crash's
+/// rule empties); for a kill, `to` killed.
+fn book_shows(book: &Book, to: AgentId, cause: Cause) -> bool {
+    let Some(life) = book.life(to) else { return false };
+    match cause {
+        Cause::Killed => life == Life::Final(RosterStatus::Killed),
+        _ => book.agent(to).incarnation > 0,
     }
 }
 
@@ -187,6 +211,21 @@ mod tests {
         // Stopped by its end time, the run may yet deliver it.
         let o = Outcome { stop: Stop::EndTime, ..outcome(vec![(0, note(1))]) };
         assert_eq!(check(&o, &Default::default(), &[false, false]), vec![]);
+    }
+
+    #[test]
+    fn a_loss_blamed_on_a_crash_or_kill_the_log_never_shows_breaks_no_silent_loss() {
+        let lost =
+            |cause| Event::Dropped { seq: 1, to: ALICE, message_type: crate::protocol::MessageType::Message, cause };
+        let crash = Event::Crash { agent: ALICE, restart_at: None };
+        let killed = status(ALICE, crate::trace::RosterStatus::Killed);
+        assert_eq!(broken(vec![(0, note(1)), (1, crash), (1, lost(Cause::Crash))], false), vec![]);
+        assert_eq!(broken(vec![(0, note(1)), (1, killed), (1, lost(Cause::Killed))], false), vec![]);
+        for cause in [Cause::Crash, Cause::Killed] {
+            let v = violations(vec![(0, note(1)), (1, lost(cause))], false);
+            assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::NoSilentLoss], "{v:?}");
+            assert!(v[0].detail.contains("which the log never shows"), "{}", v[0].detail);
+        }
     }
 
     #[test]

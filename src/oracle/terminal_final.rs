@@ -41,6 +41,7 @@ mod tests {
     fn a_request_that_expires_after_its_answer_breaks_terminal_final() {
         let answered = vec![
             (0, opened(1, Kind::Plan, ALICE, LEAD)),
+            (1_000, delivered(1, Kind::Plan, ALICE, LEAD)),
             (1_000, applied(1, Kind::Plan, ALICE, LEAD, Status::Approved)),
         ];
         assert_eq!(broken(answered.clone(), true), vec![]);
