@@ -332,6 +332,35 @@ fn a_hostile_scenario_shows_as_text_on_the_served_page() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A step's words that open an HTML comment and a script (`<!--<script>`)
+/// leave the page's data block open to the end, and the stepper came up
+/// empty: every `<` in the data is now escaped, and the page steps.
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "needs chromium, not found when the tests were built: apt-get install chromium, or set CHROMIUM (.ci/run installs it)"
+)]
+fn a_step_whose_words_open_a_comment_and_a_script_still_steps_in_chromium() {
+    let browser = chromium().expect("chromium was found when the tests were built, and must start now");
+    let dir = std::env::temp_dir().join(format!("handshake-comment-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("comment.toml");
+    let text = "name = \"comment\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\n[[step]]\nat = \"1s\"\n\
+                do = \"shutdown\"\nto = \"alice\"\nreason = \"<!--<script>\"\n";
+    std::fs::write(&file, text).unwrap();
+    let page = dir.join("comment.html");
+    let ran =
+        Command::new(env!("CARGO_BIN_EXE_handshake")).arg("run").arg(&file).arg("--html").arg(&page).output().unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<!--<script>"), "the words reach the page's data escaped");
+    let dom = headless(&browser, &["--dump-dom"], &format!("file://{}#event=3", page.display()));
+    let at = shown(&dom);
+    assert!(at.contains("event 3 of"), "the stepper shows its step:\n{at}");
+    assert!(at.contains("<!--<script>"), "and the words as text:\n{at}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 43, points 2, 5 and 6, clicked as a person clicks: 22's deadlock
 /// formed by clicking its choices; the cycle drawn and `single-terminal`
 /// still holding; two steps back by clicking the path; a reload lands on

@@ -298,8 +298,11 @@ pub(super) fn controls(out: &mut String, runs: &[(&str, &str)], parted: Option<&
 /// One run's panes: every agent's state and the world's at the current
 /// event, and the steps they are looked up in (`view::steps`).
 pub(super) fn pane(out: &mut String, p: &str, steps: &serde_json::Value) {
-    // Inside a script element only `</` could end it early.
-    let data = steps.to_string().replace("</", "<\\/");
+    // Inside a script element, `</script` ends it early and `<!--` then
+    // `<script` makes the parser skip the real end (the "double-escaped"
+    // state): no `<` at all, then. In JSON a `<` is only ever inside a
+    // string, where `\u003c` reads back as the same text.
+    let data = steps.to_string().replace('<', "\\u003c");
     let _ = writeln!(
         out,
         "<div class=\"cards\" id=\"{p}cards\"></div><div id=\"{p}world\"></div>\
