@@ -26,7 +26,10 @@ pub enum ReadError {
     NotAFile(&'static str),
     /// A pipe that gave nothing: no program was writing to it.
     EmptyPipe,
-    NotUtf8,
+    /// Not UTF-8 from `line` on (counted from 1).
+    NotUtf8 {
+        line: u64,
+    },
     Io(String),
 }
 
@@ -59,7 +62,7 @@ impl std::fmt::Display for ReadError {
                 f,
                 "the pipe gave nothing: no program was writing to it (start the writer first, or use a regular file)"
             ),
-            ReadError::NotUtf8 => write!(f, "the file is not UTF-8 text"),
+            ReadError::NotUtf8 { line } => write!(f, "line {line} is not UTF-8 text (the whole file must be)"),
             ReadError::Io(e) => write!(f, "cannot read the file: {e}"),
         }
     }
@@ -115,7 +118,15 @@ fn read(path: &Path, max: u64, follow: bool) -> Result<String, ReadError> {
     if bytes.is_empty() && kind == Kind::Pipe {
         return Err(ReadError::EmptyPipe);
     }
-    String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        ReadError::NotUtf8 { line: line_of(&e.into_bytes()[..good]) }
+    })
+}
+
+/// The line (counted from 1) that starts after `before`.
+pub fn line_of(before: &[u8]) -> u64 {
+    1 + before.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 /// The regular file at `path`, opened to be read as it grows, never through
@@ -248,7 +259,7 @@ mod tests {
         assert_eq!(read_text(&f, 11).as_deref(), Ok("name = \"x\"\n"));
         assert_eq!(read_text(&f, 10), Err(ReadError::TooBig { bytes: Some(11), max: 10 }));
         std::fs::write(&f, [0xff, 0xfe]).unwrap();
-        assert_eq!(read_text(&f, 10), Err(ReadError::NotUtf8));
+        assert_eq!(read_text(&f, 10), Err(ReadError::NotUtf8 { line: 1 }));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -304,5 +315,15 @@ mod tests {
         }
         writer.join().unwrap();
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_is_refused_naming_the_line() {
+        let path = std::env::temp_dir().join(format!("handshake-not-utf8-{}.jsonl", std::process::id()));
+        std::fs::write(&path, b"{\"a\":1}\n{\"b\":2}\n\xff\n").unwrap();
+        let e = read_text(&path, 1 << 20).unwrap_err();
+        assert_eq!(e, ReadError::NotUtf8 { line: 3 });
+        assert_eq!(e.to_string(), "line 3 is not UTF-8 text (the whole file must be)");
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -168,9 +168,15 @@ pub fn create(path: &Path) -> Result<Pending, String> {
         return Ok(Pending { file: Some(std::io::BufWriter::new(file)), tmp: None, path: path.into(), slot: None });
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    // Short enough that the temporary name stays within a file name's limit.
-    let name: String =
-        path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().chars().take(100).collect());
+    // Short enough that the temporary name stays within a file name's limit
+    // (255 bytes, not characters: a name of wide characters is long in bytes).
+    let name: String = path.file_name().map_or_else(
+        || "output".into(),
+        |n| {
+            let mut bytes = 0;
+            n.to_string_lossy().chars().take_while(|c| (bytes += c.len_utf8(), bytes).1 <= 100).collect()
+        },
+    );
     static N: AtomicU64 = AtomicU64::new(0);
     let mut options = std::fs::OpenOptions::new();
     // A new file of our own, never one a link or another program put there.
@@ -234,6 +240,18 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "first");
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left.len(), 1, "no temporary file is left: {left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_name_long_in_bytes_but_within_the_limit_is_written() {
+        let dir = std::env::temp_dir().join(format!("handshake-output-wide-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // 83 characters of 3 bytes and ".toml": 254 bytes, a name the system takes.
+        let path = dir.join(format!("{}.toml", "日".repeat(83)));
+        write(&path, "wide").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "wide");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -337,6 +337,7 @@ fn problems_of_steps_and_faults() -> Vec<(String, &'static str)> {
         (fault("kind = \"dorp\"\n"), "unknown kind"),
         (fault("kind = \"drop\"\nagent = \"alice\"\n"), "does not apply to a drop fault"),
         (fault("kind = \"drop\"\ncount = 0\n"), "count = 0 touches nothing"),
+        (fault("kind = \"drop\"\ncount = -3\n"), "`count` must be a whole number from 1 to 4294967295, not -3"),
         (fault("kind = \"crash\"\nagent = \"alice\"\n"), "missing `at`"),
         (fault("kind = \"delay\"\n"), "missing `delay`"),
         (fault("kind = \"partition\"\n"), "missing `between`"),

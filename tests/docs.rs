@@ -422,3 +422,26 @@ fn the_bundled_page_lists_every_bundled_scenario() {
         common::bundled_files().iter().map(|f| f.file_stem().unwrap().to_string_lossy().into_owned()).collect();
     assert_eq!(listed, bundled, "docs/bundled.md against scenarios/");
 }
+
+/// Where the README or a doc counts the bundled scenarios ("the 51 bundled
+/// scenarios"), the count is today's (it said 51 when there were 58).
+#[test]
+fn every_count_of_the_bundled_scenarios_is_right() {
+    let bundled = common::bundled_files().len();
+    let mut wrong = Vec::new();
+    let mut pages = vec![root().join("README.md")];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        pages.push(entry.unwrap().path());
+    }
+    for page in pages.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+        let text = std::fs::read_to_string(page).unwrap();
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for w in words.windows(3) {
+            let counted = w[0].parse::<usize>().ok().filter(|_| w[1] == "bundled" && w[2].starts_with("scenarios"));
+            if let Some(n) = counted.filter(|n| *n != bundled) {
+                wrong.push(format!("{}: \"{} {} {}\"", page.display(), n, w[1], w[2]));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{bundled} scenarios are bundled, yet:\n{}", wrong.join("\n"));
+}

@@ -41,7 +41,7 @@ pub struct ExploreArgs {
     /// Tell identical teammates apart (by default, states that differ only in which one is which are one state)
     #[arg(long)]
     pub no_symmetry: bool,
-    /// Leave out the file's own [[fault]] entries (by default its crashes and forgeries are played at their times, drops and duplicates become budgets, and a fault the explorer cannot model is refused)
+    /// Leave out the file's own [[fault]] entries (by default they are played as a run plays them, at their times, except that counted or chance drops and duplicates become budgets and delays and reorders are covered by every arrival order)
     #[arg(long)]
     pub without_file_faults: bool,
     /// Also judge the file's [[expect]] entries at the end of every schedule (best without budgets: they describe the written schedule, and most fail once a message can be lost)

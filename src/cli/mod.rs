@@ -172,12 +172,13 @@ third of the median is warned about. Figures compare with docs/performance.md's 
     #[command(after_help = help_tail(examples("Examples", EXPLORE_EXAMPLES), "\
 Deliveries, timers and the faults you budget for are tried in every order; states already seen are\n\
 skipped (identical teammates are interchangeable), and the search is breadth first, so the first\n\
-violation found has the fewest steps. The file's crashes and forgeries are played at their times;\n\
-a fault the explorer cannot model (a stall, a partition, a replay) is refused with the reason.\n\
+violation found has the fewest steps. The file's own faults are played as a run plays them (crashes,\n\
+stalls, partitions, forgeries and replays at their times); its counted or chance drops and duplicates\n\
+become budgets spent anywhere, and its delays and reorders are covered by trying every arrival order.\n\
 See docs/explore.md.", &[
         (EXIT_OK, "the whole search ran and nothing broke (or only what the file expects)"),
         (EXIT_FAILED, "an invariant broke: the shortest schedule that breaks it is printed"),
-        (EXIT_BAD_INPUT, "bad input, or a file the explorer cannot model"),
+        (EXIT_BAD_INPUT, "bad input (a flag, the file), or a team too big to explore (over 10,000 teammates)"),
         (EXIT_BOUND, "the search stopped at --max-states, --max-depth or --max-memory with nothing found"),
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C) with nothing found: the states explored so far are reported"),
     ]))]

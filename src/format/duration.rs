@@ -21,6 +21,11 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
         humantime::DurationError::UnknownUnit { unit, .. } if !unit.is_empty() => {
             format!("{t:?} is not a duration: {unit:?} is not a unit (use ms, s, m, h, d or y); {LIKE}")
         }
+        // Too many digits after the point overflows the parser too, and is
+        // a grain finer than the clock's, not a long time.
+        humantime::DurationError::NumberOverflow if fraction_overflows(t) => {
+            format!("{t:?} is finer than a millisecond, the clock's grain")
+        }
         humantime::DurationError::NumberOverflow => format!("{t:?} is too long for any run"),
         _ => format!("{t:?} is not a duration: {LIKE}"),
     })?;
@@ -28,6 +33,13 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
         return Err(format!("{t:?} is finer than a millisecond, the clock's grain"));
     }
     u64::try_from(d.as_millis()).map(Millis).map_err(|_| format!("{t:?} is too long for any run"))
+}
+
+/// Whether each number in `t` has a whole part that fits (so what
+/// overflowed was its fraction).
+fn fraction_overflows(t: &str) -> bool {
+    let mut whole_parts = t.split(|c: char| !c.is_ascii_digit() && c != '.').filter(|n| !n.is_empty());
+    t.contains('.') && whole_parts.all(|n| n.split('.').next().is_none_or(|w| w.is_empty() || w.parse::<u64>().is_ok()))
 }
 
 /// A duration as people write it in a file, and as every output prints
@@ -80,6 +92,12 @@ mod tests {
         assert!(fast.contains("\"1h30m\"") && !fast.contains("expected number"), "{fast}");
         assert!(parse_duration("10 parsecs").unwrap_err().contains("\"parsecs\" is not a unit"));
         assert!(parse_duration("99999999999999999999y").unwrap_err().contains("too long"));
+        assert!(parse_duration("99999999999999999999.5s").unwrap_err().contains("too long"));
+        // Digits past the parser's after the point: too fine, not too long.
+        for fine in ["0.9999999999999999999999s", "0.0000001ms", "1s 0.00000000000000000001ms"] {
+            let e = parse_duration(fine).unwrap_err();
+            assert!(e.contains("finer than a millisecond"), "{fine}: {e}");
+        }
     }
 
     #[test]

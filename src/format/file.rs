@@ -1087,7 +1087,13 @@ impl Reader<'_> {
                 "delay",
                 "a duration in quotes like \"5s\", or a range like \"1s..5s\"",
             ),
-            count: self.small(count, "count", u32::MAX as u64, None),
+            // At least 1; a zero is read here and refused when the fault is
+            // built, with a message of its own (it touches nothing).
+            count: {
+                let zero =
+                    count.as_ref().is_some_and(|v| matches!(v.get_ref(), DeValue::Integer(i) if i.as_str() == "0"));
+                self.small_from(count, "count", if zero { 0 } else { 1 }, u32::MAX as u64, None)
+            },
             probability: self.number(probability, "probability"),
             restart: self.duration(f.take("restart"), "restart"),
             between: self.strings(f.take("between"), "between", "a list of two agents, like [\"lead\", \"alice\"]"),

@@ -248,14 +248,16 @@ pub(crate) fn first_lines(path: &Path) -> Result<String, crate::input::ReadError
     use std::io::{BufRead, Read};
     let file = crate::input::open_regular(path)?;
     let mut reader = std::io::BufReader::new(file).take(LINE_BOUND);
-    let (mut text, mut line, mut kept) = (String::new(), Vec::new(), 0);
+    let (mut text, mut line, mut kept, mut n) = (String::new(), Vec::new(), 0, 0);
     while kept < transcript::LOOKED_AT {
         line.clear();
+        n += 1;
         match reader.read_until(b'\n', &mut line).map_err(|e| crate::input::ReadError::Io(e.to_string()))? {
             0 => break,
             _ if line.iter().all(u8::is_ascii_whitespace) => continue,
             _ => {
-                text.push_str(std::str::from_utf8(&line).map_err(|_| crate::input::ReadError::NotUtf8)?);
+                let not_utf8 = |_| crate::input::ReadError::NotUtf8 { line: n };
+                text.push_str(std::str::from_utf8(&line).map_err(not_utf8)?);
                 if !text.ends_with('\n') {
                     text.push('\n');
                 }

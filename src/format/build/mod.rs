@@ -327,7 +327,7 @@ pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
                 "the pipe gave nothing: no program was writing to it".to_string(),
                 "start the program that writes to the pipe first, or give a regular file",
             ),
-            ReadError::NotUtf8 => (e.to_string(), "save it as UTF-8, the encoding TOML files are written in"),
+            ReadError::NotUtf8 { .. } => (e.to_string(), "save it as UTF-8, the encoding TOML files are written in"),
             ReadError::Io(_) => (e.to_string(), "check the path, and that you may read the file"),
         };
         let mut e = ScenarioError::whole_file(&shown, message);
@@ -767,8 +767,10 @@ pub struct LineIndex<'a> {
 
 impl<'a> LineIndex<'a> {
     pub fn new(src: &'a str) -> LineIndex<'a> {
-        let mut starts = vec![(0, true)];
-        for (i, b) in src.bytes().enumerate() {
+        // A byte-order mark is no character of the first line: its columns
+        // count from after it, as an editor shows them.
+        let mut starts = vec![(if src.starts_with('\u{feff}') { 3 } else { 0 }, true)];
+        for (i, b) in src.bytes().enumerate().skip(starts[0].0) {
             if b == b'\n' {
                 starts.push((i + 1, true));
             } else if !b.is_ascii() {
@@ -780,7 +782,7 @@ impl<'a> LineIndex<'a> {
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.src.len());
+        let offset = offset.min(self.src.len()).max(self.starts[0].0);
         let line = self.starts.partition_point(|(start, _)| *start <= offset);
         let (start, ascii) = self.starts[line - 1];
         let col = if ascii { offset - start } else { self.src.get(start..offset).map_or(0, |s| s.chars().count()) };
@@ -797,7 +799,7 @@ impl LineIndex<'_> {
     /// `span` clipped to that line. A character that would drive the
     /// terminal or reverse the text is shown as U+FFFD.
     pub fn excerpt(&self, span: Range<usize>) -> Excerpt {
-        let start = span.start.min(self.src.len());
+        let start = span.start.min(self.src.len()).max(self.starts[0].0);
         let line = self.starts.partition_point(|(s, _)| *s <= start);
         let line_start = self.starts[line - 1].0;
         let line_end = self.starts.get(line).map_or(self.src.len(), |(next, _)| next - 1);
@@ -887,5 +889,16 @@ mod tests {
         for (offset, want) in cases {
             assert_eq!(index.line_col(offset), want, "offset {offset}");
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_no_column_of_the_first_line() {
+        let src = "\u{feff}name = 1\nx = 2\n";
+        let index = LineIndex::new(src);
+        // `=` is the 6th character an editor shows on line 1.
+        assert_eq!(index.line_col(src.find('=').unwrap()), (1, 6));
+        assert_eq!(index.line_col(0), (1, 1));
+        assert_eq!(index.line_col(src.find('x').unwrap()), (2, 1));
+        assert_eq!(index.excerpt(3..7).text, "name = 1");
     }
 }
