@@ -19,21 +19,25 @@ pub fn stderr_color() -> bool {
 pub fn render(e: &ScenarioError, color: bool) -> String {
     let renderer = if color { Renderer::styled() } else { Renderer::plain() };
     let title = Level::ERROR.primary_title(e.message.as_str());
+    // A file's name is the user's text too: a newline or a terminal escape
+    // in it is written as an escape, as a scenario's text is.
+    let path = crate::input::shown(&e.path);
+    let path = path.as_ref();
     let mut group = match (&e.excerpt, e.line) {
         (Some(x), line) if line > 0 && !x.cut_before => {
             let (text, span) = cut(x);
             let annotation = AnnotationKind::Primary.span(span).label(e.label.as_deref());
-            title.element(Snippet::source(text).path(e.path.as_str()).line_start(line).annotation(annotation))
+            title.element(Snippet::source(text).path(path).line_start(line).annotation(annotation))
         }
         // Cut from a long line: the column the excerpt would give is not the
         // file's, so the place is given as the file has it.
         (Some(x), line) if line > 0 => {
-            let origin = Origin::path(e.path.as_str()).line(line).char_column(e.col);
+            let origin = Origin::path(path).line(line).char_column(e.col);
             let (text, span) = cut(x);
             let annotation = AnnotationKind::Primary.span(span).label(e.label.as_deref());
             title.element(origin).element(Snippet::source(text).line_start(line).annotation(annotation))
         }
-        _ => title.element(Origin::path(e.path.as_str())),
+        _ => title.element(Origin::path(path)),
     };
     if let Some(h) = &e.help {
         group = group.element(Level::HELP.message(h.as_str()));
@@ -70,4 +74,18 @@ fn cut(x: &crate::format::build::Excerpt) -> (String, std::ops::Range<usize>) {
     let after = if x.cut_after { "..." } else { "" };
     let shift = before.len();
     (format!("{before}{}{after}", x.text), x.span.start + shift..x.span.end + shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_name_that_would_drive_the_terminal_is_shown_escaped() {
+        let e = ScenarioError::whole_file("a\u{1b}[31mRED\u{1b}[0m\nb.toml", "bad");
+        let out = render(&e, false);
+        assert!(!out.contains('\u{1b}'), "{out:?}");
+        assert!(out.contains("--> a\\u{1b}[31mRED\\u{1b}[0m\\nb.toml"), "{out}");
+        assert_eq!(out.lines().count(), 2, "one line for the place: {out:?}");
+    }
 }

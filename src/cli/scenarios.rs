@@ -149,7 +149,12 @@ pub fn new(a: NewArgs) -> i32 {
         eprintln!("error: {e}; nothing was written");
         return EXIT_BAD_INPUT;
     }
-    println!("wrote {} ({what}); run it with: handshake run {} -v", a.file.display(), a.file.display());
+    let file = a.file.to_string_lossy();
+    println!(
+        "wrote {} ({what}); run it with: handshake run {} -v",
+        crate::input::shown(&file),
+        crate::words::shell_word(&file)
+    );
     EXIT_OK
 }
 
