@@ -454,3 +454,30 @@ fn a_bundled_scenario_is_served_but_never_saved() {
     assert_eq!(code, 403, "{body}");
     assert_eq!(std::fs::read_dir(&*dir).unwrap().count(), 0, "nothing written where it runs");
 }
+
+/// A flag the page would not use (a search bound, an output, JSON) is
+/// refused with --serve, exit 2, instead of ignored while the page serves.
+#[test]
+fn flags_the_page_does_not_use_are_refused_with_serve() {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/22-peer-deadlock.toml");
+    for flags in [
+        &["--max-latency", "5ms"][..],
+        &["--format", "json"],
+        &["--html", "never-written.html"],
+        &["--write", "never-written.toml"],
+        &["--save-schedule", "never-written.txt"],
+        &["--order", "depth"],
+        &["--compare"],
+        &["--max-states", "5"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["explore", &scenario.display().to_string(), "--serve"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("cannot be used with"), "{flags:?}: {said}");
+        assert!(!said.contains("http://"), "{flags:?}: nothing is served");
+    }
+}

@@ -72,7 +72,18 @@ pub struct ExploreArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Explore by hand instead of searching: serve a page on ADDR (default 127.0.0.1 and a free port, printed with the URL) on which you take each choice yourself; the budgets say what may go wrong. The page says what a search in the background finds through each choice, takes your path under a changed setting ("what if"), and edits the file: apply rereads it, save writes it (nothing is written otherwise). Ctrl-C stops it
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    // What the page does not use is refused with it, not ignored: a search
+    // flag, an output, another format.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:0",
+        conflicts_with_all = [
+            "max_depth", "max_states", "no_partial_order", "no_symmetry", "expect", "max_latency", "compare",
+            "jobs", "order", "write", "save_schedule", "html", "format",
+        ]
+    )]
     pub serve: Option<String>,
 }
 
