@@ -794,4 +794,15 @@ fn a_saved_schedule_replays_the_counterexample_on_the_actors() {
         .stderr_has("line 2: no agent named \"nobody\"")
         .ran_nothing();
     handshake(&["run", &p5, "--schedule", &schedule, "--seed", "999"]).expect_code(2).stderr_has("seed").ran_nothing();
+    // Another file's schedule reads, and its run parts from it: bad input
+    // too (it was a failed run with made-up expectation failures), and the
+    // trace asked for is not written.
+    let other = root().join("scenarios/01-happy-shutdown.toml").display().to_string();
+    let trace = dir.0.join("never.jsonl");
+    handshake(&["run", &other, "--schedule", &schedule, "--trace", &trace.display().to_string()])
+        .expect_code(2)
+        .stderr_has("this run parts from the schedule there")
+        .stderr_has("the run is not judged, and nothing was written")
+        .ran_nothing();
+    assert!(!trace.exists(), "no trace written");
 }

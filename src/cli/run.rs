@@ -448,6 +448,9 @@ fn single(
         let mut opts = options(a, a.verbose && a.format == Format::Text);
         opts.schedule = schedule.clone();
         let mut report = run_scenario(s, seed, opts);
+        if let Some(code) = parted_from_schedule(a, &report) {
+            return code;
+        }
         if a.format == Format::Text {
             print_report(&report, a);
         }
@@ -501,6 +504,17 @@ fn single(
     } else {
         EXIT_FAILED
     }
+}
+
+/// A run that parted from its `--schedule` (a choice it cannot take): the
+/// schedule was not this file's, or not this seed's. That is bad input, not
+/// a verdict: nothing is judged or written (the outputs are dropped unmade).
+fn parted_from_schedule(a: &RunArgs, report: &Report) -> Option<i32> {
+    let path = a.schedule.as_ref()?;
+    let parted = report.failures.iter().find(|f| f.check == "schedule")?;
+    let why = &parted.message;
+    let line = format!("--schedule {}: {why}; the run is not judged, and nothing was written", path.display());
+    Some(Refusal::line(line, Problem::in_flag("--schedule", why.clone()).at(path.display())).tell(a.format))
 }
 
 /// `--seeds`: the sweep played by the library, its progress shown as it
