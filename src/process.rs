@@ -19,6 +19,15 @@ pub fn resident_memory() -> Option<u64> {
     status_bytes("VmRSS:")
 }
 
+/// The bound a search takes when none is given: three quarters of the
+/// memory free as it starts. All of it left no room for the search's own
+/// overshoot between two looks or for the rest of the machine, and a
+/// search of big states (a team of 10,000) was killed by the kernel at
+/// the bound instead of stopping there.
+pub fn default_memory_bound() -> Option<u64> {
+    available_memory().map(|free| free / 4 * 3)
+}
+
 /// The memory the system has free for a new allocation (`MemAvailable`
 /// in `/proc/meminfo`), in bytes, where the system says.
 pub fn available_memory() -> Option<u64> {

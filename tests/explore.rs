@@ -766,6 +766,24 @@ fn a_memory_bound_stops_the_search_and_says_so() {
     assert_eq!((x.stopped_by, x.unique), (Some("max-states"), 10_001));
 }
 
+/// A state's size counts the queue it copies: a script of 5,000 steps is
+/// queued whole from the start, in every state, and a state counted as a
+/// few hundred bytes for its two agents let a search pass its memory bound
+/// fivefold between two looks (a hostile review: 1.4 GB at 300MB).
+#[test]
+fn a_long_scripts_states_are_counted_big_so_memory_is_looked_at_often() {
+    let mut text =
+        String::from("name = \"long\"\nabout = \"x\"\n[[teammate]]\nname = \"alice\"\n[[teammate]]\nname = \"bob\"\n");
+    for i in 0..5_000 {
+        text.push_str(&format!("[[step]]\nat = \"{i}ms\"\ndo = \"message\"\nfrom = \"alice\"\nto = \"bob\"\n"));
+    }
+    let long = load_str("long.toml", &text).expect("valid");
+    let short = load_str("short.toml", &text[..text.find("[[step]]").unwrap()]).expect("valid");
+    let bytes = |s: &Scenario| Model::new(s, Budgets::default(), true).state_bytes();
+    // Each queued step is at least a heap entry and a slot.
+    assert!(bytes(&long) >= bytes(&short) + 5_000 * 32, "{} against {}", bytes(&long), bytes(&short));
+}
+
 /// A teammate that ignores its shutdown request: it expires after 60 s and
 /// the kill default force-stops her.
 const IGNORES: &str = r#"

@@ -32,7 +32,7 @@ pub struct ExploreArgs {
     /// Stop after this many distinct states
     #[arg(long, default_value_t = Bounds::default().max_states, value_name = "N")]
     pub max_states: usize,
-    /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored, exit 3 [default: the memory free when the search begins]. Looked at every 10,000 distinct states, and for big states (a team of hundreds) every 64 MiB of them and before the first; a team of more than 10000 teammates is refused (exit 2). With --serve, the page's background search stops there (looked at every 64 states)
+    /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored, exit 3 [default: three quarters of the memory free when the search begins]. Looked at every 10,000 distinct states, and for big states (a team of hundreds) every 64 MiB of them and before the first; a team of more than 10000 teammates is refused (exit 2). With --serve, the page's background search stops there (looked at every 64 states)
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
     /// Explore every order of deliveries to different teammates too (to measure what the reduction saves)
@@ -147,7 +147,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         let setup = super::serve::Setup {
             flags: Budgets { drop: a.drop, duplicate: a.duplicate, crash: a.crash, forge: a.forge },
             without_file_faults: a.without_file_faults,
-            max_memory: a.max_memory.or_else(crate::process::available_memory),
+            max_memory: a.max_memory.or_else(crate::process::default_memory_bound),
         };
         return super::serve::serve(&a.path, &setup, addr);
     }
@@ -296,7 +296,7 @@ fn bounds(a: &ExploreArgs, order: Order) -> Bounds {
         max_states: a.max_states,
         // No bound given: what the system has free as the search starts, so
         // that a search of big states stops, said, rather than is killed.
-        max_memory: a.max_memory.or_else(crate::process::available_memory),
+        max_memory: a.max_memory.or_else(crate::process::default_memory_bound),
         partial_order: !a.no_partial_order,
         symmetry: !a.no_symmetry,
         jobs,
@@ -395,7 +395,11 @@ impl Report<'_> {
             ),
             Some("max-memory") => println!(
                 "stopped at --max-memory{}: states beyond it were not explored (a state of this team holds about {})",
-                if a.max_memory.is_none() { " (none given: the memory free when the search began)" } else { "" },
+                if a.max_memory.is_none() {
+                    " (none given: three quarters of the memory free when the search began)"
+                } else {
+                    ""
+                },
                 crate::words::bytes(x.state_bytes)
             ),
             Some(bound) => println!("stopped at --{bound}: states beyond it were not explored"),

@@ -338,13 +338,17 @@ impl Model {
 
     /// [`Model::state_bytes`] for `state`, whose messages in flight may be
     /// many more than the start's (a shutdown asked of ten thousand
-    /// teammates puts ten thousand in every state after it).
+    /// teammates puts ten thousand in every state after it), and whose
+    /// queue every state copies (a script of ten thousand steps queues them
+    /// all from the start: a megabyte a state, which counted as a few
+    /// hundred bytes let a search pass its bound fivefold between looks).
     pub fn bytes_of(&self, state: &State) -> u64 {
         const PER_AGENT: u64 = 128;
         const BASE: u64 = 1024;
         let agents = self.names.len() as u64;
         let flight = std::mem::size_of_val(state.flight());
-        BASE + std::mem::size_of::<State>() as u64 + agents * PER_AGENT + flight as u64
+        let queue = state.world.queue().bytes();
+        BASE + std::mem::size_of::<State>() as u64 + agents * PER_AGENT + (flight + queue) as u64
     }
 
     /// Groups of interchangeable teammates, each as the agents in it.

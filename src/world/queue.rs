@@ -123,6 +123,14 @@ impl Queue {
         self.heap.len()
     }
 
+    /// About the bytes a copy of the queue holds (its entries, not what
+    /// they point to): a long script queues every step from the start.
+    pub fn bytes(&self) -> usize {
+        self.heap.len() * std::mem::size_of::<Entry>()
+            + self.slab.len() * std::mem::size_of::<Option<Due>>()
+            + self.free.len() * std::mem::size_of::<u32>()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
