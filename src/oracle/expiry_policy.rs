@@ -23,6 +23,10 @@ pub(super) struct ExpiryPolicy {
     /// A shutdown each agent approved after its request had expired: sorted
     /// by agent, and only those that did (rarely any).
     obeyed_expired: Vec<(AgentId, RequestId)>,
+    /// Whether an obligation was about the event being judged (the kill an
+    /// expiry owed, say): set by `end_instant`, read by `observe` of the
+    /// same event, so never state between two events.
+    met: bool,
 }
 
 /// What an expiry's default requires of the events at its own instant.
@@ -92,13 +96,16 @@ impl ExpiryPolicy {
     /// an event at another instant ends the instant, which breaks a kill
     /// that never came. A broken one is placed at its expiry (see [`place`]).
     pub(super) fn end_instant(&mut self, names: &Names, e: &Stamped, out: &mut Vec<Violation>) {
+        self.met = false;
         if self.obligations.is_empty() {
             return;
         }
+        let met = &mut self.met;
         self.obligations.retain(|o| {
             let (broken, open) = if o.t != e.t {
                 (o.need == Need::Killed, false)
             } else if o.meets(&e.event) {
+                *met = true;
                 (o.need != Need::Killed, false)
             } else {
                 (false, true)
@@ -179,6 +186,17 @@ impl ExpiryPolicy {
                 verdict: crate::protocol::Verdict::Applied { to: crate::protocol::Status::Approved, .. },
                 ..
             } => self.another_plan_approved(book, *agent, *request_id),
+            // The runtime kills only as a shutdown's expiry default: a kill
+            // no expiry at this instant owed (none met it) is one the policy
+            // never ordered.
+            Event::Status { agent, status: RosterStatus::Killed } if !self.met => {
+                let detail = format!(
+                    "{} was killed, but no request to it expired then with the kill default: only the shutdown \
+                     policy's default kills",
+                    at.who(*agent)
+                );
+                out.push(at.violation(Invariant::ExpiryPolicy, detail));
+            }
             Event::Status { agent, status: RosterStatus::Shutdown } => {
                 let Some(id) = self.obeyed(*agent) else { return };
                 let Some(r) = book.request(id) else { return };
@@ -338,6 +356,24 @@ mod tests {
         w.finish(&Policy::default(), &outcome(vec![]).names, Millis(60_000), Stop::EndTime, &mut end);
         assert_eq!(end.len(), 1, "{end:?}");
         assert_eq!(end[0], *v);
+    }
+
+    #[test]
+    fn a_kill_no_expiry_owed_breaks_expiry_policy() {
+        assert_eq!(broken(kill_owed(60_000, 1, ALICE), false), vec![]);
+        // Killed after her shutdown was approved: nothing expired.
+        let log = vec![
+            (0, opened(1, Kind::Shutdown, LEAD, ALICE)),
+            (1_000, delivered(1, Kind::Shutdown, LEAD, ALICE)),
+            (1_000, applied(1, Kind::Shutdown, LEAD, ALICE, Status::Approved)),
+            (2_000, status(ALICE, RosterStatus::Killed)),
+        ];
+        let v = violations(log, false);
+        assert_eq!(
+            v.iter().map(|v| (v.invariant, v.event)).collect::<Vec<_>>(),
+            vec![(Invariant::ExpiryPolicy, Some(3))]
+        );
+        assert!(v[0].detail.contains("alice was killed, but no request to it expired then"), "{}", v[0].detail);
     }
 
     #[test]

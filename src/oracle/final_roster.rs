@@ -107,7 +107,8 @@ mod tests {
 
     #[test]
     fn a_killed_agent_that_writes_again_breaks_final_roster() {
-        let log = vec![(0, write_starts()), (1_000, write_step(1)), (2_000, status(ALICE, RosterStatus::Killed))];
+        let mut log = vec![(0, write_starts()), (1_000, write_step(1))];
+        log.extend(kill_owed(2_000, 1, ALICE));
         assert!(broken(log.clone(), false).is_empty());
         let mut after = log;
         after.push((3_000, write_step(2)));
@@ -116,13 +117,12 @@ mod tests {
 
     #[test]
     fn a_killed_agent_that_comes_back_breaks_final_roster() {
-        let log = vec![
+        let mut log = vec![
             (0, Event::Crash { agent: ALICE, restart_at: Some(Millis(5_000)) }),
             (0, status(ALICE, RosterStatus::Crashed)),
-            (1_000, status(ALICE, RosterStatus::Killed)),
-            (5_000, Event::Restart { agent: ALICE }),
-            (5_000, status(ALICE, RosterStatus::Working)),
         ];
+        log.extend(kill_owed(1_000, 1, ALICE));
+        log.extend([(5_000, Event::Restart { agent: ALICE }), (5_000, status(ALICE, RosterStatus::Working))]);
         let found = broken(log, false);
         assert!(found.contains(&Invariant::FinalRoster), "{found:?}");
         assert!(found.iter().all(|i| *i == Invariant::FinalRoster), "{found:?}");
@@ -131,15 +131,16 @@ mod tests {
     #[test]
     fn a_respawn_brings_back_a_stopped_agent_but_not_a_running_one() {
         let after = |end: RosterStatus| {
-            broken(
-                vec![
-                    (0, status(ALICE, end)),
-                    (1_000, Event::Respawn { agent: ALICE }),
-                    (1_000, status(ALICE, RosterStatus::Working)),
-                    (2_000, write_starts()),
-                ],
-                false,
-            )
+            let mut log = match end {
+                RosterStatus::Killed => kill_owed(0, 1, ALICE),
+                _ => vec![(0, status(ALICE, end))],
+            };
+            log.extend([
+                (1_000, Event::Respawn { agent: ALICE }),
+                (1_000, status(ALICE, RosterStatus::Working)),
+                (2_000, write_starts()),
+            ]);
+            broken(log, false)
         };
         assert!(after(RosterStatus::Shutdown).is_empty());
         assert!(after(RosterStatus::Killed).is_empty());

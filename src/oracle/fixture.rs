@@ -110,6 +110,18 @@ pub(super) fn applied(n: u8, kind: Kind, at: AgentId, sender: AgentId, to: Statu
     }
 }
 
+/// The lead's shutdown request `n` to `target`, opened with its deadline
+/// at `t`, expiring then, and the kill its default owes: a kill as the
+/// runtime logs one (it kills only so).
+pub(super) fn kill_owed(t: u64, n: u8, target: AgentId) -> Vec<(u64, Event)> {
+    let mut asked = opened(n, Kind::Shutdown, LEAD, target);
+    if let Event::Opened { deadline, .. } = &mut asked {
+        *deadline = Millis(t);
+    }
+    let expired = Event::Expired { id: id(n), kind: Kind::Shutdown, default: crate::protocol::kinds::shutdown::KILL };
+    vec![(t, asked), (t, expired), (t, status(target, RosterStatus::Killed))]
+}
+
 /// Feeds `log` to a fresh watcher; returns what each event pushed.
 pub(super) fn fed(log: &[(u64, Event)]) -> (Watch, Vec<Vec<Violation>>) {
     let o = outcome(log.to_vec());

@@ -218,9 +218,11 @@ mod tests {
         let lost =
             |cause| Event::Dropped { seq: 1, to: ALICE, message_type: crate::protocol::MessageType::Message, cause };
         let crash = Event::Crash { agent: ALICE, restart_at: None };
-        let killed = status(ALICE, crate::trace::RosterStatus::Killed);
         assert_eq!(broken(vec![(0, note(1)), (1, crash), (1, lost(Cause::Crash))], false), vec![]);
-        assert_eq!(broken(vec![(0, note(1)), (1, killed), (1, lost(Cause::Killed))], false), vec![]);
+        let mut killed = vec![(0, note(1))];
+        killed.extend(kill_owed(1, 2, ALICE));
+        killed.push((1, lost(Cause::Killed)));
+        assert_eq!(broken(killed, false), vec![]);
         for cause in [Cause::Crash, Cause::Killed] {
             let v = violations(vec![(0, note(1)), (1, lost(cause))], false);
             assert_eq!(v.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec![Invariant::NoSilentLoss], "{v:?}");
