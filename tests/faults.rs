@@ -207,3 +207,36 @@ fn a_message_to_a_crashed_agent_is_refused_at_send_time() {
     assert!(lost(&o).is_empty());
     assert_eq!(o.status_of("alice").map(|s| s.to_string()), Some("crashed".into()));
 }
+
+/// A restart belongs to the crash that scheduled it: once a respawn and a
+/// second crash have come between, the first crash's restart is void and
+/// the second's brings the agent back (found by fuzz: the first one's
+/// restart revived her 42 s before her own was due).
+#[test]
+fn a_restart_is_the_crash_it_belongs_to() {
+    let toml = r#"
+name = "two-crashes"
+about = "Alice crashes, is respawned, and crashes again before the first crash's restart is due."
+[[teammate]]
+name = "alice"
+[[step]]
+at = "2s"
+do = "respawn"
+to = "alice"
+[[fault]]
+kind = "crash"
+at = "1s"
+agent = "alice"
+restart = "10s"
+[[fault]]
+kind = "crash"
+at = "3s"
+agent = "alice"
+restart = "20s"
+"#;
+    let (r, o) = run(toml, 1);
+    let restarts: Vec<u64> =
+        o.events.iter().filter(|e| matches!(e.event, Event::Restart { .. })).map(|e| e.t.0).collect();
+    assert_eq!(restarts, vec![23_000], "only the second crash's restart, at 3 s + 20 s");
+    assert!(r.passed, "{:?}", r.failures);
+}

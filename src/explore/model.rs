@@ -677,7 +677,7 @@ fn named_by_faults(spec: &crate::world::TeamSpec) -> Vec<AgentId> {
             | Scheduled::DisplayCap { agent, .. }
             | Scheduled::PhantomSend { from: agent, .. }
             | Scheduled::MisroutedId { agent }
-            | Scheduled::Restart { agent }
+            | Scheduled::Restart { agent, .. }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => out.push(*agent),
             Scheduled::Forge { claimed_from, to, .. } => out.extend([*claimed_from, *to]),

@@ -116,7 +116,7 @@ pub fn owner(due: &Due) -> AgentId {
             | Scheduled::DisplayCap { agent, .. }
             | Scheduled::PhantomSend { from: agent, .. }
             | Scheduled::MisroutedId { agent }
-            | Scheduled::Restart { agent }
+            | Scheduled::Restart { agent, .. }
             | Scheduled::Stall { agent, .. }
             | Scheduled::Unstall { agent, .. } => *agent,
             Scheduled::Forge { to, .. } | Scheduled::ReleaseReorder { to, .. } => *to,
@@ -207,7 +207,11 @@ impl<S: Shell> World<S> {
                 let now = self.now();
                 self.crash(*agent, restart.then_some(now));
             }
-            Choice::Restart { agent } => faults::fire(self, Scheduled::Restart { agent: *agent }),
+            Choice::Restart { agent } => {
+                // Chosen now, so for the incarnation the agent is in.
+                let epoch = self.sim.epochs[agent.index()];
+                faults::fire(self, Scheduled::Restart { agent: *agent, epoch })
+            }
             Choice::Inject { from, to, message } => faults::fire(
                 self,
                 Scheduled::Forge { claimed_from: *from, to: *to, message: message.clone(), id_label: None },

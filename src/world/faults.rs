@@ -51,8 +51,13 @@ pub enum Scheduled {
     MisroutedId {
         agent: AgentId,
     },
+    /// The restart a crash scheduled, for the incarnation that crash left:
+    /// a later crash or a respawn moves the incarnation on, and this
+    /// restart is then void (found by fuzz: a first crash's restart brought
+    /// back the agent a second crash had downed, long before the second's).
     Restart {
         agent: AgentId,
+        epoch: u32,
     },
     Stall {
         agent: AgentId,
@@ -97,7 +102,7 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
     tracing::debug!(at = %w.now(), fault = ?f, "fault fires");
     match f {
         Scheduled::Crash { agent, restart_after } => w.crash_for(agent, restart_after),
-        Scheduled::Restart { agent } => restart(w, agent),
+        Scheduled::Restart { agent, epoch } => restart(w, agent, epoch),
         Scheduled::TornWrite { agent, restart_after } => filebox::tear_next(w, agent, restart_after),
         Scheduled::JunkLine { agent, text } => filebox::write_junk(w, agent, &text),
         Scheduled::RepeatedDelivery { agent, times } => super::teambox::fail_marks(w, agent, times),
@@ -118,7 +123,11 @@ pub fn fire<S: Shell>(w: &mut World<S>, f: Scheduled) {
 
 /// A crashed agent comes back, a new incarnation, unless it was killed
 /// while it was down (the kill stands).
-fn restart<S: Shell>(w: &mut World<S>, agent: AgentId) {
+fn restart<S: Shell>(w: &mut World<S>, agent: AgentId, epoch: u32) {
+    // Another crash's restart, or one a respawn made void: not this one's.
+    if w.sim.epochs[agent.index()] != epoch {
+        return;
+    }
     if !w.sim.restarts_due.remove(&agent) || w.sim.roster.statuses[agent.index()] != RosterStatus::Crashed {
         return;
     }

@@ -473,7 +473,8 @@ impl<S: Shell> World<S> {
         let restart_at = restart_after.map(|after| self.now().after(after));
         if self.crash(agent, restart_at) {
             if let Some(at) = restart_at {
-                self.schedule(at, Due::Fault(faults::Scheduled::Restart { agent }));
+                let epoch = self.sim.epochs[agent.index()];
+                self.schedule(at, Due::Fault(faults::Scheduled::Restart { agent, epoch }));
             }
         }
     }

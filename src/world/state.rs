@@ -346,8 +346,8 @@ impl Fingerprint for Scheduled {
                 c.text(to);
                 c.text(text);
             }
-            Scheduled::Restart { agent } => {
-                c.word(3);
+            Scheduled::Restart { agent, epoch } => {
+                c.word(3 | (*epoch as u64) << 8);
                 c.agent(*agent);
             }
             Scheduled::Stall { agent, until } => {

@@ -77,6 +77,11 @@ pub fn turn<S: Shell>(w: &mut World<S>, me: AgentId, life: &mut Life, agent: &mu
                 // a crash or kill came before it ran: it waits, unstarted, for
                 // the restart that crash may bring, which is then its start.
                 agent.reset_for_respawn();
+                // The old process's stop is not the new one's: the restart
+                // starts it (found by fuzz: a teammate that had shut down,
+                // respawned behind a stall and crashed, stayed stopped after
+                // its restart, and its plan never expired).
+                life.stopped = false;
                 let name = &w.names[me.index()];
                 let text = format!("{name}'s new process went down before it started");
                 w.record(Event::Note { text });
