@@ -125,7 +125,7 @@ fn read(path: &Path, max: u64, follow: bool) -> Result<String, ReadError> {
 }
 
 /// The line (counted from 1) that starts after `before`.
-pub fn line_of(before: &[u8]) -> u64 {
+fn line_of(before: &[u8]) -> u64 {
     1 + before.iter().filter(|&&b| b == b'\n').count() as u64
 }
 

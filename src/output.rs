@@ -172,10 +172,7 @@ pub fn create(path: &Path) -> Result<Pending, String> {
     // (255 bytes, not characters: a name of wide characters is long in bytes).
     let name: String = path.file_name().map_or_else(
         || "output".into(),
-        |n| {
-            let mut bytes = 0;
-            n.to_string_lossy().chars().take_while(|c| (bytes += c.len_utf8(), bytes).1 <= 100).collect()
-        },
+        |n| n.to_string_lossy().char_indices().take_while(|(i, c)| i + c.len_utf8() <= 100).map(|(_, c)| c).collect(),
     );
     static N: AtomicU64 = AtomicU64::new(0);
     let mut options = std::fs::OpenOptions::new();

@@ -463,11 +463,7 @@ mod tests {
         let gate_opens = (5_000, Event::Gate { agent: ALICE, state: crate::protocol::GateState::Approved });
         let log = |approved_first: bool| {
             // Plan 1 was sent with a 5 s timeout: it is due at 5 s.
-            let mut first = opened(1, Kind::Plan, ALICE, LEAD);
-            if let Event::Opened { deadline, .. } = &mut first {
-                *deadline = Millis(5_000);
-            }
-            let mut log = vec![(0, first), (5_000, reject.clone())];
+            let mut log = vec![(0, opened_due(1, Kind::Plan, ALICE, LEAD, 5_000)), (5_000, reject.clone())];
             log.push((5_000, opened(2, Kind::Plan, ALICE, LEAD)));
             let approved = [
                 (5_000, delivered(2, Kind::Plan, ALICE, LEAD)),

@@ -75,13 +75,18 @@ pub(super) fn write_starts() -> Event {
 }
 
 pub(super) fn opened(n: u8, kind: Kind, requester: AgentId, target: AgentId) -> Event {
+    opened_due(n, kind, requester, target, 60_000)
+}
+
+/// As [`opened`], due at `deadline`.
+pub(super) fn opened_due(n: u8, kind: Kind, requester: AgentId, target: AgentId, deadline: u64) -> Event {
     Event::Opened {
         id: id(n),
         label: Label::Auto { teammate: if requester == LEAD { target } else { requester }, kind, n: n as u32 },
         kind,
         requester,
         target,
-        deadline: Millis(60_000),
+        deadline: Millis(deadline),
     }
 }
 
@@ -114,10 +119,7 @@ pub(super) fn applied(n: u8, kind: Kind, at: AgentId, sender: AgentId, to: Statu
 /// at `t`, expiring then, and the kill its default owes: a kill as the
 /// runtime logs one (it kills only so).
 pub(super) fn kill_owed(t: u64, n: u8, target: AgentId) -> Vec<(u64, Event)> {
-    let mut asked = opened(n, Kind::Shutdown, LEAD, target);
-    if let Event::Opened { deadline, .. } = &mut asked {
-        *deadline = Millis(t);
-    }
+    let asked = opened_due(n, Kind::Shutdown, LEAD, target, t);
     let expired = Event::Expired { id: id(n), kind: Kind::Shutdown, default: crate::protocol::kinds::shutdown::KILL };
     vec![(t, asked), (t, expired), (t, status(target, RosterStatus::Killed))]
 }

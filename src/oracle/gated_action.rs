@@ -191,10 +191,7 @@ impl GatedAction {
             }
             Event::Act { agent, action, blocked: None, path } if action.is_mutating() => {
                 if let Some(path) = path {
-                    match self.writing.binary_search_by_key(agent, |(a, _)| *a) {
-                        Ok(k) => self.writing[k].1 = path.clone(),
-                        Err(k) => self.writing.insert(k, (*agent, path.clone())),
-                    }
+                    self.start_writing(*agent, path);
                 }
                 let g = self.gate(*agent);
                 let what = || path.as_deref().map(|p| format!(" {p}")).unwrap_or_default();
@@ -220,6 +217,13 @@ impl GatedAction {
 
     fn writing_of(&self, agent: AgentId) -> Option<&Text> {
         self.writing.binary_search_by_key(&agent, |(a, _)| *a).ok().map(|k| &self.writing[k].1)
+    }
+
+    fn start_writing(&mut self, agent: AgentId, path: &Text) {
+        match self.writing.binary_search_by_key(&agent, |(a, _)| *a) {
+            Ok(k) => self.writing[k].1 = path.clone(),
+            Err(k) => self.writing.insert(k, (agent, path.clone())),
+        }
     }
 
     fn stop_writing(&mut self, agent: AgentId) {

@@ -84,14 +84,7 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
         scenarios: first
             .scenarios
             .iter()
-            .map(|r| ScenarioRow {
-                name: r.name.clone(),
-                path: r.path.clone(),
-                contents: r.contents.clone(),
-                seeds: 0,
-                failed: 0,
-                real_ms: 0.0,
-            })
+            .map(|r| ScenarioRow::unplayed(r.name.clone(), r.path.clone(), r.contents.clone()))
             .collect(),
         options: first.options.clone(),
         determinism: first.determinism.as_ref().map(|_| Determinism { compared: 0, nondeterministic: Vec::new() }),

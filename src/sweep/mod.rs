@@ -90,12 +90,12 @@ impl<'a> Sweep<'a> {
         let Settings { scenarios, sources, seeds: (from, to), shard, check_determinism, .. } = self.settings;
         let plan = self.plan;
         let total = plan.runs();
-        let ids: Vec<(String, String, String)> = scenarios
+        let rows = scenarios
             .iter()
             .zip(sources)
-            .map(|(s, (_, text))| (s.name.clone(), s.path.clone(), contents_hash(text)))
+            .map(|(s, (_, text))| ScenarioRow::unplayed(s.name.clone(), s.path.clone(), contents_hash(text)))
             .collect();
-        let mut tally = Tally::new(&ids, plan.seeds_per_scenario());
+        let mut tally = Tally::new(rows, plan.seeds_per_scenario());
         let started = std::time::Instant::now();
         let jobs = self.settings.jobs;
         tracing::info!(runs = total, scenarios = scenarios.len(), from, to, shard = ?shard, jobs, "sweep starts");

@@ -60,6 +60,13 @@ pub struct ScenarioRow {
     pub real_ms: f64,
 }
 
+impl ScenarioRow {
+    /// A scenario's row before any of its seeds is counted.
+    pub fn unplayed(name: String, path: String, contents: String) -> ScenarioRow {
+        ScenarioRow { name, path, contents, seeds: 0, failed: 0, real_ms: 0.0 }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FailedSeed {

@@ -18,21 +18,11 @@ pub struct Tally {
 
 impl Tally {
     /// Rows count the seeds as they are played (all of them, unless the
-    /// sweep was interrupted); `_seeds` is how many each will have at most.
-    /// `scenarios` holds each one's name, path and contents' hash.
-    pub fn new(scenarios: &[(String, String, String)], _seeds: u64) -> Tally {
-        let rows = scenarios
-            .iter()
-            .map(|(name, path, contents)| ScenarioRow {
-                name: name.clone(),
-                path: path.clone(),
-                contents: contents.clone(),
-                seeds: 0,
-                failed: 0,
-                real_ms: 0.0,
-            })
-            .collect();
-        Tally { rows, failed: scenarios.iter().map(|_| BTreeMap::new()).collect(), nondeterministic: Vec::new() }
+    /// sweep was interrupted), from `rows` unplayed; `_seeds` is how many
+    /// each will have at most.
+    pub fn new(rows: Vec<ScenarioRow>, _seeds: u64) -> Tally {
+        let failed = rows.iter().map(|_| BTreeMap::new()).collect();
+        Tally { rows, failed, nondeterministic: Vec::new() }
     }
 
     /// One seed of scenario `s`, played once (or twice, compared, with
@@ -101,11 +91,8 @@ mod tests {
 
     #[test]
     fn a_tally_keeps_rows_and_failures_never_a_row_per_run() {
-        let ids = vec![
-            ("a".to_string(), "a.toml".to_string(), String::new()),
-            ("b".to_string(), "b.toml".to_string(), String::new()),
-        ];
-        let mut tally = Tally::new(&ids, 1_000_000);
+        let rows = ["a", "b"].map(|n| ScenarioRow::unplayed(n.into(), format!("{n}.toml"), String::new()));
+        let mut tally = Tally::new(rows.into(), 1_000_000);
         let failed = Played { passed: false, why: "single-terminal — x".into(), real_ms: 1.0, hash: None };
         // Out of order, as threads finish them.
         for seed in (0..1_000_000u64).rev() {
@@ -125,8 +112,8 @@ mod tests {
 
     #[test]
     fn a_sweep_that_fails_every_run_lists_each_scenarios_lowest_failing_seeds_and_counts_the_rest() {
-        let ids = vec![("a".to_string(), "a.toml".to_string(), String::new())];
-        let mut tally = Tally::new(&ids, 1_000_000);
+        let rows = vec![ScenarioRow::unplayed("a".into(), "a.toml".into(), String::new())];
+        let mut tally = Tally::new(rows, 1_000_000);
         let failed = Played { passed: false, why: "x".into(), real_ms: 1.0, hash: None };
         // Out of order, as threads finish them: the listed seeds are the same.
         for k in 0..1_000_000u64 {
