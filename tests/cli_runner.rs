@@ -806,3 +806,50 @@ fn a_saved_schedule_replays_the_counterexample_on_the_actors() {
         .ran_nothing();
     assert!(!trace.exists(), "no trace written");
 }
+
+/// A schedule is judged as the explorer judged it. Without `--expect` the
+/// explorer holds a path to the invariants alone, a violation the file
+/// expects allowed: the printed `run --schedule` line passed, as explore
+/// did, and does not fail on the file's end-state expectations (it exited
+/// 1 on the bundled file's "file is complete", which describes the file's
+/// own run). With `--expect` the header says so and `run` judges them too.
+#[test]
+fn a_saved_schedule_is_judged_as_the_explorer_judged_it() {
+    let dir = TempDir::new("schedule-judged");
+    let file = root().join("scenarios/12-kind-check-off.toml").display().to_string();
+    let schedule = dir.0.join("expected.schedule").display().to_string();
+    handshake(&["explore", &file, "--save-schedule", &schedule])
+        .expect_code(0)
+        .stdout_has("as the file expects")
+        .stderr_has("--schedule");
+    let text = std::fs::read_to_string(&schedule).expect("written");
+    assert!(text.starts_with("{\"handshake_schedule\":1,\"seed\":1,\"file_faults\":true}\n"), "{text}");
+    handshake(&["run", &file, "--schedule", &schedule])
+        .expect_code(0)
+        .stdout_has("judged as the explorer judged this schedule");
+    let json = |args: &[&str]| -> Value {
+        let r = handshake(args);
+        r.expect_code(0);
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()))
+    };
+    let doc = json(&["run", &file, "--schedule", &schedule, "--format", "json"]);
+    assert_eq!(doc["scenarios"][0]["expectations_judged"], Value::Bool(false), "{doc}");
+    assert!(
+        !doc["scenarios"][0]["violations"].as_array().expect("a list").is_empty(),
+        "it reached the violation: {doc}"
+    );
+    // The file's own run says nothing of it: every expectation judged.
+    let own = json(&["run", &file, "--format", "json"]);
+    assert!(own["scenarios"][0].get("expectations_judged").is_none(), "{own}");
+
+    let deadlock = root().join("scenarios/22-peer-deadlock.toml").display().to_string();
+    let judged = dir.0.join("judged.schedule").display().to_string();
+    handshake(&["explore", &deadlock, "--expect", "--max-latency", "5ms", "--save-schedule", &judged])
+        .expect_code(1)
+        .stdout_has("the file's expectations");
+    let text = std::fs::read_to_string(&judged).expect("written");
+    assert!(text.lines().next().is_some_and(|h| h.ends_with(",\"expect\":true}")), "{text}");
+    handshake(&["run", &deadlock, "--schedule", &judged]).expect_code(1).stdout_has("expected expired");
+    let r = handshake(&["run", &deadlock, "--schedule", &judged]);
+    assert!(!r.stdout.contains("judged as the explorer judged"), "{}", r.explain());
+}

@@ -85,6 +85,8 @@ fn every_document_the_program_prints_is_valid_by_the_published_schema() {
         out
     };
     let (one, two) = (shard("1"), shard("2"));
+    let schedule = scratch("found.schedule");
+    handshake(&["explore", "scenarios/12-kind-check-off.toml", "--save-schedule", &schedule]).expect_code(0);
 
     // Each document with what it was made to show, so that the schema is
     // held to the rich cases, not only the empty ones.
@@ -100,6 +102,8 @@ fn every_document_the_program_prints_is_valid_by_the_published_schema() {
         runs.len() == common::bundled_files().len() && runs.iter().any(|s| s["deadlocks"][0].is_object())
     });
     add("run", &["run", &wrong, HAPPY, "--format", "json"], 1, |d| d["scenarios"][0]["failures"][0].is_object());
+    let replay = ["run", "scenarios/12-kind-check-off.toml", "--schedule", &schedule, "--format", "json"];
+    add("run", &replay, 0, |d| d["scenarios"][0]["expectations_judged"] == false);
     add("sweep", &["run", "scenarios", "--seeds", "1..3", "--format", "json"], 0, any);
     add("sweep", &["run", &wrong, "--seeds", "1..4", "--format", "json"], 1, |d| d["failed"][0].is_object());
     let twice = ["run", HAPPY, "--seeds", "1..5", "--shard", "2/2", "--check-determinism", "--format", "json"];

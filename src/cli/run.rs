@@ -688,6 +688,13 @@ fn print_report(r: &Report, a: &RunArgs) {
         let by = r.stopped_by.strip_prefix("the ").unwrap_or(r.stopped_by);
         println!("      stopped by the {by} at {}{pending}", Millis(r.virtual_ms));
     }
+    if r.expectations_judged == Some(false) {
+        println!(
+            "      judged as the explorer judged this schedule: by the invariants (a violation the file expects \
+             may happen, need not); the file's [[expect]] entries describe its own run and were not judged \
+             (`explore --expect` judges them, and its schedules say so)"
+        );
+    }
     for d in &r.deadlocks {
         let formed = Millis(d.formed_ms);
         match (d.broken_ms, &d.broken_by) {

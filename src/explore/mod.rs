@@ -253,13 +253,21 @@ pub struct Counterexample {
     /// Whether the file's own crashes and forgeries were played (a written
     /// scenario then keeps them).
     pub file_faults: bool,
+    /// Whether schedules were judged by the file's `[[expect]]` entries too
+    /// (`Bounds::expectations`): `run --schedule` then judges them as well.
+    pub expectations: bool,
 }
 
 impl Counterexample {
     /// The schedule the actors replay this counterexample with, exactly
     /// (`handshake run FILE --schedule S`).
     pub fn schedule(&self) -> crate::world::Schedule {
-        crate::world::Schedule { seed: self.seed, file_faults: self.file_faults, choices: self.choices.clone() }
+        crate::world::Schedule {
+            seed: self.seed,
+            file_faults: self.file_faults,
+            expectations: self.expectations,
+            choices: self.choices.clone(),
+        }
     }
 
     /// The schedule as the file `run --schedule` reads, each choice noted
@@ -512,6 +520,22 @@ const BATCH: usize = 2048;
 /// batch runs while the pool expands the next one, and the states a merge
 /// let go are freed there too: the merge was the part that kept a core idle.
 pub fn explore_with(
+    scenario: &dyn Subject,
+    budgets: Budgets,
+    bounds: Bounds,
+    progress: &mut dyn FnMut(&Exploration),
+) -> Exploration {
+    let expectations = bounds.expectations;
+    let mut out = run_search(scenario, budgets, bounds, progress);
+    for c in out.counterexample.iter_mut().chain(&mut out.expected).chain(&mut out.deadlock) {
+        c.expectations = expectations;
+    }
+    out
+}
+
+/// The search [`explore_with`] makes, its counterexamples not yet told how
+/// they were judged.
+fn run_search(
     scenario: &dyn Subject,
     budgets: Budgets,
     bounds: Bounds,
@@ -1140,6 +1164,7 @@ fn expectations_at_end(model: &Model, scenario: &dyn Subject, seen: &Seen, fp: u
         names: Names { agents: names, labels: BTreeMap::new() },
         events: outcome.events,
         file_faults: model.plays_file_faults(),
+        expectations: true,
     })
 }
 
@@ -1185,5 +1210,7 @@ fn rebuild(model: &Model, seen: &Seen, fp: u64, last: Option<u32>, found: Option
         names: bare,
         events,
         file_faults: model.plays_file_faults(),
+        // Told by `explore_with`, which knows the bounds.
+        expectations: false,
     }
 }

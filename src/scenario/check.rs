@@ -104,6 +104,12 @@ pub struct Report {
     /// Requests still pending when the run stopped, by label.
     pub pending: Vec<String>,
     pub deadlocks: Vec<DeadlockReport>,
+    /// `Some(false)` for a run that followed a schedule the explorer judged
+    /// by the invariants alone: the file's `[[expect]]` entries, which
+    /// describe its own run, were not judged (a violation it expects was
+    /// allowed, not required). Absent otherwise: they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectations_judged: Option<bool>,
     /// How many events the run's trace holds: a sweep's measure of work
     /// (`bench::sweep`), known without keeping the outcome.
     #[serde(skip)]
@@ -170,6 +176,9 @@ impl RunOptions {
 
 pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let mut spec = s.team_spec(seed, opts.cap);
+    // A schedule is judged as the explorer judged it: by the file's
+    // expectations only if it was (`explore --expect`).
+    let expectations = opts.schedule.as_ref().is_none_or(|x| x.expectations);
     if let Some(schedule) = opts.schedule.take() {
         // The world the explorer searched, which the schedule was taken in.
         spec = spec.as_explored(schedule.file_faults);
@@ -192,7 +201,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
     let real = started.elapsed();
     let violations = oracle::check(&outcome, s.policy(), &s.require_plan());
     let deadlocks = deadlocks(&outcome);
-    let mut failures = judge(s, &outcome, &violations, &deadlocks, budget);
+    let mut failures = judge(s, &outcome, &violations, &deadlocks, budget, expectations);
     if let Some(e) = &outcome.schedule_error {
         failures.push(Failure {
             check: "schedule".into(),
@@ -263,6 +272,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
         },
         pending,
         deadlocks,
+        expectations_judged: (!expectations).then_some(false),
         events: outcome.events.len(),
         requests,
         roster,
@@ -302,15 +312,20 @@ fn context(o: &Outcome, upto: usize, focus: impl Fn(&Event) -> bool, n: usize) -
 pub fn judge_outcome(s: &Scenario, o: &Outcome) -> Vec<Failure> {
     let violations = oracle::check(o, s.policy(), &s.require_plan());
     let deadlocks = deadlocks(o);
-    judge(s, o, &violations, &deadlocks, std::time::Duration::MAX)
+    judge(s, o, &violations, &deadlocks, std::time::Duration::MAX, true)
 }
 
+/// What failed in run `o` of `s`: a guard's stop, a violation or deadlock
+/// the file does not expect, and, with `expectations`, each `[[expect]]`
+/// entry not met. Without it (a schedule the explorer judged by the
+/// invariants alone) a violation the file expects is allowed, not required.
 fn judge(
     s: &Scenario,
     o: &Outcome,
     violations: &[Violation],
     all_deadlocks: &[DeadlockReport],
     budget: std::time::Duration,
+    expectations: bool,
 ) -> Vec<Failure> {
     let mut failures = Vec::new();
     let last = o.events.len().saturating_sub(1);
@@ -319,7 +334,9 @@ fn judge(
     if s.policy().fail_on_deadlock {
         unexpected_deadlocks(s, o, all_deadlocks, last, &mut failures);
     }
-    unmet_expectations(s, o, &seen, all_deadlocks, last, &mut failures);
+    if expectations {
+        unmet_expectations(s, o, &seen, all_deadlocks, last, &mut failures);
+    }
     failures
 }
 

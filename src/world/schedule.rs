@@ -14,7 +14,11 @@
 //! {"at":"1s","choice":"inject","from":"lead","to":"alice","message":{"type":"shutdown_request","request_id":"…"}}
 //! ```
 //!
-//! `at` and `what` are for the reader; the choice is what counts.
+//! `at` and `what` are for the reader; the choice is what counts. A header
+//! with `"expect":true` says the explorer judged the file's `[[expect]]`
+//! entries at the schedule's end (`explore --expect`), so `run --schedule`
+//! judges them too; without it, `run` judges the path as the explorer did:
+//! by the invariants, a violation the file expects allowed, not required.
 
 use super::Choice;
 use crate::protocol::{AgentId, Millis};
@@ -31,6 +35,12 @@ pub struct Schedule {
     pub seed: u64,
     /// Whether the file's own faults were in the world.
     pub file_faults: bool,
+    /// Whether the schedule was judged by the file's `[[expect]]` entries
+    /// as well as by the invariants (`explore --expect`). A schedule is one
+    /// path, not the file's own run: the entries describe that run, so
+    /// without `--expect` neither the explorer nor `run --schedule` holds
+    /// the path to them.
+    pub expectations: bool,
     pub choices: Vec<Choice>,
 }
 
@@ -40,13 +50,22 @@ struct Header {
     handshake_schedule: u64,
     seed: u64,
     file_faults: bool,
+    /// Written only when true, so a schedule judged by the invariants alone
+    /// reads as it always has.
+    #[serde(default, rename = "expect", skip_serializing_if = "std::ops::Not::not")]
+    expectations: bool,
 }
 
 impl Schedule {
     /// The schedule as JSON Lines, with `names` for the agents and, beside
     /// each choice, when it was taken and what it did (`notes`, one a choice).
     pub fn to_text(&self, names: &[String], notes: &[(Millis, String)]) -> String {
-        let header = Header { handshake_schedule: VERSION, seed: self.seed, file_faults: self.file_faults };
+        let header = Header {
+            handshake_schedule: VERSION,
+            seed: self.seed,
+            file_faults: self.file_faults,
+            expectations: self.expectations,
+        };
         // An invariant: these are plain data, which serde_json always writes.
         let mut out = serde_json::to_string(&header).expect("a header serializes");
         out.push('\n');
@@ -100,7 +119,7 @@ impl Schedule {
                 serde_json::from_value(value).map_err(|e| format!("line {line}: not a choice ({e})"))?;
             choices.push(named.map(|a| agent(a, line), |m| Ok(*m))?);
         }
-        Ok(Schedule { seed: header.seed, file_faults: header.file_faults, choices })
+        Ok(Schedule { seed: header.seed, file_faults: header.file_faults, expectations: header.expectations, choices })
     }
 }
 
@@ -119,6 +138,7 @@ mod tests {
         let s = Schedule {
             seed: 42,
             file_faults: true,
+            expectations: false,
             choices: vec![
                 Choice::Fire { owner: AgentId(0) },
                 Choice::Deliver { msg: 2 },
@@ -142,7 +162,12 @@ mod tests {
         let text = s.to_text(&names(), &[(Millis(1000), "timer of lead".into())]);
         assert!(text.starts_with("{\"handshake_schedule\":1,\"seed\":42,\"file_faults\":true}\n"), "{text}");
         assert!(text.contains("\"what\":\"timer of lead\""), "{text}");
-        assert_eq!(Schedule::parse(&text, &names()), Ok(s));
+        assert_eq!(Schedule::parse(&text, &names()), Ok(s.clone()));
+        // Judged by the file's expectations too: said in the header, read back.
+        let judged = Schedule { expectations: true, ..s };
+        let text = judged.to_text(&names(), &[]);
+        assert!(text.starts_with("{\"handshake_schedule\":1,\"seed\":42,\"file_faults\":true,\"expect\":true}\n"));
+        assert_eq!(Schedule::parse(&text, &names()), Ok(judged));
     }
 
     #[test]
