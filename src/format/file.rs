@@ -279,10 +279,33 @@ impl Problem {
 /// Reads a file. A file that is not TOML is one problem (`Err`); otherwise
 /// every problem found is returned alongside what could be read.
 pub fn read(src: &str) -> Result<(FileDoc, Vec<Problem>), Problem> {
-    let doc = DeTable::parse(src).map_err(|e| syntax(e.span().unwrap_or(0..0), e.message()))?;
+    let doc = DeTable::parse(src).map_err(|e| syntax(e.span().unwrap_or_else(|| unplaced(src)), e.message()))?;
     let mut r = Reader { src, problems: Vec::new(), hidden_labels: Vec::new() };
     let file = r.file(doc.into_inner());
     Ok((file, r.problems))
+}
+
+/// Where an error toml gives no place for (its nesting limit, say) is: the
+/// first line whose prefix of the file fails to parse, found by halving.
+/// A file of a few thousand lines takes a dozen parses of its prefixes.
+fn unplaced(src: &str) -> Range<usize> {
+    let ends: Vec<usize> = src.match_indices('\n').map(|(i, _)| i + 1).chain([src.len()]).collect();
+    let fails = |k: usize| DeTable::parse(&src[..ends[k]]).is_err();
+    // The whole file fails; look for the shortest prefix that does.
+    let (mut lo, mut hi) = (0, ends.len() - 1);
+    if !fails(hi) {
+        return 0..0;
+    }
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if fails(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let start = if lo == 0 { 0 } else { ends[lo - 1] };
+    start..start
 }
 
 /// A TOML syntax error, at the place toml found it, with the fix for the
@@ -293,8 +316,11 @@ fn syntax(span: Range<usize>, message: &str) -> Problem {
     let has = |words: &[&str]| words.iter().any(|w| message.contains(w));
     // The label: what is wrong where a few words say it better than toml's
     // grammar does, else what toml expected there.
+    let deep = has(&["recursion limit", "max recursion depth"]);
     let label = if has(&["duplicate key"]) {
         "given twice".to_string()
+    } else if deep {
+        "nested too deeply".to_string()
     } else if has(&["must be quoted", "unquoted string"]) {
         "not in quotes".to_string()
     } else if has(&["extra comma"]) {
@@ -305,7 +331,10 @@ fn syntax(span: Range<usize>, message: &str) -> Problem {
             None => "not valid TOML here".to_string(),
         }
     };
-    let help = if has(&["duplicate key"]) {
+    let help = if deep {
+        "keys, lists and tables nest a few levels in a scenario (policy.defences.kind_check is three); this line \
+         nests them past what the reader follows"
+    } else if has(&["duplicate key"]) {
         "a key may be given once in a table: remove one, or start another entry with [[teammate]], [[step]], ..."
     } else if has(&["must be quoted", "unquoted string"]) {
         "put text in quotes, like about = \"text\"; numbers, `true` and `false` go without"
@@ -1346,6 +1375,21 @@ mod tests {
         assert_eq!(closest("nmae", TEAMMATE_KEYS), Some("name"));
         assert_eq!(closest("nope", TOP_KEYS), None, "two edits are too many for a short key");
         assert_eq!(closest("completely_else", TEAMMATE_KEYS), None);
+    }
+
+    /// toml gives its nesting limit no place; the line was the file's
+    /// first, whatever line nested too deeply.
+    #[test]
+    fn a_line_nested_too_deeply_is_named_though_toml_gives_no_place() {
+        let src = format!("name = \"x\"\nabout = \"y\"\n{} = 1\nseed = 2\n", vec!["a"; 50_000].join("."));
+        let p = read(&src).err().expect("past toml's nesting limit");
+        let line_three = src.match_indices('\n').nth(1).map(|(i, _)| i + 1).expect("three lines");
+        assert_eq!(p.span, line_three..line_three, "{}", p.message);
+        assert_eq!(p.label.as_deref(), Some("nested too deeply"));
+        let arrays = format!("name = \"x\"\nx = {}{}\n", "[".repeat(5_000), "]".repeat(5_000));
+        let p = read(&arrays).err().expect("past toml's nesting limit");
+        assert!(p.span.start >= arrays.find('\n').expect("two lines"), "{:?}", p.span);
+        assert_eq!(p.label.as_deref(), Some("nested too deeply"), "{}", p.message);
     }
 
     #[test]
