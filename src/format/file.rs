@@ -1382,12 +1382,12 @@ mod tests {
     #[test]
     fn a_line_nested_too_deeply_is_named_though_toml_gives_no_place() {
         let src = format!("name = \"x\"\nabout = \"y\"\n{} = 1\nseed = 2\n", vec!["a"; 50_000].join("."));
-        let p = read(&src).err().expect("past toml's nesting limit");
+        let p = read(&src).expect_err("past toml's nesting limit");
         let line_three = src.match_indices('\n').nth(1).map(|(i, _)| i + 1).expect("three lines");
         assert_eq!(p.span, line_three..line_three, "{}", p.message);
         assert_eq!(p.label.as_deref(), Some("nested too deeply"));
         let arrays = format!("name = \"x\"\nx = {}{}\n", "[".repeat(5_000), "]".repeat(5_000));
-        let p = read(&arrays).err().expect("past toml's nesting limit");
+        let p = read(&arrays).expect_err("past toml's nesting limit");
         assert!(p.span.start >= arrays.find('\n').expect("two lines"), "{:?}", p.span);
         assert_eq!(p.label.as_deref(), Some("nested too deeply"), "{}", p.message);
     }
