@@ -525,3 +525,91 @@ fn a_linked_inboxes_folder_or_config_is_said_and_not_read() {
     assert_eq!(said, ["config.json", "inboxes"], "{:?}", r.unjudged);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A scratch team folder under the system's temp folder, removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("handshake-cc-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+        Scratch(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.0.join(name), text).unwrap();
+    }
+
+    fn audit(&self) -> (i32, String, String) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &self.0.display().to_string(), "--color", "never"])
+            .output()
+            .expect("handshake runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const CONFIG: &str = r#"{"name":"t","leadAgentId":"team-lead@t","members":[{"name":"team-lead"},{"name":"alice"}]}"#;
+
+/// A folder in which no message could be read (every inbox junk, every
+/// inbox empty, no inboxes at all) was a PASS with every invariant
+/// "held", exit 0: nothing judged is no pass. It is refused, as an empty
+/// reference inbox folder is, with the reasons it could not be read.
+#[test]
+fn a_team_folder_with_nothing_to_judge_is_refused_not_passed() {
+    let junk = Scratch::new("junk");
+    junk.write("inboxes/team-lead.json", "garbage\n");
+    junk.write("inboxes/alice.json", "{\"a\":1}\n");
+    let (code, out, err) = junk.audit();
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!out.contains("PASS"), "{out}");
+    assert!(err.contains("there is nothing to judge") && err.contains("inboxes/alice.json: not a JSON array"), "{err}");
+
+    let empty = Scratch::new("empty");
+    empty.write("config.json", CONFIG);
+    empty.write("inboxes/alice.json", "[]");
+    let (code, out, err) = empty.audit();
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("no message in any inbox file and no task"), "{err}");
+
+    // One message is something to judge.
+    empty.write(
+        "inboxes/alice.json",
+        r#"[{"from":"team-lead","text":"hello","timestamp":"2026-04-09T17:27:14.068Z","read":true}]"#,
+    );
+    let (code, out, _) = empty.audit();
+    assert_eq!(code, 0, "{out}");
+}
+
+/// Only `inboxes/<agent>.json` were read, and any other file there was
+/// passed over unsaid: an inbox saved as `alice.JSON` or `team-lead.jsonl`
+/// held an answer to an id nobody issued, and the folder passed. Such a
+/// file is now named as not read; the runtime's locks are not.
+#[test]
+fn a_file_in_inboxes_that_is_not_an_inbox_is_named_not_passed_over() {
+    let team = Scratch::new("names");
+    team.write("config.json", CONFIG);
+    let answer = r#"[{"from":"alice","text":"{\"type\":\"shutdown_approved\",\"requestId\":\"nope\"}","timestamp":"2026-04-09T17:27:14.068Z","read":true}]"#;
+    team.write("inboxes/team-lead.jsonl", answer);
+    team.write("inboxes/alice.JSON", answer);
+    team.write(
+        "inboxes/alice.json",
+        r#"[{"from":"team-lead","text":"hello","timestamp":"2026-04-09T17:27:14.068Z","read":true}]"#,
+    );
+    team.write("inboxes/alice.json.lock", "");
+    std::fs::create_dir_all(team.0.join("inboxes/team-lead.json.lock")).unwrap();
+    let r = folder::read(&team.0, 64 << 20);
+    let places: Vec<&str> = r.unjudged.iter().map(|(place, _)| place.as_str()).collect();
+    assert_eq!(places, ["inboxes/alice.JSON", "inboxes/team-lead.jsonl"], "{:?}", r.unjudged);
+    let (code, out, _) = team.audit();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("? inboxes/alice.JSON: not an inbox file") && out.contains("no clean bill"), "{out}");
+}

@@ -56,6 +56,10 @@ fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
         (format!("{header}\n{{\"t\":1,\"event\":\"request\",\"request_id\":\"r-1\",\"kind\":\"plan\",\"from\":\"alice\",\"to\":\"lead\"}}\n"), 2, "not a request id"),
         (r#"{"history":"handshake","format":9}"#.to_string(), 1, "this program reads format 1"),
         (format!("{ok}\n{header}\n"), 2, "the header is the first line"),
+        // A header alone passed as a history in which every invariant held.
+        (format!("{header}\n"), 1, "a header and no event: there are no events to judge"),
+        // A second header before any event replaced the first's team and policy.
+        (format!("{header}\n{header}\n{ok}\n"), 2, "a second header (the first is line 1)"),
         ("{\"event\":\"status\"}".to_string(), 1, "needs \"t\""),
         // A default of another protocol: a shutdown is killed or kept, never reassigned.
         (

@@ -156,6 +156,9 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             claude::with_tasks(&mut h, &t, &reading.team);
             TasksRead { dir, tasks: t.tasks.len() }
         });
+        if h.events.is_empty() && found.as_ref().is_none_or(|t| t.tasks == 0) {
+            return Err(nothing_to_judge(&shown, "no message in any inbox file and no task", &reading.unjudged));
+        }
         return Ok((h, Source::Team(a.path.clone(), reading, found)));
     }
     if a.path.is_dir() && tasks::is_tasks_folder(&a.path) {
@@ -199,6 +202,9 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             .and_then(|file| crate::history::claude::transcript::read_from(file, "team-lead"))
             .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
         let h = crate::history::claude::transcript_of(&read);
+        if h.events.is_empty() {
+            return Err(nothing_to_judge(&shown, "no team message in the transcript", &read.unjudged));
+        }
         return Ok((h, Source::Transcript(read)));
     }
     let text = crate::input::read_text(&a.path, MAX_BYTES)
@@ -207,12 +213,32 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         // A Claude Code lead's session transcript (docs/claude-code.md).
         let reading = crate::history::claude::transcript::read(&text, "team-lead");
         let h = crate::history::claude::transcript_of(&reading);
+        if h.events.is_empty() {
+            return Err(nothing_to_judge(&shown, "no team message in the transcript", &reading.unjudged));
+        }
         return Ok((h, Source::Transcript(reading)));
     }
     crate::history::read(&text).map(|h| (h, Source::Trace)).map_err(|bad| {
         let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
         Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line))
     })
+}
+
+/// A Claude Code folder or transcript in which nothing could be judged: no
+/// pass (an empty reference inbox folder is refused the same way), with
+/// the first reasons it could not read what it holds.
+fn nothing_to_judge(shown: &str, what: &str, unjudged: &[(String, String)]) -> Refusal {
+    let mut why = format!("{what}: there is nothing to judge, and that is not a pass");
+    if !unjudged.is_empty() {
+        let first: Vec<String> = unjudged.iter().take(3).map(|(place, w)| format!("{place}: {w}")).collect();
+        let more = match unjudged.len() {
+            n if n > 3 => format!(", and {} more", n - 3),
+            _ => String::new(),
+        };
+        why = format!("{why} (what could not be read: {}{more})", first.join("; "));
+    }
+    let line = format!("{}: {}; nothing was judged", super::shown(shown), super::shown(&why));
+    Refusal::line(line, Problem::in_file(shown, why))
 }
 
 /// A history and all that was found in it.

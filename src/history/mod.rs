@@ -219,6 +219,7 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         return Err(BadLine { line: 1, reason: "the file is empty: there are no events to judge".into() });
     }
     let mut ended_at = None;
+    let mut header_line = None;
     let mut r = Reading::new();
     r.team.agent(crate::protocol::LEAD_NAME);
     for (i, raw) in text.lines().enumerate() {
@@ -229,9 +230,17 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         let v: Value = serde_json::from_str(raw).map_err(|e| BadLine { line, reason: format!("not JSON: {e}") })?;
         let Some(m) = v.as_object() else { return Err(BadLine { line, reason: "not a JSON object".into() }) };
         if m.contains_key("history") {
-            if line != 1 && !h.events.is_empty() {
+            if !h.events.is_empty() {
                 return Err(BadLine { line, reason: "a header after events: the header is the first line".into() });
             }
+            if let Some(first) = header_line {
+                // A second header would quietly replace the first's team and policy.
+                return Err(BadLine {
+                    line,
+                    reason: format!("a second header (the first is line {first}): a history has one"),
+                });
+            }
+            header_line = Some(line);
             let format = m.get("format").and_then(Value::as_u64);
             if format != Some(FORMAT) {
                 return Err(BadLine {
@@ -281,6 +290,11 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         }
         h.events.push(e);
         h.lines.push(line);
+    }
+    // A header alone is no history either: every run logs at least its
+    // agents' first status, and nothing judged is no pass.
+    if h.events.is_empty() {
+        return Err(BadLine { line: 1, reason: "a header and no event: there are no events to judge".into() });
     }
     h.names = r.into_names();
     h.require_plan.resize(h.names.agents.len(), false);

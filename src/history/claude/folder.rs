@@ -131,8 +131,8 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
             Vec::new()
         }
     };
-    files.retain(|(p, _)| p.extension().is_some_and(|x| x == "json"));
     files.sort();
+    files.retain(|(p, _)| inbox_file(p, &mut r.unjudged));
     let mut left = limit;
     for (path, link) in files {
         let stem = path.file_stem().unwrap_or_default();
@@ -159,6 +159,22 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
         }
     }
     r
+}
+
+/// Whether `path`, in `inboxes/`, is an inbox file (`<agent>.json`). The
+/// runtime's locks (`<agent>.json.lock`, a file or a folder) are passed
+/// over; anything else is said not read, so that an inbox saved under
+/// another name (`alice.JSON`, `alice.jsonl`) never passes unseen.
+fn inbox_file(path: &Path, unjudged: &mut Vec<(String, String)>) -> bool {
+    if path.extension().is_some_and(|x| x == "json") {
+        return true;
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    if !name.ends_with(".json.lock") {
+        let why = "not an inbox file (the runtime writes inboxes/<agent>.json): not read";
+        unjudged.push((format!("inboxes/{name}"), why.into()));
+    }
+    false
 }
 
 /// The team `config.json` describes; what of it could not be read is
