@@ -289,6 +289,42 @@ fn outputs_that_clash_or_cannot_be_written_are_bad_input() {
     }
     assert!(!dir.join("x.out").exists(), "nothing was written");
     assert_eq!(std::fs::read_to_string(dir.join("mine.toml")).unwrap(), text, "the scenario file is untouched");
+    // A fourth review: the input reached through a link (or a hard link) was
+    // compared by its folder alone, so `run link.toml --trace mine.toml`
+    // replaced the scenario with its own trace; so did `audit h --to-scenario
+    // h` and a watch's --trace into the team folder it watches.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("mine.toml", dir.join("link.toml")).unwrap();
+        std::fs::hard_link(dir.join("mine.toml"), dir.join("hard.toml")).unwrap();
+        for args in [
+            &["run", "link.toml", "--trace", "mine.toml"][..],
+            &["run", "hard.toml", "--trace", "mine.toml"],
+            &["shrink", "link.toml", "--out", "mine.toml"],
+            &["explore", "link.toml", "--forge", "1", "--write", "mine.toml"],
+        ] {
+            run(args).expect_code(2).stderr_has("writing it would replace");
+        }
+        assert_eq!(std::fs::read_to_string(dir.join("mine.toml")).unwrap(), text, "the scenario file is untouched");
+    }
+    run(&["run", "mine.toml", "--trace", "h.jsonl"]).expect_code(0);
+    let history = std::fs::read_to_string(dir.join("h.jsonl")).unwrap();
+    run(&["audit", "h.jsonl", "--to-scenario", "./h.jsonl"]).expect_code(2).stderr_has("writing it would replace");
+    assert_eq!(std::fs::read_to_string(dir.join("h.jsonl")).unwrap(), history, "the history is untouched");
+    let team = common::binary::root().join("tests/fixtures/claude-code/clean-team");
+    std::fs::create_dir_all(dir.join("team/inboxes")).unwrap();
+    for f in ["config.json", "inboxes/alice.json", "inboxes/bob.json", "inboxes/team-lead.json"] {
+        std::fs::copy(team.join(f), dir.join("team").join(f)).unwrap();
+    }
+    let inbox = std::fs::read_to_string(dir.join("team/inboxes/alice.json")).unwrap();
+    for args in [
+        &["watch", "team", "--for", "100ms", "--trace", "team/inboxes/alice.json"][..],
+        &["audit", "team", "--to-scenario", "team/incident.toml"],
+    ] {
+        run(args).expect_code(2).stderr_has("inside what is");
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("team/inboxes/alice.json")).unwrap(), inbox, "the inbox is untouched");
+    assert!(!dir.join("team/incident.toml").exists(), "nothing was written");
     if std::path::Path::new("/dev/full").exists() {
         let full = std::fs::File::create("/dev/full").unwrap();
         let out = std::process::Command::new(common::binary::bin())

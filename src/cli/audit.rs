@@ -74,6 +74,12 @@ impl Source {
 const WITNESSES: usize = 100;
 
 pub fn main(a: AuditArgs) -> i32 {
+    if let Some(f) = &a.to_scenario {
+        if let Some((flag, why)) = super::clashing_output(&[("--to-scenario", f)], &[("what is audited", &a.path)]) {
+            let line = format!("{why}; nothing was judged");
+            return Refusal::line(line, Problem::in_flag(flag, why).at(f.display())).tell(a.format);
+        }
+    }
     let (h, source) = match read(&a) {
         Ok(read) => read,
         Err(refused) => return refused.tell(a.format),

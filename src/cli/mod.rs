@@ -326,16 +326,48 @@ pub const DEFAULT_FOLDER: &str = "scenarios";
 /// An output that names an input (it would be overwritten before, or
 /// instead of, being read again) or another output (one would be lost):
 /// the option, and why. `outputs` are `(option, path)`, `inputs` `(what,
-/// path)`. Paths are compared as the files they name, a folder reached two
-/// ways being one.
+/// path)`. Paths are compared as the files they name: a file that exists
+/// by the file itself (reached through a symbolic link, a hard link or a
+/// folder's other name, it is one file), one still to be written by its
+/// folder's real path and its name.
 pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path)]) -> Option<(&'static str, String)> {
-    let file = |p: &Path| -> PathBuf {
+    let file = |p: &Path| -> FileKey {
+        #[cfg(unix)]
+        if let Ok(m) = std::fs::metadata(p) {
+            use std::os::unix::fs::MetadataExt;
+            return FileKey::Existing(m.dev(), m.ino());
+        }
+        #[cfg(not(unix))]
+        if let Ok(real) = std::fs::canonicalize(p) {
+            return FileKey::Named(real);
+        }
         let name = p.file_name().map(PathBuf::from).unwrap_or_default();
         let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::canonicalize(folder).map_or_else(|_| p.to_path_buf(), |d| d.join(name))
+        FileKey::Named(std::fs::canonicalize(folder).map_or_else(|_| p.to_path_buf(), |d| d.join(name)))
     };
+    // An output inside a folder that is read would be read as part of it
+    // (a watched team's inbox overwritten by the watch's own trace).
+    let real = |p: &Path| -> Option<PathBuf> {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(folder).ok()?.join(p.file_name()?))
+        })
+    };
+    let folders: Vec<(&str, PathBuf)> = inputs
+        .iter()
+        .filter(|(_, input)| input.is_dir())
+        .filter_map(|(what, input)| Some((*what, std::fs::canonicalize(input).ok()?)))
+        .collect();
     for (k, (option, path)) in outputs.iter().enumerate() {
         let key = file(path);
+        let inside = real(path).and_then(|r| folders.iter().find(|(_, dir)| r.starts_with(dir)));
+        if let Some((what, _)) = inside {
+            let why = format!(
+                "{option} {} is inside {what}, which is read: it would be read as part of it; write it elsewhere",
+                path.display()
+            );
+            return Some((option, why));
+        }
         if let Some((what, _)) = inputs.iter().find(|(_, input)| file(input) == key) {
             let why = format!(
                 "{option} {} is {what}: writing it would replace what is read; name another file",
@@ -350,6 +382,16 @@ pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path
         }
     }
     None
+}
+
+/// A file as [`clashing_output`] compares it.
+#[derive(PartialEq)]
+enum FileKey {
+    /// A file that exists: its device and its number there.
+    #[cfg(unix)]
+    Existing(u64, u64),
+    /// A file to be written: its folder's real path and its name.
+    Named(PathBuf),
 }
 
 /// The scenario files the paths name (or the default folder's), or what to
