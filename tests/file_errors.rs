@@ -139,6 +139,29 @@ fn an_error_names_a_large_team_in_a_bounded_line() {
     assert!(e[0].text().contains("100001 agents"), "{}", e[0]);
 }
 
+/// A hostile review: 200 steps to a group of 100,000 asked for 20 million
+/// steps, and the check died allocating 11 GB, from a 10 KB file. The
+/// copies a group makes are bounded, said once at the table that passes.
+#[test]
+fn the_copies_groups_make_are_bounded() {
+    let team = format!("{HEAD}[[teammate]]\nname = \"w\"\ncount = 100000\n");
+    let mut src = team.clone();
+    for _ in 0..200 {
+        src.push_str("[[step]]\nat = \"1s\"\ndo = \"message\"\nto = \"w-*\"\ntext = \"hi\"\n");
+    }
+    let e = errors(&src);
+    assert_eq!(e.len(), 1, "{}", all(&e));
+    assert!(e[0].message.contains("at most 200000"), "{}", e[0]);
+    let third = src.match_indices("\"w-*\"").nth(2).map(|(i, _)| i).expect("three groups");
+    assert_eq!(e[0].line, src[..third].matches('\n').count() + 1, "the third table passes it: {}", e[0]);
+    let mut src = team;
+    for _ in 0..3 {
+        src.push_str("[[expect]]\nteammate = \"w-*\"\nstatus = \"idle\"\n");
+    }
+    let e = errors(&src);
+    assert!(e.len() == 1 && e[0].message.starts_with("expectations made one per member"), "{}", all(&e));
+}
+
 // ------------------------------------------------------------ 10: names and case
 
 #[test]

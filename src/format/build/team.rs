@@ -259,6 +259,23 @@ impl Builder<'_> {
                 .help("leave the label out: each member's request has its own, like worker-1/shutdown/1");
                 continue;
             }
+            if out.len() + members.len() > limits::MAX_GROUPED {
+                let what = match what {
+                    Group::Step => "steps",
+                    Group::Expect => "expectations",
+                };
+                self.err(
+                    group.span(),
+                    format!(
+                        "{what} made one per member come to more than a file may ask for: at most {} in all",
+                        limits::MAX_GROUPED
+                    ),
+                )
+                .label(format!("{} more, past the bound", members.len()))
+                .help("each table naming a group is made once per member: name a smaller group, or fewer such tables");
+                // The bound is said once; what follows is not built.
+                break;
+            }
             out.extend(members.into_iter().map(|m| Cow::Owned(t.for_member(key, m))));
         }
         out
