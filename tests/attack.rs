@@ -340,3 +340,35 @@ fn outputs_that_clash_or_cannot_be_written_are_bad_input() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A fourth review: a work item's path (text from the file, which only
+/// `name` and `about` are checked for) reached the terminal raw in a failed
+/// check's name: in a run's `✗` line, a sweep's progress line and
+/// `explore --expect`, a path could draw `PASS  everything-is-fine` on a
+/// line of its own and send escape codes. It is shown escaped everywhere.
+#[test]
+fn a_path_from_the_file_cannot_forge_a_line_of_any_report() {
+    let dir = std::env::temp_dir().join(format!("handshake-attack-forge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = r#"x\n\nPASS  everything-is-fine    all good\u001b[2K"#;
+    let text = format!(
+        "name = \"nl\"\nabout = \"a\"\n[[teammate]]\nname = \"alice\"\nwork = [{{ write = \"{path}\" }}]\n\
+         [[expect]]\nfile = \"{path}\"\nstate = \"absent\"\n"
+    );
+    std::fs::write(dir.join("nl.toml"), text).unwrap();
+    for args in [
+        &["run", "nl.toml", "--color", "never"][..],
+        &["run", "nl.toml", "--seeds", "1..3", "--color", "never"],
+        &["explore", "nl.toml", "--expect", "--color", "never"],
+    ] {
+        let r = common::binary::handshake_in(&dir, args);
+        r.expect_code(1);
+        for text in [&r.stdout, &r.stderr] {
+            assert!(!text.contains('\u{1b}'), "{args:?}: {text:?}");
+            assert!(!text.lines().any(|l| l.starts_with("PASS  everything")), "{args:?}: {text}");
+        }
+        assert!(format!("{}{}", r.stdout, r.stderr).contains(r"x\n\nPASS  everything-is-fine"), "{}", r.explain());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -409,7 +409,8 @@ impl Report<'_> {
             println!(
                 "✓ {} — {} (found, as the file expects: it switches a defence off to show it; the search goes on \
                  for what the file does not expect)",
-                c.broke, c.detail
+                c.broke,
+                super::shown(&c.detail)
             );
             print_schedule(c, order);
         }
@@ -425,16 +426,16 @@ impl Report<'_> {
                     // Allowed by the policy, and worth seeing: how the team
                     // can come to wait on itself.
                     let can = paint("a deadlock can form", Paint::Warn, crate::color::stdout());
-                    println!("{can} (the policy allows it): {}", d.detail);
+                    println!("{can} (the policy allows it): {}", super::shown(&d.detail));
                     println!("  {} that forms it ({} steps):", schedule_name(order), d.actions.len());
                     for step in &d.actions {
-                        println!("    {step}");
+                        println!("    {}", super::shown(step));
                     }
                 }
             }
             Some(c) => {
                 let cross = paint("✗", Paint::Fail, crate::color::stdout());
-                println!("{cross} {} — {}", c.broke, c.detail);
+                println!("{cross} {} — {}", c.broke, super::shown(&c.detail));
                 print_schedule(c, order);
                 if order == Order::Depth {
                     println!("  (found depth first: `handshake shrink` shortens it, or explore breadth first for a shortest one)");
@@ -491,12 +492,14 @@ fn counterexample_page(
 /// A counterexample's schedule and what happens in it, as `-v` tells it.
 fn print_schedule(c: &crate::explore::Counterexample, order: Order) {
     println!("  {} that breaks it ({} steps):", schedule_name(order), c.actions.len());
+    // Paths and words come from the file: shown, never let act on the
+    // terminal or pass for a line of the report.
     for step in &c.actions {
-        println!("    {step}");
+        println!("    {}", super::shown(step));
     }
     println!("  what happens:");
     for line in c.narrate() {
-        println!("  {line}");
+        println!("  {}", super::shown(&line));
     }
 }
 

@@ -548,7 +548,7 @@ fn sweep(
         |s, seed, runs| {
             if !runs[0].passed {
                 let fail = crate::color::paint("FAIL", crate::color::Paint::Fail, crate::color::stderr());
-                progress.failure(&format!("{fail}  {} seed {seed}: {}", s.name, runs[0].why));
+                progress.failure(&format!("{fail}  {} seed {seed}: {}", shown(&s.name), shown(&runs[0].why)));
             }
             progress.advance(runs.len() as u64);
         },
@@ -650,7 +650,7 @@ fn bracketed(labels: &[String]) -> String {
 fn print_what_if(r: &Report, w: &WhatIf, theirs: Option<&crate::world::Outcome>, ours: &crate::world::Outcome) {
     let verdict = match r.failures.first() {
         None => "PASS".to_string(),
-        Some(f) => format!("FAIL: {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms)),
+        Some(f) => format!("FAIL: {} — {} (at {})", shown(&f.check), shown(&f.message), Millis(f.at_ms)),
     };
     println!("      with {}: {verdict}", w.setting.words());
     if let Some(theirs) = theirs {
@@ -712,7 +712,7 @@ fn print_report(r: &Report, a: &RunArgs) {
     }
     if let Some(f) = r.failures.first() {
         let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
-        println!("      {cross} {} — {} (at {})", f.check, shown(&f.message), Millis(f.at_ms));
+        println!("      {cross} {} — {} (at {})", shown(&f.check), shown(&f.message), Millis(f.at_ms));
         if !f.context.is_empty() {
             println!("        what led to it:");
             for line in &f.context {
@@ -726,7 +726,7 @@ fn print_report(r: &Report, a: &RunArgs) {
                 noun(r.failures.len() as u64 - 1, "check")
             );
             for f in &r.failures[1..] {
-                println!("        ✗ {} — {}", f.check, shown(&f.message));
+                println!("        ✗ {} — {}", shown(&f.check), shown(&f.message));
             }
         }
         if !a.verbose {
