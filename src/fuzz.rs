@@ -478,7 +478,11 @@ impl Target {
     /// (or without `--seed`: the file's `seed` is S). The file's `about` and
     /// `seed` are replaced, expectations other than the violations this run
     /// showed are commented out, and the added faults follow a marker line.
-    pub fn finding_file(&self, case: &Case, shown_path: &str) -> String {
+    ///
+    /// The comment's command names the file as `shown_path` (a shell word)
+    /// and ends with `options`: those the find was played with that a `run`
+    /// needs to make it again (a `--max-real` other than the default).
+    pub fn finding_file(&self, case: &Case, shown_path: &str, options: &str) -> String {
         let what: Vec<String> =
             case.findings.iter().map(|f| format!("{} ({})", f.invariant, one_line(&f.detail, 160))).collect();
         let about = format!(
@@ -493,7 +497,7 @@ impl Target {
         );
         let mut out = String::new();
         let _ = writeln!(out, "# Found by `handshake fuzz` (seed {}) from {}.", case.seed, self.path);
-        let _ = writeln!(out, "# Reproduce: handshake run {shown_path} --seed {}", case.seed);
+        let _ = writeln!(out, "# Reproduce: handshake run {shown_path} --seed {}{options}", case.seed);
         let _ = writeln!(out, "seed = {}", case.seed);
         let _ = writeln!(out, "about = {}", toml_string(&about));
         let mut body = self.case_text(case.seed, &case.added);

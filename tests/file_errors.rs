@@ -159,7 +159,7 @@ fn the_copies_groups_make_are_bounded() {
         src.push_str("[[expect]]\nteammate = \"w-*\"\nstatus = \"idle\"\n");
     }
     let e = errors(&src);
-    assert!(e.len() == 1 && e[0].message.starts_with("expectations made one per member"), "{}", all(&e));
+    assert!(e.len() == 1 && e[0].message.starts_with("the expectations groups make"), "{}", all(&e));
 }
 
 // ------------------------------------------------------------ 10: names and case

@@ -103,7 +103,11 @@ fn with_defences_off_fuzz_finds_a_violation_and_the_written_file_replays_it() {
     let invariant = first["findings"][0]["invariant"].as_str().expect("invariant").to_string();
     let written = first["file"].as_str().expect("a file was written").to_string();
     assert_eq!(written, format!("{out}/05-defences-off-seed{seed}.toml"));
-    assert_eq!(first["reproduce"].as_str(), Some(format!("handshake run {written} --seed {seed}").as_str()));
+    // The program as it was started (a hostile review: `handshake` is not on
+    // the path of one who typed `cargo run --release --`), then the find.
+    let reproduce = first["reproduce"].as_str().expect("a reproduce line");
+    assert!(reproduce.ends_with(&format!(" run {written} --seed {seed}")), "{reproduce}");
+    assert!(!reproduce.starts_with("handshake run"), "{reproduce}");
     let text = std::fs::read_to_string(&written).expect("the find's file");
     assert!(text.contains("Found by handshake fuzz"), "{text}");
 
@@ -133,7 +137,9 @@ fn with_defences_off_fuzz_finds_a_violation_and_the_written_file_replays_it() {
     let again = dir.path("again");
     let seeds = format!("{seed}..{}", seed + 1);
     let r2 = handshake(&["fuzz", file.as_str(), "--seeds", &seeds, "--out", again.as_str(), "--count-defences-off"]);
-    r2.expect_code(1).stdout_has("FOUND").stdout_has("reproduce: handshake run");
+    r2.expect_code(1)
+        .stdout_has("FOUND")
+        .stdout_has(&format!(" run {again}/05-defences-off-seed{seed}.toml --seed {seed}"));
     let text2 = std::fs::read_to_string(format!("{again}/05-defences-off-seed{seed}.toml")).expect("written again");
     assert_eq!(text.replace(&out, ""), text2.replace(&again, ""));
 }
@@ -203,7 +209,7 @@ fn a_find_in_a_file_that_expects_violations_keeps_those_it_showed() {
     t.count_defences_off = true;
     let case = (1..400).map(|seed| t.run(seed, None)).find(|c| c.found()).expect("a find within 400 seeds");
     assert!(case.findings.iter().all(|f| f.invariant != "matching-response" && f.invariant != "gated-action"));
-    let written = t.finding_file(&case, "14-more-off-seed.toml");
+    let written = t.finding_file(&case, "14-more-off-seed.toml", "");
     let s = handshake::scenario::load_str("14-more-off-seed.toml", &written).expect("the written file loads");
     assert_eq!(s.default_seed(), case.seed);
     let report = handshake::scenario::run_scenario(&s, case.seed, Default::default());
@@ -401,4 +407,28 @@ fn finds_are_grouped_by_cause_and_no_line_is_printed_twice() {
         assert_eq!(c["smallest_seed"].as_u64(), seeds.iter().min().copied(), "{c}");
         assert!(c["reproduce"].as_str().unwrap().ends_with(&format!("--seed {}", seeds[0])), "{c}");
     }
+}
+
+/// A hostile review: a find the real-time guard made (`--max-real 100ms`)
+/// printed `reproduce: handshake run FIND --seed 1`, which passed: the
+/// budget it was stopped under was left out. The line, and the file's own
+/// comment, carry it.
+#[test]
+fn a_find_the_real_time_guard_made_is_reproduced_under_the_same_budget() {
+    let dir = TempDir::new("fuzz-max-real");
+    let steps = "[[step]]\nat = \"1s\"\ndo = \"message\"\nto = \"w-*\"\ntext = \"hi\"\n".repeat(2);
+    let file = dir.write(
+        "slow.toml",
+        &format!("name = \"slow\"\nabout = \"a\"\n[[teammate]]\nname = \"w\"\ncount = 20000\n{steps}"),
+    );
+    let out = dir.path("finds");
+    let r = handshake(&["fuzz", &file, "--seeds", "1..2", "--max-real", "1ms", "--out", &out, "--format", "json"]);
+    r.expect_code(1);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("json: {e}\n{}", r.explain()));
+    let reproduce = doc["found"][0]["reproduce"].as_str().unwrap_or_else(|| panic!("a find\n{}", r.explain()));
+    assert!(reproduce.ends_with("--seed 1 --max-real 1ms"), "{reproduce}");
+    let written = doc["found"][0]["file"].as_str().expect("a file");
+    let text = std::fs::read_to_string(written).expect("the find's file");
+    assert!(text.contains("--seed 1 --max-real 1ms\n"), "{text}");
+    handshake(&["run", written, "--seed", "1", "--max-real", "1ms"]).expect_code(1).stdout_has("real-time guard");
 }

@@ -5,6 +5,7 @@ use super::bad_input::{Problem, Refusal};
 use super::{noun, plural, scenario_files, Format, EXIT_FAILED, EXIT_OK};
 use crate::fuzz::{Case, Target};
 use crate::protocol::Millis;
+use crate::words::shell_word;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -346,10 +347,11 @@ impl Tally {
                 *by_invariant.entry(i.to_string()).or_default() += 1;
             }
             *by_scenario.entry(t.path.clone()).or_default() += 1;
-            let (file, reproduce) = match write_finding(&a.out, stem, t, &case) {
+            let options = reproduce_options(a);
+            let (file, reproduce) = match write_finding(&a.out, stem, t, &case, &options) {
                 Ok(p) => {
                     let p = p.display().to_string();
-                    let r = format!("handshake run {p} --seed {seed}");
+                    let r = format!("{} run {} --seed {seed}{options}", super::args::program(), shell_word(&p));
                     (Some(p), Some(r))
                 }
                 Err(e) => {
@@ -612,10 +614,20 @@ fn finds_folder(out: &Path) -> Result<(), String> {
 }
 
 /// Writes the find as `<out>/<file stem>-seed<S>.toml`.
-fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case) -> Result<PathBuf, String> {
+/// What a reproduce line needs beside the file and seed: the real-time
+/// budget, when it is not `run`'s own default (a find it stopped is made
+/// again only under it).
+fn reproduce_options(a: &FuzzArgs) -> String {
+    match a.max_real {
+        m if m == Millis(60_000) => String::new(),
+        m => format!(" --max-real {}", super::run::duration_word(m)),
+    }
+}
+
+fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case, options: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create the folder {}: {e}", out.display()))?;
     let path = out.join(format!("{stem}-seed{}.toml", case.seed));
-    let text = t.finding_file(case, &path.display().to_string());
+    let text = t.finding_file(case, &shell_word(&path.display().to_string()), options);
     crate::output::write(&path, &text)?;
     Ok(path)
 }

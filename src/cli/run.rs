@@ -633,7 +633,7 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
 
 /// A duration the way `--cap` reads it back: whole hours, minutes, seconds
 /// or milliseconds, exact.
-fn duration_word(d: Millis) -> String {
+pub(crate) fn duration_word(d: Millis) -> String {
     match d.0 {
         ms if ms > 0 && ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
         ms if ms > 0 && ms % 60_000 == 0 => format!("{}m", ms / 60_000),

@@ -48,8 +48,8 @@ pub mod limits {
     pub const MAX_ASK_AGAIN: u64 = 100;
     /// Revisions the whole team may make, `count` included.
     pub const MAX_TEAM_REVISIONS: u64 = 1_000_000;
-    /// Steps, or expectations, once each naming a group (`to = "w-*"`) is
-    /// made one per member: two tables to a whole team of the most
+    /// The steps, or expectations, that tables naming a group (`to = "w-*"`)
+    /// make, one per member: two tables to a whole team of the most
     /// teammates. Without it 200 steps to a group of 100,000 asked for 20
     /// million steps, and 11 GB, from a 10 KB file.
     pub const MAX_GROUPED: usize = 2 * MAX_TEAMMATES as usize;

@@ -234,6 +234,9 @@ impl Builder<'_> {
         what: Group,
     ) -> Vec<Cow<'d, T>> {
         let mut out = Vec::with_capacity(tables.len());
+        // The copies groups made so far (a table naming no group is bounded
+        // as a table).
+        let mut copies = 0;
         for t in tables {
             let Some((key, group)) = t.group(what) else {
                 out.push(Cow::Borrowed(t));
@@ -259,7 +262,8 @@ impl Builder<'_> {
                 .help("leave the label out: each member's request has its own, like worker-1/shutdown/1");
                 continue;
             }
-            if out.len() + members.len() > limits::MAX_GROUPED {
+            copies += members.len();
+            if copies > limits::MAX_GROUPED {
                 let what = match what {
                     Group::Step => "steps",
                     Group::Expect => "expectations",
@@ -267,7 +271,7 @@ impl Builder<'_> {
                 self.err(
                     group.span(),
                     format!(
-                        "{what} made one per member come to more than a file may ask for: at most {} in all",
+                        "the {what} groups make, one per member, come to more than a file may ask for: at most {} in all",
                         limits::MAX_GROUPED
                     ),
                 )
