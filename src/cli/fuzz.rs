@@ -619,7 +619,7 @@ fn finds_folder(out: &Path) -> Result<(), String> {
 /// again only under it).
 fn reproduce_options(a: &FuzzArgs) -> String {
     match a.max_real {
-        m if m == Millis(60_000) => String::new(),
+        Millis(60_000) => String::new(),
         m => format!(" --max-real {}", super::run::duration_word(m)),
     }
 }
