@@ -613,3 +613,32 @@ fn a_file_in_inboxes_that_is_not_an_inbox_is_named_not_passed_over() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("? inboxes/alice.JSON: not an inbox file") && out.contains("no clean bill"), "{out}");
 }
+
+/// An entry "from": "system" other than the runtime's teammate_terminated
+/// notice (a request, an answer to an id nobody issued) became a note
+/// never shown: the folder passed with no word of it. Each is listed as
+/// not judged, and the verdict is no clean bill.
+#[test]
+fn an_entry_from_system_that_is_not_a_known_notice_is_said_not_judged() {
+    let team = Scratch::new("system");
+    team.write("config.json", CONFIG);
+    let stamp = "2026-04-09T17:27:14.068Z";
+    let request = r#"{\"type\":\"shutdown_request\",\"requestId\":\"shutdown-1@alice\",\"reason\":\"done\"}"#;
+    let answer = r#"{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-999@bob\"}"#;
+    team.write(
+        "inboxes/alice.json",
+        &format!(
+            r#"[{{"from":"system","text":"{request}","timestamp":"{stamp}","read":true}},
+                {{"from":"team-lead","text":"hello","timestamp":"{stamp}","read":true}}]"#
+        ),
+    );
+    team.write(
+        "inboxes/team-lead.json",
+        &format!(r#"[{{"from":"system","text":"{answer}","timestamp":"{stamp}","read":true}}]"#),
+    );
+    let (code, out, err) = team.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(r#"? inboxes/alice.json[1]: a shutdown request from "system""#), "{out}");
+    assert!(out.contains(r#"? inboxes/team-lead.json[1]: a shutdown answer from "system""#), "{out}");
+    assert!(out.contains("2 entries not judged") && out.contains("no clean bill"), "{out}");
+}

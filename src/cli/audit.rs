@@ -163,7 +163,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             TasksRead { dir, tasks: t.tasks.len() }
         });
         if h.events.is_empty() && found.as_ref().is_none_or(|t| t.tasks == 0) {
-            return Err(nothing_to_judge(&shown, "no message in any inbox file and no task", &reading.unjudged));
+            return Err(nothing_to_judge(&shown, "no message in any inbox file and no task", &h.unjudged));
         }
         return Ok((h, Source::Team(a.path.clone(), reading, found)));
     }
@@ -209,7 +209,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
         let h = crate::history::claude::transcript_of(&read);
         if h.events.is_empty() {
-            return Err(nothing_to_judge(&shown, "no team message in the transcript", &read.unjudged));
+            return Err(nothing_to_judge(&shown, "no team message in the transcript", &h.unjudged));
         }
         return Ok((h, Source::Transcript(read)));
     }
@@ -220,7 +220,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         let reading = crate::history::claude::transcript::read(&text, "team-lead");
         let h = crate::history::claude::transcript_of(&reading);
         if h.events.is_empty() {
-            return Err(nothing_to_judge(&shown, "no team message in the transcript", &reading.unjudged));
+            return Err(nothing_to_judge(&shown, "no team message in the transcript", &h.unjudged));
         }
         return Ok((h, Source::Transcript(reading)));
     }

@@ -32,6 +32,9 @@ pub struct Judged<Place = String> {
     /// Entries not yet read by a teammate still running: in flight, not
     /// judged (`inboxes/alice.json[4]`).
     pub in_flight: Vec<String>,
+    /// Entries read but not judged, with why (a runtime notice this reader
+    /// does not know).
+    pub not_judged: Vec<(String, String)>,
 }
 
 #[derive(Default)]
@@ -50,6 +53,7 @@ struct Builder<'a> {
     members: HashSet<String>,
     lead: String,
     in_flight: Vec<String>,
+    not_judged: Vec<(String, String)>,
     /// The first entry seen of each (owner, from, what it says, time): a
     /// repeat is the runtime delivering one message again.
     seen: HashSet<Repeat<'a>>,
@@ -69,6 +73,7 @@ pub fn judge(r: &Reading) -> Judged {
         start_ms: j.start_ms,
         no_zone: j.no_zone,
         in_flight: j.in_flight,
+        not_judged: j.not_judged,
     }
 }
 
@@ -109,6 +114,7 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
         start_ms,
         no_zone: entries.iter().filter(|e| e.at.no_zone).count(),
         in_flight: b.in_flight,
+        not_judged: b.not_judged,
     }
 }
 
@@ -409,12 +415,23 @@ impl<'a> Builder<'a> {
                     self.push(t, Event::Status { agent: a, status: RosterStatus::Shutdown }, e);
                 }
             }
+            // The runtime writes only its `teammate_terminated` notices as
+            // "system": anything else under that name (a request, an
+            // answer, prose) is not something this reader knows how to
+            // judge, and is said so rather than passed over.
+            // Said unjudged when it was read, with its reason.
+            Said::Unknown { .. } => {}
             other => {
                 let what = match other {
-                    Said::Plain => "a message".to_string(),
-                    s => format!("{s:?}"),
+                    Said::Plain => "a plain message".to_string(),
+                    Said::Request { kind, .. } => format!("a {kind} request"),
+                    Said::Answer { kind, .. } => format!("a {kind} answer"),
+                    _ => "a notice other than teammate_terminated".to_string(),
                 };
-                self.push(t, Event::Note { text: format!("the runtime says {what}") }, e);
+                let why = format!(
+                    "{what} from \"system\", which the runtime writes only for teammate_terminated notices: not judged"
+                );
+                self.not_judged.push((e.origin.clone(), why));
             }
         }
     }

@@ -74,6 +74,7 @@ pub fn history_of(reading: &folder::Reading) -> History {
     for place in &judged.in_flight {
         unjudged.push((place.clone(), "not yet read by its owner, still running: in flight".into()));
     }
+    unjudged.extend(judged.not_judged.iter().cloned());
     if judged.no_zone > 0 {
         let why = format!("{} entries name no time zone: read as UTC", judged.no_zone);
         unjudged.push(("timestamps".into(), why));
