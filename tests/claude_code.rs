@@ -363,10 +363,14 @@ fn watch_says_a_trace_it_cannot_write_before_watching_and_exits_2_on_what_it_can
     assert_eq!(out.status.code(), Some(2));
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "refused before watching");
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was watched"));
-    std::fs::write(root.join("a.jsonl"), "garbage\n").unwrap();
+    // The trace beside the folder watched, not in it: one inside it would
+    // be read as one of its inbox files (refused since a hostile review).
+    let watched = root.join("inboxes");
+    std::fs::create_dir_all(&watched).unwrap();
+    std::fs::write(watched.join("a.jsonl"), "garbage\n").unwrap();
     let trace = root.join("kept.jsonl");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
-        .args(["watch", &root.display().to_string(), "--for", "1s", "--color", "never"])
+        .args(["watch", &watched.display().to_string(), "--for", "1s", "--color", "never"])
         .args(["--trace", &trace.display().to_string()])
         .output()
         .unwrap();
