@@ -646,3 +646,18 @@ fn an_entry_from_system_that_is_not_a_known_notice_is_said_not_judged() {
     assert!(out.contains(r#"? inboxes/team-lead.json[1]: a shutdown answer from "system""#), "{out}");
     assert!(out.contains("2 entries not judged") && out.contains("no clean bill"), "{out}");
 }
+
+/// Each inbox entry counts as at least 128 bytes of the folder's bound,
+/// as a reference inbox's line does: a 20 MB file of ten million `0,`
+/// entries was ten million entries kept (7.9 GB with --format json).
+/// Past the bound, entries are counted and said, not kept.
+#[test]
+fn tiny_entries_count_against_the_folder_bound_and_those_past_it_are_counted_not_kept() {
+    let team = Scratch::new("tiny");
+    team.write("inboxes/alice.json", &format!("[{}]", vec!["0"; 25].join(",")));
+    let r = folder::read(&team.0, 10 * 128);
+    assert_eq!(r.unjudged.len(), 11, "ten read (each not an object), the rest counted: {:?}", r.unjudged);
+    let (place, why) = r.unjudged.last().expect("the count");
+    assert_eq!(place, "inboxes/alice.json");
+    assert!(why.starts_with("15 entries past the bound"), "{why}");
+}

@@ -166,3 +166,35 @@ fn a_folder_of_neither_format_is_refused_naming_each_format_looked_for() {
     }
     let _ = std::fs::remove_dir_all(root);
 }
+
+/// A hostile review: an 8 MB tasks folder (one task listing another two
+/// million times) took 1.4 GB and printed four million alerts, and 1,500
+/// tasks each waiting on all the others took 15 s (the checks were cubic).
+/// An id listed twice is one link, each check words its first twenty and
+/// counts the rest, and the links are looked up in sets.
+#[test]
+fn alerts_are_bounded_whatever_the_links() {
+    let dir = std::env::temp_dir().join(format!("handshake-tasks-bounded-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let task = |id: usize, status: &str, blocked_by: Vec<String>| {
+        serde_json::json!({"id": id.to_string(), "status": status, "blockedBy": blocked_by}).to_string()
+    };
+    std::fs::write(dir.join("1.json"), task(1, "pending", vec![])).unwrap();
+    std::fs::write(dir.join("2.json"), task(2, "completed", vec!["1".to_string(); 500])).unwrap();
+    let (code, out, err) = audit(&dir, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("tasks/2.json is completed, but task 1").count(), 1, "{out}");
+    assert_eq!(out.matches("tasks/2.json waits on task 1 (blockedBy), but").count(), 1, "{out}");
+    let n = 60;
+    for i in 0..n {
+        let all: Vec<String> = (0..n).filter(|j| *j != i).map(|j| j.to_string()).collect();
+        std::fs::write(dir.join(format!("{i}.json")), task(i, "pending", all)).unwrap();
+    }
+    let (code, out, err) = audit(&dir, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let disagree = out.lines().filter(|l| l.contains("the two files disagree")).count();
+    assert_eq!(disagree, 20, "{out}");
+    assert!(out.contains(&format!("… and {} more links the two tasks' files disagree on", n * (n - 1) - 20)), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

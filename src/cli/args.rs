@@ -97,3 +97,14 @@ pub(crate) fn program() -> String {
     let argv0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned());
     shell_word(argv0.as_deref().filter(|a| !a.is_empty()).unwrap_or(env!("CARGO_PKG_NAME")))
 }
+
+/// A duration the way `--cap` reads it back: whole hours, minutes, seconds
+/// or milliseconds, exact.
+pub(crate) fn duration_word(d: Millis) -> String {
+    match d.0 {
+        ms if ms > 0 && ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        ms if ms > 0 && ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}

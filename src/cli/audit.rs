@@ -69,6 +69,10 @@ impl Source {
     }
 }
 
+/// The entries not judged a report lists by name; the rest are counted.
+/// A folder may hold half a million, a screenful says what they are.
+const UNJUDGED_LISTED: usize = 50;
+
 /// The most violations a witness is looked for: each costs a few judgings
 /// of a handful of entries, and a report past this many is read by a program.
 const WITNESSES: usize = 100;
@@ -333,8 +337,14 @@ fn report(j: &Judged, shown: &str) {
             println!("      ⚠ {}", super::shown(text));
         }
     }
-    for (place, why) in &h.unjudged {
+    for (place, why) in h.unjudged.iter().take(UNJUDGED_LISTED) {
         println!("      ? {}: {}", super::shown(place), super::shown(why));
+    }
+    if h.unjudged.len() > UNJUDGED_LISTED {
+        println!(
+            "      ? … and {} more not judged (--format json lists every one)",
+            h.unjudged.len() - UNJUDGED_LISTED
+        );
     }
     verdicts(j);
     for (v, witness) in j.violations.iter().zip(j.witnesses) {

@@ -620,7 +620,7 @@ fn finds_folder(out: &Path) -> Result<(), String> {
 fn reproduce_options(a: &FuzzArgs) -> String {
     match a.max_real {
         Millis(60_000) => String::new(),
-        m => format!(" --max-real {}", super::run::duration_word(m)),
+        m => format!(" --max-real {}", super::args::duration_word(m)),
     }
 }
 

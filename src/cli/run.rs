@@ -623,23 +623,12 @@ fn options_that_change_the_run(a: &RunArgs) -> Vec<String> {
         out.extend(["--schedule".to_string(), shell_word(&path.display().to_string())]);
     }
     if let Some(cap) = cap {
-        out.extend(["--cap".to_string(), duration_word(*cap)]);
+        out.extend(["--cap".to_string(), super::args::duration_word(*cap)]);
     }
     if Some(*max_real) != super::args::parse_dur(DEFAULT_MAX_REAL).ok() {
-        out.extend(["--max-real".to_string(), duration_word(*max_real)]);
+        out.extend(["--max-real".to_string(), super::args::duration_word(*max_real)]);
     }
     out
-}
-
-/// A duration the way `--cap` reads it back: whole hours, minutes, seconds
-/// or milliseconds, exact.
-pub(crate) fn duration_word(d: Millis) -> String {
-    match d.0 {
-        ms if ms > 0 && ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
-        ms if ms > 0 && ms % 60_000 == 0 => format!("{}m", ms / 60_000),
-        ms if ms % 1000 == 0 => format!("{}s", ms / 1000),
-        ms => format!("{ms}ms"),
-    }
 }
 
 fn bracketed(labels: &[String]) -> String {
@@ -776,11 +765,11 @@ mod tests {
     #[test]
     fn durations_are_written_as_the_options_read_them() {
         for ms in [0, 1, 999, 1000, 1500, 90_000, 120_000, 3_600_000, 5_400_000, 31_536_000_000] {
-            let word = duration_word(Millis(ms));
+            let word = crate::cli::args::duration_word(Millis(ms));
             assert_eq!(parse_duration(&word), Ok(Millis(ms)), "{word}");
         }
-        assert_eq!(duration_word(Millis(10_000)), "10s");
-        assert_eq!(duration_word(Millis(7_200_000)), "2h");
+        assert_eq!(crate::cli::args::duration_word(Millis(10_000)), "10s");
+        assert_eq!(crate::cli::args::duration_word(Millis(7_200_000)), "2h");
     }
 
     #[test]

@@ -134,6 +134,11 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
     files.sort();
     files.retain(|(p, _)| inbox_file(p, &mut r.unjudged));
     let mut left = limit;
+    // Each entry counts as at least this many bytes of the bound, as a
+    // reference inbox's line does: a file of ten million `0,` is 20 MB and
+    // was ten million entries kept, several GB. Past it, entries are
+    // counted and said, not kept.
+    let mut entries_left = usize::try_from(limit / ENTRY_COST).unwrap_or(usize::MAX);
     for (path, link) in files {
         let stem = path.file_stem().unwrap_or_default();
         let Some(owner) = stem.to_str().map(str::to_string) else {
@@ -151,7 +156,7 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
         match crate::input::read_regular(&path, left) {
             Ok(text) => {
                 left -= text.len() as u64;
-                inbox(&mut r, &owner, &shown, &text)
+                inbox(&mut r, &owner, &shown, &text, &mut entries_left)
             }
             Err(e) => r
                 .unjudged
@@ -211,7 +216,7 @@ fn team(c: &Map<String, Value>, unjudged: &mut Vec<(String, String)>) -> Team {
 /// lead's inbox may hold tens of thousands, and as one `Value` the array
 /// would take several times the file's size). A file that turns out not to
 /// be JSON part way through gives no entries, as if parsed whole.
-fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
+fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str, entries_left: &mut usize) {
     if !text.trim_start().starts_with('[') {
         let why = match serde_json::from_str::<Value>(text) {
             Ok(_) => "not a JSON array of entries".to_string(),
@@ -224,9 +229,19 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
     let (entries, unjudged) = (r.entries.len(), r.unjudged.len());
     let mut tally = Tally::default();
     let mut de = serde_json::Deserializer::from_str(text);
-    let each = Each { r: &mut *r, tally: &mut tally, owner, shown };
-    match serde::Deserializer::deserialize_seq(&mut de, each).and_then(|()| de.end()) {
-        Ok(()) => {
+    let left_before = *entries_left;
+    let each = Each { r: &mut *r, tally: &mut tally, owner, shown, left: entries_left };
+    match serde::Deserializer::deserialize_seq(&mut de, each).and_then(|past| de.end().map(|()| past)) {
+        Ok(past) => {
+            if past > 0 {
+                let why = format!(
+                    "{} past the bound (each entry counts as at least {ENTRY_COST} bytes of the {} MiB the folder's \
+                     inbox files are read up to): counted, not read",
+                    crate::words::plural(past as u64, "entry"),
+                    crate::history::inbox::MAX_FOLDER_BYTES >> 20
+                );
+                r.unjudged.push((shown.to_string(), why));
+            }
             for (k, n) in tally.unused {
                 *r.unused_fields.entry(k).or_default() += n;
             }
@@ -237,6 +252,7 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str) {
         Err(e) => {
             r.entries.truncate(entries);
             r.unjudged.truncate(unjudged);
+            *entries_left = left_before;
             r.unjudged.push((shown.to_string(), format!("not JSON: {e}")));
             r.not_parsed.push(shown.to_string());
         }
@@ -251,28 +267,40 @@ struct Tally {
     shapes: BTreeMap<&'static str, usize>,
 }
 
-/// Takes an inbox file's entries as the parser meets them.
+/// Takes an inbox file's entries as the parser meets them, while the
+/// folder's bound has room (`left`); the rest are counted, not kept.
 struct Each<'a> {
     r: &'a mut Reading,
     tally: &'a mut Tally,
     owner: &'a str,
     shown: &'a str,
+    left: &'a mut usize,
 }
 
+/// The least an inbox entry counts for against the folder's bound.
+const ENTRY_COST: u64 = 128;
+
 impl<'de> serde::de::Visitor<'de> for Each<'_> {
-    type Value = ();
+    /// The entries past the bound.
+    type Value = usize;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a JSON array of entries")
     }
 
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
         let mut i = 0;
-        while let Some(v) = seq.next_element::<Value>()? {
+        while *self.left > 0 {
+            let Some(v) = seq.next_element::<Value>()? else { return Ok(0) };
             i += 1;
+            *self.left -= 1;
             one(self.r, self.tally, self.owner, format!("{}[{i}]", self.shown), &v);
         }
-        Ok(())
+        let mut past = 0;
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            past += 1;
+        }
+        Ok(past)
     }
 }
 

@@ -11,7 +11,7 @@
 //! the oracle's invariants are about messages, and a task file is none.
 
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fs::FileType;
 use std::path::{Path, PathBuf};
 
@@ -285,14 +285,23 @@ fn ids(m: &Map<String, Value>, field: &str) -> Result<Vec<String>, String> {
     let not = || format!("its \"{field}\" is not a list of task ids");
     match m.get(field) {
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(list)) => list
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s.clone()),
-                Value::Number(n) => Ok(n.to_string()),
-                _ => Err(not()),
-            })
-            .collect(),
+        Some(Value::Array(list)) => {
+            // An id listed twice is one link (two million of one id were two
+            // million alerts).
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            for v in list {
+                let id = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    _ => return Err(not()),
+                };
+                if seen.insert(id.clone()) {
+                    out.push(id);
+                }
+            }
+            Ok(out)
+        }
         Some(_) => Err(not()),
     }
 }
@@ -311,37 +320,77 @@ pub struct Roster<'a> {
 /// it is about.
 pub fn alerts(t: &Tasks, roster: Roster) -> Vec<String> {
     let by_id: HashMap<&str, &Task> = t.tasks.iter().map(|k| (k.id.as_str(), k)).collect();
-    let mut said = Vec::new();
+    let mut said = Said::default();
     done_before_what_it_waits_on(t, &by_id, &mut said);
+    said.check_done("tasks completed before what they wait on");
     wait_on_each_other(t, &mut said);
+    said.check_done("knots of tasks waiting on each other");
     links_disagree(t, &by_id, &mut said);
+    said.check_done("links the two tasks' files disagree on");
     if t.whole {
         no_such_task(t, &by_id, &mut said);
+        said.check_done("links to tasks no file holds");
     }
     owners(t, roster, &mut said);
-    said
+    said.check_done("tasks whose owner is not on the team or has ended");
+    said.lines
+}
+
+/// The alerts of the checks, each check's first [`Said::LISTED`] worded and
+/// the rest counted: a folder of a thousand tasks each linked to all the
+/// others would otherwise say a million sentences (and hold them).
+#[derive(Default)]
+struct Said {
+    lines: Vec<String>,
+    /// Alerts of the check in hand so far.
+    in_check: usize,
+}
+
+impl Said {
+    const LISTED: usize = 20;
+
+    fn say(&mut self, text: impl FnOnce() -> String) {
+        if self.in_check < Self::LISTED {
+            self.lines.push(text());
+        }
+        self.in_check += 1;
+    }
+
+    /// Ends a check: how many more of `what` there were, if any.
+    fn check_done(&mut self, what: &str) {
+        if self.in_check > Self::LISTED {
+            self.lines.push(format!(
+                "… and {} more {what} (the first {} are above)",
+                self.in_check - Self::LISTED,
+                Self::LISTED
+            ));
+        }
+        self.in_check = 0;
+    }
 }
 
 /// A task completed while a task it waits on is not.
-fn done_before_what_it_waits_on(t: &Tasks, by_id: &HashMap<&str, &Task>, said: &mut Vec<String>) {
+fn done_before_what_it_waits_on(t: &Tasks, by_id: &HashMap<&str, &Task>, said: &mut Said) {
     for k in t.tasks.iter().filter(|k| k.status == Some(Status::Completed)) {
         for b in k.blocked_by.iter().filter_map(|b| by_id.get(b.as_str())) {
             let Some(status) = b.status.filter(|s| *s != Status::Completed) else { continue };
-            said.push(format!(
-                "{} is completed, but task {}, which it waits on (blockedBy), is {} ({}): it was marked done \
+            said.say(|| {
+                format!(
+                    "{} is completed, but task {}, which it waits on (blockedBy), is {} ({}): it was marked done \
                  before the work it depends on",
-                k.place,
-                b.id,
-                status.words(),
-                b.place
-            ));
+                    k.place,
+                    b.id,
+                    status.words(),
+                    b.place
+                )
+            });
         }
     }
 }
 
 /// Tasks that wait on each other: none of them can start (a deadlock).
 /// Each knot of them is named once, by one cycle through it.
-fn wait_on_each_other(t: &Tasks, said: &mut Vec<String>) {
+fn wait_on_each_other(t: &Tasks, said: &mut Said) {
     let index: HashMap<&str, usize> = t.tasks.iter().enumerate().map(|(i, k)| (k.id.as_str(), i)).collect();
     let waits: Vec<Vec<usize>> =
         t.tasks.iter().map(|k| k.blocked_by.iter().filter_map(|b| index.get(b.as_str()).copied()).collect()).collect();
@@ -354,7 +403,7 @@ fn wait_on_each_other(t: &Tasks, said: &mut Vec<String>) {
         let first = &t.tasks[start];
         if cycle.len() == 1 {
             let why = if all_done { "yet it is completed" } else { "it can never start" };
-            said.push(format!("{} waits on itself (blockedBy): {why}", first.place));
+            said.say(|| format!("{} waits on itself (blockedBy): {why}", first.place));
             continue;
         }
         let ids: Vec<&str> = cycle.iter().chain([&start]).map(|&i| t.tasks[i].id.as_str()).collect();
@@ -370,7 +419,7 @@ fn wait_on_each_other(t: &Tasks, said: &mut Vec<String>) {
             let more = crate::words::plural((knot.len() - cycle.len()) as u64, "more task");
             text.push_str(&format!("; {more} caught in the same knot"));
         }
-        said.push(text);
+        said.say(|| text);
     }
 }
 
@@ -461,69 +510,90 @@ fn cycle_through(start: usize, waits: &[Vec<usize>], knot_of: &[usize]) -> Vec<u
 /// `blocks` and `blockedBy` that do not say the same: the runtime writes
 /// each side of a link separately, and goes by `blockedBy` alone when a
 /// teammate claims a task.
-fn links_disagree(t: &Tasks, by_id: &HashMap<&str, &Task>, said: &mut Vec<String>) {
+fn links_disagree(t: &Tasks, by_id: &HashMap<&str, &Task>, said: &mut Said) {
+    // Each task's links as sets: a thousand tasks each linked to all the
+    // others made the lists' own lookups cubic.
+    let sets = |links: fn(&Task) -> &Vec<String>| -> HashMap<&str, HashSet<&str>> {
+        t.tasks.iter().map(|k| (k.id.as_str(), links(k).iter().map(String::as_str).collect())).collect()
+    };
+    let (blocks, blocked_by) = (sets(|k| &k.blocks), sets(|k| &k.blocked_by));
+    let has =
+        |sets: &HashMap<&str, HashSet<&str>>, task: &str, id: &str| sets.get(task).is_some_and(|s| s.contains(id));
     for k in &t.tasks {
         for other in k.blocks.iter().filter_map(|b| by_id.get(b.as_str())) {
-            if !other.blocked_by.contains(&k.id) {
-                said.push(format!(
+            if !has(&blocked_by, &other.id, &k.id) {
+                said.say(|| {
+                    format!(
                     "{} says it blocks task {}, but {} does not wait on task {} (not in its blockedBy): the two files \
                      disagree, and the runtime goes by blockedBy",
                     k.place, other.id, other.place, k.id
-                ));
+                )
+                });
             }
         }
         for other in k.blocked_by.iter().filter_map(|b| by_id.get(b.as_str())) {
-            if !other.blocks.contains(&k.id) {
-                said.push(format!(
+            if !has(&blocks, &other.id, &k.id) {
+                said.say(|| {
+                    format!(
                     "{} waits on task {} (blockedBy), but {} does not say it blocks task {}: the two files disagree",
                     k.place, other.id, other.place, k.id
-                ));
+                )
+                });
             }
         }
     }
 }
 
 /// A link to a task no file holds (nor a file that could not be read).
-fn no_such_task(t: &Tasks, by_id: &HashMap<&str, &Task>, said: &mut Vec<String>) {
+fn no_such_task(t: &Tasks, by_id: &HashMap<&str, &Task>, said: &mut Said) {
     let missing = |id: &&String| !by_id.contains_key(id.as_str()) && !t.unread.contains(id.as_str());
     for k in &t.tasks {
         for id in k.blocked_by.iter().filter(missing) {
-            said.push(format!(
-                "{} waits on task {}, which no file in the folder holds: the runtime counts a missing task as no \
+            said.say(|| {
+                format!(
+                    "{} waits on task {}, which no file in the folder holds: the runtime counts a missing task as no \
                  blocker",
-                k.place,
-                crate::input::shown(id)
-            ));
+                    k.place,
+                    crate::input::shown(id)
+                )
+            });
         }
         for id in k.blocks.iter().filter(missing) {
-            said.push(format!(
-                "{} says it blocks task {}, which no file in the folder holds",
-                k.place,
-                crate::input::shown(id)
-            ));
+            said.say(|| {
+                format!(
+                    "{} says it blocks task {}, which no file in the folder holds",
+                    k.place,
+                    crate::input::shown(id)
+                )
+            });
         }
     }
 }
 
 /// Owners not on the team, and tasks in progress whose owner has ended.
-fn owners(t: &Tasks, roster: Roster, said: &mut Vec<String>) {
+fn owners(t: &Tasks, roster: Roster, said: &mut Said) {
+    let members: HashSet<&str> = roster.members.iter().map(String::as_str).collect();
     for k in &t.tasks {
         let Some(owner) = &k.owner else { continue };
         // An owner may be written as the agent's id, `bob@my-team`.
         let name = owner.split('@').next().unwrap_or(owner);
         let shown = crate::input::shown(owner);
-        if !roster.members.is_empty() && !roster.members.iter().any(|m| m == name) {
-            said.push(format!(
-                "{} is owned by {shown}, who is not in the team (config.json): nobody on the team is doing it",
-                k.place
-            ));
+        if !members.is_empty() && !members.contains(name) {
+            said.say(|| {
+                format!(
+                    "{} is owned by {shown}, who is not in the team (config.json): nobody on the team is doing it",
+                    k.place
+                )
+            });
         }
         if k.status == Some(Status::InProgress) && roster.ended.iter().any(|m| m == name) {
-            said.push(format!(
+            said.say(|| {
+                format!(
                 "{} is in progress, owned by {shown}, whom the runtime said had ended (teammate_terminated): nobody \
                  is working on it (an ended teammate's unfinished tasks are given back as pending; this one was not)",
                 k.place
-            ));
+            )
+            });
         }
     }
 }
