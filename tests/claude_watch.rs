@@ -337,3 +337,46 @@ fn a_watch_stops_judged_past_its_bound_and_a_folder_is_no_trace() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("it is a folder") && stderr.contains("nothing was watched"), "{stderr}");
 }
+
+/// A hostile review: a watch's summary said "1 invariant broken; 1 entry
+/// not judged" and named neither (a summary read alone, after the live
+/// lines scrolled away, must), and a watch that kept nothing to judge
+/// ended PASS, exit 0, though docs/claude-code.md says exit 2.
+#[test]
+fn the_summary_names_what_broke_and_what_was_not_judged_and_nothing_kept_is_no_pass() {
+    let root = std::env::temp_dir().join(format!("handshake-watch-summary-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let team = root.join("team");
+    std::fs::create_dir_all(team.join("inboxes")).unwrap();
+    let case = Path::new(FIXTURES).join("81464-teammate-shutdown-kills-the-lead");
+    for f in std::fs::read_dir(case.join("inboxes")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, team.join("inboxes").join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::copy(case.join("config.json"), team.join("config.json")).unwrap();
+    std::fs::write(team.join("inboxes/zed.json"), "[{\"from\":").unwrap();
+    let watch = |dir: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["watch", &dir.display().to_string(), "--for", "1s", "--color", "never"])
+            .output()
+            .unwrap()
+    };
+    let out = watch(&team);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let summary = &text[text.find("FAIL  ").unwrap_or_else(|| panic!("a FAIL summary: {text}"))..];
+    assert!(summary.contains("? inboxes/zed.json: not JSON"), "{summary}");
+    assert!(
+        summary.contains("✗ invariant matching-response — ") && summary.contains("[inboxes/team-lead.json[2]]"),
+        "{summary}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+
+    let empty = root.join("empty");
+    std::fs::create_dir_all(empty.join("inboxes")).unwrap();
+    std::fs::write(empty.join("inboxes/alice.json"), "[]").unwrap();
+    let out = watch(&empty);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("no message was kept to judge") && !text.contains("PASS"), "{text}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -91,7 +91,7 @@ pub fn main(a: AuditArgs) -> i32 {
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     let standings = crate::history::standing::standings(&h.undecided, &violations);
-    let places: Vec<Option<String>> = violations.iter().map(|v| reading_place(&h, v.event?)).collect();
+    let places: Vec<Option<String>> = violations.iter().map(|v| h.place(v.event?)).collect();
     let finder = source.reading().filter(|_| !violations.is_empty()).map(|r| {
         let whole =
             violations.iter().zip(&places).filter_map(|(v, p)| Some((v.invariant, p.as_deref()?, v.detail.as_str())));
@@ -139,16 +139,6 @@ pub fn main(a: AuditArgs) -> i32 {
     } else {
         EXIT_OK
     }
-}
-
-/// The place a reading calls event `i`'s entry: `inboxes/bob.json[2]`, or a
-/// transcript's `line 12`.
-fn reading_place(h: &crate::history::History, i: usize) -> Option<String> {
-    let n = h.lines.get(i)?;
-    Some(match h.origin.get(i) {
-        Some(file) if !file.is_empty() => format!("{file}[{n}]"),
-        _ => format!("line {n}"),
-    })
 }
 
 /// Reads what `a.path` holds, the format told from the files: a Claude

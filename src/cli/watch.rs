@@ -270,6 +270,19 @@ impl Screen {
     }
 }
 
+/// What a summary lists by name; the rest are counted.
+const LISTED: usize = 50;
+
+/// The entries not judged, the first [`LISTED`] by name.
+fn unjudged_lines(unjudged: &[(String, String)]) {
+    for (place, why) in unjudged.iter().take(LISTED) {
+        println!("      ? {}: {}", super::shown(place), super::shown(why));
+    }
+    if unjudged.len() > LISTED {
+        println!("      ? … and {} more not judged", unjudged.len() - LISTED);
+    }
+}
+
 /// The summary when the watch ends: the verdict on all that was kept, and
 /// the history written if asked; the exit code they make.
 fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
@@ -288,6 +301,20 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
+    // Nothing kept to judge (no message, no task) is no pass, as audit
+    // refuses such a folder.
+    if h.events.is_empty() && followed.tasks() == 0 {
+        println!(
+            "{}  {shown}  ({} kept; not judged: no message was kept to judge, and that is not a pass)",
+            crate::color::verdict(false),
+            crate::words::plural(followed.len() as u64, "entry")
+        );
+        unjudged_lines(&h.unjudged);
+        if trace.is_some() {
+            println!("      no trace written: nothing kept could be judged");
+        }
+        return EXIT_BAD_INPUT;
+    }
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     let word = crate::color::verdict(violations.is_empty());
@@ -319,6 +346,24 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
     }
     for why in followed.not_read() {
         println!("      ⚠ {}", super::shown(why));
+    }
+    // The summary names what it judges by, as audit does: each entry not
+    // judged and each violation (the watch printed them as they came, but
+    // a summary read alone must not say "1 broken" and name nothing).
+    unjudged_lines(&h.unjudged);
+    for v in violations.iter().take(LISTED) {
+        let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
+        let place = v.event.and_then(|i| Some(format!(" [{}]", h.place(i)?))).unwrap_or_default();
+        println!(
+            "      {cross} invariant {} — {} (at {}){}",
+            v.invariant,
+            super::shown(&v.detail),
+            v.at,
+            super::shown(&place)
+        );
+    }
+    if violations.len() > LISTED {
+        println!("      ✗ … and {} more (audit the --trace for every one)", violations.len() - LISTED);
     }
     for name in followed.unfinished(std::path::Path::new(shown)) {
         println!("      ⚠ {}: its last line has no newline (still being written?): not kept", super::shown(&name));

@@ -117,6 +117,14 @@ impl Followed {
         }
     }
 
+    /// How many tasks the latest look read (a team folder's tasks folder).
+    pub fn tasks(&self) -> usize {
+        match self {
+            Followed::Team(_, Some(t)) => t.tasks.len(),
+            _ => 0,
+        }
+    }
+
     /// Whether the latest look found an inbox that does not parse (most
     /// likely caught while being written, and left so for a moment): what
     /// was kept then lacks that inbox's entries, and judging it could say a

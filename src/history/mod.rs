@@ -182,6 +182,18 @@ impl Origin {
     }
 }
 
+impl History {
+    /// The place event `i` was read from: `inboxes/bob.json[2]` (a file
+    /// and its entry), or `line 12` (a transcript's or a trace's line).
+    pub fn place(&self, i: usize) -> Option<String> {
+        let n = self.lines.get(i)?;
+        Some(match self.origin.get(i) {
+            Some(file) if !file.is_empty() => format!("{file}[{n}]"),
+            _ => format!("line {n}"),
+        })
+    }
+}
+
 /// What is wrong with a history, and on which line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BadLine {
