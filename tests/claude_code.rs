@@ -661,3 +661,40 @@ fn tiny_entries_count_against_the_folder_bound_and_those_past_it_are_counted_not
     assert_eq!(place, "inboxes/alice.json");
     assert!(why.starts_with("15 entries past the bound"), "{why}");
 }
+
+/// A hostile review: a request still flagged unread in alice's inbox (a
+/// mark the runtime failed to make, #92244, or one it had not made yet)
+/// was left out whole, so alice's answer to it, read by the lead, was
+/// judged an answer to "an id it never issued": a FAIL the files do not
+/// show. The request is opened (its asker made it); its delivery stays
+/// unjudged, and the verdict says so.
+#[test]
+fn an_answer_to_a_request_still_flagged_unread_answers_an_id_that_was_issued() {
+    let team = Scratch::new("unread");
+    team.write("config.json", CONFIG);
+    let ask = r#"{\"type\":\"shutdown_request\",\"requestId\":\"shutdown-1775755633068@alice\",\"from\":\"team-lead\",\"reason\":\"done\"}"#;
+    let yes = r#"{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1775755633068@alice\",\"from\":\"alice\"}"#;
+    team.write(
+        "inboxes/alice.json",
+        &format!(r#"[{{"from":"team-lead","text":"{ask}","timestamp":"2026-04-09T17:27:13.068Z","read":false}}]"#),
+    );
+    team.write(
+        "inboxes/team-lead.json",
+        &format!(r#"[{{"from":"alice","text":"{yes}","timestamp":"2026-04-09T17:27:14.068Z","read":true}}]"#),
+    );
+    let (code, out, err) = team.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("never issued"), "{out}");
+    assert!(
+        out.contains("? inboxes/alice.json[1]: not yet read by its owner") && out.contains("no clean bill"),
+        "{out}"
+    );
+    // Answered by bob instead, the answer is still judged, and fails.
+    team.write(
+        "inboxes/team-lead.json",
+        &format!(r#"[{{"from":"bob","text":"{yes}","timestamp":"2026-04-09T17:27:14.068Z","read":true}}]"#),
+    );
+    let (code, out, _) = team.audit();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("✗ invariant matching-response"), "{out}");
+}

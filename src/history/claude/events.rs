@@ -201,7 +201,14 @@ impl<'a> Builder<'a> {
         let to = self.team.agent(&e.to);
         let gone = self.ended.contains(&to) || (!self.members.is_empty() && !self.members.contains(&e.to));
         if e.read == Some(false) && !gone {
-            // Queued for a teammate still running, not yet picked up.
+            // Queued for a teammate still running, not yet picked up: its
+            // delivery is not judged. A request in it was still made: its
+            // asker's table holds it, so an answer that came (a flag the
+            // runtime failed to set, #92244) answers an id it issued.
+            if let Said::Request { kind, id, .. } = &e.said {
+                let from = self.speaks(&e.from, t, e);
+                self.open(*kind, id.as_deref(), (from, to), t, e);
+            }
             self.in_flight.push(e.origin.clone());
             return;
         }
@@ -229,15 +236,7 @@ impl<'a> Builder<'a> {
                     );
                     self.push(t, Event::Alert { agent: from, text }, e);
                 }
-                let written = id.clone().unwrap_or_else(|| e.origin.clone());
-                let id = self.id(&written);
-                if let std::collections::btree_map::Entry::Vacant(slot) = self.requests.entry(id) {
-                    slot.insert(Status::Pending);
-                    let label = Label::Named(written.as_str().into());
-                    let opened =
-                        Event::Opened { id, label, kind: *kind, requester: from, target: to, deadline: Millis::NEVER };
-                    self.push(t, opened, e);
-                }
+                let id = self.open(*kind, id.as_deref(), (from, to), t, e);
                 let mt = MessageType::Request(*kind);
                 self.message(from, to, mt, Some(id), words.as_deref().map(Into::into), t, e);
             }
@@ -259,6 +258,27 @@ impl<'a> Builder<'a> {
                 self.push(t, Event::Note { text: format!("unjudged: {} ({reason})", e.origin) }, e);
             }
         }
+    }
+
+    /// The request written `id` (or, with none, named by its place),
+    /// opened by `from` of `to` if it is not open already: its id.
+    fn open(
+        &mut self,
+        kind: Kind,
+        id: Option<&str>,
+        (from, to): (AgentId, AgentId),
+        t: Millis,
+        e: &'a Entry,
+    ) -> RequestId {
+        let written = id.map_or_else(|| e.origin.clone(), str::to_string);
+        let id = self.id(&written);
+        if let std::collections::btree_map::Entry::Vacant(slot) = self.requests.entry(id) {
+            slot.insert(Status::Pending);
+            let label = Label::Named(written.as_str().into());
+            let opened = Event::Opened { id, label, kind, requester: from, target: to, deadline: Millis::NEVER };
+            self.push(t, opened, e);
+        }
+        id
     }
 
     #[allow(clippy::too_many_arguments)]
