@@ -698,3 +698,22 @@ fn an_answer_to_a_request_still_flagged_unread_answers_an_id_that_was_issued() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("✗ invariant matching-response"), "{out}");
 }
+
+/// A session resumed many times opens with many `summary` lines before its
+/// conversation: with 70 of them the transcript was taken for a history of
+/// ours and refused ("needs \"t\""). It is read as the transcript it is.
+#[test]
+fn a_transcript_that_opens_with_many_summaries_is_still_a_transcript() {
+    use handshake::history::claude::transcript::{looks_like, LOOKED_AT};
+    let lead = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/transcripts/clean-lead.jsonl"),
+    )
+    .unwrap();
+    let summaries: String = (0..LOOKED_AT + 6)
+        .map(|i| format!("{{\"type\":\"summary\",\"summary\":\"s\",\"leafUuid\":\"u{i}\"}}\n"))
+        .collect();
+    assert!(looks_like(&format!("{summaries}{lead}")));
+    // Lines that are all typed, none of them the runtime's, are not one.
+    let other: String = (0..LOOKED_AT + 6).map(|_| "{\"type\":\"x\"}\n").collect();
+    assert!(!looks_like(&other));
+}

@@ -23,8 +23,16 @@ pub const LOOKED_AT: usize = 64;
 /// before the conversation (a resumed session's `summary`, a
 /// `file-history-snapshot`) are passed over; a history of ours (its header
 /// names `history`) is not one.
+///
+/// A session resumed many times may open with more than [`LOOKED_AT`] such
+/// lines (a hostile review's transcript had 70 `summary` lines first, and
+/// was refused as a history "needing t"): [`LOOKED_AT`] lines that are all
+/// typed, with the runtime's pre-conversation kinds among them, are a
+/// transcript whose conversation starts further on.
 pub fn looks_like(text: &str) -> bool {
+    let (mut before_the_conversation, mut looked) = (false, 0);
     for line in text.lines().filter(|l| !l.trim().is_empty()).take(LOOKED_AT) {
+        looked += 1;
         let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else { return false };
         if m.contains_key("history") {
             return false;
@@ -33,11 +41,13 @@ pub fn looks_like(text: &str) -> bool {
             Some("user" | "assistant" | "system") => {
                 return m.contains_key("sessionId") || m.contains_key("message") || m.contains_key("uuid")
             }
+            Some("summary" | "file-history-snapshot") => before_the_conversation = true,
             Some(_) => continue,
             None => return false,
         }
     }
-    false
+    // A file that ends before its conversation starts is none.
+    before_the_conversation && looked == LOOKED_AT
 }
 
 /// A SendMessage call waiting for its result, which gives a request its id.
