@@ -250,16 +250,26 @@ fn what_if(words: &str, sources: &[(String, String)]) -> Result<WhatIf, String> 
     // A bare key is looked for in [policy], then in the tables under it.
     let tries: Vec<Setting> =
         if asked.table.is_empty() { TABLES.iter().map(|t| asked.in_table(t)).collect() } else { vec![asked] };
-    let mut first_error = None;
+    // The table that knows the key says what is wrong with its value; one
+    // that does not only says it has no such key (`sender_auth=maybe` was
+    // blamed on [policy], which has none, not on the value). A key no
+    // table knows is [policy]'s error, which lists its keys.
+    let knows = |s: &Setting| match s.table.as_slice() {
+        [] => crate::format::file::policy_keys().contains(&s.key.as_str()),
+        [t] if t == "defences" => crate::format::file::defence_names().contains(&s.key),
+        _ => false,
+    };
+    let mut errors = Vec::new();
     for setting in tries {
         match scenario_with(path, text, &setting) {
             Ok(s) => return Ok(WhatIf { scenario: s, setting }),
-            Err(said) => {
-                first_error.get_or_insert_with(|| format!("with {} the file does not read:\n{said}", setting.words()));
-            }
+            Err(said) => errors.push((knows(&setting), setting, said)),
         }
     }
-    Err(first_error.unwrap_or_default())
+    let best = errors.iter().find(|(known, ..)| *known).or(errors.first());
+    Err(best
+        .map(|(_, setting, said)| format!("with {} the file does not read:\n{said}", setting.words()))
+        .unwrap_or_default())
 }
 
 /// `--compare`: the second run's scenario and what was changed in it.

@@ -1269,7 +1269,7 @@ impl Reader<'_> {
 
 /// The defences' switches, as serde names them: a defence added to the
 /// protocol is named here at once.
-fn defence_names() -> Vec<String> {
+pub fn defence_names() -> Vec<String> {
     match serde_json::to_value(Defences::default()) {
         Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
         _ => Vec::new(),
