@@ -532,7 +532,14 @@ fn target(path: &str, src: &str, opts: &Options) -> Result<(u64, Invariant), Shr
     let report = run_scenario(&scenario, seed, RunOptions::plain());
     let expected: BTreeSet<Invariant> =
         scenario.expects.iter().filter_map(|e| if let Expect::Violation(i) = e { Some(*i) } else { None }).collect();
-    let broken: Vec<Invariant> = report.violations.iter().filter_map(|v| invariant_of(v)).collect();
+    // Each invariant once, in the order first broken ("it breaks
+    // work-in-assignment, work-in-assignment" said one invariant twice).
+    let mut broken: Vec<Invariant> = Vec::new();
+    for i in report.violations.iter().filter_map(|v| invariant_of(v)) {
+        if !broken.contains(&i) {
+            broken.push(i);
+        }
+    }
     let target = match opts.invariant {
         Some(i) if broken.contains(&i) => i,
         Some(i) => {

@@ -855,3 +855,21 @@ fn a_saved_schedule_is_judged_as_the_explorer_judged_it() {
     let r = handshake(&["run", &deadlock, "--schedule", &judged]);
     assert!(!r.stdout.contains("judged as the explorer judged"), "{}", r.explain());
 }
+
+/// A hostile review: `explore --write F` and `--save-schedule S` said
+/// nothing when the search found nothing, so an old file at that path
+/// looked like this search's. Each output asked for is said not written.
+#[test]
+fn outputs_a_search_that_found_nothing_cannot_write_are_said_not_written() {
+    let dir = TempDir::new("explore-nothing");
+    let (write, schedule, page) = (dir.path("found.toml"), dir.path("found.schedule"), dir.path("found.html"));
+    let happy = root().join("scenarios/01-happy-shutdown.toml").display().to_string();
+    handshake(&["explore", &happy, "--write", &write, "--save-schedule", &schedule, "--html", &page])
+        .expect_code(0)
+        .stderr_has("no scenario written: nothing broke")
+        .stderr_has("no schedule written: nothing broke")
+        .stderr_has("no page written: nothing broke");
+    for p in [&write, &schedule, &page] {
+        assert!(!std::path::Path::new(p).exists(), "{p}");
+    }
+}

@@ -194,8 +194,19 @@ pub fn main(a: ExploreArgs) -> i32 {
     // What the file does not expect first; else the first thing it does.
     if let Some(c) = x.counterexample.as_ref().or(x.expected.first()) {
         write_outputs(&a, &scenario, c);
-    } else if a.html.is_some() {
-        eprintln!("no page written: nothing broke, so there is no schedule to step through");
+    } else {
+        // Said for each output asked for, as a page is: an old file at the
+        // path is left as it was, and nothing says it is this search's.
+        let asked = [("scenario", &a.write), ("schedule", &a.save_schedule), ("page", &a.html)];
+        for (what, _) in asked.iter().filter(|(_, path)| path.is_some()) {
+            eprintln!(
+                "no {what} written: nothing broke, so there is no schedule to {}",
+                match *what {
+                    "page" => "step through",
+                    _ => "write",
+                }
+            );
+        }
     }
     // What the file expects broken passes, as `run` passes such a file;
     // anything else fails, as in `run`.
