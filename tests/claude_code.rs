@@ -717,3 +717,33 @@ fn a_transcript_that_opens_with_many_summaries_is_still_a_transcript() {
     let other: String = (0..LOOKED_AT + 6).map(|_| "{\"type\":\"x\"}\n").collect();
     assert!(!looks_like(&other));
 }
+
+/// A `read` flag that is not true or false ("false", 0) was taken as
+/// delivered, and a `text` written as an object was said to be missing
+/// ("no \"text\""). Each is now said for what it is, and not judged.
+#[test]
+fn an_entry_whose_fields_are_of_another_kind_is_said_so_and_not_judged() {
+    let team = Scratch::new("kinds");
+    team.write("config.json", CONFIG);
+    let stamp = "2026-04-09T17:27:14.068Z";
+    team.write(
+        "inboxes/alice.json",
+        &format!(
+            r#"[{{"from":"team-lead","text":"hello","timestamp":"{stamp}","read":"false"}},
+                {{"from":"team-lead","text":{{"type":"shutdown_request"}},"timestamp":"{stamp}","read":true}},
+                {{"from":7,"text":"hi","timestamp":"{stamp}","read":true}},
+                {{"from":"team-lead","text":"fine","timestamp":"{stamp}","read":true}}]"#
+        ),
+    );
+    let r = folder::read(&team.0, 64 << 20);
+    let why: Vec<(&str, &str)> = r.unjudged.iter().map(|(p, w)| (p.as_str(), w.as_str())).collect();
+    assert_eq!(
+        why,
+        [
+            ("inboxes/alice.json[1]", "its \"read\" is not true or false: whether it was delivered is unknown"),
+            ("inboxes/alice.json[2]", "its \"text\" is not a string"),
+            ("inboxes/alice.json[3]", "its \"from\" is not a string"),
+        ]
+    );
+    assert_eq!(r.entries.len(), 1, "the one well-formed entry is read");
+}

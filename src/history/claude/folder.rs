@@ -328,8 +328,24 @@ fn one(r: &mut Reading, tally: &mut Tally, owner: &str, origin: String, v: &Valu
 }
 
 fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<(Entry, Option<&'static str>), String> {
-    let from = m.get("from").and_then(Value::as_str).ok_or("no \"from\": the sender is unknown")?;
-    let text = m.get("text").and_then(Value::as_str).ok_or("no \"text\"")?;
+    // Missing and of another kind are told apart: "no text" for a text
+    // written as an object sent its reader looking for the wrong mistake.
+    let string = |key: &str, missing: &str| -> Result<&str, String> {
+        match m.get(key) {
+            None => Err(missing.to_string()),
+            Some(Value::String(s)) => Ok(s),
+            Some(_) => Err(format!("its \"{key}\" is not a string")),
+        }
+    };
+    let from = string("from", "no \"from\": the sender is unknown")?;
+    let text = string("text", "no \"text\"")?;
+    // A flag that is not true or false cannot say whether the entry was
+    // delivered; taken as delivered it was judged as if it were.
+    let read = match m.get("read") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err("its \"read\" is not true or false: whether it was delivered is unknown".into()),
+    };
     let at = stamp::read(m.get("timestamp").ok_or("no \"timestamp\"")?)?;
     let (said, shape) = message::read_named(text);
     let e = Entry {
@@ -339,7 +355,7 @@ fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<(Entry, Op
         to: owner.to_string(),
         said,
         digest: message::digest(text),
-        read: m.get("read").and_then(Value::as_bool),
+        read,
     };
     Ok((e, shape))
 }
