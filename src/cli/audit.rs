@@ -69,10 +69,6 @@ impl Source {
     }
 }
 
-/// The entries not judged a report lists by name; the rest are counted.
-/// A folder may hold half a million, a screenful says what they are.
-const UNJUDGED_LISTED: usize = 50;
-
 /// The most violations a witness is looked for: each costs a few judgings
 /// of a handful of entries, and a report past this many is read by a program.
 const WITNESSES: usize = 100;
@@ -201,27 +197,31 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         let read = std::fs::File::open(&a.path)
             .and_then(|file| crate::history::claude::transcript::read_from(file, "team-lead"))
             .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
-        let h = crate::history::claude::transcript_of(&read);
-        if h.events.is_empty() {
-            return Err(nothing_to_judge(&shown, "no team message in the transcript", &h.unjudged));
-        }
-        return Ok((h, Source::Transcript(read)));
+        return transcript(&shown, read);
     }
     let text = crate::input::read_text(&a.path, MAX_BYTES)
         .map_err(|e| Refusal::line(format!("{shown}: {e}"), Problem::in_file(&shown, e.to_string())))?;
     if crate::history::claude::transcript::looks_like(&text) {
         // A Claude Code lead's session transcript (docs/claude-code.md).
-        let reading = crate::history::claude::transcript::read(&text, "team-lead");
-        let h = crate::history::claude::transcript_of(&reading);
-        if h.events.is_empty() {
-            return Err(nothing_to_judge(&shown, "no team message in the transcript", &h.unjudged));
-        }
-        return Ok((h, Source::Transcript(reading)));
+        return transcript(&shown, crate::history::claude::transcript::read(&text, "team-lead"));
     }
     crate::history::read(&text).map(|h| (h, Source::Trace)).map_err(|bad| {
         let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
         Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line))
     })
+}
+
+/// A lead's transcript as read, as a history, unless it holds no team
+/// message to judge.
+fn transcript(
+    shown: &str,
+    reading: crate::history::claude::folder::Reading,
+) -> Result<(crate::history::History, Source), Refusal> {
+    let h = crate::history::claude::transcript_of(&reading);
+    if h.events.is_empty() {
+        return Err(nothing_to_judge(shown, "no team message in the transcript", &h.unjudged));
+    }
+    Ok((h, Source::Transcript(reading)))
 }
 
 /// A Claude Code folder or transcript in which nothing could be judged: no
@@ -327,15 +327,7 @@ fn report(j: &Judged, shown: &str) {
             println!("      ⚠ {}", super::shown(text));
         }
     }
-    for (place, why) in h.unjudged.iter().take(UNJUDGED_LISTED) {
-        println!("      ? {}: {}", super::shown(place), super::shown(why));
-    }
-    if h.unjudged.len() > UNJUDGED_LISTED {
-        println!(
-            "      ? … and {} more not judged (--format json lists every one)",
-            h.unjudged.len() - UNJUDGED_LISTED
-        );
-    }
+    super::print_unjudged(&h.unjudged, " (--format json lists every one)");
     verdicts(j);
     for (v, witness) in j.violations.iter().zip(j.witnesses) {
         let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());

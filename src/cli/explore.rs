@@ -197,15 +197,13 @@ pub fn main(a: ExploreArgs) -> i32 {
     } else {
         // Said for each output asked for, as a page is: an old file at the
         // path is left as it was, and nothing says it is this search's.
-        let asked = [("scenario", &a.write), ("schedule", &a.save_schedule), ("page", &a.html)];
-        for (what, _) in asked.iter().filter(|(_, path)| path.is_some()) {
-            eprintln!(
-                "no {what} written: nothing broke, so there is no schedule to {}",
-                match *what {
-                    "page" => "step through",
-                    _ => "write",
-                }
-            );
+        let asked = [
+            (&a.write, "scenario", "write"),
+            (&a.save_schedule, "schedule", "write"),
+            (&a.html, "page", "step through"),
+        ];
+        for (_, what, to) in asked.iter().filter(|(path, ..)| path.is_some()) {
+            eprintln!("no {what} written: nothing broke, so there is no schedule to {to}");
         }
     }
     // What the file expects broken passes, as `run` passes such a file;

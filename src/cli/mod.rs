@@ -331,28 +331,24 @@ pub const DEFAULT_FOLDER: &str = "scenarios";
 /// folder's other name, it is one file), one still to be written by its
 /// folder's real path and its name.
 pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path)]) -> Option<(&'static str, String)> {
-    let file = |p: &Path| -> FileKey {
-        #[cfg(unix)]
-        if let Ok(m) = std::fs::metadata(p) {
-            use std::os::unix::fs::MetadataExt;
-            return FileKey::Existing(m.dev(), m.ino());
-        }
-        #[cfg(not(unix))]
-        if let Ok(real) = std::fs::canonicalize(p) {
-            return FileKey::Named(real);
-        }
-        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
-        let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        FileKey::Named(std::fs::canonicalize(folder).map_or_else(|_| p.to_path_buf(), |d| d.join(name)))
-    };
-    // An output inside a folder that is read would be read as part of it
-    // (a watched team's inbox overwritten by the watch's own trace).
+    // The path a file has, or would have once written: its folder's real path
+    // and its name.
     let real = |p: &Path| -> Option<PathBuf> {
         std::fs::canonicalize(p).ok().or_else(|| {
             let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
             Some(std::fs::canonicalize(folder).ok()?.join(p.file_name()?))
         })
     };
+    let file = |p: &Path| -> FileKey {
+        #[cfg(unix)]
+        if let Ok(m) = std::fs::metadata(p) {
+            use std::os::unix::fs::MetadataExt;
+            return FileKey::Existing(m.dev(), m.ino());
+        }
+        FileKey::Named(real(p).unwrap_or_else(|| p.to_path_buf()))
+    };
+    // An output inside a folder that is read would be read as part of it
+    // (a watched team's inbox overwritten by the watch's own trace).
     let folders: Vec<(&str, PathBuf)> = inputs
         .iter()
         .filter(|(_, input)| input.is_dir())
@@ -382,6 +378,22 @@ pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path
         }
     }
     None
+}
+
+/// The entries a report lists by name as not judged; the rest are counted.
+/// A folder may hold half a million, a screenful says what they are.
+pub const UNJUDGED_LISTED: usize = 50;
+
+/// The entries a history could not judge, as `audit` and `watch` list them:
+/// the first [`UNJUDGED_LISTED`] with their place and reason, then how many
+/// more, and `where_all` (where to find every one), if any.
+pub fn print_unjudged(unjudged: &[(String, String)], where_all: &str) {
+    for (place, why) in unjudged.iter().take(UNJUDGED_LISTED) {
+        println!("      ? {}: {}", shown(place), shown(why));
+    }
+    if unjudged.len() > UNJUDGED_LISTED {
+        println!("      ? … and {} more not judged{where_all}", unjudged.len() - UNJUDGED_LISTED);
+    }
 }
 
 /// A file as [`clashing_output`] compares it.

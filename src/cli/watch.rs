@@ -270,18 +270,8 @@ impl Screen {
     }
 }
 
-/// What a summary lists by name; the rest are counted.
+/// The violations a summary lists by name; the rest are counted.
 const LISTED: usize = 50;
-
-/// The entries not judged, the first [`LISTED`] by name.
-fn unjudged_lines(unjudged: &[(String, String)]) {
-    for (place, why) in unjudged.iter().take(LISTED) {
-        println!("      ? {}: {}", super::shown(place), super::shown(why));
-    }
-    if unjudged.len() > LISTED {
-        println!("      ? … and {} more not judged", unjudged.len() - LISTED);
-    }
-}
 
 /// The summary when the watch ends: the verdict on all that was kept, and
 /// the history written if asked; the exit code they make.
@@ -309,7 +299,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
             crate::color::verdict(false),
             crate::words::plural(followed.len() as u64, "entry")
         );
-        unjudged_lines(&h.unjudged);
+        super::print_unjudged(&h.unjudged, "");
         if trace.is_some() {
             println!("      no trace written: nothing kept could be judged");
         }
@@ -350,7 +340,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
     // The summary names what it judges by, as audit does: each entry not
     // judged and each violation (the watch printed them as they came, but
     // a summary read alone must not say "1 broken" and name nothing).
-    unjudged_lines(&h.unjudged);
+    super::print_unjudged(&h.unjudged, "");
     for v in violations.iter().take(LISTED) {
         let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
         let place = v.event.and_then(|i| Some(format!(" [{}]", h.place(i)?))).unwrap_or_default();

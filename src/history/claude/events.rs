@@ -435,12 +435,12 @@ impl<'a> Builder<'a> {
                     self.push(t, Event::Status { agent: a, status: RosterStatus::Shutdown }, e);
                 }
             }
+            // Said unjudged when it was read, with its reason.
+            Said::Unknown { .. } => {}
             // The runtime writes only its `teammate_terminated` notices as
             // "system": anything else under that name (a request, an
             // answer, prose) is not something this reader knows how to
             // judge, and is said so rather than passed over.
-            // Said unjudged when it was read, with its reason.
-            Said::Unknown { .. } => {}
             other => {
                 let what = match other {
                     Said::Plain => "a plain message".to_string(),
