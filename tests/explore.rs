@@ -312,6 +312,31 @@ fn every_counterexample_the_tests_find_is_written_as_a_file_that_replays_it() {
     replays_on_the_actors(&s, &explore(&s, Budgets::default(), Bounds::default()).deadlock.expect("a deadlock"));
 }
 
+#[test]
+fn a_written_counterexample_keeps_the_files_stalls_and_phantom_sends_and_no_link_fault_names_a_stranger() {
+    // Found by a review: the file's stalls, partitions and replays were left
+    // out of the written file (its run then parted from the schedule), and a
+    // send to a name not on the team was written as a delay to that name,
+    // which no file can load.
+    for (f, kind) in [
+        ("51-late-acceptance-defences-off", "stall"),
+        ("53-claude-code-unlocked-rewrite-loses-answer", "stall"),
+        ("57-claude-code-send-to-a-name-not-on-the-team", "phantom_send"),
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{f}.toml"));
+        let text = std::fs::read_to_string(path).expect("bundled");
+        let s = load_str("found.toml", &text).expect("valid");
+        let x = explore(&s, Budgets::default(), Bounds::default());
+        let c = x.expected.into_iter().next().expect("the file's expected violation");
+        let written =
+            handshake::explore_file::scenario_file(&text, "replay.toml", &c).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(written.contains(&format!("kind = \"{kind}\"")), "{f} keeps its {kind}:\n{written}");
+        let replay = load_str("replay.toml", &written).unwrap_or_else(|e| panic!("{f}: {e:?}\n{written}"));
+        let r = handshake::scenario::run_scenario(&replay, replay.default_seed(), Default::default());
+        assert!(r.passed, "{f}: {:?}\n{written}", r.failures);
+    }
+}
+
 /// Issue 20 point 5: the counterexample's schedule, written out and read
 /// back, makes the actors log exactly the counterexample's events, and the
 /// oracle finds in their log what the explorer found.

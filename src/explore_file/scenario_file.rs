@@ -43,20 +43,32 @@ pub fn scenario_file(original: &str, path: &str, c: &Counterexample) -> Result<S
     }
 }
 
+/// Whether the original may expect violations: it switches a defence off
+/// (`[policy.defences]`), or it expects one already (a defence switched off
+/// another way, such as Claude Code's `lock = "off"` or `recipients = "any"`).
 fn defences_off(original: &str) -> bool {
     let doc: Table = original.parse().unwrap_or_default();
-    doc.get("policy")
+    let switched_off = doc
+        .get("policy")
         .and_then(|p| p.get("defences"))
         .and_then(Value::as_table)
-        .is_some_and(|d| d.values().any(|v| v.as_bool() == Some(false)))
+        .is_some_and(|d| d.values().any(|v| v.as_bool() == Some(false)));
+    let expects_one =
+        doc.get("expect").and_then(Value::as_array).is_some_and(|e| e.iter().any(|x| x.get("violation").is_some()));
+    switched_off || expects_one
 }
 
 /// Runs the written file: whether it breaks what the schedule broke, every
 /// invariant it breaks, and what its run logged.
 fn replay(path: &str, text: &str, c: &Counterexample) -> Result<(bool, Vec<String>, Vec<Stamped>), String> {
     let scenario = load_str(path, text).map_err(|e| {
-        let first = e.first().map(|e| e.to_string()).unwrap_or_default();
-        format!("the file written for this schedule does not load: {first}")
+        // Not the path's: nothing was written there, and the reader must not
+        // go looking for a file that does not exist.
+        let first = e.first().map_or_else(String::new, |e| {
+            let at = if e.line > 0 { format!(" (its line {}, column {})", e.line, e.col) } else { String::new() };
+            format!("{}{at}", e.message)
+        });
+        format!("the scenario made for this schedule does not load, so it was not written: {first}")
     })?;
     let options = RunOptions { keep_outcome: true, ..RunOptions::default() };
     let mut report = run_scenario(&scenario, scenario.default_seed(), options);
@@ -162,16 +174,10 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
             c.broke, c.detail
         )),
     );
-    // The file's crashes and forgeries were played at their times: they stay.
-    // Its other faults are written anew from what the schedule did.
+    // The file's faults the search played as a run plays them stay; the
+    // others (budgets, delays) are written anew from what the schedule did.
     let kept: Vec<Value> = match doc.remove("fault") {
-        Some(Value::Array(faults)) if c.file_faults => faults
-            .into_iter()
-            .filter(|f| {
-                let kind = f.get("kind").and_then(Value::as_str).and_then(FaultKind::named);
-                matches!(kind, Some(FaultKind::Crash | FaultKind::Forge))
-            })
-            .collect(),
+        Some(Value::Array(faults)) if c.file_faults => faults.into_iter().filter(played_by_the_search).collect(),
         _ => Vec::new(),
     };
     if c.broke != Broke::Expectation {
@@ -182,6 +188,9 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     policy.insert("latency".into(), Value::String("0ms".into()));
 
     let names = &c.names.agents;
+    // Lead and teammates; past them the adversary, then any name not on the
+    // team that a phantom send wrote to.
+    let team = names.iter().position(|n| n == "adversary").unwrap_or(names.len());
     let mut labels = c.names.clone();
     labels.learn_labels(&c.events);
     // What each message was: who sent it, to whom, of which type.
@@ -198,8 +207,10 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     let mut faults: Vec<Fault> = Vec::new();
     let link = |kind: FaultKind, seq: u64, delay: Option<Millis>| -> Option<Fault> {
         let (from, to, message_type) = *sends.get(&seq)?;
-        if from >= names.len() - 1 {
-            // The adversary's own messages are forged at their delivery time instead.
+        if from >= team || to >= team {
+            // The adversary's own messages are forged at their delivery time
+            // instead; a send to a name not on the team is the kept phantom
+            // send's, and no link fault can name that name.
             return None;
         }
         Some(Fault {
@@ -276,6 +287,28 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
     }
     let expects = doc.remove("expect");
     assemble(&doc, kept, &faults, expects, expect)
+}
+
+/// Whether the search played the file's fault `f` as a run plays it (at
+/// its time, or on every message it matches), so that the written file
+/// keeps it as it is: everything but delays and reorders (any arrival order
+/// is tried) and drops or duplicates that are counted or left to chance
+/// (budgets, spent where the schedule shows). The same division as
+/// [`crate::world::LinkFault::in_search`], read from the file's text.
+fn played_by_the_search(f: &Value) -> bool {
+    let Some(kind) = f.get("kind").and_then(Value::as_str).and_then(FaultKind::named) else { return false };
+    match kind {
+        FaultKind::Delay | FaultKind::Reorder => false,
+        FaultKind::Drop | FaultKind::Duplicate => {
+            let counted = f.get("count").is_some();
+            let by_chance = f
+                .get("probability")
+                .and_then(Value::as_float)
+                .or_else(|| f.get("probability").and_then(Value::as_integer).map(|p| p as f64));
+            !counted && by_chance.is_none_or(|p| p >= 1.0)
+        }
+        _ => true,
+    }
 }
 
 /// The file written: the original's tables as changed, the faults it kept,
