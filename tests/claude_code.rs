@@ -660,6 +660,36 @@ fn tiny_entries_count_against_the_folder_bound_and_those_past_it_are_counted_not
     let (place, why) = r.unjudged.last().expect("the count");
     assert_eq!(place, "inboxes/alice.json");
     assert!(why.starts_with("15 entries past the bound"), "{why}");
+    assert!(r.bounded, "the read says it stopped at its bound");
+    assert!(!folder::read(&team.0, 25 * 128).bounded, "within the bound, nothing is past it");
+}
+
+/// A hostile review: a folder whose read stopped at its 64 MiB bound
+/// exited 0 when nothing broke in what was read. Exit 3, as every command
+/// that stops at a bound, and the JSON says so.
+#[test]
+fn a_folder_read_up_to_its_bound_with_nothing_broken_exits_3_not_0() {
+    let team = Scratch::new("bound");
+    let stamp = "2026-02-01T10:00:00.000Z";
+    team.write(
+        "inboxes/team-lead.json",
+        &format!(r#"[{{"from":"alice","text":"hello","timestamp":"{stamp}","read":true}}]"#),
+    );
+    // 600,000 entries of at least 128 bytes each: past the 64 MiB bound.
+    team.write("inboxes/zed.json", &format!("[{}]", vec!["0"; 600_000].join(",")));
+    let (code, out, err) = team.audit();
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("stopped at the folder's bound"), "{out}");
+    assert!(out.contains("no clean bill"), "{out}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &team.0.display().to_string(), "--format", "json"])
+        .output()
+        .expect("handshake runs");
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped at the folder's bound"));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["stopped_at_bound"], true, "{doc}");
+    assert_eq!(doc["passed"], true, "nothing broke in what was read");
 }
 
 /// A hostile review: a request still flagged unread in alice's inbox (a

@@ -58,9 +58,20 @@ enum Source {
 struct TasksRead {
     dir: PathBuf,
     tasks: usize,
+    /// The tasks folder's read stopped at its bound.
+    bounded: bool,
 }
 
 impl Source {
+    /// Whether the read stopped at a bound, leaving entries or files unread.
+    fn bounded(&self) -> bool {
+        match self {
+            Source::Team(_, r, t) => r.bounded || t.as_ref().is_some_and(|t| t.bounded),
+            Source::Tasks(t) => t.bounded,
+            Source::Trace | Source::Inboxes(_) | Source::Transcript(_) => false,
+        }
+    }
+
     fn reading(&self) -> Option<&crate::history::claude::folder::Reading> {
         match self {
             Source::Team(_, r, _) | Source::Transcript(r) => Some(r),
@@ -129,6 +140,18 @@ pub fn main(a: AuditArgs) -> i32 {
     }
     if !violations.is_empty() {
         EXIT_FAILED
+    } else if source.bounded() {
+        // Exit 3, as every command that stops at a bound: what lies past it
+        // was not judged, so "nothing broke" would claim too much.
+        let line = format!(
+            "stopped at the folder's bound ({} MiB read at most): what lies past it was not judged (exit 3)",
+            crate::history::inbox::MAX_FOLDER_BYTES >> 20
+        );
+        match a.format {
+            Format::Text => println!("      {line}"),
+            Format::Json => eprintln!("{line}"),
+        }
+        super::EXIT_BOUND
     } else if a.strict && !h.unjudged.is_empty() {
         eprintln!("--strict: {} could not be judged", crate::words::plural(h.unjudged.len() as u64, "entry"));
         super::EXIT_BAD_INPUT
@@ -150,7 +173,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         let found = tasks::find(&a.path, reading.team.name.as_deref()).map(|dir| {
             let t = tasks::read(&dir, crate::history::inbox::MAX_FOLDER_BYTES);
             claude::with_tasks(&mut h, &t, &reading.team);
-            TasksRead { dir, tasks: t.tasks.len() }
+            TasksRead { dir, tasks: t.tasks.len(), bounded: t.bounded }
         });
         if h.events.is_empty() && found.as_ref().is_none_or(|t| t.tasks == 0) {
             return Err(nothing_to_judge(&shown, "no message in any inbox file and no task", &h.unjudged));
@@ -160,7 +183,8 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
     if a.path.is_dir() && tasks::is_tasks_folder(&a.path) {
         let t = tasks::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
         let h = claude::tasks_history(&t);
-        return Ok((h, Source::Tasks(TasksRead { dir: a.path.clone(), tasks: t.tasks.len() })));
+        let read = TasksRead { dir: a.path.clone(), tasks: t.tasks.len(), bounded: t.bounded };
+        return Ok((h, Source::Tasks(read)));
     }
     if a.path.is_dir() {
         let Some(dir) = crate::history::inbox::find(&a.path) else {
@@ -458,6 +482,7 @@ fn json(j: &Judged, shown: &str) {
             })
             .collect(),
         generation: j.source.reading().map(crate::history::claude::generation),
+        stopped_at_bound: j.source.bounded(),
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let _ = serde_json::to_writer_pretty(&mut out, &doc);
@@ -484,6 +509,8 @@ struct Doc<'a> {
     /// Which generation of Claude Code wrote the files, told from their
     /// shapes; null for other histories.
     generation: Option<String>,
+    /// The read stopped at the folder's bound (exit 3 with no violation).
+    stopped_at_bound: bool,
 }
 
 /// The violations, each serialised as it is written.

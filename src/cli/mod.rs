@@ -214,6 +214,7 @@ shows it. See docs/history.md and docs/audit.md.", &[
         (EXIT_OK, "every invariant held"),
         (EXIT_FAILED, "an invariant broke"),
         (EXIT_BAD_INPUT, "nothing could be read (the line and why), or --to-scenario could not be written"),
+        (EXIT_BOUND, "nothing broke in what was read, but a Claude Code folder's read stopped at its 64 MiB bound"),
     ]))]
     Audit(audit::AuditArgs),
     /// Follow a live Claude Code team folder and judge it as it changes: every entry kept, violations as they come.

@@ -71,6 +71,9 @@ pub struct Reading {
     /// The inbox files that did not parse as JSON: a file caught while
     /// being written reads so too, which a watch reads again.
     pub not_parsed: Vec<String>,
+    /// The read stopped at the folder's bound: entries or a file past it
+    /// were counted, not read (a verdict on the rest is a bounded one).
+    pub bounded: bool,
 }
 
 /// The folder's `inboxes/`, if `dir` is a Claude Code team folder (it holds
@@ -158,9 +161,13 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
                 left -= text.len() as u64;
                 inbox(&mut r, &owner, &shown, &text, &mut entries_left)
             }
-            Err(e) => r
-                .unjudged
-                .push((shown, e.in_folder(&format!("the folder's inbox files are read up to {limit} bytes in all")))),
+            Err(e) => {
+                r.bounded |= matches!(e, crate::input::ReadError::TooBig { .. });
+                r.unjudged.push((
+                    shown,
+                    e.in_folder(&format!("the folder's inbox files are read up to {limit} bytes in all")),
+                ))
+            }
         }
     }
     r
@@ -234,6 +241,7 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str, entries_left: &m
     match serde::Deserializer::deserialize_seq(&mut de, each).and_then(|past| de.end().map(|()| past)) {
         Ok(past) => {
             if past > 0 {
+                r.bounded = true;
                 let why = format!(
                     "{} past the bound (each entry counts as at least {ENTRY_COST} bytes of the {} MiB the folder's \
                      inbox files are read up to): counted, not read",

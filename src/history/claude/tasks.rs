@@ -87,6 +87,9 @@ pub struct Tasks {
     /// Whether every file was looked at (not so past [`MOST_FILES`]): if
     /// not, a task named nowhere may be in a file not looked at.
     pub whole: bool,
+    /// The read stopped at a bound (the files' bytes, or their number):
+    /// what lies past it was not read.
+    pub bounded: bool,
 }
 
 /// A task file's id, from its name: `3.json` is task 3.
@@ -165,6 +168,7 @@ pub fn read(dir: &Path, limit: u64) -> Tasks {
     }
     if more > 0 {
         t.whole = false;
+        t.bounded = true;
         let why = format!("{more} more files not looked at: at most {MOST_FILES} files of a tasks folder are read");
         t.unjudged.push(("tasks".into(), why));
     }
@@ -203,6 +207,7 @@ fn file(t: &mut Tasks, dir: &Path, name: &str, kind: Option<FileType>, (left, li
     let text = match crate::input::read_regular(&dir.join(name), *left) {
         Ok(text) => text,
         Err(e) => {
+            t.bounded |= matches!(e, crate::input::ReadError::TooBig { .. });
             t.unread.insert(id.to_string());
             t.unjudged
                 .push((place, e.in_folder(&format!("a tasks folder's files are read up to {limit} bytes in all"))));

@@ -180,6 +180,7 @@ impl Reader {
             unused_fields: r.unused_fields.clone(),
             shapes: r.shapes.clone(),
             not_parsed: Vec::new(),
+            bounded: false,
         };
         new.entries.extend(self.calls.values().map(|c| c.entry.clone()));
         new.entries.sort_by_key(|e| e.at.ms);
