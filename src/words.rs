@@ -84,6 +84,17 @@ pub fn shell_word(w: &str) -> String {
     }
 }
 
+/// A path as a command line's word: quoted when the shell needs it, and
+/// after `./` when it starts with a dash, or the command would read a file
+/// named `-x.toml` as a flag.
+pub fn path_word(p: &str) -> String {
+    if p.starts_with('-') {
+        shell_word(&format!("./{p}"))
+    } else {
+        shell_word(p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +106,14 @@ mod tests {
         assert_eq!(shell_word("it's.toml"), "'it'\\''s.toml'");
         assert_eq!(shell_word("$HOME"), "'$HOME'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_path_that_starts_with_a_dash_is_not_read_as_a_flag() {
+        assert_eq!(path_word("-x.toml"), "./-x.toml");
+        assert_eq!(path_word("-it's.toml"), "'./-it'\\''s.toml'");
+        assert_eq!(path_word("scenarios/a.toml"), "scenarios/a.toml");
+        assert_eq!(path_word("/tmp/-x.toml"), "/tmp/-x.toml");
     }
 
     #[test]

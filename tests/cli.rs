@@ -751,3 +751,20 @@ fn fuzz_refuses_an_out_it_could_not_write_finds_to_before_fuzzing() {
     assert_eq!(std::fs::read(&file).unwrap(), b"x", "the file in the way is untouched");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hostile review: a file named `-x.toml`, run as `run -- -x.toml`, got
+/// a reproduce line `run -x.toml …`, which reads the name as a flag.
+#[test]
+fn a_reproduce_line_for_a_file_whose_name_starts_with_a_dash_runs_it() {
+    let dir = TempDir::new("dash");
+    dir.write("-x.toml", WRONG_EXPECTATION);
+    let r = common::binary::handshake_in(&dir.0, &["run", "--", "-x.toml"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let line = r.stdout.lines().find(|l| l.contains("reproduce:")).unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(line.contains(" run ./-x.toml --seed "), "{line}");
+    let words: Vec<&str> = line.split_once("reproduce: ").expect("the command").1.split(' ').collect();
+    // Past the program as `cargo test` started it (`cargo run --release --`).
+    let from = words.iter().position(|w| *w == "--").map_or(1, |i| i + 1);
+    let again = common::binary::handshake_in(&dir.0, &words[from..]);
+    assert_eq!(again.code, 1, "the line runs the file again: {}{}", again.stdout, again.stderr);
+}

@@ -114,6 +114,10 @@ fn output_in(command: &str, scratch: &Path, cwd: &Path) -> Vec<String> {
         .env("PATH", path)
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
+        // As a user who installed it runs it: `cargo test` tells the program
+        // its package name, and it would then print its hints as `cargo run
+        // --release -- run …`, the way to run it again from the source.
+        .env_remove("CARGO_PKG_NAME")
         .output()
         .unwrap_or_else(|e| panic!("sh must run: {e}"));
     String::from_utf8_lossy(&out.stdout).replace(&tmp, "/tmp/").lines().map(str::to_string).collect()

@@ -282,7 +282,9 @@ fn an_interrupted_shrink_writes_the_smallest_file_so_far_and_how_to_go_on() {
     assert_eq!(code, Some(130), "{stdout}\n{stderr}");
     assert!(stdout.contains("Ctrl-C stopped it; the file is the smallest so far"), "{stdout}");
     let resume = stderr.lines().last().unwrap_or("");
-    assert_eq!(resume, format!("interrupted (Ctrl-C): resume with: handshake shrink {out_s} --seed 1"));
+    // Started by `cargo test`, the program says how to run it again from
+    // the source, as every reproduce line does (`cli::args::program`).
+    assert_eq!(resume, format!("interrupted (Ctrl-C): resume with: cargo run --release -- shrink {out_s} --seed 1"));
     let written = std::fs::read_to_string(&out).expect("the smallest file so far is written");
     assert!(written.contains("stopped by Ctrl-C: not 1-minimal"), "{written}");
     // It reproduces: `run` passes it, as it expects what it breaks.

@@ -117,7 +117,12 @@ pub fn main(a: AuditArgs) -> i32 {
     // then nothing is reported as judged either.
     let wrote = match &a.to_scenario {
         Some(f) => match write_scenario(&h, &shown, &violations, f) {
-            Ok(steps) => Some(format!("wrote {} ({steps}): handshake run {} -v", f.display(), f.display())),
+            Ok(steps) => Some(format!(
+                "wrote {} ({steps}): {} run {} -v",
+                f.display(),
+                super::args::program(),
+                crate::words::path_word(&f.display().to_string())
+            )),
             Err(e) => {
                 let problem = Problem::in_flag("--to-scenario", e.clone()).at(f.display());
                 return Refusal::line(format!("{e}; nothing was written"), problem).tell(a.format);

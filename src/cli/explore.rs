@@ -447,7 +447,10 @@ impl Report<'_> {
                 println!("{cross} {} — {}", c.broke, super::shown(&c.detail));
                 print_schedule(c, order);
                 if order == Order::Depth {
-                    println!("  (found depth first: `handshake shrink` shortens it, or explore breadth first for a shortest one)");
+                    println!(
+                        "  (found depth first: `{} shrink` shortens it, or explore breadth first for a shortest one)",
+                        super::args::program()
+                    );
                 }
             }
         }
@@ -462,17 +465,23 @@ fn write_outputs(a: &ExploreArgs, scenario: &crate::scenario::Scenario, c: &crat
         let written = crate::explore_file::scenario_file(&original, &out.to_string_lossy(), c)
             .and_then(|text| crate::output::write(out, &text));
         match written {
-            Ok(()) => eprintln!("wrote {}: `handshake run {} -v` replays the violation", out.display(), out.display()),
+            Ok(()) => eprintln!(
+                "wrote {}: `{} run {} -v` replays the violation",
+                out.display(),
+                super::args::program(),
+                crate::words::path_word(&out.display().to_string())
+            ),
             Err(e) => eprintln!("no scenario written: {e}"),
         }
     }
     if let Some(out) = &a.save_schedule {
         match crate::output::write(out, &c.schedule_text()) {
             Ok(()) => eprintln!(
-                "wrote {}: `handshake run {} --schedule {}` makes the actors take these choices",
+                "wrote {}: `{} run {} --schedule {}` makes the actors take these choices",
                 out.display(),
-                crate::words::shell_word(&a.path.display().to_string()),
-                crate::words::shell_word(&out.display().to_string())
+                super::args::program(),
+                crate::words::path_word(&a.path.display().to_string()),
+                crate::words::path_word(&out.display().to_string())
             ),
             Err(e) => eprintln!("no schedule written: {e}"),
         }
@@ -492,7 +501,7 @@ fn counterexample_page(
     path: &std::path::Path,
     c: &crate::explore::Counterexample,
 ) -> Result<String, String> {
-    let shown = crate::words::shell_word(&path.display().to_string());
+    let shown = crate::words::path_word(&path.display().to_string());
     let reproduce = format!("handshake explore {shown} --save-schedule S, then handshake run {shown} --schedule S -v");
     let title = format!("{} — {}", s.name, c.broke);
     crate::view::page::stepping_page(s, c.seed, Some(c.schedule()), &title, &reproduce)

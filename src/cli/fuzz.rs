@@ -5,7 +5,7 @@ use super::bad_input::{Problem, Refusal};
 use super::{noun, plural, scenario_files, Format, EXIT_FAILED, EXIT_OK};
 use crate::fuzz::{Case, Target};
 use crate::protocol::Millis;
-use crate::words::shell_word;
+use crate::words::{path_word, shell_word};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -351,7 +351,7 @@ impl Tally {
             let (file, reproduce) = match write_finding(&a.out, stem, t, &case, &options) {
                 Ok(p) => {
                     let p = p.display().to_string();
-                    let r = format!("{} run {} --seed {seed}{options}", super::args::program(), shell_word(&p));
+                    let r = format!("{} run {} --seed {seed}{options}", super::args::program(), path_word(&p));
                     (Some(p), Some(r))
                 }
                 Err(e) => {
@@ -559,7 +559,7 @@ fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
     crate::output::write(Path::new(&out), &s.text)?;
     let (b, a) = (s.before, s.after);
     Ok(format!(
-        "{out} ({} → {} faults, {} → {} steps, {} → {} teammates, {} runs{}; `handshake run {out}`)",
+        "{out} ({} → {} faults, {} → {} steps, {} → {} teammates, {} runs{}; `{} run {}`)",
         b.faults,
         a.faults,
         b.steps,
@@ -567,7 +567,9 @@ fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
         b.teammates,
         a.teammates,
         s.runs,
-        if s.minimal { ", 1-minimal" } else { "" }
+        if s.minimal { ", 1-minimal" } else { "" },
+        super::args::program(),
+        path_word(&out)
     ))
 }
 

@@ -598,7 +598,8 @@ fn sweep(
 /// The command that plays this run again: the program as it was started,
 /// the file, the seed, and every option that changes what the run does.
 fn reproduce(a: &RunArgs, path: &str, seed: u64) -> String {
-    let mut words = vec![program(), "run".to_string(), shell_word(path), "--seed".to_string(), seed.to_string()];
+    let path = crate::words::path_word(path);
+    let mut words = vec![program(), "run".to_string(), path, "--seed".to_string(), seed.to_string()];
     words.extend(options_that_change_the_run(a));
     words.push("-v".to_string());
     words.join(" ")

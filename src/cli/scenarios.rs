@@ -102,9 +102,10 @@ pub fn list(a: ScenariosArgs) -> i32 {
             for (number, short, _, about) in &rows {
                 println!("{number:>3}  {short:<width$}  {about}");
             }
+            let me = super::args::program();
             println!(
-                "\n{} scenarios. Run one: handshake run 22 -v (or by name: handshake run peer-deadlock -v).\nEdit \
-                 one: handshake new --from 22 my.toml",
+                "\n{} scenarios. Run one: {me} run 22 -v (or by name: {me} run peer-deadlock -v).\nEdit one: {me} new \
+                 --from 22 my.toml",
                 rows.len()
             );
         }
@@ -151,9 +152,10 @@ pub fn new(a: NewArgs) -> i32 {
     }
     let file = a.file.to_string_lossy();
     println!(
-        "wrote {} ({what}); run it with: handshake run {} -v",
+        "wrote {} ({what}); run it with: {} run {} -v",
         crate::input::shown(&file),
-        crate::words::shell_word(&file)
+        super::args::program(),
+        crate::words::path_word(&file)
     );
     EXIT_OK
 }

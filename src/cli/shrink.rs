@@ -174,7 +174,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
         let made = crate::scenario::load_str(&shown_out, &s.text)
             .map_err(|_| "the shrunk scenario does not load".to_string())
             .and_then(|shrunk| {
-                let reproduce = format!("handshake run {} --seed {} -v", crate::words::shell_word(&shown_out), s.seed);
+                let reproduce = format!("handshake run {} --seed {} -v", crate::words::path_word(&shown_out), s.seed);
                 crate::view::page::stepping_page(&shrunk, s.seed, None, &shrunk.name, &reproduce)
             })
             .and_then(|html| crate::output::write(page, &html).map_err(|e| e.to_string()));
@@ -205,8 +205,8 @@ pub fn main(a: ShrinkArgs) -> i32 {
     }
     if s.interrupted {
         // The file written is a smaller failing scenario: shrinking it goes on from there.
-        let from = written.as_deref().map_or_else(|| "FILE".to_string(), crate::words::shell_word);
-        eprintln!("interrupted (Ctrl-C): resume with: handshake shrink {from} --seed {}", s.seed);
+        let from = written.as_deref().map_or_else(|| "FILE".to_string(), crate::words::path_word);
+        eprintln!("interrupted (Ctrl-C): resume with: {} shrink {from} --seed {}", super::args::program(), s.seed);
         return super::EXIT_INTERRUPTED;
     }
     EXIT_OK

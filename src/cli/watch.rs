@@ -367,7 +367,12 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
         let _ = crate::history::write_events(&mut bytes, &header, &h.events, &h.names);
         let text = String::from_utf8_lossy(&bytes);
         match crate::output::write(path, &text) {
-            Ok(()) => println!("      wrote {}: handshake audit {}", path.display(), path.display()),
+            Ok(()) => println!(
+                "      wrote {}: {} audit {}",
+                path.display(),
+                super::args::program(),
+                crate::words::path_word(&path.display().to_string())
+            ),
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_BAD_INPUT;
