@@ -184,7 +184,8 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
         if let crate::trace::Event::Alert { text, .. } = &e.event {
             // How long a request has been open changes at every look: the
             // status line shows it, and the summary says it once.
-            if text.contains("was never answered") {
+            // So does the count of repeats past those said one by one.
+            if changes_at_every_look(text) {
                 continue;
             }
             let line = format!("⚠ {text}");
@@ -193,6 +194,13 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
             }
         }
     }
+}
+
+/// An alert whose words change as entries come (how long a request has
+/// been open, how many repeats past those said one by one): the summary
+/// says it once, not each look.
+fn changes_at_every_look(text: &str) -> bool {
+    text.contains("was never answered") || (text.starts_with("and ") && text.contains(" more repeated "))
 }
 
 /// Event `i`'s place: `inboxes/bob.json:2`, or a transcript's `line 12`.
@@ -329,7 +337,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
     );
     for e in &h.events {
         if let crate::trace::Event::Alert { text, .. } = &e.event {
-            if text.contains("was never answered") {
+            if changes_at_every_look(text) {
                 println!("      ⚠ {}", super::shown(text));
             }
         }

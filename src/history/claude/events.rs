@@ -57,6 +57,8 @@ struct Builder<'a> {
     /// The first entry seen of each (owner, from, what it says, time): a
     /// repeat is the runtime delivering one message again.
     seen: HashSet<Repeat<'a>>,
+    /// Repeats met, of which the first [`SAID_REPEATS`] are said one by one.
+    repeats: usize,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
 }
@@ -97,6 +99,7 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
         let t = Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64);
         b.entry(e, t);
     }
+    b.more_repeats(entries.last().copied());
     b.large_inboxes(r);
     let last = entries.last().map_or(Millis::ZERO, |e| Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64));
     b.never_answered(last);
@@ -164,6 +167,9 @@ impl std::hash::Hash for Repeat<'_> {
 /// surfacing new entries to its owner there (anthropics/claude-code#63684,
 /// 1,065 entries).
 pub const LARGE_INBOX: usize = 1000;
+
+/// Repeated entries said one by one; past them, counted in one alert.
+const SAID_REPEATS: usize = 20;
 
 impl<'a> Builder<'a> {
     fn push(&mut self, t: Millis, event: Event, e: &'a Entry) {
@@ -385,10 +391,13 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Says so when an entry repeats an earlier one of the same inbox.
+    /// Says so when an entry repeats an earlier one of the same inbox (the
+    /// first [`SAID_REPEATS`] one by one; the rest are counted).
     fn repeated(&mut self, e: &'a Entry, t: Millis) {
         match self.seen.get(&Repeat(e)) {
+            Some(_) if self.repeats >= SAID_REPEATS => self.repeats += 1,
             Some(Repeat(first)) => {
+                self.repeats += 1;
                 let text = format!(
                     "{} repeats {}: the same sender, message and time, delivered again (claude-code#92244)",
                     e.origin, first.origin
@@ -400,6 +409,25 @@ impl<'a> Builder<'a> {
                 self.seen.insert(Repeat(e));
             }
         }
+    }
+
+    /// The repeats past the first [`SAID_REPEATS`], as one alert at the
+    /// last entry: a runtime stuck redelivering an inbox makes one a read,
+    /// and each said alone flooded the report (a review: 200,000 lines).
+    fn more_repeats(&mut self, last: Option<&'a Entry>) {
+        let (Some(e), more) = (last, self.repeats.saturating_sub(SAID_REPEATS)) else { return };
+        if more == 0 {
+            return;
+        }
+        let text = format!(
+            "and {} more repeated {} (the first {SAID_REPEATS} are said one by one): the runtime delivered \
+             the same entries again (claude-code#92244)",
+            more,
+            if more == 1 { "entry" } else { "entries" }
+        );
+        let lead = self.team.agent(&self.lead.clone());
+        let t = self.events.last().map_or(Millis::ZERO, |s| s.t);
+        self.push(t, Event::Alert { agent: lead, text }, e);
     }
 
     /// Says which inboxes are past the size where the runtime has been seen

@@ -504,4 +504,28 @@ mod tests {
         assert_eq!(repeats, ["inboxes/team-lead.json[3] repeats inboxes/team-lead.json[2]: the same sender, message and time, delivered again (claude-code#92244)"]);
         let _ = std::fs::remove_dir_all(dir);
     }
+
+    #[test]
+    fn repeats_past_the_first_twenty_are_counted_in_one_alert_not_said_one_by_one() {
+        let at = "2026-03-01T10:00:00.000Z";
+        let one = format!(r#"{{"from":"bob","text":"tests done","timestamp":"{at}","read":true}}"#);
+        let dir = folder(&[("inboxes/team-lead.json", &format!("[{}]", vec![one; 50].join(",")))]);
+        let h = crate::history::claude::history_of(&read(&dir, 1 << 20));
+        let alerts: Vec<String> = h
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                crate::trace::Event::Alert { text, .. } if text.contains("repeat") => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(alerts.len(), 21, "{alerts:#?}");
+        assert!(
+            alerts[19].starts_with("inboxes/team-lead.json[21] repeats inboxes/team-lead.json[1]"),
+            "{}",
+            alerts[19]
+        );
+        assert!(alerts[20].starts_with("and 29 more repeated entries"), "{}", alerts[20]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
