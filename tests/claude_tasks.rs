@@ -198,3 +198,28 @@ fn alerts_are_bounded_whatever_the_links() {
     assert!(out.contains(&format!("… and {} more links the two tasks' files disagree on", n * (n - 1) - 20)), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hostile review: `~/.claude/tasks/<team>` as a symbolic link beside
+/// the team folder was reported as "no tasks folder found"; it is said to
+/// be a link, and not followed.
+#[cfg(unix)]
+#[test]
+fn a_tasks_folder_beside_the_team_that_is_a_link_is_said_to_be_one_not_missing() {
+    let root = std::env::temp_dir().join(format!("handshake-tasks-link-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let team = root.join(".claude/teams/t1");
+    std::fs::create_dir_all(team.join("inboxes")).unwrap();
+    let entry = r#"[{"from":"alice","text":"hello","timestamp":"2026-02-01T10:00:00.000Z","read":true}]"#;
+    std::fs::write(team.join("inboxes/team-lead.json"), entry).unwrap();
+    let elsewhere = root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("1.json"), r#"{"id":"1","subject":"s","status":"pending"}"#).unwrap();
+    std::fs::create_dir_all(root.join(".claude/tasks")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join(".claude/tasks/t1")).unwrap();
+    let (code, out, err) = audit(&team, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let link = std::fs::canonicalize(root.join(".claude")).unwrap().join("tasks/t1");
+    assert!(out.contains(&format!("tasks: {} is a symbolic link", link.display())), "{out}");
+    assert!(!out.contains("no tasks folder found"), "{out}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -338,10 +338,13 @@ fn report(j: &Judged, shown: &str) {
         Source::Team(_, _, Some(t)) => {
             println!("      tasks: {} read from {}", t.tasks, t.dir.display())
         }
-        Source::Team(dir, _, None)
-            if std::fs::symlink_metadata(dir.join("tasks")).is_ok_and(|m| m.file_type().is_symlink()) =>
-        {
-            println!("      tasks: tasks/ is a symbolic link: only the team folder's own tasks are read; not read")
+        Source::Team(dir, r, None) if crate::history::claude::tasks::linked(dir, r.team.name.as_deref()).is_some() => {
+            let link = crate::history::claude::tasks::linked(dir, r.team.name.as_deref()).unwrap_or_default();
+            let shown = link.display().to_string();
+            println!(
+                "      tasks: {} is a symbolic link: only real folders are read, not links; not read",
+                super::shown(&shown)
+            )
         }
         Source::Team(_, _, None) => println!(
             "      tasks: no tasks folder found (looked for tasks/ in the team folder, and for ~/.claude/tasks/<team> \

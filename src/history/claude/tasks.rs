@@ -116,21 +116,32 @@ pub fn is_tasks_folder(dir: &Path) -> bool {
 /// folder name of it (each character other than a letter, digit, `_` or `-`
 /// made `-`). Only a folder is taken, never a link to one.
 pub fn find(team: &Path, name: Option<&str>) -> Option<PathBuf> {
-    let a_folder = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-    let inside = team.join("tasks");
-    if a_folder(&inside) {
-        return Some(inside);
-    }
+    let a_folder = |p: &PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    places(team, name).into_iter().find(a_folder)
+}
+
+/// Where [`find`] looked that holds a symbolic link instead of a folder
+/// (the first): not followed, and said so, rather than "not found".
+pub fn linked(team: &Path, name: Option<&str>) -> Option<PathBuf> {
+    let a_link = |p: &PathBuf| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    places(team, name).into_iter().find(a_link)
+}
+
+/// Where a team's tasks may be, in the order looked at: `tasks/` inside
+/// it, then `~/.claude/tasks/<folder>` and `~/.claude/tasks/<name>` beside
+/// `~/.claude/teams/<folder>`.
+fn places(team: &Path, name: Option<&str>) -> Vec<PathBuf> {
+    let mut out = vec![team.join("tasks")];
     // `audit .` has no parent to go up to until the path is made whole.
-    let team = std::fs::canonicalize(team).ok()?;
-    let teams = team.parent()?;
-    if teams.file_name()? != "teams" {
-        return None;
+    let Ok(whole) = std::fs::canonicalize(team) else { return out };
+    let (Some(teams), Some(folder)) = (whole.parent(), whole.file_name().and_then(|f| f.to_str())) else { return out };
+    if teams.file_name().is_none_or(|n| n != "teams") {
+        return out;
     }
-    let tasks = teams.parent()?.join("tasks");
-    let folder = team.file_name()?.to_str()?.to_string();
+    let Some(tasks) = teams.parent().map(|p| p.join("tasks")) else { return out };
     let named = name.map(folder_name).filter(|n| !n.is_empty());
-    std::iter::once(folder).chain(named).map(|n| tasks.join(n)).find(|p| a_folder(p))
+    out.extend(std::iter::once(folder.to_string()).chain(named).map(|n| tasks.join(n)));
+    out
 }
 
 /// A team's name as the runtime makes a folder name of it.
