@@ -777,3 +777,21 @@ fn an_entry_whose_fields_are_of_another_kind_is_said_so_and_not_judged() {
     );
     assert_eq!(r.entries.len(), 1, "the one well-formed entry is read");
 }
+
+/// A hostile review: a folder of session transcripts (as
+/// `~/.claude/projects/<project>/` holds them) was read as the reference
+/// course's inbox files and refused for a missing "from". It is refused
+/// as what it is, naming a transcript to audit.
+#[test]
+fn a_folder_of_transcripts_is_refused_as_transcripts_not_read_as_inboxes() {
+    let dir = format!("{}/tests/fixtures/claude-code/transcripts", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &dir, "--color", "never"])
+        .output()
+        .expect("handshake runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds Claude Code session transcripts (81464-lead.jsonl, clean-lead.jsonl)"), "{err}");
+    assert!(err.contains(&format!("audit {dir}/81464-lead.jsonl")), "{err}");
+    assert!(!err.contains("\"from\""), "not read as inboxes: {err}");
+}

@@ -199,6 +199,9 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             let line = format!("{shown}: {why}; nothing was judged");
             return Err(Refusal::line(line, Problem::in_file(&shown, why)));
         };
+        if let Some(refusal) = transcripts_in(&dir, &shown) {
+            return Err(refusal);
+        }
         return match crate::history::inbox::read(&dir) {
             Ok(h) => Ok((h, Source::Inboxes(dir))),
             Err(bad) => {
@@ -238,6 +241,35 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
         Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line))
     })
+}
+
+/// A folder whose `*.jsonl` files are Claude Code session transcripts
+/// (`~/.claude/projects/<project>/`), not inbox files: refused, naming them,
+/// since which one is the lead's session the folder cannot say. Read as
+/// inboxes, the first line of the first was refused for a missing "from".
+fn transcripts_in(dir: &std::path::Path, shown: &str) -> Option<Refusal> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let transcript = |p: &PathBuf| {
+        crate::history::follow::first_lines(p).is_ok_and(|f| crate::history::claude::transcript::looks_like(&f))
+    };
+    let first = files.iter().find(|p| transcript(p))?;
+    let named: Vec<String> =
+        files.iter().take(3).map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned()).collect();
+    let more = if files.len() > 3 { format!(" and {} more", files.len() - 3) } else { String::new() };
+    let why = format!(
+        "this folder holds Claude Code session transcripts ({}{more}), not inbox files: audit the lead's one at a time, \
+         like {} audit {}",
+        super::shown(&named.join(", ")),
+        super::args::program(),
+        crate::words::path_word(&first.display().to_string())
+    );
+    Some(Refusal::line(format!("{shown}: {why}; nothing was judged"), Problem::in_file(shown, why)))
 }
 
 /// A lead's transcript as read, as a history, unless it holds no team
