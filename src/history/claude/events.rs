@@ -59,6 +59,9 @@ struct Builder<'a> {
     seen: HashSet<Repeat<'a>>,
     /// Repeats met, of which the first [`SAID_REPEATS`] are said one by one.
     repeats: usize,
+    /// Requests the files show with no id (asker, target, kind): an answer
+    /// from that target quoting an id never seen may be to one of them.
+    idless: HashSet<(AgentId, AgentId, Kind)>,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
 }
@@ -276,6 +279,9 @@ impl<'a> Builder<'a> {
         t: Millis,
         e: &'a Entry,
     ) -> RequestId {
+        if id.is_none() {
+            self.idless.insert((from, to, kind));
+        }
         let written = id.map_or_else(|| e.origin.clone(), str::to_string);
         let id = self.id(&written);
         if let std::collections::btree_map::Entry::Vacant(slot) = self.requests.entry(id) {
@@ -318,6 +324,19 @@ impl<'a> Builder<'a> {
         e: &'a Entry,
     ) {
         let written = id.unwrap_or("(no id)");
+        if !self.ids.contains_key(written) && self.idless.contains(&(to, from, kind)) {
+            // Its request may be the one whose id the files did not show (a
+            // transcript's SendMessage result with none in a shape read): a
+            // verdict would guess, and "an id never issued" could be false.
+            let why = format!(
+                "a {kind} answer quoting {written:?}, an id no request shows, while a {kind} request from {} to {} \
+                 shows no id: which request it answers cannot be told, not judged",
+                self.team.names[to.index()],
+                self.team.names[from.index()]
+            );
+            self.not_judged.push((e.origin.clone(), why));
+            return;
+        }
         let id = self.id(written);
         self.seq += 1;
         let seq = self.seq;

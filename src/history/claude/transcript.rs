@@ -345,8 +345,15 @@ fn result(r: &mut Reading, mut c: Call, item: &Value) {
         r.entries.push(c.entry);
         return;
     }
-    if let (Said::Request { kind: Kind::Shutdown, id: id @ None, .. }, Some(m)) = (&mut c.entry.said, &parsed) {
-        *id = m.get("request_id").and_then(Value::as_str).map(str::to_string);
+    if let Said::Request { kind: Kind::Shutdown, id: id @ None, .. } = &mut c.entry.said {
+        *id = parsed.as_ref().and_then(|m| m.get("request_id")).and_then(Value::as_str).map(str::to_string);
+        if id.is_none() {
+            // Made, but under no id the answer can quote: said, and an
+            // answer from its target quoting an unseen id is not judged.
+            let why = "a shutdown request whose result gives no request id in a shape read (JSON with \
+                       \"request_id\"): an answer cannot be matched to it";
+            r.unjudged.push((c.entry.origin.clone(), why.to_string()));
+        }
     }
     r.entries.push(c.entry);
 }
@@ -419,6 +426,31 @@ mod tests {
         assert!(matches!(said[1], ("bob", "team-lead", Said::Answer { kind: Kind::Shutdown, yes: true, .. })));
         assert!(matches!(said[2], ("system", "team-lead", Said::Notice(_))));
         assert_eq!(said[3], ("team-lead", "alice", &Said::Plain));
+    }
+
+    /// A hostile review: a result that gives the request id only in prose
+    /// left the request under no id, and the teammate's answer quoting the
+    /// id was judged "an id never issued", a FAIL the transcript does not
+    /// show. Both are now said, not judged.
+    #[test]
+    fn a_request_whose_result_gives_its_id_only_in_prose_is_said_and_its_answer_not_judged() {
+        let send = serde_json::json!({"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:03.068Z",
+            "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"SendMessage",
+            "input":{"to":"bob","message":{"type":"shutdown_request","reason":"done"}}}]}});
+        let result = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:03.200Z",
+            "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1",
+            "content":"Shutdown request sent to bob. Request ID: shutdown-1775755623068@bob"}]}});
+        let arrived = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:05.000Z",
+            "message":{"role":"user","content":"<teammate-message teammate_id=\"bob\" color=\"green\">\n{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1775755623068@bob\",\"from\":\"bob\"}\n</teammate-message>"}});
+        let r = read(&[line(send), line(result), line(arrived)].join("\n"), "team-lead");
+        assert_eq!(r.unjudged.len(), 1, "{:?}", r.unjudged);
+        assert!(r.unjudged[0].1.contains("gives no request id"), "{:?}", r.unjudged);
+        let h = crate::history::claude::transcript_of(&r);
+        let answer = h.unjudged.iter().find(|(_, why)| why.contains("which request it answers cannot be told"));
+        assert!(answer.is_some(), "{:?}", h.unjudged);
+        let log = crate::oracle::Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
+        let v = crate::oracle::check_log(&log, &h.policy, &h.require_plan);
+        assert!(v.is_empty(), "no violation the transcript does not show: {v:?}");
     }
 
     #[test]
