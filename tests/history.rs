@@ -61,6 +61,16 @@ fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
         // A second header before any event replaced the first's team and policy.
         (format!("{header}\n{header}\n{ok}\n"), 2, "a second header (the first is line 1)"),
         ("{\"event\":\"status\"}".to_string(), 1, "needs \"t\""),
+        // A review: an answer delivered but never sent passed as every invariant held.
+        (
+            format!(
+                "{header}\n{{\"t\":1,\"event\":\"send\",\"seq\":1,\"from\":\"lead\",\"to\":\"alice\",\"type\":\"message\"}}\n\
+                 {{\"t\":2,\"event\":\"deliver\",\"seq\":1,\"from\":\"lead\",\"to\":\"alice\",\"type\":\"message\"}}\n\
+                 {{\"t\":3,\"event\":\"deliver\",\"seq\":2,\"from\":\"alice\",\"to\":\"lead\",\"type\":\"message\"}}\n"
+            ),
+            4,
+            "delivers message #2, which no line before it sends",
+        ),
         // A default of another protocol: a shutdown is killed or kept, never reassigned.
         (
             format!(
@@ -76,6 +86,9 @@ fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
         assert_eq!(e.line, line, "{text}: {e}");
         assert!(e.reason.contains(why), "{text}: {e}");
     }
+    // Without send lines at all, deliveries stand alone (no-silent-loss unknown).
+    let delivered = r#"{"t":2,"event":"deliver","seq":7,"from":"lead","to":"alice","type":"message"}"#;
+    assert!(history::read(&format!("{header}\n{delivered}\n")).is_ok());
     // Without a header the team is whoever the lines name, the lead first.
     let h = history::read(ok).unwrap();
     assert_eq!(h.names.agents, ["lead", "alice"]);

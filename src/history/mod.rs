@@ -18,7 +18,7 @@ pub mod standing;
 pub mod tail;
 
 use crate::protocol::{Millis, Policy};
-use crate::trace::{Names, Reading, Stamped, Team};
+use crate::trace::{Event, Names, Reading, Stamped, Team};
 use crate::world::Outcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -232,6 +232,9 @@ pub fn read(text: &str) -> Result<History, BadLine> {
     }
     let mut ended_at = None;
     let mut header_line = None;
+    // The messages sent so far, and the first delivery of one not sent.
+    let mut sent: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut unsent: Option<(usize, u64)> = None;
     let mut r = Reading::new();
     r.team.agent(crate::protocol::LEAD_NAME);
     for (i, raw) in text.lines().enumerate() {
@@ -300,8 +303,28 @@ pub fn read(text: &str) -> Result<History, BadLine> {
                 });
             }
         }
+        match &e.event {
+            Event::Send { seq, .. } => {
+                sent.insert(*seq);
+            }
+            Event::Deliver { seq, .. } if unsent.is_none() && !sent.contains(seq) => unsent = Some((line, *seq)),
+            _ => {}
+        }
         h.events.push(e);
         h.lines.push(line);
+    }
+    // With send lines, each delivery pairs with a send before it: one that
+    // does not delivers a message the history never shows sent, which no
+    // invariant would see (a history without sends leaves no-silent-loss
+    // unknown instead, docs/history.md).
+    if let (false, Some((line, seq))) = (sent.is_empty(), unsent) {
+        return Err(BadLine {
+            line,
+            reason: format!(
+                "delivers message #{seq}, which no line before it sends: a history with send lines pairs each \
+                 deliver with its send (docs/history.md)"
+            ),
+        });
     }
     // A header alone is no history either: every run logs at least its
     // agents' first status, and nothing judged is no pass.
