@@ -337,6 +337,58 @@ fn a_written_counterexample_keeps_the_files_stalls_and_phantom_sends_and_no_link
     }
 }
 
+/// A review: the explorer offered a file's crash its restart at once, where
+/// the file restarts it 2 s later, and found a loss no run can reach; the
+/// counterexample could not be written. The restart now fires at its time.
+#[test]
+fn a_files_crash_restarts_at_the_time_the_file_gives_not_whenever_the_search_likes() {
+    let text = r#"name = "timed-restart"
+about = "bob crashes at 1.2 s and restarts 2 s later."
+[policy]
+mailbox = "file"
+drain = "truncate"
+[[teammate]]
+name = "alice"
+work = [{ write = "src/a.rs", steps = 4, step_time = "500ms" }]
+[[teammate]]
+name = "bob"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "alice"
+[[step]]
+at = "1s"
+do = "shutdown"
+to = "bob"
+[[step]]
+at = "1500ms"
+do = "message"
+from = "alice"
+to = "bob"
+text = "hi"
+[[fault]]
+kind = "crash"
+agent = "bob"
+at = "1200ms"
+restart = "2s"
+"#;
+    let s = load_str("timed-restart.toml", text).expect("valid");
+    let x = explore(&s, Budgets::default(), Bounds::default());
+    for c in x.counterexample.iter().chain(&x.expected) {
+        assert!(
+            !c.taken.iter().any(|t| matches!(t.choice, handshake::world::Choice::Restart { .. })),
+            "the file's restart is a timed event, never a choice: {:?}",
+            c.actions
+        );
+        let restarted = c.events.iter().find(|e| matches!(e.event, handshake::trace::Event::Restart { .. }));
+        assert!(restarted.is_none_or(|e| e.t.0 >= 3200), "restarted at {:?}", restarted.map(|e| e.t));
+        let written = handshake::explore_file::scenario_file(text, "replay.toml", c).unwrap_or_else(|e| panic!("{e}"));
+        let replay = load_str("replay.toml", &written).expect("the written file loads");
+        let r = handshake::scenario::run_scenario(&replay, replay.default_seed(), Default::default());
+        assert!(!r.violations.is_empty(), "it replays the violation:\n{written}");
+    }
+}
+
 /// Issue 20 point 5: the counterexample's schedule, written out and read
 /// back, makes the actors log exactly the counterexample's events, and the
 /// oracle finds in their log what the explorer found.

@@ -378,7 +378,7 @@ impl Model {
         let team = s.roster().len() as u32;
         for a in (1..team).map(AgentId) {
             match s.roster()[a.index()] {
-                RosterStatus::Crashed if s.world.restart_due(a) => out.push(Action::Restart { agent: a }),
+                RosterStatus::Crashed if s.world.restart_at_any_time(a) => out.push(Action::Restart { agent: a }),
                 st if st.is_active() && s.budgets.crash > 0 => {
                     out.push(Action::Crash { agent: a, restart: true });
                     out.push(Action::Crash { agent: a, restart: false });

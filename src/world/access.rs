@@ -48,6 +48,16 @@ impl<S: Shell> World<S> {
         self.sim.restarts_due.contains(&agent)
     }
 
+    /// Whether `agent`'s due restart may come at any time (a crash the
+    /// explorer chose), not at the time a file's crash set for it, which the
+    /// queue holds and fires then (found by a review: the explorer restarted
+    /// a file's crash at once, a schedule no run can take).
+    pub fn restart_at_any_time(&self, agent: AgentId) -> bool {
+        let epoch = self.sim.epochs[agent.index()];
+        let timed = |d: &super::Due| matches!(d, super::Due::Fault(super::Scheduled::Restart { agent: a, epoch: e }) if *a == agent && *e == epoch);
+        self.restart_due(agent) && !self.sim.queue.iter().any(timed)
+    }
+
     /// What is due, and when.
     pub fn queue(&self) -> &Queue {
         &self.sim.queue

@@ -171,7 +171,7 @@ impl<S: Shell> World<S> {
             }
             Choice::Restart { agent } => {
                 self.sim.roster.statuses.get(agent.index()) == Some(&RosterStatus::Crashed)
-                    && self.sim.restarts_due.contains(agent)
+                    && self.restart_at_any_time(*agent)
             }
             Choice::Inject { from, to, .. } => {
                 let team = self.sim.roster.statuses.len();
