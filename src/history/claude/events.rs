@@ -10,7 +10,7 @@ use super::message::{Notice, Said};
 use crate::protocol::{Address, AgentId, Kind, Label, MessageType, Millis, RequestId, Status, Verdict};
 use crate::trace::{Event, Names, RosterStatus, Stamped};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The runtime's own notices come from this name; it is no agent.
 pub const SYSTEM: &str = "system";
@@ -59,9 +59,10 @@ struct Builder<'a> {
     seen: HashSet<Repeat<'a>>,
     /// Repeats met, of which the first [`SAID_REPEATS`] are said one by one.
     repeats: usize,
-    /// Requests the files show with no id (asker, target, kind): an answer
-    /// from that target quoting an id never seen may be to one of them.
-    idless: HashSet<(AgentId, AgentId, Kind)>,
+    /// Requests the files show with no id, by (asker, target, kind), with
+    /// where each is: an answer from that target quoting an id never seen
+    /// may be to one of them.
+    idless: HashMap<(AgentId, AgentId, Kind), Vec<(RequestId, &'a str)>>,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
 }
@@ -279,11 +280,12 @@ impl<'a> Builder<'a> {
         t: Millis,
         e: &'a Entry,
     ) -> RequestId {
-        if id.is_none() {
-            self.idless.insert((from, to, kind));
-        }
         let written = id.map_or_else(|| e.origin.clone(), str::to_string);
+        let shown = id.is_some();
         let id = self.id(&written);
+        if !shown {
+            self.idless.entry((from, to, kind)).or_default().push((id, &e.origin));
+        }
         if let std::collections::btree_map::Entry::Vacant(slot) = self.requests.entry(id) {
             slot.insert(Status::Pending);
             let label = Label::Named(written.as_str().into());
@@ -324,18 +326,39 @@ impl<'a> Builder<'a> {
         e: &'a Entry,
     ) {
         let written = id.unwrap_or("(no id)");
-        if !self.ids.contains_key(written) && self.idless.contains(&(to, from, kind)) {
-            // Its request may be the one whose id the files did not show (a
-            // transcript's SendMessage result with none in a shape read): a
-            // verdict would guess, and "an id never issued" could be false.
-            let why = format!(
-                "a {kind} answer quoting {written:?}, an id no request shows, while a {kind} request from {} to {} \
-                 shows no id: which request it answers cannot be told, not judged",
-                self.team.names[to.index()],
-                self.team.names[from.index()]
-            );
-            self.not_judged.push((e.origin.clone(), why));
-            return;
+        if !self.ids.contains_key(written) {
+            match self.idless.get_mut(&(to, from, kind)).map(std::mem::take).unwrap_or_default().as_slice() {
+                [] => {}
+                // One request to this teammate shows no id, and its answer
+                // quotes one never seen: the id is that request's (its result
+                // gave it in no shape read), said, and then judged, so that a
+                // second answer to it is judged against the first (a review:
+                // approve then reject of one id passed unjudged).
+                [(request, at)] => {
+                    self.ids.insert(written.to_string(), *request);
+                    let text = format!(
+                        "{}: {}'s {kind} answer quotes {written:?}, an id no result showed: taken as the id of the \
+                         {kind} request at {at}, the only one to {} whose id was not shown",
+                        e.origin,
+                        self.team.names[from.index()],
+                        self.team.names[from.index()]
+                    );
+                    self.push(t, Event::Alert { agent: to, text }, e);
+                }
+                // Several: which it answers cannot be told.
+                many => {
+                    let why = format!(
+                        "a {kind} answer quoting {written:?}, an id no request shows, while {} {kind} requests from {} \
+                         to {} show no id: which one it answers cannot be told, not judged",
+                        many.len(),
+                        self.team.names[to.index()],
+                        self.team.names[from.index()]
+                    );
+                    self.idless.insert((to, from, kind), many.to_vec());
+                    self.not_judged.push((e.origin.clone(), why));
+                    return;
+                }
+            }
         }
         let id = self.id(written);
         self.seq += 1;

@@ -348,10 +348,11 @@ fn result(r: &mut Reading, mut c: Call, item: &Value) {
     if let Said::Request { kind: Kind::Shutdown, id: id @ None, .. } = &mut c.entry.said {
         *id = parsed.as_ref().and_then(|m| m.get("request_id")).and_then(Value::as_str).map(str::to_string);
         if id.is_none() {
-            // Made, but under no id the answer can quote: said, and an
-            // answer from its target quoting an unseen id is not judged.
+            // Made, but under no id an answer can quote: said. An answer from
+            // its target quoting an id never seen is then taken as its own,
+            // and said so (`events.rs`, `Builder::answer`).
             let why = "a shutdown request whose result gives no request id in a shape read (JSON with \
-                       \"request_id\"): an answer cannot be matched to it";
+                       \"request_id\"): its id is known only if its teammate's answer quotes one";
             r.unjudged.push((c.entry.origin.clone(), why.to_string()));
         }
     }
@@ -431,9 +432,9 @@ mod tests {
     /// A hostile review: a result that gives the request id only in prose
     /// left the request under no id, and the teammate's answer quoting the
     /// id was judged "an id never issued", a FAIL the transcript does not
-    /// show. Both are now said, not judged.
+    /// show. The request is said; its teammate's answer gives its id, said.
     #[test]
-    fn a_request_whose_result_gives_its_id_only_in_prose_is_said_and_its_answer_not_judged() {
+    fn a_request_whose_result_gives_its_id_only_in_prose_takes_the_id_its_answer_quotes_and_says_so() {
         let send = serde_json::json!({"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:03.068Z",
             "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"SendMessage",
             "input":{"to":"bob","message":{"type":"shutdown_request","reason":"done"}}}]}});
@@ -442,15 +443,33 @@ mod tests {
             "content":"Shutdown request sent to bob. Request ID: shutdown-1775755623068@bob"}]}});
         let arrived = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:05.000Z",
             "message":{"role":"user","content":"<teammate-message teammate_id=\"bob\" color=\"green\">\n{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1775755623068@bob\",\"from\":\"bob\"}\n</teammate-message>"}});
-        let r = read(&[line(send), line(result), line(arrived)].join("\n"), "team-lead");
+        let r = read(&[line(send.clone()), line(result.clone()), line(arrived.clone())].join("\n"), "team-lead");
         assert_eq!(r.unjudged.len(), 1, "{:?}", r.unjudged);
         assert!(r.unjudged[0].1.contains("gives no request id"), "{:?}", r.unjudged);
         let h = crate::history::claude::transcript_of(&r);
-        let answer = h.unjudged.iter().find(|(_, why)| why.contains("which request it answers cannot be told"));
-        assert!(answer.is_some(), "{:?}", h.unjudged);
-        let log = crate::oracle::Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
-        let v = crate::oracle::check_log(&log, &h.policy, &h.require_plan);
-        assert!(v.is_empty(), "no violation the transcript does not show: {v:?}");
+        let said = |h: &crate::history::History| -> Vec<String> {
+            h.events
+                .iter()
+                .filter_map(|e| match &e.event {
+                    crate::trace::Event::Alert { text, .. } => Some(text.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let alerts = said(&h);
+        assert!(alerts.iter().any(|a| a.contains("taken as the id of the shutdown request at line 1")), "{alerts:?}");
+        let judged = |h: &crate::history::History| {
+            let log = crate::oracle::Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
+            crate::oracle::check_log(&log, &h.policy, &h.require_plan)
+        };
+        assert!(judged(&h).is_empty(), "no violation the transcript does not show: {:?}", judged(&h));
+        // The same id answered both ways breaks an invariant whatever it
+        // answers (a review: this passed while such answers went unjudged).
+        let rejected = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:06.000Z",
+            "message":{"role":"user","content":"<teammate-message teammate_id=\"bob\" color=\"green\">\n{\"type\":\"shutdown_rejected\",\"requestId\":\"shutdown-1775755623068@bob\",\"from\":\"bob\",\"reason\":\"busy\"}\n</teammate-message>"}});
+        let both = [line(send), line(result), line(arrived), line(rejected)].join("\n");
+        let h = crate::history::claude::transcript_of(&read(&both, "team-lead"));
+        assert!(!judged(&h).is_empty(), "approved then rejected is judged: {:?}", said(&h));
     }
 
     #[test]
