@@ -37,6 +37,9 @@ pub struct Judged<Place = String> {
     pub not_judged: Vec<(String, String)>,
 }
 
+/// Who asks whom, of which kind.
+type Asking = (AgentId, AgentId, Kind);
+
 #[derive(Default)]
 struct Builder<'a> {
     team: crate::trace::Team,
@@ -62,7 +65,7 @@ struct Builder<'a> {
     /// Requests the files show with no id, by (asker, target, kind), with
     /// where each is: an answer from that target quoting an id never seen
     /// may be to one of them.
-    idless: HashMap<(AgentId, AgentId, Kind), Vec<(RequestId, &'a str)>>,
+    idless: HashMap<Asking, Vec<(RequestId, &'a str)>>,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
 }
