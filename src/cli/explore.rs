@@ -502,7 +502,8 @@ fn counterexample_page(
     c: &crate::explore::Counterexample,
 ) -> Result<String, String> {
     let shown = crate::words::path_word(&path.display().to_string());
-    let reproduce = format!("handshake explore {shown} --save-schedule S, then handshake run {shown} --schedule S -v");
+    let me = super::args::program();
+    let reproduce = format!("{me} explore {shown} --save-schedule S, then {me} run {shown} --schedule S -v");
     let title = format!("{} — {}", s.name, c.broke);
     crate::view::page::stepping_page(s, c.seed, Some(c.schedule()), &title, &reproduce)
 }

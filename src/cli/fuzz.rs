@@ -5,7 +5,7 @@ use super::bad_input::{Problem, Refusal};
 use super::{noun, plural, scenario_files, Format, EXIT_FAILED, EXIT_OK};
 use crate::fuzz::{Case, Target};
 use crate::protocol::Millis;
-use crate::words::{path_word, shell_word};
+use crate::words::path_word;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -629,7 +629,7 @@ fn reproduce_options(a: &FuzzArgs) -> String {
 fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case, options: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create the folder {}: {e}", out.display()))?;
     let path = out.join(format!("{stem}-seed{}.toml", case.seed));
-    let text = t.finding_file(case, &shell_word(&path.display().to_string()), options);
+    let text = t.finding_file(case, &path_word(&path.display().to_string()), options);
     crate::output::write(&path, &text)?;
     Ok(path)
 }

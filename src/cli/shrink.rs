@@ -170,11 +170,13 @@ pub fn main(a: ShrinkArgs) -> i32 {
     }
     let written = (!to_stdout).then(|| out.display().to_string());
     if let Some(page) = &a.html {
-        let shown_out = written.clone().unwrap_or_else(|| "the shrunk file".to_string());
+        // Written to stdout, the file has no name yet: a placeholder the
+        // reader replaces, not a path to quote.
+        let shown_out = written.as_deref().map_or_else(|| "SHRUNK.toml".to_string(), crate::words::path_word);
         let made = crate::scenario::load_str(&shown_out, &s.text)
             .map_err(|_| "the shrunk scenario does not load".to_string())
             .and_then(|shrunk| {
-                let reproduce = format!("handshake run {} --seed {} -v", crate::words::path_word(&shown_out), s.seed);
+                let reproduce = format!("{} run {shown_out} --seed {} -v", super::args::program(), s.seed);
                 crate::view::page::stepping_page(&shrunk, s.seed, None, &shrunk.name, &reproduce)
             })
             .and_then(|html| crate::output::write(page, &html).map_err(|e| e.to_string()));
@@ -252,11 +254,13 @@ pub fn text_report(shown: &str, s: &Shrunk, written: Option<&str>) -> Vec<String
     ));
     match written {
         Some(path) if s.passes => lines.push(format!(
-            "wrote {path} (`handshake run` passes it: it expects {})",
+            "wrote {path} (`{} run` passes it: it expects {})",
+            super::args::program(),
             s.broken.iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
         )),
         Some(path) => lines.push(format!(
-            "wrote {path} (`handshake run` fails it: every defence is on, so the violation is a bug and cannot be expected)"
+            "wrote {path} (`{} run` fails it: every defence is on, so the violation is a bug and cannot be expected)",
+            super::args::program()
         )),
         None => {}
     }

@@ -457,6 +457,7 @@ fn header(
     passing: &PassedOn,
 ) -> String {
     let mut out = String::new();
+    let source = crate::words::path_word(source);
     let _ = writeln!(out, "# Written by `handshake audit {source} --to-scenario`: the history's lines, replayed.");
     let _ = writeln!(out, "# Every request is a step at the time it was made, every answer an `answer` step at");
     let _ = writeln!(out, "# the time it was sent, from whoever sent it; nobody answers on their own (ignore).");
