@@ -679,14 +679,14 @@ fn a_folder_read_up_to_its_bound_with_nothing_broken_exits_3_not_0() {
     team.write("inboxes/zed.json", &format!("[{}]", vec!["0"; 600_000].join(",")));
     let (code, out, err) = team.audit();
     assert_eq!(code, 3, "{out}{err}");
-    assert!(out.contains("stopped at the folder's bound"), "{out}");
+    assert!(out.contains("stopped at the inbox files' bound (64 MiB read at most)"), "{out}");
     assert!(out.contains("no clean bill"), "{out}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
         .args(["audit", &team.0.display().to_string(), "--format", "json"])
         .output()
         .expect("handshake runs");
     assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped at the folder's bound"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped at the inbox files' bound"));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(doc["stopped_at_bound"], true, "{doc}");
     assert_eq!(doc["passed"], true, "nothing broke in what was read");
@@ -794,4 +794,12 @@ fn a_folder_of_transcripts_is_refused_as_transcripts_not_read_as_inboxes() {
     assert!(err.contains("holds Claude Code session transcripts (81464-lead.jsonl, clean-lead.jsonl)"), "{err}");
     assert!(err.contains(&format!("audit {dir}/81464-lead.jsonl")), "{err}");
     assert!(!err.contains("\"from\""), "not read as inboxes: {err}");
+    // Mixed with a reference inbox, the inbox is not called a transcript.
+    let mixed = Scratch::new("mixed");
+    let transcript = std::fs::read_to_string(format!("{dir}/clean-lead.jsonl")).expect("the fixture");
+    mixed.write("zz-lead.jsonl", &transcript);
+    mixed.write("alice.jsonl", r#"{"from":"lead","to":"alice","type":"message","content":"hi","timestamp":1.0}"#);
+    let (code, _, err) = mixed.audit();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("transcripts (zz-lead.jsonl) beside other *.jsonl files (alice.jsonl)"), "{err}");
 }

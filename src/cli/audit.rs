@@ -60,15 +60,31 @@ struct TasksRead {
     tasks: usize,
     /// The tasks folder's read stopped at its bound.
     bounded: bool,
+    /// Every file was looked at (not so past the number of files read).
+    whole: bool,
 }
 
 impl Source {
     /// Whether the read stopped at a bound, leaving entries or files unread.
     fn bounded(&self) -> bool {
+        self.bound().is_some()
+    }
+
+    /// The bound the read stopped at, if it stopped at one: the inbox
+    /// files' bytes, the tasks folder's bytes or its number of files.
+    fn bound(&self) -> Option<String> {
+        let mib = crate::history::inbox::MAX_FOLDER_BYTES >> 20;
+        let tasks = |t: &TasksRead| match t.whole {
+            true => format!("the tasks folder's bound ({mib} MiB read at most)"),
+            false => format!(
+                "the tasks folder's bound ({} files read at most)",
+                crate::words::grouped(crate::history::claude::tasks::MOST_FILES as u64)
+            ),
+        };
         match self {
-            Source::Team(_, r, t) => r.bounded || t.as_ref().is_some_and(|t| t.bounded),
-            Source::Tasks(t) => t.bounded,
-            Source::Trace | Source::Inboxes(_) | Source::Transcript(_) => false,
+            Source::Team(_, r, _) if r.bounded => Some(format!("the inbox files' bound ({mib} MiB read at most)")),
+            Source::Team(_, _, Some(t)) | Source::Tasks(t) if t.bounded => Some(tasks(t)),
+            _ => None,
         }
     }
 
@@ -145,13 +161,10 @@ pub fn main(a: AuditArgs) -> i32 {
     }
     if !violations.is_empty() {
         EXIT_FAILED
-    } else if source.bounded() {
+    } else if let Some(bound) = source.bound() {
         // Exit 3, as every command that stops at a bound: what lies past it
         // was not judged, so "nothing broke" would claim too much.
-        let line = format!(
-            "stopped at the folder's bound ({} MiB read at most): what lies past it was not judged (exit 3)",
-            crate::history::inbox::MAX_FOLDER_BYTES >> 20
-        );
+        let line = format!("stopped at {bound}: what lies past it was not judged (exit 3)");
         match a.format {
             Format::Text => println!("      {line}"),
             Format::Json => eprintln!("{line}"),
@@ -178,7 +191,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         let found = tasks::find(&a.path, reading.team.name.as_deref()).map(|dir| {
             let t = tasks::read(&dir, crate::history::inbox::MAX_FOLDER_BYTES);
             claude::with_tasks(&mut h, &t, &reading.team);
-            TasksRead { dir, tasks: t.tasks.len(), bounded: t.bounded }
+            TasksRead { dir, tasks: t.tasks.len(), bounded: t.bounded, whole: t.whole }
         });
         if h.events.is_empty() && found.as_ref().is_none_or(|t| t.tasks == 0) {
             return Err(nothing_to_judge(&shown, "no message in any inbox file and no task", &h.unjudged));
@@ -188,7 +201,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
     if a.path.is_dir() && tasks::is_tasks_folder(&a.path) {
         let t = tasks::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
         let h = claude::tasks_history(&t);
-        let read = TasksRead { dir: a.path.clone(), tasks: t.tasks.len(), bounded: t.bounded };
+        let read = TasksRead { dir: a.path.clone(), tasks: t.tasks.len(), bounded: t.bounded, whole: t.whole };
         return Ok((h, Source::Tasks(read)));
     }
     if a.path.is_dir() {
@@ -258,14 +271,26 @@ fn transcripts_in(dir: &std::path::Path, shown: &str) -> Option<Refusal> {
     let transcript = |p: &PathBuf| {
         crate::history::follow::first_lines(p).is_ok_and(|f| crate::history::claude::transcript::looks_like(&f))
     };
-    let first = files.iter().find(|p| transcript(p))?;
-    let named: Vec<String> =
-        files.iter().take(3).map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned()).collect();
-    let more = if files.len() > 3 { format!(" and {} more", files.len() - 3) } else { String::new() };
+    let (transcripts, others): (Vec<PathBuf>, Vec<PathBuf>) = files.into_iter().partition(transcript);
+    let first = transcripts.first()?;
+    let name = |p: &PathBuf| p.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let listed = |files: &[PathBuf]| {
+        let named: Vec<String> = files.iter().take(3).map(name).collect();
+        let more = if files.len() > 3 { format!(" and {} more", files.len() - 3) } else { String::new() };
+        format!("{}{more}", super::shown(&named.join(", ")))
+    };
+    // A folder that mixes the two is neither: which files are the team's
+    // inboxes, and which session is the lead's, it cannot say.
+    let mixed = match others.is_empty() {
+        true => ", not inbox files".to_string(),
+        false => {
+            format!(" beside other *.jsonl files ({}): a folder of inbox files holds nothing else", listed(&others))
+        }
+    };
     let why = format!(
-        "this folder holds Claude Code session transcripts ({}{more}), not inbox files: audit the lead's one at a time, \
+        "this folder holds Claude Code session transcripts ({}){mixed}; audit the lead's transcript on its own, \
          like {} audit {}",
-        super::shown(&named.join(", ")),
+        listed(&transcripts),
         super::args::program(),
         crate::words::path_word(&first.display().to_string())
     );
