@@ -395,18 +395,16 @@ fn report(j: &Judged, shown: &str) {
         Source::Team(_, _, Some(t)) => {
             println!("      tasks: {} read from {}", t.tasks, t.dir.display())
         }
-        Source::Team(dir, r, None) if crate::history::claude::tasks::linked(dir, r.team.name.as_deref()).is_some() => {
-            let link = crate::history::claude::tasks::linked(dir, r.team.name.as_deref()).unwrap_or_default();
-            let shown = link.display().to_string();
-            println!(
+        Source::Team(dir, r, None) => match crate::history::claude::tasks::linked(dir, r.team.name.as_deref()) {
+            Some(link) => println!(
                 "      tasks: {} is a symbolic link: only real folders are read, not links; not read",
-                super::shown(&shown)
-            )
-        }
-        Source::Team(_, _, None) => println!(
-            "      tasks: no tasks folder found (looked for tasks/ in the team folder, and for ~/.claude/tasks/<team> \
-             beside ~/.claude/teams/<team>)"
-        ),
+                super::shown(&link.display().to_string())
+            ),
+            None => println!(
+                "      tasks: no tasks folder found (looked for tasks/ in the team folder, and for ~/.claude/tasks/<team> \
+                 beside ~/.claude/teams/<team>)"
+            ),
+        },
         _ => {}
     }
     // Names, places and words come from the files: shown, never let act

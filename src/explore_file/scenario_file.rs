@@ -15,6 +15,7 @@ use crate::format::write::Fault;
 use crate::protocol::{Message, Millis};
 use crate::scenario::{load_str, run_scenario, RunOptions};
 use crate::trace::{Event, Stamped};
+use crate::world::network::InSearch;
 use crate::world::{Choice, FaultKind};
 use std::collections::BTreeMap;
 use toml::{Table, Value};
@@ -291,24 +292,13 @@ fn write(original: &str, c: &Counterexample, expect: &[String]) -> Result<String
 
 /// Whether the search played the file's fault `f` as a run plays it (at
 /// its time, or on every message it matches), so that the written file
-/// keeps it as it is: everything but delays and reorders (any arrival order
-/// is tried) and drops or duplicates that are counted or left to chance
-/// (budgets, spent where the schedule shows). The same division as
-/// [`crate::world::LinkFault::in_search`], read from the file's text.
+/// keeps it as it is; the others are budgets or covered, and the schedule
+/// says what became of them. Read from the file's text by the world's rule
+/// ([`InSearch::of`]).
 fn played_by_the_search(f: &Value) -> bool {
     let Some(kind) = f.get("kind").and_then(Value::as_str).and_then(FaultKind::named) else { return false };
-    match kind {
-        FaultKind::Delay | FaultKind::Reorder => false,
-        FaultKind::Drop | FaultKind::Duplicate => {
-            let counted = f.get("count").is_some();
-            let by_chance = f
-                .get("probability")
-                .and_then(Value::as_float)
-                .or_else(|| f.get("probability").and_then(Value::as_integer).map(|p| p as f64));
-            !counted && by_chance.is_none_or(|p| p >= 1.0)
-        }
-        _ => true,
-    }
+    let probability = f.get("probability").and_then(|p| p.as_float().or_else(|| p.as_integer().map(|i| i as f64)));
+    InSearch::of(kind, f.get("count").is_some(), probability.unwrap_or(1.0)) == InSearch::Played
 }
 
 /// The file written: the original's tables as changed, the faults it kept,

@@ -119,11 +119,27 @@ impl LinkFault {
     /// Delays and reorders are covered, since in a search any message may
     /// arrive at any time.
     pub fn in_search(&self) -> InSearch {
-        match (&self.effect, self.count) {
-            (LinkEffect::Delay(_) | LinkEffect::Reorder, _) => InSearch::Covered,
-            (LinkEffect::Drop | LinkEffect::Duplicate, Some(_)) => InSearch::Budget,
-            (LinkEffect::Drop | LinkEffect::Duplicate, None) if self.probability < 1.0 => InSearch::Budget,
-            (LinkEffect::Drop | LinkEffect::Duplicate, None) => InSearch::Played,
+        let kind = match self.effect {
+            LinkEffect::Delay(_) => FaultKind::Delay,
+            LinkEffect::Drop => FaultKind::Drop,
+            LinkEffect::Duplicate => FaultKind::Duplicate,
+            LinkEffect::Reorder => FaultKind::Reorder,
+        };
+        InSearch::of(kind, self.count.is_some(), self.probability)
+    }
+}
+
+impl InSearch {
+    /// What a search does with a fault of `kind`, `counted` or not, with
+    /// chance `probability` (see [`LinkFault::in_search`]); every fault not
+    /// on links (a crash, a stall, a partition) is played at its time. One
+    /// rule for the world's faults and a scenario file's (`explore --write`
+    /// keeps in the file what was played).
+    pub fn of(kind: FaultKind, counted: bool, probability: f64) -> InSearch {
+        match kind {
+            FaultKind::Delay | FaultKind::Reorder => InSearch::Covered,
+            FaultKind::Drop | FaultKind::Duplicate if counted || probability < 1.0 => InSearch::Budget,
+            _ => InSearch::Played,
         }
     }
 }

@@ -339,12 +339,11 @@ impl<'a> Builder<'a> {
                 // approve then reject of one id passed unjudged).
                 [(request, at)] => {
                     self.ids.insert(written.to_string(), *request);
+                    let who = &self.team.names[from.index()];
                     let text = format!(
-                        "{}: {}'s {kind} answer quotes {written:?}, an id no result showed: taken as the id of the \
-                         {kind} request at {at}, the only one to {} whose id was not shown",
-                        e.origin,
-                        self.team.names[from.index()],
-                        self.team.names[from.index()]
+                        "{}: {who}'s {kind} answer quotes {written:?}, an id no result showed: taken as the id of the \
+                         {kind} request at {at}, the only one to {who} whose id was not shown",
+                        e.origin
                     );
                     self.push(t, Event::Alert { agent: to, text }, e);
                 }
