@@ -679,6 +679,8 @@ fn a_folder_read_up_to_its_bound_with_nothing_broken_exits_3_not_0() {
     team.write("inboxes/zed.json", &format!("[{}]", vec!["0"; 600_000].join(",")));
     let (code, out, err) = team.audit();
     assert_eq!(code, 3, "{out}{err}");
+    // Its header too: a bounded read never reads PASS (a later review).
+    assert!(out.starts_with("STOPPED  "), "{out}");
     assert!(out.contains("stopped at the inbox files' bound (64 MiB read at most)"), "{out}");
     assert!(out.contains("no clean bill"), "{out}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))

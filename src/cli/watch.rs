@@ -116,7 +116,7 @@ pub fn main(a: WatchArgs) -> i32 {
     // The summary's verdict is the exit's: a violation said on the way
     // that what was kept no longer shows (an inbox read half written) is
     // not a failure of the team.
-    let code = summary(&followed, &shown, &a.trace);
+    let code = summary(&followed, &shown, &a.trace, bounded);
     if bounded {
         eprintln!(
             "stopped: {} entries kept, past --max-entries {}: the summary judges them; audit the files as they are \
@@ -283,7 +283,7 @@ const LISTED: usize = 50;
 
 /// The summary when the watch ends: the verdict on all that was kept, and
 /// the history written if asked; the exit code they make.
-fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
+fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: bool) -> i32 {
     let h = match followed.history() {
         Ok(h) => h,
         Err(bad) => {
@@ -315,7 +315,12 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>) -> i32 {
     }
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
-    let word = crate::color::verdict(violations.is_empty());
+    // Stopped at --max-entries with nothing broken: STOPPED, never PASS
+    // (entries past the bound were not judged; exit 3).
+    let word = match violations.is_empty() && bounded {
+        true => crate::color::paint("STOPPED", crate::color::Paint::Warn, crate::color::stdout()),
+        false => crate::color::verdict(violations.is_empty()),
+    };
     let unjudged = match h.unjudged.len() {
         0 => String::new(),
         n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
