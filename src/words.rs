@@ -95,6 +95,19 @@ pub fn path_word(p: &str) -> String {
     }
 }
 
+/// How this program was started. `cargo run` (and `cargo test`) tell the
+/// program its package name, and then the same cargo command rebuilds
+/// whatever changed first; otherwise the path it was started by (an
+/// installed binary, a copied one) is the one that reproduces. `--release`
+/// because a run is the same in either build, only faster.
+pub fn program() -> String {
+    if std::env::var_os("CARGO_PKG_NAME").is_some_and(|n| n == env!("CARGO_PKG_NAME")) {
+        return "cargo run --release --".to_string();
+    }
+    let argv0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned());
+    shell_word(argv0.as_deref().filter(|a| !a.is_empty()).unwrap_or(env!("CARGO_PKG_NAME")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -768,3 +768,17 @@ fn a_reproduce_line_for_a_file_whose_name_starts_with_a_dash_runs_it() {
     let again = common::binary::handshake_in(&dir.0, &words[from..]);
     assert_eq!(again.code, 1, "the line runs the file again: {}{}", again.stdout, again.stderr);
 }
+
+/// A read-through: the scenario reader's hints named `handshake`, which is
+/// not on the path of one who typed `cargo run --release --`. They name the
+/// program as it was started, as every reproduce line does.
+#[test]
+fn a_missing_file_or_bundled_name_hints_with_the_program_as_started() {
+    let dir = TempDir::new("hint");
+    for (command, hint) in [("run", "lists the bundled ones"), ("explore", "lists them")] {
+        let arg = "bundled:99-no-such.toml";
+        let r = common::binary::handshake_in(&dir.0, &[command, arg]);
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(&format!("`cargo run --release -- scenarios` {hint}")), "{arg}: {}", r.stderr);
+    }
+}

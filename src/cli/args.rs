@@ -85,17 +85,9 @@ fn command_line(mut words: Vec<String>) -> String {
     words.iter().skip(1).fold(words[0].clone(), |line, w| line + " " + &shell_word(w))
 }
 
-/// How this program was started. `cargo run` (and `cargo test`) tell the
-/// program its package name, and then the same cargo command rebuilds
-/// whatever changed first; otherwise the path it was started by (an
-/// installed binary, a copied one) is the one that reproduces. `--release`
-/// because a run is the same in either build, only faster.
+/// How this program was started (see [`crate::words::program`]).
 pub(crate) fn program() -> String {
-    if std::env::var_os("CARGO_PKG_NAME").is_some_and(|n| n == env!("CARGO_PKG_NAME")) {
-        return "cargo run --release --".to_string();
-    }
-    let argv0 = std::env::args_os().next().map(|a| a.to_string_lossy().into_owned());
-    shell_word(argv0.as_deref().filter(|a| !a.is_empty()).unwrap_or(env!("CARGO_PKG_NAME")))
+    crate::words::program()
 }
 
 /// A duration the way `--cap` reads it back: whole hours, minutes, seconds

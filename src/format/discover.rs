@@ -30,8 +30,10 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
             return Err(whole_file(
                 p,
                 "no such file or folder, and no bundled scenario of that number or name".to_string(),
-                "check the path (with none, the scenarios/ folder is read); `handshake scenarios` lists the bundled \
-                 ones",
+                &format!(
+                    "check the path (with none, the scenarios/ folder is read); `{} scenarios` lists the bundled ones",
+                    crate::words::program()
+                ),
             ));
         }
     }

@@ -312,7 +312,10 @@ pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
     if super::bundled::is_bundled(path) && std::fs::symlink_metadata(path).is_err() {
         return super::bundled::by_path(path).map(|b| b.text.to_string()).ok_or_else(|| {
             let mut e = ScenarioError::whole_file(&shown, "no bundled scenario has this name".to_string());
-            e.help("`handshake scenarios` lists them; write one by its number, like 22, or its name");
+            e.help(format!(
+                "`{} scenarios` lists them; write one by its number, like 22, or its name",
+                crate::words::program()
+            ));
             e
         });
     }
