@@ -383,3 +383,53 @@ fn the_summary_names_what_broke_and_what_was_not_judged_and_nothing_kept_is_no_p
     assert!(text.contains("no message was kept to judge") && !text.contains("PASS"), "{text}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A read-through (issue 45's left-out list): a transcript rewritten with
+/// its lines shifted (a line put before them, in place or renamed into
+/// place) was kept twice, every entry under its old line and its new one,
+/// and judged as sent twice. What was kept is found again by what it says;
+/// a line appended after is still new.
+#[test]
+fn a_transcript_rewritten_with_its_lines_moved_is_kept_once() {
+    use handshake::history::follow::Followed;
+    let fixture = std::fs::read_to_string(Path::new(FIXTURES).join("transcripts/clean-lead.jsonl")).unwrap();
+    let lines: Vec<&str> = fixture.lines().collect();
+    let dir = std::env::temp_dir().join(format!("handshake-watch-moved-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lead.jsonl");
+    let first = lines[..6].join("\n") + "\n";
+    let audit = |text: &str| broken(&claude::transcript_of(&transcript::read(text, "team-lead")));
+    let kept_after = |followed: &mut Followed, text: &str, in_place: bool| {
+        if in_place {
+            std::fs::write(&path, text).unwrap();
+        } else {
+            std::fs::write(dir.join("new"), text).unwrap();
+            std::fs::rename(dir.join("new"), &path).unwrap();
+        }
+        followed.look(&path);
+        followed.len()
+    };
+    for in_place in [true, false] {
+        std::fs::write(&path, &first).unwrap();
+        let mut followed = Followed::of(&path).expect("a transcript");
+        followed.look(&path);
+        let once = followed.len();
+        assert!(once > 0, "the first six lines hold entries");
+        // The same lines after one the session wrote first (its own talk).
+        let system = r#"{"type":"system","sessionId":"5f0c1d2e-0000-4000-8000-000000000001","uuid":"00000000-0000-4000-8000-000000000000","timestamp":"2026-04-09T17:27:13.000Z"}"#;
+        let moved = format!("{system}\n{first}");
+        assert_eq!(kept_after(&mut followed, &moved, in_place), once, "in place: {in_place}: kept once");
+        let whole = format!("{moved}{}\n", lines[6..].join("\n"));
+        let all = kept_after(&mut followed, &whole, in_place);
+        assert!(all > once, "in place: {in_place}: the lines after are new");
+        let h = followed.history().expect("a history");
+        assert_eq!(broken(&h), audit(&whole), "in place: {in_place}: audit's verdict on the file as it is");
+        let fresh = Followed::of(&path).map(|mut f| {
+            f.look(&path);
+            f.len()
+        });
+        assert_eq!(fresh.ok(), Some(all), "in place: {in_place}: as many as one look at the file now");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -92,7 +92,14 @@ impl Followed {
                 }
                 kept.absorb(reading) | new_tasks
             }
-            Followed::Transcript(kept, growing) => growing.read_on(path).is_some_and(|new| kept.absorb(new)),
+            Followed::Transcript(kept, growing) => {
+                growing.read_on(path).is_some_and(|(new, rewritten)| match rewritten {
+                    // Its lines may have moved: what was kept is found again by
+                    // what it says, not by its line.
+                    true => kept.absorb_rewritten(new),
+                    false => kept.absorb(new),
+                })
+            }
             Followed::Inboxes(dir, lines) => {
                 let (texts, not_read) = settled(&files, path, || KeptLines::read(dir), |_| true);
                 lines.not_read = not_read;
@@ -236,16 +243,22 @@ pub struct Growing {
 }
 
 impl Growing {
-    /// Reads the lines finished since the last look: what is new, if any line was.
-    fn read_on(&mut self, path: &Path) -> Option<claude::folder::Reading> {
+    /// Reads the lines finished since the last look: what is new, if any
+    /// line was, and whether the file was read again from its start (another
+    /// file under the name, or a shorter one).
+    fn read_on(&mut self, path: &Path) -> Option<(claude::folder::Reading, bool)> {
         let reader = self.reader.get_or_insert_with(|| transcript::Reader::new(LEAD));
+        let mut rewritten = false;
         let lines = self.tail.read_on(path, |line| match line {
             // What was kept stays kept; the new file's lines are read afresh.
-            Line::NewFile => *reader = transcript::Reader::new(LEAD),
+            Line::NewFile => {
+                *reader = transcript::Reader::new(LEAD);
+                rewritten = true;
+            }
             Line::Text(text) => reader.line(text),
             Line::Unreadable(why) => reader.skip_line(why),
         });
-        (lines > 0).then(|| reader.take_new())
+        (lines > 0).then(|| (reader.take_new(), rewritten))
     }
 }
 

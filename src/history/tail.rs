@@ -30,7 +30,15 @@ pub struct Tail {
     offset: u64,
     /// Whether the last look ended in a line with no newline yet.
     unfinished: bool,
+    /// The digest of the last [`CHECKED`] bytes read (fewer in a shorter
+    /// file): a file rewritten in place, as long as before or longer, is
+    /// told from one appended to when they no longer read the same.
+    last_read: u64,
 }
+
+/// How many bytes before where the last look stopped are read again, to
+/// tell a file rewritten in place from one only appended to.
+const CHECKED: u64 = 4096;
 
 impl Tail {
     /// Reads the lines of `path` finished since the last look and gives each
@@ -42,7 +50,8 @@ impl Tail {
         let Ok(mut file) = crate::input::open_regular(path) else { return 0 };
         let Ok(meta) = file.metadata() else { return 0 };
         let id = identity(&meta);
-        if self.file != Some(id) || meta.len() < self.offset {
+        let rewritten = self.offset > 0 && last_bytes(&mut file, self.offset).is_none_or(|d| d != self.last_read);
+        if self.file != Some(id) || meta.len() < self.offset || rewritten {
             if self.file.is_some() {
                 line(Line::NewFile);
             }
@@ -55,6 +64,14 @@ impl Tail {
         let read = each_line(&mut reader, false, line);
         self.offset += read.bytes;
         self.unfinished = read.unfinished;
+        if read.bytes > 0 {
+            let mut file = reader.into_inner();
+            // Unreadable now, the digest is left as it was: the next look
+            // finds those bytes changed and reads the file from its start.
+            if let Some(d) = last_bytes(&mut file, self.offset) {
+                self.last_read = d;
+            }
+        }
         read.lines
     }
 
@@ -142,6 +159,16 @@ fn rest_of_line(reader: &mut impl BufRead) -> Option<u64> {
     }
 }
 
+/// The digest of the [`CHECKED`] bytes (or fewer, from the start) before
+/// `end`; `None` if they cannot all be read.
+fn last_bytes(file: &mut std::fs::File, end: u64) -> Option<u64> {
+    let from = end.saturating_sub(CHECKED);
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut bytes = Vec::with_capacity((end - from) as usize);
+    file.take(end - from).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 == end - from).then(|| crate::fnv::fnv1a(&bytes))
+}
+
 #[cfg(unix)]
 fn identity(m: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
@@ -190,6 +217,16 @@ mod tests {
         std::fs::rename(dir.join("new"), &path).unwrap();
         assert_eq!(lines_of(&mut tail, &path, &mut restarted), ["fresh\n"]);
         assert!(restarted);
+        // Rewritten in place, longer, its lines moved: read from its start.
+        restarted = false;
+        std::fs::write(&path, "first\nfresh\nmore\n").unwrap();
+        assert_eq!(lines_of(&mut tail, &path, &mut restarted), ["first\n", "fresh\n", "more\n"]);
+        assert!(restarted, "the bytes read before no longer read the same");
+        // Appended to: only the new line, the file not read again.
+        restarted = false;
+        append(b"last\n");
+        assert_eq!(lines_of(&mut tail, &path, &mut restarted), ["last\n"]);
+        assert!(!restarted);
         // Gone: nothing new, and nothing forgotten of where it was.
         std::fs::remove_file(&path).unwrap();
         assert!(lines_of(&mut tail, &path, &mut false).is_empty());

@@ -80,6 +80,46 @@ impl Kept {
         changed
     }
 
+    /// Takes in a transcript read again from its start (rewritten, or
+    /// another file under its name): its entries are keyed by their line,
+    /// and a rewrite may move every line. An entry of `r` is the kept one
+    /// that says the same (sender, text, time) as often before it, found
+    /// again and keyed by its new line, so that the lines appended after are
+    /// told apart from it; any other is new. True if anything is new.
+    pub fn absorb_rewritten(&mut self, r: Reading) -> bool {
+        type Said = (String, u64, i64);
+        let said = |e: &super::folder::Entry| (e.from.clone(), e.digest, e.at.ms);
+        // The kept transcript entries by what they say, in the order kept.
+        let mut kept_as: BTreeMap<Said, Vec<Identity>> = BTreeMap::new();
+        for (key, &i) in &self.index {
+            kept_as.entry(said(&self.reading.entries[i])).or_default().push(key.clone());
+        }
+        for keys in kept_as.values_mut() {
+            keys.sort_by_key(|k| self.index[k]);
+        }
+        let mut copies: BTreeMap<Said, usize> = BTreeMap::new();
+        let mut moved = Vec::new();
+        for e in &r.entries {
+            let what = said(e);
+            let n = copies.entry(what.clone()).or_default();
+            *n += 1;
+            if let Some(old) = kept_as.get(&what).and_then(|keys| keys.get(*n - 1)) {
+                moved.push((old.clone(), (file_of(&e.origin).to_string(), what.0, what.1, what.2, 1), &e.origin));
+            }
+        }
+        // Every old key out before any new one goes in: a line may move to
+        // where another kept entry was.
+        let places: Vec<_> = moved.iter().map(|(old, ..)| self.index.remove(old)).collect();
+        for ((_, new, origin), i) in moved.into_iter().zip(places) {
+            if let Some(i) = i {
+                // Kept where it was (its place in the history), keyed anew.
+                self.index.insert(new, i);
+                self.reading.entries[i].origin = origin.clone();
+            }
+        }
+        self.absorb(r)
+    }
+
     /// Whether `r` lacks a file whose entries were kept: a listing taken
     /// while the runtime renames a rewritten inbox into place can miss it
     /// for a moment (a file emptied for good reads so too).
