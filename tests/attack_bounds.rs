@@ -120,3 +120,22 @@ fn the_page_of_a_run_too_big_to_step_is_summarised_and_says_so() {
     assert!(text.contains("more events, not listed (summarised)"));
     assert!(!text.contains("id=\"steps\""), "no stepper data");
 }
+
+/// A hostile review: a 10 KB file (a broadcast to 100,000 teammates, sent
+/// 200 times) took 4.9 GB, 9.6 GB with ten times the steps: the log a run
+/// keeps for judging had no bound. Past 4,000,000 events the run stops,
+/// fails for it, and is judged up to it.
+#[test]
+fn a_run_that_would_log_without_end_stops_at_the_log_bound() {
+    let dir = TempDir::new("bounds-log");
+    let mut text =
+        String::from("name = \"storm\"\nabout = \"broadcasts\"\n[[teammate]]\nname = \"w\"\ncount = 100000\n");
+    for i in 1..=200 {
+        text += &format!("[[step]]\nat = \"{i}ms\"\ndo = \"broadcast\"\ntext = \"hi\"\n");
+    }
+    let file = dir.write("storm.toml", &text);
+    handshake(&["run", &file, "--format", "json"])
+        .expect_code(1)
+        .stdout_has(r#""stopped_by": "log bound""#)
+        .stdout_has("the run logged 4000000 events, the most a run's log holds");
+}

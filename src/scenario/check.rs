@@ -268,6 +268,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
             Stop::Cap => "cap",
             Stop::Aborted => "real-time guard",
             Stop::InboxBound => "inbox bound",
+            Stop::LogBound => "log bound",
             Stop::ScheduleEnd => "the schedule's end",
         },
         pending,
@@ -347,6 +348,18 @@ fn stopped_by_a_guard(o: &Outcome, budget: std::time::Duration, last: usize, fai
             check: "real-time guard".into(),
             at_ms: o.ended_at.0,
             message: format!("the run used more than {:.1}s of real time and was stopped", budget.as_secs_f64()),
+            context: context(o, last, |_| true, 8),
+        });
+    }
+    if o.stop == Stop::LogBound {
+        failures.push(Failure {
+            check: "log bound".into(),
+            at_ms: o.ended_at.0,
+            message: format!(
+                "the run logged {} events, the most a run's log holds; the run was stopped there, and is judged up \
+                 to it",
+                crate::world::MAX_LOGGED
+            ),
             context: context(o, last, |_| true, 8),
         });
     }

@@ -197,7 +197,7 @@ impl Team {
             let w = &mut self.world;
             let stop = if wakes % 64 == 1 { w.guard_says_stop() } else { w.aborted() };
             if stop {
-                return if w.inbox_full() { Stop::InboxBound } else { Stop::Aborted };
+                return w.stopped_as();
             }
             let next = w.queue().next_time();
             let wake_at = next.map_or(limit, |t| t.min(limit));

@@ -201,8 +201,7 @@ async fn drive(w: &Shared, end: Option<Millis>, cap: Millis) -> Stop {
             let mut wb = w.borrow_mut();
             let stop = if wakes % 64 == 1 { wb.guard_says_stop() } else { wb.aborted() };
             if stop {
-                let full = wb.inbox_full();
-                return if full { Stop::InboxBound } else { Stop::Aborted };
+                return wb.stopped_as();
             }
         }
         let next = w.borrow().queue().next_time();

@@ -1021,6 +1021,7 @@ fn stop_words(stop: crate::world::Stop) -> &'static str {
         crate::world::Stop::Cap => "hit the time cap",
         crate::world::Stop::Aborted => "stopped by the real-time guard",
         crate::world::Stop::InboxBound => "stopped by the inbox bound",
+        crate::world::Stop::LogBound => "stopped by the log bound",
         crate::world::Stop::ScheduleEnd => "stopped where its schedule ends",
     }
 }

@@ -134,6 +134,18 @@ impl<S: Shell> World<S> {
         super::mailbox::full(self)
     }
 
+    /// Why a run the guard stopped was stopped: a bound it reached, or the
+    /// abort guard (real time, Ctrl-C).
+    pub fn stopped_as(&self) -> super::Stop {
+        if self.inbox_full() {
+            super::Stop::InboxBound
+        } else if self.trace.as_ref().is_some_and(|t| t.len() >= super::MAX_LOGGED) {
+            super::Stop::LogBound
+        } else {
+            super::Stop::Aborted
+        }
+    }
+
     /// File mode: why mirroring the files on disk failed, said with the run.
     pub fn set_mirror_error(&mut self, error: Option<String>) {
         if let Some(inbox) = &mut self.sim.inbox {

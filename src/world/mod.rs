@@ -162,6 +162,12 @@ pub struct World<S: Shell> {
     frames: Option<Box<frames::Frames>>,
 }
 
+/// The most events a run's log holds: the log is kept whole for judging,
+/// so a small file (a broadcast to 100,000 teammates, sent 200 times) could
+/// otherwise take the machine's memory. An event is held in about a hundred
+/// bytes; a run past the bound stops there, with [`Stop::LogBound`].
+pub const MAX_LOGGED: usize = 4_000_000;
+
 /// How a run is played, set before it starts: when it stops even with work
 /// left, and what its hot paths may skip.
 #[derive(Clone, Debug)]
@@ -279,6 +285,10 @@ impl<S: Shell> World<S> {
         }
         if let Some(t) = &mut self.trace {
             t.push(s);
+            if t.len() >= MAX_LOGGED {
+                // Past it the run stops, judged on what it logged (Stop::LogBound).
+                self.aborted = true;
+            }
         }
         for e in follows {
             self.record(e);

@@ -204,13 +204,15 @@ pub enum Stop {
     /// File mode: an append would have taken the inbox files past their
     /// bound (`crate::inbox::MAX_HELD_BYTES`).
     InboxBound,
+    /// The run's log reached its bound (`crate::world::MAX_LOGGED` events).
+    LogBound,
     /// The schedule the run followed ended with something still to happen.
     ScheduleEnd,
 }
 
 impl Stop {
-    pub const ALL: [Stop; 6] =
-        [Stop::Settled, Stop::EndTime, Stop::Cap, Stop::Aborted, Stop::InboxBound, Stop::ScheduleEnd];
+    pub const ALL: [Stop; 7] =
+        [Stop::Settled, Stop::EndTime, Stop::Cap, Stop::Aborted, Stop::InboxBound, Stop::LogBound, Stop::ScheduleEnd];
 
     /// The name a history's header gives it.
     pub fn as_str(self) -> &'static str {
@@ -220,6 +222,7 @@ impl Stop {
             Stop::Cap => "cap",
             Stop::Aborted => "aborted",
             Stop::InboxBound => "inbox_bound",
+            Stop::LogBound => "log_bound",
             Stop::ScheduleEnd => "schedule_end",
         }
     }
