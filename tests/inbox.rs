@@ -657,3 +657,42 @@ fn inbox_dir_with_compare_holds_the_files_own_run() {
     assert_eq!(files(&compared), files(&alone));
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A hostile review: `--inbox-dir` removed only this team's file inboxes,
+/// so a previous team's Claude Code inbox (bob's, from scenario 53) stayed
+/// beside this run's and `audit` judged it as this run's; and `--trace`
+/// could name one of the inbox files the run then wrote over. A folder a
+/// run wrote is emptied of every inbox file; one holding inbox files no run
+/// wrote is refused, untouched; an output that is one of them is refused.
+#[test]
+fn an_inbox_dir_holds_only_this_runs_inboxes() {
+    let dir = TempDir::new("inbox-stale");
+    let team = dir.0.join("team");
+    let team_s = team.to_str().unwrap();
+    handshake(&["run", "53", "--inbox-dir", team_s]).expect_code(0);
+    assert!(team.join("inboxes/bob.json").exists(), "53's team has bob");
+    handshake(&["run", "56", "--inbox-dir", team_s]).expect_code(0);
+    let mut inboxes: Vec<String> = std::fs::read_dir(team.join("inboxes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    inboxes.sort();
+    assert_eq!(inboxes, ["alice.json", "lead.json"], "56's team only");
+    // A folder with an inbox file of the user's own: refused, untouched.
+    let theirs = dir.0.join("theirs");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::write(theirs.join("notes.jsonl"), "{}\n").unwrap();
+    handshake(&["run", "35", "--inbox-dir", theirs.to_str().unwrap()])
+        .expect_code(2)
+        .stderr_has("already holds inbox files no run wrote (notes.jsonl)")
+        .ran_nothing();
+    let listed: Vec<_> = std::fs::read_dir(&theirs).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(listed, ["notes.jsonl"], "nothing written, nothing removed");
+    // An output that is one of the run's inbox files: refused.
+    let trace = team.join("lead.jsonl");
+    handshake(&["run", "35", "--inbox-dir", team_s, "--trace", trace.to_str().unwrap()])
+        .expect_code(2)
+        .stderr_has("is one of the inbox files in")
+        .ran_nothing();
+    assert!(team.join("inboxes/alice.json").exists(), "the folder as the last run left it");
+}

@@ -52,7 +52,7 @@ pub struct RunArgs {
     /// Take the choices of a schedule the explorer wrote (`explore --save-schedule S`) at every tie, so the actors replay its counterexample exactly (one scenario; the schedule's seed)
     #[arg(long, value_name = "S", conflicts_with = "seeds")]
     pub schedule: Option<PathBuf>,
-    /// File mode (mailbox = "file"): write each agent's inbox to DIR/<name>.jsonl as the run makes it, in the reference's JSON Lines (one scenario, one seed)
+    /// Write the run's inbox files to DIR (mailbox = "file": DIR/<name>.jsonl as the run makes them; "claude-code": the team folder as it stood at the end), replacing those a previous run wrote there; a folder with inbox files no run wrote is refused (one scenario, one seed)
     #[arg(long, value_name = "DIR")]
     pub inbox_dir: Option<PathBuf>,
     /// Virtual-time cap for a run that never settles, e.g. "10m" [default: the file's, else 1h]
@@ -216,6 +216,12 @@ pub fn main(a: RunArgs) -> i32 {
     if let Some((option, why)) = super::clashing_output(&named, &inputs) {
         return refuse(option, why.clone(), format!("{why}; nothing was run"));
     }
+    if let Some(dir) = a.inbox_dir.as_deref() {
+        let all: Vec<(&str, &Path)> = named.iter().map(|(o, p)| (*o, *p)).chain(inputs.iter().copied()).collect();
+        if let Some(why) = inbox_dir_problem(dir, &all) {
+            return refuse("--inbox-dir", why.clone(), format!("--inbox-dir: {why}; nothing was run"));
+        }
+    }
     // Outputs are opened before anything runs: exit 2 promises nothing ran,
     // and a long run should not end in "cannot write".
     let mut outputs: Vec<(Output, PathBuf, crate::output::Pending)> = Vec::new();
@@ -231,7 +237,7 @@ pub fn main(a: RunArgs) -> i32 {
     // The inbox folder is made and emptied of the team's old files last,
     // once nothing else can refuse: bad input changes nothing.
     if let Some(dir) = a.inbox_dir.as_deref() {
-        if let Err(e) = prepare_inbox_dir(dir, &scenarios[0]) {
+        if let Err(e) = prepare_inbox_dir(dir) {
             let line = format!("--inbox-dir: {e}; nothing was run");
             return Refusal::line(line, Problem::in_flag("--inbox-dir", e).at(dir.display())).tell(a.format);
         }
@@ -291,21 +297,85 @@ fn read_schedule(path: &Path, scenarios: &[Scenario]) -> Result<crate::world::Sc
     crate::world::Schedule::parse(&text, &names)
 }
 
-/// Makes the folder `--inbox-dir` names, and removes this team's files a
-/// previous run left there: the mirror appends as the run does, and would
-/// otherwise add to them. Other files are left alone.
-fn prepare_inbox_dir(dir: &Path, s: &Scenario) -> Result<(), String> {
+/// The note `--inbox-dir` leaves in its folder: a folder that has it was
+/// written by a run, and the next run replaces every inbox file in it.
+const INBOX_DIR_NOTE: &str = ".handshake-inbox-dir";
+
+/// Whether `rel`, a path inside an inbox folder, is one of the files a run
+/// writes there or `audit` reads there as an inbox: a team folder's
+/// `config.json` and `inboxes/*.json`, file inboxes' `*.jsonl` and their
+/// `*.jsonl.offset`.
+fn is_inbox_file(rel: &Path) -> bool {
+    let name = rel.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    match rel.parent().map(Path::as_os_str) {
+        Some(p) if p.is_empty() => name == "config.json" || name.ends_with(".jsonl") || name.ends_with(".jsonl.offset"),
+        Some(p) if p == "inboxes" => name.ends_with(".json"),
+        _ => false,
+    }
+}
+
+/// The inbox files in `dir`, one at a time (a folder of any size costs no
+/// memory), links included.
+fn inbox_files_in(dir: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    let listed = |sub: &'static str| {
+        std::fs::read_dir(dir.join(sub)).into_iter().flatten().flatten().filter_map(move |e| {
+            let rel = Path::new(sub).join(e.file_name());
+            let kind = e.file_type().ok()?;
+            (is_inbox_file(&rel) && (kind.is_file() || kind.is_symlink())).then(|| dir.join(rel))
+        })
+    };
+    listed("").chain(listed("inboxes"))
+}
+
+/// Bad input about `--inbox-dir`, found before anything is changed: an
+/// input or another output that is one of the inbox files in its folder
+/// (the run would replace it, and `audit` would read it as an inbox), and a
+/// folder holding inbox files no run wrote (`audit` would judge them as
+/// this run's: a previous team's inbox, a file of the user's own).
+fn inbox_dir_problem(dir: &Path, named: &[(&str, &Path)]) -> Option<String> {
+    // Not made yet: nothing is in it.
+    let real_dir = std::fs::canonicalize(dir).ok()?;
+    for (what, path) in named {
+        let real = std::fs::canonicalize(path).ok().or_else(|| {
+            let folder = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(folder).ok()?.join(path.file_name()?))
+        });
+        if real.as_deref().and_then(|r| r.strip_prefix(&real_dir).ok()).is_some_and(is_inbox_file) {
+            return Some(format!(
+                "{what} {} is one of the inbox files in {}: the run would replace it, and audit would read it as \
+                 an inbox; name a file elsewhere",
+                path.display(),
+                dir.display()
+            ));
+        }
+    }
+    if real_dir.join(INBOX_DIR_NOTE).exists() {
+        return None;
+    }
+    let found = inbox_files_in(&real_dir).next()?;
+    let rel = found.strip_prefix(&real_dir).unwrap_or(&found).display().to_string();
+    Some(format!(
+        "{} already holds inbox files no run wrote ({rel}): audit would judge them as this run's; give an empty \
+         or a new folder",
+        dir.display()
+    ))
+}
+
+/// Makes the folder `--inbox-dir` names, with its note, and removes the
+/// inbox files a previous run left there (the checks before made sure a
+/// run wrote them): the mirror appends as the run does, and a previous
+/// team's inbox would be judged with this one's. Other files are left alone.
+fn prepare_inbox_dir(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot make the folder {}: {e}", dir.display()))?;
-    let names = std::iter::once(crate::protocol::LEAD_NAME).chain(s.team.teammates.iter().map(|(n, _)| n.as_str()));
-    for name in names {
-        for file in [crate::inbox::inbox_path(name), crate::inbox::offset_path(name)] {
-            let path = dir.join(file);
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(format!("cannot remove the previous run's {}: {e}", path.display()))
-                }
-                _ => {}
+    let note = "This folder is written by `run --inbox-dir`: each run replaces every inbox file in it \
+                (config.json, inboxes/*.json, *.jsonl, *.jsonl.offset).\n";
+    crate::output::write_bytes(&dir.join(INBOX_DIR_NOTE), note.as_bytes())?;
+    for path in inbox_files_in(dir) {
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot remove the previous run's {}: {e}", path.display()))
             }
+            _ => {}
         }
     }
     Ok(())
