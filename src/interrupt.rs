@@ -1,14 +1,23 @@
 //! Ctrl-C: the first one asks a long command (a sweep, a fuzz) to stop
 //! handing out work, finish what is in hand, report what it did and how to
-//! resume, and exit 130; a second one ends the process at once.
+//! resume, and exit 130; a second one ends the process at once, if it comes
+//! at least [`SAME_PRESS`] after the first. Sooner, it is the same press
+//! delivered twice: `timeout -s INT` sends SIGINT to the command and then
+//! to its whole process group, the command again among it, and a CI job so
+//! wrapped lost its report about one time in six.
 //!
 //! Outputs being written are temporary files (`output::Pending`):
 //! whenever Ctrl-C ends the process at once, it first removes them, so an
 //! interrupted command leaves neither a truncated output nor litter.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+/// When the first Ctrl-C came: the monotonic clock in nanoseconds, plus one
+/// (0: none yet).
+static FIRST_AT: AtomicU64 = AtomicU64::new(0);
+/// A second SIGINT sooner than this after the first is the same one.
+pub const SAME_PRESS: std::time::Duration = std::time::Duration::from_millis(250);
 /// Whether a command installed [`install`]'s handler.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// Whether the handler that only cleans up and exits is installed.
@@ -114,10 +123,26 @@ pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
 
+/// The monotonic clock, in nanoseconds plus one (async-signal-safe:
+/// `clock_gettime` is).
+#[cfg(unix)]
+fn monotonic_plus_one() -> u64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `clock_gettime` writes into the timespec this function owns.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (now.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(now.tv_nsec as u64).saturating_add(1)
+}
+
 #[cfg(unix)]
 extern "C" fn on_sigint(_: libc::c_int) {
-    // Only async-signal-safe calls here: an atomic swap and `_exit`.
-    if REQUESTED.swap(true, Ordering::Relaxed) {
+    // Only async-signal-safe calls here: atomics, the clock and `_exit`.
+    let now = monotonic_plus_one();
+    let first = match FIRST_AT.compare_exchange(0, now, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => now,
+        Err(first) => first,
+    };
+    let again = REQUESTED.swap(true, Ordering::AcqRel);
+    if again && now.saturating_sub(first) >= SAME_PRESS.as_nanos() as u64 {
         remove_temporary();
         // SAFETY: `_exit` is async-signal-safe and takes any status.
         unsafe { libc::_exit(130) }
