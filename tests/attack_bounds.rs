@@ -139,3 +139,21 @@ fn a_run_that_would_log_without_end_stops_at_the_log_bound() {
         .stdout_has(r#""stopped_by": "log bound""#)
         .stdout_has("the run logged 4000000 events, the most a run's log holds");
 }
+
+/// A hostile review: the report's "still pending" line listed every
+/// pending request, a line of 2 MB for 100,000. The first 20, then a count;
+/// `--format json` keeps them all.
+#[test]
+fn the_still_pending_line_lists_twenty_and_counts_the_rest() {
+    let dir = TempDir::new("bounds-pending");
+    let text = "name = \"pend\"\nabout = \"x\"\nend = \"5s\"\n[[teammate]]\nname = \"w\"\ncount = 30\n\
+                on_shutdown = \"ignore\"\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"w-*\"\n";
+    let file = dir.write("pend.toml", text);
+    let out = handshake(&["run", &file]);
+    let line = out.stdout.lines().find(|l| l.contains("still pending")).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.ends_with(", and 10 more"), "{line}");
+    assert_eq!(line.matches(", ").count(), 20, "twenty listed: {line}");
+    let json = handshake(&["run", &file, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("one JSON document");
+    assert_eq!(doc["scenarios"][0]["pending"].as_array().map(Vec::len), Some(30), "{}", json.stdout);
+}

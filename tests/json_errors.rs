@@ -165,3 +165,19 @@ fn check_format_json_lists_each_file_ok_or_bad_with_its_problems() {
         .stdout_has("ok    scenarios/01-happy-shutdown.toml")
         .stdout_has("2 files: 1 ok, 1 bad");
 }
+
+/// A hostile review: an output that could not be written (`--svg
+/// /dev/full`) left `--format json` with nothing on stdout, and stderr said
+/// "the run's verdict is above". The error object, and stderr says the run
+/// was played.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_that_cannot_be_written_is_the_error_object_with_json() {
+    let json = handshake(&["run", HAPPY, "--svg", "/dev/full", "--format", "json"]);
+    json.expect_code(2);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", json.explain()));
+    assert_eq!(doc["error"]["kind"], "bad_input", "{doc:#}");
+    assert!(doc["error"]["message"].as_str().is_some_and(|m| m.contains("--svg")), "{doc:#}");
+    assert!(json.stderr.contains("none of its outputs was written"), "{}", json.explain());
+    assert!(!json.stderr.contains("verdict is above"), "{}", json.explain());
+}

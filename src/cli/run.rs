@@ -551,9 +551,18 @@ fn single(
             let compared = other.as_ref().and_then(|(w, r, o)| o.as_ref().map(|o| (*w, r, o)));
             if let Err(e) = write_outputs(std::mem::take(&mut outputs), s, &report, &outcome, &replay, compared) {
                 // An output that cannot be written is bad input (docs/cli.md),
-                // though the run, whose verdict is above, happened.
-                eprintln!("error: {e}; the run's verdict is above, and none of its outputs was written");
-                return EXIT_BAD_INPUT;
+                // though the run, whose verdict is above, happened. JSON asked
+                // for one document: the error object, with no verdict above.
+                return match a.format {
+                    Format::Text => {
+                        eprintln!("error: {e}; the run's verdict is above, and none of its outputs was written");
+                        EXIT_BAD_INPUT
+                    }
+                    Format::Json => {
+                        let line = format!("{e}; the run was played, and none of its outputs was written");
+                        Refusal::line(line, Problem::new(e)).tell(a.format)
+                    }
+                };
             }
         }
         reports.push(report);
@@ -752,8 +761,14 @@ fn print_report(r: &Report, a: &RunArgs) {
         r.real_ms
     );
     if r.stopped_by != "settled" {
-        let pending =
-            if r.pending.is_empty() { String::new() } else { format!("; still pending: {}", r.pending.join(", ")) };
+        // The first few by label, then a count: 100,000 pending made a line
+        // of 2 MB (`--format json` lists them all).
+        const LISTED: usize = 20;
+        let pending = match r.pending.len() {
+            0 => String::new(),
+            n if n <= LISTED => format!("; still pending: {}", r.pending.join(", ")),
+            n => format!("; still pending: {}, and {} more", r.pending[..LISTED].join(", "), n - LISTED),
+        };
         // "the schedule's end" names itself with its article.
         let by = r.stopped_by.strip_prefix("the ").unwrap_or(r.stopped_by);
         println!("      stopped by the {by} at {}{pending}", Millis(r.virtual_ms));
