@@ -511,8 +511,17 @@ impl RequestTable {
     /// Requests in the order they were made. A table that forgets ended
     /// requests (load generation) lists none.
     pub fn iter(&self) -> impl Iterator<Item = &Request> {
-        let listed = if self.forget_ended { &[][..] } else { &self.requests[..] };
-        listed.iter()
+        self.requests_listed().iter()
+    }
+
+    /// What [`RequestTable::iter`] gives, as a slice: positions in it are
+    /// positions in the iteration.
+    pub fn requests_listed(&self) -> &[Request] {
+        if self.forget_ended {
+            &[]
+        } else {
+            &self.requests[..]
+        }
     }
 
     pub fn len(&self) -> usize {
