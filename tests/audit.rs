@@ -140,3 +140,27 @@ fn the_production_agents_answer_types_are_read_as_shutdown_answers() {
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     assert_eq!(check_log(&log, &h.policy, &h.require_plan), vec![]);
 }
+
+/// A hostile review: a reference inbox line whose timestamp was an ISO
+/// string (or missing) was read as time 0, silently: an answer written
+/// after its question was judged before it, or not at all, and the folder
+/// passed. Such a line is not judged, and says so.
+#[test]
+fn a_reference_line_with_no_timestamp_in_seconds_is_not_judged_and_said() {
+    let texts = vec![
+        (
+            "bob.jsonl".to_string(),
+            r#"{"type":"shutdown_request","from":"lead","request_id":"abcd1234","timestamp":1.0}"#.to_string() + "\n",
+        ),
+        (
+            "lead.jsonl".to_string(),
+            r#"{"type":"shutdown_response","from":"bob","request_id":"abcd1234","approve":true,"timestamp":"2026-01-01T00:00:01Z"}"#
+                .to_string()
+                + "\n",
+        ),
+    ];
+    let h = handshake::history::inbox::read_texts(&texts).expect("one line is a message");
+    assert_eq!(h.unjudged.len(), 1, "{:?}", h.unjudged);
+    assert_eq!(h.unjudged[0].0, "lead.jsonl:1");
+    assert!(h.unjudged[0].1.contains("not a number of seconds"), "{:?}", h.unjudged);
+}

@@ -433,3 +433,55 @@ fn a_transcript_rewritten_with_its_lines_moved_is_kept_once() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hostile review of the fix above: a rewrite in place is written as a
+/// truncation, then the new text; a look between the two read nothing, and
+/// the next one read the moved lines as new (12 entries kept for 6, a false
+/// FAIL). The file read again from its start is remembered until its lines
+/// are read.
+#[test]
+fn a_transcript_emptied_then_rewritten_is_kept_once() {
+    use handshake::history::follow::Followed;
+    let fixture = std::fs::read_to_string(Path::new(FIXTURES).join("transcripts/clean-lead.jsonl")).unwrap();
+    let dir = std::env::temp_dir().join(format!("handshake-watch-emptied-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lead.jsonl");
+    std::fs::write(&path, &fixture).unwrap();
+    let mut followed = Followed::of(&path).expect("a transcript");
+    followed.look(&path);
+    let once = followed.len();
+    std::fs::write(&path, "").unwrap();
+    followed.look(&path);
+    let system = r#"{"type":"system","sessionId":"5f0c1d2e-0000-4000-8000-000000000001","uuid":"00000000-0000-4000-8000-000000000000","timestamp":"2026-04-09T17:27:13.000Z"}"#;
+    let moved = format!("{system}\n{fixture}");
+    std::fs::write(&path, &moved).unwrap();
+    followed.look(&path);
+    assert_eq!(followed.len(), once, "kept once");
+    let h = followed.history().expect("a history");
+    assert_eq!(broken(&h), broken(&claude::transcript_of(&transcript::read(&moved, "team-lead"))));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A hostile review: a team folder read up to its 64 MiB bound gave watch a
+/// PASS and exit 0, where audit of the same folder says STOPPED and exits 3.
+#[test]
+fn a_watch_of_a_folder_read_up_to_its_bound_reads_stopped_and_exits_3() {
+    let dir = std::env::temp_dir().join(format!("handshake-watch-bound-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let stamp = "2026-02-01T10:00:00.000Z";
+    let lead = format!(r#"[{{"from":"alice","text":"hello","timestamp":"{stamp}","read":true}}]"#);
+    std::fs::write(dir.join("inboxes/team-lead.json"), lead).unwrap();
+    // 600,000 entries of at least 128 bytes each: past the 64 MiB bound.
+    std::fs::write(dir.join("inboxes/zed.json"), format!("[{}]", vec!["0"; 600_000].join(","))).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", &dir.display().to_string(), "--for", "1s", "--interval", "100ms", "--color", "never"])
+        .output()
+        .expect("watch runs");
+    let (said, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{said}\n{stderr}");
+    assert!(said.contains("STOPPED  ") && !said.contains("PASS"), "{said}");
+    assert!(stderr.contains("up to their bound"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

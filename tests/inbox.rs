@@ -696,3 +696,30 @@ fn an_inbox_dir_holds_only_this_runs_inboxes() {
         .ran_nothing();
     assert!(team.join("inboxes/alice.json").exists(), "the folder as the last run left it");
 }
+
+/// A hostile review: `--inbox-dir d` whose `inboxes` was a link to another
+/// folder wrote the team's inboxes there, and the next run removed a file of
+/// the user's in it; a folder holding `inbox/` (which audit reads before the
+/// run's own files) was taken. Both are refused, untouched.
+#[cfg(unix)]
+#[test]
+fn an_inbox_dir_with_a_linked_inboxes_or_another_inbox_folder_is_refused() {
+    let dir = TempDir::new("inbox-linked");
+    let precious = dir.0.join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("keep.json"), "[]").unwrap();
+    let d = dir.0.join("d");
+    std::fs::create_dir_all(&d).unwrap();
+    std::os::unix::fs::symlink(&precious, d.join("inboxes")).unwrap();
+    handshake(&["run", "53", "--inbox-dir", d.to_str().unwrap()])
+        .expect_code(2)
+        .stderr_has("is a symbolic link or a file, not a folder")
+        .ran_nothing();
+    let listed: Vec<_> = std::fs::read_dir(&precious).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(listed, ["keep.json"], "nothing written there, nothing removed");
+    let e = dir.0.join("e");
+    std::fs::create_dir_all(e.join("inbox")).unwrap();
+    std::fs::write(e.join("inbox/zed.jsonl"), "{}\n").unwrap();
+    handshake(&["run", "32", "--inbox-dir", e.to_str().unwrap()]).expect_code(2).stderr_has("audit").ran_nothing();
+    assert!(!e.join("alice.jsonl").exists(), "nothing written");
+}

@@ -349,6 +349,28 @@ fn inbox_dir_problem(dir: &Path, named: &[(&str, &Path)]) -> Option<String> {
             ));
         }
     }
+    // The run writes a team folder's inboxes into `inboxes/` itself, never
+    // through a link (its target's files would be written, and removed).
+    let inboxes = real_dir.join("inboxes");
+    if std::fs::symlink_metadata(&inboxes).is_ok_and(|m| !m.is_dir()) {
+        return Some(format!(
+            "{} is a symbolic link or a file, not a folder: the run writes its inboxes only into a real folder; \
+             give an empty or a new folder",
+            dir.join("inboxes").display()
+        ));
+    }
+    // What audit reads in the folder that no run writes: found first (a
+    // reference inbox folder below it) or beside the run's (its tasks).
+    for sub in ["inbox", ".team/inbox", ".mailboxes", "tasks"] {
+        if std::fs::symlink_metadata(real_dir.join(sub)).is_ok() {
+            return Some(format!(
+                "{} is there, and no run writes it: audit {} would read it as this run's; give an empty or a new \
+                 folder",
+                dir.join(sub).display(),
+                dir.display()
+            ));
+        }
+    }
     if real_dir.join(INBOX_DIR_NOTE).exists() {
         return None;
     }

@@ -116,7 +116,17 @@ pub fn main(a: WatchArgs) -> i32 {
     // The summary's verdict is the exit's: a violation said on the way
     // that what was kept no longer shows (an inbox read half written) is
     // not a failure of the team.
-    let code = summary(&followed, &shown, &a.trace, bounded);
+    // The files read up to their bound at the last look: what lies past it
+    // was not kept, as audit stops there too.
+    let read_bounded = followed.bounded();
+    let code = summary(&followed, &shown, &a.trace, bounded || read_bounded);
+    if read_bounded && !bounded {
+        eprintln!(
+            "stopped: the last look read the files up to their bound ({} MiB in all): what lies past it was not \
+             judged; audit a part of the folder",
+            crate::history::inbox::MAX_FOLDER_BYTES >> 20
+        );
+    }
     if bounded {
         eprintln!(
             "stopped: {} entries kept, past --max-entries {}: the summary judges them; audit the files as they are \
@@ -127,7 +137,7 @@ pub fn main(a: WatchArgs) -> i32 {
     }
     match code {
         _ if crate::interrupt::requested() => EXIT_INTERRUPTED,
-        EXIT_OK if bounded => EXIT_BOUND,
+        EXIT_OK if bounded || read_bounded => EXIT_BOUND,
         code => code,
     }
 }

@@ -101,9 +101,11 @@ impl Followed {
                 })
             }
             Followed::Inboxes(dir, lines) => {
-                let (texts, not_read) = settled(&files, path, || KeptLines::read(dir), |_| true);
+                let (texts, not_read, bounded) = settled(&files, path, || KeptLines::read(dir), |_| true);
                 lines.not_read = not_read;
-                lines.absorb(texts)
+                let changed = lines.absorb(texts);
+                lines.bounded = bounded || lines.bytes > BOUND;
+                changed
             }
         }
     }
@@ -150,6 +152,17 @@ impl Followed {
         match self {
             Followed::Inboxes(_, lines) => &lines.not_read,
             Followed::Team(..) | Followed::Transcript(..) => &[],
+        }
+    }
+
+    /// Whether the latest look stopped at a bound of the files it reads
+    /// (the folder's or the tasks folder's bytes or files): what lies past
+    /// it was not kept, so the summary cannot be a PASS.
+    pub fn bounded(&self) -> bool {
+        match self {
+            Followed::Team(kept, tasks) => kept.reading().bounded || tasks.as_ref().is_some_and(|t| t.bounded),
+            Followed::Inboxes(_, lines) => lines.bounded,
+            Followed::Transcript(..) => false,
         }
     }
 
@@ -239,7 +252,12 @@ impl Files {
 #[derive(Default)]
 pub struct Growing {
     tail: Tail,
-    reader: Option<transcript::Reader>,
+    /// Boxed: a reader is large, and one is followed at a time.
+    reader: Option<Box<transcript::Reader>>,
+    /// The file was read again from its start, and no line of it has been
+    /// taken in since (a look that found it emptied, in the middle of a
+    /// rewrite, read nothing): the next lines read are its new lines.
+    rewritten: bool,
 }
 
 impl Growing {
@@ -247,18 +265,18 @@ impl Growing {
     /// line was, and whether the file was read again from its start (another
     /// file under the name, or a shorter one).
     fn read_on(&mut self, path: &Path) -> Option<(claude::folder::Reading, bool)> {
-        let reader = self.reader.get_or_insert_with(|| transcript::Reader::new(LEAD));
-        let mut rewritten = false;
+        let reader = self.reader.get_or_insert_with(|| Box::new(transcript::Reader::new(LEAD)));
+        let rewritten = &mut self.rewritten;
         let lines = self.tail.read_on(path, |line| match line {
             // What was kept stays kept; the new file's lines are read afresh.
             Line::NewFile => {
-                *reader = transcript::Reader::new(LEAD);
-                rewritten = true;
+                **reader = transcript::Reader::new(LEAD);
+                *rewritten = true;
             }
             Line::Text(text) => reader.line(text),
             Line::Unreadable(why) => reader.skip_line(why),
         });
-        (lines > 0).then(|| (reader.take_new(), rewritten))
+        (lines > 0).then(|| (reader.take_new(), std::mem::take(&mut self.rewritten)))
     }
 }
 
@@ -334,28 +352,43 @@ pub struct KeptLines {
     unfinished: Vec<String>,
     /// What the latest look could not read, and why.
     not_read: Vec<String>,
+    /// The bytes of the lines kept: past [`BOUND`] nothing more is kept.
+    bytes: u64,
+    /// The latest look stopped at [`BOUND`], read or kept: the files'
+    /// bytes in all, as `audit` reads a folder.
+    bounded: bool,
 }
 
 impl KeptLines {
-    /// Each `*.jsonl` file of the folder `dir`: its name and its text; and
-    /// what was not read (a link, a file that is not UTF-8), and why.
-    fn read(dir: &Path) -> (Vec<(String, String)>, Vec<String>) {
+    /// Each `*.jsonl` file of the folder `dir`: its name and its text; what
+    /// was not read (a link, a file that is not UTF-8), and why; and whether
+    /// the read stopped at [`BOUND`], the files' bytes in all.
+    fn read(dir: &Path) -> (Vec<(String, String)>, Vec<String>, bool) {
         let (files, skipped) = match inbox::listed(dir) {
             Ok(listed) => listed,
-            Err(bad) => return (Vec::new(), vec![bad.reason]),
+            Err(bad) => return (Vec::new(), vec![bad.reason], false),
         };
         let mut not_read: Vec<String> = skipped.into_iter().map(|(_, why)| why).collect();
         let mut texts = Vec::new();
+        let mut left = BOUND;
         for path in files {
             let name = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
-            match crate::input::read_regular(&path, BOUND) {
-                Ok(text) => texts.push((name, text)),
+            match crate::input::read_regular(&path, left) {
+                Ok(text) => {
+                    left -= (text.len() as u64).min(left);
+                    texts.push((name, text));
+                }
+                Err(crate::input::ReadError::TooBig { .. }) => {
+                    let mib = BOUND >> 20;
+                    not_read.push(format!("{name}: not read: past the folder's bound ({mib} MiB read in all)"));
+                    return (texts, not_read, true);
+                }
                 Err(e) => {
                     not_read.push(format!("{name}: not read: {}", e.in_folder("each file is read up to its bound")))
                 }
             }
         }
-        (texts, not_read)
+        (texts, not_read, false)
     }
 
     /// Keeps the lines of `texts` not seen yet; true if any line is new.
@@ -373,7 +406,12 @@ impl KeptLines {
                 let digest = claude::message::digest(line);
                 let n = copies.entry(digest).or_default();
                 *n += 1;
+                if self.bytes > BOUND {
+                    // Kept up to the bound; `bounded` says so.
+                    break;
+                }
                 if self.seen.insert((name.clone(), digest, *n)) {
+                    self.bytes += line.len() as u64 + 1;
                     let kept = self.files.entry(name.clone()).or_default();
                     kept.push_str(line);
                     kept.push('\n');

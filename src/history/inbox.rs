@@ -166,8 +166,10 @@ fn read_each<'t>(
     let mut names: Vec<String> = Vec::with_capacity(files.len());
     let mut lines = Vec::new();
     let mut alerts = skipped;
+    let mut unjudged: Vec<(String, String)> = Vec::new();
     let links = alerts.len();
     let mut junk_total = 0usize;
+    let mut untimed_total = 0usize;
     let mut counted = 0u64;
     for (i, file) in files.iter().enumerate() {
         let file = file.clone();
@@ -188,6 +190,7 @@ fn read_each<'t>(
         })?;
         let index = names.len() as u32;
         let mut junk = 0usize;
+        let mut untimed = 0usize;
         for (i, raw) in text.lines().enumerate() {
             let blank = raw.trim().is_empty();
             counted += if blank { raw.len() as u64 + 1 } else { (raw.len() as u64 + 1).max(LINE_FLOOR) };
@@ -198,6 +201,17 @@ fn read_each<'t>(
                 continue;
             }
             match serde_json::from_str::<Value>(raw) {
+                // The reference writes `time.time()`: a line with no such
+                // number cannot be placed in time, and is not judged (taken
+                // as 0, it could make an answer come before its question).
+                Ok(Value::Object(v)) if !has_seconds(&v) => {
+                    untimed += 1;
+                    if untimed <= ALERTS_A_FILE {
+                        let why = "its timestamp is missing or not a number of seconds (the reference writes \
+                                   time.time()): it cannot be placed in time";
+                        unjudged.push((format!("{file}:{}", i + 1), why.to_string()));
+                    }
+                }
                 Ok(Value::Object(v)) => lines.push(compact(index, i + 1, v, &wanted)),
                 // The reference's read_inbox would stop on this line (json.loads raises):
                 // a finding, not a reason to judge nothing.
@@ -213,7 +227,12 @@ fn read_each<'t>(
                 }
             }
         }
+        if untimed > ALERTS_A_FILE {
+            let why = format!("and {} more lines with no timestamp in seconds", untimed - ALERTS_A_FILE);
+            unjudged.push((file.clone(), why));
+        }
         junk_total += junk;
+        untimed_total += untimed;
         if junk > ALERTS_A_FILE {
             let more = format!("and {} more lines of {file} that are not JSON objects", junk - ALERTS_A_FILE);
             alerts.push((owner.clone(), more));
@@ -223,7 +242,7 @@ fn read_each<'t>(
     // Nothing to judge is not a pass: a folder whose files hold no message
     // is refused as a single unreadable file is. (A folder with no inbox
     // file at all reads as no events: `find` says there is none to audit.)
-    if lines.is_empty() && !(files.is_empty() && alerts.is_empty()) {
+    if lines.is_empty() && !(files.is_empty() && alerts.is_empty() && unjudged.is_empty()) {
         let mut why = vec![crate::words::plural(names.len() as u64, "regular inbox file")];
         if junk_total > 0 {
             why.push(format!(
@@ -234,6 +253,9 @@ fn read_each<'t>(
         }
         if links > 0 {
             why.push(format!("{} skipped", crate::words::plural(links as u64, "symbolic link")));
+        }
+        if untimed_total > 0 {
+            why.push(format!("{} with no timestamp in seconds", crate::words::plural(untimed_total as u64, "line")));
         }
         if why.len() == 1 {
             why.push("every one empty".into());
@@ -246,11 +268,20 @@ fn read_each<'t>(
         );
         return Err(BadLine { line: 0, reason: why });
     }
-    build(lines, alerts, names)
+    let mut h = build(lines, alerts, names)?;
+    h.unjudged = unjudged;
+    Ok(h)
+}
+
+/// Whether a line gives its time as the reference writes it: a number of
+/// seconds (`timestamp`, or `ts`).
+fn has_seconds(v: &Map<String, Value>) -> bool {
+    v.get("timestamp").or_else(|| v.get("ts")).and_then(Value::as_f64).is_some_and(f64::is_finite)
 }
 
 /// `v` reduced to what the reader uses.
 fn compact(file: u32, n: usize, mut v: Map<String, Value>, wanted: &[&'static str]) -> Line {
+    // Lines without it are set aside before (`has_seconds`).
     let at = v.get("timestamp").or_else(|| v.get("ts")).and_then(Value::as_f64).unwrap_or(0.0);
     let mut text = |k: &str| match v.remove(k) {
         Some(Value::String(s)) => Some(s),

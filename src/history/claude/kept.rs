@@ -42,6 +42,8 @@ impl Kept {
         unjudged.extend(r.unjudged.into_iter().filter(|u| seen.insert(u.clone())));
         kept.unjudged = unjudged;
         kept.not_parsed = r.not_parsed;
+        // The latest look's: whether it stopped at the folder's bound.
+        kept.bounded = r.bounded;
         for (shape, n) in r.shapes {
             let kept = kept.shapes.entry(shape).or_default();
             *kept = (*kept).max(n);

@@ -93,17 +93,37 @@ pub struct Reader {
     calls: BTreeMap<String, Call>,
     /// The lines read so far, blank ones included: the next line's number.
     lines: usize,
+    /// Problems past the first [`PROBLEMS_LISTED`], counted, not kept: a
+    /// file of ten million lines of junk took 2 GB to list them.
+    past: usize,
 }
+
+/// The most problems a transcript's reading lists one by one.
+pub const PROBLEMS_LISTED: usize = 10_000;
 
 impl Reader {
     pub fn new(lead: &str) -> Reader {
         let mut reading = Reading::default();
         reading.team.lead = Some(lead.to_string());
-        Reader { lead: lead.to_string(), reading, calls: BTreeMap::new(), lines: 0 }
+        Reader { lead: lead.to_string(), reading, calls: BTreeMap::new(), lines: 0, past: 0 }
     }
 
     /// Reads the next line (its newline, if given, is not part of it).
     pub fn line(&mut self, raw: &str) {
+        self.read_line(raw);
+        self.count_past();
+    }
+
+    /// Keeps the first [`PROBLEMS_LISTED`] problems; counts the rest.
+    fn count_past(&mut self) {
+        let u = &mut self.reading.unjudged;
+        if u.len() > PROBLEMS_LISTED {
+            self.past += u.len() - PROBLEMS_LISTED;
+            u.truncate(PROBLEMS_LISTED);
+        }
+    }
+
+    fn read_line(&mut self, raw: &str) {
         self.lines += 1;
         let raw = raw.strip_suffix('\n').map_or(raw, |r| r.strip_suffix('\r').unwrap_or(r));
         if raw.trim().is_empty() {
@@ -159,6 +179,7 @@ impl Reader {
     pub fn skip_line(&mut self, why: &str) {
         self.lines += 1;
         self.reading.unjudged.push((format!("line {}", self.lines), why.to_string()));
+        self.count_past();
     }
 
     /// Everything read, in time order; a call whose result never came is
@@ -173,10 +194,16 @@ impl Reader {
     /// of all the lines so far.
     pub fn take_new(&mut self) -> Reading {
         let r = &mut self.reading;
+        let mut unjudged = r.unjudged.clone();
+        if self.past > 0 {
+            let why =
+                format!("{} more lines that could not be read, past the first {PROBLEMS_LISTED} listed", self.past);
+            unjudged.push(("the transcript".to_string(), why));
+        }
         let mut new = Reading {
             team: r.team.clone(),
             entries: std::mem::take(&mut r.entries),
-            unjudged: r.unjudged.clone(),
+            unjudged,
             unused_fields: r.unused_fields.clone(),
             shapes: r.shapes.clone(),
             not_parsed: Vec::new(),
@@ -384,6 +411,27 @@ fn attribute(head: &str, name: &str) -> Option<String> {
     let start = head.find(&format!("{name}=\""))? + name.len() + 2;
     let end = head[start..].find('"')? + start;
     Some(head[start..end].to_string())
+}
+
+#[cfg(test)]
+mod problems_bounded {
+    use super::*;
+
+    /// A hostile review: ten million lines of junk listed one problem each,
+    /// 2 GB for a 20 MB file. The first PROBLEMS_LISTED, then a count.
+    #[test]
+    fn problems_past_the_listed_are_counted_not_kept() {
+        let mut r = Reader::new("team-lead");
+        for _ in 0..PROBLEMS_LISTED + 25 {
+            r.line("x");
+        }
+        r.skip_line("not UTF-8 text");
+        let reading = r.into_reading();
+        assert_eq!(reading.unjudged.len(), PROBLEMS_LISTED + 1);
+        let (place, why) = reading.unjudged.last().expect("the count");
+        assert_eq!(place, "the transcript");
+        assert!(why.starts_with("26 more lines"), "{why}");
+    }
 }
 
 #[cfg(test)]
