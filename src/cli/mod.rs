@@ -204,7 +204,11 @@ each find is written as a scenario file that `handshake run` replays. See docs/f
              the file's own switched-off defence allows is shown as SEEN and not counted, unless --count-defences-off",
         ),
         (EXIT_BAD_INPUT, "bad input (nothing was run)"),
-        (EXIT_INTERRUPTED, "interrupted (Ctrl-C): the finds so far are reported, with the command that resumes"),
+        (
+            EXIT_INTERRUPTED,
+            "interrupted (Ctrl-C): the chunk of 512 seeds in hand finishes first (a second Ctrl-C ends at once), then \
+             the finds so far are reported, with the command that resumes",
+        ),
     ]))]
     Fuzz(fuzz::FuzzArgs),
     /// Judge a history (a run's --trace, or lines another program wrote in that format) with the same oracle.
