@@ -328,6 +328,15 @@ pub fn init_logging() {
 /// The folder scenarios live in when no path is given.
 pub const DEFAULT_FOLDER: &str = "scenarios";
 
+/// The path a file has, or would have once written: its own real path, or
+/// its folder's and its name.
+pub(crate) fn real_path(p: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(p).ok().or_else(|| {
+        let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        Some(std::fs::canonicalize(folder).ok()?.join(p.file_name()?))
+    })
+}
+
 /// An output that names an input (it would be overwritten before, or
 /// instead of, being read again) or another output (one would be lost):
 /// the option, and why. `outputs` are `(option, path)`, `inputs` `(what,
@@ -336,14 +345,7 @@ pub const DEFAULT_FOLDER: &str = "scenarios";
 /// folder's other name, it is one file), one still to be written by its
 /// folder's real path and its name.
 pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path)]) -> Option<(&'static str, String)> {
-    // The path a file has, or would have once written: its folder's real path
-    // and its name.
-    let real = |p: &Path| -> Option<PathBuf> {
-        std::fs::canonicalize(p).ok().or_else(|| {
-            let folder = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            Some(std::fs::canonicalize(folder).ok()?.join(p.file_name()?))
-        })
-    };
+    let real = real_path;
     let file = |p: &Path| -> FileKey {
         #[cfg(unix)]
         if let Ok(m) = std::fs::metadata(p) {

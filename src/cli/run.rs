@@ -336,10 +336,7 @@ fn inbox_dir_problem(dir: &Path, named: &[(&str, &Path)]) -> Option<String> {
     // Not made yet: nothing is in it.
     let real_dir = std::fs::canonicalize(dir).ok()?;
     for (what, path) in named {
-        let real = std::fs::canonicalize(path).ok().or_else(|| {
-            let folder = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            Some(std::fs::canonicalize(folder).ok()?.join(path.file_name()?))
-        });
+        let real = super::real_path(path);
         if real.as_deref().and_then(|r| r.strip_prefix(&real_dir).ok()).is_some_and(is_inbox_file) {
             return Some(format!(
                 "{what} {} is one of the inbox files in {}: the run would replace it, and audit would read it as \
