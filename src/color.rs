@@ -89,6 +89,15 @@ pub fn verdict(passed: bool) -> String {
     }
 }
 
+/// PASS or FAIL as [`verdict`], or STOPPED for a pass whose input was read
+/// only up to a bound: what lies past it was not judged, so it is no PASS.
+pub fn verdict_or_stopped(passed: bool, stopped: bool) -> String {
+    match passed && stopped {
+        true => paint("STOPPED", Paint::Warn, stdout()),
+        false => verdict(passed),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,10 +85,9 @@ fn command_line(mut words: Vec<String>) -> String {
     words.iter().skip(1).fold(words[0].clone(), |line, w| line + " " + &shell_word(w))
 }
 
-/// How this program was started (see [`crate::words::program`]).
-pub(crate) fn program() -> String {
-    crate::words::program()
-}
+/// How this program was started: the scenario reader's hints need it too,
+/// so it lives below the command line.
+pub(crate) use crate::words::program;
 
 /// A duration the way `--cap` reads it back: whole hours, minutes, seconds
 /// or milliseconds, exact.

@@ -339,12 +339,8 @@ struct Judged<'a> {
 /// The report for people.
 fn report(j: &Judged, shown: &str) {
     let h = j.h;
-    // A read that stopped at a bound never reads PASS: what lies past the
-    // bound was not judged (exit 3, said again below the report).
-    let word = match j.violations.is_empty() && j.source.bounded() {
-        true => crate::color::paint("STOPPED", crate::color::Paint::Warn, crate::color::stdout()),
-        false => crate::color::verdict(j.violations.is_empty()),
-    };
+    // Exit 3 when bounded, said again below the report.
+    let word = crate::color::verdict_or_stopped(j.violations.is_empty(), j.source.bounded());
     let mut counts = Vec::new();
     let unknown = crate::history::standing::unknown(j.standings);
     if unknown > 0 {

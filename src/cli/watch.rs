@@ -325,12 +325,9 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: b
     }
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
-    // Stopped at --max-entries with nothing broken: STOPPED, never PASS
-    // (entries past the bound were not judged; exit 3).
-    let word = match violations.is_empty() && bounded {
-        true => crate::color::paint("STOPPED", crate::color::Paint::Warn, crate::color::stdout()),
-        false => crate::color::verdict(violations.is_empty()),
-    };
+    // Stopped at --max-entries, or the last look read up to the files'
+    // bound: exit 3.
+    let word = crate::color::verdict_or_stopped(violations.is_empty(), bounded);
     let unjudged = match h.unjudged.len() {
         0 => String::new(),
         n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),

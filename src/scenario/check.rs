@@ -341,39 +341,37 @@ fn judge(
     failures
 }
 
-/// A run a guard stopped (real time, the inbox files' bound) fails for it.
+/// A run a guard stopped (real time, the inbox files' bound, the log's
+/// bound) fails for it.
 fn stopped_by_a_guard(o: &Outcome, budget: std::time::Duration, last: usize, failures: &mut Vec<Failure>) {
-    if o.stop == Stop::Aborted {
-        failures.push(Failure {
-            check: "real-time guard".into(),
-            at_ms: o.ended_at.0,
-            message: format!("the run used more than {:.1}s of real time and was stopped", budget.as_secs_f64()),
-            context: context(o, last, |_| true, 8),
-        });
-    }
-    if o.stop == Stop::LogBound {
-        failures.push(Failure {
-            check: "log bound".into(),
-            at_ms: o.ended_at.0,
-            message: format!(
+    let (check, message) = match o.stop {
+        Stop::Aborted => (
+            "real-time guard",
+            format!("the run used more than {:.1}s of real time and was stopped", budget.as_secs_f64()),
+        ),
+        Stop::LogBound => (
+            "log bound",
+            format!(
                 "the run logged {} events, the most a run's log holds; the run was stopped there, and is judged up \
                  to it",
                 crate::world::MAX_LOGGED
             ),
-            context: context(o, last, |_| true, 8),
-        });
-    }
-    if o.stop == Stop::InboxBound {
-        failures.push(Failure {
-            check: "inbox bound".into(),
-            at_ms: o.ended_at.0,
-            message: format!(
+        ),
+        Stop::InboxBound => (
+            "inbox bound",
+            format!(
                 "the inbox files would have held more than {} MiB at once, the most a file-mode run may hold; the run was stopped",
                 crate::inbox::MAX_HELD_BYTES >> 20
             ),
-            context: context(o, last, |_| true, 8),
-        });
-    }
+        ),
+        Stop::Settled | Stop::EndTime | Stop::Cap | Stop::ScheduleEnd => return,
+    };
+    failures.push(Failure {
+        check: check.into(),
+        at_ms: o.ended_at.0,
+        message,
+        context: context(o, last, |_| true, 8),
+    });
 }
 
 /// Each violation the file does not expect fails the run; the invariants
