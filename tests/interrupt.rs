@@ -332,3 +332,35 @@ fn one_press_delivered_twice_still_reports_and_says_how_to_resume() {
     assert!(stdout.contains("stopped early"), "the report: {stdout}");
     assert!(stderr.contains("resume with:"), "{}", tail(&stderr));
 }
+
+/// A hostile review: the first Ctrl-C let a fuzz play out its chunk of 512
+/// seeds, minutes on a slow file. The runs in hand finish, and the rest of
+/// the chunk is left for the resume, which starts at the chunk.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_fuzz_stops_inside_its_chunk_and_resumes_at_it() {
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-fuzz-chunk-{}", std::process::id()));
+    let src = std::fs::read_to_string(common::binary::root().join("scenarios/14-sender-auth-off.toml")).unwrap();
+    let (head, _) = src.split_once("[[expect]]").expect("scenario 14 expects something");
+    // Two hundred more teammates: each run takes a while, in any build.
+    let text = format!(
+        "{head}\n[[teammate]]\nname = \"worker\"\ncount = 200\n\
+         work = [{{ write = \"w.txt\", steps = 20, step_time = \"100ms\" }}]\n"
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("slow.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("finds");
+    let args = ["fuzz", file.to_str().unwrap(), "--seeds", "1..513", "--jobs", "1", "--out", out.to_str().unwrap()];
+    // The load's own runs, then the fuzz's.
+    let (code, stdout, stderr) = interrupted_at(&args, "run starts", 4);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    let played = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("interrupted: ")?.split_once(" of 512 runs played")?.0.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no count of the runs played:\n{}", tail(&stderr)));
+    assert!((1..512).contains(&played), "{played} of the chunk's 512 runs played after the Ctrl-C");
+    let resume = stderr.lines().last().unwrap_or("");
+    assert!(resume.contains("fuzz ") && resume.contains("--seeds 1..513"), "{resume}");
+}

@@ -88,19 +88,25 @@ pub fn main(a: FuzzArgs) -> i32 {
     let jobs = super::jobs_or_every_core(a.jobs);
     crate::interrupt::install();
     // Seed by seed (in chunks), every scenario of a chunk before the next:
-    // a fuzz stopped by Ctrl-C resumes from a seed.
-    const CHUNK: u64 = 512;
+    // a fuzz stopped by Ctrl-C resumes from a chunk's first seed.
+    let chunk = chunk_of_seeds(targets.len());
     let mut stopped_at = None;
-    'all: for start in (from..to).step_by(CHUNK as usize) {
-        let end = start.saturating_add(CHUNK).min(to);
+    'all: for start in (from..to).step_by(chunk as usize) {
+        let end = start.saturating_add(chunk).min(to);
         for (t, stem) in targets.iter().zip(&stems) {
             if crate::interrupt::requested() {
                 stopped_at = Some(start);
                 break 'all;
             }
-            for (seed, case) in cases(t, start..end, max_real, jobs) {
+            let (played, whole) = cases(t, start..end, max_real, jobs);
+            for (seed, case) in played {
                 tally.take(&a, t, stem, seed, case, jobs, &mut progress);
                 progress.advance(1);
+            }
+            if !whole {
+                // Cut short by Ctrl-C: the chunk is played again on resume.
+                stopped_at = Some(start);
+                break 'all;
             }
         }
     }
@@ -122,6 +128,13 @@ pub fn main(a: FuzzArgs) -> i32 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// How many seeds of each file a chunk plays: about 512 runs a chunk, so a
+/// resume after Ctrl-C plays few runs again, however many files; at least
+/// 32 a file, so each batch of a file's seeds keeps the threads busy.
+fn chunk_of_seeds(files: usize) -> u64 {
+    (512 / files.max(1) as u64).clamp(32, 512)
 }
 
 /// Every file loaded (and run once, plain) before any fuzzing, or the exit
@@ -502,43 +515,40 @@ fn print_only_without(c: &Case) {
     );
 }
 
-/// Each seed's case, in seed order, played `jobs` at a time in batches (a
-/// find is reported when its batch is done). A loaded scenario holds hooks
-/// that may not cross threads, so each thread loads the file again.
-fn cases(
-    t: &Target,
-    seeds: std::ops::Range<u64>,
-    max_real: Option<Duration>,
-    jobs: usize,
-) -> impl Iterator<Item = (u64, Case)> + '_ {
-    const BATCH: u64 = 512;
-    let (from, to) = (seeds.start, seeds.end);
-    (from..to).step_by(BATCH as usize).flat_map(move |start| {
-        let end = start.saturating_add(BATCH).min(to);
-        let batch: Vec<u64> = (start..end).collect();
-        let played: Vec<Case> = if jobs == 1 || batch.len() < 2 {
-            batch.iter().map(|&s| t.run(s, max_real)).collect()
-        } else {
-            let chunk = batch.len().div_ceil(jobs);
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = batch
-                    .chunks(chunk)
-                    .map(|part| {
-                        let (path, text, count_off) = (t.path.clone(), t.text.clone(), t.count_defences_off);
-                        scope.spawn(move || {
-                            // The file loaded once already: it loads again.
-                            let mut mine = Target::new(&path, text).expect("a file that loaded once loads again");
-                            mine.count_defences_off = count_off;
-                            part.iter().map(|&s| mine.run(s, max_real)).collect::<Vec<_>>()
-                        })
+/// Each seed's case of `seeds` (at most a chunk), in seed order, played
+/// `jobs` at a time (a find is reported when the chunk is done), and
+/// whether every seed was played: Ctrl-C stops each thread before its next
+/// seed, and the cases played so far are still reported. A loaded scenario
+/// holds hooks that may not cross threads, so each thread loads the file
+/// again.
+fn cases(t: &Target, seeds: std::ops::Range<u64>, max_real: Option<Duration>, jobs: usize) -> (Vec<(u64, Case)>, bool) {
+    let seeds: Vec<u64> = seeds.collect();
+    let play = |target: &Target, part: &[u64]| -> Vec<(u64, Case)> {
+        part.iter().take_while(|_| !crate::interrupt::requested()).map(|&s| (s, target.run(s, max_real))).collect()
+    };
+    let played: Vec<(u64, Case)> = if jobs == 1 || seeds.len() < 2 {
+        play(t, &seeds)
+    } else {
+        let part = seeds.len().div_ceil(jobs);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = seeds
+                .chunks(part)
+                .map(|part| {
+                    let (path, text, count_off) = (t.path.clone(), t.text.clone(), t.count_defences_off);
+                    scope.spawn(move || {
+                        // The file loaded once already: it loads again.
+                        let mut mine = Target::new(&path, text).expect("a file that loaded once loads again");
+                        mine.count_defences_off = count_off;
+                        play(&mine, part)
                     })
-                    .collect();
-                // A thread that panicked hit a broken invariant of the runtime itself.
-                handles.into_iter().flat_map(|h| h.join().expect("a fuzz thread panicked")).collect()
-            })
-        };
-        batch.into_iter().zip(played)
-    })
+                })
+                .collect();
+            // A thread that panicked hit a broken invariant of the runtime itself.
+            handles.into_iter().flat_map(|h| h.join().expect("a fuzz thread panicked")).collect()
+        })
+    };
+    let whole = played.len() == seeds.len();
+    (played, whole)
 }
 
 /// Shrinks the find written at `path` and writes `<path>-shrunk.toml`
@@ -647,5 +657,13 @@ mod tests {
         assert_eq!(l.runs, 1_000_000);
         assert_eq!(l.items, (0..LISTED as u64).collect::<Vec<_>>(), "the first ones, in order");
         assert!(l.items.capacity() <= 2 * LISTED, "memory for the listed ones only");
+    }
+
+    #[test]
+    fn a_chunk_holds_about_512_runs_and_at_least_32_seeds_a_file() {
+        assert_eq!(chunk_of_seeds(1), 512);
+        assert_eq!(chunk_of_seeds(4), 128);
+        assert_eq!(chunk_of_seeds(58), 32, "the bundled files resume within 32 seeds");
+        assert_eq!(chunk_of_seeds(0), 512);
     }
 }

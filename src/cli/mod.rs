@@ -206,8 +206,8 @@ each find is written as a scenario file that `handshake run` replays. See docs/f
         (EXIT_BAD_INPUT, "bad input (nothing was run)"),
         (
             EXIT_INTERRUPTED,
-            "interrupted (Ctrl-C): the chunk of 512 seeds in hand finishes first (a second Ctrl-C ends at once), then \
-             the finds so far are reported, with the command that resumes",
+            "interrupted (Ctrl-C): the runs in hand finish (a second Ctrl-C ends at once), then the finds so far are \
+             reported, with the command that resumes from the chunk of seeds in hand (about 512 runs)",
         ),
     ]))]
     Fuzz(fuzz::FuzzArgs),
