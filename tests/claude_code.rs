@@ -805,3 +805,136 @@ fn a_folder_of_transcripts_is_refused_as_transcripts_not_read_as_inboxes() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("transcripts (zz-lead.jsonl) beside other *.jsonl files (alice.jsonl)"), "{err}");
 }
+
+/// An inbox entry as Claude Code writes one: `text` is `said` as JSON text.
+fn entry(from: &str, said: &serde_json::Value, at: &str, read: bool) -> serde_json::Value {
+    serde_json::json!({"from": from, "text": said.to_string(), "timestamp": at, "read": read})
+}
+
+fn shutdown_request(id: &str) -> serde_json::Value {
+    serde_json::json!({"type": "shutdown_request", "requestId": id, "from": "team-lead", "reason": "done"})
+}
+
+fn shutdown_approved(id: &str) -> serde_json::Value {
+    serde_json::json!({"type": "shutdown_approved", "requestId": id, "from": "alice"})
+}
+
+fn inbox(entries: &[serde_json::Value]) -> String {
+    serde_json::Value::Array(entries.to_vec()).to_string()
+}
+
+/// A hostile review: an answer whose request lay in an inbox that could
+/// not be read (cut short mid-write, past the bound, unreadable) was judged
+/// "an id never issued", a FAIL the files cannot show; past the bound it
+/// exited 1 where the docs promise 3. It is now not judged, said why.
+#[test]
+fn an_answer_whose_request_is_in_an_inbox_not_read_is_not_judged() {
+    let f = Scratch::new("unread-request");
+    f.write("config.json", CONFIG);
+    let approved = entry("alice", &shutdown_approved("shutdown-1@alice"), "2026-04-09T17:27:14.068Z", true);
+    f.write("inboxes/team-lead.json", &inbox(&[approved]));
+    // Alice's inbox, where the request is, cut short as a write in hand leaves it.
+    let request = inbox(&[entry("team-lead", &shutdown_request("shutdown-1@alice"), "2026-04-09T17:27:13.068Z", true)]);
+    f.write("inboxes/alice.json", &request[..request.len() / 2]);
+    let (code, out, err) = f.audit();
+    assert!(!out.contains("never issued"), "{out}{err}");
+    assert!(
+        err.contains("could not be read; not judged") || out.contains("could not be read; not judged"),
+        "{out}{err}"
+    );
+    assert_ne!(code, 1, "{out}{err}");
+}
+
+/// A hostile review: Claude Code deletes an entry once delivered (by
+/// 2.1.220), so a folder audited mid-session holds answers whose requests
+/// are gone, and each was judged "an id never issued". An answer is judged
+/// so only when its answerer's inbox, read whole, holds what the asker sent
+/// it and the entries carry no `msg_id`.
+#[test]
+fn an_answer_whose_request_a_drained_inbox_deleted_is_not_judged_a_forgery_still_is() {
+    let hello = |to_lead: bool| {
+        let who = if to_lead { "alice" } else { "team-lead" };
+        entry(who, &serde_json::json!("hello"), "2026-04-09T17:27:10.068Z", true)
+    };
+    let approved = entry("alice", &shutdown_approved("shutdown-1@alice"), "2026-04-09T17:27:14.068Z", true);
+    // Drained: alice's inbox holds nothing from the lead.
+    let drained = Scratch::new("drained");
+    drained.write("config.json", CONFIG);
+    drained.write("inboxes/team-lead.json", &inbox(&[hello(true), approved.clone()]));
+    drained.write("inboxes/alice.json", "[]");
+    let (code, out, err) = drained.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("holds nothing from team-lead") && out.contains("not judged"), "{out}");
+    assert!(!out.contains("never issued"), "{out}");
+
+    // The draining generation, told by msg_id: alice's inbox holds a later
+    // message from the lead, not the request it deleted.
+    let with_msg_id = |mut e: serde_json::Value, id: &str| {
+        e["msg_id"] = serde_json::json!(id);
+        e
+    };
+    let gen = Scratch::new("msg-id");
+    gen.write("config.json", CONFIG);
+    gen.write("inboxes/team-lead.json", &inbox(&[with_msg_id(approved.clone(), "m2")]));
+    gen.write("inboxes/alice.json", &inbox(&[with_msg_id(hello(false), "m1")]));
+    let (code, out, err) = gen.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("carry msg_id") && out.contains("not judged"), "{out}");
+    assert!(!out.contains("fields this reader does not use"), "msg_id is read: {out}");
+
+    // Kept entries, the request there under another id: a forgery, judged.
+    let forged = Scratch::new("forged");
+    forged.write("config.json", CONFIG);
+    forged.write("inboxes/team-lead.json", &inbox(&[approved]));
+    let request = entry("team-lead", &shutdown_request("shutdown-9@alice"), "2026-04-09T17:27:13.068Z", true);
+    forged.write("inboxes/alice.json", &inbox(&[request]));
+    let (code, out, err) = forged.audit();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("never issued"), "{out}");
+}
+
+/// A hostile review: the lead drops a teammate from config.json once it
+/// has shut down, and every message it had read was then said to reach
+/// nobody. One it read reached it; one left unread to a name not in the
+/// team still did not.
+#[test]
+fn a_teammate_dropped_from_the_config_after_reading_was_reached() {
+    let f = Scratch::new("dropped");
+    f.write("config.json", r#"{"name":"t","leadAgentId":"team-lead@t","members":[{"name":"team-lead"}]}"#);
+    let request = entry("team-lead", &shutdown_request("shutdown-1@alice"), "2026-04-09T17:27:13.068Z", true);
+    let approved = entry("alice", &shutdown_approved("shutdown-1@alice"), "2026-04-09T17:27:14.068Z", true);
+    f.write("inboxes/alice.json", &inbox(std::slice::from_ref(&request)));
+    f.write("inboxes/team-lead.json", &inbox(&[approved]));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("reaches nobody"), "{out}");
+    let mut unread = request;
+    unread["read"] = serde_json::json!(false);
+    f.write("inboxes/alice.json", &inbox(&[unread]));
+    let (_, out, _) = f.audit();
+    assert!(out.contains("alice is not in the team (config.json): a message to it reaches nobody"), "{out}");
+}
+
+/// A hostile review: fields the reader does not use were counted and never
+/// shown, and an entry with no `read` flag (an `isRead` instead) was taken
+/// as delivered: a bare PASS of a shape half-known. The fields are listed,
+/// in text and JSON, and such an entry is said not judged.
+#[test]
+fn fields_not_read_are_listed_and_an_entry_with_no_read_flag_is_no_clean_pass() {
+    let f = Scratch::new("fields");
+    f.write("config.json", CONFIG);
+    let mut hello = entry("team-lead", &serde_json::json!("hello"), "2026-04-09T17:27:10.068Z", true);
+    hello.as_object_mut().unwrap().remove("read");
+    hello["isRead"] = serde_json::json!(false);
+    f.write("inboxes/alice.json", &inbox(&[hello]));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 entry not judged") && out.contains("no \"read\" flag"), "{out}");
+    assert!(out.contains("fields this reader does not use, not judged: entry.isRead (1)"), "{out}");
+    let json = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &f.0.display().to_string(), "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["fields_not_read"]["entry.isRead"], 1, "{doc}");
+}

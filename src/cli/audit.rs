@@ -62,6 +62,8 @@ struct TasksRead {
     bounded: bool,
     /// Every file was looked at (not so past the number of files read).
     whole: bool,
+    /// Fields of the tasks this reader does not use, with how often.
+    unused_fields: std::collections::BTreeMap<String, usize>,
 }
 
 impl Source {
@@ -191,17 +193,28 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         let found = tasks::find(&a.path, reading.team.name.as_deref()).map(|dir| {
             let t = tasks::read(&dir, crate::history::inbox::MAX_FOLDER_BYTES);
             claude::with_tasks(&mut h, &t, &reading.team);
-            TasksRead { dir, tasks: t.tasks.len(), bounded: t.bounded, whole: t.whole }
+            TasksRead { dir, tasks: t.tasks.len(), bounded: t.bounded, whole: t.whole, unused_fields: t.unused_fields }
         });
         if h.events.is_empty() && found.as_ref().is_none_or(|t| t.tasks == 0) {
-            return Err(nothing_to_judge(&shown, "no message in any inbox file and no task", &h.unjudged));
+            let what = if reading.entries.is_empty() {
+                "no message in any inbox file and no task"
+            } else {
+                "no message that could be judged and no task"
+            };
+            return Err(nothing_to_judge(&shown, what, &h.unjudged));
         }
         return Ok((h, Source::Team(a.path.clone(), reading, found)));
     }
     if a.path.is_dir() && tasks::is_tasks_folder(&a.path) {
         let t = tasks::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
         let h = claude::tasks_history(&t);
-        let read = TasksRead { dir: a.path.clone(), tasks: t.tasks.len(), bounded: t.bounded, whole: t.whole };
+        let read = TasksRead {
+            dir: a.path.clone(),
+            tasks: t.tasks.len(),
+            bounded: t.bounded,
+            whole: t.whole,
+            unused_fields: t.unused_fields.clone(),
+        };
         return Ok((h, Source::Tasks(read)));
     }
     if a.path.is_dir() {
@@ -392,6 +405,11 @@ fn report(j: &Judged, shown: &str) {
     if let Some(r) = j.source.reading() {
         println!("      generation: {}", crate::history::claude::generation(r));
     }
+    let unused = fields_not_read(j.source);
+    if !unused.is_empty() {
+        let listed: Vec<String> = unused.iter().map(|(k, n)| format!("{} ({n})", super::shown(k))).collect();
+        println!("      fields this reader does not use, not judged: {}", listed.join(", "));
+    }
     match j.source {
         Source::Team(_, _, Some(t)) => {
             println!("      tasks: {} read from {}", t.tasks, t.dir.display())
@@ -504,12 +522,30 @@ fn verdicts(j: &Judged) {
     }
     // What inbox files cannot tell: a read cut what it read.
     let never_issued = j.violations.iter().any(|v| v.detail.contains("never issued"));
-    if matches!(j.source, Source::Inboxes(_) | Source::Team(..)) && never_issued {
-        println!(
+    match j.source {
+        Source::Inboxes(_) if never_issued => println!(
             "      note: an answer whose request is in no file may answer a request a read took and truncated \
              away; only a trace or the offset drain's whole files can tell the two apart"
-        );
+        ),
+        Source::Team(..) if never_issued => println!(
+            "      note: an answer whose request is in no file may answer one a whole-file rewrite lost \
+             (claude-code#53896); only the lead's transcript can tell the two apart"
+        ),
+        _ => {}
     }
+}
+
+/// The fields of the files' entries this reader does not use, with how
+/// many entries hold each (a tasks folder's as `task.<field>`).
+fn fields_not_read(source: &Source) -> std::collections::BTreeMap<&str, usize> {
+    let mut all: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    if let Some(r) = source.reading() {
+        all.extend(r.unused_fields.iter().map(|(k, n)| (k.as_str(), *n)));
+    }
+    if let Source::Team(_, _, Some(t)) | Source::Tasks(t) = source {
+        all.extend(t.unused_fields.iter().map(|(k, n)| (k.as_str(), *n)));
+    }
+    all
 }
 
 /// The report for programs: one document, written as it is serialised.
@@ -547,6 +583,7 @@ fn json(j: &Judged, shown: &str) {
             .collect(),
         generation: j.source.reading().map(crate::history::claude::generation),
         stopped_at_bound: j.source.bounded(),
+        fields_not_read: fields_not_read(j.source),
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let _ = serde_json::to_writer_pretty(&mut out, &doc);
@@ -575,6 +612,10 @@ struct Doc<'a> {
     generation: Option<String>,
     /// The read stopped at the folder's bound (exit 3 with no violation).
     stopped_at_bound: bool,
+    /// Fields of a Claude Code folder's entries (or a transcript's lines)
+    /// this reader does not use, with how many entries hold each: what
+    /// they say is not judged.
+    fields_not_read: std::collections::BTreeMap<&'a str, usize>,
 }
 
 /// The violations, each serialised as it is written.

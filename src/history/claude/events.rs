@@ -68,7 +68,63 @@ struct Builder<'a> {
     idless: HashMap<Asking, Vec<(RequestId, &'a str)>>,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
+    /// What the files cannot show of a request, for an answer quoting an id
+    /// none of them has: see [`Unseen`].
+    unseen: Unseen<'a>,
 }
+
+/// Why an answer quoting an id no file shows may still answer a request
+/// that was made: the request would be in its answerer's inbox, and the
+/// files cannot always show it. Judged "an id never issued" only when they
+/// could.
+#[derive(Default)]
+struct Unseen<'a> {
+    /// Inbox files not read whole (not JSON, too big, a link), by owner.
+    unread: HashSet<&'a str>,
+    /// The read stopped at the folder's bound: any file may be cut.
+    bounded: bool,
+    /// Entries carry `msg_id`, as Claude Code 2.1.220 and later write them:
+    /// that generation deletes an entry once it is delivered.
+    drains: bool,
+    /// (owner, sender) of every entry read: an inbox that holds nothing
+    /// from the asker was drained or rewritten, or never written.
+    heard: HashSet<(&'a str, &'a str)>,
+}
+
+impl<'a> Unseen<'a> {
+    fn of(r: &'a Reading) -> Self {
+        let unread =
+            r.unjudged.iter().filter_map(|(place, _)| place.strip_prefix("inboxes/")?.strip_suffix(".json")).collect();
+        let heard = r.entries.iter().map(|e| (e.to.as_str(), e.from.as_str())).collect();
+        Unseen { unread, bounded: r.bounded, drains: r.shapes.contains_key(MSG_ID), heard }
+    }
+
+    /// Why `answerer`'s inbox may hold a request from `asker` that the
+    /// files do not show, if it may.
+    fn why(&self, answerer: &str, asker: &str) -> Option<String> {
+        if self.unread.contains(answerer) {
+            Some(format!("inboxes/{answerer}.json, where its request would be, could not be read"))
+        } else if self.bounded {
+            Some("the read stopped at the folder's bound, and its request may be past it".into())
+        } else if self.drains {
+            Some(
+                "the entries carry msg_id, as Claude Code 2.1.220 and later write them, and that generation deletes \
+                 an entry once it is delivered"
+                    .into(),
+            )
+        } else if !self.heard.contains(&(answerer, asker)) {
+            Some(format!(
+                "inboxes/{answerer}.json holds nothing from {asker}: an inbox drained (Claude Code deletes delivered \
+                 entries by 2.1.220) or rewritten whole (claude-code#53896) keeps no trace of the request"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// The shape a folder's reading counts for entries that carry `msg_id`.
+pub const MSG_ID: &str = "msg_id";
 
 /// The reading's entries in time order (a file's own order for equal
 /// times, files in name order), as events.
@@ -89,7 +145,7 @@ pub fn judge(r: &Reading) -> Judged {
 /// [`judge`], each event's place borrowed from the reading: a large
 /// folder's events then cost no copy of their places.
 pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
-    let mut b = Builder::default();
+    let mut b = Builder { unseen: Unseen::of(r), ..Builder::default() };
     let lead = r.team.lead.clone().unwrap_or_else(|| "team-lead".to_string());
     b.team.agent(&lead);
     for (m, _) in &r.team.members {
@@ -229,7 +285,9 @@ impl<'a> Builder<'a> {
         // Never read, by a recipient that has ended or never was: it was
         // sent and never delivered (no-silent-loss judges it at the end).
         self.delivered = e.read != Some(false);
-        if !self.members.is_empty() && !self.members.contains(&e.to) {
+        // One read was reached: the runtime drops a member from the
+        // config once it has shut down, and what it read before stands.
+        if !self.members.is_empty() && !self.members.contains(&e.to) && e.read != Some(true) {
             let text =
                 format!("{}: {} is not in the team (config.json): a message to it reaches nobody", e.origin, e.to);
             self.push(t, Event::Alert { agent: from, text }, e);
@@ -331,7 +389,16 @@ impl<'a> Builder<'a> {
         let written = id.unwrap_or("(no id)");
         if !self.ids.contains_key(written) {
             match self.idless.get_mut(&(to, from, kind)).map(std::mem::take).unwrap_or_default().as_slice() {
-                [] => {}
+                [] => {
+                    let (answerer, asker) = (&self.team.names[from.index()], &self.team.names[to.index()]);
+                    if let Some(why) = self.unseen.why(answerer, asker) {
+                        let why = format!(
+                            "a {kind} answer quoting {written:?}, an id no request in the files shows: {why}; not judged"
+                        );
+                        self.not_judged.push((e.origin.clone(), why));
+                        return;
+                    }
+                }
                 // One request to this teammate shows no id, and its answer
                 // quotes one never seen: the id is that request's (its result
                 // gave it in no shape read), said, and then judged, so that a

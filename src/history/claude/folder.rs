@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The fields of an inbox entry this reader uses.
-const ENTRY_FIELDS: &[&str] = &["from", "text", "timestamp", "read", "color", "summary"];
+const ENTRY_FIELDS: &[&str] = &["from", "text", "timestamp", "read", "color", "summary", "msg_id"];
 
 /// The team as `config.json` describes it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -321,6 +321,9 @@ fn one(r: &mut Reading, tally: &mut Tally, owner: &str, origin: String, v: &Valu
     for k in m.keys().filter(|k| !ENTRY_FIELDS.contains(&k.as_str())) {
         *tally.unused.entry(format!("entry.{k}")).or_default() += 1;
     }
+    if m.contains_key("msg_id") {
+        *tally.shapes.entry(super::events::MSG_ID).or_default() += 1;
+    }
     match entry(m, owner, &origin) {
         Ok((e, shape)) => {
             if let Some(shape) = shape {
@@ -328,6 +331,12 @@ fn one(r: &mut Reading, tally: &mut Tally, owner: &str, origin: String, v: &Valu
             }
             if let Said::Unknown { reason } = &e.said {
                 r.unjudged.push((origin, reason.clone()));
+            } else if e.read.is_none() {
+                // Every entry Claude Code writes has one: a file without
+                // it is of a shape half-known, and never a clean pass.
+                let why = "no \"read\" flag, which Claude Code writes on every entry: read as delivered, which the \
+                           file does not say";
+                r.unjudged.push((origin, why.into()));
             }
             r.entries.push(e);
         }
