@@ -492,9 +492,15 @@ impl<'a> Builder<'a> {
         for (id, t, requester, target, place) in open {
             let (asker, asked) = (self.names_of(requester), self.names_of(target));
             let label = self.names.labels.get(&id).cloned().unwrap_or_default();
+            // A folder's places name an entry (`inboxes/bob.json[3]`), a
+            // transcript's a line.
+            let why = if super::folder::entry_place(&place).is_some() {
+                "when the folder ends (an answer a whole-file rewrite lost leaves no trace here, claude-code#53896)"
+            } else {
+                "when the transcript ends (an answer still queued, or recorded in a line not read, is not seen)"
+            };
             let text = format!(
-                "{place}: [{label}], asked of {asked} by {asker}, was never answered: open {} when the folder ends \
-                 (an answer a whole-file rewrite lost leaves no trace here, claude-code#53896)",
+                "{place}: [{label}], asked of {asked} by {asker}, was never answered: open {} {why}",
                 Millis(end.0 - t.0)
             );
             self.events.push(Stamped { t: end, event: Event::Alert { agent: requester, text } });

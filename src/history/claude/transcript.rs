@@ -135,7 +135,6 @@ impl Reader {
             r.unjudged.push((place, "not a JSON object".into()));
             return;
         };
-        let Some(content) = line.get("message").and_then(|m| m.get("content")) else { return };
         // Most lines are the session's own talk and are passed over; one
         // that holds a call or a teammate's message in a shape not read is
         // said, never passed over (its send or answer would go unseen).
@@ -149,14 +148,27 @@ impl Reader {
         let kind = line.get("type").and_then(Value::as_str);
         if !matches!(kind, Some("assistant" | "user")) {
             // The runtime's other lines (system, attachment, …) record no
-            // message (docs/claude-code.md), whatever text they quote; a turn
-            // written another way, or with no type, may.
+            // turn (docs/claude-code.md); a turn written another way, or
+            // with no type, may. One that quotes a teammate's message may
+            // be its only record: a message that came while the lead was
+            // busy is queued (iloom-cli#492), and a queued prompt is
+            // written as an `attachment` line (agentsview#406).
             let a_turn = kind.is_none_or(|k| k.eq_ignore_ascii_case("assistant") || k.eq_ignore_ascii_case("user"));
-            if a_turn {
+            if a_turn && line.get("message").and_then(|m| m.get("content")).is_some() {
                 unread(format!("a line of type {kind:?}: only \"assistant\" and \"user\" lines are read"));
+            } else if !a_turn && raw.contains("<teammate-message") {
+                r.unjudged.push((
+                    place,
+                    format!(
+                        "a line of type \"{}\" quotes a teammate's message: a message queued while the lead was \
+                         busy may be recorded only here, and such lines are not read",
+                        kind.unwrap_or_default()
+                    ),
+                ));
             }
             return;
         }
+        let Some(content) = line.get("message").and_then(|m| m.get("content")) else { return };
         if !(content.is_array() || content.is_string()) {
             return unread("its message.content is neither text nor a list".into());
         }
@@ -394,7 +406,7 @@ fn teammate_messages(text: &str) -> (Vec<(Option<String>, String)>, Option<&'sta
     let mut rest = text;
     while let Some(open) = rest.find("<teammate-message") {
         let after = &rest[open..];
-        let Some(head_end) = after.find('>') else { return (out, Some("a <teammate-message> tag left open")) };
+        let Some(head_end) = tag_end(after) else { return (out, Some("a <teammate-message> tag left open")) };
         let head = &after[..head_end];
         let body_and_more = &after[head_end + 1..];
         let Some(close) = body_and_more.find("</teammate-message>") else {
@@ -405,6 +417,20 @@ fn teammate_messages(text: &str) -> (Vec<(Option<String>, String)>, Option<&'sta
         rest = &body_and_more[close + "</teammate-message>".len()..];
     }
     (out, None)
+}
+
+/// Where the tag `text` starts with ends: its first `>` outside a quoted
+/// attribute (`summary="ok -> done"` holds one).
+fn tag_end(text: &str) -> Option<usize> {
+    let mut quoted = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '>' if !quoted => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn attribute(head: &str, name: &str) -> Option<String> {
@@ -440,6 +466,19 @@ mod tests {
 
     fn line(v: Value) -> String {
         v.to_string()
+    }
+
+    /// A hostile review: a `>` inside an attribute (`summary="ok -> done"`)
+    /// ended the tag there, and the answer after it was read as prose: a
+    /// bare PASS that a second, conflicting answer could hide in.
+    #[test]
+    fn a_tag_ends_at_its_first_angle_bracket_outside_quotes() {
+        let text = "<teammate-message teammate_id=\"bob\" summary=\"ok -> shutting down\">\n{\"type\":\"shutdown_approved\"}\n</teammate-message>";
+        let (blocks, problem) = teammate_messages(text);
+        assert_eq!(problem, None);
+        assert_eq!(blocks, vec![(Some("bob".to_string()), "{\"type\":\"shutdown_approved\"}".to_string())]);
+        assert_eq!(tag_end("<a b=\">\">"), Some(8));
+        assert_eq!(tag_end("<a b=\">"), None);
     }
 
     #[test]
@@ -588,6 +627,16 @@ mod tests {
                 "neither text nor a list",
             ),
             (user("user", &block(" teammate_id=\"bob\"", "</teammate-message>"), ""), "no timestamp"),
+            // A hostile review: a teammate's message queued while the lead
+            // was busy, recorded in an attachment line, was passed over.
+            (
+                user("attachment", &block(" teammate_id=\"bob\"", "</teammate-message>"), &format!("{at},")),
+                "quotes a teammate's message",
+            ),
+            (
+                user("progress", &block(" teammate_id=\"bob\"", "</teammate-message>"), &format!("{at},")),
+                "quotes a teammate's message",
+            ),
         ];
         for (text, why) in cases {
             let r = read(&text, "team-lead");
@@ -599,10 +648,9 @@ mod tests {
             );
         }
         // The session's own talk, however shaped, is passed over without a word.
-        let quoted = block(" teammate_id=\"bob\"", "</teammate-message>");
         for text in [
             user("system", "\"compacted\"", ""),
-            user("attachment", &quoted, &format!("{at},")),
+            user("attachment", r#""a reminder""#, &format!("{at},")),
             user("user", r#"{"text":"hi"}"#, ""),
             user("Assistant", "\"ok\"", &format!("{at},")),
         ] {
