@@ -1181,3 +1181,46 @@ fn depth_first_reaches_the_same_states_and_breaks_the_same_invariants() {
         }
     }
 }
+
+/// `--max-states` bounds the work, not only the count: a batch was expanded
+/// whole before its merge counted the bound, so a bound crossed early in a
+/// wide level made every child of the batch first (a hostile review:
+/// scenario 21 at `--max-states 6000` made a batch of 2,048 states' hundred
+/// children each, held gigabytes and took as long as `--max-memory` let
+/// it). The children made and never merged stay within a few states'
+/// children, for any number of jobs, and the search is the same.
+#[test]
+fn a_state_bound_crossed_inside_a_level_leaves_the_rest_of_the_level_unmade() {
+    let text = "name = \"team\"\n[[teammate]]\nname = \"w\"\ncount = 20\n\
+                work = [{ shell = \"cargo test\", steps = 4, step_time = \"500ms\" }]\n\
+                [[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"w-*\"\n";
+    let s = load_str("team.toml", text).expect("valid");
+    let upto =
+        |d| explore(&s, Budgets::default(), Bounds { max_depth: d, max_states: usize::MAX, ..Bounds::default() });
+    // The third level is hundreds of states with a score of children each:
+    // the bound is crossed at its start.
+    let (two, three) = (upto(2), upto(3));
+    let children = (three.states - two.states) / (two.unique - upto(1).unique);
+    assert!(
+        three.unique > two.unique + 100 && children >= 10,
+        "{} then {}, {children} children",
+        two.unique,
+        three.unique
+    );
+    let max_states = two.unique as usize + 5;
+    let mut searches = Vec::new();
+    for jobs in [1, 2] {
+        let x = explore(&s, Budgets::default(), Bounds { max_states, jobs, ..Bounds::default() });
+        assert_eq!((x.stopped_by, x.unique), (Some("max-states"), max_states as u64), "jobs {jobs}");
+        // `states` counts the start and every child merged.
+        let unmerged = x.made - (x.states - 1);
+        assert!(
+            unmerged <= 4 * children,
+            "jobs {jobs}: {} made, {} merged, {children} children a state",
+            x.made,
+            x.states - 1
+        );
+        searches.push(x);
+    }
+    assert_same_search("jobs 1 and 2", &searches[0], &searches[1]);
+}

@@ -29,7 +29,7 @@ pub struct ExploreArgs {
     /// Stop exploring deeper than this many steps
     #[arg(long, default_value_t = Bounds::default().max_depth, value_name = "N")]
     pub max_depth: usize,
-    /// Stop after this many distinct states
+    /// Stop at this many distinct states. It bounds the work too: states are expanded only as far as the states still allowed need, so the search makes and holds about the states it counts, whatever --max-memory allows
     #[arg(long, default_value_t = Bounds::default().max_states, value_name = "N")]
     pub max_states: usize,
     /// Stop when the explorer's memory passes SIZE (e.g. 2GB, 512MB): states beyond it are not explored, exit 3 [default: three quarters of the memory free when the search begins]. Looked at every 10,000 distinct states, and for big states (a team of hundreds) every 64 MiB of them and before the first; a team of more than 10000 teammates is refused (exit 2). With --serve, the page's background search stops there (looked at every 64 states)

@@ -210,6 +210,11 @@ pub struct Exploration {
     /// About how many bytes one state of this team holds (an estimate,
     /// `Model::state_bytes`), for a report stopped at the memory bound.
     pub state_bytes: u64,
+    /// Children the expansions set out to make (copy, step, fingerprint),
+    /// counting those a stop left unmerged: the search's cost, where
+    /// `states` counts only what was merged. Unlike the rest, it may differ
+    /// with the number of jobs, which expand ahead of the merge.
+    pub made: u64,
 }
 
 /// What a schedule broke.
@@ -483,6 +488,9 @@ enum Expanded {
     Bounded,
     /// Its children would pass the memory bound: not expanded.
     OverMemory,
+    /// Its children would pass what the batch was allowed to make (see
+    /// [`Allowance`]): not expanded yet, the merge expands it if it needs it.
+    Deferred,
     Children {
         children: Vec<Child>,
         slept: u64,
@@ -567,6 +575,7 @@ fn run_search(
         expected: Vec::new(),
         deadlock: None,
         state_bytes: model.state_bytes(),
+        made: 0,
     };
     let gauge = Gauge::new(bounds.max_memory, model.state_bytes());
     let mut search = Search {
@@ -590,9 +599,17 @@ fn run_search(
         return search.out;
     }
     let root = Entry { state: Box::new(start), fp: root, sleep: Vec::new(), only: None, depth: 0 };
-    if bounds.order == Order::Depth {
-        return depth_first(search, root);
-    }
+    let mut out = match bounds.order {
+        Order::Depth => depth_first(search, root),
+        Order::Breadth => breadth_first(search, root),
+    };
+    out.made = gauge.children.load(std::sync::atomic::Ordering::Relaxed);
+    out
+}
+
+/// The search breadth first, level by level, in batches (see [`explore_with`]).
+fn breadth_first(mut search: Search, root: Entry) -> Exploration {
+    let (model, bounds, gauge) = (search.model, search.bounds, search.gauge);
     // One thread needs no pool: it expands and merges in turn. A pool that
     // cannot start (the system refuses threads) leaves the search on one.
     let pool =
@@ -601,22 +618,24 @@ fn run_search(
     let mut depth = 0;
     'search: while !level.is_empty() {
         search.out.depth = search.out.depth.max(depth);
+        let x = Expanding { model, bounds, gauge, depth };
         let mut entries = level.into_iter();
         let mut batch: Vec<Entry> = entries.by_ref().take(BATCH).collect();
-        let mut expanded = expand_batch(pool.as_ref(), &model, &batch, depth, &bounds, Some(&search.seen), &gauge);
+        let mut expanded = expand_batch(pool.as_ref(), x, &batch, Some(&search.seen), &search.allowance());
         while !batch.is_empty() {
             let coming: Vec<Entry> = entries.by_ref().take(BATCH).collect();
             let (flow, coming_expanded) = match pool.as_ref() {
                 Some(pool) => {
                     let mut slot = None;
+                    // Judged before this batch's merge adds its states: the
+                    // coming batch makes at most that many more than needed.
+                    let allow = search.allowance();
                     let flow = pool.in_place_scope(|scope| {
-                        let (model, bounds, coming, slot, gauge) = (&model, &bounds, &coming, &mut slot, &gauge);
+                        let (coming, slot, allow) = (&coming, &mut slot, &allow);
                         // Not judged against the seen set, which the merge is
                         // writing: the merge drops what it knows already.
-                        scope.spawn(move |_| {
-                            *slot = Some(expand_batch(Some(pool), model, coming, depth, bounds, None, gauge))
-                        });
-                        let flow = search.merge(&batch, expanded, depth);
+                        scope.spawn(move |_| *slot = Some(expand_batch(Some(pool), x, coming, None, allow)));
+                        let flow = search.merge(Some(pool), &batch, expanded, depth);
                         // Freeing is a fifth of the work (a state is a dozen
                         // blocks, cold by now): on the pool, in pieces, so
                         // neither thread waits for the other to finish it.
@@ -637,12 +656,19 @@ fn run_search(
                     (flow, slot.unwrap_or_default())
                 }
                 None => {
-                    let flow = search.merge(&batch, expanded, depth);
+                    let flow = search.merge(None, &batch, expanded, depth);
                     if matches!(flow, Flow::Stop) {
                         free_elsewhere(std::mem::take(&mut search.freed));
                     }
                     search.freed.clear();
-                    (flow, expand_batch(None, &model, &coming, depth, &bounds, Some(&search.seen), &gauge))
+                    // A search that ends here expands nothing more.
+                    let go = matches!(flow, Flow::Go);
+                    let coming_expanded = if go {
+                        expand_batch(None, x, &coming, Some(&search.seen), &search.allowance())
+                    } else {
+                        Vec::new()
+                    };
+                    (flow, coming_expanded)
                 }
             };
             match flow {
@@ -662,7 +688,7 @@ fn run_search(
         search.queued.clear();
         depth += 1;
     }
-    let deadlock = search.deadlock.map(|(fp, k)| rebuild(&model, &search.seen, fp, Some(k), None));
+    let deadlock = search.deadlock.map(|(fp, k)| rebuild(model, &search.seen, fp, Some(k), None));
     search.out.deadlock = deadlock;
     search.out
 }
@@ -682,9 +708,11 @@ fn depth_first(mut search: Search, root: Entry) -> Exploration {
         search.queued.remove(&entry.fp);
         let depth = entry.depth as usize;
         search.out.depth = search.out.depth.max(depth);
-        let expanded = expand(model, &entry, depth, bounds, Some(&search.seen), search.gauge);
+        // One state at a time, merged at once: it needs no allowance.
+        let x = Expanding { model, bounds, gauge: search.gauge, depth };
+        let expanded = expand(x, &entry, Some(&search.seen), &Allowance::new(u64::MAX), true);
         // The newest child on top: taken next, so the search goes deep.
-        match search.merge(std::slice::from_ref(&entry), vec![expanded], depth) {
+        match search.merge(None, std::slice::from_ref(&entry), vec![expanded], depth) {
             Flow::Go => {}
             Flow::Found => return search.out,
             Flow::Stop => break,
@@ -694,6 +722,13 @@ fn depth_first(mut search: Search, root: Entry) -> Exploration {
     let deadlock = search.deadlock.map(|(fp, k)| rebuild(model, &search.seen, fp, Some(k), None));
     search.out.deadlock = deadlock;
     search.out
+}
+
+/// Where a merge of a batch got to.
+enum Merged {
+    Done(Flow),
+    /// The entry at this place was not expanded yet: the rest waits for it.
+    Waits(usize),
 }
 
 /// What a merge tells the search to do next.
@@ -728,39 +763,72 @@ struct Search<'a, 'p> {
 
 impl Search<'_, '_> {
     /// Merges the children of `batch` (expanded as `expanded`, in its
-    /// order) into the seen set and the next level.
-    fn merge(&mut self, batch: &[Entry], expanded: Vec<Expanded>, depth: usize) -> Flow {
-        let mut results = expanded.into_iter();
-        let flow = self.merge_results(batch, &mut results, depth);
-        if matches!(flow, Flow::Stop) {
-            // The children not merged yet: a batch's worth of states.
-            free_elsewhere(results);
+    /// order) into the seen set and the next level. An entry left
+    /// unexpanded (`Expanded::Deferred`) is expanded when the merge reaches
+    /// it, with those after it, within the states then still allowed: so
+    /// the merge sees every entry's children, in order, as if all had been
+    /// made at once, and the result does not depend on what was deferred.
+    fn merge(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        batch: &[Entry],
+        mut expanded: Vec<Expanded>,
+        depth: usize,
+    ) -> Flow {
+        let mut from = 0;
+        loop {
+            let mut results = expanded.into_iter();
+            match self.merge_results(&batch[from..], &mut results, depth) {
+                Merged::Waits(k) => {
+                    from += k;
+                    // The deferred entry itself was taken by the merge.
+                    let mut rest: Vec<Expanded> = std::iter::once(Expanded::Deferred).chain(results).collect();
+                    let x = Expanding { model: self.model, bounds: self.bounds, gauge: self.gauge, depth };
+                    expand_into(pool, x, &batch[from..], &mut rest, Some(&self.seen), &self.allowance());
+                    expanded = rest;
+                }
+                Merged::Done(flow) => {
+                    if matches!(flow, Flow::Stop) {
+                        // The children not merged yet: a batch's worth of states.
+                        free_elsewhere(results);
+                    }
+                    return flow;
+                }
+            }
         }
-        flow
     }
 
-    fn merge_results(&mut self, batch: &[Entry], results: &mut std::vec::IntoIter<Expanded>, depth: usize) -> Flow {
+    /// How many children the expansions may make before the merge has
+    /// caught up with them: as many as distinct states are still allowed.
+    /// A batch expanded whole past `max_states` made its thousands of
+    /// children each (bounded only by memory) to keep a few of them.
+    fn allowance(&self) -> Allowance {
+        let left = (self.bounds.max_states as u64).saturating_sub(self.out.unique);
+        Allowance::new(left)
+    }
+
+    fn merge_results(&mut self, batch: &[Entry], results: &mut std::vec::IntoIter<Expanded>, depth: usize) -> Merged {
         let model = self.model;
-        for (entry, result) in batch.iter().zip(results) {
+        for (k, (entry, result)) in batch.iter().zip(results).enumerate() {
             // Heard between states: merging a whole batch of big states,
             // with the replays a woken state needs, takes long in a debug build.
             if (self.bounds.stop)() {
                 self.out.stopped_by = Some("interrupted");
-                return Flow::Stop;
+                return Merged::Done(Flow::Stop);
             }
             let (children, slept) = match result {
                 Expanded::End(found) => {
                     if let Some(f) = found {
                         if !model.expects(&f) {
                             self.out.counterexample = Some(rebuild(model, &self.seen, entry.fp, None, Some(f)));
-                            return Flow::Found;
+                            return Merged::Done(Flow::Found);
                         }
                         note_expected(model, &self.seen, &mut self.out.expected, entry.fp, None, f);
                     }
                     if self.bounds.expectations {
                         if let Some(c) = expectations_at_end(model, self.scenario, &self.seen, entry.fp) {
                             self.out.counterexample = Some(c);
-                            return Flow::Found;
+                            return Merged::Done(Flow::Found);
                         }
                     }
                     continue;
@@ -771,9 +839,10 @@ impl Search<'_, '_> {
                 }
                 Expanded::OverMemory => {
                     self.out.stopped_by = Some("max-memory");
-                    return Flow::Stop;
+                    return Merged::Done(Flow::Stop);
                 }
                 Expanded::Children { children, slept } => (children, slept),
+                Expanded::Deferred => return Merged::Waits(k),
             };
             self.out.slept += slept;
             for child in children {
@@ -789,7 +858,7 @@ impl Search<'_, '_> {
                     self.out.depth = self.out.depth.max(depth + 1);
                     let found = rebuild(model, &self.seen, entry.fp, Some(child.action), child.found);
                     self.out.counterexample = Some(found);
-                    return Flow::Found;
+                    return Merged::Done(Flow::Found);
                 }
                 if child.deadlock && self.deadlock.is_none() {
                     self.deadlock = Some((entry.fp, child.action));
@@ -838,21 +907,21 @@ impl Search<'_, '_> {
                         }
                         if self.out.unique.is_multiple_of(self.gauge.every) && self.gauge.passed() {
                             self.out.stopped_by = Some("max-memory");
-                            return Flow::Stop;
+                            return Merged::Done(Flow::Stop);
                         }
                         (state, child.sleep, None)
                     }
                 };
                 if self.out.unique as usize >= self.bounds.max_states {
                     self.out.stopped_by = Some("max-states");
-                    return Flow::Stop;
+                    return Merged::Done(Flow::Stop);
                 }
                 self.queued.insert(child.fp, self.next.len());
                 let depth = depth as u32 + 1;
                 self.next.push(Entry { state, fp: child.fp, sleep: queue_sleep, only, depth });
             }
         }
-        Flow::Go
+        Merged::Done(Flow::Go)
     }
 }
 
@@ -900,12 +969,14 @@ struct Gauge {
     /// Bytes of states made by expansions, to pace their looks.
     made: std::sync::atomic::AtomicU64,
     over: std::sync::atomic::AtomicBool,
+    /// Children the expansions set out to make (`Exploration::made`).
+    children: std::sync::atomic::AtomicU64,
 }
 
 impl Gauge {
     fn new(limit: Option<u64>, state: u64) -> Gauge {
         let every = (LOOK_BYTES / state.max(1)).clamp(1, LOOK_EVERY);
-        Gauge { limit, state, every, made: Default::default(), over: Default::default() }
+        Gauge { limit, state, every, made: Default::default(), over: Default::default(), children: Default::default() }
     }
 
     /// Whether memory is looked at while states are made, not only every
@@ -945,33 +1016,87 @@ impl Gauge {
     }
 }
 
+/// How many children the expansions of one batch may still make. The
+/// merge stops at `max_states` distinct states, but a batch is expanded
+/// before it is merged: a batch of two thousand states with a hundred
+/// children each, expanded whole, made and held a hundred times what the
+/// bound allowed, for as long as the memory bound let it. An entry whose
+/// children find none left is deferred, and expanded by the merge only if
+/// the search gets that far.
+struct Allowance(std::sync::atomic::AtomicU64);
+
+impl Allowance {
+    fn new(left: u64) -> Allowance {
+        Allowance(left.into())
+    }
+
+    /// Whether an entry may make its `n` children: while any are left (so
+    /// one entry may pass the allowance, by at most its own children, on
+    /// each thread), and always when it is the `first` of its batch, which
+    /// the merge waits for.
+    fn take(&self, n: u64, first: bool) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0.fetch_update(Relaxed, Relaxed, |left| (first || left > 0).then(|| left.saturating_sub(n))).is_ok()
+    }
+}
+
+/// What every expansion at one depth reads.
+#[derive(Clone, Copy)]
+struct Expanding<'a> {
+    model: &'a Model,
+    bounds: &'a Bounds,
+    gauge: &'a Gauge,
+    depth: usize,
+}
+
 /// Expands a batch, on the pool's threads if there is one, results in the
 /// batch's order. `seen`, when given, lets a child already known with no
 /// more awake be dropped at once instead of carried to the merge.
 fn expand_batch(
     pool: Option<&rayon::ThreadPool>,
-    model: &Model,
+    x: Expanding,
     batch: &[Entry],
-    depth: usize,
-    bounds: &Bounds,
     seen: Option<&Seen>,
-    gauge: &Gauge,
+    allow: &Allowance,
 ) -> Vec<Expanded> {
+    let mut out: Vec<Expanded> = batch.iter().map(|_| Expanded::Deferred).collect();
+    expand_into(pool, x, batch, &mut out, seen, allow);
+    out
+}
+
+/// Expands each entry of `batch` whose result in `slots` is still
+/// `Expanded::Deferred`, within `allow`; the first of them always.
+fn expand_into(
+    pool: Option<&rayon::ThreadPool>,
+    x: Expanding,
+    batch: &[Entry],
+    slots: &mut [Expanded],
+    seen: Option<&Seen>,
+    allow: &Allowance,
+) {
     use rayon::prelude::*;
-    let expand = |e| expand(model, e, depth, bounds, seen, gauge);
+    let expand = |(k, (e, slot)): (usize, (&Entry, &mut Expanded))| {
+        if matches!(slot, Expanded::Deferred) {
+            *slot = expand(x, e, seen, allow, k == 0);
+        }
+    };
     match pool {
         // Stolen a few states at a time: states differ in cost (an end
         // state has no children), so halves of a batch would not finish together.
-        Some(pool) => pool.install(|| batch.par_iter().with_min_len(16).map(expand).collect()),
-        None => batch.iter().map(expand).collect(),
+        Some(pool) => {
+            pool.install(|| batch.par_iter().zip(slots.par_iter_mut()).enumerate().with_min_len(16).for_each(expand))
+        }
+        None => batch.iter().zip(slots.iter_mut()).enumerate().for_each(expand),
     }
 }
 
 /// Children made between two looks at Ctrl-C within one expansion.
 const STOP_EVERY: usize = 64;
 
-/// Every transition from one state, each child stepped and fingerprinted.
-fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Option<&Seen>, gauge: &Gauge) -> Expanded {
+/// Every transition from one state, each child stepped and fingerprinted,
+/// unless `allow` has none left for them.
+fn expand(x: Expanding, entry: &Entry, seen: Option<&Seen>, allow: &Allowance, first: bool) -> Expanded {
+    let Expanding { model, bounds, gauge, depth } = x;
     // A batch of big states takes seconds to expand: Ctrl-C is heard
     // between states, and the merge then stops before judging any.
     if (bounds.stop)() {
@@ -1045,6 +1170,11 @@ fn expand(model: &Model, entry: &Entry, depth: usize, bounds: &Bounds, seen: Opt
     // of them judged at the estimate passed the bound many times over.
     // Ctrl-C is heard between copies too: a state of a team of thousands
     // has thousands of children, each a copy of it.
+    // An entry with nothing left to take costs nothing: never deferred.
+    if !children.is_empty() && !allow.take(children.len() as u64, first) {
+        return Expanded::Deferred;
+    }
+    gauge.children.fetch_add(children.len() as u64, std::sync::atomic::Ordering::Relaxed);
     let stopped = |k: usize| k % STOP_EVERY == STOP_EVERY - 1 && (bounds.stop)();
     let each = model.bytes_of(state);
     let mut nexts: Vec<Box<State>> = Vec::with_capacity(children.len());
