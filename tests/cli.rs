@@ -490,7 +490,7 @@ fn bench_reports_both_sides_and_their_paired_ratio_as_json() {
 
 #[test]
 fn bench_refuses_an_empty_load() {
-    for flag in ["--teammates", "--in-flight", "--handshakes", "--repeat"] {
+    for flag in ["--teammates", "--in-flight", "--handshakes", "--repeat", "--latency-sample"] {
         handshake(&["bench", flag, "0"]).expect_code(2).stderr_has("at least 1");
     }
 }

@@ -266,9 +266,10 @@ pub fn main(a: BenchArgs) -> i32 {
         ("--in-flight", a.in_flight == 0),
         ("--handshakes", a.handshakes == 0),
         ("--repeat", a.repeat == 0),
+        ("--latency-sample", a.latency_sample == 0),
     ];
     if let Some((flag, _)) = zero.into_iter().find(|(_, zero)| *zero) {
-        let why = "--teammates, --in-flight, --handshakes and --repeat must be at least 1";
+        let why = "--teammates, --in-flight, --handshakes, --repeat and --latency-sample must be at least 1";
         return Refusal::line(why, Problem::in_flag(flag, why)).tell(a.format);
     }
     // As a scenario's team: past it the lead's tables alone outgrow memory.

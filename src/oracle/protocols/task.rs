@@ -236,12 +236,24 @@ impl TaskHolders {
         let Some(r) = book.request(id).filter(|r| r.target == from) else { return };
         let Some(task) = self.offer(id).map(|o| o.words) else { return };
         if r.status == Status::Expired || at.t >= r.deadline {
-            let detail = format!(
-                "{} takes up \"{task}\" ([{}]) after the offer expired at {}: the lead has let that assignment go",
-                at.who(from),
-                at.label(id),
-                r.deadline
-            );
+            // Said as it stands: an offer answered before its deadline did
+            // not expire, though taking it up past that deadline is still
+            // work no standing offer asks for (a review read "expired" of
+            // an offer approved long before).
+            let why = match r.status {
+                Status::Expired => {
+                    format!("after the offer expired at {}: the lead has let that assignment go", r.deadline)
+                }
+                Status::Pending => {
+                    format!("past the offer's deadline, {}: the lead lets that assignment go", r.deadline)
+                }
+                settled => format!(
+                    "past the offer's deadline, {}, the offer already {}: no offer stands for it now",
+                    r.deadline,
+                    settled.as_str()
+                ),
+            };
+            let detail = format!("{} takes up \"{task}\" ([{}]) {why}", at.who(from), at.label(id));
             out.push(at.violation(WORK_IN_ASSIGNMENT, detail));
         }
         // Only an offer's target takes it up: its entries are `from`'s.
