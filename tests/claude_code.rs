@@ -75,6 +75,11 @@ fn an_entry_it_cannot_interpret_is_counted_on_the_verdict_line_and_strict_refuse
     std::fs::create_dir_all(dir.join("inboxes")).unwrap();
     let entries = r#"[{"from":"bob","text":"{\"type\":\"join_request\",\"requestId\":\"j-1\"}","timestamp":"2026-04-09T17:27:03.068Z","read":true},
         {"from":"bob","text":"hello","timestamp":"2026-04-09T17:27:04.068Z","read":true}]"#;
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"name":"t","leadAgentId":"team-lead@t","members":[{"name":"team-lead"},{"name":"bob"}]}"#,
+    )
+    .unwrap();
     std::fs::write(dir.join("inboxes/team-lead.json"), entries).unwrap();
     let run = |extra: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
@@ -457,6 +462,11 @@ fn a_watchs_trace_is_audited_as_the_folder_was() {
     std::fs::create_dir_all(dir.join("inboxes")).unwrap();
     let entries = r#"[{"from":"bob","text":"{\"type\":\"join_request\",\"requestId\":\"j-1\"}","timestamp":"2026-04-09T17:27:03.068Z","read":true},
         {"from":"bob","text":"hello","timestamp":"2026-04-09T17:27:04.068Z","read":true}]"#;
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"name":"t","leadAgentId":"team-lead@t","members":[{"name":"team-lead"},{"name":"bob"}]}"#,
+    )
+    .unwrap();
     std::fs::write(dir.join("inboxes/team-lead.json"), entries).unwrap();
     let handshake = |args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake")).args(args).output().unwrap();
@@ -654,6 +664,7 @@ fn an_entry_from_system_that_is_not_a_known_notice_is_said_not_judged() {
 #[test]
 fn tiny_entries_count_against_the_folder_bound_and_those_past_it_are_counted_not_kept() {
     let team = Scratch::new("tiny");
+    team.write("config.json", CONFIG);
     team.write("inboxes/alice.json", &format!("[{}]", vec!["0"; 25].join(",")));
     let r = folder::read(&team.0, 10 * 128);
     assert_eq!(r.unjudged.len(), 11, "ten read (each not an object), the rest counted: {:?}", r.unjudged);
@@ -937,4 +948,22 @@ fn fields_not_read_are_listed_and_an_entry_with_no_read_flag_is_no_clean_pass() 
         .unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["fields_not_read"]["entry.isRead"], 1, "{doc}");
+}
+
+/// A hostile review: a team folder with no config.json passed bare, though
+/// without it the roster (who is a member, who needs a plan approved) is
+/// unknown. Claude Code writes one for every team: its absence is said.
+#[test]
+fn a_team_folder_without_its_config_is_no_clean_pass() {
+    let f = Scratch::new("no-config");
+    f.write(
+        "inboxes/alice.json",
+        &inbox(&[entry("team-lead", &serde_json::json!("hello"), "2026-04-09T17:27:10.068Z", true)]),
+    );
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 entry not judged") && out.contains("? config.json: no config.json"), "{out}");
+    f.write("config.json", CONFIG);
+    let (_, out, _) = f.audit();
+    assert!(!out.contains("not judged"), "{out}");
 }

@@ -113,7 +113,14 @@ pub fn read(dir: &Path, limit: u64) -> Reading {
         Err(why) if std::fs::symlink_metadata(dir.join("config.json")).is_ok() => {
             r.unjudged.push(("config.json".into(), format!("{why}: the team's roster is unknown")))
         }
-        Err(_) => {}
+        // Claude Code writes one for every team: without it, every name
+        // is taken as a member and none as needing its plan approved.
+        Err(_) => r.unjudged.push((
+            "config.json".into(),
+            "no config.json: the team's roster is unknown (every name is taken as a member, none as needing its plan \
+             approved)"
+                .into(),
+        )),
     }
     // The folder's own inboxes only: a link to a folder elsewhere is not read.
     if std::fs::symlink_metadata(dir.join("inboxes")).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -418,12 +425,16 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
+    /// A roster, for folders whose test is about something else: a folder
+    /// with none says so (see `read`).
+    const ROSTER: &str = r#"{"name":"t","leadAgentId":"team-lead@t","members":[{"name":"team-lead"}]}"#;
+
     #[cfg(unix)]
     #[test]
     fn inbox_files_whose_names_are_not_utf8_are_skipped_not_merged_into_one_agent() {
         use std::os::unix::ffi::OsStrExt;
         let entry = r#"[{"from":"team-lead","text":"hi","timestamp":"2026-03-01T10:00:00.000Z","read":true}]"#;
-        let dir = folder(&[("inboxes/alice.json", entry)]);
+        let dir = folder(&[("config.json", ROSTER), ("inboxes/alice.json", entry)]);
         for name in [&b"x\xff\xfe.json"[..], &b"x\xfe\xff.json"[..]] {
             std::fs::write(dir.join("inboxes").join(std::ffi::OsStr::from_bytes(name)), entry).unwrap();
         }
@@ -473,6 +484,7 @@ mod tests {
         let broken = format!("[{good}, {good}, {{\"from\": 3");
         let trailing = format!("[{good}] and more");
         let dir = folder(&[
+            ("config.json", ROSTER),
             ("inboxes/alice.json", broken.as_str()),
             ("inboxes/bob.json", trailing.as_str()),
             ("inboxes/carol.json", &format!("  [{good}, 7]  ")),
