@@ -98,8 +98,17 @@ fn read_config(dir: &Path) -> Result<Map<String, Value>, String> {
     match serde_json::from_str(&text) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err("not a JSON object".into()),
-        Err(e) => Err(format!("not JSON: {e}")),
+        Err(e) => Err(not_json(&text, &e)),
     }
+}
+
+/// Why `text` does not parse, `e`: a byte-order mark first is named, as
+/// the parser's "expected value at line 1 column 1" does not say it.
+fn not_json(text: &str, e: &serde_json::Error) -> String {
+    if text.starts_with('\u{feff}') {
+        return "not JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow".into();
+    }
+    format!("not JSON: {e}")
 }
 
 /// Reads the team folder `dir`: its config, then every inbox file in name
@@ -234,7 +243,7 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str, entries_left: &m
     if !text.trim_start().starts_with('[') {
         let why = match serde_json::from_str::<Value>(text) {
             Ok(_) => "not a JSON array of entries".to_string(),
-            Err(e) => format!("not JSON: {e}"),
+            Err(e) => not_json(text, &e),
         };
         r.unjudged.push((shown.to_string(), why));
         r.not_parsed.push(shown.to_string());
@@ -268,7 +277,7 @@ fn inbox(r: &mut Reading, owner: &str, shown: &str, text: &str, entries_left: &m
             r.entries.truncate(entries);
             r.unjudged.truncate(unjudged);
             *entries_left = left_before;
-            r.unjudged.push((shown.to_string(), format!("not JSON: {e}")));
+            r.unjudged.push((shown.to_string(), not_json(text, &e)));
             r.not_parsed.push(shown.to_string());
         }
     }
@@ -475,6 +484,22 @@ mod tests {
         let said = unjudged(&read(&dir, 1 << 20));
         assert!(said[0].starts_with("config.json members: not a list of members"), "{said:?}");
         assert!(said[1].starts_with("inboxes: cannot list the folder ("), "{said:?}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A hostile review: a file saved with a byte-order mark was "expected
+    /// value at line 1 column 1", which does not say what is wrong.
+    #[test]
+    fn a_byte_order_mark_is_named() {
+        let entry = r#"[{"from":"team-lead","text":"hi","timestamp":"2026-03-01T10:00:00.000Z","read":true}]"#;
+        let dir = folder(&[
+            ("config.json", &format!("\u{feff}{ROSTER}")),
+            ("inboxes/alice.json", &format!("\u{feff}{entry}")),
+        ]);
+        let r = read(&dir, 1 << 20);
+        let said: Vec<&str> = r.unjudged.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(said, ["config.json", "inboxes/alice.json"]);
+        assert!(r.unjudged.iter().all(|(_, why)| why.contains("byte-order mark (U+FEFF)")), "{:?}", r.unjudged);
         let _ = std::fs::remove_dir_all(dir);
     }
 
