@@ -967,3 +967,22 @@ fn a_team_folder_without_its_config_is_no_clean_pass() {
     let (_, out, _) = f.audit();
     assert!(!out.contains("not judged"), "{out}");
 }
+
+/// A hostile review: `audit <team>/inboxes` said "no inbox files here" of
+/// a folder of three inbox files. It now names the team folder to audit.
+#[test]
+fn a_teams_inboxes_folder_named_alone_points_at_the_team_folder() {
+    let f = Scratch::new("inboxes-alone");
+    f.write("config.json", CONFIG);
+    f.write(
+        "inboxes/alice.json",
+        &inbox(&[entry("team-lead", &serde_json::json!("hello"), "2026-04-09T17:27:10.068Z", true)]),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &f.0.join("inboxes").display().to_string()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a Claude Code team folder's inboxes/: audit the team folder"), "{err}");
+}

@@ -222,6 +222,16 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             let why = "no inbox files here: looked for a Claude Code team folder (inboxes/*.json, or config.json with \
                        members), a Claude Code tasks folder (<n>.json, one task a file) and the reference course's \
                        *.jsonl (in it, or in its .team/inbox, inbox or .mailboxes)";
+            // The `inboxes/` of a team folder, named instead of the folder.
+            let parent = a.path.parent().filter(|_| a.path.file_name().is_some_and(|n| n == "inboxes"));
+            let why = match parent.filter(|p| claude::folder::is_team_folder(p)) {
+                Some(team) => format!(
+                    "this is a Claude Code team folder's inboxes/: audit the team folder, {}, which holds them and \
+                     its config",
+                    super::shown(&team.display().to_string())
+                ),
+                None => why.to_string(),
+            };
             let line = format!("{shown}: {why}; nothing was judged");
             return Err(Refusal::line(line, Problem::in_file(&shown, why)));
         };
