@@ -213,7 +213,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             tasks: t.tasks.len(),
             bounded: t.bounded,
             whole: t.whole,
-            unused_fields: t.unused_fields.clone(),
+            unused_fields: t.unused_fields,
         };
         return Ok((h, Source::Tasks(read)));
     }

@@ -96,7 +96,7 @@ impl<'a> Unseen<'a> {
         let unread =
             r.unjudged.iter().filter_map(|(place, _)| place.strip_prefix("inboxes/")?.strip_suffix(".json")).collect();
         let heard = r.entries.iter().map(|e| (e.to.as_str(), e.from.as_str())).collect();
-        Unseen { unread, bounded: r.bounded, drains: r.shapes.contains_key(MSG_ID), heard }
+        Unseen { unread, bounded: r.bounded, drains: r.shapes.contains_key(super::folder::MSG_ID), heard }
     }
 
     /// Why `answerer`'s inbox may hold a request from `asker` that the
@@ -122,9 +122,6 @@ impl<'a> Unseen<'a> {
         }
     }
 }
-
-/// The shape a folder's reading counts for entries that carry `msg_id`.
-pub const MSG_ID: &str = "msg_id";
 
 /// The reading's entries in time order (a file's own order for equal
 /// times, files in name order), as events.

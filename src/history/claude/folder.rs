@@ -15,7 +15,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The fields of an inbox entry this reader uses.
-const ENTRY_FIELDS: &[&str] = &["from", "text", "timestamp", "read", "color", "summary", "msg_id"];
+const ENTRY_FIELDS: &[&str] = &["from", "text", "timestamp", "read", "color", "summary", MSG_ID];
+
+/// The shape a reading counts for entries that carry `msg_id` (Claude Code
+/// 2.1.220 and later, which deletes an entry once delivered).
+pub const MSG_ID: &str = "msg_id";
 
 /// The team as `config.json` describes it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -338,7 +342,7 @@ fn one(r: &mut Reading, tally: &mut Tally, owner: &str, origin: String, v: &Valu
         *tally.unused.entry(format!("entry.{k}")).or_default() += 1;
     }
     if m.contains_key("msg_id") {
-        *tally.shapes.entry(super::events::MSG_ID).or_default() += 1;
+        *tally.shapes.entry(MSG_ID).or_default() += 1;
     }
     match entry(m, owner, &origin) {
         Ok((e, shape)) => {

@@ -233,7 +233,7 @@ pub fn generation(reading: &folder::Reading) -> String {
                 .to_string(),
         );
     }
-    if has(events::MSG_ID) {
+    if has(folder::MSG_ID) {
         told.push(
             "entries carry msg_id, as Claude Code 2.1.220 and later write them: that generation deletes an entry \
              once delivered, so an answer whose request is gone is not judged"
