@@ -7,10 +7,12 @@ mod common;
 #[cfg(unix)]
 #[test]
 fn an_interrupted_sweep_reports_what_it_played_and_how_to_resume() {
-    // Signalled once 200 runs (more than three seeds of the bundled scenarios) have
-    // started: at a point of the work however loaded the machine, not after
-    // a guessed wait.
-    let (code, stdout, stderr) = interrupted_at(&["run", "--seeds", "1..2000001", "--jobs", "1"], "run starts", 200);
+    // Signalled once 2,000 runs (past the first block, 32 seeds of each
+    // bundled scenario) have started: at a point of the work however loaded
+    // the machine, not after a guessed wait.
+    let blocks = handshake::sweep::plan::BLOCK_SEEDS as usize * common::bundled_files().len();
+    assert!(blocks < 2000, "the signal comes after a block");
+    let (code, stdout, stderr) = interrupted_at(&["run", "--seeds", "1..2000001", "--jobs", "1"], "run starts", 2000);
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
     let of = format!("stopped early, of {} scenarios × 2000000 seeds", common::bundled_files().len());
     assert!(stdout.contains(&of), "{stdout}");

@@ -42,18 +42,31 @@ pub fn bundled() -> Vec<crate::scenario::Scenario> {
 /// the oracle and the file's expectations, as `run --seeds --jobs 1` does:
 /// with the options it plays with, so no outcome is kept (keeping one makes
 /// a run build what only a trace or a picture reads, a Claude Code team
-/// folder among them); the report counts the trace's events.
+/// folder among them), and in its order (`sweep::Plan`); the report counts
+/// the trace's events.
 pub fn sweep(scenarios: &[crate::scenario::Scenario], seeds: std::ops::Range<u64>) -> Swept {
     let started = Instant::now();
     let (mut runs, mut events) = (0, 0);
-    for seed in seeds {
-        for s in scenarios {
-            let report = crate::scenario::run_scenario(s, seed, crate::scenario::RunOptions::plain());
-            runs += 1;
-            events += report.events as u64;
-        }
+    for (s, seed) in in_sweep_order(scenarios, seeds) {
+        let report = crate::scenario::run_scenario(s, seed, crate::scenario::RunOptions::plain());
+        runs += 1;
+        events += report.events as u64;
     }
     Swept { runs, events, elapsed: started.elapsed() }
+}
+
+/// Each scenario of `scenarios` on each seed of `seeds`, in the order
+/// `run --seeds --jobs 1` plays them.
+fn in_sweep_order(
+    scenarios: &[crate::scenario::Scenario],
+    seeds: std::ops::Range<u64>,
+) -> impl Iterator<Item = (&crate::scenario::Scenario, u64)> {
+    let plan = crate::sweep::Plan::new((seeds.start, seeds.end.max(seeds.start)), None, scenarios.len(), 1)
+        .expect("a bench's sweep is countable");
+    (0..plan.runs()).map(move |k| {
+        let (s, seed) = plan.run(k);
+        (&scenarios[s], seed)
+    })
 }
 
 /// The sweep's runs played again with nothing judged (no oracle, no
@@ -63,10 +76,8 @@ pub fn sweep(scenarios: &[crate::scenario::Scenario], seeds: std::ops::Range<u64
 /// inbox files, as a sweep that reads none asks.
 pub fn unjudged(scenarios: &[crate::scenario::Scenario], seeds: std::ops::Range<u64>, log: bool) -> Duration {
     let started = Instant::now();
-    for seed in seeds {
-        for s in scenarios {
-            std::hint::black_box(crate::team::run_plain(unjudged_spec(s, seed, log)));
-        }
+    for (s, seed) in in_sweep_order(scenarios, seeds) {
+        std::hint::black_box(crate::team::run_plain(unjudged_spec(s, seed, log)));
     }
     started.elapsed()
 }

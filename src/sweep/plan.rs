@@ -37,10 +37,19 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// The runs of a sweep, numbered from 0 seed by seed (every scenario of a
-/// seed, then the next seed), so the runs played when a sweep is stopped
-/// are whole seeds but the last, and it resumes from a seed (`--seeds N..`). Run `k` is worked out from `k`, so the plan is the
-/// same few numbers for ten seeds or for every `u64`.
+/// Seeds a block holds: each scenario plays the block's seeds in turn before
+/// the next scenario does, so one file's runs follow one another and find
+/// what they read (its spec, its agents' code and tables) still in the
+/// processor's caches, instead of every file of the sweep between two runs
+/// of one. A resume replays at most a block (see [`Plan::resume_seed`]).
+pub const BLOCK_SEEDS: u64 = 32;
+
+/// The runs of a sweep, numbered from 0 block by block: within a block of
+/// [`BLOCK_SEEDS`] seeds, every seed of the first scenario, then every seed
+/// of the next. The runs played when a sweep is stopped are whole blocks
+/// but the last, and it resumes from a seed (`--seeds N..`). Run `k` is
+/// worked out from `k`, so the plan is the same few numbers for ten seeds
+/// or for every `u64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
     /// The first seed this shard plays.
@@ -98,15 +107,31 @@ impl Plan {
 
     /// Run `k`: which scenario (its index), on which seed.
     pub fn run(&self, k: u64) -> (usize, u64) {
+        let (block, within, len) = self.block_of(k);
+        let (scenario, nth) = (within / len, within % len);
+        (scenario as usize, self.first + (block * BLOCK_SEEDS + nth) * self.step)
+    }
+
+    /// Run `k`'s block, its place in the block, and the seeds the block
+    /// holds (fewer than [`BLOCK_SEEDS`] in the last block only).
+    fn block_of(&self, k: u64) -> (u64, u64, u64) {
         let n = self.scenarios.max(1) as u64;
-        let (nth, scenario) = (k / n, k % n);
-        (scenario as usize, self.first + nth * self.step)
+        let whole = n * BLOCK_SEEDS;
+        let block = k / whole;
+        let len = self.per_scenario.saturating_sub(block * BLOCK_SEEDS).clamp(1, BLOCK_SEEDS);
+        (block, k % whole, len)
     }
 
     /// The seed to resume from when runs `0..done` have been played: the
-    /// first seed not every scenario has played.
+    /// first seed not every scenario has played. In a block, the last
+    /// scenario's runs each finish a seed.
     pub fn resume_seed(&self, done: u64) -> u64 {
-        self.first + done / self.scenarios.max(1) as u64 * self.step
+        if done >= self.runs() {
+            return self.first.saturating_add(self.per_scenario.saturating_mul(self.step));
+        }
+        let (block, within, len) = self.block_of(done);
+        let before_last = (self.scenarios.max(1) as u64 - 1) * len;
+        self.first + (block * BLOCK_SEEDS + within.saturating_sub(before_last)) * self.step
     }
 }
 
@@ -134,21 +159,57 @@ mod tests {
     }
 
     #[test]
-    fn runs_are_worked_out_from_their_number_seed_by_seed() {
+    fn runs_are_worked_out_from_their_number_block_by_block() {
         let plan = Plan::new((5, 12), None, 2, 1).unwrap();
         let runs: Vec<(usize, u64)> = (0..plan.runs()).map(|k| plan.run(k)).collect();
-        let expected: Vec<(usize, u64)> = (5..12).flat_map(|seed| (0..2).map(move |s| (s, seed))).collect();
+        // Seven seeds are one block: every seed of scenario 0, then of 1.
+        let expected: Vec<(usize, u64)> = (0..2).flat_map(|s| (5..12).map(move |seed| (s, seed))).collect();
         assert_eq!(runs, expected);
-        // Stopped after 5 runs (seeds 5, 6 whole, 7 half): it resumes at 7.
-        assert_eq!(plan.resume_seed(5), 7);
-        assert_eq!(plan.resume_seed(4), 7);
-        let shard = Shard { index: 2, of: 3 };
-        let plan = Plan::new((5, 12), Some(shard), 2, 1).unwrap();
-        let runs: Vec<(usize, u64)> = (0..plan.runs()).map(|k| plan.run(k)).collect();
-        let mine: Vec<u64> = (5..12).filter(|&s| shard.has(5, s)).collect();
-        let expected: Vec<(usize, u64)> = mine.iter().flat_map(|&seed| (0..2).map(move |s| (s, seed))).collect();
-        assert_eq!(runs, expected);
-        assert_eq!(plan.resume_seed(2), mine[1], "a shard resumes on its own seeds");
+        // Stopped after 9 runs (scenario 1 has played seeds 5 and 6): it resumes at 7.
+        assert_eq!(plan.resume_seed(9), 7);
+        assert_eq!(plan.resume_seed(6), 5, "no seed is whole until the last scenario plays it");
+        // Past a block: the second block begins with scenario 0's seed 1 + 32.
+        let plan = Plan::new((1, 101), None, 3, 1).unwrap();
+        assert_eq!(plan.run(BLOCK_SEEDS - 1), (0, BLOCK_SEEDS));
+        assert_eq!(plan.run(BLOCK_SEEDS), (1, 1));
+        assert_eq!(plan.run(3 * BLOCK_SEEDS), (0, 1 + BLOCK_SEEDS));
+    }
+
+    /// Every run of every plan once, and each resume seed the first seed
+    /// some scenario has not played, over ranges, shards and team sizes that
+    /// end in a whole block, a part of one, or inside the first.
+    #[test]
+    fn every_run_is_played_once_and_a_resume_skips_only_whole_seeds() {
+        for (from, to) in [(1, 2), (1, 33), (1, 34), (5, 80), (0, 100)] {
+            for of in 1..=3 {
+                for index in 1..=of {
+                    for scenarios in [1, 2, 5] {
+                        let plan = Plan::new((from, to), Some(Shard { index, of }), scenarios, 1).unwrap();
+                        let mut runs: Vec<(usize, u64)> = (0..plan.runs()).map(|k| plan.run(k)).collect();
+                        let shard = Shard { index, of };
+                        let seeds: Vec<u64> = (from..to).filter(|&x| shard.has(from, x)).collect();
+                        for done in 0..=plan.runs() {
+                            let played = &runs[..done as usize];
+                            let whole = |seed: &&u64| (0..scenarios).all(|s| played.contains(&(s, **seed)));
+                            let first_not_whole = seeds.iter().find(|x| !whole(x)).copied();
+                            let resume = plan.resume_seed(done);
+                            match first_not_whole {
+                                Some(seed) => {
+                                    assert_eq!(resume, seed, "{from}..{to} {shard} ×{scenarios}, {done} done")
+                                }
+                                None => assert!(seeds.iter().all(|&x| x < resume), "{from}..{to} {shard}: {resume}"),
+                            }
+                            let skipped: Vec<&(usize, u64)> = runs.iter().filter(|r| r.1 < resume).collect();
+                            assert!(skipped.iter().all(|r| played.contains(r)), "a resume skips only runs played");
+                        }
+                        runs.sort();
+                        let each: Vec<(usize, u64)> =
+                            (0..scenarios).flat_map(|s| seeds.iter().map(move |&x| (s, x))).collect();
+                        assert_eq!(runs, each, "{from}..{to} {shard} ×{scenarios}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
