@@ -103,6 +103,29 @@ fn an_interrupted_fuzz_reports_its_finds_and_how_to_resume() {
 
 #[cfg(unix)]
 #[test]
+fn an_interrupted_fuzz_of_one_file_resumes_past_the_seeds_it_played() {
+    // One file's chunk is 512 seeds: stopped 300 runs into it, the resume
+    // line must not send it back to the chunk's first seed.
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-fuzz-one", std::process::id()));
+    let args = ["fuzz", "scenarios/01-happy-shutdown.toml", "--seeds", "1..100001", "--jobs", "1"];
+    let args: Vec<&str> = args.into_iter().chain(["--out", dir.to_str().unwrap()]).collect();
+    let (code, stdout, stderr) = interrupted_at(&args, "run starts", 300);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    let resume = stderr.lines().last().unwrap_or("");
+    let from = resume_seed(resume);
+    assert!((250..=512).contains(&from), "the runs in hand were seeds below {from}: {resume}");
+    let played: u64 = stderr
+        .split("interrupted: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of runs played: {}", tail(&stderr)));
+    assert_eq!(from, played + 1, "seeds 1..{from} were played, and no other: {resume}");
+}
+
+#[cfg(unix)]
+#[test]
 fn an_interrupted_explore_reports_the_states_it_explored() {
     // A hundred teammates, any message lost, crashes and duplicates: no
     // search ends in minutes, so the signal always finds it searching.
@@ -337,10 +360,11 @@ fn one_press_delivered_twice_still_reports_and_says_how_to_resume() {
 
 /// A hostile review: the first Ctrl-C let a fuzz play out its chunk of 512
 /// seeds, minutes on a slow file. The runs in hand finish, and the rest of
-/// the chunk is left for the resume, which starts at the chunk.
+/// the chunk is left for the resume, which starts at the first seed not
+/// played (one file: its seeds in order).
 #[cfg(unix)]
 #[test]
-fn an_interrupted_fuzz_stops_inside_its_chunk_and_resumes_at_it() {
+fn an_interrupted_fuzz_stops_inside_its_chunk_and_resumes_where_it_stopped() {
     let dir = std::env::temp_dir().join(format!("handshake-interrupt-fuzz-chunk-{}", std::process::id()));
     let src = std::fs::read_to_string(common::binary::root().join("scenarios/14-sender-auth-off.toml")).unwrap();
     let (head, _) = src.split_once("[[expect]]").expect("scenario 14 expects something");
@@ -364,5 +388,6 @@ fn an_interrupted_fuzz_stops_inside_its_chunk_and_resumes_at_it() {
         .unwrap_or_else(|| panic!("no count of the runs played:\n{}", tail(&stderr)));
     assert!((1..512).contains(&played), "{played} of the chunk's 512 runs played after the Ctrl-C");
     let resume = stderr.lines().last().unwrap_or("");
-    assert!(resume.contains("fuzz ") && resume.contains("--seeds 1..513"), "{resume}");
+    let seeds = format!("--seeds {}..513", played + 1);
+    assert!(resume.contains("fuzz ") && resume.contains(&seeds), "{resume}");
 }

@@ -88,24 +88,27 @@ pub fn main(a: FuzzArgs) -> i32 {
     let jobs = super::jobs_or_every_core(a.jobs);
     crate::interrupt::install();
     // Seed by seed (in chunks), every scenario of a chunk before the next:
-    // a fuzz stopped by Ctrl-C resumes from a chunk's first seed.
+    // a fuzz stopped by Ctrl-C resumes from the first seed of its chunk
+    // that the chunk's last file has not played (every earlier file has).
     let chunk = chunk_of_seeds(targets.len());
     let mut stopped_at = None;
     'all: for start in (from..to).step_by(chunk as usize) {
         let end = start.saturating_add(chunk).min(to);
-        for (t, stem) in targets.iter().zip(&stems) {
+        for (k, (t, stem)) in targets.iter().zip(&stems).enumerate() {
             if crate::interrupt::requested() {
                 stopped_at = Some(start);
                 break 'all;
             }
             let (played, whole) = cases(t, start..end, max_real, jobs);
+            let last_file = k + 1 == targets.len();
+            let resume = if last_file { first_unplayed(start, played.iter().map(|(s, _)| *s)) } else { start };
             for (seed, case) in played {
                 tally.take(&a, t, stem, seed, case, jobs, &mut progress);
                 progress.advance(1);
             }
             if !whole {
-                // Cut short by Ctrl-C: the chunk is played again on resume.
-                stopped_at = Some(start);
+                // Cut short by Ctrl-C: what the chunk's files have not all played is played again on resume.
+                stopped_at = Some(resume);
                 break 'all;
             }
         }
@@ -128,6 +131,22 @@ pub fn main(a: FuzzArgs) -> i32 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// The first seed from `start` on that `played` lacks: the threads of a
+/// chunk each stop before their next seed, so what they played need not
+/// be one run of seeds.
+fn first_unplayed(start: u64, played: impl Iterator<Item = u64>) -> u64 {
+    let mut seeds: Vec<u64> = played.collect();
+    seeds.sort_unstable();
+    let mut next = start;
+    for s in seeds {
+        if s != next {
+            break;
+        }
+        next += 1;
+    }
+    next
 }
 
 /// How many seeds of each file a chunk plays: about 512 runs a chunk, so a
@@ -657,6 +676,15 @@ mod tests {
         assert_eq!(l.runs, 1_000_000);
         assert_eq!(l.items, (0..LISTED as u64).collect::<Vec<_>>(), "the first ones, in order");
         assert!(l.items.capacity() <= 2 * LISTED, "memory for the listed ones only");
+    }
+
+    #[test]
+    fn a_resume_starts_at_the_first_seed_not_played() {
+        // Two threads, each stopped before its next seed: 10..13 and 26..28 played.
+        assert_eq!(first_unplayed(10, [26, 27, 10, 11, 12].into_iter()), 13);
+        assert_eq!(first_unplayed(10, [26, 27].into_iter()), 10, "the first thread played nothing");
+        assert_eq!(first_unplayed(10, std::iter::empty()), 10);
+        assert_eq!(first_unplayed(10, 10..42), 42, "a whole chunk");
     }
 
     #[test]
