@@ -623,6 +623,38 @@ fn a_sweep_on_two_threads_plays_a_scenario_from_a_pipe() {
     assert_eq!(code, Some(0), "{err}");
 }
 
+/// A hostile review: `explore --write` read the scenario again after the
+/// search, and a pipe gives nothing the second time: the counterexample
+/// was lost, with a false reason (an agent not named). It is written from
+/// the text explored, and the replay lines say the pipe is gone.
+#[cfg(unix)]
+#[test]
+fn explore_writes_the_counterexample_of_a_scenario_read_from_a_pipe() {
+    use std::io::Write;
+    let dir = TempDir::new("explore-pipe");
+    let text = std::fs::read_to_string(common::binary::root().join(HAPPY)).unwrap();
+    let text = format!("{text}\n[policy.defences]\npending_check = false\n");
+    let (out, schedule) = (dir.path("found.toml"), dir.path("found.schedule"));
+    let mut child = std::process::Command::new(common::binary::bin())
+        .args(["explore", "/dev/stdin", "--duplicate", "1", "--write", &out, "--save-schedule", &schedule])
+        .current_dir(common::binary::root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child.stdin.take().expect("piped").write_all(text.as_bytes()).unwrap();
+    let ran = common::binary::from_output(child.wait_with_output().unwrap(), "explore /dev/stdin".into());
+    ran.expect_code(1)
+        .stdout_has("matching-response")
+        .stderr_has(&format!("wrote {out}"))
+        .stderr_has("the scenario came from a pipe: save its text to a file to replay it");
+    // The file written expects what it shows: it passes, and `-v` shows the violation.
+    handshake(&["run", &out, "-v"]).expect_code(0).stdout_has("invariant matching-response");
+    let written = std::fs::read_to_string(&out).expect("written");
+    assert!(written.contains("violation = \"matching-response\""), "{written}");
+}
+
 // ------------------------------------------ issue 19, point 11: small gaps
 
 /// Every option that writes a file refuses a symbolic link there, before

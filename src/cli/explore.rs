@@ -5,7 +5,7 @@ use super::bad_input::{Problem, Refusal};
 use super::{Format, EXIT_FAILED, EXIT_OK};
 use crate::color::{paint, Paint};
 use crate::explore::{explore_with, Bounds, Budgets, Order};
-use crate::scenario::load_file;
+use crate::scenario::load_str;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -136,7 +136,7 @@ fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 pub fn main(a: ExploreArgs) -> i32 {
-    let scenario = match checked(&a) {
+    let (scenario, text) = match checked(&a) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -193,7 +193,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
     // What the file does not expect first; else the first thing it does.
     if let Some(c) = x.counterexample.as_ref().or(x.expected.first()) {
-        write_outputs(&a, &scenario, c);
+        write_outputs(&a, &scenario, &text, c);
     } else {
         // Said for each output asked for, as a page is: an old file at the
         // path is left as it was, and nothing says it is this search's.
@@ -221,10 +221,11 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
 }
 
-/// The scenario, once the flags and the file are fit to explore; else the
-/// exit code of the refusal, said before the search (exit 2 promises
-/// nothing ran).
-fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
+/// The scenario and the text it was read from (read once: a pipe gives
+/// nothing the second time, and a file may change during the search), once
+/// the flags and the file are fit to explore; else the exit code of the
+/// refusal, said before the search (exit 2 promises nothing ran).
+fn checked(a: &ExploreArgs) -> Result<(crate::scenario::Scenario, String), i32> {
     if a.max_depth == 0 || a.max_states == 0 {
         let flag = if a.max_depth == 0 { "--max-depth" } else { "--max-states" };
         let why = "--max-depth and --max-states must be at least 1";
@@ -245,7 +246,10 @@ fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
     if let Some((flag, why)) = super::clashing_output(&outputs, &[("the scenario file", &a.path)]) {
         return Err(Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format));
     }
-    let scenario = match load_file(&a.path) {
+    let loaded = crate::scenario::read_file(&a.path)
+        .map_err(|e| vec![e])
+        .and_then(|text| Ok((load_str(&a.path.display().to_string(), &text)?, text)));
+    let (scenario, text) = match loaded {
         Ok(s) => s,
         Err(errors) => {
             return Err(Refusal::files(&errors, "nothing was explored", "nothing was explored: fix the file above")
@@ -256,7 +260,7 @@ fn checked(a: &ExploreArgs) -> Result<crate::scenario::Scenario, i32> {
         let problem = Problem::in_file(a.path.display(), why.clone());
         return Err(Refusal::line(format!("{why}; nothing was explored"), problem).tell(a.format));
     }
-    Ok(scenario)
+    Ok((scenario, text))
 }
 
 /// The budgets of drops, duplicates, crashes and forgeries: the flags',
@@ -459,10 +463,14 @@ impl Report<'_> {
 
 /// The counterexample written where the flags ask: as a scenario file, as
 /// a schedule, as a page to step through.
-fn write_outputs(a: &ExploreArgs, scenario: &crate::scenario::Scenario, c: &crate::explore::Counterexample) {
+fn write_outputs(
+    a: &ExploreArgs,
+    scenario: &crate::scenario::Scenario,
+    original: &str,
+    c: &crate::explore::Counterexample,
+) {
     if let Some(out) = &a.write {
-        let original = crate::scenario::read_file(&a.path).unwrap_or_default();
-        let written = crate::explore_file::scenario_file(&original, &out.to_string_lossy(), c)
+        let written = crate::explore_file::scenario_file(original, &out.to_string_lossy(), c)
             .and_then(|text| crate::output::write(out, &text));
         match written {
             Ok(()) => eprintln!(
@@ -477,20 +485,34 @@ fn write_outputs(a: &ExploreArgs, scenario: &crate::scenario::Scenario, c: &crat
     if let Some(out) = &a.save_schedule {
         match crate::output::write(out, &c.schedule_text()) {
             Ok(()) => eprintln!(
-                "wrote {}: `{} run {} --schedule {}` makes the actors take these choices",
+                "wrote {}: `{} run {} --schedule {}` makes the actors take these choices{}",
                 out.display(),
                 super::args::program(),
                 crate::words::path_word(&a.path.display().to_string()),
-                crate::words::path_word(&out.display().to_string())
+                crate::words::path_word(&out.display().to_string()),
+                read_once(&a.path)
             ),
             Err(e) => eprintln!("no schedule written: {e}"),
         }
     }
     if let Some(out) = &a.html {
         match counterexample_page(scenario, &a.path, c).and_then(|page| crate::output::write(out, &page)) {
-            Ok(()) => eprintln!("wrote {}: the schedule to step through, event by event", out.display()),
+            Ok(()) => {
+                eprintln!("wrote {}: the schedule to step through, event by event{}", out.display(), read_once(&a.path))
+            }
             Err(e) => eprintln!("no page written: {e}"),
         }
+    }
+}
+
+/// What a replay line adds when the scenario came from a pipe (`<(…)`,
+/// `/dev/stdin`): the path it names will not give the text again.
+fn read_once(path: &std::path::Path) -> &'static str {
+    let on_disk = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if on_disk || crate::format::bundled::is_bundled(path) {
+        ""
+    } else {
+        " (the scenario came from a pipe: save its text to a file to replay it)"
     }
 }
 
