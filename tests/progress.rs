@@ -183,6 +183,28 @@ fn failures_are_printed_above_the_line_as_they_happen_the_first_twenty() {
     assert_eq!(rest, ["… more failures: the report at the end counts them all"], "{after:?}");
 }
 
+/// A hostile review: a sweep plays each file's block of seeds in turn, and
+/// a file failing every seed took all twenty live lines; another file's
+/// failures never showed until the report. Each file has its share.
+#[test]
+#[cfg_attr(
+    not(has_script),
+    ignore = "needs `script` (util-linux), not found when the tests were built, for a pseudo-terminal"
+)]
+fn live_failures_are_shared_between_the_files_that_fail() {
+    let dir = TempDir::new("progress-sweep-two");
+    let one = dir.write("one.toml", common::WRONG_EXPECTATION);
+    let two = dir.write("two.toml", &common::WRONG_EXPECTATION.replace("wrong-expectation", "second-wrong"));
+    let command = format!("{} run {one} {two} --seeds 1..31 >/dev/null", bin().display());
+    let Some((shown, code)) = on_a_terminal(&command, &[]) else { return };
+    assert_eq!(code, 1, "{shown:?}");
+    let after = screen(&shown);
+    let of = |name: &str| after.iter().filter(|l| l.starts_with(&format!("FAIL  {name} seed "))).count();
+    assert_eq!((of("wrong-expectation"), of("second-wrong")), (10, 9), "{after:?}");
+    assert!(after.contains(&"… more failures of wrong-expectation: the report at the end counts them all".to_string()));
+    assert!(after.contains(&"… more failures: the report at the end counts them all".to_string()), "{after:?}");
+}
+
 #[test]
 #[cfg_attr(
     not(has_script),

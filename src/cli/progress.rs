@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// Failures printed as they happen before the rest wait for the final report:
 /// a sweep where everything fails should not scroll the terminal away.
-const LIVE_FAILURES: u64 = 20;
+pub const LIVE_FAILURES: u64 = 20;
 
 /// How often the line is redrawn: often enough to look alive, and from a
 /// ticker thread, so that a fuzz batch or a search between two reports still
@@ -27,6 +27,8 @@ const WARM_UP: Duration = Duration::from_secs(1);
 pub struct Progress {
     bar: ProgressBar,
     failed: u64,
+    /// Failures printed so far (at most [`LIVE_FAILURES`], then one line more).
+    said: u64,
     /// `failed` or `found`: what the count on the line says.
     outcome: &'static str,
     /// Print failures as they happen: the output is for people.
@@ -60,7 +62,7 @@ impl Progress {
         });
         let bar = start(ProgressBar::with_draw_target(Some(total), target), style);
         bar.set_message(format!("0 {outcome}"));
-        Progress { bar, failed: 0, outcome, live }
+        Progress { bar, failed: 0, said: 0, outcome, live }
     }
 
     /// Work with no known total (a search): a line with what
@@ -70,7 +72,7 @@ impl Progress {
     pub fn open_ended(for_people: bool) -> Progress {
         let bar = start(ProgressBar::with_draw_target(None, target(for_people)), style("  {msg}  {took} in"));
         bar.set_message("searching");
-        Progress { bar, failed: 0, outcome: "", live: for_people }
+        Progress { bar, failed: 0, said: 0, outcome: "", live: for_people }
     }
 
     /// `n` more units done.
@@ -87,11 +89,18 @@ impl Progress {
     /// (the first [`LIVE_FAILURES`], then a line saying the rest wait).
     pub fn failure(&mut self, text: &str) {
         self.count_failure();
-        if !self.live || self.failed > LIVE_FAILURES + 1 {
+        self.say_failure(text);
+    }
+
+    /// `text` printed above the line as a failure is, within the same
+    /// bound, for a failure already counted.
+    pub fn say_failure(&mut self, text: &str) {
+        if !self.live || self.said > LIVE_FAILURES {
             return;
         }
+        self.said += 1;
         let text =
-            if self.failed > LIVE_FAILURES { "… more failures: the report at the end counts them all" } else { text };
+            if self.said > LIVE_FAILURES { "… more failures: the report at the end counts them all" } else { text };
         self.above(|| eprintln!("{text}"));
     }
 

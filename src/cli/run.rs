@@ -650,13 +650,30 @@ fn sweep(
         Err(e) => return Refusal::line(format!("{e}; nothing was run"), Problem::new(e.to_string())).tell(a.format),
     };
     let mut progress = Progress::new(sweep.plays(), "run", "failed", a.format == Format::Text);
+    // A file's runs follow one another (blocks of seeds): one file failing
+    // every seed must not take all the live lines from the others.
+    let per_file = match scenarios.len() {
+        1 => u64::MAX,
+        n => (super::progress::LIVE_FAILURES / n as u64).max(3),
+    };
+    let mut said_of = vec![0u64; scenarios.len()];
     crate::interrupt::install();
     let played = sweep.play(
         |path, seed| reproduce(a, path, seed),
         |s, seed, runs| {
             if !runs[0].passed {
+                progress.count_failure();
+                let k = scenarios.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0);
+                said_of[k] += 1;
                 let fail = crate::color::paint("FAIL", crate::color::Paint::Fail, crate::color::stderr());
-                progress.failure(&format!("{fail}  {} seed {seed}: {}", shown(&s.name), shown(&runs[0].why)));
+                if said_of[k] <= per_file {
+                    progress.say_failure(&format!("{fail}  {} seed {seed}: {}", shown(&s.name), shown(&runs[0].why)));
+                } else if said_of[k] == per_file + 1 {
+                    progress.say_failure(&format!(
+                        "… more failures of {}: the report at the end counts them all",
+                        shown(&s.name)
+                    ));
+                }
             }
             progress.advance(runs.len() as u64);
         },
