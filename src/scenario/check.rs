@@ -347,7 +347,10 @@ fn stopped_by_a_guard(o: &Outcome, budget: std::time::Duration, last: usize, fai
     let (check, message) = match o.stop {
         Stop::Aborted => (
             "real-time guard",
-            format!("the run used more than {:.1}s of real time and was stopped", budget.as_secs_f64()),
+            format!(
+                "the run used more than {} of real time and was stopped",
+                Millis(u64::try_from(budget.as_millis()).unwrap_or(u64::MAX))
+            ),
         ),
         Stop::LogBound => (
             "log bound",

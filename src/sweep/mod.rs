@@ -65,6 +65,14 @@ pub struct Played {
     pub hash: Option<u64>,
 }
 
+impl Played {
+    /// The guard that stopped this play at a moment of real time, if one did.
+    pub fn stopped_by_guard(&self) -> Option<&'static str> {
+        const GUARD: &str = "real-time guard";
+        self.why.starts_with(GUARD).then_some(GUARD)
+    }
+}
+
 impl<'a> Sweep<'a> {
     /// The sweep, or why it cannot be played (nothing has run then).
     pub fn new(settings: Settings<'a>) -> Result<Sweep<'a>, String> {

@@ -95,6 +95,10 @@ pub struct Nondeterministic {
     /// The two traces' hashes (FNV-1a, 64 bits, of the JSON Lines `--trace` writes), in hex.
     pub hashes: [String; 2],
     pub reproduce: String,
+    /// The guard that stopped one of the two plays (`real-time guard`),
+    /// if one did: a moment of real time, not the simulation, parted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<String>,
 }
 
 impl SweepDoc {
@@ -171,9 +175,12 @@ impl SweepDoc {
                     plural(d.compared, "run")
                 );
                 for n in &d.nondeterministic {
+                    let guard = n.stopped_by.as_deref().map_or(String::new(), |g| {
+                        format!(" (the {} stopped a play: real time, not the simulation, parted them)", shown(g))
+                    });
                     let _ = writeln!(
                         out,
-                        "  {} seed {}: trace hashes {} and {}\n    reproduce: {}",
+                        "  {} seed {}: trace hashes {} and {}{guard}\n    reproduce: {}",
                         shown(&n.scenario),
                         n.seed,
                         shown(&n.hashes[0]),
@@ -240,6 +247,7 @@ mod tests {
                     path: "a.toml".into(),
                     seed: 2,
                     hashes: ["00000000000000aa".into(), "00000000000000bb".into()],
+                    stopped_by: None,
                     reproduce: "handshake run a.toml --seed 2 -v".into(),
                 }],
             }),

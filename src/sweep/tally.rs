@@ -62,6 +62,7 @@ impl Tally {
                         seed,
                         hashes: [hex(one), hex(two)],
                         reproduce: replay(),
+                        stopped_by: [one, two].iter().find_map(|p| p.stopped_by_guard().map(str::to_string)),
                     },
                 ));
             }
@@ -87,6 +88,21 @@ mod tests {
 
     fn passed() -> Played {
         Played { passed: true, why: String::new(), real_ms: 0.5, hash: None }
+    }
+
+    #[test]
+    fn a_pair_the_real_time_guard_parted_is_listed_with_the_guard() {
+        let rows = ["a"].map(|n| ScenarioRow::unplayed(n.into(), format!("{n}.toml"), String::new()));
+        let mut tally = Tally::new(rows.into(), 3);
+        let play = |hash, why: &str| Played { passed: why.is_empty(), why: why.into(), real_ms: 1.0, hash: Some(hash) };
+        let stopped = "real-time guard — the run used more than 1ms of real time and was stopped";
+        tally.add(0, 1, &[play(1, ""), play(2, stopped)], || "again 1".into());
+        tally.add(0, 2, &[play(3, ""), play(4, "")], || "again 2".into());
+        tally.add(0, 3, &[play(5, stopped), play(5, stopped)], || "again 3".into());
+        let (_, _, nondeterministic) = tally.finish();
+        let listed: Vec<(u64, Option<&str>)> =
+            nondeterministic.iter().map(|n| (n.seed, n.stopped_by.as_deref())).collect();
+        assert_eq!(listed, [(1, Some("real-time guard")), (2, None)]);
     }
 
     #[test]
