@@ -432,3 +432,30 @@ fn a_find_the_real_time_guard_made_is_reproduced_under_the_same_budget() {
     assert!(text.contains("--seed 1 --max-real 1ms\n"), "{text}");
     handshake(&["run", written, "--seed", "1", "--max-real", "1ms"]).expect_code(1).stdout_has("real-time guard");
 }
+
+/// A hostile review: two causes whose first findings read the same were
+/// printed as two identical lines (they differ in what else broke), and a
+/// cause with no file written (seen only without a defence, or a find that
+/// could not be written) ended its line in mid-sentence: "the smallest, 10,
+/// replays".
+#[test]
+fn each_cause_says_all_it_broke_and_how_to_play_it_again() {
+    let out = TempDir::new("fuzz-cause-lines");
+    let file = out.write("off.toml", &defences_off());
+    let finds = out.path("finds");
+    let counted = handshake(&["fuzz", &file, "--seeds", "1..301", "--out", &finds, "--count-defences-off"]);
+    counted.expect_code(1);
+    let also: Vec<&str> = counted.stdout.lines().filter(|l| l.starts_with("         and ")).collect();
+    assert!(!also.is_empty(), "a cause that broke two invariants says the second:\n{}", counted.stdout);
+    let seen = handshake(&["fuzz", &file, "--seeds", "1..301", "--out", &out.path("seen")]);
+    seen.expect_code(0);
+    let lines: Vec<&str> = seen.stdout.lines().filter(|l| l.contains("; the smallest, ")).collect();
+    assert!(!lines.is_empty(), "{}", seen.stdout);
+    for line in lines {
+        let (_, rest) = line.split_once("; the smallest, ").unwrap();
+        let (seed, how) = rest.split_once(", ").unwrap();
+        assert!(how.starts_with("is played again by: "), "{line}");
+        let seeds = format!("--seeds {seed}..{}", seed.parse::<u64>().unwrap() + 1);
+        assert!(how.contains(" fuzz ") && how.contains(&seeds), "{line}");
+    }
+}

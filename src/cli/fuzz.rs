@@ -209,6 +209,10 @@ struct Cause {
     smallest_seed: u64,
     /// How to replay the smallest seed's find (for finds written to a file).
     reproduce: Option<String>,
+    /// The causes besides the first finding's: two causes whose first
+    /// findings read the same differ there (in the JSON, `causes` has all).
+    #[serde(skip)]
+    also: Vec<String>,
 }
 
 /// The causes seen so far, in the order first seen.
@@ -237,8 +241,10 @@ impl Causes {
             return false;
         }
         let first = case.findings.first().or(case.only_without.first());
+        let also = causes.iter().filter(|c| first.is_none_or(|f| f.cause() != **c)).cloned().collect();
         self.index.insert(key, self.all.len());
         self.all.push(Cause {
+            also,
             scenario: case.scenario.clone(),
             path: case.path.clone(),
             causes,
@@ -265,9 +271,20 @@ impl Causes {
                 seeds.push(format!("and {} more", c.runs - SHOWN as u64));
             }
             println!("  ×{:<4} {}: {}", c.runs, c.scenario, crate::fuzz::one_line(&c.detail, 150));
-            let replay = c.reproduce.as_ref().map_or(String::new(), |r| format!(": {r}"));
+            for other in &c.also {
+                println!("         and {}", crate::fuzz::one_line(other, 150));
+            }
+            // A cause kept only as seen (or whose find could not be
+            // written) has no file to replay: the fuzz of its seed plays it.
+            let replay = match &c.reproduce {
+                Some(r) => format!("replays: {r}"),
+                None => {
+                    let seed = c.smallest_seed;
+                    format!("is played again by: {}", super::args::resume_command(seed, seed.saturating_add(1)))
+                }
+            };
             println!(
-                "         {} {}; the smallest, {}, replays{replay}",
+                "         {} {}; the smallest, {}, {replay}",
                 noun(c.runs, "seed"),
                 seeds.join(", "),
                 c.smallest_seed
