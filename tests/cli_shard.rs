@@ -263,6 +263,20 @@ fn a_pair_of_plays_the_guard_parted_says_so() {
     }
 }
 
+/// A hostile review: `--seeds 10..1` was told "so write 10..11", one seed,
+/// as if it were `10..10`; a range written backwards is pointed the right way.
+#[test]
+fn a_range_written_backwards_is_told_which_way_it_goes() {
+    handshake(&["run", "--seeds", "10..1"])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has("\"10..1\" runs backwards")
+        .stderr_has("like 1..11");
+    handshake(&["run", "--seeds", "5..5"])
+        .expect_code(2)
+        .stderr_has("\"5..5\" is empty: the end is excluded, so write 5..6");
+}
+
 #[test]
 fn merge_refuses_a_shard_number_out_of_its_range() {
     let dir = TempDir::new("range");

@@ -30,7 +30,14 @@ pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s.split_once("..").ok_or_else(|| format!("{s:?}: write a range like 1..201"))?;
     let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;
     let b: u64 = b.trim().parse().map_err(|_| format!("{b:?} is not a seed (a whole number)"))?;
-    if b <= a {
+    if b < a {
+        // Written the wrong way round: the seeds from b to a, a included.
+        let to = a.checked_add(1).map_or(format!("{a}"), |next| next.to_string());
+        return Err(format!(
+            "{s:?} runs backwards: a range goes up, from its first seed to the one after its last, like {b}..{to}"
+        ));
+    }
+    if b == a {
         return Err(match a.checked_add(1) {
             Some(next) => format!("{s:?} is empty: the end is excluded, so write {a}..{next}"),
             // No end can follow it: the last seed a range holds is one less.
