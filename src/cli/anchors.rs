@@ -31,7 +31,11 @@ impl Spread {
     pub fn of(mut values: Vec<f64>) -> Spread {
         values.sort_by(f64::total_cmp);
         let at = |i: usize| values.get(i).copied().unwrap_or(0.0);
-        Spread { min: at(0), median: at(values.len() / 2), max: at(values.len().saturating_sub(1)) }
+        let n = values.len();
+        // An even count has two middles: their mean, not the upper one (with
+        // two runs, that was the better of them).
+        let median = if n > 0 && n.is_multiple_of(2) { (at(n / 2 - 1) + at(n / 2)) / 2.0 } else { at(n / 2) };
+        Spread { min: at(0), median, max: at(n.saturating_sub(1)) }
     }
 
     /// (max − min) / median: how sure a figure is. More than a third is
