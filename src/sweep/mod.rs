@@ -137,7 +137,7 @@ impl<'a> Sweep<'a> {
     /// order. The plays of one run are handed out one after the other, so
     /// with two threads or more they usually land on different threads, and
     /// a run waits for its second play only while that play is in flight: the
-    /// runs held back number about the threads, never the range. Each thread
+    /// runs held back number about the threads times a batch, never the range. Each thread
     /// loads its own scenarios from the texts in `sources` (a scenario holds
     /// hooks that stay on one thread; the files are not read again: a pipe
     /// cannot be) and plays whole runs, each on its own runtime: a run is the
@@ -187,7 +187,7 @@ impl<'a> Sweep<'a> {
         std::thread::scope(|scope| {
             // Bounded: threads wait for the report to catch up rather than
             // queue results without limit.
-            let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Result<Played, String>)>(4 * jobs as usize);
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<(u64, Played)>, String>>(4 * jobs as usize);
             for started in 0..jobs {
                 let tx = tx.clone();
                 // A system that refuses another thread leaves the sweep to
@@ -204,15 +204,28 @@ impl<'a> Sweep<'a> {
                     let mine = match mine {
                         Ok(m) => m,
                         Err(e) => {
-                            let _ = tx.send((0, Err(e)));
+                            let _ = tx.send(Err(e));
                             return;
                         }
                     };
+                    // Results go to the report in batches: a run is a few
+                    // microseconds, and a hand-over each woke the other
+                    // thread (two futex calls a run made two threads slower
+                    // than one). A slow run's batch goes at once.
+                    let mut batch = Vec::with_capacity(BATCH);
+                    let mut since = std::time::Instant::now();
                     while let Some(i) = take() {
                         let (s, seed) = plan.run(i / times);
-                        if tx.send((i, Ok(how.play(&mine[s], seed, i % times == 1)))).is_err() {
-                            break;
+                        batch.push((i, how.play(&mine[s], seed, i % times == 1)));
+                        if batch.len() >= BATCH || since.elapsed() >= BATCH_WAIT {
+                            if tx.send(Ok(std::mem::take(&mut batch))).is_err() {
+                                return;
+                            }
+                            since = std::time::Instant::now();
                         }
+                    }
+                    if !batch.is_empty() {
+                        let _ = tx.send(Ok(batch));
                     }
                 });
                 if let Err(e) = spawned {
@@ -224,23 +237,28 @@ impl<'a> Sweep<'a> {
                 }
             }
             drop(tx);
-            for (i, played) in rx {
-                match played {
-                    Ok(p) if times == 1 => done(i, &[p]),
-                    Ok(p) => {
-                        let k = i / times;
-                        match waiting.remove(&k) {
-                            None => {
-                                waiting.insert(k, p);
-                            }
-                            Some(other) if i % times == 0 => done(k, &[p, other]),
-                            Some(other) => done(k, &[other, p]),
-                        }
-                    }
+            for batch in rx {
+                let batch = match batch {
+                    Ok(b) => b,
                     Err(e) => {
                         // Stop handing out work; the threads finish what they hold.
                         next.store(plays, Ordering::Relaxed);
                         error.get_or_insert(e);
+                        continue;
+                    }
+                };
+                for (i, p) in batch {
+                    if times == 1 {
+                        done(i, &[p]);
+                        continue;
+                    }
+                    let k = i / times;
+                    match waiting.remove(&k) {
+                        None => {
+                            waiting.insert(k, p);
+                        }
+                        Some(other) if i % times == 0 => done(k, &[p, other]),
+                        Some(other) => done(k, &[other, p]),
                     }
                 }
             }
@@ -251,6 +269,12 @@ impl<'a> Sweep<'a> {
         }
     }
 }
+
+/// Results a thread hands the report at once, and the longest it keeps
+/// them: a batch of short runs costs one hand-over, a slow run is reported
+/// as it ends (the progress line and the live failures follow it).
+const BATCH: usize = 64;
+const BATCH_WAIT: Duration = Duration::from_millis(50);
 
 /// How each run is played: the settings a thread takes with it.
 #[derive(Clone, Copy)]
