@@ -197,7 +197,7 @@ fn merge_refuses_shards_of_different_sweeps_missing_or_twice() {
     merge(&[&a1, &other_range]).expect_code(2).ran_nothing().stderr_has("different sweeps").stderr_has("seeds");
     merge(&[&a1, &other_count]).expect_code(2).ran_nothing().stderr_has("different sweeps").stderr_has("shards");
     merge(&[&a1, &other_cap]).expect_code(2).ran_nothing().stderr_has("different sweeps").stderr_has("--cap");
-    merge(&[&a1]).expect_code(2).ran_nothing().stderr_has("shard 2/2 missing");
+    merge(&[&a1]).expect_code(2).ran_nothing().stderr_has("shard 2/2 is missing");
     merge(&[&a1, &a2, &a1]).expect_code(2).ran_nothing().stderr_has("both shard 1/2");
     // Different scenarios: the same seeds over one file fewer.
     let fewer = handshake(&[
@@ -275,6 +275,33 @@ fn a_range_written_backwards_is_told_which_way_it_goes() {
     handshake(&["run", "--seeds", "5..5"])
         .expect_code(2)
         .stderr_has("\"5..5\" is empty: the end is excluded, so write 5..6");
+}
+
+/// A hostile review: the report of a shard stopped by Ctrl-C said nothing
+/// of it in JSON (a job runner had to read stderr to resume), and merge
+/// refused it only as "has N seeds per scenario, but the file says
+/// otherwise". The report carries its resume seed, and merge says why.
+#[test]
+fn a_stopped_shard_says_where_it_resumes_and_merge_says_why_it_refuses_it() {
+    let dir = TempDir::new("stopped-shard");
+    let args = ["run", "scenarios/05-plan-approved.toml", "--seeds", "1..7", "--shard", "1/2", "--format", "json"];
+    let whole = handshake(&args);
+    whole.expect_code(0);
+    assert!(!whole.stdout.contains("resume_from"), "a whole sweep has no resume seed: {}", whole.stdout);
+    // As a stopped one reads: two of its three seeds played.
+    let stopped = whole.stdout.replace("\"runs\": 3,", "\"runs\": 2,").replace("\"seeds\": 3,", "\"seeds\": 2,");
+    let stopped = stopped.replacen('{', "{\n  \"resume_from\": 5,", 1);
+    let file = dir.write("stopped.json", &stopped);
+    let other =
+        handshake(&["run", "scenarios/05-plan-approved.toml", "--seeds", "1..7", "--shard", "2/2", "--format", "json"]);
+    let other = dir.write("other.json", &other.stdout);
+    handshake(&["merge", &file, &other])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has(
+            "shard 1/2 of seeds 1..7 was stopped early (2 of 3 runs played, every seed before 5 by every scenario)",
+        )
+        .stderr_has("a shard merges only when whole");
 }
 
 #[test]

@@ -43,6 +43,19 @@ fn an_interrupted_shard_resumes_on_its_own_seeds() {
     assert_eq!(shard_two, vec![from, from + 3, from + 6], "shard 1/3 from {from} is shard 2/3's rest");
 }
 
+/// The report of a stopped sweep carries the seed its resume line starts
+/// at, for a job runner that reads the JSON and not stderr.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sweeps_json_says_where_it_resumes() {
+    let args = ["run", "1", "--seeds", "1..3000001", "--shard", "2/3", "--jobs", "1", "--format", "json"];
+    let (code, stdout, stderr) = interrupted_at(&args, "run starts", 200);
+    assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let resume = stderr.lines().find(|l| l.contains("--seeds ")).unwrap_or("").trim();
+    assert_eq!(doc["resume_from"].as_u64(), Some(resume_seed(resume)), "{resume}");
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_during_the_last_run_of_a_sweep_stops_nothing_and_says_no_resume() {

@@ -684,9 +684,9 @@ fn sweep(
     match played {
         // Ctrl-C while the last runs were in hand stops nothing: every run
         // was played, and the report is the whole sweep's.
-        Ok(doc) if crate::interrupt::requested() && doc.runs < runs => {
+        Ok(doc) if doc.resume_from.is_some() => {
             super::sweep::print(&doc, a.format);
-            let resume = sweep.resume_seed(doc.runs);
+            let resume = doc.resume_from.unwrap_or(doc.seeds.to);
             eprintln!(
                 "interrupted: {} of {runs} runs played ({} failed); resume with:\n  {}",
                 doc.runs,

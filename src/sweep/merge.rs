@@ -73,7 +73,13 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
         if missing.len() > NAMED {
             missing[NAMED] = format!("and {} more", of - by_index.len() as u64 - NAMED as u64);
         }
-        return Err(format!("shard {} missing: give all {} files", missing.join(", "), of));
+        let (these, are) = if missing.len() == 1 { ("shard", "is") } else { ("shards", "are") };
+        let named = match missing.split_last() {
+            Some((last, rest)) if last.starts_with("and ") => format!("{} {last}", rest.join(", ")),
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => missing.join(""),
+        };
+        return Err(format!("{these} {named} {are} missing: give all {} files", of));
     }
     let mut out = SweepDoc {
         seeds: first.seeds,
@@ -88,6 +94,7 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
             .collect(),
         options: first.options.clone(),
         determinism: first.determinism.as_ref().map(|_| Determinism { compared: 0, nondeterministic: Vec::new() }),
+        resume_from: None,
     };
     // Added in shard order, so that sums of real times do not depend on the
     // order the files were named in.
@@ -180,6 +187,15 @@ fn agrees_with_itself(file: &str, d: &SweepDoc) -> Result<(), String> {
     }
     let expected = shard.seeds(from, to);
     let runs = expected.checked_mul(d.scenarios.len() as u64);
+    if let Some(resume) = d.resume_from {
+        return Err(format!(
+            "{file}: shard {shard} of seeds {from}..{to} was stopped early ({} of {} played, every seed before {resume} \
+             by every scenario): a shard merges only when whole; play it again whole (its resume line plays the \
+             rest as a shard of another range, whose report does not merge either)",
+            d.runs,
+            runs.map_or("more".to_string(), |r| plural(r, "run"))
+        ));
+    }
     if d.scenarios.iter().any(|r| r.seeds != expected) || Some(d.runs) != runs {
         return Err(format!(
             "{file}: shard {shard} of seeds {from}..{to} has {} per scenario, but the file says otherwise",
@@ -299,14 +315,18 @@ mod tests {
             }],
             options: Vec::new(),
             determinism: None,
+            resume_from: None,
         }
     }
 
     #[test]
     fn a_report_claiming_a_trillion_shards_is_refused_without_making_room_for_them() {
         let e = merge(&[("a.json".to_string(), shard_of(1_000_000_000_000))]).unwrap_err();
-        assert!(e.starts_with("shard 2/1000000000000, 3/1000000000000,"), "{e}");
-        assert!(e.contains(", and 999999999989 more missing: give all 1000000000000 files"), "{e}");
+        assert!(e.starts_with("shards 2/1000000000000, 3/1000000000000,"), "{e}");
+        assert!(
+            e.contains(", 11/1000000000000 and 999999999989 more are missing: give all 1000000000000 files"),
+            "{e}"
+        );
         let whole = SweepDoc { seeds: SeedRange { from: 1, to: 2 }, shard: None, ..shard_of(1) };
         assert_eq!(merge(&[("a.json".to_string(), whole.clone())]), Ok(whole));
     }

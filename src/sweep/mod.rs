@@ -124,6 +124,7 @@ impl<'a> Sweep<'a> {
             scenarios: rows,
             options: self.settings.options.clone(),
             determinism: check_determinism.then_some(Determinism { compared: played, nondeterministic }),
+            resume_from: (played < total).then(|| plan.resume_seed(played)),
         })
     }
 

@@ -35,6 +35,11 @@ pub struct SweepDoc {
     /// Present with `--check-determinism`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub determinism: Option<Determinism>,
+    /// Present when the sweep was stopped (Ctrl-C) before its last run: the
+    /// seed its resume line starts at (seeds before it were played by every
+    /// scenario). Such a report does not merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_from: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -251,6 +256,7 @@ mod tests {
                     reproduce: "handshake run a.toml --seed 2 -v".into(),
                 }],
             }),
+            resume_from: None,
         };
         assert!(!doc.passed());
         let text = doc.text();
