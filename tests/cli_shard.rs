@@ -304,6 +304,15 @@ fn a_stopped_shard_says_where_it_resumes_and_merge_says_why_it_refuses_it() {
         .stderr_has("a shard merges only when whole");
 }
 
+/// A hostile review: a scenario that played no seed (a shard with none of
+/// its own, a sweep stopped before it) was labelled PASS 0/0.
+#[test]
+fn a_scenario_that_played_no_seed_is_no_pass() {
+    let r = handshake(&["run", "1", "2", "--seeds", "1..3", "--shard", "3/3"]);
+    r.expect_code(0).stdout_has("NONE  happy-shutdown").stdout_has("no seed played");
+    assert!(!r.stdout.contains("PASS"), "{}", r.stdout);
+}
+
 #[test]
 fn merge_refuses_a_shard_number_out_of_its_range() {
     let dir = TempDir::new("range");

@@ -154,6 +154,12 @@ impl SweepDoc {
         }
         let (failing, passing): (Vec<_>, Vec<_>) = self.scenarios.iter().partition(|r| r.failed > 0);
         for r in failing.into_iter().chain(passing) {
+            if r.seeds == 0 {
+                // Stopped before it, or a shard with no seed of its own: no run, no verdict.
+                let none = crate::color::paint("NONE", crate::color::Paint::Warn, crate::color::stdout());
+                let _ = writeln!(out, "{none}  {:<48} no seed played", shown(&r.name));
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "{}  {:<48} {}/{} {} passed  ({:.1} ms real)",
