@@ -113,7 +113,10 @@ fn a_bad_scenario_file_is_every_problem_with_its_place_the_same_in_every_command
 fn what_clap_refuses_is_the_error_object_too_when_json_is_asked() {
     let empty = refusal(&["run", "--seeds", "5..1"]);
     assert_eq!(empty["errors"][0]["flag"], "--seeds", "{empty:#}");
-    assert!(empty["errors"][0]["message"].as_str().is_some_and(|m| m.contains("write 5..6")), "{empty:#}");
+    assert!(
+        empty["errors"][0]["message"].as_str().is_some_and(|m| m.contains("runs backwards") && m.contains("like 1..6")),
+        "{empty:#}"
+    );
     let typo = refusal(&["run", "--sed", "3"]);
     assert_eq!(typo["errors"][0]["flag"], "--sed", "{typo:#}");
     assert!(typo["errors"][0]["help"].as_str().is_some_and(|h| h.contains("'--seed'")), "{typo:#}");
@@ -180,4 +183,24 @@ fn an_output_that_cannot_be_written_is_the_error_object_with_json() {
     assert!(doc["error"]["message"].as_str().is_some_and(|m| m.contains("--svg")), "{doc:#}");
     assert!(json.stderr.contains("none of its outputs was written"), "{}", json.explain());
     assert!(!json.stderr.contains("verdict is above"), "{}", json.explain());
+}
+
+/// A hostile review: `--trace /dev/stdout --format json` (or an explore's
+/// `--save-schedule /dev/stdout`) wrote the trace into the JSON report's
+/// stream, which then no JSON reader took. Refused, as an output naming
+/// another output is; in text, and with stdout sent nowhere, it is allowed.
+#[cfg(unix)]
+#[test]
+fn an_output_on_stdout_beside_the_json_report_is_refused() {
+    for args in [
+        vec!["run", HAPPY, "--trace", "/dev/stdout", "--format", "json"],
+        vec!["explore", HAPPY, "--save-schedule", "/dev/stdout", "--format", "json"],
+    ] {
+        let r = handshake(&args);
+        r.expect_code(2);
+        let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", r.explain()));
+        let message = doc["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("is stdout, where the JSON report goes"), "{message}");
+    }
+    handshake(&["run", HAPPY, "--trace", "/dev/stdout"]).expect_code(0).stdout_has("\"event\":");
 }

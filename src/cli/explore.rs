@@ -243,7 +243,9 @@ fn checked(a: &ExploreArgs) -> Result<(crate::scenario::Scenario, String), i32> 
             return Err(Refusal::line(format!("{flag}: {e}; nothing was explored"), problem).tell(a.format));
         }
     }
-    if let Some((flag, why)) = super::clashing_output(&outputs, &[("the scenario file", &a.path)]) {
+    let clash = super::clashing_output(&outputs, &[("the scenario file", &a.path)])
+        .or_else(|| super::into_the_json_report(&outputs, a.format));
+    if let Some((flag, why)) = clash {
         return Err(Refusal::line(format!("{why}; nothing was explored"), Problem::in_flag(flag, why)).tell(a.format));
     }
     let loaded = crate::scenario::read_file(&a.path)

@@ -213,7 +213,8 @@ pub fn main(a: RunArgs) -> i32 {
     let mut inputs: Vec<(&str, &Path)> = files.iter().map(|f| ("the scenario file", f.as_path())).collect();
     inputs.extend(a.schedule.as_deref().map(|p| ("--schedule", p)));
     let named: Vec<(&'static str, &Path)> = wanted.iter().map(|(o, p)| (o.option(), *p)).collect();
-    if let Some((option, why)) = super::clashing_output(&named, &inputs) {
+    let clash = super::clashing_output(&named, &inputs).or_else(|| super::into_the_json_report(&named, a.format));
+    if let Some((option, why)) = clash {
         return refuse(option, why.clone(), format!("{why}; nothing was run"));
     }
     if let Some(dir) = a.inbox_dir.as_deref() {
