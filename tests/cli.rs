@@ -655,6 +655,20 @@ fn explore_writes_the_counterexample_of_a_scenario_read_from_a_pipe() {
     assert!(written.contains("violation = \"matching-response\""), "{written}");
 }
 
+/// A hostile review: `explore 99` said "cannot read the file" where `run 99`
+/// says no bundled scenario has that number; and a team too big to explore
+/// was refused without naming its file.
+#[test]
+fn explore_names_what_it_cannot_explore() {
+    handshake(&["explore", "99"])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has("no such file, and no bundled scenario of that number or name");
+    let dir = TempDir::new("explore-too-big");
+    let big = dir.write("big.toml", "name = \"big\"\n[[teammate]]\nname = \"w\"\ncount = 20000\n");
+    handshake(&["explore", &big]).expect_code(2).stderr_has(&format!("{big}: the team has 20000 teammates"));
+}
+
 // ------------------------------------------ issue 19, point 11: small gaps
 
 /// Every option that writes a file refuses a symbolic link there, before

@@ -260,7 +260,8 @@ fn checked(a: &ExploreArgs) -> Result<(crate::scenario::Scenario, String), i32> 
     };
     if let Some(why) = crate::explore::too_big(&scenario) {
         let problem = Problem::in_file(a.path.display(), why.clone());
-        return Err(Refusal::line(format!("{why}; nothing was explored"), problem).tell(a.format));
+        let line = format!("{}: {why}; nothing was explored", a.path.display());
+        return Err(Refusal::line(line, problem).tell(a.format));
     }
     Ok((scenario, text))
 }
@@ -409,7 +410,8 @@ impl Report<'_> {
                  run it again, with --max-states or --max-depth to bound it)"
             ),
             Some("max-memory") => println!(
-                "stopped at --max-memory{}: states beyond it were not explored (a state of this team holds about {})",
+                "stopped at --max-memory{}: the states counted were judged, but the last of them were not \
+                 expanded, so what follows them was not explored (a state of this team holds about {})",
                 if a.max_memory.is_none() {
                     " (none given: three quarters of the memory free when the search began)"
                 } else {
@@ -417,7 +419,11 @@ impl Report<'_> {
                 },
                 crate::words::bytes(x.state_bytes)
             ),
-            Some(bound) => println!("stopped at --{bound}: states beyond it were not explored"),
+            Some("max-depth") => println!("stopped at --max-depth: states deeper than it were not explored"),
+            Some(bound) => println!(
+                "stopped at --{bound}: the states counted were judged, but the last of them were not expanded, so \
+                 what follows them was not explored (a violation there may be missed: raise the bound)"
+            ),
             None => {}
         }
         for c in &x.expected {

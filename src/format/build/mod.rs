@@ -309,7 +309,19 @@ pub fn read_file(path: &std::path::Path) -> Result<String, ScenarioError> {
     use crate::input::{read_text, ReadError};
     let shown = path.display().to_string();
     // A file of that name, if there is one, is read as any file is.
-    if super::bundled::is_bundled(path) && std::fs::symlink_metadata(path).is_err() {
+    let missing = std::fs::symlink_metadata(path).is_err();
+    // A bare word (no folder, no extension) that names no file was meant as a
+    // bundled scenario's number or name: `explore 99`.
+    let bare = path.components().count() == 1 && path.extension().is_none();
+    if missing && bare && !super::bundled::is_bundled(path) {
+        let mut e = ScenarioError::whole_file(&shown, "no such file, and no bundled scenario of that number or name");
+        e.help(format!(
+            "`{} scenarios` lists the bundled ones; write one by its number, like 22, or its name",
+            crate::words::program()
+        ));
+        return Err(e);
+    }
+    if super::bundled::is_bundled(path) && missing {
         return super::bundled::by_path(path).map(|b| b.text.to_string()).ok_or_else(|| {
             let mut e = ScenarioError::whole_file(&shown, "no bundled scenario has this name".to_string());
             e.help(format!(
