@@ -650,7 +650,9 @@ fn sweep(
         Ok(s) => s,
         Err(e) => return Refusal::line(format!("{e}; nothing was run"), Problem::new(e.to_string())).tell(a.format),
     };
-    let mut progress = Progress::new(sweep.plays(), "run", "failed", a.format == Format::Text);
+    // Each run is played twice with --check-determinism: the line counts plays.
+    let unit = if a.check_determinism { "play" } else { "run" };
+    let mut progress = Progress::new(sweep.plays(), unit, "failed", a.format == Format::Text);
     // A file's runs follow one another (blocks of seeds): one file failing
     // every seed must not take all the live lines from the others.
     let per_file = match scenarios.len() {
