@@ -495,6 +495,18 @@ fn bench_refuses_an_empty_load() {
     }
 }
 
+/// A hostile review: fewer handshakes than are in flight timed the load's
+/// set-up and printed it as a rate; a typo'd --repeat would run for days.
+#[test]
+fn bench_refuses_a_load_that_would_time_its_set_up_or_never_end() {
+    handshake(&["bench", "--teammates", "1000", "--in-flight", "10", "--handshakes", "10"])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has("--handshakes 10 is fewer than the 10000 handshakes in flight")
+        .stderr_has("give at least 10000");
+    handshake(&["bench", "--repeat", "1000000"]).expect_code(2).ran_nothing().stderr_has("at most 1000");
+}
+
 /// A load no scenario may have is refused before anything is built: four
 /// billion teammates filled memory, ten million aborted on an allocation.
 #[test]

@@ -17,7 +17,7 @@ pub struct BenchArgs {
     /// Requests kept in flight per teammate (teammates × in-flight outstanding at once)
     #[arg(long, default_value_t = 1)]
     pub in_flight: u32,
-    /// Handshakes to complete in each measurement
+    /// Handshakes to complete in each measurement (at least teammates × in-flight)
     #[arg(long, default_value_t = 1_000_000)]
     pub handshakes: u64,
     /// Handshakes timed one by one for the latency percentiles (a separate pass)
@@ -268,6 +268,10 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The most rounds a bench repeats: a spread is a handful of them, and a
+/// typo of a few more digits would run for days.
+const MOST_REPEATS: u32 = 1000;
+
 pub fn main(a: BenchArgs) -> i32 {
     let zero = [
         ("--teammates", a.teammates == 0),
@@ -291,6 +295,18 @@ pub fn main(a: BenchArgs) -> i32 {
             most * 10
         );
         return Refusal::line(why.clone(), Problem::in_flag(flag, why)).tell(a.format);
+    }
+    if !a.suite && a.handshakes < outstanding {
+        let why = format!(
+            "--handshakes {} is fewer than the {outstanding} handshakes in flight (--teammates × --in-flight): \
+             such a measurement times the load's set-up, not its handshakes; give at least {outstanding}",
+            a.handshakes
+        );
+        return Refusal::line(why.clone(), Problem::in_flag("--handshakes", why)).tell(a.format);
+    }
+    if a.repeat > MOST_REPEATS {
+        let why = format!("--repeat {} is more rounds than a spread needs: at most {MOST_REPEATS}", a.repeat);
+        return Refusal::line(why.clone(), Problem::in_flag("--repeat", why)).tell(a.format);
     }
     if a.protocol.spec().blocks_asker && a.in_flight > 1 {
         let why = format!(
