@@ -53,7 +53,7 @@ pub struct ExploreArgs {
     /// Also explore with each reduction off, and report what each saves (takes longer: up to three searches)
     #[arg(long)]
     pub compare: bool,
-    /// Threads that expand states; the result is the same for any number [default: every core]
+    /// Threads that expand states; the result is the same for any number, unless --max-memory stops it [default: every core]
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
     /// breadth: level by level, so a counterexample is a shortest one (holds a whole level of states). depth: one path at a time, on one thread (holds only the seen set, a few dozen bytes a state, for spaces too big to hold a level); a counterexample is then a schedule that breaks, not a shortest one: `handshake shrink` shortens it
