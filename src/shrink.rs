@@ -457,6 +457,7 @@ pub fn shrink(path: &str, src: &str, opts: &Options) -> Result<Shrunk, ShrinkErr
         }
     }
     let minimal = !probe.capped && !probe.interrupted;
+    forget_what_went(&mut changes, &doc);
     let after = Sizes::of(&doc);
 
     // The file as written: the run of `doc` broke the target; now say so.
@@ -931,6 +932,20 @@ fn keep_if(
     }
 }
 
+/// Drops the changes to a fault or a step that a later round removed: the
+/// summary says what the file shrunk became, and what is gone is counted
+/// in its sizes.
+fn forget_what_went(changes: &mut Vec<String>, doc: &Doc) {
+    let faults: BTreeSet<usize> = doc.faults.iter().map(|f| f.get_ref().n).collect();
+    let steps: BTreeSet<usize> = doc.steps.iter().map(|s| s.get_ref().n).collect();
+    let still_there = |change: &str, prefix: &str, kept: &BTreeSet<usize>| {
+        let Some(rest) = change.strip_prefix(prefix) else { return true };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().map_or(true, |n: usize| kept.contains(&n))
+    };
+    changes.retain(|c| still_there(c, "fault #", &faults) && still_there(c, "step #", &steps));
+}
+
 fn simplify(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -> Doc {
     doc = defences_back_on(probe, doc, changes);
     doc = simpler_latency(probe, doc, changes);
@@ -939,7 +954,8 @@ fn simplify(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -> Doc {
     }
     let mut prev = 0;
     for i in 0..doc.steps.len() {
-        let what = format!("step #{}", i + 1);
+        // Named by its place in the file shrunk: a later round may remove it.
+        let what = format!("step #{}", doc.steps[i].get_ref().n);
         let read = |d: &Doc| duration_of(Some(&d.steps[i].get_ref().at));
         let write = |d: &mut Doc, v: u64| d.steps[i].get_mut().at = dur(v);
         Shorter { what: &what, key: "at", lo: prev, read: &read, write: &write }.apply(probe, &mut doc, changes);
@@ -998,7 +1014,8 @@ fn simpler_latency(probe: &mut Probe, mut doc: Doc, changes: &mut Vec<String>) -
 fn simpler_fault(probe: &mut Probe, mut doc: Doc, i: usize, changes: &mut Vec<String>) -> Doc {
     let f = doc.faults[i].get_ref().clone();
     let named = f.kind.get_ref().as_str();
-    let what = format!("fault #{} ({named})", i + 1);
+    // Named by its place in the file shrunk: a later round may remove it.
+    let what = format!("fault #{} ({named})", f.n);
     let kind = crate::world::FaultKind::named(named);
     let stall = kind == Some(crate::world::FaultKind::Stall);
     if let Some(p) = &f.probability {
