@@ -495,6 +495,21 @@ fn bench_refuses_an_empty_load() {
     }
 }
 
+/// A hostile review: the suite's table had no min and max and no `build`
+/// line, which bench's help promises of every figure; and a case of fewer
+/// handshakes than in flight was taken.
+#[test]
+fn the_bench_suite_says_its_build_and_each_ratios_spread() {
+    let r = handshake(&["bench", "--suite", "--cases", "1x1x200", "--latency-sample", "20", "--repeat", "2"]);
+    r.expect_code(0).stdout_has("build: the `").stdout_has("| ratio (min–max) |");
+    let row = r.stdout.lines().find(|l| l.starts_with("| shutdown, 1 × 1, memory |")).expect("the case's row");
+    assert!(row.contains(" (") && row.contains("–"), "{row}");
+    handshake(&["bench", "--suite", "--cases", "1000x10x10"])
+        .expect_code(2)
+        .ran_nothing()
+        .stderr_has("give at least 10000");
+}
+
 /// A hostile review: fewer handshakes than are in flight timed the load's
 /// set-up and printed it as a rate; a typo'd --repeat would run for days.
 #[test]

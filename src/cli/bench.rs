@@ -107,6 +107,14 @@ fn parse_cases(s: &str) -> Result<Cases, String> {
             .collect::<Result<_, _>>()?;
         match n.as_slice() {
             [t, f, h] if *t >= 1 && *f >= 1 && *h >= 1 && *t <= u32::MAX as u64 && *f <= u32::MAX as u64 => {
+                if *h < t * f {
+                    return Err(format!(
+                        "{c:?}: {h} handshakes are fewer than the {} in flight: such a case times its set-up; give \
+                         at least {}",
+                        t * f,
+                        t * f
+                    ));
+                }
                 Ok(Shape { teammates: *t as u32, in_flight: *f as u32, handshakes: *h })
             }
             _ => Err(format!("{c:?}: write teammates x in-flight x handshakes, each at least 1, e.g. 1000x1x100000")),
@@ -512,14 +520,18 @@ fn measure_in_child(
 }
 
 fn print_table(cases: &[serde_json::Value]) {
+    // Which build measured: the figures compare with docs/performance.md's
+    // only from the `perf` profile (the help promises this line).
+    println!("build: the `{}` profile", env!("HANDSHAKE_PROFILE"));
     println!(
-        "| handshake, teammates × in flight, mailbox | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio | p50 µs | p99 µs | max µs | peak MB |"
+        "| handshake, teammates × in flight, mailbox | protocol handshakes/s | ns/handshake | baseline round trips/s | ratio (min–max) | p50 µs | p99 µs | max µs | peak MB |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for c in cases {
         let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+        let ratio = &c["spread"]["ratio"];
         println!(
-            "| {}, {} × {}, {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
+            "| {}, {} × {}, {} | {:.0} | {:.0} | {:.0} | {:.2} ({:.2}–{:.2}) | {:.2} | {:.2} | {:.1} | {} |",
             c["handshake"].as_str().unwrap_or("shutdown"),
             c["teammates"],
             c["in_flight"],
@@ -528,6 +540,8 @@ fn print_table(cases: &[serde_json::Value]) {
             f(&c["protocol"]["ns_per_handshake"]),
             f(&c["baseline"]["per_second"]),
             f(&c["ratio"]),
+            f(&ratio["min"]),
+            f(&ratio["max"]),
             f(&c["latency_us"]["p50"]),
             f(&c["latency_us"]["p99"]),
             f(&c["latency_us"]["max"]),
