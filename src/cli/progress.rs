@@ -70,8 +70,8 @@ impl Progress {
     /// where it stands only every so many states, and a rate read between
     /// two reports would fall as if the search were slowing down.
     pub fn open_ended(for_people: bool) -> Progress {
-        let bar = start(ProgressBar::with_draw_target(None, target(for_people)), style("  {msg}  {took} in"));
-        bar.set_message("searching");
+        let bar = start(ProgressBar::with_draw_target(None, target(for_people)), style("  {msg}  ({took} so far)"));
+        bar.set_message("searching…");
         Progress { bar, failed: 0, said: 0, outcome: "", live: for_people }
     }
 
