@@ -696,6 +696,16 @@ fn explore_names_what_it_cannot_explore() {
     handshake(&["explore", &big]).expect_code(2).stderr_has(&format!("{big}: the team has 20000 teammates"));
 }
 
+/// A hostile review: with --expect, scenario 29's three teammates alike
+/// were "no identical teammates": they are alike, and kept apart because
+/// the expectations name them.
+#[test]
+fn explore_says_why_teammates_alike_are_not_symmetric() {
+    handshake(&["explore", "29", "--expect", "--max-states", "200"])
+        .expect_code(3)
+        .stdout_has("symmetry: none (3 teammates alike, named by the expectations, which tells them apart)");
+}
+
 // ------------------------------------------ issue 19, point 11: small gaps
 
 /// Every option that writes a file refuses a symbolic link there, before

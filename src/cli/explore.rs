@@ -381,6 +381,10 @@ impl Report<'_> {
         let sym = match (&symmetry, x.symmetric.is_empty(), bounds.symmetry) {
             (Some((u, _, complete)), _, _) => format!("symmetry ×{u:.2}{}", if *complete { "" } else { " (bounded)" }),
             (None, _, false) => "symmetry off".to_string(),
+            (None, true, true) if x.set_apart > 0 => format!(
+                "symmetry: none ({} teammates alike, named by the expectations, which tells them apart)",
+                x.set_apart
+            ),
             (None, true, true) => "symmetry: no identical teammates".to_string(),
             (None, false, true) => format!(
                 "symmetry on ({} interchangeable teammates)",

@@ -196,6 +196,9 @@ pub struct Exploration {
     pub slept: u64,
     /// Interchangeable teammates, as the size of each group (empty: no symmetry used).
     pub symmetric: Vec<usize>,
+    /// Teammates alike that the file's expectations name, and so tell apart
+    /// (`--expect`): left out of `symmetric`.
+    pub set_apart: usize,
     /// The shortest schedule that breaks an invariant the file does not
     /// expect, if any: the search stops there.
     pub counterexample: Option<Counterexample>,
@@ -555,11 +558,13 @@ fn run_search(
         Model::new(scenario, budgets, bounds.symmetry)
     };
     let mut model = model.with_latency_bound(bounds.latency_bound);
+    let alike: usize = model.symmetry_groups().iter().map(Vec::len).sum();
     if bounds.expectations {
         // The end of one schedule stands for its mirror images only if the
         // expectations cannot tell them apart.
         model = model.apart(&scenario.named_by_expectations());
     }
+    let set_apart = alike - model.symmetry_groups().iter().map(Vec::len).sum::<usize>();
     let start = model.start();
     let root = model.fingerprint(&start);
     let mut seen = Seen::default();
@@ -571,6 +576,7 @@ fn run_search(
         stopped_by: None,
         slept: 0,
         symmetric: model.symmetry_groups().iter().map(Vec::len).collect(),
+        set_apart,
         counterexample: None,
         expected: Vec::new(),
         deadlock: None,
