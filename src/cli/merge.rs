@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
-    /// The shards' `--format json` outputs, one file each, all N of them, in any order
+    /// The shards' `--format json` outputs, one file each, all N of them, in any order (`-`: stdin)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
@@ -26,7 +26,9 @@ pub const MERGE_EXAMPLES: &[(&str, &str)] = &[
 pub fn main(a: MergeArgs) -> i32 {
     let mut docs = Vec::new();
     for f in &a.files {
-        match read(f) {
+        // `-` is stdin, as for most tools that read files (one report piped in).
+        let path = if f.as_os_str() == "-" { std::path::Path::new("/dev/stdin") } else { f.as_path() };
+        match read(path) {
             Ok(d) => docs.push((f.display().to_string(), d)),
             Err(e) => {
                 let line = format!("{e}; nothing was merged");
