@@ -77,6 +77,8 @@ fn ctrl_c_during_the_last_run_of_a_sweep_stops_nothing_and_says_no_resume() {
     assert!(!stderr.contains("resume with"), "{}", tail(&stderr));
     assert!(!stdout.contains("stopped early"), "{stdout}");
     assert_eq!(code, Some(0), "{stdout}\n{}", tail(&stderr));
+    // The press is heard (a hostile review: it was met with silence).
+    assert!(stderr.contains("interrupted as the last runs were playing: every run was played"), "{}", tail(&stderr));
 }
 
 /// The seed a resume line's `--seeds FROM..` starts from.

@@ -705,7 +705,14 @@ fn sweep(
             }
             super::EXIT_INTERRUPTED
         }
-        Ok(doc) => super::sweep::print(&doc, a.format),
+        Ok(doc) => {
+            let code = super::sweep::print(&doc, a.format);
+            if crate::interrupt::requested() {
+                // Pressed while the last runs were in hand: nothing was left to stop.
+                eprintln!("interrupted as the last runs were playing: every run was played, and the report is whole");
+            }
+            code
+        }
         Err(e) => {
             eprintln!("error: {e}; the sweep stopped");
             EXIT_FAILED
