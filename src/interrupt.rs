@@ -143,6 +143,12 @@ extern "C" fn on_sigint(_: libc::c_int) {
     };
     let again = REQUESTED.swap(true, Ordering::AcqRel);
     if again && now.saturating_sub(first) >= SAME_PRESS.as_nanos() as u64 {
+        const SAID: &[u8] =
+            b"\ninterrupted again: stopped at once, with no report (files being written are left as they were)\n";
+        // SAFETY: `write` is async-signal-safe; what it fails to write is lost, nothing else.
+        unsafe {
+            libc::write(2, SAID.as_ptr().cast(), SAID.len());
+        }
         remove_temporary();
         // SAFETY: `_exit` is async-signal-safe and takes any status.
         unsafe { libc::_exit(130) }

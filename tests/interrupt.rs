@@ -81,6 +81,53 @@ fn ctrl_c_during_the_last_run_of_a_sweep_stops_nothing_and_says_no_resume() {
     assert!(stderr.contains("interrupted as the last runs were playing: every run was played"), "{}", tail(&stderr));
 }
 
+/// A hostile review: a second Ctrl-C ended the program at once with no word.
+/// A run of 60,000 teammates is in hand (seconds in a debug build) when the
+/// first press comes; the second, 300 ms later, ends it and says so.
+#[cfg(unix)]
+#[test]
+fn a_second_ctrl_c_ends_at_once_and_says_so() {
+    use std::io::BufRead;
+    let dir = std::env::temp_dir().join(format!("handshake-interrupt-{}-again", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("huge.toml");
+    let mut text = String::from("name = \"huge\"\n[[teammate]]\nname = \"worker\"\ncount = 60000\n");
+    for i in 1..=60000 {
+        text.push_str(&format!("[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-{i}\"\n"));
+    }
+    std::fs::write(&file, text).unwrap();
+    let mut child = std::process::Command::new(common::binary::bin())
+        .args(["run", file.to_str().unwrap(), "--seeds", "1..3", "--jobs", "1"])
+        .current_dir(common::binary::root())
+        .env("RUST_LOG", "handshake=info,handshake::team::hooks=debug")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = String::new();
+    let mut pressed = false;
+    for line in std::io::BufReader::new(child.stderr.take().expect("piped")).lines() {
+        let Ok(line) = line else { break };
+        if !pressed && line.contains("run starts") {
+            pressed = true;
+            // SAFETY: SIGINT to the child this test started, twice, 300 ms apart.
+            unsafe { libc::kill(pid, libc::SIGINT) };
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                unsafe { libc::kill(pid, libc::SIGINT) };
+            });
+        }
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    let status = child.wait().expect("it ends");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(pressed, "the run started: {}", tail(&stderr));
+    assert_eq!(status.code(), Some(130), "{}", tail(&stderr));
+    assert!(stderr.contains("interrupted again: stopped at once, with no report"), "{}", tail(&stderr));
+}
+
 /// The seed a resume line's `--seeds FROM..` starts from.
 #[cfg(unix)]
 fn resume_seed(resume: &str) -> u64 {
