@@ -96,6 +96,12 @@ fn a_sweep_on_a_terminal_shows_the_rate_and_the_time_left_then_takes_the_line_aw
     assert_eq!(code, 0, "{shown:?}");
     assert!(shown.contains(&format!("/{runs} runs  0 failed  ")) && shown.contains(" runs/s  "), "{shown:?}");
     assert!(shown.contains(" in, estimating the time left"), "the first second estimates: {shown:?}");
+    // Every frame says how many failed, the first one too (a hostile review
+    // saw a first frame without it: the ticker started before the count was
+    // set, a race this test seldom loses).
+    let first = shown.split(" runs  ").next().unwrap_or_default();
+    let frame = &shown[first.len()..];
+    assert!(frame.starts_with(" runs  0 failed  "), "the first frame: {:?}", &frame[..frame.len().min(80)]);
     let left = times_left(&shown);
     assert!(!left.is_empty(), "then the time left: {shown:?}");
     // The old line's first estimate, from one run, was "about 14m45s left"

@@ -60,8 +60,9 @@ impl Progress {
             let rate = Some(s.per_sec()).filter(|r| r.is_finite()).unwrap_or(0.0);
             let _ = write!(w, "{rate:.0} {what}s/s");
         });
-        let bar = start(ProgressBar::with_draw_target(Some(total), target), style);
-        bar.set_message(format!("0 {outcome}"));
+        // The message before the first tick: the first frame drawn says "0 failed" too.
+        let bar = ProgressBar::with_draw_target(Some(total), target).with_message(format!("0 {outcome}"));
+        let bar = start(bar, style);
         Progress { bar, failed: 0, said: 0, outcome, live }
     }
 
@@ -70,8 +71,8 @@ impl Progress {
     /// where it stands only every so many states, and a rate read between
     /// two reports would fall as if the search were slowing down.
     pub fn open_ended(for_people: bool) -> Progress {
-        let bar = start(ProgressBar::with_draw_target(None, target(for_people)), style("  {msg}  ({took} so far)"));
-        bar.set_message("searching…");
+        let bar = ProgressBar::with_draw_target(None, target(for_people)).with_message("searching…");
+        let bar = start(bar, style("  {msg}  ({took} so far)"));
         Progress { bar, failed: 0, said: 0, outcome: "", live: for_people }
     }
 
