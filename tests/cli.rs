@@ -13,7 +13,7 @@ use common::WRONG_EXPECTATION;
 
 use common::binary::{handshake, TempDir};
 use common::bundled_files as bundled;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::Path;
 
 const HAPPY: &str = "scenarios/01-happy-shutdown.toml";
@@ -704,6 +704,9 @@ fn explore_says_why_teammates_alike_are_not_symmetric() {
     handshake(&["explore", "29", "--expect", "--max-states", "200"])
         .expect_code(3)
         .stdout_has("symmetry: none (3 teammates alike, named by the expectations, which tells them apart)");
+    let json = handshake(&["explore", "29", "--expect", "--max-states", "200", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", json.explain()));
+    assert_eq!((doc["symmetric_groups"].clone(), doc["set_apart_by_expectations"].clone()), (json!([]), json!(3)));
 }
 
 // ------------------------------------------ issue 19, point 11: small gaps

@@ -350,6 +350,7 @@ impl Report<'_> {
             "stopped_by": x.stopped_by,
             "partial_order_slept": x.slept,
             "symmetric_groups": x.symmetric,
+            "set_apart_by_expectations": x.set_apart,
             "symmetry_factor_unique": symmetry.map(|f| f.0),
             "partial_order_factor_states": partial.map(|f| f.1),
             "deadlock": x.deadlock.as_ref().map(|d| serde_json::json!({
