@@ -657,21 +657,12 @@ fn a_sweep_on_two_threads_plays_a_scenario_from_a_pipe() {
 #[cfg(unix)]
 #[test]
 fn explore_writes_the_counterexample_of_a_scenario_read_from_a_pipe() {
-    use std::io::Write;
     let dir = TempDir::new("explore-pipe");
     let text = std::fs::read_to_string(common::binary::root().join(HAPPY)).unwrap();
     let text = format!("{text}\n[policy.defences]\npending_check = false\n");
     let (out, schedule) = (dir.path("found.toml"), dir.path("found.schedule"));
-    let mut child = std::process::Command::new(common::binary::bin())
-        .args(["explore", "/dev/stdin", "--duplicate", "1", "--write", &out, "--save-schedule", &schedule])
-        .current_dir(common::binary::root())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child.stdin.take().expect("piped").write_all(text.as_bytes()).unwrap();
-    let ran = common::binary::from_output(child.wait_with_output().unwrap(), "explore /dev/stdin".into());
+    let args = ["explore", "/dev/stdin", "--duplicate", "1", "--write", &out, "--save-schedule", &schedule];
+    let ran = common::binary::handshake_fed(&args, &text);
     ran.expect_code(1)
         .stdout_has("matching-response")
         .stderr_has(&format!("wrote {out}"))

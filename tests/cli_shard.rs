@@ -317,19 +317,9 @@ fn a_scenario_that_played_no_seed_is_no_pass() {
 #[cfg(unix)]
 #[test]
 fn merge_reads_a_report_piped_in_as_dash() {
-    use std::io::Write;
     let report = handshake(&["run", "scenarios/05-plan-approved.toml", "--seeds", "1..3", "--format", "json"]);
     report.expect_code(0);
-    let mut child = std::process::Command::new(common::binary::bin())
-        .args(["merge", "-"])
-        .current_dir(common::binary::root())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child.stdin.take().expect("piped").write_all(report.stdout.as_bytes()).unwrap();
-    let merged = common::binary::from_output(child.wait_with_output().unwrap(), "merge -".into());
+    let merged = common::binary::handshake_fed(&["merge", "-"], &report.stdout);
     merged.expect_code(0).stdout_has("2 runs (1 scenario × 2 seeds): 2 passed, 0 failed");
 }
 

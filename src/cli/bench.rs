@@ -107,13 +107,8 @@ fn parse_cases(s: &str) -> Result<Cases, String> {
             .collect::<Result<_, _>>()?;
         match n.as_slice() {
             [t, f, h] if *t >= 1 && *f >= 1 && *h >= 1 && *t <= u32::MAX as u64 && *f <= u32::MAX as u64 => {
-                if *h < t * f {
-                    return Err(format!(
-                        "{c:?}: {h} handshakes are fewer than the {} in flight: such a case times its set-up; give \
-                         at least {}",
-                        t * f,
-                        t * f
-                    ));
+                if let Some(why) = times_the_set_up(*h, t * f) {
+                    return Err(format!("{c:?}: handshakes {why}"));
                 }
                 Ok(Shape { teammates: *t as u32, in_flight: *f as u32, handshakes: *h })
             }
@@ -158,17 +153,23 @@ fn spread_warning(spread: &[Spread; 3], repeat: u32) -> Option<String> {
     })
 }
 
-/// The run of the median rate; with an even count, one at the mean of the
-/// two middle rates (as [`Spread::of`] takes it), for the same handshakes.
-fn median(mut runs: Vec<Measured>) -> Measured {
-    runs.sort_by(|a, b| a.per_second().total_cmp(&b.per_second()));
-    let n = runs.len();
-    if n % 2 == 1 {
-        return runs[n / 2];
-    }
-    let (low, high) = (runs[n / 2 - 1], runs[n / 2]);
-    let rate = (low.per_second() + high.per_second()) / 2.0;
-    Measured { handshakes: high.handshakes, elapsed: Duration::from_secs_f64(high.handshakes as f64 / rate) }
+/// A run at the median rate ([`Spread::of`]'s: with an even count, the
+/// mean of the two middle rates), for the same handshakes.
+fn median(runs: Vec<Measured>) -> Measured {
+    let handshakes = runs.first().map_or(0, |r| r.handshakes);
+    let rate = Spread::of(runs.iter().map(Measured::per_second).collect()).median;
+    Measured { handshakes, elapsed: Duration::from_secs_f64(handshakes as f64 / rate) }
+}
+
+/// Why `handshakes` measure the load's set-up rather than its handshakes
+/// (fewer than the `outstanding` in flight), if they do.
+fn times_the_set_up(handshakes: u64, outstanding: u64) -> Option<String> {
+    (handshakes < outstanding).then(|| {
+        format!(
+            "{handshakes} is fewer than the {outstanding} handshakes in flight (teammates × in-flight): such a \
+             measurement times the load's set-up, not its handshakes; give at least {outstanding}"
+        )
+    })
 }
 
 fn measure(
@@ -304,12 +305,8 @@ pub fn main(a: BenchArgs) -> i32 {
         );
         return Refusal::line(why.clone(), Problem::in_flag(flag, why)).tell(a.format);
     }
-    if !a.suite && a.handshakes < outstanding {
-        let why = format!(
-            "--handshakes {} is fewer than the {outstanding} handshakes in flight (--teammates × --in-flight): \
-             such a measurement times the load's set-up, not its handshakes; give at least {outstanding}",
-            a.handshakes
-        );
+    if let Some(why) = times_the_set_up(a.handshakes, outstanding).filter(|_| !a.suite) {
+        let why = format!("--handshakes {why}");
         return Refusal::line(why.clone(), Problem::in_flag("--handshakes", why)).tell(a.format);
     }
     if a.repeat > MOST_REPEATS {

@@ -344,36 +344,6 @@ pub(crate) fn real_path(p: &Path) -> Option<PathBuf> {
 /// by the file itself (reached through a symbolic link, a hard link or a
 /// folder's other name, it is one file), one still to be written by its
 /// folder's real path and its name.
-/// An output that is this process's stdout while the JSON report goes
-/// there (`--trace /dev/stdout --format json`): the two would make one
-/// stream no JSON reader takes. Stdout sent to `/dev/null` clashes with
-/// nothing.
-pub fn into_the_json_report(outputs: &[(&'static str, &Path)], format: Format) -> Option<(&'static str, String)> {
-    if format != Format::Json {
-        return None;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let key = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-        let stdout = key(Path::new("/dev/stdout"))?;
-        if Some(stdout) == key(Path::new("/dev/null")) {
-            return None;
-        }
-        for (option, path) in outputs {
-            if key(path) == Some(stdout) {
-                let why = format!(
-                    "{option} {} is stdout, where the JSON report goes: the two would be one stream no JSON reader \
-                     takes; name a file",
-                    path.display()
-                );
-                return Some((option, why));
-            }
-        }
-    }
-    None
-}
-
 pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path)]) -> Option<(&'static str, String)> {
     let real = real_path;
     let file = |p: &Path| -> FileKey {
@@ -412,6 +382,36 @@ pub fn clashing_output(outputs: &[(&'static str, &Path)], inputs: &[(&str, &Path
             let why =
                 format!("{other} and {option} both name {}: one would be lost; give each its own file", path.display());
             return Some((option, why));
+        }
+    }
+    None
+}
+
+/// An output that is this process's stdout while the JSON report goes
+/// there (`--trace /dev/stdout --format json`): the two would make one
+/// stream no JSON reader takes. Stdout sent to `/dev/null` clashes with
+/// nothing.
+pub fn into_the_json_report(outputs: &[(&'static str, &Path)], format: Format) -> Option<(&'static str, String)> {
+    if format != Format::Json {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let key = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let stdout = key(Path::new("/dev/stdout"))?;
+        if Some(stdout) == key(Path::new("/dev/null")) {
+            return None;
+        }
+        for (option, path) in outputs {
+            if key(path) == Some(stdout) {
+                let why = format!(
+                    "{option} {} is stdout, where the JSON report goes: the two would be one stream no JSON reader \
+                     takes; name a file",
+                    path.display()
+                );
+                return Some((option, why));
+            }
         }
     }
     None

@@ -86,15 +86,8 @@ impl Progress {
         self.bar.set_message(line);
     }
 
-    /// One more failure: counted on the line, and `text` printed above it
-    /// (the first [`LIVE_FAILURES`], then a line saying the rest wait).
-    pub fn failure(&mut self, text: &str) {
-        self.count_failure();
-        self.say_failure(text);
-    }
-
-    /// `text` printed above the line as a failure is, within the same
-    /// bound, for a failure already counted.
+    /// `text`, a failure already counted, printed above the line: the
+    /// first [`LIVE_FAILURES`], then a line saying the rest wait.
     pub fn say_failure(&mut self, text: &str) {
         if !self.live || self.said > LIVE_FAILURES {
             return;
@@ -105,7 +98,7 @@ impl Progress {
         self.above(|| eprintln!("{text}"));
     }
 
-    /// One more failure that the caller prints itself (a fuzz find is its report).
+    /// One more failure, counted on the line; [`Progress::say_failure`] prints it (a fuzz find is its own report).
     pub fn count_failure(&mut self) {
         self.failed += 1;
         self.bar.set_message(format!("{} {}", self.failed, self.outcome));

@@ -7,7 +7,7 @@ use super::{noun, plural, scenario_files, shown, Format, EXIT_BAD_INPUT, EXIT_FA
 use crate::format::discover::load_all_with_text;
 use crate::protocol::Millis;
 use crate::scenario::{run_scenario, Report, RunOptions, Scenario};
-use crate::sweep::{Settings, Shard, Sweep};
+use crate::sweep::{Settings, Shard, Sweep, SweepDoc};
 use crate::trace::{Names, Stamped};
 use crate::words::shell_word;
 use clap::Args;
@@ -663,10 +663,10 @@ fn sweep(
     crate::interrupt::install();
     let played = sweep.play(
         |path, seed| reproduce(a, path, seed),
-        |s, seed, runs| {
+        |k, seed, runs| {
             if !runs[0].passed {
                 progress.count_failure();
-                let k = scenarios.iter().position(|x| std::ptr::eq(x, s)).unwrap_or(0);
+                let s = &scenarios[k];
                 said_of[k] += 1;
                 let fail = crate::color::paint("FAIL", crate::color::Paint::Fail, crate::color::stderr());
                 if said_of[k] <= per_file {
@@ -687,9 +687,8 @@ fn sweep(
     match played {
         // Ctrl-C while the last runs were in hand stops nothing: every run
         // was played, and the report is the whole sweep's.
-        Ok(doc) if doc.resume_from.is_some() => {
+        Ok(doc @ SweepDoc { resume_from: Some(resume), .. }) => {
             super::sweep::print(&doc, a.format);
-            let resume = doc.resume_from.unwrap_or(doc.seeds.to);
             eprintln!(
                 "interrupted: {} of {runs} runs played ({} failed); resume with:\n  {}",
                 doc.runs,

@@ -266,7 +266,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
             Stop::Settled => "settled",
             Stop::EndTime => "end",
             Stop::Cap => "cap",
-            Stop::Aborted => "real-time guard",
+            Stop::Aborted => REAL_TIME_GUARD,
             Stop::InboxBound => "inbox bound",
             Stop::LogBound => "log bound",
             Stop::ScheduleEnd => "the schedule's end",
@@ -341,12 +341,16 @@ fn judge(
     failures
 }
 
+/// What a run stopped by the real-time guard says stopped it (its report's
+/// `stopped_by`, the check it fails).
+pub const REAL_TIME_GUARD: &str = "real-time guard";
+
 /// A run a guard stopped (real time, the inbox files' bound, the log's
 /// bound) fails for it.
 fn stopped_by_a_guard(o: &Outcome, budget: std::time::Duration, last: usize, failures: &mut Vec<Failure>) {
     let (check, message) = match o.stop {
         Stop::Aborted => (
-            "real-time guard",
+            REAL_TIME_GUARD,
             format!(
                 "the run used more than {} of real time and was stopped",
                 Millis(u64::try_from(budget.as_millis()).unwrap_or(u64::MAX))

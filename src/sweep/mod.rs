@@ -63,13 +63,15 @@ pub struct Played {
     pub real_ms: f64,
     /// The trace's hash, when determinism is checked.
     pub hash: Option<u64>,
+    /// What ended the run (the report's `stopped_by`).
+    pub stopped_by: &'static str,
 }
 
 impl Played {
     /// The guard that stopped this play at a moment of real time, if one did.
     pub fn stopped_by_guard(&self) -> Option<&'static str> {
-        const GUARD: &str = "real-time guard";
-        self.why.starts_with(GUARD).then_some(GUARD)
+        use crate::scenario::check::REAL_TIME_GUARD;
+        (self.stopped_by == REAL_TIME_GUARD).then_some(REAL_TIME_GUARD)
     }
 }
 
@@ -88,12 +90,13 @@ impl<'a> Sweep<'a> {
 
     /// Plays every run and returns the report, or why the sweep stopped.
     /// `replay(path, seed)` is the command that plays one run again, for the
-    /// report's reproduce lines; `seen` hears of each run (the scenario, the
-    /// seed, and its plays) as it ends, in any order.
+    /// report's reproduce lines; `seen` hears of each run (the scenario's
+    /// index in the settings, the seed, and its plays) as it ends, in any
+    /// order.
     pub fn play(
         &self,
         replay: impl Fn(&str, u64) -> String,
-        mut seen: impl FnMut(&Scenario, u64, &[Played]),
+        mut seen: impl FnMut(usize, u64, &[Played]),
     ) -> Result<SweepDoc, String> {
         let Settings { scenarios, sources, seeds: (from, to), shard, check_determinism, .. } = self.settings;
         let plan = self.plan;
@@ -110,7 +113,7 @@ impl<'a> Sweep<'a> {
         let mut count = Count { plays: plan.plays(), done: 0, failed: 0 };
         let played = self.play_all(|k, runs| {
             let (s, seed) = plan.run(k);
-            seen(&scenarios[s], seed, runs);
+            seen(s, seed, runs);
             count.add(runs);
             tally.add(s, seed, runs, || replay(&scenarios[s].path, seed));
         })?;
@@ -126,11 +129,6 @@ impl<'a> Sweep<'a> {
             determinism: check_determinism.then_some(Determinism { compared: played, nondeterministic }),
             resume_from: (played < total).then(|| plan.resume_seed(played)),
         })
-    }
-
-    /// After an interrupted sweep that played `runs` runs: the seed to resume from.
-    pub fn resume_seed(&self, runs: u64) -> u64 {
-        self.plan.resume_seed(runs)
     }
 
     /// Plays every run of the plan, each `times` times, on `jobs` threads;
@@ -305,7 +303,7 @@ impl How {
         let mut r = run_scenario(s, seed, options);
         let why = r.failures.first().map(|f| format!("{} — {}", f.check, f.message)).unwrap_or_default();
         let hash = r.outcome.take().filter(|_| self.check_determinism).map(|o| trace_hash(&o));
-        Played { passed: r.passed, why, real_ms: r.real_ms, hash }
+        Played { passed: r.passed, why, real_ms: r.real_ms, hash, stopped_by: r.stopped_by }
     }
 }
 

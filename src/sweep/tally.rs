@@ -86,15 +86,23 @@ fn without_index<T>(v: Vec<(usize, T)>) -> Vec<T> {
 mod tests {
     use super::*;
 
+    use crate::scenario::check::REAL_TIME_GUARD;
+
     fn passed() -> Played {
-        Played { passed: true, why: String::new(), real_ms: 0.5, hash: None }
+        Played { passed: true, why: String::new(), real_ms: 0.5, hash: None, stopped_by: "settled" }
     }
 
     #[test]
     fn a_pair_the_real_time_guard_parted_is_listed_with_the_guard() {
         let rows = ["a"].map(|n| ScenarioRow::unplayed(n.into(), format!("{n}.toml"), String::new()));
         let mut tally = Tally::new(rows.into(), 3);
-        let play = |hash, why: &str| Played { passed: why.is_empty(), why: why.into(), real_ms: 1.0, hash: Some(hash) };
+        let play = |hash, why: &str| Played {
+            passed: why.is_empty(),
+            why: why.into(),
+            real_ms: 1.0,
+            hash: Some(hash),
+            stopped_by: if why.starts_with(REAL_TIME_GUARD) { REAL_TIME_GUARD } else { "settled" },
+        };
         let stopped = "real-time guard — the run used more than 1ms of real time and was stopped";
         tally.add(0, 1, &[play(1, ""), play(2, stopped)], || "again 1".into());
         tally.add(0, 2, &[play(3, ""), play(4, "")], || "again 2".into());
@@ -109,7 +117,13 @@ mod tests {
     fn a_tally_keeps_rows_and_failures_never_a_row_per_run() {
         let rows = ["a", "b"].map(|n| ScenarioRow::unplayed(n.into(), format!("{n}.toml"), String::new()));
         let mut tally = Tally::new(rows.into(), 1_000_000);
-        let failed = Played { passed: false, why: "single-terminal — x".into(), real_ms: 1.0, hash: None };
+        let failed = Played {
+            passed: false,
+            why: "single-terminal — x".into(),
+            real_ms: 1.0,
+            hash: None,
+            stopped_by: "settled",
+        };
         // Out of order, as threads finish them.
         for seed in (0..1_000_000u64).rev() {
             for (s, failing) in [(0, 3), (1, 7)] {
@@ -130,7 +144,7 @@ mod tests {
     fn a_sweep_that_fails_every_run_lists_each_scenarios_lowest_failing_seeds_and_counts_the_rest() {
         let rows = vec![ScenarioRow::unplayed("a".into(), "a.toml".into(), String::new())];
         let mut tally = Tally::new(rows, 1_000_000);
-        let failed = Played { passed: false, why: "x".into(), real_ms: 1.0, hash: None };
+        let failed = Played { passed: false, why: "x".into(), real_ms: 1.0, hash: None, stopped_by: "settled" };
         // Out of order, as threads finish them: the listed seeds are the same.
         for k in 0..1_000_000u64 {
             let seed = (k * 7_919) % 1_000_000;

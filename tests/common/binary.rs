@@ -94,6 +94,30 @@ pub fn handshake(args: &[&str]) -> Ran {
     invoke(bin(), args, root(), &[])
 }
 
+/// `handshake args`, run from the crate's root, with `input` on its stdin (a pipe).
+pub fn handshake_fed(args: &[&str], input: &str) -> Ran {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .env_remove("RUST_LOG")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the program starts");
+    // Written from a thread: a program that answers before it has read all
+    // of its input must not leave both sides waiting on full pipes.
+    let mut stdin = child.stdin.take().expect("piped");
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("it ends");
+    let _ = writer.join();
+    from_output(out, args.join(" "))
+}
+
 /// `handshake args`, run from `dir`.
 pub fn handshake_in(dir: &Path, args: &[&str]) -> Ran {
     invoke(bin(), args, dir, &[])
