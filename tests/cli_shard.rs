@@ -518,3 +518,20 @@ fn a_file_named_twice_merges_into_the_unsharded_report() {
     same_report(&whole, &merged);
     same_report(&handshake(args(&[])), &handshake(["merge", &files[1], &files[0]].map(String::from).to_vec()));
 }
+
+#[test]
+fn more_shards_than_seeds_is_played_and_said() {
+    let (_dir, folder) = mixed("many");
+    // Shard 5 of 1,000 over two seeds: nothing to play, and the reason said.
+    handshake(&["run", &folder, "--seeds", "1..3", "--shard", "5/1000"])
+        .expect_code(0)
+        .stdout_has("0 seeds")
+        .stdout_has("1000 shards for 2 seeds: each shard plays at most one seed, and shards 3 to 1000 play none");
+    // The largest count there is: shard 1 still plays its seed.
+    handshake(&["run", &folder, "--seeds", "1..3", "--shard", "1/18446744073709551615"])
+        .stdout_has("1 seed (")
+        .stdout_has("shards 3 to 18446744073709551615 play none");
+    // As many shards as seeds: nothing to say.
+    let fitting = handshake(&["run", &folder, "--seeds", "1..3", "--shard", "2/2"]);
+    assert!(!fitting.stdout.contains("play none"), "{}", fitting.explain());
+}

@@ -212,6 +212,19 @@ impl SweepDoc {
                 s.of,
                 s.index - 1
             );
+            let all = self.seeds.to - self.seeds.from;
+            if s.of > all {
+                // Not an error (a fixed matrix over a short sweep), but the
+                // empty shards are the user's to know of.
+                let _ = writeln!(
+                    out,
+                    "{} for {}: each shard plays at most one seed, and shards {} to {} play none",
+                    plural(s.of, "shard"),
+                    plural(all, "seed"),
+                    all + 1,
+                    s.of
+                );
+            }
         }
         let whole = (self.scenarios.len() as u64).saturating_mul(seeds);
         let _ = writeln!(
