@@ -700,6 +700,25 @@ fn explore_says_why_teammates_alike_are_not_symmetric() {
     assert_eq!((doc["symmetric_groups"].clone(), doc["set_apart_by_expectations"].clone()), (json!([]), json!(3)));
 }
 
+/// A protocol designer's review: a search stopped at --max-states said its
+/// last states were not expanded, not what it had covered. Breadth first,
+/// it covered every schedule up to a depth, and says which.
+#[test]
+fn a_bounded_explore_says_how_deep_it_explored_everything() {
+    let text = handshake(&["explore", "29", "--drop", "1", "--max-states", "400"]);
+    text.expect_code(3).stdout_has("stopped at --max-states: every schedule of up to ");
+    let json = handshake(&["explore", "29", "--drop", "1", "--max-states", "400", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", json.explain()));
+    let depth = doc["explored_to_depth"].as_u64().expect("a depth");
+    text.stdout_has(&format!("every schedule of up to {depth} steps was explored, longer ones only partly"));
+    let deep = handshake(&["explore", "29", "--drop", "1", "--max-states", "400", "--order", "depth"]);
+    deep.expect_code(3).stdout_has("the states counted were judged, but the last of them were not expanded");
+    let json =
+        handshake(&["explore", "29", "--drop", "1", "--max-states", "400", "--order", "depth", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap_or_else(|e| panic!("not JSON: {e}\n{}", json.explain()));
+    assert_eq!(doc["explored_to_depth"], Value::Null);
+}
+
 // ------------------------------------------ issue 19, point 11: small gaps
 
 /// Every option that writes a file refuses a symbolic link there, before

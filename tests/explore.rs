@@ -81,6 +81,36 @@ fn a_bound_that_stops_the_search_says_so() {
         Bounds { max_depth: 2, ..Bounds::default() },
     );
     assert_eq!(y.stopped_by, Some("max-depth"));
+    assert_eq!(y.explored_to, None, "a depth bound says itself how deep the search went");
+}
+
+#[test]
+fn a_breadth_first_search_stopped_at_its_states_says_how_deep_it_explored_everything() {
+    let s = bundled("29-lossy-shutdown-asked-twice");
+    let b = budgets(1, 1, 0);
+    let mut depths = Vec::new();
+    for max_states in [5, 60, 400, 3_000] {
+        let x = explore(&s, b, Bounds { max_states, ..Bounds::default() });
+        assert_eq!(x.stopped_by, Some("max-states"), "{max_states}");
+        let d = x.explored_to.expect("a stopped breadth-first search says how deep it is whole");
+        // Every state within `d` steps is among those the stopped search counted.
+        let whole = explore(&s, b, Bounds { max_depth: d, max_states: usize::MAX, ..Bounds::default() });
+        assert!(
+            whole.unique <= x.unique,
+            "{max_states}: {} states within {d} steps, {} counted",
+            whole.unique,
+            x.unique
+        );
+        // And one step more is not: the search stopped inside that level.
+        let deeper = explore(&s, b, Bounds { max_depth: d + 1, max_states: usize::MAX, ..Bounds::default() });
+        assert!(deeper.unique > whole.unique, "{max_states}: the level after {d} steps is not empty");
+        depths.push(d);
+    }
+    assert!(depths.windows(2).all(|w| w[0] <= w[1]) && depths[0] < depths[3], "{depths:?}");
+    let depth_first = explore(&s, b, Bounds { max_states: 400, order: Order::Depth, ..Bounds::default() });
+    assert_eq!((depth_first.stopped_by, depth_first.explored_to), (Some("max-states"), None));
+    let complete = explore(&bundled("01-happy-shutdown"), Budgets::default(), Bounds::default());
+    assert_eq!((complete.stopped_by, complete.explored_to), (None, None));
 }
 
 #[test]

@@ -211,7 +211,9 @@ fn an_interrupted_explore_reports_the_states_it_explored() {
     let signalled = signalled.expect("the search reported progress");
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
     assert!(stdout.contains("explored ") && stdout.contains(" unique)"), "{stdout}");
-    assert!(stdout.contains("interrupted (Ctrl-C): the states above were explored"), "{stdout}");
+    // Breadth first: what it explored whole is said as a depth.
+    assert!(stdout.contains("interrupted (Ctrl-C): every schedule of up to "), "{stdout}");
+    assert!(stdout.contains(" was explored, longer ones only partly"), "{stdout}");
     assert!(stdout.contains("no invariant violated in the states explored"), "{stdout}");
     assert!(!stdout.contains("within the bounds"), "an interrupted search is not a bounded one:\n{stdout}");
     // Heard between states, not after a whole batch of them (seconds here).
@@ -238,6 +240,7 @@ fn an_interrupted_explore_says_so_in_its_json() {
     assert_eq!(code, Some(130), "{stdout}\n{}", tail(&stderr));
     let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
     assert_eq!(doc["stopped_by"], "interrupted", "{stdout}");
+    assert!(doc["explored_to_depth"].as_u64().is_some(), "breadth first, it says how deep it is whole: {stdout}");
     assert!(doc["violation"].is_null(), "{stdout}");
     // The published schema knows this ending too.
     let text = std::fs::read_to_string(common::binary::root().join("docs/report.schema.json")).unwrap();

@@ -348,6 +348,7 @@ impl Report<'_> {
             "depth": x.depth,
             "seconds": crate::words::real_seconds(secs),
             "stopped_by": x.stopped_by,
+            "explored_to_depth": x.explored_to,
             "partial_order_slept": x.slept,
             "symmetric_groups": x.symmetric,
             "set_apart_by_expectations": x.set_apart,
@@ -409,14 +410,14 @@ impl Report<'_> {
                  without it over with it; --compare searched again with each off)"
             );
         }
+        let explored = explored_to(x);
         match x.stopped_by {
             Some("interrupted") => println!(
-                "interrupted (Ctrl-C): the states above were explored, the rest were not (a search cannot resume: \
-                 run it again, with --max-states or --max-depth to bound it)"
+                "interrupted (Ctrl-C): {explored} (a search cannot resume: run it again, with --max-states or \
+                 --max-depth to bound it)"
             ),
             Some("max-memory") => println!(
-                "stopped at --max-memory{}: the states counted were judged, but the last of them were not \
-                 expanded, so what follows them was not explored (a state of this team holds about {})",
+                "stopped at --max-memory{}: {explored} (a state of this team holds about {})",
                 if a.max_memory.is_none() {
                     " (none given: three quarters of the memory free when the search began)"
                 } else {
@@ -425,10 +426,9 @@ impl Report<'_> {
                 crate::words::bytes(x.state_bytes)
             ),
             Some("max-depth") => println!("stopped at --max-depth: states deeper than it were not explored"),
-            Some(bound) => println!(
-                "stopped at --{bound}: the states counted were judged, but the last of them were not expanded, so \
-                 what follows them was not explored (a violation there may be missed: raise the bound)"
-            ),
+            Some(bound) => {
+                println!("stopped at --{bound}: {explored} (a violation there may be missed: raise the bound)")
+            }
             None => {}
         }
         for c in &x.expected {
@@ -573,5 +573,21 @@ fn parse_drop(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(n) if n < Budgets::ANY => Ok(n),
         _ => Err(format!("{s:?} is not a count of messages: give a number like 1, or `any`")),
+    }
+}
+
+/// What a search stopped before its end explored: breadth first, every
+/// schedule up to a depth (what a bounded search proves); depth first, only
+/// the states it counted.
+fn explored_to(x: &crate::explore::Exploration) -> String {
+    match x.explored_to {
+        Some(0) => "not even every first step was explored".to_string(),
+        Some(d) => format!(
+            "every schedule of up to {} was explored, longer ones only partly",
+            crate::words::plural(d as u64, "step")
+        ),
+        None => "the states counted were judged, but the last of them were not expanded, so what follows them was \
+                 not explored"
+            .to_string(),
     }
 }

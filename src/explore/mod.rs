@@ -192,6 +192,10 @@ pub struct Exploration {
     pub depth: usize,
     /// Which bound stopped the search, if one did (`interrupted`: Ctrl-C).
     pub stopped_by: Option<&'static str>,
+    /// A breadth-first search stopped before its end (by --max-states,
+    /// --max-memory or Ctrl-C): every schedule of up to this many steps was
+    /// explored (longer ones only partly). What a bounded search proves.
+    pub explored_to: Option<usize>,
     /// Transitions the partial-order reduction did not take (sleeping ones).
     pub slept: u64,
     /// Interchangeable teammates, as the size of each group (empty: no symmetry used).
@@ -574,6 +578,7 @@ fn run_search(
         unique: 1,
         depth: 0,
         stopped_by: None,
+        explored_to: None,
         slept: 0,
         symmetric: model.symmetry_groups().iter().map(Vec::len).collect(),
         set_apart,
@@ -681,6 +686,9 @@ fn breadth_first(mut search: Search, root: Entry) -> Exploration {
                 Flow::Go => {}
                 Flow::Found => return search.out,
                 Flow::Stop => {
+                    // This level was made whole by the one before it, and
+                    // each of its states judged as it was made.
+                    search.out.explored_to = Some(depth);
                     // Tens of thousands of queued states take long to free,
                     // and a stopped search should answer at once.
                     free_elsewhere((entries, batch, coming, coming_expanded, std::mem::take(&mut search.next)));
