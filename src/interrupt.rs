@@ -6,6 +6,10 @@
 //! to its whole process group, the command again among it, and a CI job so
 //! wrapped lost its report about one time in six.
 //!
+//! SIGTERM and SIGHUP (`timeout`, `kill`, a closed terminal or tmux pane,
+//! a service manager) are heard as Ctrl-C is: a watch that has followed a
+//! team for hours still writes its summary and its `--trace`.
+//!
 //! Outputs being written are temporary files (`output::Pending`):
 //! whenever Ctrl-C ends the process at once, it first removes them, so an
 //! interrupted command leaves neither a truncated output nor litter.
@@ -60,9 +64,11 @@ pub fn forget_on_interrupt(path: &std::path::Path) -> Option<usize> {
             .iter()
             .position(|s| s.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire).is_ok());
         if !INSTALLED.load(Ordering::Relaxed) && !CLEANING.swap(true, Ordering::Relaxed) {
-            // SAFETY: the handler only removes files (`unlink`) and calls `_exit`.
-            unsafe {
-                libc::signal(libc::SIGINT, on_sigint_clean as *const () as libc::sighandler_t);
+            for signal in STOP_SIGNALS {
+                // SAFETY: the handler only removes files (`unlink`) and calls `_exit`.
+                unsafe {
+                    libc::signal(signal, on_sigint_clean as *const () as libc::sighandler_t);
+                }
             }
         }
         slot
@@ -101,15 +107,17 @@ pub fn not_during<T>(f: impl FnOnce() -> T) -> T {
         // SAFETY: plain calls on a signal set this function owns; the mask is
         // restored before it returns.
         unsafe {
-            let mut sigint: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut sigint);
-            libc::sigaddset(&mut sigint, libc::SIGINT);
+            let mut stops: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut stops);
+            for signal in STOP_SIGNALS {
+                libc::sigaddset(&mut stops, signal);
+            }
             let mut before: libc::sigset_t = std::mem::zeroed();
-            libc::pthread_sigmask(libc::SIG_BLOCK, &sigint, &mut before);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &stops, &mut before);
             let out = f();
-            // A Ctrl-C held off meanwhile is taken here, not delivered.
+            // A stop signal held off meanwhile is taken here, not delivered.
             let now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-            while libc::sigtimedwait(&sigint, std::ptr::null_mut(), &now) == libc::SIGINT {}
+            while libc::sigtimedwait(&stops, std::ptr::null_mut(), &now) > 0 {}
             libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
             out
         }
@@ -118,7 +126,7 @@ pub fn not_during<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// Whether Ctrl-C was pressed (or SIGINT sent).
+/// Whether Ctrl-C was pressed (or SIGINT, SIGTERM or SIGHUP sent).
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
@@ -155,15 +163,23 @@ extern "C" fn on_sigint(_: libc::c_int) {
     }
 }
 
-/// Installs the handler; commands that do not look at [`requested`] should
-/// not call this (the default, ending at once, is right for them).
+/// The signals that ask a command to stop and report: Ctrl-C, and the
+/// polite requests of `kill`, `timeout` and a terminal that closes.
+#[cfg(unix)]
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Installs the handler, for every stop signal; commands that do not look
+/// at [`requested`] should not call this (the default, ending at once, is
+/// right for them).
 pub fn install() {
     INSTALLED.store(true, Ordering::Relaxed);
     #[cfg(unix)]
-    // SAFETY: installing a handler that only stores to an atomic and calls
-    // `_exit`, both async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+    for signal in STOP_SIGNALS {
+        // SAFETY: installing a handler that only stores to an atomic and
+        // calls `_exit`, both async-signal-safe.
+        unsafe {
+            libc::signal(signal, on_sigint as *const () as libc::sighandler_t);
+        }
     }
 }
 

@@ -485,3 +485,59 @@ fn a_watch_of_a_folder_read_up_to_its_bound_reads_stopped_and_exits_3() {
     assert!(stderr.contains("up to their bound"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Claude Code user's review: a watch ended by SIGTERM or SIGHUP
+/// (`timeout`, `kill`, a closed tmux pane) or by its reader going away
+/// (`watch … | head -1`) died with no summary and no --trace, though the
+/// trace is all a session leaves once the runtime deletes the folder.
+#[cfg(unix)]
+#[test]
+fn a_watch_ended_by_term_hup_or_its_reader_leaving_still_writes_its_trace() {
+    let root = std::env::temp_dir().join(format!("handshake-watch-ended-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let start = |trace: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["watch", &format!("{FIXTURES}/clean-team"), "--interval", "100ms", "--for", "60s"])
+            .args(["--color", "never", "--trace", &trace.display().to_string()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("watch starts")
+    };
+    for (signal, name) in [(libc::SIGTERM, "term"), (libc::SIGHUP, "hup")] {
+        let trace = root.join(format!("{name}.jsonl"));
+        let mut child = start(&trace);
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(first.starts_with("watching"), "{first}");
+        // SAFETY: sending a signal to a child process this test started.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, signal);
+        }
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(130), "{name}: {rest}");
+        assert!(rest.contains("PASS  ") && rest.contains("12 entries kept"), "{name}: the summary: {rest}");
+        assert_eq!(audit_verdict(&trace).0, "PASS", "{name}: the trace was written whole");
+    }
+    // The reader reads the first lines and goes away, once the watch has
+    // nothing more to say (off a terminal it writes only what changes).
+    let trace = root.join("pipe.jsonl");
+    let mut child = start(&trace);
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("agents:") {
+        line.clear();
+        out.read_line(&mut line).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    drop(out);
+    let started = Instant::now();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "its reader gone, the watch ends as interrupted");
+    assert!(started.elapsed() < Duration::from_secs(30), "it ended when its reader left, not at --for");
+    assert_eq!(audit_verdict(&trace).0, "PASS", "the trace was written whole");
+    let _ = std::fs::remove_dir_all(&root);
+}

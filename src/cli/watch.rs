@@ -61,6 +61,14 @@ pub fn main(a: WatchArgs) -> i32 {
         }
     }
     crate::interrupt::install();
+    // A reader that goes away (`watch … | head`) ends the watch as Ctrl-C
+    // does, with its --trace written, rather than the process at once.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition; the writes then fail with
+    // EPIPE, which `Screen` hears.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     // Kept alive for the watch; without it (no inotify), the look at each interval alone.
     let _watcher = start_watcher(&a.path, tx);
@@ -75,7 +83,7 @@ pub fn main(a: WatchArgs) -> i32 {
     let mut signalled = true;
     let mut next_look = Instant::now();
     let mut bounded = false;
-    println!("watching {shown}, {} (Ctrl-C for the summary)", followed.kind());
+    screen.say(&format!("watching {shown}, {} (Ctrl-C for the summary)", followed.kind()));
     loop {
         // Read again when told of a change, or when the files' sizes and
         // times say one was missed; otherwise nothing is read.
@@ -102,7 +110,10 @@ pub fn main(a: WatchArgs) -> i32 {
             to_judge = false;
         }
         screen.status(last_new.elapsed());
-        if crate::interrupt::requested() || a.for_.is_some_and(|f| started.elapsed() >= f.as_std()) {
+        if crate::interrupt::requested()
+            || screen.check_gone()
+            || a.for_.is_some_and(|f| started.elapsed() >= f.as_std())
+        {
             break;
         }
         // Ctrl-C is looked at every 200 ms at least.
@@ -119,7 +130,7 @@ pub fn main(a: WatchArgs) -> i32 {
     // The files read up to their bound at the last look: what lies past it
     // was not kept, as audit stops there too.
     let read_bounded = followed.bounded();
-    let code = summary(&followed, &shown, &a.trace, bounded || read_bounded);
+    let code = summary(&followed, &shown, &a.trace, bounded || read_bounded, screen.gone);
     if read_bounded && !bounded {
         eprintln!(
             "stopped: the last look read the files up to their bound ({} MiB in all): what lies past it was not \
@@ -136,7 +147,7 @@ pub fn main(a: WatchArgs) -> i32 {
         );
     }
     match code {
-        _ if crate::interrupt::requested() => EXIT_INTERRUPTED,
+        _ if crate::interrupt::requested() || screen.gone => EXIT_INTERRUPTED,
         EXIT_OK if bounded || read_bounded => EXIT_BOUND,
         code => code,
     }
@@ -235,25 +246,56 @@ struct Screen {
     base: Option<Status>,
     /// The whole seconds since the last entry the drawn line shows.
     drawn_for: Option<u64>,
+    /// The output went away (a pipe's reader ended, a terminal closed):
+    /// the watch ends, and writes nothing more to it.
+    gone: bool,
 }
 
 impl Screen {
     fn new() -> Screen {
         use std::io::IsTerminal;
-        Screen { tty: std::io::stdout().is_terminal(), drawn: None, printed: None, base: None, drawn_for: None }
+        let tty = std::io::stdout().is_terminal();
+        Screen { tty, drawn: None, printed: None, base: None, drawn_for: None, gone: false }
+    }
+
+    /// Writes `text` and flushes it; a write that fails marks the output gone.
+    fn write(&mut self, text: &str) {
+        use std::io::Write;
+        if self.gone {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+            self.gone = true;
+        }
+    }
+
+    /// Whether the output went away while the watch had nothing to say
+    /// (a pipe whose reader ended, a terminal hung up): off a terminal the
+    /// watch writes only when something changes, so a write would tell too
+    /// late, if ever.
+    fn check_gone(&mut self) -> bool {
+        #[cfg(unix)]
+        if !self.gone {
+            let mut out = libc::pollfd { fd: 1, events: 0, revents: 0 };
+            // SAFETY: polls one descriptor this process holds, without waiting.
+            let ready = unsafe { libc::poll(&mut out, 1, 0) };
+            self.gone = ready > 0 && out.revents & (libc::POLLERR | libc::POLLHUP) != 0;
+        }
+        self.gone
     }
 
     /// Prints a finding above the status line.
     fn say(&mut self, line: &str) {
         self.clear();
         // Names and words come from the files: never a terminal's controls.
-        println!("{}", super::shown(line));
+        self.write(&format!("{}\n", super::shown(line)));
     }
 
     /// Takes the status line off the terminal.
     fn clear(&mut self) {
         if self.drawn.take().is_some() {
-            print!("\r\x1b[K");
+            self.write("\r\x1b[K");
         }
     }
 
@@ -261,7 +303,6 @@ impl Screen {
     /// redrawn when a second has passed; elsewhere, printed when an agent or
     /// an open request comes or goes.
     fn status(&mut self, since: Duration) {
-        use std::io::Write;
         let Some(base) = &self.base else { return };
         let secs = since.as_secs();
         if self.tty {
@@ -271,7 +312,7 @@ impl Screen {
             let aged = Millis(since.as_millis().min(u64::MAX as u128) as u64);
             let open = base.open.iter().map(|(l, age)| (l.clone(), Millis(age.0.saturating_add(aged.0)))).collect();
             let line = Status { agents: base.agents.clone(), open }.line();
-            print!("\r\x1b[K{}", super::shown(&line));
+            self.write(&format!("\r\x1b[K{}", super::shown(&line)));
             self.drawn = Some(line);
             self.drawn_for = Some(secs);
         } else {
@@ -280,11 +321,11 @@ impl Screen {
                 open: base.open.iter().map(|(l, _)| (l.clone(), Millis::ZERO)).collect(),
             };
             if self.printed.as_ref() != Some(&ageless) {
-                println!("{}", super::shown(&base.line()));
+                let line = format!("{}\n", super::shown(&base.line()));
+                self.write(&line);
                 self.printed = Some(ageless);
             }
         }
-        let _ = std::io::stdout().flush();
     }
 }
 
@@ -292,18 +333,24 @@ impl Screen {
 const LISTED: usize = 50;
 
 /// The summary when the watch ends: the verdict on all that was kept, and
-/// the history written if asked; the exit code they make.
-fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: bool) -> i32 {
+/// the history written if asked; the exit code they make. With the output
+/// `gone` (its reader ended, its terminal closed), nothing is printed but
+/// errors, and the history is still written.
+fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: bool, gone: bool) -> i32 {
+    let nothing = |why: &str| {
+        if !gone {
+            println!(
+                "{}  {shown}  ({} kept; not judged: {why})",
+                crate::color::verdict(false),
+                crate::words::plural(followed.len() as u64, "entry")
+            );
+        }
+    };
     let h = match followed.history() {
         Ok(h) => h,
         Err(bad) => {
-            println!(
-                "{}  {shown}  ({} kept; not judged: {})",
-                crate::color::verdict(false),
-                crate::words::plural(followed.len() as u64, "entry"),
-                bad.reason
-            );
-            if trace.is_some() {
+            nothing(&bad.reason);
+            if trace.is_some() && !gone {
                 println!("      no trace written: nothing kept could be judged");
             }
             return EXIT_BAD_INPUT;
@@ -312,19 +359,68 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: b
     // Nothing kept to judge (no message, no task) is no pass, as audit
     // refuses such a folder.
     if h.events.is_empty() && followed.tasks() == 0 {
-        println!(
-            "{}  {shown}  ({} kept; not judged: no message was kept to judge, and that is not a pass)",
-            crate::color::verdict(false),
-            crate::words::plural(followed.len() as u64, "entry")
-        );
-        super::print_unjudged(&h.unjudged, "");
-        if trace.is_some() {
-            println!("      no trace written: nothing kept could be judged");
+        nothing("no message was kept to judge, and that is not a pass");
+        if !gone {
+            super::print_unjudged(&h.unjudged, "");
+            if trace.is_some() {
+                println!("      no trace written: nothing kept could be judged");
+            }
         }
         return EXIT_BAD_INPUT;
     }
+    // The history first: it is what a session leaves (the runtime deletes
+    // the team folder), and printing may fail on a closed terminal.
+    let written = trace.as_deref().map(|path| write_trace(path, shown, &h));
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
+    if !gone {
+        print_verdict(followed, shown, &h, &violations, bounded);
+    }
+    match written {
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return EXIT_BAD_INPUT;
+        }
+        Some(Ok(())) if !gone => {
+            let path = trace.as_deref().unwrap_or(std::path::Path::new(""));
+            println!(
+                "      wrote {}: {} audit {}",
+                path.display(),
+                super::args::program(),
+                crate::words::path_word(&path.display().to_string())
+            );
+        }
+        _ => {}
+    }
+    if violations.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// Writes what was kept to `path`, in the history format, whole or not at all.
+fn write_trace(path: &std::path::Path, shown: &str, h: &crate::history::History) -> Result<(), String> {
+    let scenario = format!("watch of {shown}");
+    let header =
+        crate::history::header_of(&scenario, 0, &h.names.agents, (h.ended_at, h.stop), &h.policy, &h.require_plan)
+            .with_context_of(h);
+    let mut bytes = Vec::new();
+    let _ = crate::history::write_events(&mut bytes, &header, &h.events, &h.names);
+    let text = String::from_utf8_lossy(&bytes);
+    crate::output::write(path, &text).map_err(|e| e.to_string())
+}
+
+/// The summary's verdict and what it judges by: each entry not judged and
+/// each violation (the watch printed them as they came, but a summary read
+/// alone must not say "1 broken" and name nothing).
+fn print_verdict(
+    followed: &Followed,
+    shown: &str,
+    h: &crate::history::History,
+    violations: &[crate::oracle::Violation],
+    bounded: bool,
+) {
     // Stopped at --max-entries, or the last look read up to the files'
     // bound: exit 3.
     let word = crate::color::verdict_or_stopped(violations.is_empty(), bounded);
@@ -333,7 +429,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: b
         n => format!("; {} not judged", crate::words::plural(n as u64, "entry")),
     };
     // What the files cannot show is unknown, not held, as audit says it.
-    let unknown = crate::history::standing::unknown(&crate::history::standing::standings(&h.undecided, &violations));
+    let unknown = crate::history::standing::unknown(&crate::history::standing::standings(&h.undecided, violations));
     let unknown = match unknown {
         0 => String::new(),
         n => format!("; {} unknown", crate::words::plural(n as u64, "invariant")),
@@ -357,9 +453,6 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: b
     for why in followed.not_read() {
         println!("      ⚠ {}", super::shown(why));
     }
-    // The summary names what it judges by, as audit does: each entry not
-    // judged and each violation (the watch printed them as they came, but
-    // a summary read alone must not say "1 broken" and name nothing).
     super::print_unjudged(&h.unjudged, "");
     for v in violations.iter().take(LISTED) {
         let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
@@ -377,31 +470,5 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: b
     }
     for name in followed.unfinished(std::path::Path::new(shown)) {
         println!("      ⚠ {}: its last line has no newline (still being written?): not kept", super::shown(&name));
-    }
-    if let Some(path) = trace {
-        let scenario = format!("watch of {shown}");
-        let header =
-            crate::history::header_of(&scenario, 0, &h.names.agents, (h.ended_at, h.stop), &h.policy, &h.require_plan)
-                .with_context_of(&h);
-        let mut bytes = Vec::new();
-        let _ = crate::history::write_events(&mut bytes, &header, &h.events, &h.names);
-        let text = String::from_utf8_lossy(&bytes);
-        match crate::output::write(path, &text) {
-            Ok(()) => println!(
-                "      wrote {}: {} audit {}",
-                path.display(),
-                super::args::program(),
-                crate::words::path_word(&path.display().to_string())
-            ),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_BAD_INPUT;
-            }
-        }
-    }
-    if violations.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
     }
 }
