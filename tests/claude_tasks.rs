@@ -223,3 +223,22 @@ fn a_tasks_folder_beside_the_team_that_is_a_link_is_said_to_be_one_not_missing()
     assert!(!out.contains("no tasks folder found"), "{out}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: a tasks folder none of whose tasks could be
+/// read read PASS, exit 0, "the tasks agree with each other", though a
+/// team folder with nothing readable is refused (docs/claude-code.md:
+/// nothing judged is no pass).
+#[test]
+fn a_tasks_folder_with_no_readable_task_is_refused_not_passed() {
+    let dir = scratch("unreadable-tasks");
+    write(&dir.join("5.json"), "not json");
+    let (code, out, err) = audit(&dir, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!out.contains("PASS"), "{out}");
+    assert!(err.contains("no task that could be read") && err.contains("5.json: not JSON"), "{err}");
+    // One task read beside it is judged as before.
+    write(&dir.join("6.json"), &task("6", "completed", ""));
+    let (code, out, err) = audit(&dir, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASS") && out.contains("tasks/5.json: not JSON"), "{out}");
+}

@@ -208,6 +208,11 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
     if a.path.is_dir() && tasks::is_tasks_folder(&a.path) {
         let t = tasks::read(&a.path, crate::history::inbox::MAX_FOLDER_BYTES);
         let h = claude::tasks_history(&t);
+        // A folder of tasks none of which could be read judges nothing, as
+        // a team folder with no readable message does not.
+        if t.tasks.is_empty() && !t.bounded {
+            return Err(nothing_to_judge(&shown, "no task that could be read", &h.unjudged));
+        }
         let read = TasksRead {
             dir: a.path.clone(),
             tasks: t.tasks.len(),
