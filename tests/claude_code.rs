@@ -986,3 +986,39 @@ fn a_teams_inboxes_folder_named_alone_points_at_the_team_folder() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("a Claude Code team folder's inboxes/: audit the team folder"), "{err}");
 }
+
+/// A Claude Code user's review: a transcript whose last line a lead cut
+/// off in the middle of a character was refused whole ("line 11 is not
+/// UTF-8 text (the whole file must be)", exit 2) by audit and watch, though
+/// a cut at any other byte costs that line only.
+#[test]
+fn a_transcript_cut_mid_character_loses_that_line_only() {
+    let root = std::env::temp_dir().join(format!("handshake-cut-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let lead = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/transcripts/clean-lead.jsonl");
+    let mut bytes = std::fs::read(lead).unwrap();
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+    bytes.extend_from_slice(
+        b"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"\xd0\x93\xd0",
+    );
+    let cut = root.join("cut.jsonl");
+    std::fs::write(&cut, &bytes).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake")).args(args).output().expect("runs");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.code(), text)
+    };
+    let path = cut.display().to_string();
+    let (code, out) = run(&["audit", &path, "--color", "never"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains(&format!("? line {}: not UTF-8", lines + 1)) && out.contains("no clean bill"), "{out}");
+    let (code, out) = run(&["watch", &path, "--for", "300ms", "--color", "never"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("its last line has no newline"), "{out}");
+    // A file with no line that is UTF-8 is still refused, and says why.
+    std::fs::write(&cut, b"{\"type\":\"\xff\"}\n").unwrap();
+    let (code, out) = run(&["audit", &path]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("line 1 is not UTF-8"), "{out}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -288,23 +288,34 @@ pub(crate) fn first_lines(path: &Path) -> Result<String, crate::input::ReadError
     let file = crate::input::open_regular(path)?;
     let mut reader = std::io::BufReader::new(file).take(LINE_BOUND);
     let (mut text, mut line, mut kept, mut n) = (String::new(), Vec::new(), 0, 0);
+    // A line that is not UTF-8 is one line the reader will say it could
+    // not read (a lead cut off mid-character leaves one last), not a reason
+    // to refuse the file; only a file with no other line is refused for it.
+    let mut not_utf8 = None;
     while kept < transcript::LOOKED_AT {
         line.clear();
         n += 1;
         match reader.read_until(b'\n', &mut line).map_err(|e| crate::input::ReadError::Io(e.to_string()))? {
             0 => break,
             _ if line.iter().all(u8::is_ascii_whitespace) => continue,
-            _ => {
-                let not_utf8 = |_| crate::input::ReadError::NotUtf8 { line: n };
-                text.push_str(std::str::from_utf8(&line).map_err(not_utf8)?);
-                if !text.ends_with('\n') {
-                    text.push('\n');
+            _ => match std::str::from_utf8(&line) {
+                Ok(good) => {
+                    text.push_str(good);
+                    if !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    kept += 1;
                 }
-                kept += 1;
-            }
+                Err(_) => {
+                    not_utf8.get_or_insert(n);
+                }
+            },
         }
     }
-    Ok(text)
+    match not_utf8 {
+        Some(line) if kept == 0 => Err(crate::input::ReadError::NotUtf8 { line }),
+        _ => Ok(text),
+    }
 }
 
 /// How many times a look reads files that keep changing under it before
