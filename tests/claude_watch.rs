@@ -541,3 +541,35 @@ fn a_watch_ended_by_term_hup_or_its_reader_leaving_still_writes_its_trace() {
     assert_eq!(audit_verdict(&trace).0, "PASS", "the trace was written whole");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: the alert that an inbox is past the size
+/// where the runtime stops showing entries was printed again for every
+/// entry after it ("holds 1065 entries", "1066", …), though watch says each
+/// alert once.
+#[test]
+fn a_large_inbox_is_said_once_however_many_entries_follow() {
+    let root = std::env::temp_dir().join(format!("handshake-watch-large-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("inboxes")).unwrap();
+    let fixture = Path::new(FIXTURES).join("63684-lead-inbox-of-1065-entries");
+    for f in ["config.json", "inboxes/alice.json", "inboxes/team-lead.json"] {
+        std::fs::copy(fixture.join(f), root.join(f)).unwrap();
+    }
+    let mut watch = Watch::start(&root);
+    watch.wait_for(|l| l.contains("holds 1065 entries"), Duration::from_secs(10), "the large inbox");
+    let lead = root.join("inboxes/team-lead.json");
+    let Value::Array(mut entries) = serde_json::from_str(&std::fs::read_to_string(&lead).unwrap()).unwrap() else {
+        panic!("an inbox is an array")
+    };
+    for _ in 0..3 {
+        let mut more = entries.last().unwrap().clone();
+        more["text"] = Value::String("one more report".into());
+        entries.push(more);
+        rewrite(&root, "team-lead.json", &entries);
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    let (_, _, said) = watch.stop();
+    let large: Vec<&String> = said.iter().filter(|l| l.contains("team-lead.json holds ")).collect();
+    assert_eq!(large.len(), 1, "said once: {large:?}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -210,7 +210,7 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
                 continue;
             }
             let line = format!("⚠ {text}");
-            if told.insert(line.clone()) {
+            if told.insert(told_as(&line)) {
                 screen.say(&line);
             }
         }
@@ -222,6 +222,18 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
 /// says it once, not each look.
 fn changes_at_every_look(text: &str) -> bool {
     text.contains("was never answered") || (text.starts_with("and ") && text.contains(" more repeated "))
+}
+
+/// What an alert is remembered by, so that it is said once: its words,
+/// but for an inbox's size, which grows with every entry (said once, when
+/// the inbox first passes the size the alert is about).
+fn told_as(line: &str) -> String {
+    match line.split_once(" holds ") {
+        Some((inbox, rest)) if inbox.starts_with("⚠ inboxes/") && rest.contains(" entries: past ") => {
+            format!("{inbox} holds too many entries")
+        }
+        _ => line.to_string(),
+    }
 }
 
 /// Event `i`'s place: `inboxes/bob.json:2`, or a transcript's `line 12`.

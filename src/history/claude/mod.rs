@@ -76,7 +76,8 @@ pub fn history_of(reading: &folder::Reading) -> History {
     }
     unjudged.extend(judged.not_judged.iter().cloned());
     if judged.no_zone > 0 {
-        let why = format!("{} entries name no time zone: read as UTC", judged.no_zone);
+        let names = if judged.no_zone == 1 { "names" } else { "name" };
+        let why = format!("{} {names} no time zone: read as UTC", crate::words::plural(judged.no_zone as u64, "entry"));
         unjudged.push(("timestamps".into(), why));
     }
     let policy = policy();
