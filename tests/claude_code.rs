@@ -1022,3 +1022,45 @@ fn a_transcript_cut_mid_character_loses_that_line_only() {
     assert!(out.contains("line 1 is not UTF-8"), "{out}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: with the lead's inbox cut short, or one of
+/// its entries unreadable, the shutdowns it asked were "never answered",
+/// though their answers would be in that inbox: not seen is not never.
+#[test]
+fn a_request_whose_answer_could_not_be_read_is_not_said_never_answered() {
+    let root = std::env::temp_dir().join(format!("handshake-unseen-answer-{}", std::process::id()));
+    let clean = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/clean-team");
+    let lead = std::fs::read_to_string(clean.join("inboxes/team-lead.json")).unwrap();
+    let copy = |tag: &str, lead: &str| {
+        let dir = root.join(tag);
+        std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+        std::fs::copy(clean.join("config.json"), dir.join("config.json")).unwrap();
+        for f in ["alice.json", "bob.json"] {
+            std::fs::copy(clean.join("inboxes").join(f), dir.join("inboxes").join(f)).unwrap();
+        }
+        std::fs::write(dir.join("inboxes/team-lead.json"), lead).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &dir.display().to_string(), "--color", "never"])
+            .output()
+            .expect("audit runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let cut = copy("cut", &lead[..600]);
+    assert!(!cut.contains("was never answered"), "{cut}");
+    assert!(
+        cut.contains("was not seen answered: inboxes/team-lead.json, where its answer would be, could not be read"),
+        "{cut}"
+    );
+    // Every entry of the lead's inbox read but one, whose read flag is no flag.
+    let mut entries: serde_json::Value = serde_json::from_str(&lead).unwrap();
+    let answers = entries.as_array_mut().unwrap();
+    let approval = answers.iter_mut().find(|e| e["text"].as_str().is_some_and(|t| t.contains("shutdown_approved")));
+    approval.expect("the clean team's lead hears an approval")["read"] = serde_json::json!("yes");
+    let one = copy("one", &entries.to_string());
+    assert!(one.contains("holds entries that could not be read"), "{one}");
+    assert!(!one.contains("was never answered"), "{one}");
+    // All read: the clean team's requests were all answered, and nothing is said.
+    let whole = copy("whole", &lead);
+    assert!(!whole.contains("answered"), "{whole}");
+    let _ = std::fs::remove_dir_all(&root);
+}

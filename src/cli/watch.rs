@@ -221,7 +221,9 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
 /// been open, how many repeats past those said one by one): the summary
 /// says it once, not each look.
 fn changes_at_every_look(text: &str) -> bool {
-    text.contains("was never answered") || (text.starts_with("and ") && text.contains(" more repeated "))
+    text.contains("was never answered")
+        || text.contains("was not seen answered")
+        || (text.starts_with("and ") && text.contains(" more repeated "))
 }
 
 /// What an alert is remembered by, so that it is said once: its words,

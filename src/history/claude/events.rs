@@ -81,6 +81,8 @@ struct Builder<'a> {
 struct Unseen<'a> {
     /// Inbox files not read whole (not JSON, too big, a link), by owner.
     unread: HashSet<&'a str>,
+    /// Inboxes read with some of their entries not (`inboxes/bob.json[3]`), by owner.
+    entries_unread: HashSet<&'a str>,
     /// The read stopped at the folder's bound: any file may be cut.
     bounded: bool,
     /// Entries carry `msg_id`, as Claude Code 2.1.220 and later write them:
@@ -95,8 +97,28 @@ impl<'a> Unseen<'a> {
     fn of(r: &'a Reading) -> Self {
         let unread =
             r.unjudged.iter().filter_map(|(place, _)| place.strip_prefix("inboxes/")?.strip_suffix(".json")).collect();
+        let entries_unread = r
+            .unjudged
+            .iter()
+            .filter_map(|(place, _)| place.strip_prefix("inboxes/")?.split_once(".json[").map(|(owner, _)| owner))
+            .collect();
         let heard = r.entries.iter().map(|e| (e.to.as_str(), e.from.as_str())).collect();
-        Unseen { unread, bounded: r.bounded, drains: r.shapes.contains_key(super::folder::MSG_ID), heard }
+        let drains = r.shapes.contains_key(super::folder::MSG_ID);
+        Unseen { unread, entries_unread, bounded: r.bounded, drains, heard }
+    }
+
+    /// Why an answer to `asker` may be in its inbox though the files do not
+    /// show it, if it may: what could not be read.
+    fn answer_unread(&self, asker: &str) -> Option<String> {
+        if self.unread.contains(asker) {
+            Some(format!("inboxes/{asker}.json, where its answer would be, could not be read"))
+        } else if self.entries_unread.contains(asker) {
+            Some(format!("inboxes/{asker}.json, where its answer would be, holds entries that could not be read"))
+        } else if self.bounded {
+            Some("the read stopped at the folder's bound, and its answer may be past it".into())
+        } else {
+            None
+        }
     }
 
     /// Why `answerer`'s inbox may hold a request from `asker` that the
@@ -491,15 +513,24 @@ impl<'a> Builder<'a> {
             let label = self.names.labels.get(&id).cloned().unwrap_or_default();
             // A folder's places name an entry (`inboxes/bob.json[3]`), a
             // transcript's a line.
-            let why = if super::folder::entry_place(&place).is_some() {
-                "when the folder ends (an answer a whole-file rewrite lost leaves no trace here, claude-code#53896)"
-            } else {
-                "when the transcript ends (an answer still queued, or recorded in a line not read, is not seen)"
+            let open = Millis(end.0 - t.0);
+            let folder = super::folder::entry_place(&place).is_some();
+            let text = match self.unseen.answer_unread(&asker).filter(|_| folder) {
+                // Not "never": the answer may be in what was not read.
+                Some(unread) => format!(
+                    "{place}: [{label}], asked of {asked} by {asker}, was not seen answered: {unread}; open {open} \
+                     when the folder ends"
+                ),
+                None => {
+                    let why = if folder {
+                        "when the folder ends (an answer a whole-file rewrite lost leaves no trace here, \
+                         claude-code#53896)"
+                    } else {
+                        "when the transcript ends (an answer still queued, or recorded in a line not read, is not seen)"
+                    };
+                    format!("{place}: [{label}], asked of {asked} by {asker}, was never answered: open {open} {why}")
+                }
             };
-            let text = format!(
-                "{place}: [{label}], asked of {asked} by {asker}, was never answered: open {} {why}",
-                Millis(end.0 - t.0)
-            );
             self.events.push(Stamped { t: end, event: Event::Alert { agent: requester, text } });
             self.origin.push(place);
         }
