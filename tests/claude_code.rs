@@ -1064,3 +1064,42 @@ fn a_request_whose_answer_could_not_be_read_is_not_said_never_answered() {
     assert!(!whole.contains("answered"), "{whole}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: an answer whose timestamp came before its
+/// request's (written by hand, another zone, a 0) was judged "an id it
+/// never issued", naming the request itself as the witness. It is judged
+/// after its request, and the clocks' disagreement is said.
+#[test]
+fn an_answer_timed_before_its_request_is_said_so_not_judged_a_forgery() {
+    let root = std::env::temp_dir().join(format!("handshake-early-answer-{}", std::process::id()));
+    let clean = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/clean-team");
+    for stamp in [serde_json::json!("2026-04-09T17:27:00.000Z"), serde_json::json!(0)] {
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("inboxes")).unwrap();
+        std::fs::copy(clean.join("config.json"), root.join("config.json")).unwrap();
+        for f in ["alice.json", "bob.json", "team-lead.json"] {
+            std::fs::copy(clean.join("inboxes").join(f), root.join("inboxes").join(f)).unwrap();
+        }
+        let lead = root.join("inboxes/team-lead.json");
+        let mut entries: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&lead).unwrap()).unwrap();
+        let approval = entries
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|e| e["from"] == "alice" && e["text"].as_str().is_some_and(|t| t.contains("shutdown_approved")));
+        approval.expect("alice approves her shutdown")["timestamp"] = stamp.clone();
+        std::fs::write(&lead, entries.to_string()).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &root.display().to_string(), "--color", "never"])
+            .output()
+            .expect("audit runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stamp}: {said}");
+        assert!(!said.contains("never issued"), "{stamp}: {said}");
+        assert!(
+            said.contains("before its request (inboxes/alice.json[1]): the files' clocks disagree"),
+            "{stamp}: {said}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -58,6 +58,15 @@ pub fn read_text(s: &str) -> Result<Stamp, String> {
         return read(&Value::from(x));
     }
     if let Ok(ts) = t.parse::<jiff::Timestamp>() {
+        // jiff takes offsets up to ±25:59; no zone is more than 14 hours
+        // from UTC, and RFC 3339 stops at 23: such a time was miswritten.
+        if let Some(jiff::fmt::temporal::PiecesOffset::Numeric(off)) =
+            jiff::fmt::temporal::Pieces::parse(t).ok().and_then(|p| p.offset())
+        {
+            if off.offset().seconds().abs() > 14 * 3600 {
+                return Err(format!("{s:?} is not a time: its offset from UTC is more than 14 hours"));
+            }
+        }
         return Ok(Stamp { ms: in_range(ts.as_millisecond(), &format_args!("{s:?}"))?, no_zone: false });
     }
     match t.parse::<jiff::civil::DateTime>() {
@@ -79,6 +88,10 @@ mod tests {
         let z = read_text("2026-03-01T10:15:02.481Z").unwrap();
         assert_eq!(z, Stamp { ms: at, no_zone: false });
         assert_eq!(read_text("2026-03-01T12:15:02.481+02:00").unwrap().ms, at);
+        assert_eq!(read_text("2026-03-01T23:15:02.481+13:00").unwrap().ms, at);
+        // An offset no zone has (jiff takes up to ±25:59).
+        assert!(read_text("2026-03-01T12:15:02.481+25:00").unwrap_err().contains("more than 14 hours"));
+        assert!(read_text("2026-03-01T12:15:02.481-15:00").unwrap_err().contains("more than 14 hours"));
         assert_eq!(read_text("2026-03-01T10:15:02.481").unwrap(), Stamp { ms: at, no_zone: true });
         assert_eq!(read(&Value::from(1_772_360_102.481)).unwrap().ms, at);
         assert_eq!(read(&Value::from(at)).unwrap().ms, at);

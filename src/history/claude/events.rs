@@ -174,13 +174,18 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
         b.members = std::iter::once(lead.clone()).chain(r.team.members.iter().map(|(m, _)| m.clone())).collect();
     }
     b.lead = lead;
-    let mut entries: Vec<&Entry> = r.entries.iter().collect();
-    entries.sort_by_key(|e| (e.at.ms, tie_rank(&e.said)));
-    let start_ms = entries.first().map_or(0, |e| e.at.ms);
-    for e in &entries {
-        let t = Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64);
+    let asked = asked_at(r);
+    let mut entries: Vec<(i64, &Entry)> = r.entries.iter().map(|e| (judged_at(e, &asked), e)).collect();
+    entries.sort_by_key(|(ms, e)| (*ms, tie_rank(&e.said)));
+    let start_ms = entries.first().map_or(0, |(ms, _)| *ms);
+    for &(ms, e) in &entries {
+        let t = Millis(ms.saturating_sub(start_ms).max(0) as u64);
+        if ms > e.at.ms {
+            b.answered_before_asked(e, ms - e.at.ms, &asked, t);
+        }
         b.entry(e, t);
     }
+    let entries: Vec<&Entry> = entries.into_iter().map(|(_, e)| e).collect();
     b.more_repeats(entries.last().copied());
     b.large_inboxes(r);
     let last = entries.last().map_or(Millis::ZERO, |e| Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64));
@@ -208,6 +213,33 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
 /// (whole-second stamps tie often), and an answer never comes before its
 /// question: read in the files' order, an answer in `team-lead.json` would
 /// be judged before the request in `zed.json` it answers.
+/// Each request's id as written, with the time and place of its earliest
+/// entry.
+fn asked_at(r: &Reading) -> HashMap<&str, (i64, &str)> {
+    let mut asked: HashMap<&str, (i64, &str)> = HashMap::new();
+    for e in &r.entries {
+        if let Said::Request { id: Some(id), .. } = &e.said {
+            let at = asked.entry(id.as_str()).or_insert((e.at.ms, e.origin.as_str()));
+            if e.at.ms < at.0 {
+                *at = (e.at.ms, e.origin.as_str());
+            }
+        }
+    }
+    asked
+}
+
+/// When an entry is judged: its own time, but for an answer timed before
+/// the request it names, which is judged just after that request. No
+/// answer comes before its question: the files' clocks disagree (a
+/// timestamp written by hand, another zone, 0), and the answer is not "an
+/// id never issued". It is said (`Builder::answered_before_asked`).
+fn judged_at(e: &Entry, asked: &HashMap<&str, (i64, &str)>) -> i64 {
+    match &e.said {
+        Said::Answer { id: Some(id), .. } => asked.get(id.as_str()).map_or(e.at.ms, |(ms, _)| e.at.ms.max(*ms)),
+        _ => e.at.ms,
+    }
+}
+
 fn tie_rank(said: &Said) -> u8 {
     match said {
         Said::Request { .. } => 0,
@@ -492,6 +524,20 @@ impl<'a> Builder<'a> {
             Notice::Other(what) => format!("{what} from {}", self.names_of(from)),
         };
         self.push(t, Event::Note { text }, e);
+    }
+
+    /// Says that answer `e` is timed `early` ms before the request it names.
+    fn answered_before_asked(&mut self, e: &'a Entry, early: i64, asked: &HashMap<&str, (i64, &str)>, t: Millis) {
+        let Said::Answer { id: Some(id), .. } = &e.said else { return };
+        let request = asked.get(id.as_str()).map_or("", |(_, place)| *place);
+        let text = format!(
+            "{}: an answer timed {} before its request ({request}): the files' clocks disagree; judged as if it came \
+             just after the request",
+            e.origin,
+            Millis(early.max(0) as u64)
+        );
+        let agent = self.team.agent(&e.from);
+        self.push(t, Event::Alert { agent, text }, e);
     }
 
     /// Names each request no answer reached, with how long it had been
