@@ -573,3 +573,31 @@ fn a_large_inbox_is_said_once_however_many_entries_follow() {
     assert_eq!(large.len(), 1, "said once: {large:?}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: the runtime deletes the team folder when
+/// the session ends, and the watch's summary then said "2 entries not
+/// judged": no config.json (the roster unknown) and no inboxes/ folder,
+/// though both had been read. A folder gone loses nothing, and is no
+/// problem of the files.
+#[test]
+fn a_folder_deleted_when_the_session_ends_leaves_the_summary_as_it_was() {
+    let root = std::env::temp_dir().join(format!("handshake-watch-deleted-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let team = root.join("team");
+    std::fs::create_dir_all(team.join("inboxes")).unwrap();
+    let clean = Path::new(FIXTURES).join("clean-team");
+    std::fs::copy(clean.join("config.json"), team.join("config.json")).unwrap();
+    for f in ["alice.json", "bob.json", "team-lead.json"] {
+        std::fs::copy(clean.join("inboxes").join(f), team.join("inboxes").join(f)).unwrap();
+    }
+    let mut watch = Watch::start(&team);
+    watch.wait_for(|l| l.starts_with("agents:"), Duration::from_secs(10), "the status line");
+    std::fs::remove_dir_all(&team).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let (end, code, said) = watch.stop();
+    assert_eq!(code, Some(130), "{}", said.join("\n"));
+    assert!(end.starts_with("PASS  ") && end.contains("12 entries kept"), "{end}");
+    assert!(!end.contains("not judged"), "{end}");
+    assert!(!said.iter().any(|l| l.contains("no config.json") || l.contains("no inboxes/")), "{}", said.join("\n"));
+    let _ = std::fs::remove_dir_all(&root);
+}

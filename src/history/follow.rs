@@ -85,7 +85,15 @@ impl Followed {
                 let whole = |(reading, _): &(folder::Reading, _)| {
                     (!kept.misses_a_file(reading) && reading.not_parsed.is_empty()) || !path.is_dir()
                 };
-                let (reading, now) = settled(&files, path, read_team, whole);
+                let (mut reading, now) = settled(&files, path, read_team, whole);
+                if !path.is_dir() {
+                    // The folder is gone (the runtime deletes it when the
+                    // session ends): its files are not missing, they were
+                    // read. What this look read before it went is kept;
+                    // the files it could not find are not problems.
+                    reading.unjudged.retain(|(place, _)| folder::entry_place(place).is_some());
+                    reading.not_parsed.clear();
+                }
                 let new_tasks = now.is_some();
                 if let Some(now) = now {
                     *tasks = Some(now);
