@@ -242,3 +242,40 @@ fn a_tasks_folder_with_no_readable_task_is_refused_not_passed() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("PASS") && out.contains("tasks/5.json: not JSON"), "{out}");
 }
+
+/// A Claude Code user's review: a finished team whose config lists only
+/// the lead (the runtime takes a teammate off at its shutdown) had its done
+/// task "owned by bob, who is not in the team: nobody on the team is doing
+/// it"; and with a member config.json could not read, the same report said
+/// both that and "the team's roster is unknown".
+#[test]
+fn a_done_task_or_a_roster_read_in_part_raises_no_owner_alert() {
+    let clean = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/clean-team");
+    let copy = |tag: &str, members: &str| {
+        let dir = scratch(tag);
+        std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+        std::fs::create_dir_all(dir.join("tasks")).unwrap();
+        for f in ["inboxes/alice.json", "inboxes/bob.json", "inboxes/team-lead.json"] {
+            std::fs::copy(clean.join(f), dir.join(f)).unwrap();
+        }
+        let config = format!(r#"{{"name":"clean","leadAgentId":"team-lead@clean","members":{members}}}"#);
+        write(&dir.join("config.json"), &config);
+        dir
+    };
+    let done = copy("lead-only", r#"[{"name":"team-lead"}]"#);
+    write(&done.join("tasks/1.json"), &task("1", "completed", "bob"));
+    let (_, out, err) = audit(&done, &[]);
+    assert!(!out.contains("who is not in the team"), "{out}{err}");
+    // Not done: said.
+    write(&done.join("tasks/1.json"), &task("1", "in_progress", "bob"));
+    let (_, out, _) = audit(&done, &[]);
+    assert!(out.contains("tasks/1.json is owned by bob, who is not in the team"), "{out}");
+    // A member with no name: the roster is read in part, and not judged by.
+    let part = copy("in-part", r#"[{"name":"team-lead"},{"agentId":"a"},{"name":"alice"}]"#);
+    write(&part.join("tasks/1.json"), &task("1", "in_progress", "bob"));
+    let (_, out, err) = audit(&part, &[]);
+    assert!(out.contains("the team's roster is unknown"), "{out}{err}");
+    assert!(!out.contains("who is not in the team"), "{out}");
+    let _ = std::fs::remove_dir_all(done);
+    let _ = std::fs::remove_dir_all(part);
+}

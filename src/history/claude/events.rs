@@ -170,7 +170,7 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
     for (m, _) in &r.team.members {
         b.team.agent(m);
     }
-    if !r.team.members.is_empty() {
+    if !r.team.members.is_empty() && !r.team.members_in_part {
         b.members = std::iter::once(lead.clone()).chain(r.team.members.iter().map(|(m, _)| m.clone())).collect();
     }
     b.lead = lead;

@@ -30,6 +30,9 @@ pub struct Team {
     /// Each member's name, in the file's order, and whether it must have
     /// its plan approved first (`planModeRequired`).
     pub members: Vec<(String, bool)>,
+    /// Some member could not be read: `members` is not the whole team, so
+    /// a name missing from it may be that member's.
+    pub members_in_part: bool,
 }
 
 /// One message a file shows its owner received.
@@ -223,6 +226,7 @@ fn team(c: &Map<String, Value>, unjudged: &mut Vec<(String, String)>) -> Team {
         }
     };
     let mut members = Vec::new();
+    let mut in_part = false;
     match c.get("members") {
         None => {}
         Some(Value::Array(ms)) => {
@@ -230,13 +234,17 @@ fn team(c: &Map<String, Value>, unjudged: &mut Vec<(String, String)>) -> Team {
                 match m.as_object().and_then(|m| Some((m.get("name")?.as_str()?, m))) {
                     Some((name, m)) => members
                         .push((name.to_string(), m.get("planModeRequired").and_then(Value::as_bool).unwrap_or(false))),
-                    None => said(format!("config.json, member {}", i + 1), "a member with no \"name\" string"),
+                    None => {
+                        in_part = true;
+                        said(format!("config.json, member {}", i + 1), "a member with no \"name\" string")
+                    }
                 }
             }
         }
         Some(_) => said("config.json members".into(), "not a list of members"),
     }
-    Team { name: c.get("name").and_then(Value::as_str).map(str::to_string), lead, members }
+    let name = c.get("name").and_then(Value::as_str).map(str::to_string);
+    Team { name, lead, members, members_in_part: in_part }
 }
 
 /// One inbox file: a JSON array of entries, read one entry at a time (a

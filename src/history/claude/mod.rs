@@ -106,7 +106,9 @@ pub fn history_of(reading: &folder::Reading) -> History {
 /// is the team's config; who has ended, the history's own roster.
 pub fn with_tasks(h: &mut History, t: &tasks::Tasks, team: &folder::Team) {
     let mut members = Vec::new();
-    if !team.members.is_empty() {
+    // A roster read in part is not known: an owner missing from it may be
+    // the member that could not be read.
+    if !team.members.is_empty() && !team.members_in_part {
         members.push(team.lead.clone().unwrap_or_else(|| "team-lead".to_string()));
         members.extend(team.members.iter().map(|(m, _)| m.clone()));
     }

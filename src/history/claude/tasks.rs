@@ -594,7 +594,9 @@ fn owners(t: &Tasks, roster: Roster, said: &mut Said) {
         // An owner may be written as the agent's id, `bob@my-team`.
         let name = owner.split('@').next().unwrap_or(owner);
         let shown = crate::input::shown(owner);
-        if !members.is_empty() && !members.contains(name) {
+        // A task done is done, whoever has left since: the runtime takes a
+        // teammate that shut down off config.json's members.
+        if !members.is_empty() && !members.contains(name) && k.status != Some(Status::Completed) {
             said.say(|| {
                 format!(
                     "{} is owned by {shown}, who is not in the team (config.json): nobody on the team is doing it",
@@ -855,6 +857,16 @@ mod tests {
         );
         // Without a roster, an owner's name is not judged.
         assert!(self::said(&files, Roster::default()).is_empty());
+        // A task done by a teammate the runtime has since taken off the
+        // members (it does so at its shutdown) is no alert; one not done is.
+        let gone = [
+            ("5.json", task("5", "completed", "carol", &[], &[])),
+            ("6.json", task("6", "pending", "carol", &[], &[])),
+        ];
+        assert_eq!(
+            self::said(&gone, Roster { members: &members, ended: &[] }),
+            ["tasks/6.json is owned by carol, who is not in the team (config.json): nobody on the team is doing it"]
+        );
     }
 
     #[test]

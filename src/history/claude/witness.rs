@@ -172,7 +172,7 @@ mod tests {
             entry(5, "bob", "team-lead", yes),
         ];
         let members = ["team-lead", "bob", "amy"].iter().map(|m| (m.to_string(), false)).collect();
-        let team = Team { name: None, lead: Some("team-lead".into()), members };
+        let team = Team { name: None, lead: Some("team-lead".into()), members, members_in_part: false };
         let reading = Reading { team, entries, ..Reading::default() };
         let h = crate::history::claude::history_of(&reading);
         let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
