@@ -1103,3 +1103,28 @@ fn an_answer_timed_before_its_request_is_said_so_not_judged_a_forgery() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: an answer in a transcript whose request's
+/// line could not be read was "not judged" because "inboxes/bob.json holds
+/// nothing from team-lead", an inbox a transcript does not have. It names
+/// the line that could not be read.
+#[test]
+fn a_transcripts_answer_whose_request_line_is_unreadable_names_that_line() {
+    let root = std::env::temp_dir().join(format!("handshake-transcript-unseen-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let lead = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/transcripts/clean-lead.jsonl");
+    let mut lines: Vec<String> = std::fs::read_to_string(lead).unwrap().lines().map(String::from).collect();
+    let asked = lines.iter().position(|l| l.contains("shutdown_request") && l.contains("bob")).expect("bob asked");
+    lines[asked].truncate(200);
+    let cut = root.join("cut.jsonl");
+    std::fs::write(&cut, lines.join("\n") + "\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &cut.display().to_string(), "--color", "never"])
+        .output()
+        .expect("audit runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!said.contains("inboxes/"), "{said}");
+    let line = format!("line {} of the transcript could not be read, and the request may be there", asked + 1);
+    assert!(said.contains(&line), "{said}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -91,6 +91,9 @@ struct Unseen<'a> {
     /// (owner, sender) of every entry read: an inbox that holds nothing
     /// from the asker was drained or rewritten, or never written.
     heard: HashSet<(&'a str, &'a str)>,
+    /// A transcript's lines that could not be read (`line 3`), for a
+    /// transcript: it has no inboxes, and a request is in one of its lines.
+    lines_unread: Option<Vec<&'a str>>,
 }
 
 impl<'a> Unseen<'a> {
@@ -104,7 +107,10 @@ impl<'a> Unseen<'a> {
             .collect();
         let heard = r.entries.iter().map(|e| (e.to.as_str(), e.from.as_str())).collect();
         let drains = r.shapes.contains_key(super::folder::MSG_ID);
-        Unseen { unread, entries_unread, bounded: r.bounded, drains, heard }
+        let transcript = !r.entries.is_empty() && r.entries.iter().all(|e| e.origin.starts_with("line "));
+        let lines_unread = transcript
+            .then(|| r.unjudged.iter().map(|(place, _)| place.as_str()).filter(|p| p.starts_with("line ")).collect());
+        Unseen { unread, entries_unread, bounded: r.bounded, drains, heard, lines_unread }
     }
 
     /// Why an answer to `asker` may be in its inbox though the files do not
@@ -124,6 +130,17 @@ impl<'a> Unseen<'a> {
     /// Why `answerer`'s inbox may hold a request from `asker` that the
     /// files do not show, if it may.
     fn why(&self, answerer: &str, asker: &str) -> Option<String> {
+        if let Some(lines) = &self.lines_unread {
+            // A transcript: the request would be in one of its lines.
+            return match lines.as_slice() {
+                [] => None,
+                [one] => Some(format!("{one} of the transcript could not be read, and the request may be there")),
+                [first, ..] => Some(format!(
+                    "{} lines of the transcript could not be read ({first}, …), and the request may be in one",
+                    lines.len()
+                )),
+            };
+        }
         if self.unread.contains(answerer) {
             Some(format!("inboxes/{answerer}.json, where its request would be, could not be read"))
         } else if self.bounded {
