@@ -601,3 +601,30 @@ fn a_folder_deleted_when_the_session_ends_leaves_the_summary_as_it_was() {
     assert!(!said.iter().any(|l| l.contains("no config.json") || l.contains("no inboxes/")), "{}", said.join("\n"));
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: the lead's inbox left half written (not
+/// JSON) was said only in the summary; watching live, nothing told the
+/// user the lead's inbox had stopped being readable.
+#[test]
+fn an_inbox_that_stays_unreadable_is_said_as_the_watch_goes() {
+    let root = std::env::temp_dir().join(format!("handshake-watch-unreadable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("inboxes")).unwrap();
+    let clean = Path::new(FIXTURES).join("clean-team");
+    std::fs::copy(clean.join("config.json"), root.join("config.json")).unwrap();
+    for f in ["alice.json", "bob.json", "team-lead.json"] {
+        std::fs::copy(clean.join("inboxes").join(f), root.join("inboxes").join(f)).unwrap();
+    }
+    let mut watch = Watch::start(&root);
+    watch.wait_for(|l| l.starts_with("agents:"), Duration::from_secs(10), "the status line");
+    let lead = std::fs::read(clean.join("inboxes/team-lead.json")).unwrap();
+    std::fs::write(root.join("inboxes/team-lead.json"), &lead[..300]).unwrap();
+    // Judged without it once it has stayed so (two seconds), and said then.
+    let said =
+        watch.wait_for(|l| l.starts_with("? inboxes/team-lead.json: not JSON"), SAY_WITHIN * 2, "the unreadable inbox");
+    assert!(said.contains("EOF while parsing"), "{said}");
+    let (end, _, lines) = watch.stop();
+    assert!(end.contains("1 entry not judged"), "{end}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("? inboxes/team-lead.json")).count(), 1, "said once live");
+    let _ = std::fs::remove_dir_all(&root);
+}

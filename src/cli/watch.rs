@@ -192,6 +192,17 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
     };
     // Ages as at the last entry; the status line adds the time since.
     screen.base = Some(Status::of(&h, Millis::ZERO));
+    // A file that could not be read (judging waited for it to parse): said
+    // as it is found, not only in the summary. Entries' problems are the
+    // summary's (those in flight come and go with every look).
+    for (place, why) in &h.unjudged {
+        if crate::history::claude::folder::entry_place(place).is_none() && place.starts_with("inboxes/") {
+            let line = format!("? {place}: {why}");
+            if told.insert(line.clone()) {
+                screen.say(&line);
+            }
+        }
+    }
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     for v in &violations {

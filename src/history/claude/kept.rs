@@ -34,7 +34,11 @@ impl Kept {
         // drain drops it (it was there); a file's own problem (not JSON, a
         // link) is the latest reading's, and a transcript's list is whole.
         let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
-        let mut unjudged: Vec<(String, String)> = std::mem::take(&mut kept.unjudged)
+        let before = std::mem::take(&mut kept.unjudged);
+        // A problem not said before (a file gone unreadable) is news, as an
+        // entry is: the watch judges again and says it.
+        let mut changed = r.unjudged.iter().any(|u| !before.contains(u));
+        let mut unjudged: Vec<(String, String)> = before
             .into_iter()
             .filter(|(place, _)| super::folder::entry_place(place).is_some())
             .filter(|u| seen.insert(u.clone()))
@@ -48,7 +52,6 @@ impl Kept {
             let kept = kept.shapes.entry(shape).or_default();
             *kept = (*kept).max(n);
         }
-        let mut changed = false;
         // Two identical entries in one file are two deliveries: counted.
         let mut copies: BTreeMap<(String, String, u64, i64), usize> = BTreeMap::new();
         for e in r.entries {
@@ -186,8 +189,13 @@ mod tests {
         assert!(k.reading().not_parsed.is_empty());
         let mut again = reading(vec![]);
         again.unjudged = vec![problem("inboxes/bob.json[1]")];
-        k.absorb(again);
+        assert!(!k.absorb(again), "no entry and no problem is new");
         assert_eq!(k.reading().unjudged.len(), 1, "said once");
+        // A file gone unreadable is news, once.
+        let mut broken = reading(vec![entry(1, "a", true)]);
+        broken.unjudged = vec![problem("inboxes/team-lead.json")];
+        assert!(k.absorb(broken.clone()), "a new problem is news");
+        assert!(!k.absorb(broken), "and only once");
     }
 
     #[test]
