@@ -1128,3 +1128,33 @@ fn a_transcripts_answer_whose_request_line_is_unreadable_names_that_line() {
     assert!(said.contains(&line), "{said}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: `audit --strict` said nothing of the
+/// entries it could not judge when something also broke (exit 1), and its
+/// help promised exit 2 whatever else. The violation's 1 comes first, as
+/// the help now says, and --strict still names what it could not judge.
+#[test]
+fn strict_with_a_violation_exits_1_and_still_says_what_it_could_not_judge() {
+    let dir = std::env::temp_dir().join(format!("handshake-cc-strict-broken-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let case =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/81464-teammate-shutdown-kills-the-lead");
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    std::fs::copy(case.join("config.json"), dir.join("config.json")).unwrap();
+    for f in std::fs::read_dir(case.join("inboxes")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, dir.join("inboxes").join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(dir.join("inboxes/zed.json"), "[{\"from\":").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &dir.display().to_string(), "--color", "never", "--strict"])
+        .output()
+        .expect("handshake runs");
+    let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{said}{err}");
+    assert!(said.starts_with("FAIL"), "{said}");
+    assert!(err.contains("--strict: 1 entry could not be judged"), "{err}");
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_handshake")).args(["audit", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("a violation's exit 1 comes first"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -381,6 +381,8 @@ fn the_summary_names_what_broke_and_what_was_not_judged_and_nothing_kept_is_no_p
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("no message was kept to judge") && !text.contains("PASS"), "{text}");
+    // No verdict at all: not a FAIL of the team (a Claude Code user's review).
+    assert!(text.contains("NONE  ") && !text.contains("FAIL"), "{text}");
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -627,4 +629,19 @@ fn an_inbox_that_stays_unreadable_is_said_as_the_watch_goes() {
     assert!(end.contains("1 entry not judged"), "{end}");
     assert_eq!(lines.iter().filter(|l| l.starts_with("? inboxes/team-lead.json")).count(), 1, "said once live");
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A Claude Code user's review: `--interval 0ms` was refused as a span
+/// that "would stop every run before it starts", words for --cap.
+#[test]
+fn a_zero_interval_or_span_is_refused_in_a_watchs_words() {
+    for flag in ["--interval", "--for"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["watch", FIXTURES, flag, "0ms"])
+            .output()
+            .expect("watch runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("\"0ms\" is no time") && !err.contains("every run"), "{flag}: {err}");
+    }
 }

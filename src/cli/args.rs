@@ -26,6 +26,16 @@ pub(crate) fn parse_span(s: &str) -> Result<Millis, String> {
     Ok(d)
 }
 
+/// A watch's span (`--interval`, `--for`): zero would look without pause,
+/// or stop before the first look.
+pub(crate) fn parse_watch_span(s: &str) -> Result<Millis, String> {
+    let d = parse_dur(s)?;
+    if d == Millis::ZERO {
+        return Err(format!("{s:?} is no time: give at least \"1ms\", e.g. \"500ms\" or \"10m\""));
+    }
+    Ok(d)
+}
+
 pub(crate) fn parse_seeds(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s.split_once("..").ok_or_else(|| format!("{s:?}: write a range like 1..201"))?;
     let a: u64 = a.trim().parse().map_err(|_| format!("{a:?} is not a seed (a whole number)"))?;

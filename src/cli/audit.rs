@@ -18,7 +18,7 @@ pub struct AuditArgs {
     /// Also write the history as a scenario file F that replays its lines (each request and answer a step at its time, delivery times as delays), to run, explore or shrink the incident
     #[arg(long, value_name = "F")]
     pub to_scenario: Option<PathBuf>,
-    /// Exit 2 if any entry could not be interpreted (an unknown message type, a time it cannot read): without it, such entries are counted on the verdict line, and the history is judged without them
+    /// Exit 2 if any entry could not be interpreted (an unknown message type, a time it cannot read) and nothing was found broken (a violation's exit 1 comes first): without it, such entries are counted on the verdict line, and the history is judged without them
     #[arg(long)]
     pub strict: bool,
 }
@@ -161,6 +161,9 @@ pub fn main(a: AuditArgs) -> i32 {
             Format::Json => eprintln!("{w}"),
         }
     }
+    if a.strict && !h.unjudged.is_empty() {
+        eprintln!("--strict: {} could not be judged", crate::words::plural(h.unjudged.len() as u64, "entry"));
+    }
     if !violations.is_empty() {
         EXIT_FAILED
     } else if let Some(bound) = source.bound() {
@@ -173,7 +176,6 @@ pub fn main(a: AuditArgs) -> i32 {
         }
         super::EXIT_BOUND
     } else if a.strict && !h.unjudged.is_empty() {
-        eprintln!("--strict: {} could not be judged", crate::words::plural(h.unjudged.len() as u64, "entry"));
         super::EXIT_BAD_INPUT
     } else {
         EXIT_OK

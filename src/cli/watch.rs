@@ -23,10 +23,10 @@ pub struct WatchArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// How often to look again when no change is signalled, e.g. "500ms"
-    #[arg(long, value_parser = super::args::parse_span, default_value = "1s")]
+    #[arg(long, value_parser = super::args::parse_watch_span, default_value = "1s")]
     pub interval: Millis,
     /// Stop on its own after this long, e.g. "10m" (default: until Ctrl-C)
-    #[arg(long = "for", value_name = "SPAN", value_parser = super::args::parse_span)]
+    #[arg(long = "for", value_name = "SPAN", value_parser = super::args::parse_watch_span)]
     pub for_: Option<Millis>,
     /// Stop, judged, once more than N entries are kept (every entry ever seen is kept, so this bounds the memory a long watch of a busy team takes); exit 3
     #[arg(long, value_name = "N", default_value_t = MOST_KEPT, value_parser = clap::value_parser!(usize))]
@@ -364,9 +364,10 @@ const LISTED: usize = 50;
 fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: bool, gone: bool) -> i32 {
     let nothing = |why: &str| {
         if !gone {
+            // No verdict: neither a pass nor a failure of the team.
+            let none = crate::color::paint("NONE", crate::color::Paint::Warn, crate::color::stdout());
             println!(
-                "{}  {shown}  ({} kept; not judged: {why})",
-                crate::color::verdict(false),
+                "{none}  {shown}  ({} kept; not judged: {why})",
                 crate::words::plural(followed.len() as u64, "entry")
             );
         }

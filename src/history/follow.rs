@@ -35,6 +35,13 @@ impl Followed {
         if path.is_dir() && folder::is_team_folder(path) {
             return Ok(Followed::Team(Kept::default(), None));
         }
+        if path.is_dir() && tasks::is_tasks_folder(path) {
+            // Tasks are followed with their team: the team folder's watch
+            // reads them, inside it or beside it.
+            return Err("this is a Claude Code tasks folder: watch its team folder (~/.claude/teams/<team>), which \
+                        reads its tasks too, or audit this folder as it is now"
+                .to_string());
+        }
         if path.is_dir() {
             return inbox::find(path).map(|dir| Followed::Inboxes(dir, KeptLines::default())).ok_or_else(|| {
                 "not a folder to follow: looked for a Claude Code team folder (inboxes/*.json, or config.json with \
@@ -673,6 +680,16 @@ mod tests {
         std::fs::write(d.join("notes.txt"), "hello\n").unwrap();
         let why = Followed::of(&d.join("notes.txt")).err().expect("refused");
         assert!(why.contains("not a Claude Code transcript"), "{why}");
+        // A tasks folder is named for what it is (a Claude Code user's review).
+        let tasks = d.join("tasks");
+        std::fs::create_dir_all(&tasks).unwrap();
+        std::fs::write(
+            tasks.join("1.json"),
+            r#"{"id":"1","subject":"s","status":"pending","blocks":[],"blockedBy":[]}"#,
+        )
+        .unwrap();
+        let why = Followed::of(&tasks).err().expect("refused");
+        assert!(why.contains("this is a Claude Code tasks folder: watch its team folder"), "{why}");
         let _ = std::fs::remove_dir_all(d);
     }
 }
