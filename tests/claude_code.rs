@@ -702,7 +702,10 @@ fn a_folder_read_up_to_its_bound_with_nothing_broken_exits_3_not_0() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped at the inbox files' bound"));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(doc["stopped_at_bound"], true, "{doc}");
-    assert_eq!(doc["passed"], true, "nothing broke in what was read");
+    // As the text: STOPPED, not PASS (a Claude Code user's review); that
+    // nothing broke in what was read is the empty list of violations.
+    assert_eq!(doc["passed"], false, "{doc}");
+    assert_eq!(doc["violations"], serde_json::json!([]), "nothing broke in what was read");
 }
 
 /// A hostile review: a request still flagged unread in alice's inbox (a

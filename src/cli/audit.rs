@@ -576,7 +576,8 @@ fn json(j: &Judged, shown: &str) {
         scenario: h.scenario.as_deref(),
         seed: h.seed,
         events: h.events.len(),
-        passed: j.violations.is_empty(),
+        // The text's PASS: a read stopped at the bound reads STOPPED.
+        passed: j.violations.is_empty() && !j.source.bounded(),
         unjudged: h.unjudged.iter().map(|(w, why)| serde_json::json!({"where": w, "why": why})).collect(),
         violations: Found { h, list: j.violations, witnesses: j.witnesses },
         alerts: h
