@@ -51,6 +51,8 @@ fn a_history_that_cannot_be_read_names_the_line_and_the_reason() {
         ("".to_string(), 1, "the file is empty: there are no events to judge"),
         (" \n\n\t\n".to_string(), 1, "the file is empty"),
         (format!("{header}\n{ok}\nnot json\n"), 3, "not JSON"),
+        // An editor's byte-order mark is named (a Claude Code user's review).
+        (format!("\u{feff}{header}\n{ok}\n"), 1, "it starts with a byte-order mark (U+FEFF)"),
         (format!("{header}\n{ok}\n{{\"t\":1,\"event\":\"teleport\"}}\n"), 3, "not an event this program knows"),
         (format!("{header}\n{{\"t\":1,\"event\":\"status\",\"agent\":\"alice\",\"status\":\"asleep\"}}\n"), 2, "roster status"),
         (format!("{header}\n{{\"t\":1,\"event\":\"request\",\"request_id\":\"r-1\",\"kind\":\"plan\",\"from\":\"alice\",\"to\":\"lead\"}}\n"), 2, "not a request id"),
