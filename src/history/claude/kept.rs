@@ -7,6 +7,9 @@
 use super::folder::{Reading, Team};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What is said of a folder that held another team's files after the first's.
+const RENAMED: &str = ": another team's files came into the folder, and what was kept of both is judged as one history";
+
 /// An entry's file, sender, text's digest and time, and which copy of
 /// them it is in its file.
 type Identity = (String, String, u64, i64, usize);
@@ -20,6 +23,9 @@ pub struct Kept {
     /// Each entry's identity (its file, sender, text's digest and time,
     /// and which copy of them it is in its file) → its place in `entries`.
     index: BTreeMap<Identity, usize>,
+    /// The team names config.json has given, in the order seen: more than
+    /// one, and the folder held another team's files after the first's.
+    names: Vec<String>,
 }
 
 impl Kept {
@@ -27,6 +33,9 @@ impl Kept {
     /// entry, or a `read` flag set).
     pub fn absorb(&mut self, r: Reading) -> bool {
         let kept = &mut self.reading;
+        if let Some(name) = r.team.name.as_ref().filter(|n| !self.names.contains(n)) {
+            self.names.push(name.clone());
+        }
         if r.team != Team::default() {
             kept.team = r.team;
         }
@@ -38,12 +47,19 @@ impl Kept {
         // A problem not said before (a file gone unreadable) is news, as an
         // entry is: the watch judges again and says it.
         let mut changed = r.unjudged.iter().any(|u| !before.contains(u));
+        let renamed_before = before.iter().any(|(place, why)| place == "config.json" && why.contains(RENAMED));
         let mut unjudged: Vec<(String, String)> = before
             .into_iter()
             .filter(|(place, _)| super::folder::entry_place(place).is_some())
             .filter(|u| seen.insert(u.clone()))
             .collect();
         unjudged.extend(r.unjudged.into_iter().filter(|u| seen.insert(u.clone())));
+        if let [first, .., last] = self.names.as_slice() {
+            // Not one team's history: said, so the verdict is no clean bill.
+            let why = format!("config.json named the team {first:?}, then {last:?}{RENAMED}");
+            changed |= !renamed_before;
+            unjudged.push(("config.json".into(), why));
+        }
         kept.unjudged = unjudged;
         kept.not_parsed = r.not_parsed;
         // The latest look's: whether it stopped at the folder's bound.
@@ -196,6 +212,24 @@ mod tests {
         broken.unjudged = vec![problem("inboxes/team-lead.json")];
         assert!(k.absorb(broken.clone()), "a new problem is news");
         assert!(!k.absorb(broken), "and only once");
+    }
+
+    #[test]
+    fn a_folder_that_holds_another_teams_files_after_the_first_says_so_once() {
+        let mut k = Kept::default();
+        let named = |name: &str| {
+            let mut r = reading(vec![entry(1, "a", true)]);
+            r.team.name = Some(name.into());
+            r
+        };
+        k.absorb(named("clean"));
+        assert!(k.reading().unjudged.is_empty());
+        assert!(k.absorb(named("probe")), "another team is news");
+        let said: Vec<&str> = k.reading().unjudged.iter().map(|(_, why)| why.as_str()).collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("config.json named the team \"clean\", then \"probe\": another team's"));
+        assert!(!k.absorb(named("probe")), "said once");
+        assert_eq!(k.reading().unjudged.len(), 1);
     }
 
     #[test]
