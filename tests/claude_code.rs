@@ -1161,3 +1161,36 @@ fn strict_with_a_violation_exits_1_and_still_says_what_it_could_not_judge() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("a violation's exit 1 comes first"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Claude Code user's review: `audit ~/.claude/teams` (or `~/.claude`)
+/// said only "no inbox files here", though the team folders are right
+/// there, named for their sessions (`session-<hex>`), which no user
+/// guesses. The refusal lists them.
+#[test]
+fn a_folder_of_team_folders_is_refused_naming_them() {
+    let root = std::env::temp_dir().join(format!("handshake-teams-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let clean = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/clean-team");
+    for team in ["session-5f0c1d2e", "session-0a1b2c3d"] {
+        let dir = root.join("teams").join(team);
+        std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+        std::fs::copy(clean.join("config.json"), dir.join("config.json")).unwrap();
+        std::fs::copy(clean.join("inboxes/alice.json"), dir.join("inboxes/alice.json")).unwrap();
+    }
+    for place in [root.join("teams"), root.clone()] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &place.display().to_string()])
+            .output()
+            .expect("audit runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(
+                "this folder holds Claude Code team folders, not a team's files: audit one of them \
+                          (session-0a1b2c3d, session-5f0c1d2e, in "
+            ),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -279,3 +279,18 @@ fn a_done_task_or_a_roster_read_in_part_raises_no_owner_alert() {
     let _ = std::fs::remove_dir_all(done);
     let _ = std::fs::remove_dir_all(part);
 }
+
+/// A Claude Code user's review: `audit TASKS --to-scenario` wrote a
+/// scenario of no step. Tasks hold no message: it is refused, and nothing
+/// is written.
+#[test]
+fn a_tasks_folder_gives_no_scenario_to_replay() {
+    let dir = scratch("to-scenario");
+    write(&dir.join("1.json"), &task("1", "completed", ""));
+    let out = dir.with_extension("toml");
+    let (code, said, err) = audit(&dir, &["--to-scenario", &out.display().to_string()]);
+    assert_eq!(code, 2, "{said}{err}");
+    assert!(err.contains("a tasks folder holds no messages, so there is nothing to replay"), "{err}");
+    assert!(!out.exists(), "nothing written");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -134,6 +134,13 @@ pub fn main(a: AuditArgs) -> i32 {
     // Written first: a scenario that cannot be written is bad input, and
     // then nothing is reported as judged either.
     let wrote = match &a.to_scenario {
+        Some(f) if matches!(source, Source::Tasks(_)) => {
+            // Tasks hold no message: a scenario of them would have no step.
+            let why = "a tasks folder holds no messages, so there is nothing to replay: give its team folder \
+                       (~/.claude/teams/<team>) to --to-scenario";
+            let problem = Problem::in_flag("--to-scenario", why).at(f.display());
+            return Refusal::line(format!("{why}; nothing was written"), problem).tell(a.format);
+        }
         Some(f) => match write_scenario(&h, &shown, &violations, f) {
             Ok(steps) => Some(format!(
                 "wrote {} ({steps}): {} run {} -v",
@@ -237,7 +244,10 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
                      its config",
                     super::shown(&team.display().to_string())
                 ),
-                None => why.to_string(),
+                None => match teams_in(&a.path) {
+                    Some(teams) => teams,
+                    None => why.to_string(),
+                },
             };
             let line = format!("{shown}: {why}; nothing was judged");
             return Err(Refusal::line(line, Problem::in_file(&shown, why)));
@@ -284,6 +294,40 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         let line = format!("{shown}:{}: {}; nothing was judged", bad.line, bad.reason);
         Refusal::line(line, Problem::in_file(&shown, bad.reason).on_line(bad.line))
     })
+}
+
+/// The Claude Code team folders in `dir` or in its `teams/` (`~/.claude/teams`,
+/// `~/.claude`), said as what to audit instead, if there are any: a team's
+/// folder is named for its session (`session-<hex>`), which a user does not
+/// guess. At most the first ten by name are listed; the rest are counted.
+fn teams_in(dir: &std::path::Path) -> Option<String> {
+    const LISTED: usize = 10;
+    for place in [dir.to_path_buf(), dir.join("teams")] {
+        let Ok(entries) = std::fs::read_dir(&place) else { continue };
+        let (mut names, mut more) = (Vec::new(), 0usize);
+        for e in entries.flatten() {
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) && crate::history::claude::folder::is_team_folder(&path) {
+                names.push(e.file_name().to_string_lossy().into_owned());
+                names.sort();
+                if names.len() > LISTED {
+                    names.pop();
+                    more += 1;
+                }
+            }
+        }
+        if names.is_empty() {
+            continue;
+        }
+        let more = if more > 0 { format!(", and {more} more") } else { String::new() };
+        let shown: Vec<String> = names.iter().map(|n| super::shown(n).into_owned()).collect();
+        return Some(format!(
+            "this folder holds Claude Code team folders, not a team's files: audit one of them ({}{more}, in {})",
+            shown.join(", "),
+            super::shown(&place.display().to_string())
+        ));
+    }
+    None
 }
 
 /// A folder whose `*.jsonl` files are Claude Code session transcripts
