@@ -576,6 +576,19 @@ fn a_large_inbox_is_said_once_however_many_entries_follow() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// A fresh copy of the clean team's config and inboxes at `dir` (no
+/// tasks, no notes); the fixture's folder.
+fn clean_team_at(dir: &Path) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let clean = Path::new(FIXTURES).join("clean-team");
+    std::fs::copy(clean.join("config.json"), dir.join("config.json")).unwrap();
+    for f in ["alice.json", "bob.json", "team-lead.json"] {
+        std::fs::copy(clean.join("inboxes").join(f), dir.join("inboxes").join(f)).unwrap();
+    }
+    clean
+}
+
 /// A Claude Code user's review: the runtime deletes the team folder when
 /// the session ends, and the watch's summary then said "2 entries not
 /// judged": no config.json (the roster unknown) and no inboxes/ folder,
@@ -584,14 +597,8 @@ fn a_large_inbox_is_said_once_however_many_entries_follow() {
 #[test]
 fn a_folder_deleted_when_the_session_ends_leaves_the_summary_as_it_was() {
     let root = std::env::temp_dir().join(format!("handshake-watch-deleted-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
     let team = root.join("team");
-    std::fs::create_dir_all(team.join("inboxes")).unwrap();
-    let clean = Path::new(FIXTURES).join("clean-team");
-    std::fs::copy(clean.join("config.json"), team.join("config.json")).unwrap();
-    for f in ["alice.json", "bob.json", "team-lead.json"] {
-        std::fs::copy(clean.join("inboxes").join(f), team.join("inboxes").join(f)).unwrap();
-    }
+    clean_team_at(&team);
     let mut watch = Watch::start(&team);
     watch.wait_for(|l| l.starts_with("agents:"), Duration::from_secs(10), "the status line");
     std::fs::remove_dir_all(&team).unwrap();
@@ -610,13 +617,7 @@ fn a_folder_deleted_when_the_session_ends_leaves_the_summary_as_it_was() {
 #[test]
 fn an_inbox_that_stays_unreadable_is_said_as_the_watch_goes() {
     let root = std::env::temp_dir().join(format!("handshake-watch-unreadable-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("inboxes")).unwrap();
-    let clean = Path::new(FIXTURES).join("clean-team");
-    std::fs::copy(clean.join("config.json"), root.join("config.json")).unwrap();
-    for f in ["alice.json", "bob.json", "team-lead.json"] {
-        std::fs::copy(clean.join("inboxes").join(f), root.join("inboxes").join(f)).unwrap();
-    }
+    let clean = clean_team_at(&root);
     let mut watch = Watch::start(&root);
     watch.wait_for(|l| l.starts_with("agents:"), Duration::from_secs(10), "the status line");
     let lead = std::fs::read(clean.join("inboxes/team-lead.json")).unwrap();
