@@ -65,10 +65,7 @@ pub fn forget_on_interrupt(path: &std::path::Path) -> Option<usize> {
             .position(|s| s.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire).is_ok());
         if !INSTALLED.load(Ordering::Relaxed) && !CLEANING.swap(true, Ordering::Relaxed) {
             for signal in STOP_SIGNALS {
-                // SAFETY: the handler only removes files (`unlink`) and calls `_exit`.
-                unsafe {
-                    libc::signal(signal, on_sigint_clean as *const () as libc::sighandler_t);
-                }
+                handle(signal, on_sigint_clean);
             }
         }
         slot
@@ -175,10 +172,21 @@ pub fn install() {
     INSTALLED.store(true, Ordering::Relaxed);
     #[cfg(unix)]
     for signal in STOP_SIGNALS {
-        // SAFETY: installing a handler that only stores to an atomic and
-        // calls `_exit`, both async-signal-safe.
-        unsafe {
-            libc::signal(signal, on_sigint as *const () as libc::sighandler_t);
+        handle(signal, on_sigint);
+    }
+}
+
+/// Installs `handler` for `signal`, but leaves a SIGHUP that was ignored
+/// ignored: `nohup handshake run --seeds …` must outlive its terminal.
+#[cfg(unix)]
+fn handle(signal: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: installing a handler that only stores to atomics, unlinks
+    // files and calls `_exit`, all async-signal-safe; putting back the
+    // disposition it replaced.
+    unsafe {
+        let before = libc::signal(signal, handler as *const () as libc::sighandler_t);
+        if signal == libc::SIGHUP && before == libc::SIG_IGN {
+            libc::signal(signal, libc::SIG_IGN);
         }
     }
 }

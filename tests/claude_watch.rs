@@ -646,3 +646,32 @@ fn a_zero_interval_or_span_is_refused_in_a_watchs_words() {
         assert!(err.contains("\"0ms\" is no time") && !err.contains("every run"), "{flag}: {err}");
     }
 }
+
+/// Heard as Ctrl-C, SIGHUP must still be ignorable: `nohup handshake
+/// watch …` (or a sweep) outlives the terminal it was started from.
+#[cfg(unix)]
+#[test]
+fn a_watch_started_with_sighup_ignored_outlives_its_terminal() {
+    use std::os::unix::process::CommandExt;
+    let mut watch = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"));
+    watch
+        .args(["watch", &format!("{FIXTURES}/clean-team"), "--interval", "100ms", "--for", "60s", "--color", "never"])
+        .stdout(std::process::Stdio::piped());
+    // SAFETY: only sets a signal's disposition in the child before exec, as nohup does.
+    unsafe {
+        watch.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = watch.spawn().expect("watch starts");
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    // SAFETY: signals to a child process this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGHUP) };
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(child.try_wait().unwrap().is_none(), "a SIGHUP it was started ignoring ended it");
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
