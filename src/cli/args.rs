@@ -19,19 +19,20 @@ pub(crate) fn parse_dur(s: &str) -> Result<Millis, String> {
 /// A span that must be there at all: a zero cap or real-time budget would
 /// stop every run before its first event.
 pub(crate) fn parse_span(s: &str) -> Result<Millis, String> {
-    let d = parse_dur(s)?;
-    if d == Millis::ZERO {
-        return Err(format!("{s:?} would stop every run before it starts: give at least \"1ms\", e.g. \"30s\""));
-    }
-    Ok(d)
+    not_zero(s, "would stop every run before it starts: give at least \"1ms\", e.g. \"30s\"")
 }
 
 /// A watch's span (`--interval`, `--for`): zero would look without pause,
 /// or stop before the first look.
 pub(crate) fn parse_watch_span(s: &str) -> Result<Millis, String> {
+    not_zero(s, "is no time: give at least \"1ms\", e.g. \"500ms\" or \"10m\"")
+}
+
+/// The duration `s`, refused with `why_not` if it is zero.
+fn not_zero(s: &str, why_not: &str) -> Result<Millis, String> {
     let d = parse_dur(s)?;
     if d == Millis::ZERO {
-        return Err(format!("{s:?} is no time: give at least \"1ms\", e.g. \"500ms\" or \"10m\""));
+        return Err(format!("{s:?} {why_not}"));
     }
     Ok(d)
 }

@@ -362,37 +362,30 @@ const LISTED: usize = 50;
 /// `gone` (its reader ended, its terminal closed), nothing is printed but
 /// errors, and the history is still written.
 fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: bool, gone: bool) -> i32 {
-    let nothing = |why: &str| {
+    // No verdict, neither a pass nor a failure of the team: why, what
+    // could not be judged, and that no trace was written.
+    let nothing = |why: &str, unjudged: &[(String, String)]| {
         if !gone {
-            // No verdict: neither a pass nor a failure of the team.
             let none = crate::color::paint("NONE", crate::color::Paint::Warn, crate::color::stdout());
             println!(
                 "{none}  {shown}  ({} kept; not judged: {why})",
                 crate::words::plural(followed.len() as u64, "entry")
             );
-        }
-    };
-    let h = match followed.history() {
-        Ok(h) => h,
-        Err(bad) => {
-            nothing(&bad.reason);
-            if trace.is_some() && !gone {
-                println!("      no trace written: nothing kept could be judged");
-            }
-            return EXIT_BAD_INPUT;
-        }
-    };
-    // Nothing kept to judge (no message, no task) is no pass, as audit
-    // refuses such a folder.
-    if h.events.is_empty() && followed.tasks() == 0 {
-        nothing("no message was kept to judge, and that is not a pass");
-        if !gone {
-            super::print_unjudged(&h.unjudged, "");
+            super::print_unjudged(unjudged, "");
             if trace.is_some() {
                 println!("      no trace written: nothing kept could be judged");
             }
         }
-        return EXIT_BAD_INPUT;
+        EXIT_BAD_INPUT
+    };
+    let h = match followed.history() {
+        Ok(h) => h,
+        Err(bad) => return nothing(&bad.reason, &[]),
+    };
+    // Nothing kept to judge (no message, no task) is no pass, as audit
+    // refuses such a folder.
+    if h.events.is_empty() && followed.tasks() == 0 {
+        return nothing("no message was kept to judge, and that is not a pass", &h.unjudged);
     }
     // The history first: it is what a session leaves (the runtime deletes
     // the team folder), and printing may fail on a closed terminal.

@@ -242,15 +242,9 @@ pub fn read(text: &str) -> Result<History, BadLine> {
         if raw.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(raw).map_err(|e| {
-            // Named, as an inbox's is: an editor's byte-order mark reads
-            // only as "expected value".
-            let reason = match raw.starts_with('\u{feff}') {
-                true => "not JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow".to_string(),
-                false => format!("not JSON: {e}"),
-            };
-            BadLine { line, reason }
-        })?;
+        // A byte-order mark is named, as an inbox's is.
+        let v: Value =
+            serde_json::from_str(raw).map_err(|e| BadLine { line, reason: claude::folder::not_json(raw, &e) })?;
         let Some(m) = v.as_object() else { return Err(BadLine { line, reason: "not a JSON object".into() }) };
         if m.contains_key("history") {
             if !h.events.is_empty() {

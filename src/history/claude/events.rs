@@ -192,20 +192,29 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
     }
     b.lead = lead;
     let asked = asked_at(r);
-    let mut entries: Vec<(i64, &Entry)> = r.entries.iter().map(|e| (judged_at(e, &asked), e)).collect();
-    entries.sort_by_key(|(ms, e)| (*ms, tie_rank(&e.said)));
-    let start_ms = entries.first().map_or(0, |(ms, _)| *ms);
-    for &(ms, e) in &entries {
-        let t = Millis(ms.saturating_sub(start_ms).max(0) as u64);
-        if ms > e.at.ms {
-            b.answered_before_asked(e, ms - e.at.ms, &asked, t);
+    let mut entries: Vec<(i64, Option<&str>, &Entry)> = r
+        .entries
+        .iter()
+        .map(|e| {
+            let (ms, request) = judged_at(e, &asked);
+            (ms, request, e)
+        })
+        .collect();
+    entries.sort_by_key(|(ms, _, e)| (*ms, tie_rank(&e.said)));
+    let start_ms = entries.first().map_or(0, |(ms, ..)| *ms);
+    let since_start = |ms: i64| Millis(ms.saturating_sub(start_ms).max(0) as u64);
+    for &(ms, request, e) in &entries {
+        let t = since_start(ms);
+        if let Some(request) = request {
+            b.answered_before_asked(e, ms - e.at.ms, request, t);
         }
         b.entry(e, t);
     }
-    let entries: Vec<&Entry> = entries.into_iter().map(|(_, e)| e).collect();
-    b.more_repeats(entries.last().copied());
+    b.more_repeats(entries.last().map(|(.., e)| *e));
     b.large_inboxes(r);
-    let last = entries.last().map_or(Millis::ZERO, |e| Millis(e.at.ms.saturating_sub(start_ms).max(0) as u64));
+    // The last entry as judged: an answer moved after its request ends
+    // there, not at the earlier time it was stamped with.
+    let last = entries.last().map_or(Millis::ZERO, |(.., e)| since_start(e.at.ms));
     b.never_answered(last);
     let mut names = b.names;
     names.agents = b.team.names;
@@ -219,17 +228,12 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
         origin: b.origin,
         require_plan,
         start_ms,
-        no_zone: entries.iter().filter(|e| e.at.no_zone).count(),
+        no_zone: entries.iter().filter(|(.., e)| e.at.no_zone).count(),
         in_flight: b.in_flight,
         not_judged: b.not_judged,
     }
 }
 
-/// Where an entry goes among those of the same millisecond: a request
-/// first, an answer last. The files cannot say which of them came first
-/// (whole-second stamps tie often), and an answer never comes before its
-/// question: read in the files' order, an answer in `team-lead.json` would
-/// be judged before the request in `zed.json` it answers.
 /// Each request's id as written, with the time and place of its earliest
 /// entry.
 fn asked_at(r: &Reading) -> HashMap<&str, (i64, &str)> {
@@ -246,17 +250,24 @@ fn asked_at(r: &Reading) -> HashMap<&str, (i64, &str)> {
 }
 
 /// When an entry is judged: its own time, but for an answer timed before
-/// the request it names, which is judged just after that request. No
-/// answer comes before its question: the files' clocks disagree (a
-/// timestamp written by hand, another zone, 0), and the answer is not "an
-/// id never issued". It is said (`Builder::answered_before_asked`).
-fn judged_at(e: &Entry, asked: &HashMap<&str, (i64, &str)>) -> i64 {
-    match &e.said {
-        Said::Answer { id: Some(id), .. } => asked.get(id.as_str()).map_or(e.at.ms, |(ms, _)| e.at.ms.max(*ms)),
-        _ => e.at.ms,
-    }
+/// the request it names, which is judged just after that request (whose
+/// place is then given). No answer comes before its question: the files'
+/// clocks disagree (a timestamp written by hand, another zone, 0), and the
+/// answer is not "an id never issued". It is said
+/// (`Builder::answered_before_asked`).
+fn judged_at<'r>(e: &Entry, asked: &HashMap<&str, (i64, &'r str)>) -> (i64, Option<&'r str>) {
+    let request = match &e.said {
+        Said::Answer { id: Some(id), .. } => asked.get(id.as_str()).filter(|(ms, _)| *ms > e.at.ms),
+        _ => None,
+    };
+    request.map_or((e.at.ms, None), |&(ms, place)| (ms, Some(place)))
 }
 
+/// Where an entry goes among those of the same millisecond: a request
+/// first, an answer last. The files cannot say which of them came first
+/// (whole-second stamps tie often), and an answer never comes before its
+/// question: read in the files' order, an answer in `team-lead.json` would
+/// be judged before the request in `zed.json` it answers.
 fn tie_rank(said: &Said) -> u8 {
     match said {
         Said::Request { .. } => 0,
@@ -543,10 +554,9 @@ impl<'a> Builder<'a> {
         self.push(t, Event::Note { text }, e);
     }
 
-    /// Says that answer `e` is timed `early` ms before the request it names.
-    fn answered_before_asked(&mut self, e: &'a Entry, early: i64, asked: &HashMap<&str, (i64, &str)>, t: Millis) {
-        let Said::Answer { id: Some(id), .. } = &e.said else { return };
-        let request = asked.get(id.as_str()).map_or("", |(_, place)| *place);
+    /// Says that answer `e` is timed `early` ms before the request it
+    /// names, at `request`.
+    fn answered_before_asked(&mut self, e: &'a Entry, early: i64, request: &str, t: Millis) {
         let text = format!(
             "{}: an answer timed {} before its request ({request}): the files' clocks disagree; judged as if it came \
              just after the request",

@@ -111,7 +111,7 @@ fn read_config(dir: &Path) -> Result<Map<String, Value>, String> {
 
 /// Why `text` does not parse, `e`: a byte-order mark first is named, as
 /// the parser's "expected value at line 1 column 1" does not say it.
-fn not_json(text: &str, e: &serde_json::Error) -> String {
+pub(crate) fn not_json(text: &str, e: &serde_json::Error) -> String {
     if text.starts_with('\u{feff}') {
         return "not JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow".into();
     }

@@ -7,9 +7,6 @@
 use super::folder::{Reading, Team};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What is said of a folder that held another team's files after the first's.
-const RENAMED: &str = ": another team's files came into the folder, and what was kept of both is judged as one history";
-
 /// An entry's file, sender, text's digest and time, and which copy of
 /// them it is in its file.
 type Identity = (String, String, u64, i64, usize);
@@ -33,6 +30,8 @@ impl Kept {
     /// entry, or a `read` flag set).
     pub fn absorb(&mut self, r: Reading) -> bool {
         let kept = &mut self.reading;
+        // A second name was said when it came.
+        let renamed_before = self.names.len() > 1;
         if let Some(name) = r.team.name.as_ref().filter(|n| !self.names.contains(n)) {
             self.names.push(name.clone());
         }
@@ -47,7 +46,6 @@ impl Kept {
         // A problem not said before (a file gone unreadable) is news, as an
         // entry is: the watch judges again and says it.
         let mut changed = r.unjudged.iter().any(|u| !before.contains(u));
-        let renamed_before = before.iter().any(|(place, why)| place == "config.json" && why.contains(RENAMED));
         let mut unjudged: Vec<(String, String)> = before
             .into_iter()
             .filter(|(place, _)| super::folder::entry_place(place).is_some())
@@ -56,7 +54,10 @@ impl Kept {
         unjudged.extend(r.unjudged.into_iter().filter(|u| seen.insert(u.clone())));
         if let [first, .., last] = self.names.as_slice() {
             // Not one team's history: said, so the verdict is no clean bill.
-            let why = format!("config.json named the team {first:?}, then {last:?}{RENAMED}");
+            let why = format!(
+                "config.json named the team {first:?}, then {last:?}: another team's files came into the folder, \
+                 and what was kept of both is judged as one history"
+            );
             changed |= !renamed_before;
             unjudged.push(("config.json".into(), why));
         }
