@@ -1194,3 +1194,52 @@ fn a_folder_of_team_folders_is_refused_naming_them() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A read-through of the early-answer fix: the history's end was taken
+/// from the last entry's own stamp, so when that entry was an answer moved
+/// after its request, a request still open ended "before" it was made (a
+/// subtraction past zero: a panic in a debug build, a wrapped age in a
+/// release one). The end is the last entry as judged.
+#[test]
+fn an_early_answer_last_in_the_files_leaves_the_open_requests_ages_sane() {
+    let root = std::env::temp_dir().join(format!("handshake-early-last-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let clean = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code/clean-team");
+    std::fs::create_dir_all(root.join("inboxes")).unwrap();
+    std::fs::copy(clean.join("config.json"), root.join("config.json")).unwrap();
+    for f in ["alice.json", "bob.json"] {
+        std::fs::copy(clean.join("inboxes").join(f), root.join("inboxes").join(f)).unwrap();
+    }
+    let lead: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(clean.join("inboxes/team-lead.json")).unwrap()).unwrap();
+    // Alice's approval lost; bob's, the lead's only news now, stamped before any request.
+    let approves = |e: &serde_json::Value, who: &str| {
+        e["from"] == who && e["text"].as_str().is_some_and(|t| t.contains("shutdown_approved"))
+    };
+    let kept: Vec<serde_json::Value> = lead
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| approves(e, "bob"))
+        .map(|e| {
+            let mut e = e.clone();
+            e["timestamp"] = serde_json::json!("2026-04-09T17:27:00.000Z");
+            e
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "the clean team's lead hears bob approve");
+    std::fs::write(root.join("inboxes/team-lead.json"), serde_json::Value::Array(kept).to_string()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &root.display().to_string(), "--color", "never"])
+        .output()
+        .expect("audit runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    let alert = said
+        .lines()
+        .find(|l| l.contains("asked of alice") && l.contains("answered"))
+        .unwrap_or_else(|| panic!("{said}"));
+    // Alice was asked 100 ms before bob, whose answer, moved after his request, ends the history.
+    assert!(alert.contains("was never answered: open 100ms when the folder ends"), "{alert}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -213,8 +213,8 @@ pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
     b.more_repeats(entries.last().map(|(.., e)| *e));
     b.large_inboxes(r);
     // The last entry as judged: an answer moved after its request ends
-    // there, not at the earlier time it was stamped with.
-    let last = entries.last().map_or(Millis::ZERO, |(.., e)| since_start(e.at.ms));
+    // the history there, not at the earlier time it was stamped with.
+    let last = entries.last().map_or(Millis::ZERO, |(ms, ..)| since_start(*ms));
     b.never_answered(last);
     let mut names = b.names;
     names.agents = b.team.names;
