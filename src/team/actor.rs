@@ -5,7 +5,6 @@
 
 use crate::agent::{Agent, Input};
 use crate::protocol::AgentId;
-use crate::trace::Stamped;
 use crate::world::{turn, Life, Shell, World};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use std::cell::RefCell;
@@ -99,27 +98,7 @@ impl Shell for Actors {
         self.notify.notify_one();
     }
 
-    #[inline(always)]
-    fn listening(&self) -> bool {
-        self.hooks.listening()
-    }
-
-    fn hear(&mut self, event: &Stamped, names: &[String]) {
-        self.hooks.hear(event, names)
-    }
-
-    #[inline(always)]
-    fn probe(&mut self, event: &crate::trace::Event) {
-        self.hooks.probe(event)
-    }
-
-    fn must_stop(&mut self) -> bool {
-        self.hooks.must_stop()
-    }
-
-    fn files_changed(&mut self, fs: &mut crate::inbox::SimFs) -> Result<(), String> {
-        self.hooks.files_changed(fs)
-    }
+    super::hooks::ears_from_hooks!();
 }
 
 /// Whether some mailbox still holds an input.

@@ -8,6 +8,35 @@ use crate::protocol::{AgentId, Request, Status};
 use crate::trace::Stamped;
 use crate::world::TeamSpec;
 
+/// The `Shell` methods that only pass an event or a question on to the
+/// shell's `hooks` field: written once for both shells' impls.
+macro_rules! ears_from_hooks {
+    () => {
+        #[inline(always)]
+        fn listening(&self) -> bool {
+            self.hooks.listening()
+        }
+
+        fn hear(&mut self, event: &crate::trace::Stamped, names: &[String]) {
+            self.hooks.hear(event, names)
+        }
+
+        #[inline(always)]
+        fn probe(&mut self, event: &crate::trace::Event) {
+            self.hooks.probe(event)
+        }
+
+        fn must_stop(&mut self) -> bool {
+            self.hooks.must_stop()
+        }
+
+        fn files_changed(&mut self, fs: &mut crate::inbox::SimFs) -> Result<(), String> {
+            self.hooks.files_changed(fs)
+        }
+    };
+}
+pub(crate) use ears_from_hooks;
+
 /// The hooks a shell lends the world, taken from the spec.
 #[derive(Default)]
 pub struct Hooks {

@@ -41,7 +41,6 @@ use super::hooks::{Ends, Hooks};
 use super::sim::write_folder;
 use crate::agent::{Agent, Input};
 use crate::protocol::{AgentId, Millis};
-use crate::trace::Stamped;
 use crate::world::{turn, Life, Outcome, Shell, Stop, TeamSpec, World};
 use std::collections::VecDeque;
 
@@ -112,27 +111,7 @@ impl Shell for Plain {
         }
     }
 
-    #[inline(always)]
-    fn listening(&self) -> bool {
-        self.hooks.listening()
-    }
-
-    fn hear(&mut self, event: &Stamped, names: &[String]) {
-        self.hooks.hear(event, names)
-    }
-
-    #[inline(always)]
-    fn probe(&mut self, event: &crate::trace::Event) {
-        self.hooks.probe(event)
-    }
-
-    fn must_stop(&mut self) -> bool {
-        self.hooks.must_stop()
-    }
-
-    fn files_changed(&mut self, fs: &mut crate::inbox::SimFs) -> Result<(), String> {
-        self.hooks.files_changed(fs)
-    }
+    super::hooks::ears_from_hooks!();
 }
 
 /// The world and the agents it does not hold: what the loop steps.
