@@ -34,6 +34,17 @@ impl Bundled {
         self.file.split('-').next()?.parse().ok()
     }
 
+    /// The name the scenario gives itself (`name = "..."` before its first
+    /// table), as reports and pages title it: `shutdown-timeout-kills-stalled-teammate`
+    /// for `03-stalled-teammate-killed.toml`.
+    pub fn declared_name(&self) -> Option<&'static str> {
+        let top = self.text.lines().take_while(|l| !l.trim_start().starts_with('['));
+        top.filter_map(|l| {
+            l.trim().strip_prefix("name")?.trim_start().strip_prefix('=')?.trim().strip_prefix('"')?.strip_suffix('"')
+        })
+        .next()
+    }
+
     /// The file's name without its number and `.toml`: `peer-deadlock`.
     pub fn short(&self) -> &'static str {
         let stem = self.file.trim_end_matches(".toml");
@@ -60,8 +71,8 @@ pub fn is_bundled(path: &Path) -> bool {
 
 /// The bundled scenario a person means by `reference`: its number (`22`),
 /// its file's name with or without `.toml` (`22-peer-deadlock`), that name
-/// without the number (`peer-deadlock`), `scenarios/<file>`, or
-/// `bundled:<file>`.
+/// without the number (`peer-deadlock`), `scenarios/<file>`,
+/// `bundled:<file>`, or the name it gives itself, as reports show it.
 pub fn find(reference: &str) -> Option<Bundled> {
     // `scenarios/22-peer-deadlock.toml`, as the docs and help write it,
     // names the bundled copy wherever there is no such file.
@@ -70,12 +81,15 @@ pub fn find(reference: &str) -> Option<Bundled> {
     let r = r.strip_suffix(".toml").filter(|n| n.bytes().all(|b| b.is_ascii_digit())).unwrap_or(r);
     // Digits only: `+22` is not a number a person writes for a file.
     let number = r.bytes().all(|b| b.is_ascii_digit()).then(|| r.parse::<u32>().ok()).flatten();
-    all().find(|b| {
-        b.file == r
-            || b.file.trim_end_matches(".toml") == r
-            || b.short() == r.trim_end_matches(".toml")
-            || (number.is_some() && b.number() == number)
-    })
+    all()
+        .find(|b| {
+            b.file == r
+                || b.file.trim_end_matches(".toml") == r
+                || b.short() == r.trim_end_matches(".toml")
+                || (number.is_some() && b.number() == number)
+        })
+        // The name a report or page shows it by, last: a file's name wins.
+        .or_else(|| all().find(|b| b.declared_name() == Some(r)))
 }
 
 /// A scenario argument as the command line takes it: a file or folder
@@ -112,6 +126,20 @@ mod tests {
             .collect();
         let bundled: Vec<&str> = all().map(|b| b.file).collect();
         assert_eq!(bundled, on_disk);
+    }
+
+    #[test]
+    fn a_scenario_is_found_by_the_name_its_report_shows() {
+        assert_eq!(
+            find("shutdown-timeout-kills-stalled-teammate").map(|b| b.file),
+            Some("03-stalled-teammate-killed.toml")
+        );
+        // Every bundled scenario, by the name `run` and `scenarios` show it.
+        for b in all() {
+            let shown = crate::scenario::load_str("x", b.text).expect("bundled scenarios load").name;
+            assert_eq!(b.declared_name(), Some(shown.as_str()), "{}", b.file);
+            assert_eq!(find(&shown).map(|f| f.file), Some(b.file), "{shown}");
+        }
     }
 
     #[test]
