@@ -155,6 +155,13 @@ fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     let (code, body) = get(&addr, "/api/whatif?path=0&setting=no_such_key%3D1");
     assert_eq!(code, 400);
     assert!(body.contains("no_such_key"), "{body}");
+    // A defence by its bare name, as `run --compare` takes it and the
+    // page's own hint writes it.
+    let (code, body) = get(&addr, "/api/whatif?path=0&setting=sender_auth%3Dfalse");
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = get(&addr, "/api/whatif?path=0&setting=nonsense");
+    assert_eq!(code, 400);
+    assert_eq!(body.matches("nonsense").count(), 1, "the setting named once: {body}");
     assert_eq!(get(&addr, "/etc/passwd").0, 404);
     assert_eq!(get(&addr, "/api/nothing").0, 404);
     // SAFETY: sending SIGINT to a child process this test started.

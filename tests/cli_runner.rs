@@ -873,3 +873,28 @@ fn outputs_a_search_that_found_nothing_cannot_write_are_said_not_written() {
         assert!(!std::path::Path::new(p).exists(), "{p}");
     }
 }
+
+#[test]
+fn a_scenario_run_alone_names_the_violations_it_passes_by() {
+    // 12 passes because the oracle reports matching-response and
+    // gated-action: alone, the report says so; in the whole suite's list it
+    // would be two long lines more for one scenario, so there it does not.
+    let alone = handshake(&["run", "12", "--color", "never"]);
+    assert_eq!(alone.code, 0, "{}", alone.stderr);
+    for invariant in ["matching-response", "gated-action"] {
+        assert!(
+            alone
+                .stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("✓ {invariant} — "))
+                    && l.ends_with("(as the file expects)")),
+            "{invariant} named: {}",
+            alone.stdout
+        );
+    }
+    let suite = handshake(&["run", "--color", "never"]);
+    assert_eq!(suite.code, 0, "{}", suite.stderr);
+    assert!(!suite.stdout.contains("(as the file expects)"), "{}", suite.stdout);
+    let watched = handshake(&["run", "12", "13", "-v", "--color", "never"]);
+    assert!(watched.stdout.contains("✓ matching-response — "), "{}", watched.stdout);
+}

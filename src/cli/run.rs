@@ -251,32 +251,9 @@ pub fn main(a: RunArgs) -> i32 {
 
 /// The one scenario with `--compare`'s setting made, read as any file is.
 fn what_if(words: &str, sources: &[(String, String)]) -> Result<WhatIf, String> {
-    use crate::scenario::whatif::{scenario_with, Setting, TABLES};
-    let asked = Setting::parse(words)?;
     let [(path, text)] = sources else { return Err("compare one scenario file at a time".into()) };
-    // A bare key is looked for in [policy], then in the tables under it.
-    let tries: Vec<Setting> =
-        if asked.table.is_empty() { TABLES.iter().map(|t| asked.in_table(t)).collect() } else { vec![asked] };
-    // The table that knows the key says what is wrong with its value; one
-    // that does not only says it has no such key (`sender_auth=maybe` was
-    // blamed on [policy], which has none, not on the value). A key no
-    // table knows is [policy]'s error, which lists its keys.
-    let knows = |s: &Setting| match s.table.as_slice() {
-        [] => crate::format::file::policy_keys().contains(&s.key.as_str()),
-        [t] if t == "defences" => crate::format::file::defence_names().contains(&s.key),
-        _ => false,
-    };
-    let mut errors = Vec::new();
-    for setting in tries {
-        match scenario_with(path, text, &setting) {
-            Ok(s) => return Ok(WhatIf { scenario: s, setting }),
-            Err(said) => errors.push((knows(&setting), setting, said)),
-        }
-    }
-    let best = errors.iter().find(|(known, ..)| *known).or(errors.first());
-    Err(best
-        .map(|(_, setting, said)| format!("with {} the file does not read:\n{said}", setting.words()))
-        .unwrap_or_default())
+    let (scenario, setting) = crate::scenario::whatif::scenario_with_words(path, text, words)?;
+    Ok(WhatIf { scenario, setting })
 }
 
 /// `--compare`: the second run's scenario and what was changed in it.
@@ -552,7 +529,9 @@ fn single(
             return code;
         }
         if a.format == Format::Text {
-            print_report(&report, a);
+            // Alone or watched, a run says what broke as expected; in the
+            // whole suite's list that is a line too many a scenario.
+            print_report(&report, a, a.verbose || scenarios.len() == 1);
         }
         if let Some(outcome) = report.outcome.take() {
             let replay = reproduce(a, &report.path, report.seed);
@@ -788,7 +767,7 @@ fn print_what_if(r: &Report, w: &WhatIf, theirs: Option<&crate::world::Outcome>,
     }
 }
 
-fn print_report(r: &Report, a: &RunArgs) {
+fn print_report(r: &Report, a: &RunArgs, show_expected: bool) {
     let c = &r.counts;
     println!(
         "{}  {:<48} seed {:<4} {:>4} {:<4} {:>3} {:<10} {:>2} ignored {:>2} expired {:>2} refused  {:>8} virtual {:>7.2} ms real",
@@ -840,6 +819,9 @@ fn print_report(r: &Report, a: &RunArgs) {
             ),
         }
     }
+    if show_expected {
+        print_expected_violations(r);
+    }
     if let Some(f) = r.failures.first() {
         let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
         println!("      {cross} {} — {} (at {})", shown(&f.check), shown(&f.message), Millis(f.at_ms));
@@ -862,6 +844,26 @@ fn print_report(r: &Report, a: &RunArgs) {
         if !a.verbose {
             println!("      reproduce: {}", reproduce(a, &r.path, r.seed));
         }
+    }
+}
+
+/// The violations the oracle reported that the file expects: a scenario
+/// that teaches an invariant breaking passes because it broke, and the
+/// reader should see what broke (the ones it does not expect are failures,
+/// printed with ✗ below).
+fn print_expected_violations(r: &Report) {
+    let unexpected = |v: &str| {
+        r.failures.iter().any(|f| {
+            f.check
+                .strip_prefix("invariant ")
+                .is_some_and(|i| v.strip_prefix(i).and_then(|rest| rest.strip_prefix(": ")) == Some(&f.message))
+        })
+    };
+    let why = if r.expectations_judged == Some(false) { "allowed by the file" } else { "as the file expects" };
+    for v in r.violations.iter().filter(|v| !unexpected(v)) {
+        let tick = crate::color::paint("✓", crate::color::Paint::Pass, crate::color::stdout());
+        let (invariant, detail) = v.split_once(": ").unwrap_or((v, ""));
+        println!("      {tick} {} — {} ({why})", shown(invariant), shown(detail));
     }
 }
 

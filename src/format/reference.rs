@@ -1106,7 +1106,8 @@ pub const KEYS: &[Key] = &[
         values: "an invariant's name, like matching-response",
         example: r#"violation = "matching-response""#,
         meaning: "The oracle must report this invariant broken: \
-             it needs a defence off or, for no-silent-loss, inboxes lossy by design.",
+             it needs a defence off or, for no-silent-loss, inboxes lossy by design. \
+             Run alone, the report shows it.",
     },
     Key {
         table: EXPECT,

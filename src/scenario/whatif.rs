@@ -106,6 +106,36 @@ pub fn scenario_with(path: &str, source: &str, setting: &Setting) -> Result<Scen
     load_doc(path, source, doc).map_err(said)
 }
 
+/// The file at `path` (its text `source`) with the setting `words` made, as
+/// `run --compare` and the by-hand page's "what if" take one: a bare key is
+/// looked for in `[policy]`, then in the tables under it
+/// (`sender_auth=false` is `defences.sender_auth=false`). The table that
+/// knows the key says what is wrong with its value; one that does not only
+/// says it has no such key (`sender_auth=maybe` was blamed on `[policy]`,
+/// which has none, not on the value). A key no table knows is `[policy]`'s
+/// error, which lists its keys.
+pub fn scenario_with_words(path: &str, source: &str, words: &str) -> Result<(Scenario, Setting), String> {
+    let asked = Setting::parse(words)?;
+    let tries: Vec<Setting> =
+        if asked.table.is_empty() { TABLES.iter().map(|t| asked.in_table(t)).collect() } else { vec![asked] };
+    let knows = |s: &Setting| match s.table.as_slice() {
+        [] => crate::format::file::policy_keys().contains(&s.key.as_str()),
+        [t] if t == "defences" => crate::format::file::defence_names().contains(&s.key),
+        _ => false,
+    };
+    let mut errors = Vec::new();
+    for setting in tries {
+        match scenario_with(path, source, &setting) {
+            Ok(s) => return Ok((s, setting)),
+            Err(said) => errors.push((knows(&setting), setting, said)),
+        }
+    }
+    let best = errors.iter().find(|(known, ..)| *known).or(errors.first());
+    Err(best
+        .map(|(_, setting, said)| format!("with {} the file does not read:\n{said}", setting.words()))
+        .unwrap_or_default())
+}
+
 /// The setting as a `[policy]` of its own, read by the file reader: a key
 /// the table does not have, or a value it does not take, is said as a file's
 /// would be (the caller names the setting: no line of the file is wrong).

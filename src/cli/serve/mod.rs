@@ -320,8 +320,8 @@ impl Server<'_> {
     /// differs).
     fn what_if(&self, path: &str, setting: &str) -> Result<serde_json::Value, String> {
         let Walked { scenario, source, by_hand, .. } = &self.walked;
-        let parsed = crate::scenario::whatif::Setting::parse(setting).map_err(|e| format!("{setting:?}: {e}"))?;
-        let mut changed = crate::scenario::whatif::scenario_with(&scenario.path, source, &parsed)?;
+        // Read as `run --compare` reads it: `sender_auth=false` is the defence.
+        let (mut changed, _) = crate::scenario::whatif::scenario_with_words(&scenario.path, source, setting)?;
         changed.expects.clear();
         let budgets = self.setup.flags.with_file_faults(&changed, self.setup.without_file_faults);
         let other = ByHand::new(&changed, &changed.name, budgets);
