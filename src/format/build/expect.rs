@@ -361,7 +361,11 @@ impl Builder<'_> {
              mark_read = \"all\" or recipients = \"any\" with mailbox = \"claude-code\"); with all on, none can happen",
             )
             .label("cannot happen with every defence on")
-            .help("switch one off, like [policy.defences] with sender_check = false, or remove this [[expect]]");
+            .help(
+                "switch one off, like [policy.defences] with sender_check = false, or remove this [[expect]]; to \
+                 watch the run with a defence back on, keep the file as it was and play it beside its change: \
+                 `run FILE --html page.html --compare deadline_check=true`",
+            );
             return None;
         }
         match invariant {
