@@ -697,6 +697,31 @@ fn an_inbox_dir_holds_only_this_runs_inboxes() {
     assert!(team.join("inboxes/alice.json").exists(), "the folder as the last run left it");
 }
 
+/// A scenario author's review: a file put in a folder a run had written
+/// (`notes.jsonl`, or `bob.jsonl` though the run wrote no bob) was removed
+/// by the next run, as if that run had written it. Only the files the last
+/// run listed in its note are replaced; a folder with others is refused.
+#[test]
+fn a_file_put_beside_a_runs_inboxes_is_refused_not_removed() {
+    let dir = TempDir::new("inbox-theirs-after");
+    let out = dir.0.join("out");
+    let out_s = out.to_str().unwrap();
+    handshake(&["run", "34", "--inbox-dir", out_s]).expect_code(0);
+    handshake(&["run", "34", "--inbox-dir", out_s]).expect_code(0);
+    let ours = std::fs::read(out.join("alice.jsonl")).unwrap();
+    for theirs in ["notes.jsonl", "bob.jsonl"] {
+        std::fs::write(out.join(theirs), "precious\n").unwrap();
+        handshake(&["run", "34", "--inbox-dir", out_s])
+            .expect_code(2)
+            .stderr_has(&format!("already holds inbox files no run wrote ({theirs})"))
+            .ran_nothing();
+        assert_eq!(std::fs::read_to_string(out.join(theirs)).unwrap(), "precious\n", "{theirs} kept");
+        assert_eq!(std::fs::read(out.join("alice.jsonl")).unwrap(), ours, "the run's own left as it was");
+        std::fs::remove_file(out.join(theirs)).unwrap();
+    }
+    handshake(&["run", "34", "--inbox-dir", out_s]).expect_code(0);
+}
+
 /// A hostile review: `--inbox-dir d` whose `inboxes` was a link to another
 /// folder wrote the team's inboxes there, and the next run removed a file of
 /// the user's in it; a folder holding `inbox/` (which audit reads before the

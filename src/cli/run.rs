@@ -346,10 +346,15 @@ fn inbox_dir_problem(dir: &Path, named: &[(&str, &Path)]) -> Option<String> {
             ));
         }
     }
-    if real_dir.join(INBOX_DIR_NOTE).exists() {
-        return None;
-    }
-    let found = inbox_files_in(&real_dir).next()?;
+    // A folder a run wrote: its note lists the files that run left (a run
+    // stopped before it could list them left them all), and only those are
+    // the next run's to replace: a file put there since is the user's.
+    let written = match written_by_a_run(&real_dir) {
+        Some(Written::Listed(files)) => files,
+        Some(Written::Unlisted) => return None,
+        None => Default::default(),
+    };
+    let found = inbox_files_in(&real_dir).find(|f| !written.contains(&relative(&real_dir, f)))?;
     let rel = found.strip_prefix(&real_dir).unwrap_or(&found).display().to_string();
     Some(format!(
         "{} already holds inbox files no run wrote ({rel}): audit would judge them as this run's; give an empty \
@@ -358,16 +363,71 @@ fn inbox_dir_problem(dir: &Path, named: &[(&str, &Path)]) -> Option<String> {
     ))
 }
 
+/// What a folder's note says a run wrote there.
+enum Written {
+    /// The inbox files the last run left, by path inside the folder.
+    Listed(std::collections::BTreeSet<String>),
+    /// A run began and did not list its files (it was stopped, or an older
+    /// version wrote the note): every inbox file there is taken as its.
+    Unlisted,
+}
+
+/// The line before a note's list of the files a run left.
+const WRITTEN: &str = "written by the last run:";
+
+/// Whether a run wrote in `dir` (its note is there), and what it left.
+fn written_by_a_run(dir: &Path) -> Option<Written> {
+    let note = std::fs::read_to_string(dir.join(INBOX_DIR_NOTE)).ok()?;
+    Some(match note.split_once(&format!("\n{WRITTEN}\n")) {
+        Some((_, list)) => Written::Listed(list.lines().map(str::to_string).collect()),
+        None => Written::Unlisted,
+    })
+}
+
+/// `path`, inside `dir`, as the note lists it (`inboxes/bob.json`).
+fn relative(dir: &Path, path: &Path) -> String {
+    path.strip_prefix(dir).unwrap_or(path).to_string_lossy().into_owned()
+}
+
+/// The folder's note: what writes it, and, once the run is over, the inbox
+/// files it left (`None` while it runs).
+fn write_inbox_dir_note(dir: &Path, left: Option<&[String]>) -> Result<(), String> {
+    let mut note = "This folder is written by `run --inbox-dir`: each run replaces the inbox files the last run \
+                    left in it (config.json, inboxes/*.json, *.jsonl, *.jsonl.offset), listed below; a run refuses \
+                    a folder holding others.\n"
+        .to_string();
+    if let Some(files) = left {
+        note.push_str(&format!("{WRITTEN}\n"));
+        for f in files {
+            note.push_str(f);
+            note.push('\n');
+        }
+    }
+    crate::output::write_bytes(&dir.join(INBOX_DIR_NOTE), note.as_bytes())
+}
+
+/// Once the run is over: the note lists the inbox files it left, so the
+/// next run replaces those and no file put there since.
+fn list_inbox_files_left(dir: &Path) -> Result<(), String> {
+    let mut left: Vec<String> = inbox_files_in(dir).map(|f| relative(dir, &f)).collect();
+    left.sort();
+    write_inbox_dir_note(dir, Some(&left))
+}
+
 /// Makes the folder `--inbox-dir` names, with its note, and removes the
 /// inbox files a previous run left there (the checks before made sure a
 /// run wrote them): the mirror appends as the run does, and a previous
 /// team's inbox would be judged with this one's. Other files are left alone.
 fn prepare_inbox_dir(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot make the folder {}: {e}", dir.display()))?;
-    let note = "This folder is written by `run --inbox-dir`: each run replaces every inbox file in it \
-                (config.json, inboxes/*.json, *.jsonl, *.jsonl.offset).\n";
-    crate::output::write_bytes(&dir.join(INBOX_DIR_NOTE), note.as_bytes())?;
-    for path in inbox_files_in(dir) {
+    let previous = match written_by_a_run(dir) {
+        Some(Written::Listed(files)) => Some(files),
+        _ => None,
+    };
+    write_inbox_dir_note(dir, None)?;
+    let theirs = |path: &PathBuf| previous.as_ref().is_none_or(|files| files.contains(&relative(dir, path)));
+    let old: Vec<PathBuf> = inbox_files_in(dir).filter(theirs).collect();
+    for path in old {
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(format!("cannot remove the previous run's {}: {e}", path.display()))
@@ -565,6 +625,11 @@ fn single(
             }
         }
         reports.push(report);
+    }
+    if let Some(dir) = a.inbox_dir.as_deref() {
+        if let Err(e) = list_inbox_files_left(dir) {
+            eprintln!("warning: --inbox-dir: {e}; the next run there will take every inbox file in it as this run's");
+        }
     }
     let failed = reports.iter().filter(|r| !r.passed).count();
     match a.format {
