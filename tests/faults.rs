@@ -176,6 +176,28 @@ fn a_holding_partition_that_never_heals_reports_its_messages_lost_at_the_end() {
     assert_eq!(lost(&o), vec![Cause::Partition, Cause::Partition]);
 }
 
+/// A scenario author's review: a message held by one partition went through
+/// when that partition healed, though a second one cutting the same link was
+/// still on (and alice's answer, sent then, was lost to it).
+#[test]
+fn a_message_a_partition_releases_is_held_or_lost_by_another_still_on() {
+    let first = "\n[[fault]]\nkind = \"partition\"\nbetween = [\"lead\", \"alice\"]\nuntil = \"10s\"\n";
+    let second = |mode: &str| {
+        format!("\n[[fault]]\nkind = \"partition\"\nbetween = [\"alice\", \"lead\"]\nat = \"500ms\"\nuntil = \"20s\"\nmode = \"{mode}\"\n")
+    };
+    let (r, o) = run(&format!("{TWO_MESSAGES}{first}{}", second("drop")), 1);
+    assert!(r.passed, "{:?}", r.failures);
+    assert_eq!(received(&o, "alice"), vec![], "the second partition drops what the first lets go at 10s");
+    assert_eq!(lost(&o), vec![Cause::Partition, Cause::Partition]);
+    let (r, o) = run(&format!("{TWO_MESSAGES}{first}{}", second("hold")), 1);
+    assert!(r.passed, "{:?}", r.failures);
+    assert_eq!(
+        received(&o, "alice"),
+        vec![(20_001, "first".into()), (20_001, "second".into())],
+        "held until both heal"
+    );
+}
+
 #[test]
 fn a_stall_holds_the_inbox_and_releases_it_in_order() {
     let toml =

@@ -290,13 +290,25 @@ pub(super) fn cut<S: Shell>(w: &mut World<S>, partition: usize) {
     }
 }
 
-/// A partition heals: what it held goes on its way, each with its latency.
+/// A partition heals: what it held goes on its way, each with its latency,
+/// unless another partition cutting the same way is still on: then that one
+/// holds it, or loses it if it drops.
 pub(super) fn heal<S: Shell>(w: &mut World<S>, partition: usize) {
     w.record(Event::Heal { index: partition as u32 });
     let held = std::mem::take(&mut Arc::make_mut(&mut w.sim.net).partition_held);
     for (p, seq, d) in held {
         if p == partition {
             let now = w.now();
+            let still = w.sim.net.partitions.iter().position(|q| q.cuts(now, d.sender, d.to));
+            if let Some(other) = still {
+                if w.sim.net.partitions[other].drop {
+                    let message_type = d.envelope.message.message_type();
+                    w.record(Event::Dropped { seq, to: d.to, message_type, cause: Cause::Partition });
+                } else {
+                    hold_partition(w, other, seq, d);
+                }
+                continue;
+            }
             let delay = w.sim.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.sim.net_rng));
             w.in_transit(now.after(delay), d);
         } else {
