@@ -52,6 +52,23 @@ fn base(name: &str) -> Option<&str> {
 
 /// `text` with every whole occurrence of `name` written `with`: `worker-1`
 /// in `worker-1/shutdown/1` but not in `worker-10`.
+/// A sentence of a life as the comparison keeps it: whole if short, else
+/// its start, its length and a hash of the whole. Lives are compared for
+/// equality only, and a long message's words (a 1 MiB broadcast to a
+/// thousand teammates) were held once per recipient.
+fn held_briefly(sentence: String) -> String {
+    const WHOLE: usize = 256;
+    if sentence.len() <= WHOLE {
+        return sentence;
+    }
+    let mut start = WHOLE;
+    while !sentence.is_char_boundary(start) {
+        start -= 1;
+    }
+    let hash = crate::fnv::fnv1a(sentence.as_bytes());
+    format!("{}… ({} bytes, {hash:016x})", &sentence[..start], sentence.len())
+}
+
 pub fn replace_name(text: &str, name: &str, with: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -191,7 +208,7 @@ pub fn alike(events: &[Stamped], names: &Names, index: &Index, teammate: impl Fn
         let sentence = e.sentence(names);
         for a in parties {
             if candidate.get(a.index()).copied().unwrap_or(false) {
-                lives[a.index()].push(replace_name(&sentence, names.agent(a), "*"));
+                lives[a.index()].push(held_briefly(replace_name(&sentence, names.agent(a), "*")));
             }
         }
     }

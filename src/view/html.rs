@@ -254,7 +254,7 @@ pub(super) fn events(out: &mut String, o: &Outcome, p: &str, parted: Option<usiz
             out,
             "<tr class=\"{class}\" id=\"{p}ev{k}\"><td class=\"t\">{}</td><td>{}</td></tr>",
             e.t,
-            esc(&e.sentence(&o.names))
+            esc(&super::page_sentence(e, &o.names))
         );
     }
     out.push_str("</table></div>\n");

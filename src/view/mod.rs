@@ -71,6 +71,22 @@ impl ViewOptions {
     }
 }
 
+/// An event's sentence as a page lists it: whole up to a few lines, else cut
+/// there with its full length said (the trace has it whole). A 1 MiB text
+/// broadcast to a thousand teammates made a page of 2 GB.
+pub(crate) fn page_sentence(e: &crate::trace::Stamped, names: &crate::trace::Names) -> String {
+    const SHOWN: usize = 600;
+    let whole = e.sentence(names);
+    if whole.len() <= SHOWN {
+        return whole;
+    }
+    let mut end = SHOWN;
+    while !whole.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all; the trace has it whole)", &whole[..end], whole.len())
+}
+
 /// The run as a standalone SVG document (UTF-8 text).
 pub fn svg(outcome: &Outcome, opts: &ViewOptions) -> String {
     svg::render(&model::build(outcome, opts), opts)

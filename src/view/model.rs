@@ -372,7 +372,7 @@ impl<'a> Builder<'a> {
             Event::Send { seq, from, message_type, request_id, approve, words, .. } => {
                 let row = self.row(t, &[], false, NONE);
                 let text = self.message_text(*message_type, *request_id, *approve);
-                let words = words.as_ref().map(|w| format!("“{w}”"));
+                let words = words.as_ref().map(|w| shown_words(w));
                 let class = match message_type {
                     MessageType::Request(_) => MsgClass::Request,
                     MessageType::Response(_) => MsgClass::Response,
@@ -1010,6 +1010,20 @@ impl<'a> Builder<'a> {
             }
         }
         self.arrows = merged;
+    }
+}
+
+/// The most characters of a message's words a picture shows. A picture
+/// wraps them above the arrow, and a few lines are all it can show; a 1 MiB
+/// text sent to a thousand teammates was kept a thousand times over.
+const SHOWN_WORDS: usize = 400;
+
+/// A message's words as a picture shows them: quoted, and cut after
+/// [`SHOWN_WORDS`] characters with their full length said.
+fn shown_words(w: &str) -> String {
+    match w.char_indices().nth(SHOWN_WORDS) {
+        None => format!("“{w}”"),
+        Some((cut, _)) => format!("“{}…” ({} bytes in all)", &w[..cut], w.len()),
     }
 }
 

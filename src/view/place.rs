@@ -56,6 +56,23 @@ pub fn width(s: &str, size: f64) -> f64 {
     s.chars().map(advance).sum::<f64>() * size
 }
 
+/// The longest start of `s` that leaves room for an ellipsis (one `size`)
+/// within `room` px: the widths summed once, char by char, as [`width`]
+/// sums them, not measured again for every shorter cut (a long word made
+/// a picture quadratic in its length).
+pub fn fitting_prefix(s: &str, size: f64, room: f64) -> &str {
+    let mut advances = 0.0;
+    let mut end = 0;
+    for (i, c) in s.char_indices() {
+        advances += advance(c);
+        if advances * size + size > room {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    &s[..end]
+}
+
 /// The box of `s` drawn at `(x, y)` (its baseline) with `anchor`.
 pub fn text_box((x, y): (f64, f64), size: f64, anchor: &str, s: &str) -> Rect {
     let w = width(s, size);

@@ -40,7 +40,7 @@ pub fn steps(outcome: &Outcome) -> Option<Value> {
         .iter()
         .map(|e| {
             let y = geometry.y.get(model.row_at(e.t)).copied().unwrap_or(0.0).round();
-            json!({ "t": e.t.to_string(), "ms": e.t.0, "text": e.sentence(names), "y": y })
+            json!({ "t": e.t.to_string(), "ms": e.t.0, "text": super::page_sentence(e, names), "y": y })
         })
         .collect();
     let mut told: Vec<std::collections::BTreeMap<String, Value>> = vec![Default::default(); names.agents.len()];

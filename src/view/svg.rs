@@ -144,11 +144,7 @@ fn fit((x, y): (f64, f64), size: f64, anchor: &'static str, s: &str, width: f64)
     let mut shown = s.to_string();
     let mut whole = None;
     if place::width(s, size) > room {
-        let mut cut: Vec<char> = s.chars().collect();
-        while !cut.is_empty() && place::width(&cut.iter().collect::<String>(), size) + size > room {
-            cut.pop();
-        }
-        shown = cut.into_iter().collect::<String>() + "…";
+        shown = format!("{}…", place::fitting_prefix(s, size, room));
         whole = Some(s.to_string());
     }
     let w = place::width(&shown, size);
@@ -605,14 +601,11 @@ fn bar_captions(labels: &mut Labels, placer: &mut Placer, c: &Canvas) {
         let room = bar_end(c, b) - 3.0 - ty;
         let mut caption = format!("{} · {}", b.label, b.deadline.as_deadline());
         if place::width(&caption, 8.0) > room {
-            let mut cut: Vec<char> = caption.chars().collect();
-            while !cut.is_empty() && place::width(&cut.iter().collect::<String>(), 8.0) + 8.0 > room {
-                cut.pop();
-            }
-            if cut.len() < 2 {
+            let cut = place::fitting_prefix(&caption, 8.0, room);
+            if cut.chars().nth(1).is_none() {
                 continue;
             }
-            caption = cut.into_iter().collect::<String>() + "…";
+            caption = format!("{cut}…");
         }
         placer.take(Rect { x0: x - 2.0, y0: ty, x1: x + SLOT - 1.0, y1: ty + place::width(&caption, 8.0) });
         let _ = writeln!(
