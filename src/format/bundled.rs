@@ -136,7 +136,7 @@ mod tests {
         );
         // Every bundled scenario, by the name `run` and `scenarios` show it.
         for b in all() {
-            let shown = crate::scenario::load_str("x", b.text).expect("bundled scenarios load").name;
+            let shown = crate::format::load_str("x", b.text).expect("bundled scenarios load").name;
             assert_eq!(b.declared_name(), Some(shown.as_str()), "{}", b.file);
             assert_eq!(find(&shown).map(|f| f.file), Some(b.file), "{shown}");
         }
