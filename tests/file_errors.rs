@@ -628,3 +628,52 @@ fn a_timeout_past_the_cap_is_refused_with_the_cap_named() {
     assert_eq!(found.len(), 1, "{}", all(&found));
     assert!(found[0].text().contains("cap"), "{}", all(&found));
 }
+
+/// A scenario author's review: an [[expect]] holding only `broken` (or
+/// `reason`, or `status`) was told it "does not go with `violation`", a key
+/// it did not have; and an unknown invariant with every defence on was
+/// told it "cannot happen", so the author switched a defence off before
+/// learning the name was wrong.
+#[test]
+fn an_expect_with_a_key_but_no_subject_names_the_subject_it_needs() {
+    for (key, value, needs) in [
+        ("broken", "false", "`deadlock`"),
+        ("reason", "\"late\"", "`ignored`"),
+        ("status", "\"approved\"", "`request` or `teammate`"),
+        ("count", "1", "`received`"),
+    ] {
+        let (_, _, message) = refuse(&format!("{ALICE}[[expect]]\n{key} = {value}\n"));
+        assert!(message.contains(&format!("`{key}` needs {needs}")), "{key}: {message}");
+        assert!(!message.contains("violation"), "{key}: {message}");
+    }
+    let src = format!("{HEAD}{ALICE}[[expect]]\nviolation = \"nonsense\"\n");
+    let errors = errors(&src);
+    assert!(errors[0].text().contains("unknown invariant \"nonsense\""), "{}", all(&errors));
+    assert_eq!((errors[0].line, errors[0].col), pos(&src, "\"nonsense\""));
+    assert!(!all(&errors).contains("cannot happen"), "{}", all(&errors));
+}
+
+/// A scenario author's review: a label on a step to a group was refused,
+/// and then every [[expect]] naming it was refused again as an unknown
+/// label, though a step left out for a problem never makes its label
+/// unknown (docs/scenarios.md).
+#[test]
+fn a_label_refused_on_a_group_step_is_not_blamed_again_where_it_is_used() {
+    let src = format!(
+        "{HEAD}[[teammate]]\nname = \"w\"\ncount = 3\n[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"w-*\"\nlabel = \"stop\"\n\
+         [[expect]]\nrequest = \"stop\"\nstatus = \"approved\"\n"
+    );
+    let errors = errors(&src);
+    assert_eq!(errors.len(), 1, "{}", all(&errors));
+    assert!(errors[0].text().contains("cannot carry a label"), "{}", all(&errors));
+}
+
+/// A scenario author's review: `cap` under [policy] listed [policy]'s keys,
+/// not where `cap` goes.
+#[test]
+fn a_top_level_key_under_a_table_is_told_where_it_goes() {
+    let (line, _, message) = refuse(&format!("{ALICE}[policy]\ncap = \"10m\"\n"));
+    assert_eq!(line, 6);
+    assert!(message.contains("unknown field `cap` in [policy]"), "{message}");
+    assert!(message.contains("`cap` is a key of the file's top level"), "{message}");
+}

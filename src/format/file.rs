@@ -544,7 +544,16 @@ impl Reader<'_> {
         for (key, _) in f.map {
             let guess = closest(key.get_ref(), allowed).map(|g| format!("did you mean `{g}`? ")).unwrap_or_default();
             let message = format!("unknown field `{}` in {place}", key.get_ref());
-            let help = format!("{guess}{place} takes {}", allowed.join(", "));
+            // A top-level key written under a table (`cap` in [policy]): say
+            // where it goes rather than list the table's keys.
+            let help = if allowed != TOP_KEYS && TOP_KEYS.contains(&key.get_ref().as_ref()) {
+                format!(
+                    "`{0}` is a key of the file's top level, not of {place}: write it above the first table",
+                    key.get_ref()
+                )
+            } else {
+                format!("{guess}{place} takes {}", allowed.join(", "))
+            };
             self.problem(key.span(), message).label("unknown field").help(help);
         }
     }

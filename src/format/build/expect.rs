@@ -25,8 +25,12 @@ impl Builder<'_> {
             ("received", &["received", "by", "from", "count"])
         } else if d.inbox.is_some() {
             ("inbox", &["inbox", "lines", "type"])
-        } else {
+        } else if d.violation.is_some() {
             ("violation", &["violation"])
+        } else {
+            // No subject at all: a key of some form, alone, is said to need
+            // that form's subject (below), not to clash with `violation`.
+            ("", &[])
         };
         let present: [(&str, Option<Range<usize>>); 13] = [
             ("status", d.status.as_ref().map(|x| x.span())),
@@ -46,7 +50,13 @@ impl Builder<'_> {
         let mut stray = false;
         for (key, span) in present {
             if let Some(span) = span {
-                if !form.1.contains(&key) {
+                if form.0.is_empty() {
+                    let owner = subject_of(key);
+                    self.err(span, format!("`{key}` needs {owner} in its [[expect]], which names nothing to check"))
+                        .label(format!("{owner} missing"))
+                        .help(format!("an [[expect]] says what it checks first: add {owner}, or remove `{key}`"));
+                    stray = true;
+                } else if !form.1.contains(&key) {
                     let with = form.1[1..].iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
                     let takes = if with.is_empty() { "nothing else".to_string() } else { with };
                     self.err(span, format!("`{key}` does not go with `{}` in an [[expect]]", form.0))
@@ -336,9 +346,16 @@ impl Builder<'_> {
     /// (or, for no-silent-loss, where the inboxes lose messages by design:
     /// a truncating drain, or Claude Code's with a switch of its own off).
     fn expect_violation(&mut self, v: &S<String>) -> Option<Expect> {
-        let invariant = Invariant::parse(v.get_ref());
+        // A name that is no invariant is said first: whether it could happen
+        // here is no question until it names one.
+        let Some(invariant) = Invariant::parse(v.get_ref()) else {
+            let names: Vec<&str> = Invariant::all().iter().map(|i| i.name()).collect();
+            let help = file::one_of(v.get_ref(), &names);
+            self.err(v.span(), format!("unknown invariant {:?}", v.get_ref())).label("unknown invariant").help(help);
+            return None;
+        };
         let allowed = |i| may_expect(self.all_defences_on, self.lossy_inboxes, i);
-        if self.lossy_inboxes && invariant.is_some_and(|i| !allowed(i)) {
+        if self.lossy_inboxes && !allowed(invariant) {
             self.err(
                 v.span(),
                 format!(
@@ -368,16 +385,22 @@ impl Builder<'_> {
             );
             return None;
         }
-        match invariant {
-            Some(i) => Some(Expect::Violation(i)),
-            None => {
-                let names: Vec<&str> = Invariant::all().iter().map(|i| i.name()).collect();
-                let help = file::one_of(v.get_ref(), &names);
-                self.err(v.span(), format!("unknown invariant {:?}", v.get_ref()))
-                    .label("unknown invariant")
-                    .help(help);
-                None
-            }
-        }
+        Some(Expect::Violation(invariant))
+    }
+}
+
+/// The subject an [[expect]] key goes with: what an entry holding the key
+/// alone lacks.
+fn subject_of(key: &str) -> &'static str {
+    match key {
+        "status" => "`request` or `teammate`",
+        "gate" => "`teammate`",
+        "state" => "`file`",
+        "reason" => "`ignored`",
+        "rule" => "`refused`",
+        "broken" => "`deadlock`",
+        "by" | "from" | "count" => "`received`",
+        "lines" | "type" => "`inbox`",
+        _ => "a subject",
     }
 }

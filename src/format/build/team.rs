@@ -260,6 +260,8 @@ impl Builder<'_> {
                 )
                 .label("one label, many requests")
                 .help("leave the label out: each member's request has its own, like worker-1/shutdown/1");
+                // Said once: an [[expect]] naming the label is not blamed again.
+                self.hidden.insert(l.get_ref().clone());
                 continue;
             }
             copies += members.len();
