@@ -187,7 +187,12 @@ fn the_written_file_replays_under_run() {
 fn a_file_that_breaks_nothing_is_refused() {
     handshake(&["shrink", "scenarios/01-happy-shutdown.toml", "--seed", "3", "--out", "-"])
         .expect_code(2)
-        .stderr_has("nothing to shrink: the run breaks no invariant");
+        .stderr_has("error: nothing to shrink: the run breaks no invariant");
+    // Bad input is said as every command says it (a scenario author's review).
+    handshake(&["shrink", "tests/shrink-inputs/padded-expired-request-obeyed.toml", "--max-runs", "2", "--out", "-"])
+        .expect_code(2)
+        .stderr_has("error: --max-runs 2 is too few")
+        .stderr_has("; nothing was shrunk");
     let src = std::fs::read_to_string(root().join("scenarios/01-happy-shutdown.toml")).unwrap();
     let e = shrink("01.toml", &src, &Options::default()).unwrap_err();
     assert!(matches!(e, ShrinkError::NothingToShrink(_)), "{e:?}");

@@ -155,7 +155,12 @@ pub fn main(a: ShrinkArgs) -> i32 {
                 Some(flag) => Problem::in_flag(flag, why.clone()),
                 None => Problem::in_file(&shown, why.clone()),
             };
-            return Refusal::said(format!("{why}\n"), problem).tell(a.format);
+            // Said as every refusal is: `error:` first, and what was not done.
+            let line = match e {
+                ShrinkError::BadInput(_) => format!("{why}; nothing was shrunk"),
+                _ => why,
+            };
+            return Refusal::line(line, problem).tell(a.format);
         }
         Err(e @ ShrinkError::DoesNotReproduce(_)) => {
             eprintln!("{e}");
