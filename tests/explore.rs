@@ -253,7 +253,11 @@ fn defence_table() -> String {
             // What the search finds first, whatever the file expects (24 and
             // 30 expect theirs, which would not end the search): the table
             // counts the states before it.
-            s.expects.retain(|e| !matches!(e, handshake::scenario::Expect::Violation(_)));
+            // A deadlock the file expects ends no search either (as it fails no
+            // run), and the hierarchy's row asks for any deadlock: set aside too.
+            s.expects.retain(|e| {
+                !matches!(e, handshake::scenario::Expect::Violation(_) | handshake::scenario::Expect::Deadlock { .. })
+            });
             // The hierarchy's row asks for deadlocks: any deadlock is what it prevents.
             s.team.policy.fail_on_deadlock = row.defence == "strict_hierarchy";
             explore(&s, row.budgets, Bounds::default())
@@ -1253,4 +1257,29 @@ fn a_state_bound_crossed_inside_a_level_leaves_the_rest_of_the_level_unmade() {
         searches.push(x);
     }
     assert_same_search("jobs 1 and 2", &searches[0], &searches[1]);
+}
+
+/// A learner's review: with `deadlocks = "fail"`, `run` passed a file that
+/// expects the deadlock its team forms, and `explore` failed it (exit 1),
+/// then wrote a schedule `run` failed. A deadlock the file expects ends no
+/// search; one it does not expect still does.
+#[test]
+fn a_deadlock_the_file_expects_fails_no_search_as_it_fails_no_run() {
+    let text = std::fs::read_to_string("scenarios/26-peer-deadlock-without-timeouts.toml").unwrap();
+    assert!(
+        text.contains("strict_hierarchy = false\n") && text.contains("deadlock = [\"alice\", \"bob\"]"),
+        "26 as written"
+    );
+    let failing = text.replace("strict_hierarchy = false\n", "strict_hierarchy = false\ndeadlocks = \"fail\"\n");
+    let s = load_str("26.toml", &failing).expect("valid");
+    let run = handshake::scenario::run_scenario(&s, s.default_seed(), Default::default());
+    assert!(run.passed, "run passes it: {:?}", run.failures);
+    let x = explore(&s, Budgets::default(), Bounds::default());
+    assert!(x.counterexample.is_none(), "{:?}", x.counterexample.map(|c| c.detail));
+    assert!(x.deadlock.is_some(), "the deadlock is still shown");
+    let block = "[[expect]]\ndeadlock = [\"alice\", \"bob\"]\nbroken = false                   # it lasts to the end of the run\n";
+    assert!(failing.contains(block), "26's deadlock expectation as written");
+    let s = load_str("26b.toml", &failing.replace(block, "")).expect("valid without it");
+    let x = explore(&s, Budgets::default(), Bounds::default());
+    assert!(matches!(x.counterexample.map(|c| c.broke), Some(Broke::Deadlock)), "not expected: it fails");
 }

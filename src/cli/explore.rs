@@ -377,7 +377,7 @@ impl Report<'_> {
     }
 
     fn text(&self, a: &ExploreArgs, bounds: &Bounds) {
-        let Report { x, order, secs, symmetry, partial, compare, .. } = *self;
+        let Report { x, scenario, order, secs, symmetry, partial, compare, .. } = *self;
         let rate = x.states as f64 / secs.max(1e-9);
         let interrupted = x.stopped_by == Some("interrupted");
         let sym = match (&symmetry, x.symmetric.is_empty(), bounds.symmetry) {
@@ -449,10 +449,12 @@ impl Report<'_> {
                     println!("no invariant the file does not expect is violated within the bounds");
                 }
                 if let Some(d) = &x.deadlock {
-                    // Allowed by the policy, and worth seeing: how the team
-                    // can come to wait on itself.
+                    // Allowed by the policy or expected by the file, and
+                    // worth seeing: how the team can come to wait on itself.
                     let can = paint("a deadlock can form", Paint::Warn, crate::color::stdout());
-                    println!("{can} (the policy allows it): {}", super::shown(&d.detail));
+                    let why =
+                        if scenario.policy().fail_on_deadlock { "the file expects it" } else { "the policy allows it" };
+                    println!("{can} ({why}): {}", super::shown(&d.detail));
                     println!("  {} that forms it ({} steps):", schedule_name(order), d.actions.len());
                     for step in &d.actions {
                         println!("    {}", super::shown(step));

@@ -34,6 +34,10 @@ pub trait Subject {
     /// The invariants the file expects to see broken (it switches a
     /// defence off to show it): finding one does not end the search.
     fn expected_violations(&self) -> Vec<Invariant>;
+    /// The deadlocks the file expects, each by its members' names, sorted:
+    /// with `deadlocks = "fail"`, forming one of these fails no run, so it
+    /// ends no search.
+    fn expected_deadlocks(&self) -> Vec<Vec<String>>;
     /// The seed `run` plays the file with by default: the agents' request
     /// ids are drawn from streams derived from it, in both shells.
     fn seed(&self) -> u64;

@@ -30,6 +30,20 @@ impl Subject for Scenario {
             .collect()
     }
 
+    fn expected_deadlocks(&self) -> Vec<Vec<String>> {
+        self.expects
+            .iter()
+            .filter_map(|e| match e {
+                Expect::Deadlock { members, .. } => {
+                    let mut members = members.clone();
+                    members.sort();
+                    Some(members)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     fn seed(&self) -> u64 {
         self.default_seed()
     }
