@@ -1283,3 +1283,21 @@ fn a_deadlock_the_file_expects_fails_no_search_as_it_fails_no_run() {
     let x = explore(&s, Budgets::default(), Bounds::default());
     assert!(matches!(x.counterexample.map(|c| c.broke), Some(Broke::Deadlock)), "not expected: it fails");
 }
+
+/// A learner's review: two forgeries the adversary could send read alike
+/// ("sends plan_approval_response to alice, claiming to be lead"), one an
+/// approval and one a rejection. A forgery now says the id it quotes and
+/// its answer.
+#[test]
+fn a_forgery_says_the_request_it_quotes_and_its_answer() {
+    let text = std::fs::read_to_string("scenarios/05-plan-approved.toml").unwrap();
+    let s = load_str("05.toml", &format!("{text}\n[policy.defences]\nsender_auth = false\n")).expect("valid");
+    let x = explore(&s, Budgets { forge: 1, ..Budgets::default() }, Bounds::default());
+    let c = x.counterexample.expect("a forged approval breaks matching-response");
+    assert!(
+        c.actions[0]
+            .contains("adversary sends plan_approval_response [alice/plan/1] approve to alice, claiming to be lead"),
+        "{:?}",
+        c.actions
+    );
+}

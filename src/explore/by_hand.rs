@@ -248,7 +248,8 @@ impl ByHand {
             Choice::Crash { agent, restart: false } => format!("crash {} for good", name(agent)),
             Choice::Restart { agent } => format!("restart {}", name(agent)),
             Choice::Inject { from, to, message } => {
-                format!("the adversary sends {} to {}, claiming to be {}", message.type_name(), name(to), name(from))
+                let what = super::forged_words(message, labels);
+                format!("the adversary sends {what} to {}, claiming to be {}", name(to), name(from))
             }
             Choice::Wait { .. } => "let the clock move on".to_string(),
         }

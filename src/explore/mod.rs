@@ -354,6 +354,16 @@ impl Moved {
     }
 }
 
+/// A forgery the adversary may send, in words that tell one from another:
+/// "plan_approval_response [alice/plan/1] reject", with the id it quotes
+/// (labelled where learned) and its answer.
+pub fn forged_words(message: &crate::protocol::Message, names: &Names) -> String {
+    let label = message.request_id().map(|id| format!(" [{}]", names.label_or_short(id))).unwrap_or_default();
+    let answer =
+        message.approval().map(|yes| format!(" {}", message.message_type().answer_word(yes))).unwrap_or_default();
+    format!("{}{label}{answer}", message.type_name())
+}
+
 impl Taken {
     pub fn at(&self) -> Millis {
         self.at
@@ -375,7 +385,12 @@ impl Taken {
             Choice::Crash { agent, restart: false } => format!("crash {} for good", name(agent)),
             Choice::Restart { agent } => format!("restart {}", name(agent)),
             Choice::Inject { from, to, message } => {
-                format!("adversary sends {} to {}, claiming to be {}", message.type_name(), name(to), name(from))
+                format!(
+                    "adversary sends {} to {}, claiming to be {}",
+                    forged_words(message, names),
+                    name(to),
+                    name(from)
+                )
             }
             Choice::Wait { .. } => "the clock moves on".to_string(),
         };
