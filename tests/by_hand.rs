@@ -488,3 +488,15 @@ fn flags_the_page_does_not_use_are_refused_with_serve() {
         assert!(!said.contains("http://"), "{flags:?}: nothing is served");
     }
 }
+
+/// A learner's review: `--serve 0.0.0.0:0` served the page, saving
+/// included, to the whole network without a word.
+#[test]
+fn serving_beyond_this_machine_is_warned_of() {
+    let (mut child, served) = serve_in(Path::new("."), "22", &["0.0.0.0:0"]);
+    assert!(served.starts_with("0.0.0.0:"), "{served}");
+    let mut line = String::new();
+    BufReader::new(child.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("warning: --serve 0.0.0.0:0 listens beyond this machine"), "{line}");
+    assert!(line.contains("give 127.0.0.1:PORT to keep it local"), "{line}");
+}

@@ -793,6 +793,14 @@ fn the_bundled_scenarios_travel_with_the_binary() {
     let json: Value = serde_json::from_str(&handshake_in(&dir.0, &["scenarios", "--format", "json"]).stdout).unwrap();
     assert_eq!(json["scenarios"].as_array().unwrap().len(), bundled().len());
     assert_eq!(json["scenarios"][21]["path"], "bundled:22-peer-deadlock.toml");
+    // The whole about, as `--help` says, and its first sentence apart (a
+    // learner's review: 03's first sentence alone taught nothing).
+    let third = &json["scenarios"][2];
+    assert_eq!(third["summary"], "Alice stops reading her inbox while writing.");
+    assert!(
+        third["about"].as_str().unwrap().contains("the timeout policy's default, kill, force-stops her"),
+        "{third}"
+    );
 
     for by in ["22", "peer-deadlock", "22-peer-deadlock.toml"] {
         handshake_in(&dir.0, &["run", by]).expect_code(0).stdout_has("PASS  peer-deadlock-broken-by-timeouts");

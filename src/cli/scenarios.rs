@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ScenariosArgs {
-    /// Output for people (text) or machines (json: each scenario's number, file, name and about)
+    /// Output for people (text) or machines (json: each scenario's number, file, name, summary (its about's first sentence) and whole about)
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Print every key a scenario file takes instead, table by table, as Markdown (docs/reference.md is this)
@@ -75,14 +75,15 @@ pub fn list(a: ScenariosArgs) -> i32 {
         print!("{}", crate::format::reference::markdown());
         return EXIT_OK;
     }
-    let rows: Vec<(String, String, String, String)> = bundled::all()
+    let rows: Vec<(String, String, String, String, String)> = bundled::all()
         .map(|b| {
             let (name, about) = match crate::scenario::load_str(&b.path().display().to_string(), b.text) {
                 Ok(s) => (s.name.clone(), s.about.clone()),
                 Err(_) => (String::new(), String::new()),
             };
             let number = b.number().map_or_else(|| "-".to_string(), |n| n.to_string());
-            (number, b.short().to_string(), name, first_sentence(&about))
+            let summary = first_sentence(&about);
+            (number, b.short().to_string(), name, summary, about)
         })
         .collect();
     match a.format {
@@ -90,16 +91,16 @@ pub fn list(a: ScenariosArgs) -> i32 {
             let all: Vec<serde_json::Value> = rows
                 .iter()
                 .zip(bundled::all())
-                .map(|((number, _, name, about), b)| {
+                .map(|((number, _, name, summary, about), b)| {
                     serde_json::json!({ "number": number.parse::<u32>().ok(), "file": b.file,
-                        "path": b.path().display().to_string(), "name": name, "about": about })
+                        "path": b.path().display().to_string(), "name": name, "summary": summary, "about": about })
                 })
                 .collect();
             println!("{}", serde_json::json!({ "scenarios": all }));
         }
         Format::Text => {
             let width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
-            for (number, short, _, about) in &rows {
+            for (number, short, _, about, _) in &rows {
                 println!("{number:>3}  {short:<width$}  {about}");
             }
             let me = super::args::program();

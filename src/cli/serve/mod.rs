@@ -125,6 +125,13 @@ pub fn serve(path: &Path, setup: &Setup, addr: &str) -> i32 {
         return super::EXIT_BAD_INPUT;
     };
     println!("exploring by hand at http://{served}/ (Ctrl-C to stop)");
+    if !served.ip().is_loopback() {
+        // The page can save the scenario file: whoever reaches the port can.
+        eprintln!(
+            "warning: --serve {addr} listens beyond this machine: anyone who can reach {served} can open the page \
+             and save the scenario through it; give 127.0.0.1:PORT to keep it local"
+        );
+    }
     crate::interrupt::install();
     let known = Mutex::new(Known { generation: 1, ..Known::default() });
     let (ask, asked) = std::sync::mpsc::channel::<Asked>();
