@@ -1301,3 +1301,14 @@ fn a_forgery_says_the_request_it_quotes_and_its_answer() {
         c.actions
     );
 }
+
+/// A learner's review: a counterexample said "1s: timer of alice" for a
+/// scripted step, where the by-hand page says what fires; both now use the
+/// same words.
+#[test]
+fn a_schedule_says_what_each_step_fires_as_the_page_does() {
+    let s = load_file(std::path::Path::new("scenarios/22-peer-deadlock.toml")).expect("valid");
+    let x = explore(&s, Budgets::default(), Bounds::default());
+    let d = x.deadlock.expect("22's deadlock");
+    assert_eq!(d.actions, ["1s: alice takes its next scripted step", "1s: bob takes its next scripted step"]);
+}

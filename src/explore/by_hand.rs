@@ -257,23 +257,9 @@ impl ByHand {
 
     /// What firing `owner`'s next event does, in words.
     fn event_words(&self, s: &State, owner: crate::protocol::AgentId) -> String {
-        use crate::agent::{Input, Timer};
-        use crate::world::Due;
         let who = self.names.get(owner.index()).map_or("?", String::as_str);
         let Some((at, due)) = s.world().first_event_of(owner) else { return format!("{who}'s next event") };
-        let what = match due {
-            Due::Wake { timer: Timer::Deadline, .. } => format!("{who}'s deadline timer fires"),
-            Due::Wake { timer: Timer::WorkStep, .. } => format!("{who} finishes a step of its work"),
-            Due::Input { input: Input::Start, .. } => format!("{who} starts"),
-            Due::Input { input: Input::Script(_), .. } => format!("{who} takes its next scripted step"),
-            Due::Input { input: Input::Restart { .. } | Input::Respawn { .. }, .. } => format!("{who} comes back"),
-            Due::Input { .. } => format!("{who} takes its next input"),
-            Due::Fault(_) => format!("a scheduled fault strikes {who}"),
-            Due::ReadInbox { .. } => format!("{who} reads its inbox"),
-            Due::InboxRead(_) | Due::TeamRead(_) => format!("{who}'s inbox read ends"),
-            Due::Deliver(_) => format!("a message reaches {who}"),
-        };
-        format!("{what} (at {at})")
+        format!("{} (at {at})", super::Fires::of(due).words(who))
     }
 
     /// Where `path` stands, as the page shows it.

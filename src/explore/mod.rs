@@ -328,6 +328,59 @@ pub struct Taken {
     pub injected: Option<u64>,
     /// The message a delivery, drop or duplicate moves, as a reader names it.
     pub message: Option<Moved>,
+    /// What a `Fire` fires (`None` for any other choice).
+    pub fires: Option<Fires>,
+}
+
+/// What a `Fire` choice fires, as a reader names it: one list of names for
+/// the page's choices and a counterexample's schedule alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fires {
+    DeadlineTimer,
+    WorkStep,
+    Start,
+    ScriptedStep,
+    ComesBack,
+    Input,
+    Fault,
+    ReadsInbox,
+    ReadEnds,
+    Message,
+}
+
+impl Fires {
+    pub fn of(due: &crate::world::Due) -> Fires {
+        use crate::agent::{Input, Timer};
+        use crate::world::Due;
+        match due {
+            Due::Wake { timer: Timer::Deadline, .. } => Fires::DeadlineTimer,
+            Due::Wake { timer: Timer::WorkStep, .. } => Fires::WorkStep,
+            Due::Input { input: Input::Start, .. } => Fires::Start,
+            Due::Input { input: Input::Script(_), .. } => Fires::ScriptedStep,
+            Due::Input { input: Input::Restart { .. } | Input::Respawn { .. }, .. } => Fires::ComesBack,
+            Due::Input { .. } => Fires::Input,
+            Due::Fault(_) => Fires::Fault,
+            Due::ReadInbox { .. } => Fires::ReadsInbox,
+            Due::InboxRead(_) | Due::TeamRead(_) => Fires::ReadEnds,
+            Due::Deliver(_) => Fires::Message,
+        }
+    }
+
+    /// What happens, with `who` the owner of the event.
+    pub fn words(self, who: &str) -> String {
+        match self {
+            Fires::DeadlineTimer => format!("{who}'s deadline timer fires"),
+            Fires::WorkStep => format!("{who} finishes a step of its work"),
+            Fires::Start => format!("{who} starts"),
+            Fires::ScriptedStep => format!("{who} takes its next scripted step"),
+            Fires::ComesBack => format!("{who} comes back"),
+            Fires::Input => format!("{who} takes its next input"),
+            Fires::Fault => format!("a scheduled fault strikes {who}"),
+            Fires::ReadsInbox => format!("{who} reads its inbox"),
+            Fires::ReadEnds => format!("{who}'s inbox read ends"),
+            Fires::Message => format!("a message reaches {who}"),
+        }
+    }
 }
 
 /// A message in flight, named as the schedule says it: its type, its
@@ -378,7 +431,10 @@ impl Taken {
         let message = |msg: &u64| self.message.as_ref().map_or_else(|| format!("#{msg}"), |m| m.words(names));
         let what = match &self.choice {
             Choice::Deliver { msg } => format!("deliver {} to {}", message(msg), self.to.as_ref().map_or("?", name)),
-            Choice::Fire { owner } => format!("timer of {}", name(owner)),
+            Choice::Fire { owner } => match self.fires {
+                Some(f) => f.words(name(owner)),
+                None => format!("timer of {}", name(owner)),
+            },
             Choice::Drop { msg } => format!("drop {}", message(msg)),
             Choice::Duplicate { msg } => format!("duplicate {}", message(msg)),
             Choice::Crash { agent, restart: true } => format!("crash {}", name(agent)),

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! {"handshake_schedule":1,"seed":42,"file_faults":true}
-//! {"at":"1s","choice":"fire","owner":"lead","what":"timer of lead"}
+//! {"at":"1s","choice":"fire","owner":"lead","what":"lead takes its next scripted step"}
 //! {"at":"1s","choice":"deliver","seq":2,"what":"deliver shutdown_request [stop-alice] from lead to alice"}
 //! {"at":"1s","choice":"inject","from":"lead","to":"alice","message":{"type":"shutdown_request","request_id":"…"}}
 //! ```
