@@ -500,3 +500,21 @@ fn serving_beyond_this_machine_is_warned_of() {
     assert!(line.starts_with("warning: --serve 0.0.0.0:0 listens beyond this machine"), "{line}");
     assert!(line.contains("give 127.0.0.1:PORT to keep it local"), "{line}");
 }
+
+/// A learner's review: after "crash alice for good" the page offered "alice
+/// finishes a step of its work", which then did nothing but move the clock.
+/// A timer from an ended life is offered as what it is.
+#[test]
+fn a_timer_from_before_a_crash_is_offered_as_doing_nothing() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/01-happy-shutdown.toml");
+    let s = load_file(&path).unwrap();
+    let h = ByHand::new(&s, &s.name, Budgets { crash: 1, ..Budgets::default() });
+    let mut path = Vec::new();
+    take(&h, &mut path, "crash alice for good");
+    let v = h.view(&path).unwrap();
+    assert_eq!(
+        words(&v, "choices"),
+        ["a timer alice set before it went down runs out: nothing happens (at 500ms)"],
+        "{path:?}"
+    );
+}

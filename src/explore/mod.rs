@@ -346,6 +346,9 @@ pub enum Fires {
     ReadsInbox,
     ReadEnds,
     Message,
+    /// A timer armed by a life that has since ended (a crash, a kill): the
+    /// world drops it, and only the clock moves.
+    Stale,
 }
 
 impl Fires {
@@ -366,6 +369,15 @@ impl Fires {
         }
     }
 
+    /// What `due` fires in a world whose agents' lives are `epochs`: a
+    /// timer from an ended life is [`Fires::Stale`].
+    pub fn in_world(due: &crate::world::Due, epochs: &[u32]) -> Fires {
+        match due {
+            crate::world::Due::Wake { agent, epoch, .. } if epochs.get(agent.index()) != Some(epoch) => Fires::Stale,
+            _ => Fires::of(due),
+        }
+    }
+
     /// What happens, with `who` the owner of the event.
     pub fn words(self, who: &str) -> String {
         match self {
@@ -379,6 +391,7 @@ impl Fires {
             Fires::ReadsInbox => format!("{who} reads its inbox"),
             Fires::ReadEnds => format!("{who}'s inbox read ends"),
             Fires::Message => format!("a message reaches {who}"),
+            Fires::Stale => format!("a timer {who} set before it went down runs out: nothing happens"),
         }
     }
 }
