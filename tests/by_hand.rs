@@ -142,6 +142,10 @@ fn the_server_answers_the_page_the_state_and_404_and_stops_on_ctrl_c() {
     assert!(known, "the background search answers within five seconds");
     let (code, body) = get(&addr, "/api/view?path=0.99");
     assert_eq!(code, 400, "{body}");
+    // A path that is no walk: said in a page, as the page's frame shows it.
+    let (code, page) = get(&addr, "/stepper?path=0.99");
+    assert_eq!(code, 400);
+    assert!(page.contains("<p>No stepper for this path: ") && !page.contains("{\"error\""), "{page}");
     let (code, page) = get(&addr, "/stepper?path=0.1.0.0");
     assert_eq!(code, 200);
     assert!(page.contains("Step through it") && page.contains("alice-asks-bob"), "the stepper of the path so far");

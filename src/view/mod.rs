@@ -33,7 +33,7 @@
 pub mod compare;
 pub mod fold;
 pub mod html;
-mod ink;
+pub(crate) mod ink;
 mod layout;
 mod legend;
 pub mod mermaid;

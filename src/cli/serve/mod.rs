@@ -285,7 +285,15 @@ impl Server<'_> {
             .and_then(|s| crate::view::page::stepping_page(scenario, s.seed, Some(s), &title, reproduce))
         {
             Ok(page) => Reply(200, HTML, page),
-            Err(e) => Reply::error(400, &e),
+            // Shown in the page's frame: a page, not a JSON object.
+            Err(e) => Reply(
+                400,
+                HTML,
+                format!(
+                    "<!doctype html><meta charset=\"utf-8\"><title>No stepper</title><p>No stepper for this path: {}</p>",
+                    crate::view::ink::escape(&e)
+                ),
+            ),
         }
     }
 
