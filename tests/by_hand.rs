@@ -522,3 +522,29 @@ fn a_timer_from_before_a_crash_is_offered_as_doing_nothing() {
         "{path:?}"
     );
 }
+
+/// A learner's review: once alice's plan was approved, the only choice left
+/// was "alice's deadline timer fires", which logged nothing: the learner had
+/// to take it before bob could move. It is offered as doing nothing.
+#[test]
+fn a_deadline_timer_with_nothing_pending_is_offered_as_doing_nothing() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/22-peer-deadlock.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let bob_late = text.replacen(
+        "at = \"1s\"\ndo = \"submit_plan\"\nfrom = \"bob\"",
+        "at = \"3m\"\ndo = \"submit_plan\"\nfrom = \"bob\"",
+        1,
+    );
+    assert_ne!(bob_late, text, "22's second step as written");
+    let s = handshake::scenario::load_str("22.toml", &bob_late).unwrap();
+    let h = ByHand::new(&s, &s.name, Budgets::default());
+    let mut path = Vec::new();
+    take(&h, &mut path, "alice takes its next scripted step");
+    take(&h, &mut path, "deliver plan_approval_request [alice-asks-bob]");
+    let v = take(&h, &mut path, "deliver plan_approval_response [alice-asks-bob]");
+    assert_eq!(
+        words(&v, "choices"),
+        ["alice's deadline timer fires with nothing pending: nothing happens (at 2m1s)"],
+        "{path:?}"
+    );
+}

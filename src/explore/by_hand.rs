@@ -259,7 +259,7 @@ impl ByHand {
     fn event_words(&self, s: &State, owner: crate::protocol::AgentId) -> String {
         let who = self.names.get(owner.index()).map_or("?", String::as_str);
         let Some((at, due)) = s.world().first_event_of(owner) else { return format!("{who}'s next event") };
-        format!("{} (at {at})", super::Fires::in_world(due, s.world().epochs()).words(who))
+        format!("{} (at {at})", super::Fires::in_state(due, s).words(who))
     }
 
     /// Where `path` stands, as the page shows it.

@@ -349,6 +349,9 @@ pub enum Fires {
     /// A timer armed by a life that has since ended (a crash, a kill): the
     /// world drops it, and only the clock moves.
     Stale,
+    /// A deadline timer of an agent with nothing pending: the requests it
+    /// was armed for were answered, and only the clock moves.
+    Spent,
 }
 
 impl Fires {
@@ -369,11 +372,17 @@ impl Fires {
         }
     }
 
-    /// What `due` fires in a world whose agents' lives are `epochs`: a
-    /// timer from an ended life is [`Fires::Stale`].
-    pub fn in_world(due: &crate::world::Due, epochs: &[u32]) -> Fires {
+    /// What `due` fires in state `s`: a timer from an ended life is
+    /// [`Fires::Stale`], a deadline timer with nothing pending [`Fires::Spent`].
+    pub fn in_state(due: &crate::world::Due, s: &model::State) -> Fires {
+        use crate::world::Due;
         match due {
-            crate::world::Due::Wake { agent, epoch, .. } if epochs.get(agent.index()) != Some(epoch) => Fires::Stale,
+            Due::Wake { agent, epoch, .. } if s.world().epochs().get(agent.index()) != Some(epoch) => Fires::Stale,
+            Due::Wake { agent, timer: crate::agent::Timer::Deadline, .. }
+                if s.agents().get(agent.index()).and_then(|a| a.table()).is_none_or(|t| t.pending() == 0) =>
+            {
+                Fires::Spent
+            }
             _ => Fires::of(due),
         }
     }
@@ -392,6 +401,7 @@ impl Fires {
             Fires::ReadEnds => format!("{who}'s inbox read ends"),
             Fires::Message => format!("a message reaches {who}"),
             Fires::Stale => format!("a timer {who} set before it went down runs out: nothing happens"),
+            Fires::Spent => format!("{who}'s deadline timer fires with nothing pending: nothing happens"),
         }
     }
 }

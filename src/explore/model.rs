@@ -653,9 +653,7 @@ impl Model {
         // An injected message is the next the router numbers.
         let injected = matches!(a, Action::Inject { .. }).then_some(s.world.messages_numbered() + 1);
         let fires = match a {
-            Action::Fire { owner } => {
-                s.world.first_event_of(*owner).map(|(_, d)| super::Fires::in_world(d, s.world.epochs()))
-            }
+            Action::Fire { owner } => s.world.first_event_of(*owner).map(|(_, d)| super::Fires::in_state(d, s)),
             _ => None,
         };
         super::Taken { at, choice: self.choice_of(s, a), to, injected, message, fires }
