@@ -62,6 +62,16 @@ pub fn serialize_real_seconds<S: serde::Serializer>(secs: &f64, s: S) -> Result<
     s.serialize_f64(real_seconds(*secs))
 }
 
+/// The longest start of `s` of at most `max` bytes that ends on a
+/// character's boundary: a long text cut to bound what is kept of it.
+pub fn cut_bytes(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// A size for people: `14.2 MB`, `640 KB`, `900 B` (powers of ten, as
 /// `--max-memory` reads `MB`).
 pub fn bytes(n: u64) -> String {
@@ -111,6 +121,15 @@ pub fn program() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_never_splits_a_character() {
+        assert_eq!(cut_bytes("abc", 10), "abc");
+        assert_eq!(cut_bytes("abc", 2), "ab");
+        // "é" is two bytes: a cut inside it falls back before it.
+        assert_eq!(cut_bytes("aéb", 2), "a");
+        assert_eq!(cut_bytes("aéb", 3), "aé");
+    }
 
     #[test]
     fn words_are_quoted_for_the_shell_only_when_needed() {

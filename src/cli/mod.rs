@@ -9,6 +9,7 @@ pub mod check;
 pub mod explore;
 pub mod extras;
 pub mod fuzz;
+mod inbox_dir;
 pub mod merge;
 pub mod progress;
 pub mod run;

@@ -100,8 +100,8 @@ pub fn list(a: ScenariosArgs) -> i32 {
         }
         Format::Text => {
             let width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
-            for (number, short, _, about, _) in &rows {
-                println!("{number:>3}  {short:<width$}  {about}");
+            for (number, short, _, summary, _) in &rows {
+                println!("{number:>3}  {short:<width$}  {summary}");
             }
             let me = super::args::program();
             println!(

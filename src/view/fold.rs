@@ -61,12 +61,8 @@ fn held_briefly(sentence: String) -> String {
     if sentence.len() <= WHOLE {
         return sentence;
     }
-    let mut start = WHOLE;
-    while !sentence.is_char_boundary(start) {
-        start -= 1;
-    }
     let hash = crate::fnv::fnv1a(sentence.as_bytes());
-    format!("{}… ({} bytes, {hash:016x})", &sentence[..start], sentence.len())
+    format!("{}… ({} bytes, {hash:016x})", crate::words::cut_bytes(&sentence, WHOLE), sentence.len())
 }
 
 pub fn replace_name(text: &str, name: &str, with: &str) -> String {

@@ -80,11 +80,7 @@ pub(crate) fn page_sentence(e: &crate::trace::Stamped, names: &crate::trace::Nam
     if whole.len() <= SHOWN {
         return whole;
     }
-    let mut end = SHOWN;
-    while !whole.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes in all; the trace has it whole)", &whole[..end], whole.len())
+    format!("{}… ({} bytes in all; the trace has it whole)", crate::words::cut_bytes(&whole, SHOWN), whole.len())
 }
 
 /// The run as a standalone SVG document (UTF-8 text).

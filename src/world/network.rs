@@ -213,8 +213,8 @@ impl Network {
         if self.is_quiet() {
             return Route::Now;
         }
-        if let Some(i) = self.partitions.iter().position(|p| p.cuts(now, from, to)) {
-            return if self.partitions[i].drop { Route::Lost(Cause::Partition) } else { Route::HoldPartition(i) };
+        if let Some(cut) = self.across_partitions(now, from, to) {
+            return cut;
         }
         let mut delay = self.latency.map_or(Millis::ZERO, |l| l.draw(rng));
         let mut copies = 1;
@@ -250,6 +250,13 @@ impl Network {
             }
         }
         Route::After { delays: smallvec::smallvec![delay; copies], notes }
+    }
+
+    /// What the partitions on at `now` do to a message from `from` to `to`:
+    /// the first that cuts the link loses it or holds it; `None` if none does.
+    fn across_partitions(&self, now: Millis, from: AgentId, to: AgentId) -> Option<Route> {
+        let i = self.partitions.iter().position(|p| p.cuts(now, from, to))?;
+        Some(if self.partitions[i].drop { Route::Lost(Cause::Partition) } else { Route::HoldPartition(i) })
     }
 
     /// Whether a partition holds any message.
@@ -298,19 +305,19 @@ pub(super) fn heal<S: Shell>(w: &mut World<S>, partition: usize) {
     let held = std::mem::take(&mut Arc::make_mut(&mut w.sim.net).partition_held);
     for (p, seq, d) in held {
         if p == partition {
+            // Past the partitions still on, as the router sends any message.
             let now = w.now();
-            let still = w.sim.net.partitions.iter().position(|q| q.cuts(now, d.sender, d.to));
-            if let Some(other) = still {
-                if w.sim.net.partitions[other].drop {
+            match w.sim.net.across_partitions(now, d.sender, d.to) {
+                Some(Route::Lost(cause)) => {
                     let message_type = d.envelope.message.message_type();
-                    w.record(Event::Dropped { seq, to: d.to, message_type, cause: Cause::Partition });
-                } else {
-                    hold_partition(w, other, seq, d);
+                    w.record(Event::Dropped { seq, to: d.to, message_type, cause });
                 }
-                continue;
+                Some(Route::HoldPartition(other)) => hold_partition(w, other, seq, d),
+                _ => {
+                    let delay = w.sim.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.sim.net_rng));
+                    w.in_transit(now.after(delay), d);
+                }
             }
-            let delay = w.sim.net.latency.map_or(Millis::ZERO, |l| l.draw(&mut w.sim.net_rng));
-            w.in_transit(now.after(delay), d);
         } else {
             Arc::make_mut(&mut w.sim.net).partition_held.push((p, seq, d));
         }
