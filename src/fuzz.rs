@@ -59,6 +59,9 @@ use crate::protocol::message::{message_types, protocol_types};
 /// The marker line before the added faults and steps.
 pub const ADDED: &str = "# ---- faults and steps added by handshake fuzz";
 
+/// How a find's file begins: what tells it from a file of the user's own.
+pub const FIND_MARK: &str = "# Found by `handshake fuzz`";
+
 /// A scenario ready to be fuzzed: its text, and what one plain run of it
 /// shows (who is in the team, which requests are made, when things happen).
 pub struct Target {
@@ -496,7 +499,7 @@ impl Target {
             what.join("; ")
         );
         let mut out = String::new();
-        let _ = writeln!(out, "# Found by `handshake fuzz` (seed {}) from {}.", case.seed, self.path);
+        let _ = writeln!(out, "{FIND_MARK} (seed {}) from {}.", case.seed, self.path);
         let _ = writeln!(out, "# Reproduce: handshake run {shown_path} --seed {}{options}", case.seed);
         let _ = writeln!(out, "seed = {}", case.seed);
         let _ = writeln!(out, "about = {}", toml_string(&about));

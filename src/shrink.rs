@@ -582,6 +582,10 @@ fn sizes_before_and_after(before: &Sizes, after: &Sizes) -> Vec<String> {
     summary
 }
 
+/// Words every shrunk file's `about` holds, near its start: what tells it
+/// from a file of the user's own.
+pub const SHRUNK_MARK: &str = "Shrunk by `handshake shrink`";
+
 /// The shrunk file's `about`: what it breaks, where it came from, how far
 /// shrinking got, and whether it is a bug.
 #[allow(clippy::too_many_arguments)]
@@ -596,7 +600,7 @@ fn about_the_shrunk(
     a_bug: bool,
 ) -> String {
     format!(
-        "Breaks {target}: {detail}. Shrunk by `handshake shrink` from {file} seed {seed}: {} ({} re-runs{}).{}",
+        "Breaks {target}: {detail}. {SHRUNK_MARK} from {file} seed {seed}: {} ({} re-runs{}).{}",
         summary.join(", "),
         runs,
         if minimal {

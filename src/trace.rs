@@ -352,6 +352,11 @@ impl Names {
     }
 }
 
+/// How a crash whose restart a shell chooses the time of (by hand, the
+/// explorer) is narrated: the restart is due at the crash's own time, the
+/// earliest it may come.
+pub const RESTART_CHOSEN: &str = "(a restart may come from now on)";
+
 impl Stamped {
     /// One line for a person: `  1.000s  lead → alice  shutdown_request  stop-alice`.
     pub fn describe(&self, n: &Names) -> String {
@@ -446,6 +451,9 @@ impl Stamped {
                 reason
             ),
             Event::Crash { agent, restart_at } => match restart_at {
+                // A restart due at the crash's own time is one a shell
+                // chooses when to make (by hand, the explorer): from now on.
+                Some(at) if *at == self.t => format!("{} CRASHED {RESTART_CHOSEN}", n.agent(*agent)),
                 Some(at) => format!("{} CRASHED (restart due at {at})", n.agent(*agent)),
                 None => format!("{} CRASHED (no restart: this is final)", n.agent(*agent)),
             },

@@ -420,7 +420,14 @@ fn clicking_through_22_by_hand_and_editing_it_in_a_second_tab_in_chromium() {
     );
     let shot_deadlock = dir.join("deadlock.png");
     assert!(b.screenshot(&a, &shot_deadlock) > 30_000, "the deadlock's screenshot is not blank");
-    b.eval(&a, "document.getElementById('stepper').contentDocument.querySelector('.cycle-edge').scrollIntoView()");
+    // The frame may be loading its page again (each step reloads it): the
+    // edge is looked up, and scrolled to, in the page it then holds.
+    b.wait(
+        &a,
+        "(() => { const d = document.getElementById('stepper').contentDocument; \
+         const e = d && d.querySelector('.cycle-edge'); if (!e) return false; e.scrollIntoView(); return true; })()",
+        "scrolls to the cycle in the stepper",
+    );
     let shot_cycle = dir.join("cycle.png");
     assert!(b.screenshot(&a, &shot_cycle) > 30_000, "the cycle's screenshot is not blank");
     b.eval(&a, "window.scrollTo(0, 0)");

@@ -548,3 +548,20 @@ fn a_deadline_timer_with_nothing_pending_is_offered_as_doing_nothing() {
         "{path:?}"
     );
 }
+
+/// A learner's review: a crash taken by hand, whose restart is the
+/// learner's to choose, was narrated "alice CRASHED (restart due at 0ms)",
+/// a time nothing happens at. It says the restart may come from now on; a
+/// timed restart keeps its time (tests/golden).
+#[test]
+fn a_crash_whose_restart_is_chosen_by_hand_names_no_time_for_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/01-happy-shutdown.toml");
+    let s = load_file(&path).unwrap();
+    let h = ByHand::new(&s, &s.name, Budgets { crash: 1, ..Budgets::default() });
+    let mut path = Vec::new();
+    let v = take(&h, &mut path, "crash alice (it may restart)");
+    let events: Vec<&str> = v["events"].as_array().unwrap().iter().map(|e| e.as_str().unwrap()).collect();
+    let crash = events.iter().find(|e| e.contains("CRASHED")).expect("the crash is logged");
+    assert!(crash.ends_with("alice CRASHED (a restart may come from now on)"), "{events:?}");
+    assert!(!events.iter().any(|e| e.contains("restart due")), "{events:?}");
+}

@@ -459,3 +459,48 @@ fn each_cause_says_all_it_broke_and_how_to_play_it_again() {
         assert!(how.contains(" fuzz ") && how.contains(&seeds), "{line}");
     }
 }
+
+/// A hostile review: `fuzz d --out d` wrote a find over `d/x-seed10.toml`,
+/// an input of the user's own, without a word. An input a find would be
+/// written over is refused before any run; any other file of the user's
+/// own in the way is left as it is, and said; a find of an earlier fuzz is
+/// written again (the same file and seed make the same find).
+#[test]
+fn a_find_is_never_written_over_a_file_of_the_users_own() {
+    let dir = TempDir::new("fuzz-clobber");
+    let own = "# mine\nname = \"mine\"\n[[teammate]]\nname = \"alice\"\n";
+    dir.write("d/x.toml", &defences_off());
+    let input = dir.write("d/x-seed3.toml", own);
+    let folder = dir.path("d");
+    let r = handshake(&["fuzz", folder.as_str(), "--seeds", "1..11", "--out", folder.as_str(), "--count-defences-off"]);
+    r.expect_code(2).stderr_has("holds the input").stderr_has("x-seed3.toml").stderr_has("nothing was fuzzed");
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), own, "the input is untouched");
+
+    // Seeds 1..301 find something (the test above); the first find's name
+    // is taken by a file of the user's own, not an input.
+    let x = format!("{folder}/x.toml");
+    let out = dir.path("finds");
+    let first = handshake(&[
+        "fuzz",
+        x.as_str(),
+        "--seeds",
+        "1..301",
+        "--out",
+        out.as_str(),
+        "--format",
+        "json",
+        "--count-defences-off",
+    ]);
+    let doc: Value = serde_json::from_str(&first.stdout).unwrap_or_else(|e| panic!("json: {e}\n{}", first.explain()));
+    let seed = doc["found"][0]["seed"].as_u64().expect("a find");
+    let find = format!("{out}/x-seed{seed}.toml");
+    let found = std::fs::read_to_string(&find).unwrap();
+    let seeds = format!("{seed}..{}", seed + 1);
+    let again = handshake(&["fuzz", x.as_str(), "--seeds", &seeds, "--out", out.as_str(), "--count-defences-off"]);
+    again.expect_code(1);
+    assert_eq!(std::fs::read_to_string(&find).unwrap(), found, "an earlier find is written again, the same");
+    std::fs::write(&find, own).unwrap();
+    let r = handshake(&["fuzz", x.as_str(), "--seeds", &seeds, "--out", out.as_str(), "--count-defences-off"]);
+    r.expect_code(1).stderr_has("is there already and is not a file fuzz wrote");
+    assert_eq!(std::fs::read_to_string(&find).unwrap(), own, "the user's file is left as it is");
+}

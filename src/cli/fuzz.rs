@@ -85,6 +85,9 @@ pub fn main(a: FuzzArgs) -> i32 {
     if let Err(why) = finds_folder(&a.out) {
         return Refusal::line(format!("{why}; nothing was fuzzed"), Problem::in_flag("--out", why)).tell(a.format);
     }
+    if let Some(why) = input_in_the_way(&a.out, &targets, &stems, a.seeds) {
+        return Refusal::line(format!("{why}; nothing was fuzzed"), Problem::in_flag("--out", why)).tell(a.format);
+    }
     let jobs = super::jobs_or_every_core(a.jobs);
     crate::interrupt::install();
     // Seed by seed (in chunks), every scenario of a chunk before the next:
@@ -602,6 +605,7 @@ fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
     };
     let s = crate::shrink::shrink(path, &src, &opts).map_err(|e| e.to_string())?;
     let out = format!("{}-shrunk.toml", path.strip_suffix(".toml").unwrap_or(path));
+    ours_or_absent(Path::new(&out), crate::shrink::SHRUNK_MARK)?;
     crate::output::write(Path::new(&out), &s.text)?;
     let (b, a) = (s.before, s.after);
     Ok(format!(
@@ -661,6 +665,49 @@ fn finds_folder(out: &Path) -> Result<(), String> {
     }
 }
 
+/// Whether `path` may be written: nothing is there, or a file an earlier
+/// fuzz wrote (its first 4 KiB hold `mark`), a find or its shrunk copy,
+/// which the same file and seed make again; why not. A file of the user's
+/// own is never written over.
+fn ours_or_absent(path: &Path, mark: &str) -> Result<(), String> {
+    use std::io::Read;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    let mut head = Vec::new();
+    if meta.is_file() {
+        if let Ok(f) = std::fs::File::open(path) {
+            let _ = f.take(4096).read_to_end(&mut head);
+        }
+    }
+    if String::from_utf8_lossy(&head).contains(mark) {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is there already and is not a file fuzz wrote: it is left as it is and this one is not written \
+         (give another --out)",
+        path.display()
+    ))
+}
+
+/// An input file that a find or its shrunk copy would be written over (a
+/// file named `<stem>-seed<S>.toml` in the `--out` folder, for a seed
+/// fuzzed): why the run is refused.
+fn input_in_the_way(out: &Path, targets: &[Target], stems: &[String], (from, to): (u64, u64)) -> Option<String> {
+    let out = std::fs::canonicalize(out).ok()?;
+    let would_write = |name: &str| {
+        stems.iter().any(|stem| {
+            let seed = name.strip_prefix(stem.as_str()).and_then(|r| r.strip_prefix("-seed"));
+            let seed = seed.and_then(|r| r.strip_suffix(".toml")).map(|r| r.strip_suffix("-shrunk").unwrap_or(r));
+            seed.and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| (from..to).contains(&n))
+        })
+    };
+    targets.iter().find_map(|t| {
+        let input = std::fs::canonicalize(&t.path).ok()?;
+        let name = input.file_name()?.to_str()?;
+        (input.parent() == Some(out.as_path()) && would_write(name))
+            .then(|| format!("--out {} holds the input {}, which a find would be written over", out.display(), t.path))
+    })
+}
+
 /// Writes the find as `<out>/<file stem>-seed<S>.toml`.
 /// What a reproduce line needs beside the file and seed: the real-time
 /// budget, when it is not `run`'s own default (a find it stopped is made
@@ -675,6 +722,7 @@ fn reproduce_options(a: &FuzzArgs) -> String {
 fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case, options: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create the folder {}: {e}", out.display()))?;
     let path = out.join(format!("{stem}-seed{}.toml", case.seed));
+    ours_or_absent(&path, crate::fuzz::FIND_MARK)?;
     let text = t.finding_file(case, &path_word(&path.display().to_string()), options);
     crate::output::write(&path, &text)?;
     Ok(path)

@@ -651,11 +651,22 @@ fn bracketed(labels: &[String]) -> String {
     labels.iter().map(|l| format!("[{l}]")).collect::<Vec<_>>().join(", ")
 }
 
+/// When a failed check failed: an end state is judged when the run ends,
+/// which is not when the request or agent got there ("what led to it" says
+/// that).
+fn when(f: &crate::scenario::check::Failure) -> String {
+    if f.at_end {
+        format!("at the end, {}", Millis(f.at_ms))
+    } else {
+        format!("at {}", Millis(f.at_ms))
+    }
+}
+
 /// `--compare`: the second run's verdict, and where it parts from the first.
 fn print_what_if(r: &Report, w: &WhatIf, theirs: Option<&crate::world::Outcome>, ours: &crate::world::Outcome) {
     let verdict = match r.failures.first() {
         None => "PASS".to_string(),
-        Some(f) => format!("FAIL: {} — {} (at {})", shown(&f.check), shown(&f.message), Millis(f.at_ms)),
+        Some(f) => format!("FAIL: {} — {} ({})", shown(&f.check), shown(&f.message), when(f)),
     };
     println!("      with {}: {verdict}", w.setting.words());
     if let Some(theirs) = theirs {
@@ -726,7 +737,7 @@ fn print_report(r: &Report, a: &RunArgs, show_expected: bool) {
     }
     if let Some(f) = r.failures.first() {
         let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
-        println!("      {cross} {} — {} (at {})", shown(&f.check), shown(&f.message), Millis(f.at_ms));
+        println!("      {cross} {} — {} ({})", shown(&f.check), shown(&f.message), when(f));
         if !f.context.is_empty() {
             println!("        what led to it:");
             for line in &f.context {

@@ -121,7 +121,9 @@ fn comparable(c: &Counterexample, events: &[Stamped]) -> Vec<(Millis, String)> {
         .iter()
         .filter(|e| !matches!(e.event, Event::Fault { .. } | Event::Note { .. }))
         .map(|e| {
-            let what = e.sentence(&names);
+            // The schedule's crash leaves its restart's time to a choice;
+            // the file times it. Either way a restart is due.
+            let what = e.sentence(&names).replace(crate::trace::RESTART_CHOSEN, "(restart due at 0ms)");
             let words: Vec<String> = what.split(' ').map(blank_duration).collect();
             (e.t, words.join(" "))
         })

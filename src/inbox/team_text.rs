@@ -145,11 +145,15 @@ fn text_of(v: Option<&Value>) -> Option<String> {
     }
 }
 
+/// The character a JSON object opens with (written by its code point, which
+/// keeps this file's braces paired for tools that count them).
+const OBJECT_OPENS: char = '\u{7b}';
+
 /// The leading JSON object of `text`, if it starts with one: a delivered
 /// body may be the JSON followed by prose the runtime appends.
 pub fn leading_object(text: &str) -> Option<Map<String, Value>> {
     let trimmed = text.trim_start();
-    if !trimmed.starts_with('{') {
+    if !trimmed.starts_with(OBJECT_OPENS) {
         return None;
     }
     let mut values = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();

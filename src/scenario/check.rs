@@ -81,6 +81,11 @@ pub fn deadlocks(o: &Outcome) -> Vec<DeadlockReport> {
 pub struct Failure {
     pub check: String,
     pub at_ms: u64,
+    /// Judged when the run ended (an end state, a count, a stop), not
+    /// broken by an event at `at_ms`: when the request or agent got to the
+    /// state judged is in `context`.
+    #[serde(skip)]
+    pub at_end: bool,
     pub message: String,
     /// The events that led to it, as readable lines.
     pub context: Vec<String>,
@@ -206,6 +211,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
         failures.push(Failure {
             check: "schedule".into(),
             at_ms: outcome.ended_at.0,
+            at_end: false,
             message: e.clone(),
             context: Vec::new(),
         });
@@ -215,6 +221,7 @@ pub fn run_scenario(s: &Scenario, seed: u64, mut opts: RunOptions) -> Report {
         failures.push(Failure {
             check: "inbox-dir".into(),
             at_ms: 0,
+            at_end: false,
             message: format!("the inbox files could not be written: {e}"),
             context: Vec::new(),
         });
@@ -376,6 +383,7 @@ fn stopped_by_a_guard(o: &Outcome, budget: std::time::Duration, last: usize, fai
     failures.push(Failure {
         check: check.into(),
         at_ms: o.ended_at.0,
+        at_end: true,
         message,
         context: context(o, last, |_| true, 8),
     });
@@ -401,6 +409,7 @@ fn unexpected_violations(
         failures.push(Failure {
             check: format!("invariant {}", v.invariant),
             at_ms: v.at.0,
+            at_end: false,
             message: v.detail.clone(),
             context: context(o, v.event.unwrap_or(last), |_| true, 8),
         });
@@ -428,6 +437,7 @@ fn unexpected_deadlocks(
         failures.push(Failure {
             check: "no deadlock (policy: deadlocks = \"fail\")".into(),
             at_ms: d.formed_ms,
+            at_end: false,
             message: format!(
                 "deadlock {} formed at {}: each waits on the next ({})",
                 d.cycle(),
@@ -463,6 +473,7 @@ fn unmet_expectations(
         let fail = |message: String, focus: &dyn Fn(&Event) -> bool| Failure {
             check: describe_expect(e),
             at_ms: o.ended_at.0,
+            at_end: true,
             message,
             context: context(o, last, focus, 8),
         };
@@ -568,7 +579,13 @@ fn unmet_expectations(
 
 /// A failed expectation, with the events around the end that `focus` picks.
 fn failure(e: &Expect, o: &Outcome, last: usize, message: String, focus: &dyn Fn(&Event) -> bool) -> Failure {
-    Failure { check: describe_expect(e), at_ms: o.ended_at.0, message, context: context(o, last, focus, 8) }
+    Failure {
+        check: describe_expect(e),
+        at_ms: o.ended_at.0,
+        at_end: true,
+        message,
+        context: context(o, last, focus, 8),
+    }
 }
 
 /// Whether two lists name the same agents, in any order.

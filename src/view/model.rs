@@ -614,6 +614,7 @@ impl<'a> Builder<'a> {
             Event::Status { agent, status } => self.status(k, t, *agent, *status),
             Event::Crash { agent, restart_at } => {
                 let text = match restart_at {
+                    Some(at) if *at == t => "✸ crash (restart may come from now on)".to_string(),
                     Some(at) => format!("✸ crash (restart due {at})"),
                     None => "✸ crash (final)".to_string(),
                 };
