@@ -5,6 +5,8 @@
 //! story shows, and the clean ones clean. Two stories the files cannot show
 //! are held to what the files do say.
 
+mod common;
+
 use handshake::history::inbox;
 use handshake::oracle::{check_log, Invariant, Log};
 use std::path::Path;
@@ -163,4 +165,27 @@ fn a_reference_line_with_no_timestamp_in_seconds_is_not_judged_and_said() {
     assert_eq!(h.unjudged.len(), 1, "{:?}", h.unjudged);
     assert_eq!(h.unjudged[0].0, "lead.jsonl:1");
     assert!(h.unjudged[0].1.contains("not a number of seconds"), "{:?}", h.unjudged);
+}
+
+/// A hostile review: a trace whose request expired and was then approved
+/// (its pending and deadline checks off) was audited as "pending →
+/// approved" under "was expired and became approved": a verdict line
+/// writes only the status it applied, and the reader took every one as
+/// moving from pending. It now follows each request's status.
+#[test]
+fn a_verdict_read_back_moves_from_the_status_its_request_had() {
+    let dir = common::binary::TempDir::new("audit-expired-approved");
+    let file = dir.write(
+        "au.toml",
+        "name = \"au\"\n[policy]\nshutdown_timeout = \"100ms\"\n[policy.defences]\npending_check = false\n\
+         deadline_check = false\n[[teammate]]\nname = \"a\"\n[[step]]\nat = \"0ms\"\ndo = \"shutdown\"\nto = \"a\"\n\
+         [[fault]]\nkind = \"delay\"\ntype = \"shutdown_response\"\ndelay = \"1s\"\n",
+    );
+    let trace = dir.path("au.jsonl");
+    let run = common::binary::handshake(&["run", &file, "--trace", &trace, "-v", "--color", "never"]);
+    assert!(run.stdout.contains("lead: [a/shutdown/1] expired → approved"), "{}", run.stdout);
+    let audit = common::binary::handshake(&["audit", &trace, "--color", "never"]);
+    assert_eq!(audit.code, 1, "{}", audit.stdout);
+    assert!(audit.stdout.contains("lead: [a/shutdown/1] expired → approved"), "{}", audit.stdout);
+    assert!(!audit.stdout.contains("pending → approved"), "{}", audit.stdout);
 }

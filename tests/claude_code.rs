@@ -1243,3 +1243,123 @@ fn an_early_answer_last_in_the_files_leaves_the_open_requests_ages_sane() {
     assert!(alert.contains("was never answered: open 100ms when the folder ends"), "{alert}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A Claude Code user's review: alice approved her shutdown and then kept
+/// writing to the lead (prose, then a plan the lead approved), and the
+/// audit passed without a word. The runtime ends a teammate that approves,
+/// and writes teammate_terminated only in memory, so the files cannot tell
+/// a teammate that kept running from a new one under its name: an alert,
+/// once, at the first thing it sends after. A terminated notice between
+/// makes it a respawn, as before; an idle notice is no act.
+#[test]
+fn a_teammate_that_speaks_after_approving_its_own_shutdown_is_news() {
+    let f = Scratch::new("after-approval");
+    f.write("config.json", CONFIG);
+    let id = "shutdown-1775755624068@alice";
+    let request = entry("team-lead", &shutdown_request(id), "2026-04-09T17:27:04.068Z", true);
+    f.write("inboxes/alice.json", &inbox(&[request]));
+    let approved = entry("alice", &shutdown_approved(id), "2026-04-09T17:27:05.068Z", true);
+    let idle = entry(
+        "alice",
+        &serde_json::json!({"type": "idle_notification", "from": "alice"}),
+        "2026-04-09T17:27:06.068Z",
+        true,
+    );
+    let prose = serde_json::json!({"from": "alice", "text": "Still refactoring the parser",
+        "timestamp": "2026-04-09T17:27:08.068Z", "read": true});
+    let more = serde_json::json!({"from": "alice", "text": "Pushed it",
+        "timestamp": "2026-04-09T17:27:09.068Z", "read": true});
+    f.write("inboxes/team-lead.json", &inbox(&[approved.clone(), idle.clone(), prose.clone(), more.clone()]));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 0, "news, not a broken invariant: {out}{err}");
+    let said =
+        "⚠ inboxes/team-lead.json[3]: alice sent this after approving its own shutdown (inboxes/team-lead.json[1])";
+    assert!(out.contains(said), "{out}");
+    assert_eq!(out.matches("after approving its own shutdown").count(), 1, "once: {out}");
+    // The runtime said she ended: what she sends then is a new process.
+    let ended = entry(
+        "system",
+        &serde_json::json!({"type": "teammate_terminated", "message": "alice has shut down."}),
+        "2026-04-09T17:27:07.068Z",
+        true,
+    );
+    f.write("inboxes/team-lead.json", &inbox(&[approved, idle, ended, prose, more]));
+    let (_, out, _) = f.audit();
+    assert!(!out.contains("after approving its own shutdown"), "{out}");
+}
+
+/// A Claude Code user's review: an inbox caught while the runtime rewrote
+/// it read "not JSON: EOF while parsing a value at line 1 column 0", which
+/// looks like corruption. Empty or cut short, it says what that most
+/// likely is.
+#[test]
+fn an_inbox_caught_mid_rewrite_says_so() {
+    let f = Scratch::new("mid-rewrite");
+    f.write("config.json", CONFIG);
+    let hello =
+        serde_json::json!({"from": "alice", "text": "hello", "timestamp": "2026-04-09T17:27:05.068Z", "read": true});
+    f.write("inboxes/team-lead.json", &inbox(&[hello]));
+    for (text, why) in [
+        ("", "empty, as a file read while the runtime rewrites it does"),
+        ("[{\"from\": \"te", "it ends mid-value, as a file read while the runtime rewrites it does"),
+    ] {
+        f.write("inboxes/alice.json", text);
+        let (_, out, err) = f.audit();
+        assert!(out.contains("? inboxes/alice.json: ") && out.contains(why), "{why}: {out}{err}");
+    }
+}
+
+/// A Claude Code user's review: 383,401 answers to ids no file shows
+/// printed 766,815 lines. The text report shows the first twenty broken
+/// invariants and counts the rest; JSON lists every one.
+#[test]
+fn the_text_report_lists_twenty_broken_invariants_and_counts_the_rest() {
+    let f = Scratch::new("many-broken");
+    f.write("config.json", CONFIG);
+    let hello = serde_json::json!({"from": "team-lead", "text": "hello", "timestamp": "2026-04-09T17:27:01.000Z", "read": true});
+    f.write("inboxes/alice.json", &inbox(&[hello]));
+    let answers: Vec<serde_json::Value> = (0..30)
+        .map(|n| {
+            entry(
+                "alice",
+                &shutdown_approved(&format!("shutdown-{n}@alice")),
+                &format!("2026-04-09T17:27:{:02}.000Z", 10 + n),
+                true,
+            )
+        })
+        .collect();
+    f.write("inboxes/team-lead.json", &inbox(&answers));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(out.matches("✗ invariant ").count(), 20, "{out}");
+    assert!(out.contains("✗ … and 10 more broken (--format json lists every one)"), "{out}");
+    let json = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &f.0.display().to_string(), "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(doc["violations"].as_array().map(Vec::len), Some(30), "{doc}");
+}
+
+/// A Claude Code user's review: an inbox text holding alice's approval with
+/// " ok bye" after it was read as the approval, without a word: a shape
+/// half-known that got a clean pass. It is still judged as the JSON, and
+/// listed as read in part.
+#[test]
+fn an_inbox_text_with_prose_after_its_json_is_judged_as_the_json_and_said() {
+    let f = Scratch::new("json-then-prose");
+    f.write("config.json", CONFIG);
+    let id = "shutdown-1775755624068@alice";
+    let request = entry("team-lead", &shutdown_request(id), "2026-04-09T17:27:04.068Z", true);
+    f.write("inboxes/alice.json", &inbox(&[request]));
+    let approved = serde_json::json!({"from": "alice", "text": format!("{} ok bye", shutdown_approved(id)),
+        "timestamp": "2026-04-09T17:27:05.068Z", "read": true});
+    f.write("inboxes/team-lead.json", &inbox(&[approved]));
+    let (_, out, err) = f.audit();
+    assert!(out.contains("1 entry not judged"), "{out}{err}");
+    assert!(
+        out.contains("? inboxes/team-lead.json[1]: a JSON message followed by other text (\"ok bye\")"),
+        "{out}{err}"
+    );
+    assert!(out.contains("held: single-terminal"), "the approval is judged: {out}");
+}

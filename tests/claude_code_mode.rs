@@ -201,6 +201,12 @@ fn the_audit_of_the_folder_a_run_wrote_gives_the_runs_own_verdict() {
         runs += 1;
         for (invariant, standing) in standings(&h.undecided, &found) {
             let name = invariant.name();
+            // The task protocol's own invariants are unknown to a Claude Code
+            // audit, with its reason, never held: no folder holds an offer.
+            if let Invariant::Own { kind: handshake::protocol::Kind::Task, .. } = invariant {
+                assert!(matches!(standing, Standing::Unknown(_)), "{stem}: {name} is {standing:?}");
+                continue;
+            }
             let audited = match standing {
                 Standing::Held => false,
                 Standing::Broken(_) => true,
@@ -221,7 +227,9 @@ fn the_audit_of_the_folder_a_run_wrote_gives_the_runs_own_verdict() {
     // an incarnation stamp, a lost entry, the task protocol); a message to a
     // name not on the team (57) is in the folder, and both say so.
     eprintln!("{runs} runs' folders audited, {compared} verdicts alike, broken alike: {broken_alike:?}");
-    assert!(runs >= 20 && compared >= 120, "{runs} runs, {compared} verdicts compared");
+    // Two verdicts fewer a run than before the task protocol's own were
+    // unknown: those were "held" by a folder that holds no offer.
+    assert!(runs >= 20 && compared >= 90, "{runs} runs, {compared} verdicts compared");
     assert!(
         broken_alike.iter().any(|b| b.starts_with("57-") && b.ends_with("no-silent-loss")),
         "a broken verdict is read back too: {broken_alike:?}"

@@ -34,7 +34,9 @@ fn a_team_folders_tasks_are_read_with_it_and_what_they_show_is_said() {
     let (code, out, _) = audit(&dir, &[]);
     assert_eq!(code, 0, "alerts are news, not a broken invariant: {out}");
     let first = out.lines().next().unwrap_or("");
-    assert_eq!(first, format!("PASS  {}  (2 messages among 3 agents; 4 invariants unknown)", dir.display()));
+    // Six unknown: the four a folder's messages cannot show, and the task
+    // protocol's own two, which Claude Code's files hold no offer for.
+    assert_eq!(first, format!("PASS  {}  (2 messages among 3 agents; 6 invariants unknown)", dir.display()));
     assert!(out.contains(&format!("\n      tasks: 4 read from {}\n", dir.join("tasks").display())), "{out}");
     assert!(out.contains(DONE_EARLY), "{out}");
     assert!(out.contains(DEADLOCK), "{out}");
@@ -293,4 +295,58 @@ fn a_tasks_folder_gives_no_scenario_to_replay() {
     assert!(err.contains("a tasks folder holds no messages, so there is nothing to replay"), "{err}");
     assert!(!out.exists(), "nothing written");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A Claude Code user's review: task 1's file names alice as its owner while
+/// the last task_assignment of it went to bob, and both said they were
+/// working on it. The audit passed with single-holder "held", an invariant
+/// of the offer-and-take protocol Claude Code's files cannot show. It is now
+/// unknown, with the reason, and the two owners are an alert.
+#[test]
+fn a_task_last_assigned_to_another_than_its_owner_is_an_alert_and_single_holder_unknown() {
+    let dir = std::env::temp_dir().join(format!("handshake-tasks-two-holders-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for sub in ["inboxes", "tasks"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let write = |name: &str, v: serde_json::Value| std::fs::write(dir.join(name), v.to_string()).unwrap();
+    write(
+        "config.json",
+        serde_json::json!({"name": "t", "leadAgentId": "team-lead@t",
+            "members": [{"name": "team-lead"}, {"name": "alice"}, {"name": "bob"}]}),
+    );
+    let task = |owner: &str, status: &str| {
+        serde_json::json!({"id": "1", "subject": "Add the parser", "description": "", "status": status,
+            "owner": owner, "blocks": [], "blockedBy": []})
+    };
+    write("tasks/1.json", task("alice", "in_progress"));
+    let assignment = serde_json::json!({"type": "task_assignment", "taskId": "1", "subject": "Add the parser",
+        "assignedBy": "team-lead"});
+    write(
+        "inboxes/bob.json",
+        serde_json::json!([{"from": "team-lead", "text": assignment.to_string(),
+            "timestamp": "2026-04-09T17:27:04.068Z", "read": true}]),
+    );
+    write(
+        "inboxes/team-lead.json",
+        serde_json::json!([
+            {"from": "bob", "text": "Working on the parser", "timestamp": "2026-04-09T17:27:05.068Z", "read": true},
+            {"from": "alice", "text": "Parser half done", "timestamp": "2026-04-09T17:27:06.068Z", "read": true}]),
+    );
+    let (code, out, _) = audit(&dir, &[]);
+    assert_eq!(code, 0, "an alert is news, not a broken invariant: {out}");
+    assert!(
+        out.contains(
+            "⚠ tasks/1.json is owned by alice, but the last assignment of it went to bob (inboxes/bob.json[1])"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("unknown: single-holder, work-in-assignment — Claude Code assigns a task"), "{out}");
+    assert!(!out.contains("held: single-terminal, terminal-final, matching-response, final-roster, current-incarnation, single-holder"), "{out}");
+    // Done, or assigned to its owner last, it is no news.
+    write("tasks/1.json", task("alice", "completed"));
+    assert!(!audit(&dir, &[]).1.contains("⚠"));
+    write("tasks/1.json", task("bob", "in_progress"));
+    assert!(!audit(&dir, &[]).1.contains("⚠"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -378,12 +378,29 @@ fn an_interrupted_shrink_writes_the_smallest_file_so_far_and_how_to_go_on() {
     let resume = stderr.lines().last().unwrap_or("");
     // Started by `cargo test`, the program says how to run it again from
     // the source, as every reproduce line does (`cli::args::program`).
-    assert_eq!(resume, format!("interrupted (Ctrl-C): resume with: cargo run --release -- shrink {out_s} --seed 1"));
+    // The invariant is named: the file expects what it breaks, and a
+    // shrink told nothing else finds nothing to shrink (a hostile review
+    // ran the line printed without it, and it refused).
+    assert_eq!(
+        resume,
+        format!("interrupted (Ctrl-C): resume with: cargo run --release -- shrink {out_s} --seed 1 --invariant gated-action")
+    );
     let written = std::fs::read_to_string(&out).expect("the smallest file so far is written");
     assert!(written.contains("stopped by Ctrl-C: not 1-minimal"), "{written}");
     // It reproduces: `run` passes it, as it expects what it breaks.
     let run = std::process::Command::new(common::binary::bin()).args(["run", out_s]).output().unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stdout));
+    // And the line printed goes on from it (to a file of its own).
+    let on = dir.join("on.toml");
+    let words: Vec<&str> = resume.split(" -- ").nth(1).expect("the program's arguments").split(' ').collect();
+    let go_on = std::process::Command::new(common::binary::bin())
+        .args(&words)
+        .args(["--out", on.to_str().unwrap(), "--max-runs", "3"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&go_on.stderr);
+    assert!(!said.contains("nothing to shrink"), "{said}");
+    assert!(on.exists(), "the resumed shrink writes its file: {said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

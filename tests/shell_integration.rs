@@ -131,3 +131,26 @@ fn the_json_report_has_end_states_and_rounded_times() {
     let text = run["real_ms"].to_string();
     assert!(text.split('.').nth(1).is_none_or(|d| d.len() <= 3), "{text}");
 }
+
+/// A hostile review: with a link where one page would go, `man --out`
+/// refused it (exit 2) after writing the pages before it: a set written in
+/// part. Every page is checked before the first is written.
+#[cfg(unix)]
+#[test]
+fn a_set_of_man_pages_is_written_whole_or_not_at_all() {
+    let dir = std::env::temp_dir().join(format!("handshake-man-partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let own = dir.join("own.txt");
+    std::fs::write(&own, "mine").unwrap();
+    let pages = dir.join("pages");
+    std::fs::create_dir_all(&pages).unwrap();
+    std::os::unix::fs::symlink(&own, pages.join("handshake-run.1")).unwrap();
+    let out = handshake(&["man", "--out", pages.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("symbolic link") && out.stderr.contains("nothing was written"), "{}", out.stderr);
+    let left: Vec<_> = std::fs::read_dir(&pages).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("handshake-run.1")], "no page written beside the link");
+    assert_eq!(std::fs::read_to_string(&own).unwrap(), "mine");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -552,3 +552,21 @@ fn the_json_report_says_what_the_text_says_and_parses() {
     assert!(d["written"].is_null());
     assert_eq!(d["text"], written.as_str());
 }
+
+/// A hostile review: `cat f.toml | handshake shrink /dev/stdin` wrote
+/// `/dev/stdin-shrunk.toml`, a file in /dev. A pipe has no folder beside it
+/// for the shrunk file: `--out` is asked for, and nothing is shrunk.
+#[cfg(unix)]
+#[test]
+fn a_shrink_of_a_pipe_asks_where_to_write() {
+    let text = include_str!("../scenarios/12-kind-check-off.toml");
+    let r = common::binary::handshake_fed(&["shrink", "/dev/stdin", "--seed", "1"], text);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("is a pipe") && r.stderr.contains("--out"), "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was shrunk"), "{}", r.stderr);
+    assert!(!std::path::Path::new("/dev/stdin-shrunk.toml").exists());
+    let args = ["shrink", "/dev/stdin", "--out", "-", "--invariant", "gated-action", "--max-runs", "5"];
+    let to_stdout = common::binary::handshake_fed(&args, text);
+    assert_eq!(to_stdout.code, 0, "with --out - it shrinks: {}", to_stdout.stderr);
+    assert!(to_stdout.stdout.contains("[[teammate]]"), "the shrunk file on stdout: {}", to_stdout.stdout);
+}

@@ -102,6 +102,14 @@ impl Source {
 /// of a handful of entries, and a report past this many is read by a program.
 const WITNESSES: usize = 100;
 
+/// The most broken invariants the text report shows one by one: the rest
+/// are counted (a folder can hold hundreds of thousands).
+const LISTED: usize = 20;
+
+/// The same for alerts: most checks bound their own (twenty, then a count
+/// of the rest), and this bounds what they add up to.
+const ALERTS_LISTED: usize = 200;
+
 pub fn main(a: AuditArgs) -> i32 {
     if let Some(f) = &a.to_scenario {
         if let Some((flag, why)) = super::clashing_output(&[("--to-scenario", f)], &[("what is audited", &a.path)]) {
@@ -201,7 +209,7 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
         // The team's tasks, inside its folder or beside it (docs/claude-code.md, "Tasks").
         let found = tasks::find(&a.path, reading.team.name.as_deref()).map(|dir| {
             let t = tasks::read(&dir, crate::history::inbox::MAX_FOLDER_BYTES);
-            claude::with_tasks(&mut h, &t, &reading.team);
+            claude::with_tasks(&mut h, &t, &reading);
             TasksRead { dir, tasks: t.tasks.len(), bounded: t.bounded, whole: t.whole, unused_fields: t.unused_fields }
         });
         if h.events.is_empty() && found.as_ref().is_none_or(|t| t.tasks == 0) {
@@ -489,14 +497,26 @@ fn report(j: &Judged, shown: &str) {
     }
     // Names, places and words come from the files: shown, never let act
     // on the terminal or pass for a line of the report.
-    for e in &h.events {
-        if let crate::trace::Event::Alert { text, .. } = &e.event {
+    let alerts = h.events.iter().filter_map(|e| match &e.event {
+        crate::trace::Event::Alert { text, .. } => Some(text),
+        _ => None,
+    });
+    let mut more_alerts = 0;
+    for (n, text) in alerts.enumerate() {
+        if n < ALERTS_LISTED {
             println!("      ⚠ {}", super::shown(text));
+        } else {
+            more_alerts += 1;
         }
+    }
+    if more_alerts > 0 {
+        println!("      ⚠ … and {more_alerts} more (--format json lists every one)");
     }
     super::print_unjudged(&h.unjudged, " (--format json lists every one)");
     verdicts(j);
-    for (v, witness) in j.violations.iter().zip(j.witnesses) {
+    // A folder can break an invariant at every one of a million entries:
+    // the first are shown, the rest counted.
+    for (v, witness) in j.violations.iter().zip(j.witnesses).take(LISTED) {
         let cross = crate::color::paint("✗", crate::color::Paint::Fail, crate::color::stdout());
         println!("      {cross} invariant {} — {} (at {})", v.invariant, super::shown(&v.detail), v.at);
         let line = v.event.and_then(|i| h.lines.get(i).copied());
@@ -523,6 +543,10 @@ fn report(j: &Judged, shown: &str) {
             }
             None => {}
         }
+    }
+    if j.violations.len() > LISTED {
+        let more = j.violations.len() - LISTED;
+        println!("      ✗ … and {more} more broken (--format json lists every one)");
     }
 }
 

@@ -76,6 +76,12 @@ pub fn man(a: ManArgs) -> i32 {
         eprintln!("error: {}: {e}; nothing was written", a.out.display());
         return EXIT_BAD_INPUT;
     }
+    // Every page checked before the first is written: a set is written
+    // whole or not at all.
+    if let Some(e) = pages.iter().find_map(|(name, _)| crate::output::check(&a.out.join(name)).err()) {
+        eprintln!("error: {e}; nothing was written");
+        return EXIT_BAD_INPUT;
+    }
     for (name, bytes) in &pages {
         let path = a.out.join(name);
         if let Err(e) = crate::output::write_bytes(&path, bytes) {

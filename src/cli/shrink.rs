@@ -98,12 +98,37 @@ pub fn default_out(path: &Path) -> PathBuf {
     path.with_file_name(format!("{stem}-shrunk.toml"))
 }
 
+/// Whether `path` is a pipe (`/dev/stdin` fed by one, `<(…)`): other
+/// files that are not regular are refused when read, as every command
+/// refuses them.
+fn is_pipe(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 pub fn main(a: ShrinkArgs) -> i32 {
     let shown = a.path.display().to_string();
     if let Some(code) = super::refuse_bad_jobs(a.jobs, "shrunk", a.format) {
         return code;
     }
     let to_stdout = a.out.as_deref() == Some(Path::new("-"));
+    // The shrunk file goes beside the file shrunk: a pipe (`/dev/stdin`)
+    // has no folder of the user's to put it in.
+    if a.out.is_none() && is_pipe(&a.path) {
+        let why = format!(
+            "{shown} is a pipe, so there is no folder beside it for the shrunk file: give --out FILE, or --out - for \
+             stdout"
+        );
+        return Refusal::line(format!("{why}; nothing was shrunk"), Problem::in_flag("--out", why)).tell(a.format);
+    }
     let out = a.out.clone().unwrap_or_else(|| default_out(&a.path));
     // Refused before shrinking, which can take minutes, not after it.
     if let (false, Err(e)) = (to_stdout, crate::output::check(&out)) {
@@ -213,7 +238,14 @@ pub fn main(a: ShrinkArgs) -> i32 {
     if s.interrupted {
         // The file written is a smaller failing scenario: shrinking it goes on from there.
         let from = written.as_deref().map_or_else(|| "FILE".to_string(), crate::words::path_word);
-        eprintln!("interrupted (Ctrl-C): resume with: {} shrink {from} --seed {}", super::args::program(), s.seed);
+        // The shrunk file expects what it breaks, so the resume names the
+        // invariant to keep broken (without it, nothing is left to shrink).
+        eprintln!(
+            "interrupted (Ctrl-C): resume with: {} shrink {from} --seed {} --invariant {}",
+            super::args::program(),
+            s.seed,
+            s.invariant
+        );
         return super::EXIT_INTERRUPTED;
     }
     EXIT_OK

@@ -132,7 +132,7 @@ impl Followed {
                 let reading = kept.reading();
                 let mut h = claude::history_of(reading);
                 if let Some(t) = tasks {
-                    claude::with_tasks(&mut h, t, &reading.team);
+                    claude::with_tasks(&mut h, t, reading);
                 }
                 Ok(h)
             }

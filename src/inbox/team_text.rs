@@ -163,6 +163,18 @@ pub fn leading_object(text: &str) -> Option<Map<String, Value>> {
     }
 }
 
+/// What follows the leading JSON object of `text`, if it starts with one
+/// and anything but white space follows it.
+pub fn text_after_object(text: &str) -> Option<&str> {
+    let trimmed = text.trim_start();
+    if !trimmed.starts_with(OBJECT_OPENS) {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
+    let Some(Ok(Value::Object(_))) = values.next() else { return None };
+    Some(trimmed[values.byte_offset()..].trim()).filter(|rest| !rest.is_empty())
+}
+
 /// What `text` says.
 pub fn read(text: &str) -> Said {
     read_named(text).0
@@ -192,7 +204,7 @@ pub fn read_named(text: &str) -> (Said, Option<&'static str>) {
 /// message encoded twice). A message in a shape half-known is not prose.
 fn not_an_object(text: &str) -> Option<&'static str> {
     let t = text.trim();
-    if t.starts_with('{') {
+    if t.starts_with(OBJECT_OPENS) {
         return Some("the text starts as a JSON object but does not parse");
     }
     match serde_json::from_str::<Value>(t) {

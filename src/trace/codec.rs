@@ -116,6 +116,10 @@ pub struct Reading {
     pub team: Team,
     /// The requests' labels (the agents are the team's).
     pub names: Names,
+    /// Each request's status as the lines so far leave it: a verdict line
+    /// writes only the status it applied, and the one it moved from is
+    /// this (a replay's `expired → approved`, not `pending → approved`).
+    statuses: BTreeMap<RequestId, Status>,
 }
 
 impl Reading {
@@ -128,7 +132,25 @@ impl Reading {
         let mut r = Reader { line, state: self };
         let t = Key("t").get(&mut r)?;
         let kind = r.text("event")?;
-        Ok(Stamped { t, event: get(kind, &mut r)? })
+        let mut event = get(kind, &mut r)?;
+        self.follow(&mut event);
+        Ok(Stamped { t, event })
+    }
+
+    /// Keeps each request's status, and gives a verdict the one it moved from.
+    fn follow(&mut self, event: &mut Event) {
+        match event {
+            Event::Opened { id, .. } => {
+                self.statuses.insert(*id, Status::Pending);
+            }
+            Event::Expired { id, .. } => {
+                self.statuses.insert(*id, Status::Expired);
+            }
+            Event::Verdict { request_id, verdict: Verdict::Applied { from, to, .. }, .. } => {
+                *from = self.statuses.insert(*request_id, *to).unwrap_or(Status::Pending);
+            }
+            _ => {}
+        }
     }
 
     /// The names the log used: the team's, and the requests' labels.

@@ -68,6 +68,10 @@ struct Builder<'a> {
     idless: HashMap<Asking, Vec<(RequestId, &'a str)>>,
     /// Whether the entry in hand reached its owner.
     delivered: bool,
+    /// Teammates that approved their own shutdown, with where: the runtime
+    /// ends such a teammate, and writes that it did only in memory
+    /// (docs/claude-code-runtime.md), so what one sends after is news.
+    approved_own_shutdown: HashMap<AgentId, &'a str>,
     /// What the files cannot show of a request, for an answer quoting an id
     /// none of them has: see [`Unseen`].
     unseen: Unseen<'a>,
@@ -346,6 +350,7 @@ impl<'a> Builder<'a> {
             return;
         }
         self.repeated(e, t);
+        self.acts_after_approving_its_shutdown(e, t);
         let to = self.team.agent(&e.to);
         let gone = self.ended.contains(&to) || (!self.members.is_empty() && !self.members.contains(&e.to));
         if e.read == Some(false) && !gone {
@@ -523,6 +528,9 @@ impl<'a> Builder<'a> {
             words,
         };
         self.push(t, send, e);
+        if kind == Kind::Shutdown && yes && e.from != self.lead {
+            self.approved_own_shutdown.insert(from, e.origin.as_str());
+        }
         if !self.delivered {
             return;
         }
@@ -672,11 +680,38 @@ impl<'a> Builder<'a> {
         self.team.names.get(a.index()).cloned().unwrap_or_default()
     }
 
+    /// `e`'s sender approved its own shutdown before, and the runtime has
+    /// not said it ended (which would make this a new process): said once,
+    /// as news. The files cannot tell a teammate that went on running from
+    /// one started again under its name. An idle notice is the runtime's
+    /// own, not an act.
+    fn acts_after_approving_its_shutdown(&mut self, e: &'a Entry, t: Millis) {
+        // Another answer to a shutdown is judged by the invariants (the
+        // same approval delivered twice, a change of mind).
+        if matches!(e.said, Said::Notice(Notice::Idle) | Said::Answer { kind: Kind::Shutdown, .. }) {
+            return;
+        }
+        let a = self.team.agent(&e.from);
+        if self.ended.contains(&a) {
+            return;
+        }
+        if let Some(approval) = self.approved_own_shutdown.remove(&a) {
+            let text = format!(
+                "{}: {} sent this after approving its own shutdown ({approval}), and the files hold no \
+                 teammate_terminated between: the runtime ends a teammate that approves, so either it went on \
+                 running or it was started again under its name",
+                e.origin, e.from
+            );
+            self.push(t, Event::Alert { agent: a, text }, e);
+        }
+    }
+
     /// What the runtime itself says: a teammate has ended.
     fn notice_from_the_runtime(&mut self, e: &'a Entry, t: Millis) {
         match &e.said {
             Said::Notice(Notice::Terminated { who }) => {
                 let a = self.team.agent(who);
+                self.approved_own_shutdown.remove(&a);
                 if self.ended.insert(a) {
                     self.push(t, Event::Status { agent: a, status: RosterStatus::Shutdown }, e);
                 }

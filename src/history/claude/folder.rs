@@ -115,6 +115,15 @@ pub(crate) fn not_json(text: &str, e: &serde_json::Error) -> String {
     if text.starts_with('\u{feff}') {
         return "not JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow".into();
     }
+    // The runtime rewrites a file whole: one read mid-write is empty or
+    // ends mid-value, which is not corruption.
+    const AGAIN: &str = "as a file read while the runtime rewrites it does (a later read may find it whole)";
+    if text.trim().is_empty() {
+        return format!("empty, {AGAIN}");
+    }
+    if e.is_eof() {
+        return format!("not JSON: {e}: it ends mid-value, {AGAIN}");
+    }
     format!("not JSON: {e}")
 }
 
@@ -353,12 +362,21 @@ fn one(r: &mut Reading, tally: &mut Tally, owner: &str, origin: String, v: &Valu
         *tally.shapes.entry(MSG_ID).or_default() += 1;
     }
     match entry(m, owner, &origin) {
-        Ok((e, shape)) => {
+        Ok((e, shape, after)) => {
             if let Some(shape) = shape {
                 *tally.shapes.entry(shape).or_default() += 1;
             }
             if let Said::Unknown { reason } = &e.said {
                 r.unjudged.push((origin, reason.clone()));
+            } else if let Some(after) = after {
+                // A transcript's delivered body may carry prose after the
+                // JSON; an inbox's text is one or the other.
+                let why = format!(
+                    "a JSON message followed by other text ({:?}), which Claude Code does not write in an inbox: \
+                     judged as the JSON, the rest not read",
+                    after
+                );
+                r.unjudged.push((origin, why));
             } else if e.read.is_none() {
                 // Every entry Claude Code writes has one: a file without
                 // it is of a shape half-known, and never a clean pass.
@@ -372,7 +390,10 @@ fn one(r: &mut Reading, tally: &mut Tally, owner: &str, origin: String, v: &Valu
     }
 }
 
-fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<(Entry, Option<&'static str>), String> {
+/// An entry, the shape its text was read as, and the text after its JSON, if any.
+type Read = (Entry, Option<&'static str>, Option<String>);
+
+fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<Read, String> {
     // Missing and of another kind are told apart: "no text" for a text
     // written as an object sent its reader looking for the wrong mistake.
     let string = |key: &str, missing: &str| -> Result<&str, String> {
@@ -393,6 +414,11 @@ fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<(Entry, Op
     };
     let at = stamp::read(m.get("timestamp").ok_or("no \"timestamp\"")?)?;
     let (said, shape) = message::read_named(text);
+    // Its start, enough to recognise it.
+    let after = message::text_after_object(text).map(|rest| match crate::words::cut_bytes(rest, 40) {
+        cut if cut.len() < rest.len() => format!("{cut}…"),
+        _ => rest.to_string(),
+    });
     let e = Entry {
         origin: origin.to_string(),
         at,
@@ -402,7 +428,7 @@ fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<(Entry, Op
         digest: message::digest(text),
         read,
     };
-    Ok((e, shape))
+    Ok((e, shape, after))
 }
 
 #[cfg(test)]
@@ -532,7 +558,16 @@ mod tests {
         assert_eq!(
             unjudged,
             [
-                ("inboxes/alice.json", format!("not JSON: {}", whole(&broken)).as_str()),
+                // Cut short, as a file caught mid-rewrite is: said so.
+                (
+                    "inboxes/alice.json",
+                    format!(
+                        "not JSON: {}: it ends mid-value, as a file read while the runtime rewrites it does (a later \
+                         read may find it whole)",
+                        whole(&broken)
+                    )
+                    .as_str()
+                ),
                 ("inboxes/bob.json", format!("not JSON: {}", whole(&trailing)).as_str()),
                 ("inboxes/carol.json[2]", "an entry that is not a JSON object"),
             ]

@@ -12,6 +12,7 @@ pub mod transcript;
 pub mod witness;
 
 use crate::history::{History, Origin};
+use crate::inbox::team_text::{Notice, Said};
 use crate::oracle::Invariant;
 use crate::protocol::Policy;
 use crate::trace::Event;
@@ -104,7 +105,8 @@ pub fn history_of(reading: &folder::Reading) -> History {
 /// each check's alert, at the history's end (a task file has no time the
 /// oracle could place it at), and every file it could not read. The roster
 /// is the team's config; who has ended, the history's own roster.
-pub fn with_tasks(h: &mut History, t: &tasks::Tasks, team: &folder::Team) {
+pub fn with_tasks(h: &mut History, t: &tasks::Tasks, reading: &folder::Reading) {
+    let team = &reading.team;
     let mut members = Vec::new();
     // A roster read in part is not known: an owner missing from it may be
     // the member that could not be read.
@@ -113,10 +115,32 @@ pub fn with_tasks(h: &mut History, t: &tasks::Tasks, team: &folder::Team) {
         members.extend(team.members.iter().map(|(m, _)| m.clone()));
     }
     let ended = ended(h);
-    for text in tasks::alerts(t, tasks::Roster { members: &members, ended: &ended }) {
+    let assigned = assignments(reading);
+    for text in tasks::alerts(t, tasks::Roster { members: &members, ended: &ended, assigned: &assigned }) {
         alert(h, text);
     }
     h.unjudged.extend(t.unjudged.iter().cloned());
+}
+
+/// Each task's last `task_assignment` in `reading`, in the order of the
+/// times they are stamped with (the files' order breaking a tie).
+fn assignments(reading: &folder::Reading) -> Vec<tasks::Assigned> {
+    let mut notices: Vec<(i64, &folder::Entry, &str)> = reading
+        .entries
+        .iter()
+        .filter_map(|e| match &e.said {
+            Said::Notice(Notice::TaskAssigned { task }) => Some((e.at.ms, e, task.as_str())),
+            _ => None,
+        })
+        .collect();
+    notices.sort_by_key(|(ms, _, _)| *ms);
+    let last: HashMap<&str, usize> = notices.iter().enumerate().map(|(i, (_, _, task))| (*task, i)).collect();
+    notices
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, _, task))| last.get(task) == Some(i))
+        .map(|(_, (_, e, task))| tasks::Assigned { task: task.to_string(), to: e.to.clone(), place: e.origin.clone() })
+        .collect()
 }
 
 /// A tasks folder audited alone, as a history: no messages, so every
@@ -193,6 +217,13 @@ fn undecided(events: &[crate::trace::Stamped]) -> Vec<(Invariant, String)> {
     let lost = "an entry a whole-file rewrite lost leaves no trace in the folder (claude-code#53896)";
     let mut list = vec![(Invariant::NoSilentLoss, lost.to_string())];
     list.extend(crate::history::standing::not_in_messages());
+    // The task protocol's own: Claude Code has no offer to take.
+    let assigns = "Claude Code assigns a task by writing its owner (task_assignment asks no answer): the offer and \
+                   take this judges are not in its files; the task files' owners are checked against the \
+                   assignments instead";
+    let task_own = (0..crate::protocol::Kind::Task.spec().invariants.len())
+        .map(|index| (Invariant::Own { kind: crate::protocol::Kind::Task, index: index as u8 }, assigns.to_string()));
+    list.extend(task_own);
     let mut open = std::collections::BTreeSet::new();
     for e in events {
         match e.event {

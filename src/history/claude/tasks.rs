@@ -65,6 +65,8 @@ pub struct Task {
     /// Who owns it: a teammate's name (or its agent id, `bob@team`); absent
     /// or empty, nobody.
     pub owner: Option<String>,
+    /// Its `subject`, which a `task_assignment` names it by.
+    pub subject: Option<String>,
     /// The tasks that wait on this one.
     pub blocks: Vec<String>,
     /// The tasks this one waits on.
@@ -229,11 +231,15 @@ fn file(t: &mut Tasks, dir: &Path, name: &str, kind: Option<FileType>, (left, li
     let why = match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(m)) => return one(t, id, place, &m),
         Ok(_) => "not a JSON object: a task file holds one task".to_string(),
-        Err(e) => format!("not JSON: {e}"),
+        Err(e) => super::folder::not_json(&text, &e),
     };
     t.unread.insert(id.to_string());
     t.unjudged.push((place, why));
 }
+
+/// The fields Claude Code 2.1 writes in every task besides `id` and
+/// `status` (its schema: docs/claude-code.md, "Tasks").
+const WRITTEN_ALWAYS: [&str; 4] = ["subject", "description", "blocks", "blockedBy"];
 
 /// One task file's object, at `place`.
 fn one(t: &mut Tasks, id: &str, place: String, m: &Map<String, Value>) {
@@ -242,7 +248,16 @@ fn one(t: &mut Tasks, id: &str, place: String, m: &Map<String, Value>) {
             for k in m.keys().filter(|k| !TASK_FIELDS.contains(&k.as_str())) {
                 *t.unused_fields.entry(format!("task.{k}")).or_default() += 1;
             }
+            let missing: Vec<String> =
+                WRITTEN_ALWAYS.iter().filter(|k| !m.contains_key(**k)).map(|k| format!("\"{k}\"")).collect();
             if let Some(why) = unknown_status {
+                t.unjudged.push((place, why));
+            } else if !missing.is_empty() {
+                // A file of a shape half-known: judged for what it holds, never a clean bill.
+                let why = format!(
+                    "no {}, which Claude Code 2.1 writes in every task: read for what it holds",
+                    missing.join(", ")
+                );
                 t.unjudged.push((place, why));
             }
             t.tasks.push(task);
@@ -290,6 +305,7 @@ fn task(m: &Map<String, Value>, id: &str, place: &str) -> Result<(Task, Option<S
         id: id.to_string(),
         status,
         owner,
+        subject: m.get("subject").and_then(Value::as_str).map(str::to_string),
         blocks: ids(m, "blocks")?,
         blocked_by: ids(m, "blockedBy")?,
     };
@@ -330,6 +346,18 @@ pub struct Roster<'a> {
     pub members: &'a [String],
     /// Teammates the runtime said had ended, and that did not come back.
     pub ended: &'a [String],
+    /// Each task's last `task_assignment` in the inboxes.
+    pub assigned: &'a [Assigned],
+}
+
+/// A task the runtime said it assigned (`task_assignment`), the last time
+/// it did: the task as the notice names it (its subject, or its id), to
+/// whom, and where the notice is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assigned {
+    pub task: String,
+    pub to: String,
+    pub place: String,
 }
 
 /// What the tasks say that is news, each sentence naming the task files
@@ -349,6 +377,8 @@ pub fn alerts(t: &Tasks, roster: Roster) -> Vec<String> {
     }
     owners(t, roster, &mut said);
     said.check_done("tasks whose owner is not on the team or has ended");
+    assigned_elsewhere(t, roster.assigned, &mut said);
+    said.check_done("tasks last assigned to another than their owner");
     said.lines
 }
 
@@ -616,6 +646,43 @@ fn owners(t: &Tasks, roster: Roster, said: &mut Said) {
     }
 }
 
+/// A task not done whose file names one owner while the last assignment of
+/// it the inboxes hold went to another: that teammate was told the task is
+/// its own and never told otherwise (a reassignment sends the new owner a
+/// notice too), so two may be working on it. The files cannot tell whether
+/// the first let it go, so this is an alert, not a broken invariant.
+fn assigned_elsewhere(t: &Tasks, assigned: &[Assigned], said: &mut Said) {
+    if assigned.is_empty() {
+        return;
+    }
+    // In time order: the later of a task's notices by id and by subject is its last.
+    let rank: HashMap<&str, usize> = assigned.iter().enumerate().map(|(i, a)| (a.task.as_str(), i)).collect();
+    for k in &t.tasks {
+        let Some(owner) = &k.owner else { continue };
+        if k.status == Some(Status::Completed) {
+            continue;
+        }
+        let by_id = rank.get(k.id.as_str());
+        let by_subject = k.subject.as_deref().and_then(|s| rank.get(s));
+        let Some(&i) = by_id.max(by_subject) else { continue };
+        let a = &assigned[i];
+        let name = |who: &str| who.split('@').next().unwrap_or(who).to_string();
+        if name(&a.to) != name(owner) {
+            said.say(|| {
+                format!(
+                    "{} is owned by {}, but the last assignment of it went to {} ({}) and nothing since tells {} \
+                     otherwise: two teammates may both be working on it",
+                    k.place,
+                    crate::input::shown(owner),
+                    crate::input::shown(&a.to),
+                    a.place,
+                    crate::input::shown(&a.to)
+                )
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -667,6 +734,24 @@ mod tests {
         assert!(t.unjudged.is_empty(), "{:?}", t.unjudged);
         assert_eq!(t.unused_fields.get("task.createdAt"), Some(&1));
         assert!(alerts(&t, Roster::default()).is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A Claude Code user's review: `{"id":"1","status":"completed","owner":"bob"}`
+    /// passed as a task like any other. A task without the fields every
+    /// Claude Code 2.1 task has is read for what it holds, and said.
+    #[test]
+    fn a_task_without_the_fields_every_task_has_is_read_and_said() {
+        let dir = folder(&[("1.json", r#"{"id":"1","status":"completed","owner":"bob"}"#)]);
+        let t = read(&dir, 1 << 20);
+        assert_eq!(t.tasks.len(), 1, "still read");
+        assert_eq!(t.unjudged.len(), 1, "{:?}", t.unjudged);
+        assert_eq!(t.unjudged[0].0, "tasks/1.json");
+        assert!(
+            t.unjudged[0].1.starts_with("no \"subject\", \"description\", \"blocks\", \"blockedBy\""),
+            "{:?}",
+            t.unjudged
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -787,6 +872,7 @@ mod tests {
                 id: i.to_string(),
                 status: Some(Status::Pending),
                 owner: None,
+                subject: None,
                 blocks: if i < n { vec![(i + 1).to_string()] } else { vec![] },
                 blocked_by: if i > 1 { vec![(i - 1).to_string()] } else { vec![] },
             })
@@ -846,7 +932,7 @@ mod tests {
         ];
         let members = ["team-lead".to_string(), "alice".to_string(), "bob".to_string()];
         let ended = ["bob".to_string()];
-        let said = said(&files, Roster { members: &members, ended: &ended });
+        let said = said(&files, Roster { members: &members, ended: &ended, assigned: &[] });
         assert_eq!(
             said,
             [
@@ -865,7 +951,7 @@ mod tests {
             ("6.json", task("6", "pending", "carol", &[], &[])),
         ];
         assert_eq!(
-            self::said(&gone, Roster { members: &members, ended: &[] }),
+            self::said(&gone, Roster { members: &members, ended: &[], assigned: &[] }),
             ["tasks/6.json is owned by carol, who is not in the team (config.json): nobody on the team is doing it"]
         );
     }

@@ -247,9 +247,16 @@ fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, a
             continue;
         };
         let id = item.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-        *r.shapes.entry(form(input)).or_default() += 1;
+        if let Some(form) = form(input) {
+            *r.shapes.entry(form).or_default() += 1;
+        }
         match call(input) {
             Ok((to, said)) => {
+                // Made, in a shape not read: said, and the answers that
+                // may quote its id are not judged as answering nothing.
+                if let Said::Unknown { reason } = &said {
+                    r.unjudged.push((place.to_string(), reason.clone()));
+                }
                 let digest = message::digest(&serde_json::to_string(input).unwrap_or_default());
                 let entry =
                     Entry { origin: place.to_string(), at, from: lead.to_string(), to, said, digest, read: None };
@@ -260,14 +267,17 @@ fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, a
     }
 }
 
-/// Which generation of SendMessage input this is (docs/claude-code.md).
-fn form(input: &Map<String, Value>) -> &'static str {
+/// Which generation of SendMessage input this is (docs/claude-code.md), if
+/// any: one with neither `message` nor `type` is none of them.
+fn form(input: &Map<String, Value>) -> Option<&'static str> {
     if input.contains_key("message") {
-        FORMS[0]
+        Some(FORMS[0])
     } else if input.contains_key("subtype") {
-        FORMS[2]
+        Some(FORMS[2])
+    } else if input.contains_key("type") {
+        Some(FORMS[1])
     } else {
-        FORMS[1]
+        None
     }
 }
 
@@ -297,7 +307,10 @@ fn call(input: &Map<String, Value>) -> Result<(String, Said), String> {
         ));
     }
     // Before: the type at the top level (2.1.30), or type and subtype (2.1.20).
-    let kind = input.get("type").and_then(Value::as_str).unwrap_or("message");
+    let Some(kind) = input.get("type").and_then(Value::as_str) else {
+        let why = "a SendMessage input in no shape read: neither \"message\" (2.1.75 on) nor a \"type\" (before)";
+        return Ok((to, Said::Unknown { reason: why.into() }));
+    };
     let subtype = input.get("subtype").and_then(Value::as_str);
     let written = match (kind, subtype) {
         ("request", Some("shutdown")) => "shutdown_request",
@@ -557,6 +570,39 @@ mod tests {
         let both = [line(send), line(result), line(arrived), line(rejected)].join("\n");
         let h = crate::history::claude::transcript_of(&read(&both, "team-lead"));
         assert!(!judged(&h).is_empty(), "approved then rejected is judged: {:?}", said(&h));
+    }
+
+    /// A Claude Code user's review: a SendMessage whose message had a type
+    /// not read (`shutdown_request_v2`) was dropped without a word: a bare
+    /// PASS, and the teammate's answer quoting its id was judged "an id
+    /// never issued". An input with neither `message` nor `type` was read
+    /// as prose, and counted as the 2.1.30 generation.
+    #[test]
+    fn a_send_in_a_shape_not_read_is_unjudged_and_its_answer_not_judged_as_answering_nothing() {
+        let send = serde_json::json!({"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:03.068Z",
+            "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"SendMessage",
+            "input":{"to":"bob","message":{"type":"shutdown_request_v2","reason":"done"}}}]}});
+        let result = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:03.200Z",
+            "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1",
+            "content":"{\"success\":true,\"request_id\":\"shutdown-1775755623068@bob\",\"target\":\"bob\"}"}]}});
+        let arrived = serde_json::json!({"type":"user","sessionId":"s","timestamp":"2026-04-09T17:27:05.000Z",
+            "message":{"role":"user","content":"<teammate-message teammate_id=\"bob\" color=\"green\">\n{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1775755623068@bob\",\"from\":\"bob\"}\n</teammate-message>"}});
+        let r = read(&[line(send), line(result), line(arrived)].join("\n"), "team-lead");
+        assert_eq!(r.unjudged.len(), 1, "{:?}", r.unjudged);
+        assert_eq!(r.unjudged[0].0, "line 1");
+        assert!(r.unjudged[0].1.contains("shutdown_request_v2"), "{:?}", r.unjudged);
+        let h = crate::history::claude::transcript_of(&r);
+        let log = crate::oracle::Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
+        let broken = crate::oracle::check_log(&log, &h.policy, &h.require_plan);
+        assert!(broken.is_empty(), "the answer may answer the request not read: {broken:?}");
+
+        let bare = serde_json::json!({"type":"assistant","sessionId":"s","timestamp":"2026-04-09T17:27:03.068Z",
+            "message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"SendMessage",
+            "input":{"recipient":"bob","kind":"shutdown","body":"stop"}}]}});
+        let r = read(&line(bare), "team-lead");
+        assert_eq!(r.unjudged.len(), 1, "{:?}", r.unjudged);
+        assert!(r.unjudged[0].1.contains("in no shape read"), "{:?}", r.unjudged);
+        assert!(r.shapes.keys().all(|s| !s.starts_with("SendMessage")), "no generation: {:?}", r.shapes);
     }
 
     #[test]
