@@ -10,6 +10,12 @@ use std::hash::Hasher;
 const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const PRIME: u64 = 0x0000_0100_0000_01b3;
 
+/// A scenario file's text as a sweep's report and a schedule record it:
+/// FNV-1a, 16 hex digits.
+pub fn contents_hash(text: &str) -> String {
+    format!("{:016x}", fnv1a(text.as_bytes()))
+}
+
 /// The hash of `bytes`.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h = Fnv1a::default();

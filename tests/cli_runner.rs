@@ -786,6 +786,7 @@ fn a_saved_schedule_replays_the_counterexample_on_the_actors() {
     assert!(text.starts_with("{\"handshake_schedule\":1,"), "{text}");
     let r = handshake(&["run", &p5, "--schedule", &schedule]);
     r.expect_code(1).stdout_has("invariant gated-action").stdout_has("stopped by the schedule's end");
+    assert!(!r.stderr.contains("warning"), "the file it was taken in: {}", r.explain());
     assert!(!r.stdout.contains("the the"), "issue 39, point 8: {}", r.explain());
     let bad = dir.write(
         "bad.schedule",
@@ -803,6 +804,7 @@ fn a_saved_schedule_replays_the_counterexample_on_the_actors() {
     let trace = dir.0.join("never.jsonl");
     handshake(&["run", &other, "--schedule", &schedule, "--trace", &trace.display().to_string()])
         .expect_code(2)
+        .stderr_has("was saved from another file, or from")
         .stderr_has("this run parts from the schedule there")
         .stderr_has("the run is not judged, and nothing was written")
         .ran_nothing();
@@ -825,7 +827,10 @@ fn a_saved_schedule_is_judged_as_the_explorer_judged_it() {
         .stdout_has("as the file expects")
         .stderr_has("--schedule");
     let text = std::fs::read_to_string(&schedule).expect("written");
-    assert!(text.starts_with("{\"handshake_schedule\":1,\"seed\":1,\"file_faults\":true}\n"), "{text}");
+    // The header names the file it was taken in (its hash), and no `expect`.
+    let head = text.lines().next().unwrap_or_default();
+    assert!(head.starts_with("{\"handshake_schedule\":1,\"seed\":1,\"file_faults\":true,\"file\":\""), "{text}");
+    assert!(!head.contains("expect"), "{head}");
     handshake(&["run", &file, "--schedule", &schedule])
         .expect_code(0)
         .stdout_has("judged as the explorer judged this schedule");
@@ -897,4 +902,25 @@ fn a_scenario_run_alone_names_the_violations_it_passes_by() {
     assert!(!suite.stdout.contains("(as the file expects)"), "{}", suite.stdout);
     let watched = handshake(&["run", "12", "13", "-v", "--color", "never"]);
     assert!(watched.stdout.contains("✓ matching-response — "), "{}", watched.stdout);
+}
+
+/// A protocol designer's review: `run t1.toml --schedule e2.sched` passed,
+/// "judged as the explorer judged this schedule", though the explorer never
+/// explored t1. The header holds the hash of the file it was taken in: a
+/// run of another file, or of this one changed since, is warned.
+#[test]
+fn a_schedule_run_on_a_file_it_was_not_taken_in_is_warned() {
+    let dir = TempDir::new("schedule-other-file");
+    let whole = std::fs::read_to_string(root().join("scenarios/12-kind-check-off.toml")).expect("bundled");
+    let cut = whole.rfind("[[expect]]\nviolation = \"gated-action\"").expect("12 expects gated-action");
+    let file = dir.write("p5.toml", &whole[..cut]);
+    let schedule = dir.0.join("p5.schedule").display().to_string();
+    handshake(&["explore", &file, "--save-schedule", &schedule]).expect_code(1);
+    let same = handshake(&["run", &file, "--schedule", &schedule]);
+    assert!(!same.stderr.contains("warning"), "{}", same.explain());
+    // The same team, a comment added: it still reads and replays, and is warned.
+    std::fs::write(&file, format!("{}\n# changed\n", &whole[..cut])).unwrap();
+    handshake(&["run", &file, "--schedule", &schedule])
+        .expect_code(1)
+        .stderr_has("was saved from another file, or from");
 }

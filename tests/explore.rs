@@ -54,7 +54,8 @@ fn without_the_pending_check_a_duplicated_answer_is_applied_twice_and_found() {
     assert_eq!(c.actions.iter().filter(|a| a.ends_with(answer)).count(), 2, "{:?}", c.actions);
     assert!(c.actions.iter().any(|a| a.ends_with("duplicate shutdown_response [stop-alice] from alice")));
     assert!(!c.actions.iter().any(|a| a.contains('#')), "{:?}", c.actions);
-    assert!(c.schedule_text().contains(answer), "{}", c.schedule_text());
+    let saved = c.schedule_text(HAPPY);
+    assert!(saved.contains(answer), "{saved}");
     let story = c.narrate().join("\n");
     assert!(story.contains("approved"), "{story}");
 }
@@ -428,8 +429,9 @@ restart = "2s"
 /// oracle finds in their log what the explorer found.
 fn replays_on_the_actors(s: &handshake::scenario::Scenario, c: &Counterexample) {
     let names = &c.names.agents;
-    let schedule = handshake::world::Schedule::parse(&c.schedule_text(), names).expect("it reads back");
-    assert_eq!(schedule, c.schedule(), "{}", s.name);
+    let schedule = handshake::world::Schedule::parse(&c.schedule_text(&s.name), names).expect("it reads back");
+    assert!(schedule.file.is_some(), "the file it was taken in is named");
+    assert_eq!(handshake::world::Schedule { file: None, ..schedule.clone() }, c.schedule(), "{}", s.name);
     let opts = handshake::scenario::RunOptions { schedule: Some(schedule), keep_outcome: true, ..Default::default() };
     let r = handshake::scenario::run_scenario(s, c.seed, opts);
     let outcome = r.outcome.as_ref().expect("kept");

@@ -498,7 +498,7 @@ fn write_outputs(
         }
     }
     if let Some(out) = &a.save_schedule {
-        match crate::output::write(out, &c.schedule_text()) {
+        match crate::output::write(out, &c.schedule_text(original)) {
             Ok(()) => eprintln!(
                 "wrote {}: `{} run {} --schedule {}` makes the actors take these choices{}",
                 out.display(),

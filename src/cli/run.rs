@@ -272,7 +272,21 @@ fn read_schedule(path: &Path, scenarios: &[Scenario]) -> Result<crate::world::Sc
     let mut names = vec![crate::protocol::LEAD_NAME.to_string()];
     names.extend(s.team.teammates.iter().map(|(n, _)| n.clone()));
     names.push("adversary".to_string());
-    crate::world::Schedule::parse(&text, &names)
+    let schedule = crate::world::Schedule::parse(&text, &names)?;
+    // Its choices name messages by number and agents by name: taken in
+    // another file, they may still parse and mean something else.
+    let this_file = crate::input::read_text(Path::new(&s.path), 4 << 20).ok().map(|t| crate::sweep::contents_hash(&t));
+    if let (Some(theirs), Some(ours)) = (&schedule.file, this_file) {
+        if *theirs != ours {
+            eprintln!(
+                "warning: {} was saved from another file, or from {} before it changed: its choices may not mean what \
+                 they meant there",
+                path.display(),
+                s.path
+            );
+        }
+    }
+    Ok(schedule)
 }
 
 /// What one run can write beside its report.

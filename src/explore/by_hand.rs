@@ -226,6 +226,7 @@ impl ByHand {
             seed: self.model.seed(),
             file_faults: true,
             expectations: false,
+            file: None,
             choices: w.choices,
         })
     }

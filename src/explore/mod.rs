@@ -282,13 +282,14 @@ impl Counterexample {
             seed: self.seed,
             file_faults: self.file_faults,
             expectations: self.expectations,
+            file: None,
             choices: self.choices.clone(),
         }
     }
 
     /// The schedule as the file `run --schedule` reads, each choice noted
-    /// with its time and what it did.
-    pub fn schedule_text(&self) -> String {
+    /// with its time and what it did; taken in the file whose text is `file`.
+    pub fn schedule_text(&self, file: &str) -> String {
         let mut names = self.names.clone();
         names.learn_labels(&self.events);
         let notes: Vec<(Millis, String)> = self
@@ -300,7 +301,8 @@ impl Counterexample {
                 (t.at(), what)
             })
             .collect();
-        self.schedule().to_text(&self.names.agents, &notes)
+        let schedule = crate::world::Schedule { file: Some(crate::fnv::contents_hash(file)), ..self.schedule() };
+        schedule.to_text(&self.names.agents, &notes)
     }
 
     /// The run in the same sentences as `-v`.

@@ -327,11 +327,7 @@ impl Count {
     }
 }
 
-/// A scenario file's text as a sweep's report records it: FNV-1a, 16 hex
-/// digits.
-pub fn contents_hash(text: &str) -> String {
-    format!("{:016x}", crate::fnv::fnv1a(text.as_bytes()))
-}
+pub use crate::fnv::contents_hash;
 
 /// FNV-1a (64 bits) of the event log as `--trace` writes it: the same on
 /// every machine and every build, unlike a hasher with random keys.

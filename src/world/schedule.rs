@@ -41,6 +41,10 @@ pub struct Schedule {
     /// without `--expect` neither the explorer nor `run --schedule` holds
     /// the path to them.
     pub expectations: bool,
+    /// The file it was taken in, as a sweep's report records one (FNV-1a,
+    /// 16 hex digits), when the explorer wrote it down: a run of another
+    /// file, or of this one changed since, is told so.
+    pub file: Option<String>,
     pub choices: Vec<Choice>,
 }
 
@@ -50,6 +54,8 @@ struct Header {
     handshake_schedule: u64,
     seed: u64,
     file_faults: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
     /// Written only when true, so a schedule judged by the invariants alone
     /// reads as it always has.
     #[serde(default, rename = "expect", skip_serializing_if = "std::ops::Not::not")]
@@ -64,6 +70,7 @@ impl Schedule {
             handshake_schedule: VERSION,
             seed: self.seed,
             file_faults: self.file_faults,
+            file: self.file.clone(),
             expectations: self.expectations,
         };
         // An invariant: these are plain data, which serde_json always writes.
@@ -119,7 +126,13 @@ impl Schedule {
                 serde_json::from_value(value).map_err(|e| format!("line {line}: not a choice ({e})"))?;
             choices.push(named.map(|a| agent(a, line), |m| Ok(*m))?);
         }
-        Ok(Schedule { seed: header.seed, file_faults: header.file_faults, expectations: header.expectations, choices })
+        Ok(Schedule {
+            seed: header.seed,
+            file_faults: header.file_faults,
+            expectations: header.expectations,
+            file: header.file,
+            choices,
+        })
     }
 }
 
@@ -139,6 +152,7 @@ mod tests {
             seed: 42,
             file_faults: true,
             expectations: false,
+            file: None,
             choices: vec![
                 Choice::Fire { owner: AgentId(0) },
                 Choice::Deliver { msg: 2 },
@@ -167,7 +181,14 @@ mod tests {
         let judged = Schedule { expectations: true, ..s };
         let text = judged.to_text(&names(), &[]);
         assert!(text.starts_with("{\"handshake_schedule\":1,\"seed\":42,\"file_faults\":true,\"expect\":true}\n"));
-        assert_eq!(Schedule::parse(&text, &names()), Ok(judged));
+        assert_eq!(Schedule::parse(&text, &names()), Ok(judged.clone()));
+        // The file it was taken in, by its hash: read back.
+        let from = Schedule { file: Some("0123456789abcdef".into()), ..judged };
+        let text = from.to_text(&names(), &[]);
+        assert!(text.starts_with(
+            "{\"handshake_schedule\":1,\"seed\":42,\"file_faults\":true,\"file\":\"0123456789abcdef\",\"expect\":true}\n"
+        ));
+        assert_eq!(Schedule::parse(&text, &names()), Ok(from));
     }
 
     #[test]
