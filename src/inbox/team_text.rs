@@ -209,7 +209,7 @@ fn not_an_object(text: &str) -> Option<&'static str> {
     }
     match serde_json::from_str::<Value>(t) {
         Ok(Value::Array(_)) => Some("the text is a JSON array, not a message this reader knows"),
-        Ok(Value::String(inner)) if inner.trim_start().starts_with('{') => {
+        Ok(Value::String(inner)) if inner.trim_start().starts_with(OBJECT_OPENS) => {
             Some("the text is a JSON string holding JSON (the message encoded twice)")
         }
         _ => None,
