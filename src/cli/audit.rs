@@ -497,18 +497,14 @@ fn report(j: &Judged, shown: &str) {
     }
     // Names, places and words come from the files: shown, never let act
     // on the terminal or pass for a line of the report.
-    let alerts = h.events.iter().filter_map(|e| match &e.event {
+    let mut alerts = h.events.iter().filter_map(|e| match &e.event {
         crate::trace::Event::Alert { text, .. } => Some(text),
         _ => None,
     });
-    let mut more_alerts = 0;
-    for (n, text) in alerts.enumerate() {
-        if n < ALERTS_LISTED {
-            println!("      ⚠ {}", super::shown(text));
-        } else {
-            more_alerts += 1;
-        }
+    for text in alerts.by_ref().take(ALERTS_LISTED) {
+        println!("      ⚠ {}", super::shown(text));
     }
+    let more_alerts = alerts.count();
     if more_alerts > 0 {
         println!("      ⚠ … and {more_alerts} more (--format json lists every one)");
     }

@@ -275,7 +275,7 @@ fn read_schedule(path: &Path, scenarios: &[Scenario]) -> Result<crate::world::Sc
     let schedule = crate::world::Schedule::parse(&text, &names)?;
     // Its choices name messages by number and agents by name: taken in
     // another file, they may still parse and mean something else.
-    let this_file = crate::input::read_text(Path::new(&s.path), 4 << 20).ok().map(|t| crate::sweep::contents_hash(&t));
+    let this_file = crate::input::read_text(Path::new(&s.path), 4 << 20).ok().map(|t| crate::fnv::contents_hash(&t));
     if let (Some(theirs), Some(ours)) = (&schedule.file, this_file) {
         if *theirs != ours {
             eprintln!(

@@ -152,27 +152,20 @@ const OBJECT_OPENS: char = '\u{7b}';
 /// The leading JSON object of `text`, if it starts with one: a delivered
 /// body may be the JSON followed by prose the runtime appends.
 pub fn leading_object(text: &str) -> Option<Map<String, Value>> {
+    leading_object_and_rest(text).map(|(m, _)| m)
+}
+
+/// [`leading_object`], and what follows it, white space trimmed.
+fn leading_object_and_rest(text: &str) -> Option<(Map<String, Value>, &str)> {
     let trimmed = text.trim_start();
     if !trimmed.starts_with(OBJECT_OPENS) {
         return None;
     }
     let mut values = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
     match values.next() {
-        Some(Ok(Value::Object(m))) => Some(m),
+        Some(Ok(Value::Object(m))) => Some((m, trimmed[values.byte_offset()..].trim())),
         _ => None,
     }
-}
-
-/// What follows the leading JSON object of `text`, if it starts with one
-/// and anything but white space follows it.
-pub fn text_after_object(text: &str) -> Option<&str> {
-    let trimmed = text.trim_start();
-    if !trimmed.starts_with(OBJECT_OPENS) {
-        return None;
-    }
-    let mut values = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
-    let Some(Ok(Value::Object(_))) = values.next() else { return None };
-    Some(trimmed[values.byte_offset()..].trim()).filter(|rest| !rest.is_empty())
 }
 
 /// What `text` says.
@@ -192,9 +185,19 @@ pub fn digest(text: &str) -> u64 {
 /// What `text` says, and the `type` it was written as, if it is a shape
 /// this reader knows (the generation a history comes from is told by them).
 pub fn read_named(text: &str) -> (Said, Option<&'static str>) {
-    match leading_object(text) {
-        Some(m) => read_object_named(&m),
-        None => (not_an_object(text).map_or(Said::Plain, |reason| Said::Unknown { reason: reason.into() }), None),
+    let (said, shape, _) = read_with_rest(text);
+    (said, shape)
+}
+
+/// [`read_named`], and the text after its JSON object when anything but
+/// white space follows it (the object is parsed once).
+pub fn read_with_rest(text: &str) -> (Said, Option<&'static str>, Option<&str>) {
+    match leading_object_and_rest(text) {
+        Some((m, rest)) => {
+            let (said, shape) = read_object_named(&m);
+            (said, shape, Some(rest).filter(|r| !r.is_empty()))
+        }
+        None => (not_an_object(text).map_or(Said::Plain, |reason| Said::Unknown { reason: reason.into() }), None, None),
     }
 }
 

@@ -104,7 +104,9 @@ impl<'a> Sweep<'a> {
         let rows = scenarios
             .iter()
             .zip(sources)
-            .map(|(s, (_, text))| ScenarioRow::unplayed(s.name.clone(), s.path.clone(), contents_hash(text)))
+            .map(|(s, (_, text))| {
+                ScenarioRow::unplayed(s.name.clone(), s.path.clone(), crate::fnv::contents_hash(text))
+            })
             .collect();
         let mut tally = Tally::new(rows, plan.seeds_per_scenario());
         let started = std::time::Instant::now();
@@ -326,8 +328,6 @@ impl Count {
         }
     }
 }
-
-pub use crate::fnv::contents_hash;
 
 /// FNV-1a (64 bits) of the event log as `--trace` writes it: the same on
 /// every machine and every build, unlike a hasher with random keys.

@@ -413,9 +413,9 @@ fn entry(m: &Map<String, Value>, owner: &str, origin: &str) -> Result<Read, Stri
         Some(_) => return Err("its \"read\" is not true or false: whether it was delivered is unknown".into()),
     };
     let at = stamp::read(m.get("timestamp").ok_or("no \"timestamp\"")?)?;
-    let (said, shape) = message::read_named(text);
+    let (said, shape, after) = message::read_with_rest(text);
     // Its start, enough to recognise it.
-    let after = message::text_after_object(text).map(|rest| match crate::words::cut_bytes(rest, 40) {
+    let after = after.map(|rest| match crate::words::cut_bytes(rest, 40) {
         cut if cut.len() < rest.len() => format!("{cut}…"),
         _ => rest.to_string(),
     });
