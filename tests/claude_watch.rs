@@ -422,6 +422,9 @@ fn a_transcript_rewritten_with_its_lines_moved_is_kept_once() {
         let system = r#"{"type":"system","sessionId":"5f0c1d2e-0000-4000-8000-000000000001","uuid":"00000000-0000-4000-8000-000000000000","timestamp":"2026-04-09T17:27:13.000Z"}"#;
         let moved = format!("{system}\n{first}");
         assert_eq!(kept_after(&mut followed, &moved, in_place), once, "in place: {in_place}: kept once");
+        let h = followed.history().expect("a history");
+        let replaced = h.unjudged.iter().any(|(p, _)| p == handshake::history::claude::kept::REPLACED);
+        assert!(!replaced, "in place: {in_place}: lines moved, none lost: {:?}", h.unjudged);
         let whole = format!("{moved}{}\n", lines[6..].join("\n"));
         let all = kept_after(&mut followed, &whole, in_place);
         assert!(all > once, "in place: {in_place}: the lines after are new");
@@ -433,6 +436,52 @@ fn a_transcript_rewritten_with_its_lines_moved_is_kept_once() {
         });
         assert_eq!(fresh.ok(), Some(all), "in place: {in_place}: as many as one look at the file now");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A transcript replaced during a watch by a file that lacks what was kept
+/// (another session's, under the same name) was merged with it without a
+/// word, and the mix judged as one history. The entries not found again
+/// are now counted and said, so the verdict is no clean bill; lines only
+/// moved are not.
+#[test]
+fn a_transcript_replaced_by_another_is_said_to_mix_two_files() {
+    use handshake::history::claude::kept::REPLACED;
+    use handshake::history::follow::Followed;
+    let clean = std::fs::read_to_string(Path::new(FIXTURES).join("transcripts/clean-lead.jsonl")).unwrap();
+    let other = std::fs::read_to_string(Path::new(FIXTURES).join("transcripts/81464-lead.jsonl")).unwrap();
+    let dir = std::env::temp_dir().join(format!("handshake-watch-replaced-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lead.jsonl");
+    std::fs::write(&path, &clean).unwrap();
+    let mut followed = Followed::of(&path).expect("a transcript");
+    followed.look(&path);
+    let kept = followed.len();
+    let note = |f: &Followed| {
+        let h = f.history().expect("a history");
+        h.unjudged.iter().find(|(place, _)| place == REPLACED).map(|(_, why)| why.clone())
+    };
+    assert_eq!(note(&followed), None, "one file: nothing to say");
+    std::fs::write(dir.join("new"), &other).unwrap();
+    std::fs::rename(dir.join("new"), &path).unwrap();
+    assert!(followed.look(&path), "the other file's entries are new");
+    let why = note(&followed).expect("the mix is said");
+    assert!(why.contains(&format!("{kept} entries kept from before are not in it")), "{why}");
+    // The watch says it as it goes, and its summary is no PASS.
+    std::fs::write(&path, &clean).unwrap();
+    let watch = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", &path.display().to_string(), "--for", "4s", "--interval", "100ms", "--color", "never"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("watch runs");
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::write(dir.join("new"), &other).unwrap();
+    std::fs::rename(dir.join("new"), &path).unwrap();
+    let out = watch.wait_with_output().expect("watch ends");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("? transcript: the file was replaced or rewritten during the watch"), "{said}");
+    assert!(!said.contains("PASS  "), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -196,7 +196,9 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
     // as it is found, not only in the summary. Entries' problems are the
     // summary's (those in flight come and go with every look).
     for (place, why) in &h.unjudged {
-        if crate::history::claude::folder::entry_place(place).is_none() && place.starts_with("inboxes/") {
+        let file = crate::history::claude::folder::entry_place(place).is_none() && place.starts_with("inboxes/");
+        // A transcript replaced under its name: what was kept mixes two files.
+        if file || place == crate::history::claude::kept::REPLACED {
             let line = format!("? {place}: {why}");
             if told.insert(line.clone()) {
                 screen.say(&line);

@@ -34,6 +34,11 @@ pub struct Tail {
     /// file): a file rewritten in place, as long as before or longer, is
     /// told from one appended to when they no longer read the same.
     last_read: u64,
+    /// The digest of the first [`CHECKED`] bytes read: a rewrite that
+    /// changes the file's start (another session's lines in place of the
+    /// first's) is told too, however far from its end. An edit in between,
+    /// the length kept, is not: only a read of the whole file would tell it.
+    first_read: u64,
 }
 
 /// How many bytes before where the last look stopped are read again, to
@@ -50,7 +55,9 @@ impl Tail {
         let Ok(mut file) = crate::input::open_regular(path) else { return 0 };
         let Ok(meta) = file.metadata() else { return 0 };
         let id = identity(&meta);
-        let rewritten = self.offset > 0 && last_bytes(&mut file, self.offset).is_none_or(|d| d != self.last_read);
+        let rewritten = self.offset > 0
+            && (last_bytes(&mut file, self.offset).is_none_or(|d| d != self.last_read)
+                || first_bytes(&mut file, self.offset).is_none_or(|d| d != self.first_read));
         if self.file != Some(id) || meta.len() < self.offset || rewritten {
             if self.file.is_some() {
                 line(Line::NewFile);
@@ -70,6 +77,9 @@ impl Tail {
             // finds those bytes changed and reads the file from its start.
             if let Some(d) = last_bytes(&mut file, self.offset) {
                 self.last_read = d;
+            }
+            if let Some(d) = first_bytes(&mut file, self.offset) {
+                self.first_read = d;
             }
         }
         read.lines
@@ -162,7 +172,17 @@ fn rest_of_line(reader: &mut impl BufRead) -> Option<u64> {
 /// The digest of the [`CHECKED`] bytes (or fewer, from the start) before
 /// `end`; `None` if they cannot all be read.
 fn last_bytes(file: &mut std::fs::File, end: u64) -> Option<u64> {
-    let from = end.saturating_sub(CHECKED);
+    digest(file, end.saturating_sub(CHECKED), end)
+}
+
+/// The digest of the first [`CHECKED`] bytes (or fewer, up to `end`).
+fn first_bytes(file: &mut std::fs::File, end: u64) -> Option<u64> {
+    digest(file, 0, end.min(CHECKED))
+}
+
+/// The digest of the bytes from `from` to `end`; `None` if they cannot
+/// all be read.
+fn digest(file: &mut std::fs::File, from: u64, end: u64) -> Option<u64> {
     file.seek(SeekFrom::Start(from)).ok()?;
     let mut bytes = Vec::with_capacity((end - from) as usize);
     file.take(end - from).read_to_end(&mut bytes).ok()?;
@@ -227,6 +247,15 @@ mod tests {
         append(b"last\n");
         assert_eq!(lines_of(&mut tail, &path, &mut restarted), ["last\n"]);
         assert!(!restarted);
+        // Its start rewritten in place, the length kept, more than the
+        // bytes checked before the end away from it: read from its start.
+        let long: String = (0..1000).map(|i| format!("line {i:04}\n")).collect();
+        std::fs::write(&path, &long).unwrap();
+        assert_eq!(lines_of(&mut tail, &path, &mut restarted).len(), 1000);
+        restarted = false;
+        std::fs::write(&path, long.replacen("line 0000", "edit 0000", 1)).unwrap();
+        assert_eq!(lines_of(&mut tail, &path, &mut restarted).len(), 1000, "every line again");
+        assert!(restarted, "the first bytes no longer read the same");
         // Gone: nothing new, and nothing forgotten of where it was.
         std::fs::remove_file(&path).unwrap();
         assert!(lines_of(&mut tail, &path, &mut false).is_empty());

@@ -7,6 +7,19 @@
 use super::folder::{Reading, Team};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Where the note of a transcript replaced during a watch is placed.
+pub const REPLACED: &str = "transcript";
+
+/// The note of a transcript replaced during a watch, `n` kept entries not
+/// found in the file that took its place.
+fn replaced_why(n: usize) -> String {
+    format!(
+        "the file was replaced or rewritten during the watch, and {} kept from before are not in it: what was \
+         kept of both is judged as one history",
+        crate::words::plural(n as u64, "entry")
+    )
+}
+
 /// An entry's file, sender, text's digest and time, and which copy of
 /// them it is in its file.
 type Identity = (String, String, u64, i64, usize);
@@ -23,6 +36,10 @@ pub struct Kept {
     /// The team names config.json has given, in the order seen: more than
     /// one, and the folder held another team's files after the first's.
     names: Vec<String>,
+    /// Entries kept from a transcript that a later file under its name (it
+    /// was replaced, or rewritten) no longer held: past none, what was kept
+    /// mixes two files, which is said.
+    not_found_again: usize,
 }
 
 impl Kept {
@@ -60,6 +77,9 @@ impl Kept {
             );
             changed |= !renamed_before;
             unjudged.push(("config.json".into(), why));
+        }
+        if self.not_found_again > 0 {
+            unjudged.push((REPLACED.into(), replaced_why(self.not_found_again)));
         }
         kept.unjudged = unjudged;
         kept.not_parsed = r.not_parsed;
@@ -131,6 +151,9 @@ impl Kept {
         }
         // Every old key out before any new one goes in: a line may move to
         // where another kept entry was.
+        // A kept entry the new file does not say again: it was another file.
+        let lost = self.index.len() - moved.len();
+        self.not_found_again += lost;
         let places: Vec<_> = moved.iter().map(|(old, ..)| self.index.remove(old)).collect();
         for ((_, new, origin), i) in moved.into_iter().zip(places) {
             if let Some(i) = i {
@@ -139,7 +162,7 @@ impl Kept {
                 self.reading.entries[i].origin = origin.clone();
             }
         }
-        self.absorb(r)
+        self.absorb(r) | (lost > 0)
     }
 
     /// Whether `r` lacks a file whose entries were kept: a listing taken

@@ -33,7 +33,10 @@ pub fn looks_like(text: &str) -> bool {
     let (mut before_the_conversation, mut looked) = (false, 0);
     for line in text.lines().filter(|l| !l.trim().is_empty()).take(LOOKED_AT) {
         looked += 1;
-        let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else { return false };
+        // A line cut short (a copy taken from the middle of a file, a first
+        // line garbled) decides nothing: the reader says it could not read
+        // it. The lines around it decide.
+        let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else { continue };
         if m.contains_key("history") {
             return false;
         }
@@ -514,7 +517,15 @@ mod tests {
         let snapshot = r#"{"type":"file-history-snapshot","messageId":"m1","snapshot":{},"isSnapshotUpdate":false}"#;
         assert!(looks_like(&format!("{summary}\n{snapshot}\n\n{text}")));
         assert!(!looks_like(&format!("{summary}\n{snapshot}\n")), "no conversation");
-        assert!(!looks_like(&format!("{summary}\nnot json\n{text}")));
+        // A line that is not JSON is passed over (this asserted the
+        // opposite: a transcript whose first line was cut short, as a copy
+        // of a file's last part has it, was refused as no transcript, though
+        // the reader says such a line and reads the rest).
+        assert!(looks_like(&format!("{summary}\nnot json\n{text}")));
+        assert!(looks_like(&format!("{{\"type\":\"assistant\",\"mess\n{text}")), "a first line cut short");
+        assert!(!looks_like("not json\nnor this\n"), "no line of a transcript");
+        let r = read(&format!("ant\",\"sessionId\":\"s\"}}\n{text}"), "team-lead");
+        assert_eq!(r.unjudged, [("line 1".to_string(), "not a JSON object".to_string())]);
         assert!(!looks_like(r#"{"history":1,"type":"user","message":{}}"#));
         let r = read(&text, "team-lead");
         assert!(r.unjudged.is_empty(), "{:?}", r.unjudged);
