@@ -295,13 +295,16 @@ fn a_sweep_shows_failures_as_they_happen_and_no_bar_off_a_terminal() {
 )]
 #[cfg(unix)]
 fn the_progress_bar_draws_on_a_terminal_with_an_estimate_but_never_with_json() {
-    let text = on_a_terminal(&["run", HAPPY, "--seeds", "1..41"]);
-    // A sweep of milliseconds: the line is drawn as it starts and taken off
-    // at the end, its last count not always drawn in between.
-    assert!(text.contains("/40 runs") && text.contains(" runs/s"), "no progress bar on a terminal:\n{text}");
+    // Long enough for the redrawing thread to draw in a release build (40
+    // seeds took a few milliseconds there, and the line was now and then
+    // never drawn before the sweep ended: this failed about one run in six).
+    let text = on_a_terminal(&["run", HAPPY, "--seeds", "1..10001"]);
+    // The line is drawn as it starts and taken off at the end, its last
+    // count not always drawn in between.
+    assert!(text.contains("/10000 runs") && text.contains(" runs/s"), "no progress bar on a terminal:\n{text}");
     assert!(text.contains("left"), "no estimate of the time left:\n{text}");
-    let json = on_a_terminal(&["run", HAPPY, "--seeds", "1..41", "--format", "json"]);
-    assert!(!json.contains("40/40"), "a progress bar with --format json:\n{json}");
+    let json = on_a_terminal(&["run", HAPPY, "--seeds", "1..10001", "--format", "json"]);
+    assert!(!json.contains("/10000 runs"), "a progress bar with --format json:\n{json}");
 }
 
 /// Runs the binary with stderr on a fresh pseudo-terminal (stdout piped) and

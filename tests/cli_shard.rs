@@ -248,6 +248,12 @@ fn check_determinism_plays_every_seed_twice_and_says_so() {
 fn a_pair_of_plays_the_guard_parted_says_so() {
     let dir = TempDir::new("guard-parted");
     let mut text = String::from("name = \"big\"\n[[teammate]]\nname = \"worker\"\ncount = 2000\n");
+    // Work that keeps the run going well past 1 ms of real time even in a
+    // release build on a fast machine (2,000 idle teammates alone did not,
+    // and the test failed there now and then).
+    text.push_str(
+        "[[teammate]]\nname = \"busy\"\nwork = [{ write = \"log.md\", steps = 200000, step_time = \"1ms\" }]\n",
+    );
     text.push_str("[[step]]\nat = \"1s\"\ndo = \"shutdown\"\nto = \"worker-1\"\n");
     let file = dir.write("big.toml", &text);
     let args = ["run", &file, "--seeds", "1..3", "--max-real", "1ms", "--check-determinism", "--format", "json"];
