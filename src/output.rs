@@ -16,8 +16,24 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why `path` may not be written, if it may not: checked before a command
-/// starts its work, so that a refusal runs nothing.
+/// starts its work, so that a refusal runs nothing. Beside the checks of
+/// [`placeable`], the temporary file the write will make is made and
+/// removed (a folder the user cannot write, `/proc`): a watch of hours, or
+/// a search of minutes, learnt only at its end that its output was lost.
 pub fn check(path: &Path) -> Result<(), String> {
+    placeable(path)?;
+    // A device or a pipe is written as it is: opening a pipe to try it
+    // would wait for its reader.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Ok(());
+    }
+    drop(create(path)?);
+    Ok(())
+}
+
+/// Why `path` may not be written, by its place: no folder to make it in,
+/// a folder, a link to a file or to nothing.
+fn placeable(path: &Path) -> Result<(), String> {
     // A folder that is not there fails the write at the end of the work; say so first.
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
@@ -159,7 +175,7 @@ impl Drop for Pending {
 /// temporary file cannot be made.
 pub fn create(path: &Path) -> Result<Pending, String> {
     // A folder, or a link, is refused there.
-    check(path)?;
+    placeable(path)?;
     let shown = path.display();
     // A device or a pipe, named or linked to: written as it is.
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {

@@ -341,6 +341,44 @@ fn outputs_that_clash_or_cannot_be_written_are_bad_input() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A hostile review: `shrink f.toml` wrote its find over a file of the
+/// user's own named `f-shrunk.toml`, unasked (fuzz guards the same name);
+/// and an output in a folder no file can be made in (`/proc`, a folder the
+/// user cannot write) was found out only after the work: a watch of hours
+/// lost its --trace, explore and shrink exited 0 saying "no page written".
+/// Both are refused before anything runs.
+#[test]
+fn an_output_that_cannot_be_made_or_is_the_users_own_is_refused_before_the_work() {
+    let dir = std::env::temp_dir().join(format!("handshake-attack-own-output-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(common::binary::root().join("scenarios/12-kind-check-off.toml")).unwrap();
+    std::fs::write(dir.join("f.toml"), &text).unwrap();
+    std::fs::write(dir.join("f-shrunk.toml"), "my notes\n").unwrap();
+    let run = |args: &[&str]| common::binary::handshake_in(&dir, args);
+    let shrink = ["shrink", "f.toml", "--invariant", "gated-action", "--max-runs", "5"];
+    run(&shrink).expect_code(2).stderr_has("is not a file shrink wrote").stderr_has("nothing was shrunk");
+    assert_eq!(std::fs::read_to_string(dir.join("f-shrunk.toml")).unwrap(), "my notes\n", "left as it was");
+    // Asked by name, it is replaced; and a shrink's own file is written again.
+    run(&[&shrink[..], &["--out", "f-shrunk.toml"]].concat()).expect_code(0);
+    run(&shrink).expect_code(0);
+    assert!(std::fs::read_to_string(dir.join("f-shrunk.toml")).unwrap().contains("Shrunk by"));
+    if std::path::Path::new("/proc/self").is_dir() {
+        let team = common::binary::root().join("tests/fixtures/claude-code/clean-team");
+        let team = team.to_str().unwrap();
+        for (args, nothing) in [
+            (&["watch", team, "--for", "5s", "--trace", "/proc/h.jsonl"][..], "nothing was watched"),
+            (&["explore", "f.toml", "--html", "/proc/x.html"], "nothing was explored"),
+            (&["explore", "f.toml", "--write", "/proc/x.toml"], "nothing was explored"),
+            (&["shrink", "f.toml", "--out", "-", "--html", "/proc/x.html"], "nothing was shrunk"),
+            (&["shrink", "f.toml", "--out", "/proc/x.toml"], "nothing was shrunk"),
+        ] {
+            run(args).expect_code(2).stderr_has("cannot be made").stderr_has(nothing);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A fourth review: a work item's path (text from the file, which only
 /// `name` and `about` are checked for) reached the terminal raw in a failed
 /// check's name: in a run's `✗` line, a sweep's progress line and

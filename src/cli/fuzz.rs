@@ -605,7 +605,7 @@ fn shrink_find(path: &str, seed: u64, jobs: usize) -> Result<String, String> {
     };
     let s = crate::shrink::shrink(path, &src, &opts).map_err(|e| e.to_string())?;
     let out = format!("{}-shrunk.toml", path.strip_suffix(".toml").unwrap_or(path));
-    ours_or_absent(Path::new(&out), crate::shrink::SHRUNK_MARK)?;
+    super::ours_or_absent(Path::new(&out), crate::shrink::SHRUNK_MARK, "fuzz", "give another --out")?;
     crate::output::write(Path::new(&out), &s.text)?;
     let (b, a) = (s.before, s.after);
     Ok(format!(
@@ -665,29 +665,6 @@ fn finds_folder(out: &Path) -> Result<(), String> {
     }
 }
 
-/// Whether `path` may be written: nothing is there, or a file an earlier
-/// fuzz wrote (its first 4 KiB hold `mark`), a find or its shrunk copy,
-/// which the same file and seed make again; why not. A file of the user's
-/// own is never written over.
-fn ours_or_absent(path: &Path, mark: &str) -> Result<(), String> {
-    use std::io::Read;
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
-    let mut head = Vec::new();
-    if meta.is_file() {
-        if let Ok(f) = std::fs::File::open(path) {
-            let _ = f.take(4096).read_to_end(&mut head);
-        }
-    }
-    if String::from_utf8_lossy(&head).contains(mark) {
-        return Ok(());
-    }
-    Err(format!(
-        "{} is there already and is not a file fuzz wrote: it is left as it is and this one is not written \
-         (give another --out)",
-        path.display()
-    ))
-}
-
 /// An input file that a find or its shrunk copy would be written over (a
 /// file named `<stem>-seed<S>.toml` in the `--out` folder, for a seed
 /// fuzzed): why the run is refused.
@@ -722,7 +699,7 @@ fn reproduce_options(a: &FuzzArgs) -> String {
 fn write_finding(out: &Path, stem: &str, t: &Target, case: &Case, options: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create the folder {}: {e}", out.display()))?;
     let path = out.join(format!("{stem}-seed{}.toml", case.seed));
-    ours_or_absent(&path, crate::fuzz::FIND_MARK)?;
+    super::ours_or_absent(&path, crate::fuzz::FIND_MARK, "fuzz", "give another --out")?;
     let text = t.finding_file(case, &path_word(&path.display().to_string()), options);
     crate::output::write(&path, &text)?;
     Ok(path)

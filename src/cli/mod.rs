@@ -338,6 +338,29 @@ pub(crate) fn real_path(p: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Whether `path` may be written without being asked: nothing is there,
+/// or a file an earlier run of `command` wrote (its first 4 KiB hold
+/// `mark`), which the same input makes again; why not, with `instead`, what
+/// to do. A file of the user's own is never written over unasked.
+pub(super) fn ours_or_absent(path: &Path, mark: &str, command: &str, instead: &str) -> Result<(), String> {
+    use std::io::Read;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    let mut head = Vec::new();
+    if meta.is_file() {
+        if let Ok(f) = std::fs::File::open(path) {
+            let _ = f.take(4096).read_to_end(&mut head);
+        }
+    }
+    if String::from_utf8_lossy(&head).contains(mark) {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is there already and is not a file {command} wrote: it is left as it is and this one is not written \
+         ({instead})",
+        path.display()
+    ))
+}
+
 /// An output that names an input (it would be overwritten before, or
 /// instead of, being read again) or another output (one would be lost):
 /// the option, and why. `outputs` are `(option, path)`, `inputs` `(what,

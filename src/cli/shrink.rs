@@ -136,6 +136,13 @@ pub fn main(a: ShrinkArgs) -> i32 {
         let problem = Problem::in_flag("--out", e.clone()).at(out.display());
         return Refusal::line(format!("{flag}: {e}; nothing was shrunk"), problem).tell(a.format);
     }
+    // The file beside the input is shrink's own to write again, never one
+    // of the user's that happens to have its name.
+    let instead = "give --out to write elsewhere, or --out with its name to replace it";
+    if let (None, Err(e)) = (&a.out, super::ours_or_absent(&out, crate::shrink::SHRUNK_MARK, "shrink", instead)) {
+        let problem = Problem::in_flag("--out", e.clone()).at(out.display());
+        return Refusal::line(format!("{e}; nothing was shrunk"), problem).tell(a.format);
+    }
     if let Some((page, Err(e))) = a.html.as_deref().map(|p| (p, crate::output::check(p))) {
         let problem = Problem::in_flag("--html", e.clone()).at(page.display());
         return Refusal::line(format!("--html: {e}; nothing was shrunk"), problem).tell(a.format);
