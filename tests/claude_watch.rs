@@ -423,7 +423,7 @@ fn a_transcript_rewritten_with_its_lines_moved_is_kept_once() {
         let moved = format!("{system}\n{first}");
         assert_eq!(kept_after(&mut followed, &moved, in_place), once, "in place: {in_place}: kept once");
         let h = followed.history().expect("a history");
-        let replaced = h.unjudged.iter().any(|(p, _)| p == handshake::history::claude::kept::REPLACED);
+        let replaced = h.unjudged.iter().any(|(p, _)| p == handshake::history::claude::kept::TRANSCRIPT);
         assert!(!replaced, "in place: {in_place}: lines moved, none lost: {:?}", h.unjudged);
         let whole = format!("{moved}{}\n", lines[6..].join("\n"));
         let all = kept_after(&mut followed, &whole, in_place);
@@ -446,7 +446,7 @@ fn a_transcript_rewritten_with_its_lines_moved_is_kept_once() {
 /// moved are not.
 #[test]
 fn a_transcript_replaced_by_another_is_said_to_mix_two_files() {
-    use handshake::history::claude::kept::REPLACED;
+    use handshake::history::claude::kept::TRANSCRIPT;
     use handshake::history::follow::Followed;
     let clean = std::fs::read_to_string(Path::new(FIXTURES).join("transcripts/clean-lead.jsonl")).unwrap();
     let other = std::fs::read_to_string(Path::new(FIXTURES).join("transcripts/81464-lead.jsonl")).unwrap();
@@ -460,7 +460,7 @@ fn a_transcript_replaced_by_another_is_said_to_mix_two_files() {
     let kept = followed.len();
     let note = |f: &Followed| {
         let h = f.history().expect("a history");
-        h.unjudged.iter().find(|(place, _)| place == REPLACED).map(|(_, why)| why.clone())
+        h.unjudged.iter().find(|(place, _)| place == TRANSCRIPT).map(|(_, why)| why.clone())
     };
     assert_eq!(note(&followed), None, "one file: nothing to say");
     std::fs::write(dir.join("new"), &other).unwrap();
@@ -482,6 +482,77 @@ fn a_transcript_replaced_by_another_is_said_to_mix_two_files() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("? transcript: the file was replaced or rewritten during the watch"), "{said}");
     assert!(!said.contains("PASS  "), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A hostile review: a transcript that a link took the place of (or that
+/// lost its read permission) during a watch was passed over without a
+/// word, and the watch said a bare PASS of what it read before, though the
+/// file the link reaches breaks an invariant. What cannot be read is said,
+/// and said no more once it can be.
+#[cfg(unix)]
+#[test]
+fn a_transcript_that_turns_unreadable_is_said() {
+    use handshake::history::claude::kept::TRANSCRIPT;
+    use handshake::history::follow::Followed;
+    let clean = std::fs::read_to_string(Path::new(FIXTURES).join("transcripts/clean-lead.jsonl")).unwrap();
+    let dir = std::env::temp_dir().join(format!("handshake-watch-unreadable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lead.jsonl");
+    std::fs::write(&path, &clean).unwrap();
+    let mut followed = Followed::of(&path).expect("a transcript");
+    followed.look(&path);
+    let note = |f: &Followed| {
+        let h = f.history().expect("a history");
+        h.unjudged.iter().find(|(place, _)| place == TRANSCRIPT).map(|(_, why)| why.clone())
+    };
+    assert_eq!(note(&followed), None);
+    std::fs::write(dir.join("other.jsonl"), &clean).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink("other.jsonl", &path).unwrap();
+    assert!(followed.look(&path), "news: the file cannot be read");
+    let why = note(&followed).expect("said");
+    assert!(why.contains("a symbolic link is under its name now") && why.contains("was not judged"), "{why}");
+    assert!(!followed.look(&path), "said once, not news at every look");
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, &clean).unwrap();
+    followed.look(&path);
+    assert_eq!(note(&followed), None, "readable again");
+    // Gone is not unreadable: nothing is there to read.
+    std::fs::remove_file(&path).unwrap();
+    followed.look(&path);
+    assert_eq!(note(&followed), None, "gone");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A hostile review: a transcript already long when the watch began was
+/// read whole in one look before `--max-entries` was looked at (a million
+/// lines held 960 MB with `--max-entries 1000`). It is read a part at a
+/// time, the bound looked at between parts.
+#[test]
+fn a_long_transcript_is_read_a_part_at_a_time_within_max_entries() {
+    let dir = std::env::temp_dir().join(format!("handshake-watch-long-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lead.jsonl");
+    let line = |i: usize| {
+        format!(
+            r#"{{"type":"user","sessionId":"s","timestamp":"2026-04-09T17:{:02}:{:02}.000Z","message":{{"content":"<teammate-message teammate_id=\"bob{i}\">\nhi\n</teammate-message>"}}}}"#,
+            i / 60 % 60,
+            i % 60
+        )
+    };
+    let lines = handshake::history::tail::LINES_A_LOOK * 2 + 10;
+    std::fs::write(&path, (0..lines).map(|i| line(i) + "\n").collect::<String>()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", &path.display().to_string(), "--for", "60s", "--max-entries", "1000", "--color", "never"])
+        .output()
+        .expect("watch runs");
+    let (said, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{said}\n{stderr}");
+    let kept = format!("({} entries kept", handshake::history::tail::LINES_A_LOOK);
+    assert!(said.contains("STOPPED  ") && said.contains(&kept), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -104,7 +104,9 @@ pub fn main(a: WatchArgs) -> i32 {
         // An inbox that does not parse is most likely being written: what
         // was kept is judged once it parses, or once it has stayed so.
         unsettled_since = followed.unsettled().then(|| unsettled_since.unwrap_or_else(Instant::now));
-        if to_judge && unsettled_since.is_none_or(|since| since.elapsed() >= UNSETTLED_WAIT) {
+        // A transcript read a part at a time is judged once it is all read.
+        let behind = followed.behind();
+        if to_judge && !behind && unsettled_since.is_none_or(|since| since.elapsed() >= UNSETTLED_WAIT) {
             judge_new(&followed, &mut told, &mut screen);
             screen.drawn_for = None;
             to_judge = false;
@@ -115,6 +117,11 @@ pub fn main(a: WatchArgs) -> i32 {
             || a.for_.is_some_and(|f| started.elapsed() >= f.as_std())
         {
             break;
+        }
+        if behind {
+            // The rest of what is there, at once.
+            signalled = true;
+            continue;
         }
         // Ctrl-C is looked at every 200 ms at least.
         let wait = a.interval.as_std().min(Duration::from_millis(200)).max(Duration::from_millis(10));
@@ -130,7 +137,12 @@ pub fn main(a: WatchArgs) -> i32 {
     // The files read up to their bound at the last look: what lies past it
     // was not kept, as audit stops there too.
     let read_bounded = followed.bounded();
-    let code = summary(&followed, &shown, &a.trace, bounded || read_bounded, screen.gone);
+    // Stopped (--for, Ctrl-C) while a long transcript was read a part at a time.
+    let unread = followed.behind() && !bounded;
+    let code = summary(&followed, &shown, &a.trace, bounded || read_bounded || unread, screen.gone);
+    if unread {
+        eprintln!("stopped before the transcript was read to its end: what lies past it was not judged");
+    }
     if read_bounded && !bounded {
         eprintln!(
             "stopped: the last look read the files up to their bound ({} MiB in all): what lies past it was not \
@@ -148,7 +160,7 @@ pub fn main(a: WatchArgs) -> i32 {
     }
     match code {
         _ if crate::interrupt::requested() || screen.gone => EXIT_INTERRUPTED,
-        EXIT_OK if bounded || read_bounded => EXIT_BOUND,
+        EXIT_OK if bounded || read_bounded || unread => EXIT_BOUND,
         code => code,
     }
 }
@@ -198,7 +210,7 @@ fn judge_new(followed: &Followed, told: &mut BTreeSet<String>, screen: &mut Scre
     for (place, why) in &h.unjudged {
         let file = crate::history::claude::folder::entry_place(place).is_none() && place.starts_with("inboxes/");
         // A transcript replaced under its name: what was kept mixes two files.
-        if file || place == crate::history::claude::kept::REPLACED {
+        if file || place == crate::history::claude::kept::TRANSCRIPT {
             let line = format!("? {place}: {why}");
             if told.insert(line.clone()) {
                 screen.say(&line);

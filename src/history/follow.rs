@@ -108,12 +108,15 @@ impl Followed {
                 kept.absorb(reading) | new_tasks
             }
             Followed::Transcript(kept, growing) => {
-                growing.read_on(path).is_some_and(|(new, rewritten)| match rewritten {
+                let could_not_before = growing.tail.unreadable().map(str::to_string);
+                let new = growing.read_on(path).is_some_and(|(new, rewritten)| match rewritten {
                     // Its lines may have moved: what was kept is found again by
                     // what it says, not by its line.
                     true => kept.absorb_rewritten(new),
                     false => kept.absorb(new),
-                })
+                });
+                // A file that turned unreadable, or readable again, is news.
+                new | (growing.tail.unreadable() != could_not_before.as_deref())
             }
             Followed::Inboxes(dir, lines) => {
                 let (texts, not_read, bounded) = settled(&files, path, || KeptLines::read(dir), |_| true);
@@ -136,7 +139,14 @@ impl Followed {
                 }
                 Ok(h)
             }
-            Followed::Transcript(kept, _) => Ok(claude::transcript_of(kept.reading())),
+            Followed::Transcript(kept, growing) => {
+                let mut h = claude::transcript_of(kept.reading());
+                if let Some(why) = growing.tail.unreadable() {
+                    let why = format!("could not be read at the last look ({why}): what it holds since was not judged");
+                    h.unjudged.push((claude::kept::TRANSCRIPT.into(), why));
+                }
+                Ok(h)
+            }
             Followed::Inboxes(_, lines) => inbox::read_texts(&lines.texts()),
         }
     }
@@ -202,6 +212,13 @@ impl Followed {
             Followed::Transcript(_, growing) if growing.tail.unfinished() => vec![path.display().to_string()],
             Followed::Team(..) | Followed::Transcript(..) => Vec::new(),
         }
+    }
+
+    /// Whether the latest look left lines to read (a transcript already
+    /// long when the watch began is read a part at a time): the next look
+    /// should come at once.
+    pub fn behind(&self) -> bool {
+        matches!(self, Followed::Transcript(_, growing) if growing.tail.behind())
     }
 
     /// A cheap summary of what the files are now (each one's name, size and
@@ -471,6 +488,9 @@ pub struct Status {
 /// The most open requests a status line names; past them, a count.
 const OPEN_SHOWN: usize = 4;
 
+/// The agents a status line names; the rest are counted.
+const AGENTS_SHOWN: usize = 8;
+
 impl Status {
     /// The status of history `h`, `since` after its last entry.
     pub fn of(h: &History, since: Millis) -> Status {
@@ -509,8 +529,16 @@ impl Status {
 
     /// One line: `agents: team-lead, alice, bob (ended) · open: [shutdown-1@bob] 12s`.
     pub fn line(&self) -> String {
-        let agents: Vec<String> =
-            self.agents.iter().map(|(n, ended)| if *ended { format!("{n} (ended)") } else { n.clone() }).collect();
+        let mut agents: Vec<String> = self
+            .agents
+            .iter()
+            .take(AGENTS_SHOWN)
+            .map(|(n, ended)| if *ended { format!("{n} (ended)") } else { n.clone() })
+            .collect();
+        // A team of thousands on one line would fill the screen at each redraw.
+        if self.agents.len() > AGENTS_SHOWN {
+            agents.push(format!("and {} more", self.agents.len() - AGENTS_SHOWN));
+        }
         let mut open: Vec<String> = self
             .open
             .iter()
@@ -670,6 +698,9 @@ mod tests {
         );
         let none = Status { agents: vec![("team-lead".into(), false)], open: vec![] };
         assert_eq!(none.line(), "agents: team-lead · open: none");
+        // A hostile review: 200,000 agents made a status line of 2 MB.
+        let many = Status { agents: (0..200_000).map(|n| (format!("bob{n}"), false)).collect(), open: vec![] };
+        assert_eq!(many.line(), "agents: bob0, bob1, bob2, bob3, bob4, bob5, bob6, bob7, and 199992 more · open: none");
     }
 
     #[test]

@@ -39,7 +39,19 @@ pub struct Tail {
     /// first's) is told too, however far from its end. An edit in between,
     /// the length kept, is not: only a read of the whole file would tell it.
     first_read: u64,
+    /// Why the last look could not open the file, when something is under
+    /// its name that cannot be read (a link, a file without read
+    /// permission); `None` when it opened, or nothing is there.
+    unreadable: Option<String>,
+    /// The last look stopped at [`LINES_A_LOOK`] lines, with more to read.
+    behind: bool,
 }
+
+/// The most lines one look reads: a file of millions of lines already
+/// written when the watch starts is taken in a part at a time, so that
+/// whatever bounds what is kept (`watch --max-entries`) is looked at
+/// between the parts, not once the whole file is held.
+pub const LINES_A_LOOK: usize = 20_000;
 
 /// How many bytes before where the last look stopped are read again, to
 /// tell a file rewritten in place from one only appended to.
@@ -52,7 +64,21 @@ impl Tail {
     /// after a [`Line::NewFile`]. A file that is gone, or not a regular
     /// file, reads as nothing new.
     pub fn read_on(&mut self, path: &Path, mut line: impl FnMut(Line<'_>)) -> usize {
-        let Ok(mut file) = crate::input::open_regular(path) else { return 0 };
+        let mut file = match crate::input::open_regular(path) {
+            Ok(file) => file,
+            Err(e) => {
+                // Gone reads as nothing new; anything else there is said.
+                let there = std::fs::symlink_metadata(path).is_ok();
+                self.unreadable = there.then(|| match e {
+                    crate::input::ReadError::NotAFile(what) => {
+                        format!("{what} is under its name now, and only a regular file is followed")
+                    }
+                    e => e.to_string(),
+                });
+                return 0;
+            }
+        };
+        self.unreadable = None;
         let Ok(meta) = file.metadata() else { return 0 };
         let id = identity(&meta);
         let rewritten = self.offset > 0
@@ -68,9 +94,10 @@ impl Tail {
             return 0;
         }
         let mut reader = BufReader::with_capacity(64 << 10, file);
-        let read = each_line(&mut reader, false, line);
+        let read = each_line_upto(&mut reader, false, LINES_A_LOOK, line);
         self.offset += read.bytes;
         self.unfinished = read.unfinished;
+        self.behind = read.lines == LINES_A_LOOK;
         if read.bytes > 0 {
             let mut file = reader.into_inner();
             // Unreadable now, the digest is left as it was: the next look
@@ -83,6 +110,18 @@ impl Tail {
             }
         }
         read.lines
+    }
+
+    /// Why the last look could not read the file, if something was there
+    /// that could not be.
+    pub fn unreadable(&self) -> Option<&str> {
+        self.unreadable.as_deref()
+    }
+
+    /// Whether the last look stopped at [`LINES_A_LOOK`] lines with more
+    /// (perhaps) to read: the next look goes on from there at once.
+    pub fn behind(&self) -> bool {
+        self.behind
     }
 
     /// Whether the last look ended in a line with no newline yet.
@@ -106,10 +145,15 @@ pub struct Lines {
 /// [`LINE_BOUND`] or not UTF-8 as [`Line::Unreadable`]. A last line with no
 /// newline is still being written, and is left for the next look, unless
 /// `whole` (the file is read once, as it is): then it is a line too.
-pub fn each_line(reader: &mut impl BufRead, whole: bool, mut line: impl FnMut(Line<'_>)) -> Lines {
+pub fn each_line(reader: &mut impl BufRead, whole: bool, line: impl FnMut(Line<'_>)) -> Lines {
+    each_line_upto(reader, whole, usize::MAX, line)
+}
+
+/// [`each_line`], stopping after `most` lines: the rest is left unread.
+fn each_line_upto(reader: &mut impl BufRead, whole: bool, most: usize, mut line: impl FnMut(Line<'_>)) -> Lines {
     let mut read = Lines { bytes: 0, lines: 0, unfinished: false, error: None };
     let mut buf = Vec::new();
-    loop {
+    while read.lines < most {
         buf.clear();
         let got = match reader.take(LINE_BOUND).read_until(b'\n', &mut buf) {
             Ok(0) => break,
@@ -259,6 +303,25 @@ mod tests {
         // Gone: nothing new, and nothing forgotten of where it was.
         std::fs::remove_file(&path).unwrap();
         assert!(lines_of(&mut tail, &path, &mut false).is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A hostile review: a transcript of a million lines was read whole in
+    /// one look, and held (960 MB), before `--max-entries` was looked at.
+    #[test]
+    fn a_look_reads_at_most_its_lines_and_the_next_goes_on() {
+        let dir = std::env::temp_dir().join(format!("handshake-tail-parts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        let text: String = (0..LINES_A_LOOK + 5).map(|i| format!("{i}\n")).collect();
+        std::fs::write(&path, &text).unwrap();
+        let (mut tail, mut restarted) = (Tail::default(), false);
+        let first = lines_of(&mut tail, &path, &mut restarted);
+        assert_eq!((first.len(), tail.behind()), (LINES_A_LOOK, true));
+        let rest = lines_of(&mut tail, &path, &mut restarted);
+        assert_eq!(rest.first().map(String::as_str), Some(format!("{LINES_A_LOOK}\n").as_str()));
+        assert_eq!((rest.len(), tail.behind(), restarted), (5, false, false));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -7,8 +7,9 @@
 use super::folder::{Reading, Team};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Where the note of a transcript replaced during a watch is placed.
-pub const REPLACED: &str = "transcript";
+/// Where a note on a followed transcript as a whole is placed (replaced
+/// during the watch, unreadable at a look).
+pub const TRANSCRIPT: &str = "transcript";
 
 /// The note of a transcript replaced during a watch, `n` kept entries not
 /// found in the file that took its place.
@@ -79,7 +80,7 @@ impl Kept {
             unjudged.push(("config.json".into(), why));
         }
         if self.not_found_again > 0 {
-            unjudged.push((REPLACED.into(), replaced_why(self.not_found_again)));
+            unjudged.push((TRANSCRIPT.into(), replaced_why(self.not_found_again)));
         }
         kept.unjudged = unjudged;
         kept.not_parsed = r.not_parsed;
