@@ -556,6 +556,65 @@ fn a_long_transcript_is_read_a_part_at_a_time_within_max_entries() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A hostile review: the trace of a reference folder's watch left out the
+/// file the watch could not read, so `audit` of it said a clean PASS where
+/// the watch had said "1 file not read".
+#[test]
+fn a_reference_folders_trace_keeps_the_files_not_read() {
+    let dir = std::env::temp_dir().join(format!("handshake-watch-ref-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("ref")).unwrap();
+    let request = r#"{"type":"shutdown_request","from":"lead","request_id":"abcd1234","timestamp":1.0}"#;
+    let answer = r#"{"type":"shutdown_response","from":"bob","request_id":"abcd1234","approve":true,"timestamp":2.0}"#;
+    std::fs::write(dir.join("ref/bob.jsonl"), format!("{request}\n")).unwrap();
+    std::fs::write(dir.join("ref/lead.jsonl"), format!("{answer}\n")).unwrap();
+    std::fs::write(dir.join("ref/alice.jsonl"), b"\xff{\"x\":1}\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_handshake");
+    let (folder, trace) = (dir.join("ref"), dir.join("r.jsonl"));
+    let (folder, trace) = (folder.to_str().unwrap(), trace.to_str().unwrap());
+    let watched = std::process::Command::new(bin)
+        .args(["watch", folder, "--for", "300ms", "--interval", "100ms", "--trace", trace, "--color", "never"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&watched.stdout);
+    assert!(said.contains("1 file not read"), "{said}");
+    let audited = std::process::Command::new(bin).args(["audit", trace, "--color", "never"]).output().unwrap();
+    let said = String::from_utf8_lossy(&audited.stdout);
+    assert!(said.contains("? alice.jsonl: not read: line 1 is not UTF-8") && said.contains("no clean bill"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A hostile review: a watch begun with the session (its transcript only
+/// a history snapshot so far) was refused as no transcript; a link to the
+/// transcript, and `<(command)`, were both told to give "a pipe such as
+/// <(command)", which watch refuses too.
+#[cfg(unix)]
+#[test]
+fn a_fresh_session_is_followed_and_a_link_is_told_what_to_give() {
+    let dir = std::env::temp_dir().join(format!("handshake-watch-fresh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.jsonl");
+    let snapshot = r#"{"type":"file-history-snapshot","messageId":"m","snapshot":{},"isSnapshotUpdate":false}"#;
+    std::fs::write(&path, format!("{snapshot}\n")).unwrap();
+    let bin = env!("CARGO_BIN_EXE_handshake");
+    let watch = |p: &Path| {
+        std::process::Command::new(bin)
+            .args(["watch", p.to_str().unwrap(), "--for", "200ms", "--color", "never"])
+            .output()
+            .unwrap()
+    };
+    let fresh = watch(&path);
+    let said = String::from_utf8_lossy(&fresh.stdout);
+    assert!(said.contains("a Claude Code lead's transcript"), "{said}{}", String::from_utf8_lossy(&fresh.stderr));
+    std::os::unix::fs::symlink("s.jsonl", dir.join("link.jsonl")).unwrap();
+    let linked = watch(&dir.join("link.jsonl"));
+    let said = String::from_utf8_lossy(&linked.stderr);
+    assert_eq!(linked.status.code(), Some(2), "{said}");
+    assert!(said.contains("give the file's own path") && !said.contains("<(command)"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A hostile review of the fix above: a rewrite in place is written as a
 /// truncation, then the new text; a look between the two read nothing, and
 /// the next one read the moved lines as new (12 entries kept for 6, a false

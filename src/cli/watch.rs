@@ -403,7 +403,7 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: b
     }
     // The history first: it is what a session leaves (the runtime deletes
     // the team folder), and printing may fail on a closed terminal.
-    let written = trace.as_deref().map(|path| write_trace(path, shown, &h));
+    let written = trace.as_deref().map(|path| write_trace(path, shown, &h, followed.not_read()));
     let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
     let violations = check_log(&log, &h.policy, &h.require_plan);
     if !gone {
@@ -432,12 +432,24 @@ fn summary(followed: &Followed, shown: &str, trace: &Option<PathBuf>, bounded: b
     }
 }
 
-/// Writes what was kept to `path`, in the history format, whole or not at all.
-fn write_trace(path: &std::path::Path, shown: &str, h: &crate::history::History) -> Result<(), String> {
+/// Writes what was kept to `path`, in the history format, whole or not at
+/// all, with the files the last look could not read (`not_read`, a
+/// reference folder's: `alice.jsonl: not read: …`) among what it could not
+/// judge: audited later, the trace must not read as a clean bill.
+fn write_trace(
+    path: &std::path::Path,
+    shown: &str,
+    h: &crate::history::History,
+    not_read: &[String],
+) -> Result<(), String> {
     let scenario = format!("watch of {shown}");
-    let header =
+    let mut header =
         crate::history::header_of(&scenario, 0, &h.names.agents, (h.ended_at, h.stop), &h.policy, &h.require_plan)
             .with_context_of(h);
+    for why in not_read {
+        let (place, why) = why.split_once(": ").unwrap_or(("", why));
+        header.unjudged.push(crate::history::Unjudged { place: place.into(), why: why.into() });
+    }
     let mut bytes = Vec::new();
     let _ = crate::history::write_events(&mut bytes, &header, &h.events, &h.names);
     let text = String::from_utf8_lossy(&bytes);

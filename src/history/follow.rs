@@ -49,15 +49,23 @@ impl Followed {
                     .to_string()
             });
         }
+        let pipe = "a pipe cannot be followed: watch reads a file again as it grows; give the file's path (audit \
+                    reads a pipe once)";
         let first = first_lines(path).map_err(|e| match e {
-            crate::input::ReadError::NotAFile("a pipe") => {
-                "a pipe cannot be followed: watch reads a file again as it grows; give the file's path (audit reads \
-                 a pipe once)"
+            crate::input::ReadError::NotAFile("a pipe") => pipe.to_string(),
+            // `<(command)` is a link to a pipe.
+            crate::input::ReadError::NotAFile("a symbolic link") if links_to_a_pipe(path) => pipe.to_string(),
+            crate::input::ReadError::NotAFile("a symbolic link") => {
+                "a symbolic link: watch follows a regular file, never through a link (another file may be put \
+                 where it points); give the file's own path"
                     .to_string()
             }
             e => e.to_string(),
         })?;
-        match transcript::looks_like(&first) {
+        // A session just begun may have written only what comes before its
+        // conversation (a snapshot, a queued prompt): audit would find
+        // nothing to judge in it, but a watch waits for what comes.
+        match transcript::looks_like(&first) || transcript::begins_like(&first) {
             true => Ok(Followed::Transcript(Kept::default(), Growing::default())),
             false => Err("not a Claude Code transcript (one JSON object a line, of type user or assistant): only a \
                           team folder, a transcript or a reference inbox folder can be followed"
@@ -309,6 +317,20 @@ impl Growing {
             Line::Unreadable(why) => reader.skip_line(why),
         });
         (lines > 0).then(|| (reader.take_new(), std::mem::take(&mut self.rewritten)))
+    }
+}
+
+/// Whether `path` is a link to a pipe (`<(command)` is `/dev/fd/63`).
+fn links_to_a_pipe(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
     }
 }
 

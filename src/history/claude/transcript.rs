@@ -53,6 +53,39 @@ pub fn looks_like(text: &str) -> bool {
     before_the_conversation && looked == LOOKED_AT
 }
 
+/// Whether `text` is the start of a session that has not begun its
+/// conversation yet: every line that is not blank (at least one) a JSON
+/// object of a type the runtime writes before it (a history snapshot, a
+/// summary, a queued prompt), none the conversation's own. What follows
+/// decides: [`looks_like`] is asked of a whole file; this, of a file a
+/// watch follows from its first moments.
+pub fn begins_like(text: &str) -> bool {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    lines.peek().is_some()
+        && lines.all(|line| match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(m)) => {
+                !m.contains_key("history")
+                    && matches!(m.get("type").and_then(Value::as_str), Some(t) if BEFORE_THE_CONVERSATION.contains(&t))
+            }
+            _ => false,
+        })
+}
+
+/// The kinds of line besides the conversation's the runtime writes in a
+/// transcript, which may come before its first message (docs/claude-code.md
+/// says where each was seen).
+const BEFORE_THE_CONVERSATION: &[&str] = &[
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "custom-title",
+    "agent-name",
+    "permission-mode",
+    "last-prompt",
+    "pr-link",
+    "attachment",
+];
+
 /// A SendMessage call waiting for its result, which gives a request its id.
 #[derive(Clone)]
 struct Call {
@@ -517,6 +550,13 @@ mod tests {
         let snapshot = r#"{"type":"file-history-snapshot","messageId":"m1","snapshot":{},"isSnapshotUpdate":false}"#;
         assert!(looks_like(&format!("{summary}\n{snapshot}\n\n{text}")));
         assert!(!looks_like(&format!("{summary}\n{snapshot}\n")), "no conversation");
+        // Yet the start of one, to a watch (a hostile review: a watch begun
+        // with the session was refused).
+        assert!(begins_like(&format!("{snapshot}\n")) && begins_like(&format!("{summary}\n{snapshot}\n")));
+        let queued = r#"{"type":"queue-operation","operation":"enqueue","timestamp":"2026-04-09T17:27:00.000Z"}"#;
+        assert!(begins_like(queued));
+        assert!(!begins_like("") && !begins_like("{}") && !begins_like(&format!("{snapshot}\nnot json")));
+        assert!(!begins_like(r#"{"type":"send","history":1}"#), "one of our histories");
         // A line that is not JSON is passed over (this asserted the
         // opposite: a transcript whose first line was cut short, as a copy
         // of a file's last part has it, was refused as no transcript, though
