@@ -615,6 +615,41 @@ fn a_fresh_session_is_followed_and_a_link_is_told_what_to_give() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A hostile review: a team whose tasks are in `~/.claude/tasks/<name>`,
+/// its config's name for it rather than its folder's, had its tasks read
+/// at the first look and never again: the look that tells a change (the
+/// files' sizes and times) looked for them under the folder's name.
+#[test]
+fn tasks_found_by_the_teams_name_are_followed_as_they_change() {
+    let root = std::env::temp_dir().join(format!("handshake-watch-named-tasks-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let team = root.join("teams/foo");
+    let tasks = root.join("tasks/bar");
+    std::fs::create_dir_all(team.join("inboxes")).unwrap();
+    std::fs::create_dir_all(&tasks).unwrap();
+    let clean = Path::new(FIXTURES).join("clean-team");
+    let config = std::fs::read_to_string(clean.join("config.json")).unwrap();
+    std::fs::write(team.join("config.json"), config.replacen("\"name\": \"clean\"", "\"name\": \"bar\"", 1)).unwrap();
+    for f in ["alice.json", "bob.json", "team-lead.json"] {
+        std::fs::copy(clean.join("inboxes").join(f), team.join("inboxes").join(f)).unwrap();
+    }
+    let cycle = Path::new(FIXTURES).join("tasks-blocked-cycle/tasks");
+    std::fs::copy(cycle.join("1.json"), tasks.join("1.json")).unwrap();
+    let watch = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["watch", team.to_str().unwrap(), "--for", "3s", "--interval", "100ms", "--color", "never"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("watch runs");
+    std::thread::sleep(Duration::from_millis(1200));
+    for f in ["2.json", "3.json", "4.json"] {
+        std::fs::copy(cycle.join(f), tasks.join(f)).unwrap();
+    }
+    let out = watch.wait_with_output().expect("watch ends");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("wait on each other (blockedBy)"), "{said}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 /// A hostile review of the fix above: a rewrite in place is written as a
 /// truncation, then the new text; a look between the two read nothing, and
 /// the next one read the moved lines as new (12 entries kept for 6, a false

@@ -237,7 +237,8 @@ impl Followed {
 
     fn files(&self) -> Files {
         match self {
-            Followed::Team(..) => Files::Team,
+            // Its tasks may be in a folder named as its config names it.
+            Followed::Team(kept, _) => Files::Team(kept.reading().team.name.clone()),
             Followed::Transcript(..) => Files::Transcript,
             Followed::Inboxes(dir, _) => Files::Inboxes(dir.clone()),
         }
@@ -246,7 +247,8 @@ impl Followed {
 
 /// Which files a look reads, for their fingerprint.
 enum Files {
-    Team,
+    /// A team folder, and the team's name as its config gave it.
+    Team(Option<String>),
     Transcript,
     Inboxes(PathBuf),
 }
@@ -273,10 +275,10 @@ impl Files {
             names.iter().for_each(|p| stat(p));
         };
         match self {
-            Files::Team => {
+            Files::Team(name) => {
                 stat(&path.join("config.json"));
                 each_in(&path.join("inboxes"), &mut stat);
-                if let Some(dir) = tasks::find(path, None) {
+                if let Some(dir) = tasks::find(path, name.as_deref()) {
                     each_in(&dir, &mut stat);
                 }
             }
@@ -685,7 +687,7 @@ mod tests {
         // inbox and the lead's answer before the reading is done.
         let mut reads = 0;
         let reading = settled(
-            &Files::Team,
+            &Files::Team(None),
             &d,
             || {
                 reads += 1;
@@ -702,7 +704,7 @@ mod tests {
         assert_eq!((reads, reading), (2, 2), "read again, and both inboxes seen");
         // Files that hold still are read once.
         let mut again = 0;
-        settled(&Files::Team, &d, || again += 1, |_| true);
+        settled(&Files::Team(None), &d, || again += 1, |_| true);
         assert_eq!(again, 1);
         let _ = std::fs::remove_dir_all(d);
     }
