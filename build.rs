@@ -23,6 +23,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(has_node)");
     println!("cargo::rustc-check-cfg=cfg(has_script)");
     println!("cargo::rustc-check-cfg=cfg(has_fonts)");
+    println!("cargo::rustc-check-cfg=cfg(has_setpriv)");
     println!("cargo:rerun-if-env-changed=CHROMIUM");
     println!("cargo:rerun-if-env-changed=PATH");
     let dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
@@ -40,6 +41,11 @@ fn main() {
     // util-linux's `script`, which the terminal tests run commands under.
     if on_path(&dirs, "script") {
         println!("cargo:rustc-cfg=has_script");
+    }
+    // util-linux's `setpriv`, which the tests of a folder one may not read
+    // run the program under as another user (root reads every folder).
+    if on_path(&dirs, "setpriv") {
+        println!("cargo:rustc-cfg=has_setpriv");
     }
     // A font, which the picture tests measure text with (tests/view.rs):
     // where the SVG library looks for the system's fonts on Linux.

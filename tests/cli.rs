@@ -889,3 +889,40 @@ fn a_missing_file_or_bundled_name_hints_with_the_program_as_started() {
         assert!(r.stderr.contains(&format!("`cargo run --release -- scenarios` {hint}")), "{arg}: {}", r.stderr);
     }
 }
+
+/// A hostile review: a folder inside the one named that could not be read
+/// was blamed on the one named ("c: cannot read the folder", though `c`
+/// reads). The folder that could not be read is named. Run as another user
+/// under `setpriv` where the tests run as root, who reads every folder.
+#[cfg(unix)]
+#[cfg_attr(
+    not(has_setpriv),
+    ignore = "needs `setpriv` (util-linux), not found when the tests were built, to run as a user who may not read a folder"
+)]
+#[test]
+fn a_folder_inside_that_cannot_be_read_is_the_one_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("unreadable-inside");
+    let scenario = std::fs::read_to_string(common::binary::root().join(HAPPY)).unwrap();
+    dir.write("c/a.toml", &scenario);
+    dir.write("c/sub/locked/b.toml", &scenario);
+    let c = dir.0.join("c");
+    for p in [dir.0.clone(), c.clone(), c.join("sub"), c.join("a.toml")] {
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    std::fs::set_permissions(c.join("sub/locked"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // SAFETY: reads the process's user id, nothing more.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut command = if root {
+        let mut setpriv = std::process::Command::new("setpriv");
+        setpriv.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(common::binary::bin());
+        setpriv
+    } else {
+        std::process::Command::new(common::binary::bin())
+    };
+    let out = command.args(["check", c.to_str().unwrap()]).output().expect("the program runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("locked: cannot read the folder"), "{stderr}");
+}

@@ -541,3 +541,39 @@ fn more_shards_than_seeds_is_played_and_said() {
     let fitting = handshake(&["run", &folder, "--seeds", "1..3", "--shard", "2/2"]);
     assert!(!fitting.stdout.contains("play none"), "{}", fitting.explain());
 }
+
+/// A hostile review: two shards of a sweep too big to be one, whose
+/// counts each agree with themselves, merged into "4 runs … 4 passed",
+/// exit 0: the sums wrapped round. They are refused (exit 2).
+#[test]
+fn shards_whose_counts_add_up_past_a_number_are_refused() {
+    let dir = TempDir::new("merge-overflow");
+    let mut docs = Vec::new();
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        let r = handshake(&[
+            "run",
+            "scenarios/05-plan-approved.toml",
+            "--seeds",
+            "1..5",
+            "--shard",
+            &shard,
+            "--format",
+            "json",
+        ]);
+        r.expect_code(0);
+        let mut d: serde_json::Value = serde_json::from_str(&r.stdout).expect("a report");
+        d["seeds"] = serde_json::json!({"from": 0u64, "to": (1u64 << 63) + 2});
+        let mut row = d["scenarios"][0].clone();
+        row["seeds"] = serde_json::json!((1u64 << 62) + 1);
+        let mut other = row.clone();
+        other["name"] = "o".into();
+        other["path"] = "o.toml".into();
+        d["scenarios"] = serde_json::json!([row, other]);
+        d["runs"] = serde_json::json!((1u64 << 63) + 2);
+        docs.push(dir.write(&format!("b{i}.json"), &d.to_string()));
+    }
+    let merged = handshake(&["merge", &docs[0], &docs[1]]);
+    merged.expect_code(2).ran_nothing();
+    assert!(!merged.stdout.contains("passed"), "{}", merged.stdout);
+}

@@ -14,8 +14,9 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
     for p in paths {
         if p.is_dir() {
             let before = out.len();
-            walk(p, &mut out, &mut BTreeSet::new()).map_err(|e| {
-                whole_file(p, format!("cannot read the folder: {e}"), "check that you may read the folder")
+            // The folder that could not be read, which may be one inside it.
+            walk(p, &mut out, &mut BTreeSet::new()).map_err(|(dir, e)| {
+                whole_file(&dir, format!("cannot read the folder: {e}"), "check that you may read the folder")
             })?;
             if out.len() == before {
                 return Err(whole_file(
@@ -43,11 +44,13 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ScenarioError> {
 /// Depth first, files before subfolders. `seen` holds the folders already
 /// walked (by their real path), so a symbolic link back up the tree is
 /// followed once, not forever.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
-    if !seen.insert(dir.canonicalize()?) {
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut BTreeSet<PathBuf>) -> Result<(), (PathBuf, std::io::Error)> {
+    let here = |e| (dir.to_path_buf(), e);
+    if !seen.insert(dir.canonicalize().map_err(here)?) {
         return Ok(());
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let listed = std::fs::read_dir(dir).map_err(here)?;
+    let mut entries: Vec<PathBuf> = listed.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     let (folders, files): (Vec<PathBuf>, Vec<PathBuf>) = entries.into_iter().partition(|p| p.is_dir());
     out.extend(files.into_iter().filter(|f| f.extension().is_some_and(|x| x == "toml")));

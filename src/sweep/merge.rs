@@ -100,17 +100,21 @@ pub fn merge(docs: &[(String, SweepDoc)]) -> Result<SweepDoc, String> {
     // order the files were named in.
     let mut ordered: Vec<&SweepDoc> = docs.iter().map(|(_, d)| d).collect();
     ordered.sort_by_key(|d| d.shard.map_or(1, |s| s.index));
+    // Counts past what a report can hold are no shards of a real sweep:
+    // added unchecked they wrapped round, to a small sum and a PASS.
+    let too_many = || "the shards' counts add up past any number a report can hold: they are not a sweep's".to_string();
+    let add = |a: &mut u64, b: u64| a.checked_add(b).map(|sum| *a = sum).ok_or_else(too_many);
     for d in ordered {
-        out.runs += d.runs;
+        add(&mut out.runs, d.runs)?;
         out.real_seconds += d.real_seconds;
         for (row, theirs) in out.scenarios.iter_mut().zip(&d.scenarios) {
-            row.seeds += theirs.seeds;
-            row.failed += theirs.failed;
+            add(&mut row.seeds, theirs.seeds)?;
+            add(&mut row.failed, theirs.failed)?;
             row.real_ms += theirs.real_ms;
         }
         out.failed.extend(d.failed.iter().cloned());
         if let (Some(mine), Some(theirs)) = (&mut out.determinism, &d.determinism) {
-            mine.compared += theirs.compared;
+            add(&mut mine.compared, theirs.compared)?;
             mine.nondeterministic.extend(theirs.nondeterministic.iter().cloned());
         }
     }
