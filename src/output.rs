@@ -34,6 +34,13 @@ pub fn check(path: &Path) -> Result<(), String> {
 /// Why `path` may not be written, by its place: no folder to make it in,
 /// a folder, a link to a file or to nothing.
 fn placeable(path: &Path) -> Result<(), String> {
+    // `out/` names a folder, there or not: the run ran, then the rename failed.
+    if path.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR) {
+        return Err(format!(
+            "cannot write {}: a path that ends in a slash names a folder; name a file",
+            path.display()
+        ));
+    }
     // A folder that is not there fails the write at the end of the work; say so first.
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {

@@ -376,6 +376,9 @@ fn an_output_that_cannot_be_made_or_is_the_users_own_is_refused_before_the_work(
             run(args).expect_code(2).stderr_has("cannot be made").stderr_has(nothing);
         }
     }
+    // `out/` names a folder: it was found out after the run, at the rename.
+    run(&["run", "f.toml", "--trace", "nodir/"]).expect_code(2).ran_nothing().stderr_has("ends in a slash");
+    assert!(!dir.join("nodir").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
