@@ -65,6 +65,9 @@ fn audit_judges_the_clean_team_a_pass_and_45874_a_failure_with_the_entry_that_sh
     let (code, out) = audit("45874-leftover-shutdown-kills-respawn", &[]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("the request was already approved"), "{out}");
+    // And the cause the report names: the respawn obeyed its predecessor's
+    // request, left in its inbox.
+    assert!(out.contains("which was sent to an earlier incarnation"), "{out}");
     assert!(out.contains("inboxes/team-lead.json:4:"), "the entry that shows it: {out}");
 }
 
@@ -120,6 +123,10 @@ fn each_bug_reports_fixture_gets_its_verdict() {
                 "matching-response",
                 "the request was already approved",
                 "witness: inboxes/committer.json:1, inboxes/team-lead.json:1, inboxes/team-lead.json:4",
+                "current-incarnation",
+                "committer (incarnation 1) answered [shutdown-1775755623068@committer], which was sent to an earlier \
+                 incarnation",
+                "witness: inboxes/committer.json:1, inboxes/team-lead.json:2, inboxes/team-lead.json:4",
             ],
         ),
         (
@@ -1362,4 +1369,64 @@ fn an_inbox_text_with_prose_after_its_json_is_judged_as_the_json_and_said() {
         "{out}{err}"
     );
     assert!(out.contains("held: single-terminal"), "the approval is judged: {out}");
+}
+
+/// A review from real reports: a shutdown request whose entry was written
+/// with a time in another format (or whose type a newer version renamed)
+/// was listed as not read, and its answer then judged "an id it never
+/// issued": a FAIL (exit 1, even with --strict's 2 due) made of what the
+/// reader could not read. The answer is not judged, and says why.
+#[test]
+fn an_answer_whose_request_may_be_an_entry_not_read_is_not_judged() {
+    let id = "shutdown-1775755630000@alice";
+    let team = Scratch::new("request-not-read");
+    team.write("config.json", CONFIG);
+    let request = entry("team-lead", &shutdown_request(id), "Thu, 09 Apr 2026 17:27:10 GMT", true);
+    let hello = serde_json::json!({"from": "team-lead", "text": "write the parser", "timestamp": "2026-04-09T17:27:00.000Z", "read": true});
+    team.write("inboxes/alice.json", &inbox(&[hello, request]));
+    team.write(
+        "inboxes/team-lead.json",
+        &inbox(&[entry("alice", &shutdown_approved(id), "2026-04-09T17:27:11.000Z", true)]),
+    );
+    let (code, out, err) = team.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("never issued"), "{out}");
+    assert!(out.contains("holds entries that could not be read, and the request may be one; not judged"), "{out}");
+}
+
+/// A review from real reports: the runtime approves every plan request at
+/// once (docs/claude-code-runtime.md), and the lead, shown the request,
+/// approves it too (claude-code#29064): every healthy plan-mode team whose
+/// lead approved was a FAIL ("approved and became approved"). A plan's
+/// answer that says again what it already was changes nothing; one that
+/// contradicts it (#27265's fixture) still fails, and one delivered again
+/// whole is the runtime applying it twice (#92244's).
+#[test]
+fn a_plan_approved_by_the_runtime_then_by_the_lead_is_no_failure() {
+    let id = "plan_approval-1775755624068@alice";
+    let team = Scratch::new("plan-approved-twice");
+    team.write(
+        "config.json",
+        r#"{"name":"t","leadAgentId":"team-lead@t","members":[{"name":"team-lead"},{"name":"alice","planModeRequired":true}]}"#,
+    );
+    let request = serde_json::json!({"type": "plan_approval_request", "requestId": id, "from": "alice", "planContent": "1. parser"});
+    let by_runtime = serde_json::json!({"type": "plan_approval_response", "requestId": id, "approved": true, "permissionMode": "default"});
+    let by_lead = serde_json::json!({"type": "plan_approval_response", "requestId": id, "approved": true, "feedback": "Looks good"});
+    team.write("inboxes/team-lead.json", &inbox(&[entry("alice", &request, "2026-04-09T17:27:04.068Z", true)]));
+    let answers = [
+        entry("team-lead", &by_runtime, "2026-04-09T17:27:04.268Z", true),
+        entry("team-lead", &by_lead, "2026-04-09T17:27:10.000Z", true),
+    ];
+    team.write("inboxes/alice.json", &inbox(&answers));
+    let (code, out, err) = team.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("PASS") && !out.contains('✗'), "{out}");
+    // The lead's answer contradicting the runtime's fails, as before.
+    let no =
+        serde_json::json!({"type": "plan_approval_response", "requestId": id, "approved": false, "feedback": "No"});
+    let answers = [answers[0].clone(), entry("team-lead", &no, "2026-04-09T17:27:10.000Z", true)];
+    team.write("inboxes/alice.json", &inbox(&answers));
+    let (code, out, _) = team.audit();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("approved → rejected"), "{out}");
 }

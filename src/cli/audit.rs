@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct AuditArgs {
-    /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md), or a Claude Code team folder, ~/.claude/teams/<team>, or its tasks folder, ~/.claude/tasks/<team> (docs/claude-code.md)
+    /// A history (JSON Lines as `run --trace` writes them: docs/history.md), or a team's inbox folder: *.jsonl in it or in its .team/inbox, inbox or .mailboxes (docs/audit.md), or a Claude Code team folder, ~/.claude/teams/<team>, its tasks folder, ~/.claude/tasks/<team>, or its lead's transcript, ~/.claude/projects/<project>/<session>.jsonl (docs/claude-code.md)
     pub path: PathBuf,
     /// Output for people (text) or machines (json: one document on stdout, bad input as an error object; docs/json.md)
     #[arg(long, value_enum, default_value = "text")]

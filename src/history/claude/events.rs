@@ -62,6 +62,9 @@ struct Builder<'a> {
     seen: HashSet<Repeat<'a>>,
     /// Repeats met, of which the first [`SAID_REPEATS`] are said one by one.
     repeats: usize,
+    /// Whether the entry in hand repeats one seen (the runtime delivering
+    /// it again, which it then applies again: claude-code#92244).
+    a_repeat: bool,
     /// Requests the files show with no id, by (asker, target, kind), with
     /// where each is: an answer from that target quoting an id never seen
     /// may be to one of them.
@@ -72,9 +75,25 @@ struct Builder<'a> {
     /// ends such a teammate, and writes that it did only in memory
     /// (docs/claude-code-runtime.md), so what one sends after is news.
     approved_own_shutdown: HashMap<AgentId, &'a str>,
+    /// How many times each agent was seen to speak again after the runtime
+    /// said it had ended: its incarnation, as the files show it.
+    respawns: HashMap<AgentId, u32>,
+    /// Each request delivered, by id: its message's seq, its asker and
+    /// target, and the target's incarnation when it was delivered. A later
+    /// incarnation that answers it read the entry left in its inbox.
+    handed: HashMap<RequestId, Handed>,
     /// What the files cannot show of a request, for an answer quoting an id
     /// none of them has: see [`Unseen`].
     unseen: Unseen<'a>,
+}
+
+/// A request delivered: see [`Builder::handed`].
+#[derive(Clone, Copy)]
+struct Handed {
+    kind: Kind,
+    asker: AgentId,
+    target: AgentId,
+    incarnation: u32,
 }
 
 /// Why an answer quoting an id no file shows may still answer a request
@@ -147,6 +166,13 @@ impl<'a> Unseen<'a> {
         }
         if self.unread.contains(answerer) {
             Some(format!("inboxes/{answerer}.json, where its request would be, could not be read"))
+        } else if self.entries_unread.contains(answerer) {
+            // An entry in a shape not read (a time in another format, a
+            // type renamed) may be the request itself.
+            Some(format!(
+                "inboxes/{answerer}.json, where its request would be, holds entries that could not be read, and the \
+                 request may be one"
+            ))
         } else if self.bounded {
             Some("the read stopped at the folder's bound, and its request may be past it".into())
         } else if self.drains {
@@ -338,6 +364,7 @@ impl<'a> Builder<'a> {
     fn speaks(&mut self, name: &str, t: Millis, e: &'a Entry) -> AgentId {
         let a = self.team.agent(name);
         if self.ended.remove(&a) {
+            *self.respawns.entry(a).or_default() += 1;
             self.push(t, Event::Respawn { agent: a }, e);
             self.push(t, Event::Status { agent: a, status: RosterStatus::Working }, e);
         }
@@ -394,6 +421,10 @@ impl<'a> Builder<'a> {
                 let id = self.open(*kind, id.as_deref(), (from, to), t, e);
                 let mt = MessageType::Request(*kind);
                 self.message(from, to, mt, Some(id), words.as_deref().map(Into::into), t, e);
+                if self.delivered {
+                    let incarnation = self.respawns.get(&to).copied().unwrap_or(0);
+                    self.handed.insert(id, Handed { kind: *kind, asker: from, target: to, incarnation });
+                }
             }
             Said::Answer { kind, id, yes, words } => self.answer(from, to, (*kind, id.as_deref(), *yes), words, t, e),
             Said::Notice(n) => self.notice(from, n, t, e),
@@ -514,6 +545,7 @@ impl<'a> Builder<'a> {
             }
         }
         let id = self.id(written);
+        self.left_in_its_inbox((id, written), from, t, e);
         self.seq += 1;
         let seq = self.seq;
         let message_type = MessageType::Response(kind);
@@ -538,8 +570,26 @@ impl<'a> Builder<'a> {
             Event::Deliver { seq, sender: from, claimed_from: from, to, message_type, request_id: Some(id) };
         self.push(t, delivered, e);
         let to_status = if yes { Status::Approved } else { Status::Rejected };
-        let was = self.requests.insert(id, to_status).unwrap_or(Status::Pending);
-        let verdict = Verdict::Applied { kind, from: was, to: to_status };
+        let was = self.requests.get(&id).copied().unwrap_or(Status::Pending);
+        let verdict = if kind == Kind::Plan && was == to_status && !self.a_repeat {
+            // A plan's answer again, in other words or at another time,
+            // changes nothing: the runtime approves every plan at once, then
+            // the lead approves it too (docs/claude-code-runtime.md;
+            // claude-code#27265, #29064). One delivered again whole is the
+            // runtime applying one message twice (#92244), judged so; and a
+            // shutdown answered twice is the runtime ending one twice.
+            let text = format!(
+                "{}: {}'s {kind} answer to [{written}] says again what it already was ({}): it changes nothing",
+                e.origin,
+                e.from,
+                to_status.as_str()
+            );
+            self.push(t, Event::Note { text }, e);
+            Verdict::Ignored(crate::protocol::Reason::NotPending)
+        } else {
+            self.requests.insert(id, to_status);
+            Verdict::Applied { kind, from: was, to: to_status }
+        };
         let judged = Event::Verdict {
             at: to,
             request_id: id,
@@ -550,6 +600,42 @@ impl<'a> Builder<'a> {
             verdict,
         };
         self.push(t, judged, e);
+    }
+
+    /// Before `answerer` answers request `id`: if it was delivered to an
+    /// earlier incarnation of it, the one answering read the entry left in
+    /// its inbox (the runtime keeps an inbox across a respawn:
+    /// claude-code#45874), which reaches it as a copy of the request sent
+    /// to the one that is gone.
+    fn left_in_its_inbox(&mut self, (id, written): (RequestId, &str), answerer: AgentId, t: Millis, e: &'a Entry) {
+        let now = self.respawns.get(&answerer).copied().unwrap_or(0);
+        let Some(h) = self.handed.get_mut(&id).filter(|h| h.target == answerer && h.incarnation < now) else {
+            return;
+        };
+        h.incarnation = now;
+        let Handed { kind, asker, target, .. } = *h;
+        self.seq += 1;
+        let seq = self.seq;
+        let detail = format!(
+            "{} was ended and spoke again since it was handed [{written}]: the entry left in its inbox reaches the \
+             new process (claude-code#45874)",
+            e.from
+        );
+        self.push(t, Event::Fault { seq, fault: crate::fault_kind::FaultKind::Replay, detail }, e);
+        let mt = MessageType::Request(kind);
+        let to = Address::Agent(target);
+        let send =
+            Event::Send { seq, from: asker, to, message_type: mt, request_id: Some(id), approve: None, words: None };
+        self.push(t, send, e);
+        let delivered = Event::Deliver {
+            seq,
+            sender: asker,
+            claimed_from: asker,
+            to: target,
+            message_type: mt,
+            request_id: Some(id),
+        };
+        self.push(t, delivered, e);
     }
 
     fn notice(&mut self, from: AgentId, n: &Notice, t: Millis, e: &'a Entry) {
@@ -620,6 +706,7 @@ impl<'a> Builder<'a> {
     /// Says so when an entry repeats an earlier one of the same inbox (the
     /// first [`SAID_REPEATS`] one by one; the rest are counted).
     fn repeated(&mut self, e: &'a Entry, t: Millis) {
+        self.a_repeat = self.seen.contains(&Repeat(e));
         match self.seen.get(&Repeat(e)) {
             Some(_) if self.repeats >= SAID_REPEATS => self.repeats += 1,
             Some(Repeat(first)) => {
