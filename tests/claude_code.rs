@@ -1430,3 +1430,20 @@ fn a_plan_approved_by_the_runtime_then_by_the_lead_is_no_failure() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("approved → rejected"), "{out}");
 }
+
+/// A review from real reports: a config.json whose roster is under another
+/// key than `members` was read as a team with no roster said, so a message
+/// to a misspelt name (#84494's `alcie`) passed as "in flight". The missing
+/// list is said, and the verdict is no clean bill.
+#[test]
+fn a_config_without_its_members_list_says_the_roster_is_unknown() {
+    let team = Scratch::new("no-members");
+    team.write("config.json", r#"{"name":"t","leadAgentId":"team-lead@t","teammates":[{"name":"alice"}]}"#);
+    let hello =
+        serde_json::json!({"from": "team-lead", "text": "hi", "timestamp": "2026-04-09T17:27:00.000Z", "read": true});
+    team.write("inboxes/alice.json", &inbox(&[hello]));
+    let (code, out, _) = team.audit();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("? config.json members: no \"members\" list: the team's roster is unknown"), "{out}");
+    assert!(out.contains("no clean bill"), "{out}");
+}

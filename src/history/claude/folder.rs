@@ -237,7 +237,10 @@ fn team(c: &Map<String, Value>, unjudged: &mut Vec<(String, String)>) -> Team {
     let mut members = Vec::new();
     let mut in_part = false;
     match c.get("members") {
-        None => {}
+        // Every Claude Code 2.1 config has one: one without it is another
+        // shape (the roster under another key), and a send to a name not
+        // in the team would go unsaid.
+        None => said("config.json members".into(), "no \"members\" list"),
         Some(Value::Array(ms)) => {
             for (i, m) in ms.iter().enumerate() {
                 match m.as_object().and_then(|m| Some((m.get("name")?.as_str()?, m))) {
