@@ -1447,3 +1447,32 @@ fn a_config_without_its_members_list_says_the_roster_is_unknown() {
     assert!(out.contains("? config.json members: no \"members\" list: the team's roster is unknown"), "{out}");
     assert!(out.contains("no clean bill"), "{out}");
 }
+
+/// A review from real reports: a lead's transcript of the generation before
+/// SendMessage (its `Teammate` tool with an `operation`, 2.0.60 – 2.1.16)
+/// had its calls passed over without a word, and the teammate's answer to
+/// the shutdown they asked for was then judged "an id it never issued": a
+/// FAIL. Each call is listed as not read, and the answer is not judged.
+#[test]
+fn a_transcript_of_the_teammate_tool_lists_its_calls_and_judges_no_answer_to_them() {
+    let team = Scratch::new("teammate-tool");
+    let lines = [
+        r#"{"type":"assistant","sessionId":"s","uuid":"2","timestamp":"2026-01-28T10:05:00.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Teammate","input":{"operation":"requestShutdown","target_agent_id":"bob"}}]}}"#,
+        r#"{"type":"user","sessionId":"s","uuid":"4","timestamp":"2026-01-28T10:05:00.100Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"{\"success\":true,\"request_id\":\"shutdown-1769594700000@bob\"}"}]}}"#,
+        r#"{"type":"user","sessionId":"s","uuid":"5","timestamp":"2026-01-28T10:05:02.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"bob\">\n{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1769594700000@bob\",\"from\":\"bob\"}\n</teammate-message>"}}"#,
+        r#"{"type":"user","sessionId":"s","uuid":"6","timestamp":"2026-01-28T10:05:03.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"bob\">\nall done\n</teammate-message>"}}"#,
+    ];
+    team.write("lead.jsonl", &(lines.join("\n") + "\n"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &team.0.join("lead.jsonl").display().to_string(), "--color", "never"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("? line 1: a Teammate call (operation \"requestShutdown\")"), "{said}");
+    assert!(!said.contains("never issued"), "{said}");
+    assert!(
+        said.contains("line 1 of the transcript could not be read, and the request may be there; not judged"),
+        "{said}"
+    );
+}

@@ -174,7 +174,8 @@ impl Reader {
         // Most lines are the session's own talk and are passed over; one
         // that holds a call or a teammate's message in a shape not read is
         // said, never passed over (its send or answer would go unseen).
-        let team_talk = raw.contains("\"SendMessage\"") || raw.contains("<teammate-message");
+        let team_talk =
+            raw.contains("\"SendMessage\"") || raw.contains("\"Teammate\"") || raw.contains("<teammate-message");
         let mut unread = |why: String| {
             if team_talk {
                 r.unjudged
@@ -273,6 +274,19 @@ fn sends(r: &mut Reading, calls: &mut BTreeMap<String, Call>, content: &Value, a
             Some("SendMessage") => {}
             Some(name) if name.eq_ignore_ascii_case("SendMessage") => {
                 let why = format!("a tool named {name:?}: the runtime's is \"SendMessage\", and no other is read");
+                r.unjudged.push((place.to_string(), why));
+                continue;
+            }
+            // The generation before SendMessage (2.0.60 – 2.1.16): the lead
+            // approved plans and asked for shutdowns through it. Passed over,
+            // a teammate's answer to such a call was judged "an id never
+            // issued", and the plan it approved "never answered".
+            Some(name @ ("Teammate" | "TeammateTool")) => {
+                let operation = item.pointer("/input/operation").and_then(Value::as_str).unwrap_or("none given");
+                let why = format!(
+                    "a {name} call (operation {operation:?}), as Claude Code 2.0.60 – 2.1.16 made them: that \
+                     generation's calls are not read"
+                );
                 r.unjudged.push((place.to_string(), why));
                 continue;
             }
