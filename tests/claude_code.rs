@@ -1476,3 +1476,25 @@ fn a_transcript_of_the_teammate_tool_lists_its_calls_and_judges_no_answer_to_the
         "{said}"
     );
 }
+
+/// A review from real reports: #92244 seen in a lead's transcript, one idle
+/// notice handed to the lead three times, each a turn of its own with its
+/// own time, passed with no word: the repeat was looked for by the time the
+/// line was written. A protocol message's own words carry its time.
+#[test]
+fn a_message_delivered_again_in_a_transcript_is_said_whatever_the_line_time() {
+    let team = Scratch::new("transcript-repeats");
+    let idle = |at: &str| {
+        format!(
+            r#"{{"type":"user","sessionId":"s","uuid":"{at}","timestamp":"2026-09-05T10:00:{at}.000Z","message":{{"role":"user","content":"<teammate-message teammate_id=\"bob\">\n{{\"type\":\"idle_notification\",\"from\":\"bob\",\"timestamp\":\"2026-09-05T10:00:02.000Z\",\"idleReason\":\"available\"}}\n</teammate-message>"}}}}"#
+        )
+    };
+    let report = r#"{"type":"user","sessionId":"s","uuid":"1","timestamp":"2026-09-05T10:00:01.000Z","message":{"role":"user","content":"<teammate-message teammate_id=\"bob\">\nParser done.\n</teammate-message>"}}"#;
+    team.write("lead.jsonl", &format!("{report}\n{}\n{}\n{}\n", idle("15"), idle("21"), idle("27")));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+        .args(["audit", &team.0.join("lead.jsonl").display().to_string(), "--color", "never"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("⚠ line 3 repeats line 2") && said.contains("⚠ line 4 repeats line 2"), "{said}");
+}

@@ -307,12 +307,24 @@ fn tie_rank(said: &Said) -> u8 {
 }
 
 /// An entry as what makes another its repeat: the same owner, sender,
-/// message and time. A word a key, the entry itself, in a large folder.
-struct Repeat<'a>(&'a Entry);
+/// message and time. Two words a key, the entry itself, in a large folder.
+/// `timeless`: its time is when it was handed over, not when it was sent
+/// (a protocol message in a lead's transcript: each delivery is a turn of
+/// its own, claude-code#92244), so the same message is a repeat whatever
+/// the time; its own words carry its id or its time.
+struct Repeat<'a>(&'a Entry, bool);
 
 impl Repeat<'_> {
     fn key(&self) -> (&str, &str, &Said, u64, i64) {
-        (&self.0.to, &self.0.from, &self.0.said, self.0.digest, self.0.at.ms)
+        (&self.0.to, &self.0.from, &self.0.said, self.0.digest, self.when())
+    }
+
+    fn when(&self) -> i64 {
+        if self.1 {
+            0
+        } else {
+            self.0.at.ms
+        }
     }
 }
 
@@ -331,7 +343,7 @@ impl std::hash::Hash for Repeat<'_> {
     /// one instant put every entry in one bucket, and the set compared
     /// each with all before it (60,000 entries took 44 s).
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        (self.0.digest, self.0.at.ms, &self.0.from, &self.0.to).hash(h)
+        (self.0.digest, self.when(), &self.0.from, &self.0.to).hash(h)
     }
 }
 
@@ -706,10 +718,12 @@ impl<'a> Builder<'a> {
     /// Says so when an entry repeats an earlier one of the same inbox (the
     /// first [`SAID_REPEATS`] one by one; the rest are counted).
     fn repeated(&mut self, e: &'a Entry, t: Millis) {
-        self.a_repeat = self.seen.contains(&Repeat(e));
-        match self.seen.get(&Repeat(e)) {
+        let timeless = e.origin.starts_with("line ") && e.to == self.lead && !matches!(e.said, Said::Plain);
+        let this = Repeat(e, timeless);
+        self.a_repeat = self.seen.contains(&this);
+        match self.seen.get(&this) {
             Some(_) if self.repeats >= SAID_REPEATS => self.repeats += 1,
-            Some(Repeat(first)) => {
+            Some(Repeat(first, _)) => {
                 self.repeats += 1;
                 let text = format!(
                     "{} repeats {}: the same sender, message and time, delivered again (claude-code#92244)",
@@ -719,7 +733,7 @@ impl<'a> Builder<'a> {
                 self.push(t, Event::Alert { agent: lead, text }, e);
             }
             None => {
-                self.seen.insert(Repeat(e));
+                self.seen.insert(this);
             }
         }
     }
