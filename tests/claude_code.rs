@@ -1498,3 +1498,35 @@ fn a_message_delivered_again_in_a_transcript_is_said_whatever_the_line_time() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("⚠ line 3 repeats line 2") && said.contains("⚠ line 4 repeats line 2"), "{said}");
 }
+
+/// A review from real reports: a teammate that approved its own shutdown
+/// and never ended, idling on (#60199: "idle notifications continue to
+/// arrive from the teammate indefinitely"), was a bare PASS: idle notices
+/// were passed over, as one comes when a teammate's last turn ends. The
+/// second is said.
+#[test]
+fn a_teammate_still_idling_after_approving_its_shutdown_is_said() {
+    let id = "shutdown-1775755630000@alice";
+    let idle = |at: &str| {
+        let said = serde_json::json!({"type": "idle_notification", "from": "alice", "idleReason": "available"});
+        entry("alice", &said, at, true)
+    };
+    let team = Scratch::new("idling-after-approval");
+    team.write("config.json", CONFIG);
+    team.write(
+        "inboxes/alice.json",
+        &inbox(&[entry("team-lead", &shutdown_request(id), "2026-04-09T17:27:10.000Z", true)]),
+    );
+    let approved = entry("alice", &shutdown_approved(id), "2026-04-09T17:27:11.000Z", true);
+    let one = [approved.clone(), idle("2026-04-09T17:27:11.500Z")];
+    team.write("inboxes/team-lead.json", &inbox(&one));
+    let (_, out, _) = team.audit();
+    assert!(!out.contains("still idling"), "one idle as it stops is how it stops: {out}");
+    let on = [approved, idle("2026-04-09T17:27:11.500Z"), idle("2026-04-09T17:35:11.000Z")];
+    team.write("inboxes/team-lead.json", &inbox(&on));
+    let (_, out, _) = team.audit();
+    assert!(
+        out.contains("⚠ inboxes/team-lead.json[3]: alice is still idling after approving its own shutdown"),
+        "{out}"
+    );
+}

@@ -75,6 +75,8 @@ struct Builder<'a> {
     /// ends such a teammate, and writes that it did only in memory
     /// (docs/claude-code-runtime.md), so what one sends after is news.
     approved_own_shutdown: HashMap<AgentId, &'a str>,
+    /// Idle notices from a teammate since it approved its own shutdown.
+    idle_after_approving: HashMap<AgentId, u32>,
     /// How many times each agent was seen to speak again after the runtime
     /// said it had ended: its incarnation, as the files show it.
     respawns: HashMap<AgentId, u32>,
@@ -574,6 +576,7 @@ impl<'a> Builder<'a> {
         self.push(t, send, e);
         if kind == Kind::Shutdown && yes && e.from != self.lead {
             self.approved_own_shutdown.insert(from, e.origin.as_str());
+            self.idle_after_approving.remove(&from);
         }
         if !self.delivered {
             return;
@@ -789,11 +792,33 @@ impl<'a> Builder<'a> {
     fn acts_after_approving_its_shutdown(&mut self, e: &'a Entry, t: Millis) {
         // Another answer to a shutdown is judged by the invariants (the
         // same approval delivered twice, a change of mind).
-        if matches!(e.said, Said::Notice(Notice::Idle) | Said::Answer { kind: Kind::Shutdown, .. }) {
+        if matches!(e.said, Said::Answer { kind: Kind::Shutdown, .. }) {
             return;
         }
         let a = self.team.agent(&e.from);
         if self.ended.contains(&a) {
+            return;
+        }
+        // One idle notice as its last turn ends is how a teammate stops; a
+        // second is one still running, idle, as #60199 reports ("idle
+        // notifications continue to arrive from the teammate indefinitely").
+        if matches!(e.said, Said::Notice(Notice::Idle)) {
+            if !self.approved_own_shutdown.contains_key(&a) {
+                return;
+            }
+            let idles = self.idle_after_approving.entry(a).or_default();
+            *idles += 1;
+            if *idles < 2 {
+                return;
+            }
+            let approval = self.approved_own_shutdown.remove(&a).unwrap_or_default();
+            let text = format!(
+                "{}: {} is still idling after approving its own shutdown ({approval}), with no teammate_terminated \
+                 between: the runtime ends a teammate that approves, and this one went on running \
+                 (claude-code#60199)",
+                e.origin, e.from
+            );
+            self.push(t, Event::Alert { agent: a, text }, e);
             return;
         }
         if let Some(approval) = self.approved_own_shutdown.remove(&a) {
