@@ -132,6 +132,19 @@ pub struct Reader {
     /// Problems past the first [`PROBLEMS_LISTED`], counted, not kept: a
     /// file of ten million lines of junk took 2 GB to list them.
     past: usize,
+    /// Whether a line said it was written by a Claude Code outside the
+    /// versions this reader was written against (said once).
+    other_version: bool,
+}
+
+/// The Claude Code versions this reader was written against (docs/claude-code.md).
+const KNOWN_VERSIONS: ((u32, u32, u32), (u32, u32, u32)) = ((2, 1, 20), (2, 1, 260));
+
+/// `2.1.97` as numbers; `None` for another spelling.
+fn version(v: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    let v = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(v)
 }
 
 /// The most problems a transcript's reading lists one by one.
@@ -141,7 +154,7 @@ impl Reader {
     pub fn new(lead: &str) -> Reader {
         let mut reading = Reading::default();
         reading.team.lead = Some(lead.to_string());
-        Reader { lead: lead.to_string(), reading, calls: BTreeMap::new(), lines: 0, past: 0 }
+        Reader { lead: lead.to_string(), reading, calls: BTreeMap::new(), lines: 0, past: 0, other_version: false }
     }
 
     /// Reads the next line (its newline, if given, is not part of it).
@@ -171,6 +184,21 @@ impl Reader {
             r.unjudged.push((place, "not a JSON object".into()));
             return;
         };
+        if !self.other_version {
+            let written = line.get("version").and_then(Value::as_str);
+            let (first, last) = KNOWN_VERSIONS;
+            if let Some(w) = written.filter(|w| version(w).is_some_and(|v| v < first || v > last)) {
+                self.other_version = true;
+                let why = format!(
+                    "written by Claude Code {w}, outside the {}.{}.{} – {}.{}.{} this reader knows: read as those \
+                     write, which may not be all it says",
+                    first.0, first.1, first.2, last.0, last.1, last.2
+                );
+                // Placed on the whole file: a line's place would read as a
+                // line not read, where a request may be.
+                r.unjudged.push((super::kept::TRANSCRIPT.to_string(), format!("{place}: {why}")));
+            }
+        }
         // Most lines are the session's own talk and are passed over; one
         // that holds a call or a teammate's message in a shape not read is
         // said, never passed over (its send or answer would go unseen).
@@ -542,6 +570,27 @@ mod tests {
         assert_eq!(blocks, vec![(Some("bob".to_string()), "{\"type\":\"shutdown_approved\"}".to_string())]);
         assert_eq!(tag_end("<a b=\">\">"), Some(8));
         assert_eq!(tag_end("<a b=\">"), None);
+    }
+
+    /// A review from real reports: a transcript every line of which said
+    /// it came from Claude Code 2.3.5 got a bare PASS, the reader's
+    /// generation claimed for it. A version outside those known is said,
+    /// once, on the whole file.
+    #[test]
+    fn a_version_outside_those_known_is_said_once() {
+        let line = |v: &str| {
+            format!(
+                r#"{{"type":"user","sessionId":"s","version":"{v}","timestamp":"2026-09-05T10:00:01.000Z","message":{{"role":"user","content":"hi"}}}}"#
+            )
+        };
+        let r = read(&format!("{}\n{}\n", line("2.3.5"), line("2.3.5")), "team-lead");
+        assert_eq!(r.unjudged.len(), 1, "{:?}", r.unjudged);
+        assert_eq!(r.unjudged[0].0, "transcript");
+        assert!(r.unjudged[0].1.starts_with("line 1: written by Claude Code 2.3.5, outside the 2.1.20 – 2.1.260"));
+        for known in ["2.1.20", "2.1.97", "2.1.260", "2.1.x"] {
+            assert!(read(&line(known), "team-lead").unjudged.is_empty(), "{known}");
+        }
+        assert_eq!(read(&line("2.0.60"), "team-lead").unjudged.len(), 1, "before the first known");
     }
 
     #[test]
