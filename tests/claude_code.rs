@@ -1530,3 +1530,22 @@ fn a_teammate_still_idling_after_approving_its_shutdown_is_said() {
         "{out}"
     );
 }
+
+/// A review from real reports: messages left unread for most of an hour by
+/// a teammate that no longer reads (#47396's zombie) were listed as "still
+/// running: in flight", which reassures. How long each has waited is said.
+#[test]
+fn an_entry_in_flight_says_how_long_it_has_waited_unread() {
+    let team = Scratch::new("in-flight-age");
+    team.write("config.json", CONFIG);
+    let unread = serde_json::json!({"from": "team-lead", "text": "status?", "timestamp": "2026-04-09T17:00:00.000Z", "read": false});
+    team.write("inboxes/alice.json", &inbox(&[unread]));
+    let later =
+        serde_json::json!({"from": "alice", "text": "working", "timestamp": "2026-04-09T17:50:00.000Z", "read": true});
+    team.write("inboxes/team-lead.json", &inbox(&[later]));
+    let (_, out, _) = team.audit();
+    assert!(
+        out.contains("? inboxes/alice.json[1]: not yet read by its owner, still running: in flight, unread for 50m"),
+        "{out}"
+    );
+}

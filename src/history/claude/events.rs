@@ -31,7 +31,7 @@ pub struct Judged<Place = String> {
     pub no_zone: usize,
     /// Entries not yet read by a teammate still running: in flight, not
     /// judged (`inboxes/alice.json[4]`).
-    pub in_flight: Vec<String>,
+    pub in_flight: Vec<(String, Millis)>,
     /// Entries read but not judged, with why (a runtime notice this reader
     /// does not know).
     pub not_judged: Vec<(String, String)>,
@@ -55,7 +55,7 @@ struct Builder<'a> {
     /// is no config, and then every name is taken as a member.
     members: HashSet<String>,
     lead: String,
-    in_flight: Vec<String>,
+    in_flight: Vec<(String, Millis)>,
     not_judged: Vec<(String, String)>,
     /// The first entry seen of each (owner, from, what it says, time): a
     /// repeat is the runtime delivering one message again.
@@ -403,7 +403,7 @@ impl<'a> Builder<'a> {
                 let from = self.speaks(&e.from, t, e);
                 self.open(*kind, id.as_deref(), (from, to), t, e);
             }
-            self.in_flight.push(e.origin.clone());
+            self.in_flight.push((e.origin.clone(), t));
             return;
         }
         let from = self.speaks(&e.from, t, e);

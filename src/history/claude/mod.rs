@@ -72,8 +72,14 @@ pub fn history_of(reading: &folder::Reading) -> History {
         origin = Origin::default();
     }
     let mut unjudged = reading.unjudged.clone();
-    for place in &judged.in_flight {
-        unjudged.push((place.clone(), "not yet read by its owner, still running: in flight".into()));
+    let last = judged.events.last().map_or(crate::protocol::Millis::ZERO, |e| e.t);
+    for (place, queued) in &judged.in_flight {
+        // How long it has waited says whether it is on its way or stuck
+        // (a teammate that no longer reads: claude-code#47396).
+        let waited = crate::protocol::Millis(last.0.saturating_sub(queued.0));
+        let why =
+            format!("not yet read by its owner, still running: in flight, unread for {waited} when the files end");
+        unjudged.push((place.clone(), why));
     }
     unjudged.extend(judged.not_judged.iter().cloned());
     if judged.no_zone > 0 {
