@@ -372,6 +372,7 @@ fn an_output_that_cannot_be_made_or_is_the_users_own_is_refused_before_the_work(
             (&["explore", "f.toml", "--write", "/proc/x.toml"], "nothing was explored"),
             (&["shrink", "f.toml", "--out", "-", "--html", "/proc/x.html"], "nothing was shrunk"),
             (&["shrink", "f.toml", "--out", "/proc/x.toml"], "nothing was shrunk"),
+            (&["audit", team, "--to-scenario", "/proc/x.toml"], "nothing was judged"),
         ] {
             run(args).expect_code(2).stderr_has("cannot be made").stderr_has(nothing);
         }

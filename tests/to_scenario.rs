@@ -120,12 +120,15 @@ fn the_cli_writes_the_file_and_keeps_the_audits_exit_code() {
     // An explorer and a shrinker can work on it.
     let explored = handshake(&["explore", out.to_str().unwrap()]);
     assert!(explored.code == 0 || explored.code == 1, "{}\n{}", explored.stdout, explored.stderr);
-    // Where it cannot be written, nothing is.
+    // Where it cannot be written, nothing is: refused before the audit now,
+    // as every command's outputs are (it said "nothing was written" after
+    // the verdict; a large folder's audit was done for nothing).
     let nowhere = dir.join("no-such-dir").join("x.toml");
     let ran =
         handshake(&["audit", "tests/fixtures/reference/clean-shutdown", "--to-scenario", nowhere.to_str().unwrap()]);
     assert_eq!(ran.code, 2, "{}", ran.stderr);
-    assert!(ran.stderr.contains("nothing was written"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("cannot write") && ran.stderr.contains("nothing was judged"), "{}", ran.stderr);
+    assert!(ran.stdout.is_empty() && !nowhere.exists(), "{}", ran.stdout);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

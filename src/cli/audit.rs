@@ -116,6 +116,11 @@ pub fn main(a: AuditArgs) -> i32 {
             let line = format!("{why}; nothing was judged");
             return Refusal::line(line, Problem::in_flag(flag, why).at(f.display())).tell(a.format);
         }
+        // Tried before the audit, as every command's outputs are.
+        if let Err(why) = crate::output::check(f) {
+            let line = format!("--to-scenario: {why}; nothing was judged");
+            return Refusal::line(line, Problem::in_flag("--to-scenario", why).at(f.display())).tell(a.format);
+        }
     }
     let (h, source) = match read(&a) {
         Ok(read) => read,

@@ -48,17 +48,19 @@ pub fn main(a: WatchArgs) -> i32 {
             return EXIT_BAD_INPUT;
         }
     };
-    // A trace that cannot be written is said now, not after hours of
-    // watching; nor one that would overwrite what is watched (a team's inbox).
-    if let Some(Err(why)) = a.trace.as_deref().map(crate::output::check) {
-        eprintln!("error: {why}; nothing was watched");
-        return EXIT_BAD_INPUT;
-    }
+    // A trace that would overwrite what is watched (a team's inbox) is
+    // refused first: trying the write makes a file beside it, and nothing
+    // is ever written into what is watched. Then one that cannot be
+    // written is said now, not after hours of watching.
     if let Some(trace) = &a.trace {
         if let Some((_, why)) = super::clashing_output(&[("--trace", trace)], &[("what is watched", &a.path)]) {
             eprintln!("error: {why}; nothing was watched");
             return EXIT_BAD_INPUT;
         }
+    }
+    if let Some(Err(why)) = a.trace.as_deref().map(crate::output::check) {
+        eprintln!("error: {why}; nothing was watched");
+        return EXIT_BAD_INPUT;
     }
     crate::interrupt::install();
     // A reader that goes away (`watch … | head`) ends the watch as Ctrl-C
