@@ -80,9 +80,9 @@ struct Builder<'a> {
     /// How many times each agent was seen to speak again after the runtime
     /// said it had ended: its incarnation, as the files show it.
     respawns: HashMap<AgentId, u32>,
-    /// Each request delivered, by id: its message's seq, its asker and
-    /// target, and the target's incarnation when it was delivered. A later
-    /// incarnation that answers it read the entry left in its inbox.
+    /// Each request delivered, by id: its kind, asker and target, and the
+    /// target's incarnation when it was delivered. A later incarnation that
+    /// answers it read the entry left in its inbox.
     handed: HashMap<RequestId, Handed>,
     /// What the files cannot show of a request, for an answer quoting an id
     /// none of them has: see [`Unseen`].
@@ -309,7 +309,7 @@ fn tie_rank(said: &Said) -> u8 {
 }
 
 /// An entry as what makes another its repeat: the same owner, sender,
-/// message and time. Two words a key, the entry itself, in a large folder.
+/// message and time. The entry itself and a flag a key, in a large folder.
 /// `timeless`: its time is when it was handed over, not when it was sent
 /// (a protocol message in a lead's transcript: each delivery is a turn of
 /// its own, claude-code#92244), so the same message is a repeat whatever
