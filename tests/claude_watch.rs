@@ -650,6 +650,61 @@ fn tasks_found_by_the_teams_name_are_followed_as_they_change() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// A review from real reports: a watch saw bob's approval unread in the
+/// lead's inbox, then a whole-file rewrite left it out (#53896), and the
+/// watch called it "in flight" and the request "never answered", as if the
+/// files could not show the loss. The watch saw it: the entry is lost, and
+/// no-silent-loss says so. Where the runtime deletes entries as it
+/// delivers them (msg_id), gone says nothing.
+#[test]
+fn an_unread_entry_a_rewrite_left_out_is_lost_to_the_watch() {
+    use handshake::history::follow::Followed;
+    let dir = std::env::temp_dir().join(format!("handshake-watch-lost-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("inboxes")).unwrap();
+    let config = r#"{"name":"f","leadAgentId":"team-lead@f","members":[{"name":"team-lead"},{"name":"bob"}]}"#;
+    std::fs::write(dir.join("config.json"), config).unwrap();
+    let request = r#"[{"from":"team-lead","text":"{\"type\":\"shutdown_request\",\"requestId\":\"shutdown-1@bob\",\"from\":\"team-lead\"}","timestamp":"2026-04-09T17:27:10.000Z","read":true}]"#;
+    std::fs::write(dir.join("inboxes/bob.json"), request).unwrap();
+    let approval = r#"{"from":"bob","text":"{\"type\":\"shutdown_approved\",\"requestId\":\"shutdown-1@bob\",\"from\":\"bob\"}","timestamp":"2026-04-09T17:27:11.000Z","read":false}"#;
+    let other = r#"{"from":"bob","text":"tests pass","timestamp":"2026-04-09T17:27:11.100Z","read":false}"#;
+    let lead = dir.join("inboxes/team-lead.json");
+    for msg_id in [false, true] {
+        let with = |entry: &str| {
+            if msg_id {
+                entry.replacen("\"from\"", "\"msg_id\":\"m1\",\"from\"", 1)
+            } else {
+                entry.to_string()
+            }
+        };
+        std::fs::write(&lead, format!("[{}]", with(approval))).unwrap();
+        let mut followed = Followed::of(&dir).expect("a team folder");
+        followed.look(&dir);
+        std::fs::write(&lead, format!("[{}]", with(other))).unwrap();
+        followed.look(&dir);
+        let h = followed.history().expect("a history");
+        let log = Log { names: &h.names, events: &h.events, ended_at: h.ended_at, stop: h.stop };
+        let broken: Vec<String> =
+            check_log(&log, &h.policy, &h.require_plan).iter().map(|v| v.invariant.to_string()).collect();
+        let alerts: Vec<String> = h
+            .events
+            .iter()
+            .filter_map(|e| match &e.event {
+                handshake::trace::Event::Alert { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        let said = alerts.iter().any(|a| a.contains("a whole-file rewrite lost it, and team-lead never had it"));
+        if msg_id {
+            assert!(!said && broken.is_empty(), "msg_id: delivered entries are deleted: {alerts:?} {broken:?}");
+        } else {
+            assert!(said, "{alerts:?}");
+            assert_eq!(broken, ["no-silent-loss"], "{alerts:?}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A hostile review of the fix above: a rewrite in place is written as a
 /// truncation, then the new text; a look between the two read nothing, and
 /// the next one read the moved lines as new (12 entries kept for 6, a false

@@ -75,6 +75,9 @@ struct Builder<'a> {
     /// ends such a teammate, and writes that it did only in memory
     /// (docs/claude-code-runtime.md), so what one sends after is news.
     approved_own_shutdown: HashMap<AgentId, &'a str>,
+    /// Entries a watch saw unread and then gone from their file (see
+    /// `Reading::lost`): sent, never delivered.
+    lost: HashSet<(&'a str, &'a str, u64, i64)>,
     /// Idle notices from a teammate since it approved its own shutdown.
     idle_after_approving: HashMap<AgentId, u32>,
     /// How many times each agent was seen to speak again after the runtime
@@ -214,6 +217,7 @@ pub fn judge(r: &Reading) -> Judged {
 /// folder's events then cost no copy of their places.
 pub fn judge_in_place(r: &Reading) -> Judged<Cow<'_, str>> {
     let mut b = Builder { unseen: Unseen::of(r), ..Builder::default() };
+    b.lost = r.lost.iter().map(|(place, from, digest, at)| (place.as_str(), from.as_str(), *digest, *at)).collect();
     let lead = r.team.lead.clone().unwrap_or_else(|| "team-lead".to_string());
     b.team.agent(&lead);
     for (m, _) in &r.team.members {
@@ -393,7 +397,16 @@ impl<'a> Builder<'a> {
         self.repeated(e, t);
         self.acts_after_approving_its_shutdown(e, t);
         let to = self.team.agent(&e.to);
-        let gone = self.ended.contains(&to) || (!self.members.is_empty() && !self.members.contains(&e.to));
+        let lost = self.lost.contains(&(e.origin.as_str(), e.from.as_str(), e.digest, e.at.ms));
+        if lost {
+            let text = format!(
+                "{}: the watch saw this entry unread, and a later look found it gone from the file: a whole-file \
+                 rewrite lost it, and {} never had it (claude-code#53896)",
+                e.origin, e.to
+            );
+            self.push(t, Event::Alert { agent: to, text }, e);
+        }
+        let gone = lost || self.ended.contains(&to) || (!self.members.is_empty() && !self.members.contains(&e.to));
         if e.read == Some(false) && !gone {
             // Queued for a teammate still running, not yet picked up: its
             // delivery is not judged. A request in it was still made: its

@@ -81,6 +81,12 @@ pub struct Reading {
     /// The read stopped at the folder's bound: entries or a file past it
     /// were counted, not read (a verdict on the rest is a bounded one).
     pub bounded: bool,
+    /// Entries a watch saw unread that a later look found gone from their
+    /// file, its other entries there (a whole-file rewrite lost them:
+    /// claude-code#53896). Only a watch sees them: one reading cannot.
+    /// Each by its place, sender, digest and time: another entry may now
+    /// be at its place.
+    pub lost: Vec<(String, String, u64, i64)>,
 }
 
 /// The folder's `inboxes/`, if `dir` is a Claude Code team folder (it holds

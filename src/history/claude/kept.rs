@@ -86,10 +86,19 @@ impl Kept {
         kept.not_parsed = r.not_parsed;
         // The latest look's: whether it stopped at the folder's bound.
         kept.bounded = r.bounded;
+        let drains = r.shapes.contains_key(super::folder::MSG_ID) || kept.shapes.contains_key(super::folder::MSG_ID);
         for (shape, n) in r.shapes {
             let kept = kept.shapes.entry(shape).or_default();
             *kept = (*kept).max(n);
         }
+        // Unread entries kept that this reading's file no longer holds.
+        let files_now: BTreeSet<String> = r
+            .entries
+            .iter()
+            .filter(|e| e.origin.starts_with("inboxes/"))
+            .map(|e| file_of(&e.origin).to_string())
+            .collect();
+        let mut present: BTreeSet<Identity> = BTreeSet::new();
         // Two identical entries in one file are two deliveries: counted.
         let mut copies: BTreeMap<(String, String, u64, i64), usize> = BTreeMap::new();
         for e in r.entries {
@@ -98,6 +107,7 @@ impl Kept {
             let n = copies.entry(base.clone()).or_default();
             *n += 1;
             let key = (base.0, base.1, base.2, base.3, *n);
+            present.insert(key.clone());
             match self.index.get(&key) {
                 Some(&i) => {
                     // A transcript's request learns its id when the call's
@@ -116,6 +126,20 @@ impl Kept {
                 None => {
                     self.index.insert(key, kept.entries.len());
                     kept.entries.push(e);
+                    changed = true;
+                }
+            }
+        }
+        // Gone unread from a file that is still there: lost to a rewrite.
+        // Where the runtime deletes entries as it delivers them (msg_id),
+        // gone says nothing.
+        if !drains {
+            for (key, &i) in &self.index {
+                let e = &kept.entries[i];
+                let gone = files_now.contains(&key.0) && !present.contains(key) && e.read != Some(true);
+                let which = (e.origin.clone(), e.from.clone(), e.digest, e.at.ms);
+                if gone && e.origin.starts_with("inboxes/") && !kept.lost.contains(&which) {
+                    kept.lost.push(which);
                     changed = true;
                 }
             }

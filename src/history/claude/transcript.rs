@@ -285,6 +285,7 @@ impl Reader {
             shapes: r.shapes.clone(),
             not_parsed: Vec::new(),
             bounded: false,
+            lost: Vec::new(),
         };
         new.entries.extend(self.calls.values().map(|c| c.entry.clone()));
         new.entries.sort_by_key(|e| e.at.ms);
