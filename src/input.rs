@@ -129,6 +129,21 @@ fn line_of(before: &[u8]) -> u64 {
     1 + before.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
+/// Whether `path` is a pipe, or a link to one (`/dev/stdin` fed by one,
+/// `<(command)`, which is `/dev/fd/63`).
+pub fn is_pipe(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// The regular file at `path`, opened to be read as it grows, never through
 /// a symbolic link; anything else (a pipe, a folder, a device) is refused.
 pub fn open_regular(path: &Path) -> Result<File, ReadError> {

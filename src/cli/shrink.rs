@@ -98,22 +98,6 @@ pub fn default_out(path: &Path) -> PathBuf {
     path.with_file_name(format!("{stem}-shrunk.toml"))
 }
 
-/// Whether `path` is a pipe (`/dev/stdin` fed by one, `<(…)`): other
-/// files that are not regular are refused when read, as every command
-/// refuses them.
-fn is_pipe(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        false
-    }
-}
-
 pub fn main(a: ShrinkArgs) -> i32 {
     let shown = a.path.display().to_string();
     if let Some(code) = super::refuse_bad_jobs(a.jobs, "shrunk", a.format) {
@@ -122,7 +106,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
     let to_stdout = a.out.as_deref() == Some(Path::new("-"));
     // The shrunk file goes beside the file shrunk: a pipe (`/dev/stdin`)
     // has no folder of the user's to put it in.
-    if a.out.is_none() && is_pipe(&a.path) {
+    if a.out.is_none() && crate::input::is_pipe(&a.path) {
         let why = format!(
             "{shown} is a pipe, so there is no folder beside it for the shrunk file: give --out FILE, or --out - for \
              stdout"

@@ -54,7 +54,7 @@ impl Followed {
         let first = first_lines(path).map_err(|e| match e {
             crate::input::ReadError::NotAFile("a pipe") => pipe.to_string(),
             // `<(command)` is a link to a pipe.
-            crate::input::ReadError::NotAFile("a symbolic link") if links_to_a_pipe(path) => pipe.to_string(),
+            crate::input::ReadError::NotAFile("a symbolic link") if crate::input::is_pipe(path) => pipe.to_string(),
             crate::input::ReadError::NotAFile("a symbolic link") => {
                 "a symbolic link: watch follows a regular file, never through a link (another file may be put \
                  where it points); give the file's own path"
@@ -319,20 +319,6 @@ impl Growing {
             Line::Unreadable(why) => reader.skip_line(why),
         });
         (lines > 0).then(|| (reader.take_new(), std::mem::take(&mut self.rewritten)))
-    }
-}
-
-/// Whether `path` is a link to a pipe (`<(command)` is `/dev/fd/63`).
-fn links_to_a_pipe(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        false
     }
 }
 

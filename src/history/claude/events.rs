@@ -74,12 +74,11 @@ struct Builder<'a> {
     /// Teammates that approved their own shutdown, with where: the runtime
     /// ends such a teammate, and writes that it did only in memory
     /// (docs/claude-code-runtime.md), so what one sends after is news.
-    approved_own_shutdown: HashMap<AgentId, &'a str>,
+    /// With each, the idle notices it has sent since.
+    approved_own_shutdown: HashMap<AgentId, (&'a str, u32)>,
     /// Entries a watch saw unread and then gone from their file (see
     /// `Reading::lost`): sent, never delivered.
     lost: HashSet<(&'a str, &'a str, u64, i64)>,
-    /// Idle notices from a teammate since it approved its own shutdown.
-    idle_after_approving: HashMap<AgentId, u32>,
     /// How many times each agent was seen to speak again after the runtime
     /// said it had ended: its incarnation, as the files show it.
     respawns: HashMap<AgentId, u32>,
@@ -588,8 +587,7 @@ impl<'a> Builder<'a> {
         };
         self.push(t, send, e);
         if kind == Kind::Shutdown && yes && e.from != self.lead {
-            self.approved_own_shutdown.insert(from, e.origin.as_str());
-            self.idle_after_approving.remove(&from);
+            self.approved_own_shutdown.insert(from, (e.origin.as_str(), 0));
         }
         if !self.delivered {
             return;
@@ -816,15 +814,13 @@ impl<'a> Builder<'a> {
         // second is one still running, idle, as #60199 reports ("idle
         // notifications continue to arrive from the teammate indefinitely").
         if matches!(e.said, Said::Notice(Notice::Idle)) {
-            if !self.approved_own_shutdown.contains_key(&a) {
-                return;
-            }
-            let idles = self.idle_after_approving.entry(a).or_default();
+            let Some((approval, idles)) = self.approved_own_shutdown.get_mut(&a) else { return };
             *idles += 1;
             if *idles < 2 {
                 return;
             }
-            let approval = self.approved_own_shutdown.remove(&a).unwrap_or_default();
+            let approval = *approval;
+            self.approved_own_shutdown.remove(&a);
             let text = format!(
                 "{}: {} is still idling after approving its own shutdown ({approval}), with no teammate_terminated \
                  between: the runtime ends a teammate that approves, and this one went on running \
@@ -834,7 +830,7 @@ impl<'a> Builder<'a> {
             self.push(t, Event::Alert { agent: a, text }, e);
             return;
         }
-        if let Some(approval) = self.approved_own_shutdown.remove(&a) {
+        if let Some((approval, _)) = self.approved_own_shutdown.remove(&a) {
             let text = format!(
                 "{}: {} sent this after approving its own shutdown ({approval}), and the files hold no \
                  teammate_terminated between: the runtime ends a teammate that approves, so either it went on \

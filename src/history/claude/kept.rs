@@ -86,12 +86,13 @@ impl Kept {
         kept.not_parsed = r.not_parsed;
         // The latest look's: whether it stopped at the folder's bound.
         kept.bounded = r.bounded;
-        let drains = r.shapes.contains_key(super::folder::MSG_ID) || kept.shapes.contains_key(super::folder::MSG_ID);
         for (shape, n) in r.shapes {
             let kept = kept.shapes.entry(shape).or_default();
             *kept = (*kept).max(n);
         }
-        // Unread entries kept that this reading's file no longer holds.
+        // Unread entries kept that this reading's file no longer holds
+        // (the shapes seen, this reading's merged in, tell msg_id's).
+        let drains = kept.shapes.contains_key(super::folder::MSG_ID);
         let files_now: BTreeSet<String> = r
             .entries
             .iter()
