@@ -383,6 +383,49 @@ fn an_output_that_cannot_be_made_or_is_the_users_own_is_refused_before_the_work(
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A page or file that fails as it is written, after the up-front check
+/// passed (here: a file-size limit, which an empty trial file is under),
+/// left explore and shrink exiting 0 or 1 with "no page written" on
+/// stderr: a script took the missing file for written. They exit 2 now,
+/// as `run` does, with the verdict above and no file, whole or part, left.
+#[test]
+fn an_output_that_fails_as_it_is_written_after_the_work_is_exit_2() {
+    use std::os::unix::process::CommandExt;
+    let dir = std::env::temp_dir().join(format!("handshake-attack-late-output-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(common::binary::root().join("scenarios/12-kind-check-off.toml")).unwrap();
+    std::fs::write(dir.join("f.toml"), &text).unwrap();
+    let limited = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(common::binary::bin());
+        cmd.args(args).current_dir(&dir);
+        // SAFETY: between fork and exec only async-signal-safe calls.
+        unsafe {
+            cmd.pre_exec(|| {
+                // Past the limit a write fails (EFBIG) instead of killing the process.
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let limit = libc::rlimit { rlim_cur: 16 * 1024, rlim_max: 16 * 1024 };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        common::binary::from_output(cmd.output().unwrap(), args.join(" "))
+    };
+    let explored = limited(&["explore", "f.toml", "--html", "page.html", "--color", "never"]);
+    explored.expect_code(2).stderr_has("no page written");
+    assert!(explored.stdout.contains("gated-action"), "the verdict is above: {}", explored.explain());
+    let shrunk =
+        limited(&["shrink", "f.toml", "--invariant", "gated-action", "--max-runs", "20", "--html", "page.html"]);
+    shrunk.expect_code(2).stderr_has("no page written");
+    assert!(dir.join("f-shrunk.toml").is_file(), "the shrunk file, small, is written: {}", shrunk.explain());
+    let mut left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    left.sort();
+    assert_eq!(left, ["f-shrunk.toml", "f.toml"], "no page, whole or part");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A fourth review: a work item's path (text from the file, which only
 /// `name` and `about` are checked for) reached the terminal raw in a failed
 /// check's name: in a run's `✗` line, a sweep's progress line and

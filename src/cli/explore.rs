@@ -2,7 +2,7 @@
 //! fault budgets, and the shortest schedule that breaks an invariant.
 
 use super::bad_input::{Problem, Refusal};
-use super::{Format, EXIT_FAILED, EXIT_OK};
+use super::{Format, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK};
 use crate::color::{paint, Paint};
 use crate::explore::{explore_with, Bounds, Budgets, Order};
 use crate::scenario::load_str;
@@ -192,8 +192,9 @@ pub fn main(a: ExploreArgs) -> i32 {
         report.text(&a, &bounds);
     }
     // What the file does not expect first; else the first thing it does.
+    let mut all_written = true;
     if let Some(c) = x.counterexample.as_ref().or(x.expected.first()) {
-        write_outputs(&a, &scenario, &text, c);
+        all_written = write_outputs(&a, &scenario, &text, c);
     } else {
         // Said for each output asked for, as a page is: an old file at the
         // path is left as it was, and nothing says it is this search's.
@@ -209,8 +210,12 @@ pub fn main(a: ExploreArgs) -> i32 {
     // What the file expects broken passes, as `run` passes such a file;
     // anything else fails, as in `run`.
     // A search a bound stopped found nothing, which is not the same as
-    // there being nothing to find: a status of its own.
-    if x.counterexample.is_some() {
+    // there being nothing to find: a status of its own. An output that
+    // failed as it was written is bad input, as in `run`: its verdict is
+    // above, and a script must not take the missing file for written.
+    if !all_written {
+        EXIT_BAD_INPUT
+    } else if x.counterexample.is_some() {
         EXIT_FAILED
     } else if interrupted {
         super::EXIT_INTERRUPTED
@@ -477,13 +482,15 @@ impl Report<'_> {
 }
 
 /// The counterexample written where the flags ask: as a scenario file, as
-/// a schedule, as a page to step through.
+/// a schedule, as a page to step through. False when one of them could
+/// not be (each said); the others are written all the same.
 fn write_outputs(
     a: &ExploreArgs,
     scenario: &crate::scenario::Scenario,
     original: &str,
     c: &crate::explore::Counterexample,
-) {
+) -> bool {
+    let mut all = true;
     if let Some(out) = &a.write {
         let written = crate::explore_file::scenario_file(original, &out.to_string_lossy(), c)
             .and_then(|text| crate::output::write(out, &text));
@@ -494,7 +501,10 @@ fn write_outputs(
                 super::args::program(),
                 crate::words::path_word(&out.display().to_string())
             ),
-            Err(e) => eprintln!("no scenario written: {e}"),
+            Err(e) => {
+                all = false;
+                eprintln!("no scenario written: {e}")
+            }
         }
     }
     if let Some(out) = &a.save_schedule {
@@ -507,7 +517,10 @@ fn write_outputs(
                 crate::words::path_word(&out.display().to_string()),
                 read_once(&a.path)
             ),
-            Err(e) => eprintln!("no schedule written: {e}"),
+            Err(e) => {
+                all = false;
+                eprintln!("no schedule written: {e}")
+            }
         }
     }
     if let Some(out) = &a.html {
@@ -515,9 +528,13 @@ fn write_outputs(
             Ok(()) => {
                 eprintln!("wrote {}: the schedule to step through, event by event{}", out.display(), read_once(&a.path))
             }
-            Err(e) => eprintln!("no page written: {e}"),
+            Err(e) => {
+                all = false;
+                eprintln!("no page written: {e}")
+            }
         }
     }
+    all
 }
 
 /// What a replay line adds when the scenario came from a pipe (`<(…)`,

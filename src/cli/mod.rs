@@ -179,7 +179,7 @@ become budgets spent anywhere, and its delays and reorders are covered by trying
 See docs/explore.md.", &[
         (EXIT_OK, "the whole search ran and nothing broke (or only what the file expects)"),
         (EXIT_FAILED, "an invariant broke: the shortest schedule that breaks it is printed"),
-        (EXIT_BAD_INPUT, "bad input (a flag, the file), or a team too big to explore (over 10,000 teammates)"),
+        (EXIT_BAD_INPUT, "bad input (a flag, the file), a team too big to explore (over 10,000 teammates), or an output that could not be written once the search ended (the verdict is above)"),
         (EXIT_BOUND, "the search stopped at --max-states, --max-depth or --max-memory with nothing found"),
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C) with nothing found: the states explored so far are reported"),
     ]))]

@@ -56,7 +56,7 @@ number (re-runs are counted as one thread plays them; only the `real` line and f
         &[
             (super::EXIT_OK, "the shrunk file was written"),
             (super::EXIT_FAILED, "the shrunk file did not reproduce (nothing written)"),
-            (super::EXIT_BAD_INPUT, "bad input, or nothing to shrink"),
+            (super::EXIT_BAD_INPUT, "bad input, nothing to shrink, or an output that could not be written (each said)"),
             (
                 super::EXIT_INTERRUPTED,
                 "interrupted (Ctrl-C): the smallest file so far is written (it reproduces), with the command that goes on",
@@ -190,6 +190,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
         }
     }
     let written = (!to_stdout).then(|| out.display().to_string());
+    let mut page_failed = false;
     if let Some(page) = &a.html {
         // Written to stdout, the file has no name yet: a placeholder the
         // reader replaces, not a path to quote.
@@ -203,7 +204,10 @@ pub fn main(a: ShrinkArgs) -> i32 {
             .and_then(|html| crate::output::write(page, &html).map_err(|e| e.to_string()));
         match made {
             Ok(()) => eprintln!("wrote {}: the shrunk run to step through, event by event", page.display()),
-            Err(e) => eprintln!("no page written: {e}"),
+            Err(e) => {
+                page_failed = true;
+                eprintln!("no page written: {e}")
+            }
         }
     }
     match a.format {
@@ -238,6 +242,11 @@ pub fn main(a: ShrinkArgs) -> i32 {
             s.invariant
         );
         return super::EXIT_INTERRUPTED;
+    }
+    if page_failed {
+        // As in `run`: an output that failed as it was written is bad
+        // input, though the shrink (reported above) happened.
+        return super::EXIT_BAD_INPUT;
     }
     EXIT_OK
 }
