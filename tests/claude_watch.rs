@@ -700,6 +700,11 @@ fn an_unread_entry_a_rewrite_left_out_is_lost_to_the_watch() {
         } else {
             assert!(said, "{alerts:?}");
             assert_eq!(broken, ["no-silent-loss"], "{alerts:?}");
+            // Its request was answered; the answer did not arrive. Not
+            // "never answered" as well (the last notes' left-out list).
+            assert!(!alerts.iter().any(|a| a.contains("never answered")), "{alerts:?}");
+            let answered = "was answered (inboxes/team-lead.json[1]), but the answer never reached team-lead";
+            assert!(alerts.iter().any(|a| a.contains(answered)), "{alerts:?}");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

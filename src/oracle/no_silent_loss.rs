@@ -132,8 +132,11 @@ impl NoSilentLoss {
                 self.unaccounted.remove(*seq);
                 let who = at.who(*to);
                 let fault = if *cause == Cause::Crash { "crash" } else { "kill" };
+                // Said without "fault": an audit judges real files, where
+                // nothing is injected.
                 let detail = format!(
-                    "message #{seq} to {who} was lost to {who}'s {fault}, which the log never shows: no fault took it"
+                    "message #{seq} to {who} was lost to {who}'s {fault}, which the log never shows: nothing in the \
+                     log accounts for it"
                 );
                 out.push(at.violation(Invariant::NoSilentLoss, detail));
             }
@@ -156,7 +159,7 @@ impl NoSilentLoss {
                 at: u.t,
                 event: Some(u.event),
                 detail: format!(
-                    "message #{} to {} was never delivered and no fault took it",
+                    "message #{} to {} was never delivered, and nothing in the log accounts for it",
                     u.seq,
                     end.names.agent(u.to)
                 ),

@@ -79,6 +79,10 @@ struct Builder<'a> {
     /// Entries a watch saw unread and then gone from their file (see
     /// `Reading::lost`): sent, never delivered.
     lost: HashSet<(&'a str, &'a str, u64, i64)>,
+    /// Answers sent and never delivered (lost, or to an asker gone), by
+    /// the request they answer: where each is. Such a request was
+    /// answered; the answer did not arrive.
+    answers_undelivered: HashMap<RequestId, &'a str>,
     /// How many times each agent was seen to speak again after the runtime
     /// said it had ended: its incarnation, as the files show it.
     respawns: HashMap<AgentId, u32>,
@@ -590,6 +594,7 @@ impl<'a> Builder<'a> {
             self.approved_own_shutdown.insert(from, (e.origin.as_str(), 0));
         }
         if !self.delivered {
+            self.answers_undelivered.entry(id).or_insert(e.origin.as_str());
             return;
         }
         let delivered =
@@ -708,13 +713,22 @@ impl<'a> Builder<'a> {
             // transcript's a line.
             let open = Millis(end.0 - t.0);
             let folder = super::folder::entry_place(&place).is_some();
-            let text = match self.unseen.answer_unread(&asker).filter(|_| folder) {
+            let undelivered = self.answers_undelivered.get(&id).copied();
+            let unread = self.unseen.answer_unread(&asker).filter(|_| folder);
+            let text = match (undelivered, unread) {
+                // Answered: the answer is in the files, and never arrived
+                // (no-silent-loss says how).
+                (Some(answer), _) => format!(
+                    "{place}: [{label}], asked of {asked} by {asker}, was answered ({answer}), but the answer never \
+                     reached {asker}: open {open} when the {} ends",
+                    if folder { "folder" } else { "transcript" }
+                ),
                 // Not "never": the answer may be in what was not read.
-                Some(unread) => format!(
+                (None, Some(unread)) => format!(
                     "{place}: [{label}], asked of {asked} by {asker}, was not seen answered: {unread}; open {open} \
                      when the folder ends"
                 ),
-                None => {
+                (None, None) => {
                     let why = if folder {
                         "when the folder ends (an answer a whole-file rewrite lost leaves no trace here, \
                          claude-code#53896)"
