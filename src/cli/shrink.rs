@@ -190,26 +190,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
         }
     }
     let written = (!to_stdout).then(|| out.display().to_string());
-    let mut page_failed = false;
-    if let Some(page) = &a.html {
-        // Written to stdout, the file has no name yet: a placeholder the
-        // reader replaces, not a path to quote.
-        let shown_out = written.as_deref().map_or_else(|| "SHRUNK.toml".to_string(), crate::words::path_word);
-        let made = crate::scenario::load_str(&shown_out, &s.text)
-            .map_err(|_| "the shrunk scenario does not load".to_string())
-            .and_then(|shrunk| {
-                let reproduce = format!("{} run {shown_out} --seed {} -v", super::args::program(), s.seed);
-                crate::view::page::stepping_page(&shrunk, s.seed, None, &shrunk.name, &reproduce)
-            })
-            .and_then(|html| crate::output::write(page, &html).map_err(|e| e.to_string()));
-        match made {
-            Ok(()) => eprintln!("wrote {}: the shrunk run to step through, event by event", page.display()),
-            Err(e) => {
-                page_failed = true;
-                eprintln!("no page written: {e}")
-            }
-        }
-    }
+    let page_failed = a.html.as_ref().is_some_and(|page| !write_page(page, &s, written.as_deref()));
     match a.format {
         Format::Json => {
             println!(
@@ -249,6 +230,32 @@ pub fn main(a: ShrinkArgs) -> i32 {
         return super::EXIT_BAD_INPUT;
     }
     EXIT_OK
+}
+
+/// The shrunk run as a page to step through, at `page`; false (and
+/// said) when it could not be written. `written`: where the shrunk file
+/// is, if not on stdout.
+fn write_page(page: &Path, s: &Shrunk, written: Option<&str>) -> bool {
+    // Written to stdout, the file has no name yet: a placeholder the
+    // reader replaces, not a path to quote.
+    let shown_out = written.map_or_else(|| "SHRUNK.toml".to_string(), crate::words::path_word);
+    let made = crate::scenario::load_str(&shown_out, &s.text)
+        .map_err(|_| "the shrunk scenario does not load".to_string())
+        .and_then(|shrunk| {
+            let reproduce = format!("{} run {shown_out} --seed {} -v", super::args::program(), s.seed);
+            crate::view::page::stepping_page(&shrunk, s.seed, None, &shrunk.name, &reproduce)
+        })
+        .and_then(|html| crate::output::write(page, &html).map_err(|e| e.to_string()));
+    match made {
+        Ok(()) => {
+            eprintln!("wrote {}: the shrunk run to step through, event by event", page.display());
+            true
+        }
+        Err(e) => {
+            eprintln!("no page written: {e}");
+            false
+        }
+    }
 }
 
 /// The report for people, line by line. Only the line that starts `real`
