@@ -1549,3 +1549,125 @@ fn an_entry_in_flight_says_how_long_it_has_waited_unread() {
         "{out}"
     );
 }
+
+/// A review of real shapes: a teammate's approval and the runtime's notice
+/// that it ended, stamped in one millisecond (the runtime writes the notice
+/// as the approving turn ends), were put notice first, so the approval read
+/// as a new process answering a request sent to the old one: a healthy
+/// shutdown failed current-incarnation. The notice comes after the answer.
+#[test]
+fn an_approval_and_its_end_notice_in_one_millisecond_are_a_healthy_shutdown() {
+    let f = Scratch::new("same-ms-end");
+    f.write("config.json", CONFIG);
+    let id = "shutdown-1775755624068@alice";
+    let request = entry("team-lead", &shutdown_request(id), "2026-04-09T17:27:04.068Z", true);
+    f.write("inboxes/alice.json", &inbox(&[request]));
+    let approved = entry("alice", &shutdown_approved(id), "2026-04-09T17:27:05.068Z", true);
+    let ended = entry(
+        "system",
+        &serde_json::json!({"type": "teammate_terminated", "message": "alice has shut down."}),
+        "2026-04-09T17:27:05.068Z",
+        true,
+    );
+    for order in [[approved.clone(), ended.clone()], [ended, approved]] {
+        f.write("inboxes/team-lead.json", &inbox(&order));
+        let (code, out, err) = f.audit();
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.starts_with("PASS") && !out.contains("current-incarnation —"), "{out}");
+    }
+}
+
+/// A review of real shapes: the runtime ended alice after she approved;
+/// the lead then asked her name again, and the new process under it read
+/// and approved. That request was sent after the old process ended, so it
+/// was meant for the new one, and judging it "sent to an earlier
+/// incarnation" failed a healthy team. One left from before the end still
+/// fails (the #45874 fixture).
+#[test]
+fn a_respawn_answering_a_request_sent_after_the_end_is_its_own() {
+    let f = Scratch::new("respawn-new-request");
+    f.write("config.json", CONFIG);
+    let (first, second) = ("shutdown-1775755624068@alice", "shutdown-1775755654068@alice");
+    let asked = |id: &str, at: &str| entry("team-lead", &shutdown_request(id), at, true);
+    let alice = [asked(first, "2026-04-09T17:27:04.068Z"), asked(second, "2026-04-09T17:27:34.068Z")];
+    f.write("inboxes/alice.json", &inbox(&alice));
+    let ended = |at: &str| {
+        let notice = serde_json::json!({"type": "teammate_terminated", "message": "alice has shut down."});
+        entry("system", &notice, at, true)
+    };
+    let lead = [
+        entry("alice", &shutdown_approved(first), "2026-04-09T17:27:05.068Z", true),
+        ended("2026-04-09T17:27:05.100Z"),
+        entry("alice", &shutdown_approved(second), "2026-04-09T17:27:35.068Z", true),
+        ended("2026-04-09T17:27:35.100Z"),
+    ];
+    f.write("inboxes/team-lead.json", &inbox(&lead));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("current-incarnation —"), "{out}");
+}
+
+/// One line of a lead's transcript (2.1.220's shape): `content` is the
+/// message's content, a string or a list of blocks.
+fn transcript_line(n: u32, kind: &str, ms: u64, content: serde_json::Value) -> String {
+    let stamp = jiff::Timestamp::from_millisecond(ms as i64).unwrap().to_string();
+    let line = serde_json::json!({"parentUuid": null, "isSidechain": false, "teamName": "t", "userType": "external",
+        "cwd": "/p", "sessionId": "s1", "version": "2.1.220", "type": kind, "uuid": format!("u{n}"),
+        "timestamp": stamp, "message": {"role": kind, "content": content}});
+    format!("{line}\n")
+}
+
+/// A review of real shapes: in a lead's transcript, bob's approval handed
+/// to the lead again after the runtime's notice that bob ended was taken
+/// for bob speaking again: a new process (failing current-incarnation) and
+/// a shut-down agent sending (final-roster). It is the runtime handing one
+/// message over twice (#92244), judged so and nothing more; and a repeated
+/// approval does not restart the count of idle notices after it (#60199).
+#[test]
+fn an_answer_handed_over_again_is_not_its_sender_speaking() {
+    let base = 1_775_755_623_068u64;
+    let id = format!("shutdown-{}@bob", base + 1000);
+    let heard = |n, ms, body: &serde_json::Value| {
+        let who = body["from"].as_str().unwrap();
+        let text = format!("<teammate-message teammate_id=\"{who}\">\n{body}\n</teammate-message>");
+        transcript_line(n, "user", ms, serde_json::Value::String(text))
+    };
+    let ask = serde_json::json!([{"type": "tool_use", "id": "toolu_1", "name": "SendMessage",
+        "input": {"to": "bob", "message": {"type": "shutdown_request", "reason": "done"}}}]);
+    let sent = serde_json::json!({"success": true, "message": "sent", "request_id": id, "target": "bob"});
+    let result = serde_json::json!([{"type": "tool_result", "tool_use_id": "toolu_1", "content": sent.to_string()}]);
+    let ok = serde_json::json!({"type": "shutdown_approved", "requestId": id, "from": "bob"});
+    // Each idle notice carries its own time, as the runtime writes them.
+    let idle = |ms: u64| {
+        let at = jiff::Timestamp::from_millisecond(ms as i64).unwrap().to_string();
+        serde_json::json!({"type": "idle_notification", "from": "bob", "timestamp": at, "idleReason": "available"})
+    };
+    let ended = serde_json::json!({"type": "teammate_terminated", "message": "bob has shut down.", "from": "system"});
+    let start = transcript_line(1, "assistant", base + 1000, ask) + &transcript_line(2, "user", base + 1005, result);
+    let dir = std::env::temp_dir().join(format!("handshake-cc-handed-again-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let audit = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_handshake"))
+            .args(["audit", &path.display().to_string(), "--color", "never"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let after_the_end =
+        start.clone() + &heard(3, base + 2000, &ok) + &heard(4, base + 2050, &ended) + &heard(5, base + 5000, &ok);
+    let out = audit("after-the-end.jsonl", after_the_end);
+    assert!(out.contains("line 5 repeats line 3: the same sender and message, delivered again"), "{out}");
+    assert!(out.contains("✗ invariant terminal-final"), "applied twice: {out}");
+    assert!(!out.contains("current-incarnation —") && !out.contains("final-roster —"), "{out}");
+    let idles = start
+        + &heard(3, base + 2000, &ok)
+        + &heard(4, base + 3000, &idle(base + 3000))
+        + &heard(5, base + 4000, &ok)
+        + &heard(6, base + 5000, &idle(base + 5000));
+    let out = audit("idles.jsonl", idles);
+    assert!(out.contains("line 6: bob is still idling after approving its own shutdown (line 3)"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

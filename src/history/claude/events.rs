@@ -306,11 +306,16 @@ fn judged_at<'r>(e: &Entry, asked: &HashMap<&str, (i64, &'r str)>) -> (i64, Opti
 /// first, an answer last. The files cannot say which of them came first
 /// (whole-second stamps tie often), and an answer never comes before its
 /// question: read in the files' order, an answer in `team-lead.json` would
-/// be judged before the request in `zed.json` it answers.
+/// be judged before the request in `zed.json` it answers. The runtime's
+/// notice that a teammate ended comes after even that: the runtime writes
+/// it once the teammate's last turn (its approval) is done, and judged
+/// first it made the approval a new process speaking (a review: a healthy
+/// shutdown failed current-incarnation when both shared a millisecond).
 fn tie_rank(said: &Said) -> u8 {
     match said {
         Said::Request { .. } => 0,
         Said::Answer { .. } => 2,
+        Said::Notice(Notice::Terminated { .. }) => 3,
         _ => 1,
     }
 }
@@ -422,7 +427,10 @@ impl<'a> Builder<'a> {
             self.in_flight.push((e.origin.clone(), t));
             return;
         }
-        let from = self.speaks(&e.from, t, e);
+        // A repeat is the runtime handing over one message again, not its
+        // sender speaking: no new process under its name (a review: an
+        // approval redelivered after the end notice read as a respawn).
+        let from = if self.a_repeat { self.team.agent(&e.from) } else { self.speaks(&e.from, t, e) };
         // Never read, by a recipient that has ended or never was: it was
         // sent and never delivered (no-silent-loss judges it at the end).
         self.delivered = e.read != Some(false);
@@ -452,7 +460,12 @@ impl<'a> Builder<'a> {
                 let mt = MessageType::Request(*kind);
                 self.message(from, to, mt, Some(id), words.as_deref().map(Into::into), t, e);
                 if self.delivered {
-                    let incarnation = self.respawns.get(&to).copied().unwrap_or(0);
+                    // Read while its target had ended: by the next process
+                    // under the name, which it was meant for (a review: a
+                    // respawn answering a request sent after the runtime
+                    // ended the old one failed current-incarnation).
+                    let next = self.ended.contains(&to) as u32;
+                    let incarnation = self.respawns.get(&to).copied().unwrap_or(0) + next;
                     self.handed.insert(id, Handed { kind: *kind, asker: from, target: to, incarnation });
                 }
             }
@@ -589,8 +602,15 @@ impl<'a> Builder<'a> {
             approve: Some(yes),
             words,
         };
+        if self.a_repeat {
+            // The runtime handing the answer over again, not its sender
+            // answering again: a sender the runtime has since ended did
+            // not act (a review: final-roster blamed it).
+            let detail = format!("{}: the runtime handed the same answer over again (claude-code#92244)", e.origin);
+            self.push(t, Event::Fault { seq, fault: crate::fault_kind::FaultKind::Replay, detail }, e);
+        }
         self.push(t, send, e);
-        if kind == Kind::Shutdown && yes && e.from != self.lead {
+        if kind == Kind::Shutdown && yes && e.from != self.lead && !self.a_repeat {
             self.approved_own_shutdown.insert(from, (e.origin.as_str(), 0));
         }
         if !self.delivered {
@@ -753,10 +773,9 @@ impl<'a> Builder<'a> {
             Some(_) if self.repeats >= SAID_REPEATS => self.repeats += 1,
             Some(Repeat(first, _)) => {
                 self.repeats += 1;
-                let text = format!(
-                    "{} repeats {}: the same sender, message and time, delivered again (claude-code#92244)",
-                    e.origin, first.origin
-                );
+                let same = if timeless { "the same sender and message" } else { "the same sender, message and time" };
+                let text =
+                    format!("{} repeats {}: {same}, delivered again (claude-code#92244)", e.origin, first.origin);
                 let lead = self.team.agent(&self.lead.clone());
                 self.push(t, Event::Alert { agent: lead, text }, e);
             }
@@ -817,7 +836,7 @@ impl<'a> Builder<'a> {
     fn acts_after_approving_its_shutdown(&mut self, e: &'a Entry, t: Millis) {
         // Another answer to a shutdown is judged by the invariants (the
         // same approval delivered twice, a change of mind).
-        if matches!(e.said, Said::Answer { kind: Kind::Shutdown, .. }) {
+        if matches!(e.said, Said::Answer { kind: Kind::Shutdown, .. }) || self.a_repeat {
             return;
         }
         let a = self.team.agent(&e.from);
