@@ -1671,3 +1671,48 @@ fn an_answer_handed_over_again_is_not_its_sender_speaking() {
     assert!(out.contains("line 6: bob is still idling after approving its own shutdown (line 3)"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A review of real shapes: a shutdown request handed to alice twice
+/// (#92244) was refused twice, and the second "no" failed matching-response
+/// and terminal-final ("rejected and became rejected"), where a plan refused
+/// twice passed. A rejection again leaves the request as it was: noted,
+/// not judged a change. A "yes" after a "no" still fails.
+#[test]
+fn a_shutdown_refused_twice_changes_nothing_and_a_change_of_mind_still_fails() {
+    let f = Scratch::new("refused-twice");
+    f.write("config.json", CONFIG);
+    let id = "shutdown-1775755624068@alice";
+    let request = entry("team-lead", &shutdown_request(id), "2026-04-09T17:27:04.068Z", true);
+    f.write("inboxes/alice.json", &inbox(&[request.clone(), request]));
+    let no = serde_json::json!({"type": "shutdown_rejected", "requestId": id, "from": "alice",
+        "reason": "still compiling"});
+    let refusals =
+        [entry("alice", &no, "2026-04-09T17:27:05.068Z", true), entry("alice", &no, "2026-04-09T17:27:06.068Z", true)];
+    f.write("inboxes/team-lead.json", &inbox(&refusals));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("terminal-final —") && !out.contains("matching-response —"), "{out}");
+    let yes = entry("alice", &shutdown_approved(id), "2026-04-09T17:27:07.068Z", true);
+    f.write("inboxes/team-lead.json", &inbox(&[refusals[0].clone(), yes]));
+    let (code, out, _) = f.audit();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("was rejected and became approved"), "{out}");
+}
+
+/// A review: a folder whose one request had a type this reader does not
+/// know (its answer then not judged either) passed, "0 messages", exit 0.
+/// Nothing judged is no pass, whatever notes the reading made.
+#[test]
+fn a_folder_whose_every_message_is_unjudged_is_refused_not_passed() {
+    let f = Scratch::new("all-unjudged");
+    f.write("config.json", CONFIG);
+    let id = "shutdown-1775755624068@alice";
+    let renamed = serde_json::json!({"type": "shutdown_req_v2", "requestId": id, "from": "team-lead"});
+    f.write("inboxes/alice.json", &inbox(&[entry("team-lead", &renamed, "2026-04-09T17:27:04.068Z", true)]));
+    let approved = entry("alice", &shutdown_approved(id), "2026-04-09T17:27:05.068Z", true);
+    f.write("inboxes/team-lead.json", &inbox(&[approved]));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("there is nothing to judge, and that is not a pass"), "{err}");
+    assert!(err.contains("shutdown_req_v2"), "the reason: {err}");
+}

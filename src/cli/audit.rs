@@ -217,7 +217,11 @@ fn read(a: &AuditArgs) -> Result<(crate::history::History, Source), Refusal> {
             claude::with_tasks(&mut h, &t, &reading);
             TasksRead { dir, tasks: t.tasks.len(), bounded: t.bounded, whole: t.whole, unused_fields: t.unused_fields }
         });
-        if h.events.is_empty() && found.as_ref().is_none_or(|t| t.tasks == 0) {
+        // Judged: a message sent. Notes on what could not be read, and the
+        // runtime's notices alone, are not (a review: a folder whose one
+        // request had a renamed type passed, 0 messages, exit 0).
+        let a_message = h.events.iter().any(|e| matches!(e.event, crate::trace::Event::Send { .. }));
+        if !a_message && found.as_ref().is_none_or(|t| t.tasks == 0) {
             let what = if reading.entries.is_empty() {
                 "no message in any inbox file and no task"
             } else {

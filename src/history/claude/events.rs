@@ -622,13 +622,17 @@ impl<'a> Builder<'a> {
         self.push(t, delivered, e);
         let to_status = if yes { Status::Approved } else { Status::Rejected };
         let was = self.requests.get(&id).copied().unwrap_or(Status::Pending);
-        let verdict = if kind == Kind::Plan && was == to_status && !self.a_repeat {
+        let verdict = if (kind == Kind::Plan || !yes) && was == to_status && !self.a_repeat {
             // A plan's answer again, in other words or at another time,
             // changes nothing: the runtime approves every plan at once, then
             // the lead approves it too (docs/claude-code-runtime.md;
-            // claude-code#27265, #29064). One delivered again whole is the
-            // runtime applying one message twice (#92244), judged so; and a
-            // shutdown answered twice is the runtime ending one twice.
+            // claude-code#27265, #29064). Nor does a rejection again of any
+            // kind: a request handed over twice is answered twice, and the
+            // second "no" leaves it as it was (a review: a shutdown refused
+            // twice failed where a plan refused twice passed). One
+            // delivered again whole is the runtime applying one message
+            // twice (#92244), judged so; and a shutdown approved twice is
+            // the runtime ending one twice.
             let text = format!(
                 "{}: {}'s {kind} answer to [{written}] says again what it already was ({}): it changes nothing",
                 e.origin,

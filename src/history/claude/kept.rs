@@ -133,8 +133,10 @@ impl Kept {
         }
         // Gone unread from a file that is still there: lost to a rewrite.
         // Where the runtime deletes entries as it delivers them (msg_id),
-        // gone says nothing.
-        if !drains {
+        // gone says nothing; nor does a look that stopped at the folder's
+        // bound, which did not read every entry there is (a review: a
+        // folder grown past the bound had its unread entries called lost).
+        if !drains && !kept.bounded {
             for (key, &i) in &self.index {
                 let e = &kept.entries[i];
                 let gone = files_now.contains(&key.0) && !present.contains(key) && e.read != Some(true);
@@ -262,6 +264,23 @@ mod tests {
         broken.unjudged = vec![problem("inboxes/team-lead.json")];
         assert!(k.absorb(broken.clone()), "a new problem is news");
         assert!(!k.absorb(broken), "and only once");
+    }
+
+    /// A review: a folder grown past its bound between two looks had the
+    /// unread entries of the file the bound cut called lost to a rewrite
+    /// (a FAIL of no-silent-loss, where the look itself said it stopped).
+    /// Only a look that read everything can tell an entry gone.
+    #[test]
+    fn a_look_stopped_at_the_bound_calls_nothing_lost() {
+        let mut k = Kept::default();
+        k.absorb(reading(vec![entry(1, "a", true), entry(2, "b", false)]));
+        let mut cut = reading(vec![entry(1, "a", true)]);
+        cut.bounded = true;
+        k.absorb(cut);
+        assert!(k.reading().lost.is_empty(), "{:?}", k.reading().lost);
+        // Read whole, the same file without it has lost it.
+        k.absorb(reading(vec![entry(1, "a", true)]));
+        assert_eq!(k.reading().lost.len(), 1);
     }
 
     #[test]
