@@ -1716,3 +1716,24 @@ fn a_folder_whose_every_message_is_unjudged_is_refused_not_passed() {
     assert!(err.contains("there is nothing to judge, and that is not a pass"), "{err}");
     assert!(err.contains("shutdown_req_v2"), "the reason: {err}");
 }
+
+/// A review: an answer queued unread in its asker's inbox (the asker
+/// still running) left its request "never answered", with the hint of an
+/// answer lost to a rewrite, while the answer was right there. It is in
+/// flight, and said so, once.
+#[test]
+fn a_request_whose_answer_is_queued_unread_is_not_called_never_answered() {
+    let f = Scratch::new("answer-queued");
+    f.write("config.json", CONFIG);
+    let id = "shutdown-1775755624068@alice";
+    f.write(
+        "inboxes/alice.json",
+        &inbox(&[entry("team-lead", &shutdown_request(id), "2026-04-09T17:27:04.068Z", true)]),
+    );
+    let queued = entry("alice", &shutdown_approved(id), "2026-04-09T17:27:05.068Z", false);
+    f.write("inboxes/team-lead.json", &inbox(&[queued]));
+    let (code, out, err) = f.audit();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("never answered"), "{out}");
+    assert!(out.contains("? inboxes/team-lead.json[1]: not yet read by its owner"), "{out}");
+}

@@ -83,6 +83,9 @@ struct Builder<'a> {
     /// the request they answer: where each is. Such a request was
     /// answered; the answer did not arrive.
     answers_undelivered: HashMap<RequestId, &'a str>,
+    /// Answers queued unread for their asker, by the id they quote, with
+    /// where: the request is answered, the answer not yet read.
+    answers_in_flight: HashMap<&'a str, &'a str>,
     /// How many times each agent was seen to speak again after the runtime
     /// said it had ended: its incarnation, as the files show it.
     respawns: HashMap<AgentId, u32>,
@@ -424,6 +427,9 @@ impl<'a> Builder<'a> {
                 let from = self.speaks(&e.from, t, e);
                 self.open(*kind, id.as_deref(), (from, to), t, e);
             }
+            if let Said::Answer { id: Some(id), .. } = &e.said {
+                self.answers_in_flight.entry(id.as_str()).or_insert(e.origin.as_str());
+            }
             self.in_flight.push((e.origin.clone(), t));
             return;
         }
@@ -737,6 +743,20 @@ impl<'a> Builder<'a> {
             // transcript's a line.
             let open = Millis(end.0 - t.0);
             let folder = super::folder::entry_place(&place).is_some();
+            // Answered, the answer queued: in flight, said as such.
+            if self.answers_in_flight.contains_key(label.as_str()) {
+                continue;
+            }
+            // The request itself lost to a rewrite: no answer could come.
+            if self.lost.iter().any(|l| l.0 == &*place) {
+                let text = format!(
+                    "{place}: [{label}], asked of {asked} by {asker}, never reached {asked} (lost, above), so no \
+                     answer came: open {open} when the folder ends"
+                );
+                self.events.push(Stamped { t: end, event: Event::Alert { agent: requester, text } });
+                self.origin.push(place);
+                continue;
+            }
             let undelivered = self.answers_undelivered.get(&id).copied();
             let unread = self.unseen.answer_unread(&asker).filter(|_| folder);
             let text = match (undelivered, unread) {

@@ -136,6 +136,20 @@ impl Kept {
         // gone says nothing; nor does a look that stopped at the folder's
         // bound, which did not read every entry there is (a review: a
         // folder grown past the bound had its unread entries called lost).
+        if drains && !kept.bounded {
+            // That generation deletes an entry once it has delivered it:
+            // one seen unread and gone since was delivered (a review: its
+            // answer's request was said "never answered"), unless its file
+            // could not be parsed at this look (caught mid-write).
+            for (key, &i) in &self.index {
+                let e = &mut kept.entries[i];
+                let unparsed = kept.not_parsed.iter().any(|f| *f == key.0);
+                if !present.contains(key) && e.read == Some(false) && !unparsed && e.origin.starts_with("inboxes/") {
+                    e.read = Some(true);
+                    changed = true;
+                }
+            }
+        }
         if !drains && !kept.bounded {
             for (key, &i) in &self.index {
                 let e = &kept.entries[i];
