@@ -143,7 +143,7 @@ impl Kept {
             // could not be parsed at this look (caught mid-write).
             for (key, &i) in &self.index {
                 let e = &mut kept.entries[i];
-                let unparsed = kept.not_parsed.iter().any(|f| *f == key.0);
+                let unparsed = kept.not_parsed.contains(&key.0);
                 if !present.contains(key) && e.read == Some(false) && !unparsed && e.origin.starts_with("inboxes/") {
                     e.read = Some(true);
                     changed = true;
