@@ -201,14 +201,16 @@ fn live_failures_are_shared_between_the_files_that_fail() {
     let dir = TempDir::new("progress-sweep-two");
     let one = dir.write("one.toml", common::WRONG_EXPECTATION);
     let two = dir.write("two.toml", &common::WRONG_EXPECTATION.replace("wrong-expectation", "second-wrong"));
-    let command = format!("{} run {one} {two} --seeds 1..31 >/dev/null", bin().display());
+    // One thread: with one per core the two files' blocks run side by
+    // side, and which fails first, and what the screen keeps of the lines
+    // printed above a redrawn bar, is the threads' timing (two clean-clone
+    // runs saw second-wrong first, and ten of each with no "more of" line).
+    let command = format!("{} run {one} {two} --seeds 1..31 --jobs 1 >/dev/null", bin().display());
     let Some((shown, code)) = on_a_terminal(&command, &[]) else { return };
     assert_eq!(code, 1, "{shown:?}");
     let after = screen(&shown);
     let of = |name: &str| after.iter().filter(|l| l.starts_with(&format!("FAIL  {name} seed "))).count();
-    // The two files' blocks run side by side on every core: which fails
-    // first, and so has the first share of ten, is the threads' timing
-    // (a clean-clone run saw second-wrong first). The other has the rest.
+    // Whichever fails first has the first share of ten; the other the rest.
     let (first, second) = if of("wrong-expectation") == 10 {
         ("wrong-expectation", "second-wrong")
     } else {
