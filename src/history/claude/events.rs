@@ -83,9 +83,12 @@ struct Builder<'a> {
     /// the request they answer: where each is. Such a request was
     /// answered; the answer did not arrive.
     answers_undelivered: HashMap<RequestId, &'a str>,
-    /// Answers queued unread for their asker, by the id they quote, with
-    /// where: the request is answered, the answer not yet read.
-    answers_in_flight: HashMap<&'a str, &'a str>,
+    /// The ids quoted by answers queued unread for their asker: such a
+    /// request is answered, the answer not yet read.
+    answers_in_flight: HashSet<&'a str>,
+    /// Where requests lost to a rewrite were (see `lost`): no answer
+    /// could come.
+    requests_lost: HashSet<&'a str>,
     /// How many times each agent was seen to speak again after the runtime
     /// said it had ended: its incarnation, as the files show it.
     respawns: HashMap<AgentId, u32>,
@@ -416,6 +419,9 @@ impl<'a> Builder<'a> {
                 e.origin, e.to
             );
             self.push(t, Event::Alert { agent: to, text }, e);
+            if matches!(e.said, Said::Request { .. }) {
+                self.requests_lost.insert(e.origin.as_str());
+            }
         }
         let gone = lost || self.ended.contains(&to) || (!self.members.is_empty() && !self.members.contains(&e.to));
         if e.read == Some(false) && !gone {
@@ -428,7 +434,7 @@ impl<'a> Builder<'a> {
                 self.open(*kind, id.as_deref(), (from, to), t, e);
             }
             if let Said::Answer { id: Some(id), .. } = &e.said {
-                self.answers_in_flight.entry(id.as_str()).or_insert(e.origin.as_str());
+                self.answers_in_flight.insert(id.as_str());
             }
             self.in_flight.push((e.origin.clone(), t));
             return;
@@ -744,11 +750,11 @@ impl<'a> Builder<'a> {
             let open = Millis(end.0 - t.0);
             let folder = super::folder::entry_place(&place).is_some();
             // Answered, the answer queued: in flight, said as such.
-            if self.answers_in_flight.contains_key(label.as_str()) {
+            if self.answers_in_flight.contains(label.as_str()) {
                 continue;
             }
             // The request itself lost to a rewrite: no answer could come.
-            if self.lost.iter().any(|l| l.0 == &*place) {
+            if self.requests_lost.contains(&*place) {
                 let text = format!(
                     "{place}: [{label}], asked of {asked} by {asker}, never reached {asked} (lost, above), so no \
                      answer came: open {open} when the folder ends"

@@ -131,33 +131,31 @@ impl Kept {
                 }
             }
         }
-        // Gone unread from a file that is still there: lost to a rewrite.
-        // Where the runtime deletes entries as it delivers them (msg_id),
-        // gone says nothing; nor does a look that stopped at the folder's
-        // bound, which did not read every entry there is (a review: a
-        // folder grown past the bound had its unread entries called lost).
-        if drains && !kept.bounded {
-            // That generation deletes an entry once it has delivered it:
-            // one seen unread and gone since was delivered (a review: its
-            // answer's request was said "never answered"), unless its file
-            // could not be parsed at this look (caught mid-write).
+        // Unread, and gone from its file at this look. Where the runtime
+        // deletes entries as it delivers them (msg_id), that is delivery,
+        // unless the file could not be parsed at this look (caught
+        // mid-write; a review: its answer's request was said "never
+        // answered"). Elsewhere, gone from a file still there is lost to a
+        // rewrite. A look that stopped at the folder's bound did not read
+        // every entry there is, and says neither (a review: a folder grown
+        // past the bound had its unread entries called lost).
+        if !kept.bounded {
             for (key, &i) in &self.index {
                 let e = &mut kept.entries[i];
-                let unparsed = kept.not_parsed.contains(&key.0);
-                if !present.contains(key) && e.read == Some(false) && !unparsed && e.origin.starts_with("inboxes/") {
-                    e.read = Some(true);
-                    changed = true;
+                if present.contains(key) || e.read == Some(true) || !e.origin.starts_with("inboxes/") {
+                    continue;
                 }
-            }
-        }
-        if !drains && !kept.bounded {
-            for (key, &i) in &self.index {
-                let e = &kept.entries[i];
-                let gone = files_now.contains(&key.0) && !present.contains(key) && e.read != Some(true);
-                let which = (e.origin.clone(), e.from.clone(), e.digest, e.at.ms);
-                if gone && e.origin.starts_with("inboxes/") && !kept.lost.contains(&which) {
-                    kept.lost.push(which);
-                    changed = true;
+                if drains {
+                    if e.read == Some(false) && !kept.not_parsed.contains(&key.0) {
+                        e.read = Some(true);
+                        changed = true;
+                    }
+                } else if files_now.contains(&key.0) {
+                    let which = (e.origin.clone(), e.from.clone(), e.digest, e.at.ms);
+                    if !kept.lost.contains(&which) {
+                        kept.lost.push(which);
+                        changed = true;
+                    }
                 }
             }
         }
